@@ -1,0 +1,4 @@
+"""``python -m kdump`` is the same as the ``kdump`` command."""
+from kdump.cli import main
+
+main()

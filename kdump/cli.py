@@ -1,0 +1,161 @@
+"""The ``kdump`` command: a thin Click layer over the library (parse options, call, render)."""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from kdump import __version__
+from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
+
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0  success
+  1  the data is damaged or could not be fully read (details on stderr)
+  2  usage error, or a file is missing or unreadable"""
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+             epilog=EXIT_CODES_HELP)
+@click.version_option(__version__, prog_name="kdump")
+def cli():
+    """Read, check and convert Apache Kafka log segments without a broker.
+
+    \b
+    kdump dump 00000000000000000000.log              what DumpLogSegments prints
+    kdump dump --print-data-log /var/kafka/topic-0   every segment of a partition, with keys and values
+    kdump dump --format json --deep-iteration F.log  JSON Lines, one object per batch
+    """
+
+
+def _stderr(msg: str) -> None:
+    click.echo(msg, err=True)
+
+
+def _decoder_option(value, which):
+    from kdump.decoders import DecoderLoadError, load_decoder
+    try:
+        return load_decoder(value)
+    except DecoderLoadError as e:
+        raise click.BadParameter(str(e), param_hint=f"--{which}-decoder") from None
+
+
+@cli.command(epilog=EXIT_CODES_HELP)
+@click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, path_type=str))
+@click.option("--files", "files_csv", metavar="F1,F2", help="Comma-separated files, as Kafka's tool takes them.")
+@click.option("--deep-iteration", is_flag=True, help="Print one line per record (inside compressed batches too).")
+@click.option("--print-data-log", is_flag=True, help="Print keys and values. Implies --deep-iteration.")
+@click.option("--skip-record-metadata", is_flag=True,
+              help="Leave out the per-record metadata (and control records); with --print-data-log only data.")
+@click.option("--max-bytes", type=click.IntRange(min=0), default=None,
+              help="Read at most this many bytes from the start of each file (whole batches only).")
+@click.option("--key-decoder", default=None, metavar="NAME|MODULE:ATTR",
+              help="How to print keys: string (default, Java's UTF-8), hex, base64, json, int32, int64, "
+                   "or an import path to your own. Implies --print-data-log.")
+@click.option("--value-decoder", default=None, metavar="NAME|MODULE:ATTR",
+              help="How to print values; same choices as --key-decoder. Implies --print-data-log.")
+@click.option("--key-decoder-class", default=None, hidden=True)
+@click.option("--value-decoder-class", default=None, hidden=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: DumpLogSegments' lines (coloured on a terminal). json: JSON Lines, one object per batch.")
+@click.option("--compat", type=click.Choice(["java", "scala"]), default="java", show_default=True,
+              help="Text of the newest (Java) tool, or of the Scala tool of Kafka 2.x-3.9.")
+@click.option("--no-color", is_flag=True, help="No colour on a terminal (also: NO_COLOR=1).")
+@click.option("--max-batch-bytes", type=click.IntRange(min=1024), default=256 * 1024 * 1024, show_default=True,
+              help="Refuse a batch, or a decompressed payload, larger than this (protects memory).")
+def dump(paths, files_csv, deep_iteration, print_data_log, skip_record_metadata, max_bytes, key_decoder,
+         value_decoder, key_decoder_class, value_decoder_class, fmt, compat, no_color, max_batch_bytes):
+    """Print the batches and records of log segments, as Kafka's DumpLogSegments does.
+
+    PATHS are .log segments, KRaft .checkpoint snapshots, or directories (a partition directory gives its
+    segments in offset order; a log directory, every partition). The text is Kafka's, line for line, so
+    existing scripts keep working; where Kafka's tool dies on damaged data, kdump prints everything it
+    can read and one error line per problem (file, byte position, cause) on stderr, and exits 1.
+
+    \b
+    Examples:
+      kdump dump 00000000000000000000.log
+      kdump dump --deep-iteration --print-data-log --value-decoder json my-topic-0/
+      kdump dump --files a.log,b.log --max-bytes 1048576
+    """
+    from kdump.dump import Dumper, DumpOptions, non_consecutive_report
+
+    all_paths = list(paths)
+    if files_csv:
+        all_paths.extend(p for p in files_csv.split(",") if p)
+    if not all_paths:
+        raise click.UsageError("no files given: name one or more segment files or directories")
+    key_spec = key_decoder or key_decoder_class
+    value_spec = value_decoder or value_decoder_class
+    print_data = print_data_log or key_spec is not None or value_spec is not None
+    key_dec = _decoder_option(key_spec or "string", "key")
+    value_dec = _decoder_option(value_spec or "string", "value")
+    opts = DumpOptions(deep_iteration=deep_iteration, print_data=print_data,
+                       skip_record_metadata=skip_record_metadata, max_bytes=max_bytes, compat=compat,
+                       max_batch_bytes=max_batch_bytes, max_decompressed_bytes=max_batch_bytes)
+
+    out = click.get_text_stream("stdout")
+    status = {"code": EXIT_OK}
+
+    def on_error(path, err):
+        status["code"] = max(status["code"], EXIT_DATA)
+        where = f"at byte {err.position}: " if err.position is not None else ""
+        _stderr(f"kdump: {path}: {where}{err.message}")
+
+    def on_unknown(path):
+        _stderr(f"Ignoring unknown file {path}")
+
+    renderer = _make_renderer(fmt, out, opts, key_dec, value_dec, no_color)
+    dumper = Dumper(opts, renderer, on_error=on_error, on_unknown=on_unknown)
+    from kdump.dump import expand_paths
+    for path, _explicit in expand_paths(all_paths):
+        try:
+            dumper.dump_file(path)
+        except OSError as e:
+            status["code"] = EXIT_USAGE
+            _stderr(f"kdump: {path}: cannot read: {e.strerror or e}")
+    if hasattr(renderer, "close"):
+        renderer.close()
+    out.flush()
+    for line in non_consecutive_report(dumper.results, compat):
+        _stderr(line)
+    sys.exit(status["code"])
+
+
+def _make_renderer(fmt, out, opts, key_dec, value_dec, no_color):
+    if fmt == "json":
+        from kdump.render.jsonl import JsonLinesRenderer
+        return JsonLinesRenderer(out, print_data=opts.print_data, deep=opts.deep)
+    from kdump.render.kafka_text import KafkaTextRenderer
+    use_rich = out.isatty() and not no_color and not os.environ.get("NO_COLOR")
+    if use_rich:
+        from kdump.render.rich_text import RichTextOut
+        out = RichTextOut()
+    return KafkaTextRenderer(out, print_data=opts.print_data, skip_record_metadata=opts.skip_record_metadata,
+                             key_decoder=key_dec, value_decoder=value_dec, compat=opts.compat)
+
+
+def main(argv=None):
+    """Entry point: never shows a traceback for bad input; a broken pipe (``| head``) ends quietly."""
+    if hasattr(sys.stdout, "reconfigure"):
+        try:
+            sys.stdout.reconfigure(encoding="utf-8", errors="surrogateescape")
+        except Exception:  # pragma: no cover - exotic streams
+            pass
+    try:
+        cli.main(args=argv, prog_name="kdump", standalone_mode=True)
+    except BrokenPipeError:
+        # Python flushes stdout at exit; point it at devnull so that flush does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(EXIT_OK)
+    except KeyboardInterrupt:
+        _stderr("kdump: interrupted")
+        sys.exit(130)
+    except Exception as e:  # a bug in kdump: say so briefly; KDUMP_DEBUG=1 shows the traceback
+        if os.environ.get("KDUMP_DEBUG"):
+            raise
+        _stderr(f"kdump: internal error: {type(e).__name__}: {e} (this is a bug in kdump; rerun with "
+                "KDUMP_DEBUG=1 for details and please report it)")
+        sys.exit(70)

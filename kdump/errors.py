@@ -1,0 +1,47 @@
+"""Errors kdump raises, and the exit codes the command line maps them to.
+
+Every error about file contents carries the byte position where the problem was found and what was
+expected there, so that the message shown to a user can name the file, the position and the cause.
+"""
+from __future__ import annotations
+
+# Exit codes shared by every subcommand (documented in the README and in ``kdump --help``).
+EXIT_OK = 0
+EXIT_DATA = 1  # the data is damaged or unreadable (dump: printed what it could; verify: findings)
+EXIT_USAGE = 2  # bad options, missing or unreadable files
+
+
+class KdumpError(Exception):
+    """Base class of kdump's own errors."""
+
+    exit_code = EXIT_DATA
+
+
+class UsageError(KdumpError):
+    exit_code = EXIT_USAGE
+
+
+class FormatError(KdumpError):
+    """Bytes that do not follow Kafka's format.
+
+    ``code`` is a stable, machine-readable name (used by ``verify`` findings); ``position`` is the byte
+    position in the file (for problems inside a compressed payload: the position of the batch holding it);
+    ``message`` says what was found and what was expected.
+    """
+
+    def __init__(self, code: str, message: str, *, position: int | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.position = position
+
+    def at(self, position: int) -> "FormatError":
+        """Return this error with ``position`` filled in if it had none (callers know the batch start)."""
+        if self.position is None:
+            self.position = position
+        return self
+
+    def __str__(self) -> str:
+        if self.position is None:
+            return self.message
+        return f"at byte {self.position}: {self.message}"

@@ -1,0 +1,59 @@
+"""Enumerations of Kafka's record formats, with the names Kafka prints for them."""
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class TimestampType(IntEnum):
+    NO_TIMESTAMP_TYPE = -1
+    CREATE_TIME = 0
+    LOG_APPEND_TIME = 1
+
+    @property
+    def display_name(self) -> str:
+        """The name DumpLogSegments prints (``TimestampType.name`` in Java)."""
+        return _TS_DISPLAY[self]
+
+
+_TS_DISPLAY = {
+    TimestampType.NO_TIMESTAMP_TYPE: "NoTimestampType",
+    TimestampType.CREATE_TIME: "CreateTime",
+    TimestampType.LOG_APPEND_TIME: "LogAppendTime",
+}
+
+
+class CompressionType(IntEnum):
+    NONE = 0
+    GZIP = 1
+    SNAPPY = 2
+    LZ4 = 3
+    ZSTD = 4
+
+    @property
+    def label(self) -> str:
+        """``none``, ``gzip``, ... as Kafka prints ``CompressionType.name``."""
+        return self.name.lower()
+
+    @classmethod
+    def from_label(cls, label: str) -> "CompressionType":
+        return cls[label.upper()]
+
+
+class ControlRecordType(IntEnum):
+    """Type of a control record, from the 4-byte key of a record in a control batch (spec §3.6)."""
+
+    UNKNOWN = -1
+    ABORT = 0
+    COMMIT = 1
+    LEADER_CHANGE = 2
+    SNAPSHOT_HEADER = 3
+    SNAPSHOT_FOOTER = 4
+    KRAFT_VERSION = 5
+    KRAFT_VOTERS = 6
+
+    @classmethod
+    def from_id(cls, type_id: int) -> "ControlRecordType":
+        try:
+            return cls(type_id)
+        except ValueError:
+            return cls.UNKNOWN

@@ -1,0 +1,411 @@
+"""Magic 2: record batches (``DefaultRecordBatch``) and their records (``DefaultRecord``), spec §3.4-3.5.
+
+A batch is read as its 12-byte prefix plus the ``length`` bytes that follow (the *body*). Header fields
+are decoded eagerly (one ``struct`` call); the CRC and the records only when asked for, so a shallow
+walk does no per-record work.
+
+Records are decoded into :class:`RecordColumns`: one list per field, positions into the payload
+instead of copied keys and values. That is what an Arrow/Spark consumer wants, and it lets the text
+renderer skip objects altogether. :meth:`RecordBatch.records` builds :class:`Record` objects from the
+columns for callers that want one object per record.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import crc32c as _crc32c
+
+from kdump import codec as _codec
+from kdump.errors import FormatError
+from kdump.format import layout as L
+from kdump.format.types import TimestampType
+from kdump.format.varint import read_uvarint, zigzag_decode
+
+_crc = _crc32c.crc32c
+
+
+class RecordColumns:
+    """The records of one batch, column-wise.
+
+    ``buf`` holds the records (the batch body for uncompressed batches, the decompressed payload
+    otherwise); ``key_pos``/``value_pos`` index into it and ``key_len``/``value_len`` are -1 for null.
+    ``headers[i]`` is a tuple of ``(key_bytes, value_bytes_or_None)`` pairs (the shared empty tuple when
+    the record has none). ``count`` is the number of records decoded; if decoding stopped early,
+    ``error`` says why and where (the records before it are still here).
+    """
+
+    __slots__ = (
+        "buf", "count", "offsets", "timestamps", "attributes", "key_pos", "key_len",
+        "value_pos", "value_len", "headers", "sizes", "error",
+    )
+
+    def __init__(self, buf):
+        self.buf = buf
+        self.count = 0
+        self.offsets: list[int] = []
+        self.timestamps: list[int] = []
+        self.attributes: list[int] = []
+        self.key_pos: list[int] = []
+        self.key_len: list[int] = []
+        self.value_pos: list[int] = []
+        self.value_len: list[int] = []
+        self.headers: list[tuple] = []
+        self.sizes: list[int] = []
+        self.error: FormatError | None = None
+
+    def key(self, i: int) -> bytes | None:
+        n = self.key_len[i]
+        if n < 0:
+            return None
+        p = self.key_pos[i]
+        return bytes(self.buf[p:p + n])
+
+    def value(self, i: int) -> bytes | None:
+        n = self.value_len[i]
+        if n < 0:
+            return None
+        p = self.value_pos[i]
+        return bytes(self.buf[p:p + n])
+
+
+def _uvarint(buf, pos, end, what, index, max_bytes):
+    """Slow path of the inlined varint reads below: multi-byte values and every error."""
+    value = 0
+    shift = 0
+    for _ in range(max_bytes):
+        if pos >= end:
+            raise FormatError("record-truncated", f"record {index}: {what} runs past the end of the batch")
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return zigzag_decode(value), pos
+        shift += 7
+    raise FormatError("varint-too-long", f"record {index}: {what} is a varint longer than {max_bytes} bytes")
+
+
+def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, base_timestamp: int,
+                     append_time: int | None) -> RecordColumns:
+    """Decode ``count`` records from ``buf[start:end]`` (pure Python; the compiled twin has the same contract).
+
+    Follows ``DefaultRecord.readFrom``: each record's declared length must match what its fields take,
+    counts of headers must be non-negative, keys and values must lie inside the record. For
+    LogAppendTime batches every record's timestamp is the batch's max timestamp (``append_time``).
+    Positions in error messages are byte offsets into the records payload.
+    """
+    cols = RecordColumns(buf)
+    offsets = cols.offsets
+    timestamps = cols.timestamps
+    attributes = cols.attributes
+    key_pos = cols.key_pos
+    key_len = cols.key_len
+    value_pos = cols.value_pos
+    value_len = cols.value_len
+    headers = cols.headers
+    sizes = cols.sizes
+    no_headers = ()
+    pos = start
+    i = 0
+    try:
+        if count < 0:
+            raise FormatError("record-count-invalid", f"invalid record count {count}")
+        while i < count:
+            rec_start = pos
+            # length (varint), inlined single-byte fast path
+            if pos >= end:
+                raise FormatError("record-truncated",
+                                  f"record {i}: the batch ends before its record count ({count}) is reached")
+            b = buf[pos]
+            if b < 0x80:
+                length = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                length, pos = _uvarint(buf, pos, end, "length", i, 5)
+            body_start = pos
+            body_end = pos + length
+            if length < 0 or body_end > end:
+                raise FormatError(
+                    "record-size-invalid",
+                    f"record {i} at payload byte {rec_start - start}: expected {length} bytes in record payload, "
+                    f"but only {end - pos} remain",
+                )
+            attr = buf[pos]
+            pos += 1
+            b = buf[pos] if pos < body_end else 0x80
+            if b < 0x80:
+                ts_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                ts_delta, pos = _uvarint(buf, pos, body_end, "timestamp delta", i, 10)
+            b = buf[pos] if pos < body_end else 0x80
+            if b < 0x80:
+                off_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                off_delta, pos = _uvarint(buf, pos, body_end, "offset delta", i, 5)
+            b = buf[pos] if pos < body_end else 0x80
+            if b < 0x80:
+                klen = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                klen, pos = _uvarint(buf, pos, body_end, "key length", i, 5)
+            kpos = pos
+            if klen >= 0:
+                pos += klen
+                if pos > body_end:
+                    raise FormatError("record-size-invalid",
+                                      f"record {i}: key of {klen} bytes runs past the end of the record")
+            else:
+                klen = -1
+            b = buf[pos] if pos < body_end else 0x80
+            if b < 0x80:
+                vlen = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                vlen, pos = _uvarint(buf, pos, body_end, "value length", i, 5)
+            vpos = pos
+            if vlen >= 0:
+                pos += vlen
+                if pos > body_end:
+                    raise FormatError("record-size-invalid",
+                                      f"record {i}: value of {vlen} bytes runs past the end of the record")
+            else:
+                vlen = -1
+            b = buf[pos] if pos < body_end else 0x80
+            if b < 0x80:
+                nheaders = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                nheaders, pos = _uvarint(buf, pos, body_end, "header count", i, 5)
+            if nheaders == 0:
+                hdrs = no_headers
+            else:
+                if nheaders < 0:
+                    raise FormatError("record-headers-invalid", f"record {i}: invalid number of record headers {nheaders}")
+                if nheaders > body_end - pos:
+                    raise FormatError("record-headers-invalid",
+                                      f"record {i}: {nheaders} headers declared, more than the {body_end - pos} bytes left")
+                hl = []
+                for _ in range(nheaders):
+                    hk, pos = _uvarint(buf, pos, body_end, "header key length", i, 5)
+                    if hk < 0:
+                        raise FormatError("record-headers-invalid", f"record {i}: invalid negative header key size {hk}")
+                    if pos + hk > body_end:
+                        raise FormatError("record-size-invalid", f"record {i}: header key runs past the end of the record")
+                    hkey = bytes(buf[pos:pos + hk])
+                    pos += hk
+                    hv, pos = _uvarint(buf, pos, body_end, "header value length", i, 5)
+                    if hv >= 0:
+                        if pos + hv > body_end:
+                            raise FormatError("record-size-invalid",
+                                              f"record {i}: header value runs past the end of the record")
+                        hval = bytes(buf[pos:pos + hv])
+                        pos += hv
+                    else:
+                        hval = None
+                    hl.append((hkey, hval))
+                hdrs = tuple(hl)
+            if pos != body_end:
+                raise FormatError(
+                    "record-size-invalid",
+                    f"record {i}: expected to read {length} bytes in record payload, but instead read {pos - body_start}",
+                )
+            offsets.append(base_offset + off_delta)
+            timestamps.append(append_time if append_time is not None else base_timestamp + ts_delta)
+            attributes.append(attr)
+            key_pos.append(kpos)
+            key_len.append(klen)
+            value_pos.append(vpos)
+            value_len.append(vlen)
+            headers.append(hdrs)
+            sizes.append(pos - rec_start)
+            i += 1
+        if pos != end:
+            raise FormatError(
+                "records-remaining",
+                f"incorrect declared batch size: {end - pos} bytes remain after the {count} records the header declares",
+            )
+    except FormatError as e:
+        cols.error = e
+    except IndexError:
+        # A field ran past the end of the buffer in a way the explicit checks above did not foresee.
+        cols.error = FormatError("record-truncated", f"record {i}: invalid record structure (ran out of bytes)")
+    cols.count = i
+    return cols
+
+
+try:  # the compiled fast path, same contract (kdump/_speedups.pyx); KDUMP_PURE_PYTHON=1 disables it
+    from kdump._backend import parse_records
+except ImportError:  # pragma: no cover - the backend module always exists
+    parse_records = parse_records_py
+
+
+class Record:
+    """One record of a magic-2 batch, with absolute offset and effective timestamp."""
+
+    __slots__ = ("offset", "timestamp", "timestamp_type", "key", "value", "headers", "sequence",
+                 "size_in_bytes", "attributes")
+
+    def __init__(self, offset, timestamp, timestamp_type, key, value, headers, sequence, size_in_bytes, attributes=0):
+        self.offset = offset
+        self.timestamp = timestamp
+        self.timestamp_type = timestamp_type
+        self.key = key
+        self.value = value
+        self.headers = headers
+        self.sequence = sequence
+        self.size_in_bytes = size_in_bytes
+        self.attributes = attributes
+
+    @property
+    def key_size(self) -> int:
+        return -1 if self.key is None else len(self.key)
+
+    @property
+    def value_size(self) -> int:
+        return -1 if self.value is None else len(self.value)
+
+    def __repr__(self) -> str:
+        return f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, value={self.value!r})"
+
+
+class RecordBatch:
+    """A magic-2 record batch: the 61-byte header fields, plus lazily its CRC check and records."""
+
+    magic = 2
+    __slots__ = (
+        "position", "base_offset", "length", "body", "partition_leader_epoch", "crc", "attributes",
+        "last_offset_delta", "base_timestamp", "max_timestamp", "producer_id", "producer_epoch",
+        "base_sequence", "records_count", "_valid",
+    )
+
+    def __init__(self, position: int, base_offset: int, length: int, body: bytes):
+        if length < L.V2_BODY_HEAD_SIZE or len(body) < L.V2_BODY_HEAD_SIZE:
+            raise FormatError(
+                "batch-too-small",
+                f"magic 2 batch declares {L.LOG_OVERHEAD + length} bytes; a record batch needs at least "
+                f"{L.V2_RECORD_BATCH_OVERHEAD} (its header alone)",
+                position=position,
+            )
+        self.position = position
+        self.base_offset = base_offset
+        self.length = length
+        self.body = body
+        (self.partition_leader_epoch, _magic, self.crc, self.attributes, self.last_offset_delta,
+         self.base_timestamp, self.max_timestamp, self.producer_id, self.producer_epoch,
+         self.base_sequence, self.records_count) = L.V2_BODY_HEAD.unpack_from(body, 0)
+        self._valid = None
+
+    # --- header-derived properties -------------------------------------------------------------
+    @property
+    def size(self) -> int:
+        return L.LOG_OVERHEAD + self.length
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def codec_id(self) -> int:
+        return self.attributes & L.V2_CODEC_MASK
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        return TimestampType.LOG_APPEND_TIME if self.attributes & L.V2_TIMESTAMP_TYPE_MASK else TimestampType.CREATE_TIME
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & L.V2_TRANSACTIONAL_MASK)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & L.V2_CONTROL_MASK)
+
+    @property
+    def has_delete_horizon(self) -> bool:
+        return bool(self.attributes & L.V2_DELETE_HORIZON_MASK)
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        """Set by the log cleaner (attribute bit 6); it is then stored in the base timestamp field."""
+        return self.base_timestamp if self.has_delete_horizon else None
+
+    @property
+    def last_sequence(self) -> int:
+        if self.base_sequence == L.NO_SEQUENCE:
+            return L.NO_SEQUENCE
+        return L.increment_sequence(self.base_sequence, self.last_offset_delta)
+
+    def record_sequence(self, offset: int) -> int:
+        if self.base_sequence < 0:
+            return L.NO_SEQUENCE
+        return L.increment_sequence(self.base_sequence, offset - self.base_offset)
+
+    @property
+    def append_time(self) -> int | None:
+        """For LogAppendTime batches every record's timestamp is the batch max timestamp."""
+        return self.max_timestamp if self.attributes & L.V2_TIMESTAMP_TYPE_MASK else None
+
+    # --- integrity -----------------------------------------------------------------------------
+    def compute_crc(self) -> int:
+        return _crc(memoryview(self.body)[L.V2_BODY_CRC_START:])
+
+    def is_valid(self) -> bool:
+        """Kafka's ``isValid``: the stored CRC-32C matches the bytes from the attributes to the end."""
+        if self._valid is None:
+            self._valid = self.compute_crc() == self.crc
+        return self._valid
+
+    def entry_bytes(self) -> bytes:
+        """The batch exactly as it is in the file (prefix included)."""
+        return L.PREFIX.pack(self.base_offset, self.length) + self.body
+
+    # --- records -------------------------------------------------------------------------------
+    def records_payload(self, limit: int):
+        """(buffer, start, end) of the serialized records, decompressed if the batch is compressed.
+
+        ``limit`` bounds the decompressed size (checked before memory is taken).
+        """
+        start = L.V2_BODY_HEAD_SIZE
+        codec_id = self.codec_id
+        if codec_id == _codec.NONE:
+            return self.body, start, len(self.body)
+        try:
+            data = _codec.decompress(codec_id, memoryview(self.body)[start:], magic=2, limit=limit)
+        except _codec.DecompressedTooLarge as e:
+            raise FormatError("decompressed-too-large", f"{e}", position=self.position) from None
+        except _codec.CodecError as e:
+            raise FormatError("decompress-failed", f"failed to decompress record stream: {e}",
+                              position=self.position) from None
+        return data, 0, len(data)
+
+    def columns(self, limit: int) -> RecordColumns:
+        """Decode all records column-wise. Raises FormatError only if the payload cannot be decompressed;
+        record-level problems are in ``columns.error`` after the records that did decode."""
+        if self.records_count == 0:
+            # Kafka does not even decompress an empty batch (left by compaction to keep producer state).
+            return RecordColumns(b"")
+        buf, start, end = self.records_payload(limit)
+        cols = parse_records(buf, start, end, self.records_count, self.base_offset, self.base_timestamp,
+                             self.append_time)
+        if cols.error is not None:
+            cols.error.at(self.position)
+        return cols
+
+    def records(self, limit: int) -> Iterator[Record]:
+        """One :class:`Record` per record; raises the decoding error after yielding the good ones."""
+        cols = self.columns(limit)
+        ts_type = self.timestamp_type
+        base_seq = self.base_sequence
+        for i in range(cols.count):
+            off = cols.offsets[i]
+            seq = L.NO_SEQUENCE if base_seq < 0 else L.increment_sequence(base_seq, off - self.base_offset)
+            yield Record(off, cols.timestamps[i], ts_type, cols.key(i), cols.value(i),
+                         tuple((k.decode("utf-8", "replace"), v) for k, v in cols.headers[i]),
+                         seq, cols.sizes[i], cols.attributes[i])
+        if cols.error is not None:
+            raise cols.error
+
+    def __repr__(self) -> str:
+        return (f"RecordBatch(position={self.position}, base_offset={self.base_offset}, "
+                f"last_offset={self.last_offset}, count={self.records_count}, codec={self.codec_id})")

@@ -1,0 +1,1 @@
+"""Renderers: turn batches and records into text (Kafka's DumpLogSegments lines, JSON Lines, rich)."""

@@ -1,0 +1,127 @@
+"""``--format json``: JSON Lines, one object per batch, with the field names of Kafka's view of a batch
+(the corpus ``.log.json``), records inside with deep iteration.
+
+Keys, values and header values are printed as UTF-8 text where they are valid UTF-8, else as base64;
+``keyEncoding``/``valueEncoding`` say which (``null`` for a null key or value), so that a consumer can
+always get the exact bytes back.
+"""
+from __future__ import annotations
+
+import base64
+import json
+
+from kdump.format import layout as L
+from kdump.render.kafka_text import codec_label
+
+_TS_NAMES = {-1: "NO_TIMESTAMP_TYPE", 0: "CREATE_TIME", 1: "LOG_APPEND_TIME"}
+
+
+def _text_or_base64(data):
+    if data is None:
+        return None, None
+    try:
+        return data.decode("utf-8"), "utf8"
+    except UnicodeDecodeError:
+        return base64.b64encode(data).decode("ascii"), "base64"
+
+
+def batch_object(batch, path: str, valid: bool | None = None) -> dict:
+    v2 = batch.magic >= 2
+    return {
+        "file": path,
+        "position": batch.position,
+        "size": batch.size,
+        "baseOffset": batch.base_offset if v2 else None,
+        "lastOffset": batch.last_offset,
+        "magic": batch.magic,
+        "codec": codec_label(batch.codec_id),
+        "crc": batch.crc,
+        "crcValid": batch.is_valid() if valid is None else valid,
+        "timestampType": _TS_NAMES[int(batch.timestamp_type)],
+        "maxTimestamp": batch.max_timestamp,
+        "isTransactional": batch.is_transactional,
+        "isControl": batch.is_control,
+        "producerId": batch.producer_id,
+        "producerEpoch": batch.producer_epoch,
+        "baseSequence": batch.base_sequence,
+        "lastSequence": batch.last_sequence,
+        "partitionLeaderEpoch": batch.partition_leader_epoch,
+        "deleteHorizonMs": batch.delete_horizon_ms,
+        "recordCount": batch.records_count,
+    }
+
+
+def record_objects(batch, records, print_data: bool) -> list[dict]:
+    out = []
+    ts_name = _TS_NAMES[int(batch.timestamp_type)]
+    if batch.magic >= 2:
+        cols = records
+        base_seq = batch.base_sequence
+        for i in range(cols.count):
+            off = cols.offsets[i]
+            obj = {
+                "offset": off,
+                "timestamp": cols.timestamps[i],
+                "timestampType": ts_name,
+                "keySize": cols.key_len[i],
+                "valueSize": cols.value_len[i],
+                "sequence": -1 if base_seq < 0 else L.increment_sequence(base_seq, off - batch.base_offset),
+                "sizeInBytes": cols.sizes[i],
+            }
+            hdrs = cols.headers[i]
+            if print_data:
+                _put_data(obj, cols.key(i), cols.value(i))
+                obj["headers"] = []
+                for k, v in hdrs:
+                    text, enc = _text_or_base64(v)
+                    obj["headers"].append({"key": k.decode("utf-8", "replace"), "value": text, "valueEncoding": enc})
+            else:
+                obj["headerKeys"] = [k.decode("utf-8", "replace") for k, _ in hdrs]
+            out.append(obj)
+    else:
+        for r in records:
+            m = r.message
+            obj = {
+                "offset": r.offset,
+                "timestamp": r.timestamp,
+                "timestampType": ts_name,
+                "keySize": m.key_size,
+                "valueSize": m.value_size,
+                "sequence": -1,
+                "sizeInBytes": r.size_in_bytes,
+                "legacyMagic": m.magic,
+                "legacyCrc": m.crc,
+                "legacyCrcValid": m.is_valid(),
+            }
+            if print_data:
+                _put_data(obj, r.key, r.value)
+            out.append(obj)
+    return out
+
+
+def _put_data(obj: dict, key, value) -> None:
+    obj["key"], obj["keyEncoding"] = _text_or_base64(key)
+    obj["value"], obj["valueEncoding"] = _text_or_base64(value)
+
+
+class JsonLinesRenderer:
+    def __init__(self, out, *, print_data: bool, deep: bool):
+        self.out = out
+        self.print_data = print_data
+        self.deep = deep
+        self.path = None
+
+    def begin_file(self, display_path: str, header: str | None) -> None:
+        self.path = display_path
+
+    def trailing(self, file_name: str, tail) -> None:
+        obj = {"file": self.path, "trailingBytes": tail.length, "position": tail.position, "tail": tail.kind}
+        self.out.write(json.dumps(obj) + "\n")
+
+    def batch(self, batch, records=None) -> None:
+        obj = batch_object(batch, self.path)
+        if records is not None:
+            if batch.magic < 2 and records:
+                obj["baseOffset"] = records[0].offset
+            obj["records"] = record_objects(batch, records, self.print_data)
+        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")

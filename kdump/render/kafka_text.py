@@ -1,0 +1,201 @@
+"""DumpLogSegments' text, line for line (spec §2).
+
+The default is the newest (Java) tool's form. ``compat="scala"`` reproduces the Scala tool of Kafka
+2.x-3.9 instead: a stray ``}`` after the crc of legacy record lines, LEADER_CHANGE printed as
+``controlType: LEADER_CHANGE(2)``, the ``payload:`` prefix quirk with ``--skip-record-metadata``.
+"""
+from __future__ import annotations
+
+from kdump.decoders import DecoderError, java_utf8
+from kdump.errors import FormatError
+from kdump.format import layout as L
+from kdump.format.control import kraft_control_json, parse_control_key, parse_end_txn_marker
+from kdump.format.types import ControlRecordType, TimestampType
+
+
+def codec_label(codec_id: int) -> str:
+    return ("none", "gzip", "snappy", "lz4", "zstd")[codec_id] if codec_id <= 4 else f"unknown({codec_id})"
+
+
+def _bool(b: bool) -> str:
+    return "true" if b else "false"
+
+
+def batch_line(batch) -> str:
+    """The batch line printed for every batch, shallow or deep (§2.2)."""
+    ts = batch.timestamp_type.display_name
+    if batch.magic >= 2:
+        dh = "OptionalLong.empty" if batch.delete_horizon_ms is None else f"OptionalLong[{batch.delete_horizon_ms}]"
+        return (
+            f"baseOffset: {batch.base_offset} lastOffset: {batch.last_offset} count: {batch.records_count} "
+            f"baseSequence: {batch.base_sequence} lastSequence: {batch.last_sequence} producerId: {batch.producer_id} "
+            f"producerEpoch: {batch.producer_epoch} partitionLeaderEpoch: {batch.partition_leader_epoch} "
+            f"isTransactional: {_bool(batch.is_transactional)} isControl: {_bool(batch.is_control)} "
+            f"deleteHorizonMs: {dh} position: {batch.position} {ts}: {batch.max_timestamp} size: {batch.size} "
+            f"magic: {batch.magic} compresscodec: {codec_label(batch.codec_id)} crc: {batch.crc} "
+            f"isvalid: {_bool(batch.is_valid())}"
+        )
+    return (
+        f"offset: {batch.last_offset} position: {batch.position} {ts}: {batch.max_timestamp} size: {batch.size} "
+        f"magic: {batch.magic} compresscodec: {codec_label(batch.codec_id)} crc: {batch.crc} "
+        f"isvalid: {_bool(batch.is_valid())}"
+    )
+
+
+def _decoded(decoder, data) -> str:
+    try:
+        return decoder.decode(data)
+    except DecoderError as e:
+        return f"<{e}>"
+
+
+class KafkaTextRenderer:
+    """Writes DumpLogSegments text for the batches handed to it."""
+
+    def __init__(self, out, *, print_data: bool = False, skip_record_metadata: bool = False,
+                 key_decoder=None, value_decoder=None, compat: str = "java", on_error=None):
+        self.out = out
+        self.print_data = print_data
+        self.skip_metadata = skip_record_metadata
+        self.key_decoder = key_decoder
+        self.value_decoder = value_decoder
+        self.scala = compat == "scala"
+        self.on_error = on_error  # called with a FormatError found while rendering a control record
+
+    # --- file level ---------------------------------------------------------------------------
+    def begin_file(self, display_path: str, header: str | None) -> None:
+        self.out.write(f"Dumping {display_path}\n")
+        if header is not None:
+            self.out.write(header + "\n")
+
+    def trailing(self, file_name: str, tail) -> None:
+        self.out.write(f"Found {tail.length} invalid bytes at the end of {file_name}\n")
+
+    def batch(self, batch, records=None) -> None:
+        """The batch line, and with ``records`` (RecordColumns for v2, LegacyRecords otherwise) one line each."""
+        if records is None:
+            self.out.write(batch_line(batch) + "\n")
+            return
+        lines = [batch_line(batch)]
+        if batch.magic >= 2:
+            self._v2_lines(batch, records, lines)
+        else:
+            self._legacy_lines(batch, records, lines)
+        lines.append("")
+        self.out.write("\n".join(lines))
+
+    # --- records ------------------------------------------------------------------------------
+    def _payload(self, key, value, prefix: str) -> str:
+        """The key/payload part (§2.3 step 2); ``prefix`` is "| " when metadata was skipped, else " "."""
+        parts = []
+        if key is not None:
+            parts.append(f"{prefix}key: {_decoded(self.key_decoder, key)}")
+            prefix = " "
+        if self.scala:
+            prefix = " "  # the Scala tool always printed " payload: "
+        if value is not None:
+            parts.append(f"{prefix}payload: {_decoded(self.value_decoder, value)}")
+        return "".join(parts)
+
+    def _v2_lines(self, batch, cols, lines: list) -> None:
+        ts_name = batch.timestamp_type.display_name
+        base_offset = batch.base_offset
+        base_seq = batch.base_sequence
+        is_control = batch.is_control
+        skip = self.skip_metadata
+        print_data = self.print_data and not is_control
+        buf = cols.buf
+        offsets, timestamps = cols.offsets, cols.timestamps
+        key_pos, key_len, value_pos, value_len = cols.key_pos, cols.key_len, cols.value_pos, cols.value_len
+        headers = cols.headers
+        string_keys = print_data and getattr(self.key_decoder, "name", "") == "string"
+        string_values = print_data and getattr(self.value_decoder, "name", "") == "string"
+        inc = L.increment_sequence
+        append = lines.append
+        prefix = "| " if skip else " "
+        for i in range(cols.count):
+            off = offsets[i]
+            kl = key_len[i]
+            vl = value_len[i]
+            if skip:
+                meta = ""
+            else:
+                seq = -1 if base_seq < 0 else inc(base_seq, off - base_offset)
+                hdrs = headers[i]
+                hk = ",".join(java_utf8(k) for k, _ in hdrs) if hdrs else ""
+                meta = (f"| offset: {off} {ts_name}: {timestamps[i]} keySize: {kl} valueSize: {vl} "
+                        f"sequence: {seq} headerKeys: [{hk}]")
+                if is_control:
+                    meta += self._control_text(batch, cols, i)
+            if print_data:
+                if string_keys and string_values and not self.scala:
+                    # Hot path for the default decoders: no per-record function dispatch.
+                    if kl >= 0:
+                        kp = key_pos[i]
+                        kb = buf[kp:kp + kl]
+                        try:
+                            k = kb.decode()
+                        except UnicodeDecodeError:
+                            k = java_utf8(bytes(kb))
+                        if vl >= 0:
+                            vp = value_pos[i]
+                            vb = buf[vp:vp + vl]
+                            try:
+                                v = vb.decode()
+                            except UnicodeDecodeError:
+                                v = java_utf8(bytes(vb))
+                            append(f"{meta}{prefix}key: {k} payload: {v}")
+                        else:
+                            append(f"{meta}{prefix}key: {k}")
+                    elif vl >= 0:
+                        vp = value_pos[i]
+                        vb = buf[vp:vp + vl]
+                        try:
+                            v = vb.decode()
+                        except UnicodeDecodeError:
+                            v = java_utf8(bytes(vb))
+                        append(f"{meta}{prefix}payload: {v}")
+                    else:
+                        append(meta)
+                else:
+                    append(meta + self._payload(cols.key(i), cols.value(i), prefix))
+            else:
+                append(meta)
+
+    def _control_text(self, batch, cols, i) -> str:
+        """The control-record part of a record line (§2.3), or a readable note where Kafka would die."""
+        try:
+            ctype, type_id = parse_control_key(cols.key(i))
+            if ctype in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+                marker = parse_end_txn_marker(ctype, cols.value(i))
+                return f" endTxnMarker: {ctype.name} coordinatorEpoch: {marker.coordinator_epoch}"
+            if ctype is ControlRecordType.LEADER_CHANGE:
+                if self.scala:
+                    return f" controlType: {ctype.name}({type_id})"
+                return f" LeaderChange: {kraft_control_json(ctype, cols.value(i))}"
+            if ctype in (ControlRecordType.SNAPSHOT_HEADER, ControlRecordType.SNAPSHOT_FOOTER,
+                         ControlRecordType.KRAFT_VERSION, ControlRecordType.KRAFT_VOTERS):
+                from kdump.format.control import KRAFT_SCHEMAS
+                return f" {KRAFT_SCHEMAS[ctype][0]} {kraft_control_json(ctype, cols.value(i))}"
+            return f" controlType: {ctype.name}({type_id})"
+        except FormatError as e:
+            e.at(batch.position)
+            if self.on_error is not None:
+                self.on_error(e)
+            return f" controlType: <invalid: {e.message}>"
+
+    def _legacy_lines(self, batch, records, lines: list) -> None:
+        ts_name = batch.timestamp_type.display_name
+        brace = "}" if self.scala else ""
+        skip = self.skip_metadata
+        prefix = "| " if skip else " "
+        for r in records:
+            if skip:
+                meta = ""
+            else:
+                m = r.message
+                meta = (f"| offset: {r.offset} {ts_name}: {r.timestamp} keySize: {m.key_size} "
+                        f"valueSize: {m.value_size} isValid: {_bool(m.is_valid())} crc: {m.crc}{brace}")
+            if self.print_data:
+                meta += self._payload(r.key, r.value, prefix)
+            lines.append(meta)
