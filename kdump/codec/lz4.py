@@ -249,20 +249,13 @@ def _decompress_block(block: memoryview, pos: int, max_block: int, room: int, li
     try:
         out = _lz4_block.decompress(block, uncompressed_size=cap)
     except Exception as e:  # python-lz4 raises LZ4BlockError
-        if cap < max_block:
-            # The failure may only mean "does not fit in what is left of the limit". Tell that apart from
-            # corruption by decoding into the frame's own maximum (a transient buffer of at most 4 MiB).
-            try:
-                _lz4_block.decompress(block, uncompressed_size=max_block)
-            except Exception:
-                pass
-            else:
-                raise DecompressedTooLarge(
-                    _NAME,
-                    f"lz4 block at byte {pos} decompresses to more than the {room} bytes left of the limit "
-                    f"of {limit}",
-                    limit,
-                ) from None
+        if cap < max_block and _output_exceeds(block, room):
+            # The block did not fit in what is left of the limit (rather than being corrupt before that point).
+            raise DecompressedTooLarge(
+                _NAME,
+                f"lz4 block at byte {pos} decompresses to more than the {room} bytes left of the limit of {limit}",
+                limit,
+            ) from None
         raise _err(
             f"corrupt lz4 block at byte {pos} ({len(block)} bytes, at most {max_block} decompressed): {e}"
         ) from None
@@ -273,6 +266,61 @@ def _decompress_block(block: memoryview, pos: int, max_block: int, room: int, li
             limit,
         )
     return out
+
+
+def _output_exceeds(block: memoryview, room: int) -> bool:
+    """True if the LZ4 block's sequences produce more than ``room`` bytes before any structural error.
+
+    Used only after the C decoder failed with an output buffer of ``room + 1`` bytes, to tell "would exceed the
+    limit" from "corrupt", without allocating the block's full (up to 4 MiB) output. This is what a streaming
+    decoder would report: it would reach the limit before reaching the corruption. It walks the sequence
+    headers only (token, length extensions, offsets) -- no bytes are produced -- and stops as soon as the
+    running output size passes ``room``.
+    """
+    n = len(block)
+    p = 0
+    out = 0
+    while p < n:
+        token = block[p]
+        p += 1
+        lit = token >> 4
+        if lit == 15:
+            while True:
+                if p >= n:
+                    return False
+                b = block[p]
+                p += 1
+                lit += b
+                if b != 255:
+                    break
+        p += lit
+        out += lit
+        if p > n:
+            return False  # literals run past the end of the block: corrupt
+        if out > room:
+            return True
+        if p == n:
+            return False  # last sequence (literals only) ended within the limit: the failure was corruption
+        if n - p < 2:
+            return False
+        offset = block[p] | (block[p + 1] << 8)
+        p += 2
+        if offset == 0 or offset > out:
+            return False  # references bytes before the start of the block: corrupt
+        match = (token & 0x0F) + 4
+        if match == 19:
+            while True:
+                if p >= n:
+                    return False
+                b = block[p]
+                p += 1
+                match += b
+                if b != 255:
+                    break
+        out += match
+        if out > room:
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -121,8 +121,10 @@ def decompress(data, *, limit: int) -> bytes:
                     _NAME, f"zstd data decompresses past the limit of {limit} bytes", limit
                 )
             chunks.append(out)
-    except _zstd_lib.ZstdError as e:
-        raise _err(f"corrupt zstd data: {e}") from None
+    except CodecError:
+        raise
+    except Exception as e:  # ZstdError, and defensively anything else the C layer might raise
+        raise _err(f"corrupt zstd data: {e or type(e).__name__}") from None
     if len(chunks) == 1:
         return chunks[0]
     return b"".join(chunks)

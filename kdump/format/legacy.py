@@ -173,11 +173,16 @@ class LegacyBatch:
     def entry_bytes(self) -> bytes:
         return L.PREFIX.pack(self.message.offset, self.message.size) + bytes(self.message.body)
 
-    def base_offset(self, limit: int) -> int:
-        """Offset of the first record (needs the inner set of a wrapper, as in Kafka)."""
-        for record in self.records(limit):
+    @property
+    def base_offset(self) -> int:
+        """Offset of the first record. As in Kafka this decompresses a wrapper (bounded by the default
+        limit); may raise FormatError for a wrapper that cannot be read."""
+        if self.message.codec_id == _codec.NONE:
+            return self.message.offset
+        from kdump.segment import DEFAULT_MAX_DECOMPRESSED_BYTES
+        for record in self.records(DEFAULT_MAX_DECOMPRESSED_BYTES):
             return record.offset
-        return self.last_offset
+        return self.last_offset  # pragma: no cover - records() raises for an empty wrapper
 
     def records(self, limit: int) -> Iterator[LegacyRecord]:
         """The records of this entry, following ``AbstractLegacyRecordBatch``'s deep iterator."""
