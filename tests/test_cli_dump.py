@@ -47,7 +47,7 @@ def test_max_bytes_reads_whole_batches_only():
 def test_skip_record_metadata_prints_only_data_and_blank_control_lines():
     result = run("dump", "--print-data-log", "--skip-record-metadata", TXN)
     assert result.exit_code == 0
-    body = result.stdout.split("\n", 2)[2]  # after "Dumping" and "Log starting offset"
+    body = result.stdout_bytes.decode().split("\n", 2)[2]  # after "Dumping" and "Log starting offset"
     records_text = re.sub(r"^baseOffset: .*\n", "", body, flags=re.M)
     expected = []
     for b, r in kafka_records(TXN):

@@ -336,6 +336,34 @@ def test_lz4_reader_quirks():
         _dec(C.LZ4, _lz4_frame(bd=0x40, blocks=[blk]))
 
 
+@settings(max_examples=100, deadline=None)
+@given(data=st.binary(min_size=1, max_size=2000), reps=st.integers(min_value=1, max_value=40))
+def test_lz4_output_size_walker(data, reps):
+    # The walker that tells "too large for the limit" from "corrupt" must count exactly what lz4 produces.
+    block = lz4.block.compress(data * reps, store_size=False)
+    size = len(data) * reps
+    assert klz4._output_exceeds(memoryview(block), size - 1)
+    assert not klz4._output_exceeds(memoryview(block), size)
+
+
+def test_lz4_too_large_versus_corrupt_block():
+    data = b"0123456789abcdef" * 4000  # 64000 bytes, one block
+    block = lz4.block.compress(data, store_size=False)
+    frame = _lz4_frame(blocks=[struct.pack("<I", len(block)) + block])
+    assert _dec(C.LZ4, frame) == data
+    with pytest.raises(C.DecompressedTooLarge):
+        _dec(C.LZ4, frame, limit=1000)
+    # Corrupt right at the start (the first match points before the block): corrupt, whatever the limit.
+    bad = bytearray(block)
+    bad[0] = 0x1F  # 1 literal, then a match
+    bad[2:4] = b"\xff\x00"  # offset 255 > 1 byte produced so far
+    frame = _lz4_frame(blocks=[struct.pack("<I", len(bad)) + bytes(bad)])
+    for limit in (10, 1000, BIG):
+        with pytest.raises(C.CodecError) as e:
+            _dec(C.LZ4, frame, limit=limit)
+        assert type(e.value) is C.CodecError
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # snappy: xerial framing, raw blocks, concatenation, errors
 # ---------------------------------------------------------------------------------------------------------------
