@@ -73,7 +73,7 @@ def xxh32(data, seed: int = 0) -> int:
 
     Pure Python: LZ4 frames only need it over the 2-10 byte frame descriptor, or over block data when a frame
     carries block checksums (never in Kafka-written data). Processes 16-byte stripes with ``struct.iter_unpack``
-    so that even a 4 MiB block takes well under a second.
+    so that even a 4 MiB block takes about half a second.
     """
     mv = _view(data)
     n = len(mv)

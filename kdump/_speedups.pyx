@@ -1,0 +1,322 @@
+# cython: language_level=3
+# cython: boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
+"""Compiled twin of :func:`kdump.format.v2.parse_records_py` (magic-2 record decoding, spec §3.5).
+
+Same contract, to the byte: the same :class:`~kdump.format.v2.RecordColumns` (same lists, same values),
+the same validation and the same :class:`~kdump.errors.FormatError` (code and message) at the same
+record index. ``tests/test_speedups.py`` checks that differentially.
+
+The records are read through a raw pointer into the caller's buffer (no copy). Every byte read below is
+preceded by an explicit bounds check (``pos < end``, ``pos < body_end`` with ``body_end <= end``, or
+``pos < buflen``) and ``0 <= start <= end <= len(buf)`` is checked on entry, which is what makes the
+``boundscheck=False`` / ``wraparound=False`` directives above safe (no Python-level indexing is done on
+typed buffers anyway).
+
+Integer semantics follow the pure path, which uses Python ints: 5-byte varints are not range-checked to
+32 bits (35 significant bits, held exactly in ``int64_t``); a 10-byte varlong may carry up to 70 bits,
+which is decoded as a Python int when it does not fit in 64; ``base_offset + delta`` and
+``base_timestamp + delta`` are computed in C only when the sum provably fits in ``int64_t`` and with
+Python ints otherwise (never wrapped). Inputs the fast path is not written for (other buffer types,
+non-``int`` numbers, out-of-range ``start``/``end``) are handed to the pure function, so the results
+are identical there by construction.
+"""
+
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.stdint cimport int64_t, uint64_t, INT64_MAX, INT64_MIN
+
+from kdump.errors import FormatError
+
+# kdump.format.v2 (RecordColumns, parse_records_py) is imported at the END of this module, after
+# ``parse_records`` exists: v2 imports kdump._backend, which imports ``parse_records`` from here, so if
+# this module is ever the first one loaded, that circular import must find the function already defined.
+
+cdef enum:
+    VI_OK = 0
+    VI_TRUNCATED = 1   # ran into the end of the batch / record
+    VI_TOO_LONG = 2    # more than max_bytes bytes, all with the continuation bit
+    VI_BIG = 3         # a varlong whose unsigned value needs more than 64 bits (10th byte > 1)
+
+cdef Py_ssize_t _SSIZE_MAX = <Py_ssize_t>(<size_t>-1 >> 1)
+
+
+cdef inline int _read_raw(const unsigned char *p, Py_ssize_t *ppos, Py_ssize_t end, int max_bytes,
+                          uint64_t *out) noexcept nogil:
+    """Unsigned LEB128 at ppos[0], reading no byte at or after ``end``. On VI_OK/VI_BIG advances ppos."""
+    cdef Py_ssize_t pos = ppos[0]
+    cdef uint64_t value = 0
+    cdef unsigned int shift = 0
+    cdef int k
+    cdef unsigned char b
+    cdef bint big = False
+    for k in range(max_bytes):  # max_bytes <= 10, so shift <= 63
+        if pos >= end:
+            return VI_TRUNCATED
+        b = p[pos]
+        pos += 1
+        if shift < 63:
+            value |= (<uint64_t>(b & 0x7F)) << shift
+        else:
+            value |= (<uint64_t>(b & 0x01)) << 63
+            if b & 0x7E:
+                big = True
+        if b < 0x80:
+            ppos[0] = pos
+            out[0] = value
+            return VI_BIG if big else VI_OK
+        shift += 7
+    return VI_TOO_LONG
+
+
+cdef inline int _read_field(const unsigned char *p, Py_ssize_t *ppos, Py_ssize_t end, int max_bytes,
+                            int64_t *out) noexcept nogil:
+    """Zig-zag varint at ppos[0] (one-byte fast path first). ``out`` is valid for VI_OK only."""
+    cdef Py_ssize_t pos = ppos[0]
+    cdef uint64_t raw
+    cdef int st
+    cdef unsigned char b
+    if pos < end:
+        b = p[pos]
+        if b < 0x80:
+            out[0] = <int64_t>(b >> 1) ^ -<int64_t>(b & 1)
+            ppos[0] = pos + 1
+            return VI_OK
+    st = _read_raw(p, ppos, end, max_bytes, &raw)
+    if st == VI_OK:
+        # raw < 2**64: raw >> 1 fits in int64_t and the result equals Python's (n >> 1) ^ -(n & 1)
+        out[0] = <int64_t>(raw >> 1) ^ -<int64_t>(raw & 1)
+    return st
+
+
+cdef inline bint _add_fits(int64_t a, int64_t b) noexcept nogil:
+    """True when a + b does not overflow int64_t."""
+    if b > 0:
+        return a <= INT64_MAX - b
+    return a >= INT64_MIN - b
+
+
+cdef object _varint_error(int st, str what, Py_ssize_t i, int max_bytes):
+    if st == VI_TRUNCATED:
+        return FormatError("record-truncated", f"record {i}: {what} runs past the end of the batch")
+    return FormatError("varint-too-long", f"record {i}: {what} is a varint longer than {max_bytes} bytes")
+
+
+cdef object _big_varlong(const unsigned char *p, Py_ssize_t pos):
+    """The exact (Python int) zig-zag value of a varlong _read_raw reported as VI_BIG (so it is complete)."""
+    value = 0
+    cdef unsigned int shift = 0
+    cdef unsigned char b
+    while True:
+        b = p[pos]
+        pos += 1
+        value |= (<object>(b & 0x7F)) << shift
+        if b < 0x80:
+            return (value >> 1) ^ -(value & 1)
+        shift += 7
+
+
+cdef bint _fast_buffer(object buf):
+    """Buffers whose indexing (``buf[i]``) gives the i-th byte as an int, and which read as one C array."""
+    t = type(buf)
+    if t is bytes or t is bytearray:
+        return True
+    if t is memoryview:
+        return buf.ndim == 1 and buf.format == "B" and buf.c_contiguous
+    return False
+
+
+def parse_records(buf, start, end, count, base_offset, base_timestamp, append_time):
+    """Decode ``count`` records from ``buf[start:end]``; see :func:`kdump.format.v2.parse_records_py`."""
+    if not (_fast_buffer(buf) and type(start) is int and type(end) is int and type(count) is int
+            and type(base_offset) is int and type(base_timestamp) is int):
+        return parse_records_py(buf, start, end, count, base_offset, base_timestamp, append_time)
+    if not (0 <= start <= end <= len(buf)):
+        return parse_records_py(buf, start, end, count, base_offset, base_timestamp, append_time)
+    cdef Py_buffer view
+    PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
+    try:
+        return _parse(buf, <const unsigned char *>view.buf, view.len, start, end, count, base_offset,
+                      base_timestamp, append_time)
+    finally:
+        PyBuffer_Release(&view)
+
+
+cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssize_t start, Py_ssize_t end,
+                   object count_obj, object base_offset, object base_timestamp, object append_time):
+    # Mirrors parse_records_py statement by statement; keep the two in step.
+    cols = RecordColumns(buf)
+    cdef list offsets = cols.offsets
+    cdef list timestamps = cols.timestamps
+    cdef list attributes = cols.attributes
+    cdef list key_pos = cols.key_pos
+    cdef list key_len = cols.key_len
+    cdef list value_pos = cols.value_pos
+    cdef list value_len = cols.value_len
+    cdef list headers = cols.headers
+    cdef list sizes = cols.sizes
+    cdef tuple no_headers = ()
+    cdef bint use_append_time = append_time is not None
+
+    # The bases are exact ints (checked by the caller); the fast sums need them in int64_t.
+    cdef bint off_small = -0x8000000000000000 <= base_offset <= 0x7FFFFFFFFFFFFFFF
+    cdef bint ts_small = -0x8000000000000000 <= base_timestamp <= 0x7FFFFFFFFFFFFFFF
+    cdef int64_t c_base_off = base_offset if off_small else 0
+    cdef int64_t c_base_ts = base_timestamp if ts_small else 0
+
+    cdef Py_ssize_t count
+    cdef Py_ssize_t pos = start
+    cdef Py_ssize_t i = 0
+    cdef Py_ssize_t rec_start, body_start, body_end, kpos, vpos, h, ts_start
+    cdef int64_t length, ts_delta, off_delta, klen, vlen, nheaders, hk, hv
+    cdef uint64_t raw
+    cdef int st
+    cdef unsigned char b, attr
+    cdef bint ts_big
+    cdef object ts_big_value = None
+    cdef list hl
+    try:
+        if count_obj < 0:
+            raise FormatError("record-count-invalid", f"invalid record count {count_obj}")
+        # Every record takes at least one byte, so a count above _SSIZE_MAX can never be reached.
+        count = _SSIZE_MAX if count_obj > _SSIZE_MAX else count_obj
+        while i < count:
+            rec_start = pos
+            if pos >= end:
+                raise FormatError("record-truncated",
+                                  f"record {i}: the batch ends before its record count ({count_obj}) is reached")
+            b = p[pos]  # pos < end <= buflen
+            if b < 0x80:
+                length = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                st = _read_raw(p, &pos, end, 5, &raw)
+                if st != VI_OK:  # VI_BIG needs 10 bytes: impossible here
+                    raise _varint_error(st, "length", i, 5)
+                length = <int64_t>(raw >> 1) ^ -<int64_t>(raw & 1)
+            body_start = pos
+            # |length| < 2**35, so this cannot overflow
+            body_end = pos + length
+            if length < 0 or body_end > end:
+                raise FormatError(
+                    "record-size-invalid",
+                    f"record {i} at payload byte {rec_start - start}: expected {length} bytes in record payload, "
+                    f"but only {end - pos} remain",
+                )
+            # The pure path reads the attributes byte unchecked (buf[pos]); it can only fail when the
+            # record is empty and ends the buffer, as an IndexError there.
+            if pos >= buflen:
+                raise FormatError("record-truncated", f"record {i}: invalid record structure (ran out of bytes)")
+            attr = p[pos]
+            pos += 1
+            ts_big = False
+            ts_start = pos
+            st = _read_field(p, &pos, body_end, 10, &ts_delta)
+            if st != VI_OK:
+                if st != VI_BIG:
+                    raise _varint_error(st, "timestamp delta", i, 10)
+                # a complete 10-byte varlong above 64 bits (pos is already past it): exact Python int
+                ts_big = True
+                ts_big_value = _big_varlong(p, ts_start)
+            st = _read_field(p, &pos, body_end, 5, &off_delta)
+            if st != VI_OK:
+                raise _varint_error(st, "offset delta", i, 5)
+            st = _read_field(p, &pos, body_end, 5, &klen)
+            if st != VI_OK:
+                raise _varint_error(st, "key length", i, 5)
+            kpos = pos
+            if klen >= 0:
+                pos += klen
+                if pos > body_end:
+                    raise FormatError("record-size-invalid",
+                                      f"record {i}: key of {klen} bytes runs past the end of the record")
+            else:
+                klen = -1
+            st = _read_field(p, &pos, body_end, 5, &vlen)
+            if st != VI_OK:
+                raise _varint_error(st, "value length", i, 5)
+            vpos = pos
+            if vlen >= 0:
+                pos += vlen
+                if pos > body_end:
+                    raise FormatError("record-size-invalid",
+                                      f"record {i}: value of {vlen} bytes runs past the end of the record")
+            else:
+                vlen = -1
+            st = _read_field(p, &pos, body_end, 5, &nheaders)
+            if st != VI_OK:
+                raise _varint_error(st, "header count", i, 5)
+            if nheaders == 0:
+                hdrs = no_headers
+            else:
+                if nheaders < 0:
+                    raise FormatError("record-headers-invalid",
+                                      f"record {i}: invalid number of record headers {nheaders}")
+                if nheaders > body_end - pos:
+                    raise FormatError("record-headers-invalid",
+                                      f"record {i}: {nheaders} headers declared, more than the {body_end - pos} bytes left")
+                hl = []
+                for h in range(nheaders):
+                    st = _read_raw(p, &pos, body_end, 5, &raw)
+                    if st != VI_OK:
+                        raise _varint_error(st, "header key length", i, 5)
+                    hk = <int64_t>(raw >> 1) ^ -<int64_t>(raw & 1)
+                    if hk < 0:
+                        raise FormatError("record-headers-invalid",
+                                          f"record {i}: invalid negative header key size {hk}")
+                    if pos + hk > body_end:
+                        raise FormatError("record-size-invalid",
+                                          f"record {i}: header key runs past the end of the record")
+                    hkey = PyBytes_FromStringAndSize(<const char *>(p + pos), <Py_ssize_t>hk)
+                    pos += hk
+                    st = _read_raw(p, &pos, body_end, 5, &raw)
+                    if st != VI_OK:
+                        raise _varint_error(st, "header value length", i, 5)
+                    hv = <int64_t>(raw >> 1) ^ -<int64_t>(raw & 1)
+                    if hv >= 0:
+                        if pos + hv > body_end:
+                            raise FormatError("record-size-invalid",
+                                              f"record {i}: header value runs past the end of the record")
+                        hval = PyBytes_FromStringAndSize(<const char *>(p + pos), <Py_ssize_t>hv)
+                        pos += hv
+                    else:
+                        hval = None
+                    hl.append((hkey, hval))
+                hdrs = tuple(hl)
+            if pos != body_end:
+                raise FormatError(
+                    "record-size-invalid",
+                    f"record {i}: expected to read {length} bytes in record payload, "
+                    f"but instead read {pos - body_start}",
+                )
+            if off_small and _add_fits(c_base_off, off_delta):
+                offsets.append(c_base_off + off_delta)
+            else:
+                offsets.append(base_offset + off_delta)
+            if use_append_time:
+                timestamps.append(append_time)
+            elif ts_big:
+                timestamps.append(base_timestamp + ts_big_value)
+            elif ts_small and _add_fits(c_base_ts, ts_delta):
+                timestamps.append(c_base_ts + ts_delta)
+            else:
+                timestamps.append(base_timestamp + ts_delta)
+            attributes.append(attr)
+            key_pos.append(kpos)
+            key_len.append(klen)
+            value_pos.append(vpos)
+            value_len.append(vlen)
+            headers.append(hdrs)
+            sizes.append(pos - rec_start)
+            i += 1
+        if pos != end:
+            raise FormatError(
+                "records-remaining",
+                f"incorrect declared batch size: {end - pos} bytes remain after the {count_obj} records the header declares",
+            )
+    except FormatError as e:
+        cols.error = e
+    cols.count = i
+    return cols
+
+
+from kdump.format.v2 import RecordColumns, parse_records_py  # noqa: E402  (see the note at the top)

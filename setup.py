@@ -1,0 +1,73 @@
+"""Build script for kdump's optional compiled fast path (``kdump._speedups``, from ``kdump/_speedups.pyx``).
+
+Project metadata lives in pyproject.toml; this file only declares the extension. The extension is
+optional: if Cython is missing, or compiling fails (no C compiler, missing Python headers, ...), the
+build prints a warning and carries on, and kdump uses its pure-Python decoder
+(``kdump._backend.BACKEND == "python"``).
+
+    pip install .        # wheel with the compiled module (when it builds)
+    pip install -e .     # editable: the module is built in place, next to kdump/_speedups.pyx
+
+Set ``KDUMP_REQUIRE_COMPILED=1`` to make a failed build an error instead of a warning.
+"""
+import os
+import sys
+import traceback
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYX = os.path.join("kdump", "_speedups.pyx")
+REQUIRED = os.environ.get("KDUMP_REQUIRE_COMPILED", "") in ("1", "true", "yes")
+
+
+def warn(message: str) -> None:
+    bar = "*" * 78
+    sys.stderr.write(f"\n{bar}\nWARNING: {message}\nkdump will use its pure-Python record decoder.\n{bar}\n\n")
+
+
+def extensions():
+    if not os.path.exists(os.path.join(HERE, PYX)):
+        return []
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        if REQUIRED:
+            raise
+        warn("Cython is not installed, so kdump._speedups is not built.")
+        return []
+    ext = Extension("kdump._speedups", [PYX])
+    try:
+        return cythonize([ext], language_level=3, quiet=True)
+    except Exception:
+        if REQUIRED:
+            raise
+        traceback.print_exc()
+        warn("Cython could not translate kdump/_speedups.pyx, so kdump._speedups is not built.")
+        return []
+
+
+class optional_build_ext(build_ext):
+    """build_ext that turns a failed compile into a warning (the extension is an accelerator only)."""
+
+    def run(self):
+        try:
+            super().run()
+        except Exception as e:  # e.g. no compiler at all (PlatformError) before any extension is tried
+            if REQUIRED:
+                raise
+            warn(f"building the C extension failed ({e}).")
+
+    def build_extension(self, ext):
+        try:
+            super().build_extension(ext)
+        except Exception as e:  # CompileError, LinkError, ExecError, OSError, ...
+            if REQUIRED:
+                raise
+            warn(f"building {ext.name} failed ({e}).")
+            # Forget it, so that the in-place copy (editable installs) and the wheel's file list skip it.
+            self.extensions = [x for x in self.extensions if x is not ext]
+
+
+setup(ext_modules=extensions(), cmdclass={"build_ext": optional_build_ext})
