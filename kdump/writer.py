@@ -701,6 +701,8 @@ class SegmentWriter:
         """Append whole entries (one or several, e.g. the output of a builder)."""
         if self._done:
             raise ValueError("segment writer already finished")
+        if not isinstance(entries, (bytes, bytearray, memoryview)):
+            raise TypeError(f"entries must be bytes, not {type(entries).__name__}")
         data = bytes(entries)
         try:
             pos = 0
@@ -730,7 +732,13 @@ class SegmentWriter:
                     os.link(self._tmp_path, self.path)
                 except FileExistsError:
                     raise FileExistsError(f"{self.path} exists (pass overwrite=True to replace it)") from None
-                os.unlink(self._tmp_path)
+                except OSError:
+                    # No hard links on this file system (e.g. FAT, some network mounts): check, then rename.
+                    if os.path.lexists(self.path):
+                        raise FileExistsError(f"{self.path} exists (pass overwrite=True to replace it)") from None
+                    os.replace(self._tmp_path, self.path)
+                else:
+                    os.unlink(self._tmp_path)
         except BaseException:
             self.abort()
             raise
@@ -804,6 +812,8 @@ def write_segment(path, entries: Iterable[bytes], *, overwrite: bool = False, de
     :class:`SegmentWriter`); raises :class:`FileExistsError` if ``path`` exists and not ``overwrite``,
     :class:`WriteVerificationError` if the read-back differs. Returns the absolute path written.
     """
+    if isinstance(entries, (bytes, bytearray, memoryview)):
+        raise TypeError("entries must be an iterable of bytes objects; wrap a single one in a list")
     writer = SegmentWriter(path, overwrite=overwrite, deep_verify=deep_verify)
     try:
         for chunk in entries:
