@@ -14,11 +14,13 @@ from kdump.format.legacy import LegacyBatch, LegacyMessage, LegacyRecord
 from kdump.format.types import CompressionType, ControlRecordType, TimestampType
 from kdump.format.v2 import Record, RecordBatch, RecordColumns
 from kdump.segment import SegmentReader, Tail, iter_batches
+from kdump.writer import LegacyMessageBuilder, RecordBatchBuilder, SegmentWriter, write_segment
 
 __version__ = "0.1.0"
 
 __all__ = [
     "FormatError", "KdumpError", "LegacyBatch", "LegacyMessage", "LegacyRecord", "CompressionType",
     "ControlRecordType", "TimestampType", "Record", "RecordBatch", "RecordColumns", "SegmentReader",
-    "Tail", "iter_batches", "__version__",
+    "Tail", "iter_batches", "__version__", "RecordBatchBuilder", "LegacyMessageBuilder", "SegmentWriter",
+    "write_segment",
 ]

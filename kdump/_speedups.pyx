@@ -121,7 +121,10 @@ cdef bint _fast_buffer(object buf):
     if t is bytes or t is bytearray:
         return True
     if t is memoryview:
-        return buf.ndim == 1 and buf.format == "B" and buf.c_contiguous
+        try:
+            return buf.ndim == 1 and buf.format == "B" and buf.c_contiguous
+        except ValueError:  # released: let the pure path fail (or not) exactly as it does
+            return False
     return False
 
 
@@ -217,6 +220,7 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                 # a complete 10-byte varlong above 64 bits (pos is already past it): exact Python int
                 ts_big = True
                 ts_big_value = _big_varlong(p, ts_start)
+                ts_delta = 0  # unused when ts_big
             st = _read_field(p, &pos, body_end, 5, &off_delta)
             if st != VI_OK:
                 raise _varint_error(st, "offset delta", i, 5)
@@ -319,4 +323,79 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
     return cols
 
 
+
+
+# --- text rendering: compiled twin of kdump.render.kafka_text.render_v2_lines_py ----------------------
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+
+
+cdef inline str _text(object buf, Py_ssize_t pos, Py_ssize_t n):
+    """Java's ``new String(bytes, UTF_8)``: strict UTF-8 first (the common case), Java's rules otherwise."""
+    try:
+        return buf[pos:pos + n].decode("utf-8")
+    except UnicodeDecodeError:
+        return java_utf8(bytes(buf[pos:pos + n]))
+
+
+def render_v2_lines(cols, str ts_name, base_offset, base_seq, bint print_data, bint skip_metadata, list lines):
+    """Append one DumpLogSegments record line per record of a non-control magic-2 batch (default string
+    decoders, newest tool's text). Same output as the pure function, character for character."""
+    cdef Py_ssize_t first = len(lines)
+    # imported here, not at module level: kafka_text picks its implementation from this module on import
+    from kdump.render.kafka_text import render_v2_lines_py
+    if not isinstance(cols.buf, bytes):
+        render_v2_lines_py(cols, ts_name, base_offset, base_seq, print_data, skip_metadata, lines)
+        return
+    try:
+        _render(cols, ts_name, base_offset, base_seq, print_data, skip_metadata, lines)
+    except OverflowError:  # an offset or sequence beyond int64 (hostile input): the pure path copes
+        del lines[first:]
+        render_v2_lines_py(cols, ts_name, base_offset, base_seq, print_data, skip_metadata, lines)
+
+
+cdef _render(cols, str ts_name, base_offset, base_seq, bint print_data, bint skip_metadata, list lines):
+    cdef Py_ssize_t i, n = cols.count
+    cdef Py_ssize_t kl, vl
+    cdef int64_t off, bo = base_offset
+    cdef int64_t seq, bs = base_seq
+    cdef list offsets = cols.offsets, timestamps = cols.timestamps, key_pos = cols.key_pos
+    cdef list key_len = cols.key_len, value_pos = cols.value_pos, value_len = cols.value_len
+    cdef list headers = cols.headers
+    cdef object buf = cols.buf
+    cdef str meta, prefix = "| " if skip_metadata else " "
+    cdef tuple hdrs
+    for i in range(n):
+        kl = key_len[i]
+        vl = value_len[i]
+        if skip_metadata:
+            meta = ""
+        else:
+            off = offsets[i]
+            if bs < 0:
+                seq = -1
+            elif bs > 2147483647 - (off - bo):
+                seq = (off - bo) - (2147483647 - bs) - 1
+            else:
+                seq = bs + (off - bo)
+            hdrs = headers[i]
+            if hdrs:
+                meta = (f"| offset: {off} {ts_name}: {timestamps[i]} keySize: {kl} valueSize: {vl} "
+                        f"sequence: {seq} headerKeys: [{','.join([java_utf8(h[0]) for h in hdrs])}]")
+            else:
+                meta = (f"| offset: {off} {ts_name}: {timestamps[i]} keySize: {kl} valueSize: {vl} "
+                        f"sequence: {seq} headerKeys: []")
+        if not print_data:
+            lines.append(meta)
+        elif kl >= 0:
+            if vl >= 0:
+                lines.append(f"{meta}{prefix}key: {_text(buf, key_pos[i], kl)} payload: {_text(buf, value_pos[i], vl)}")
+            else:
+                lines.append(f"{meta}{prefix}key: {_text(buf, key_pos[i], kl)}")
+        elif vl >= 0:
+            lines.append(f"{meta}{prefix}payload: {_text(buf, value_pos[i], vl)}")
+        else:
+            lines.append(meta)
+
+
 from kdump.format.v2 import RecordColumns, parse_records_py  # noqa: E402  (see the note at the top)
+from kdump.decoders import java_utf8  # noqa: E402

@@ -15,6 +15,8 @@ from corpus import CORPUS
 from kdump.cli import cli
 from kdump.segment import SegmentReader
 
+pytestmark = pytest.mark.usefixtures("backend")  # each test runs on the compiled and the pure path
+
 V2_NONE = CORPUS / "kafka-generated/v2-none/00000000000000000000.log"
 V2_GZIP = CORPUS / "kafka-generated/v2-gzip/00000000000000000000.log"
 V1_GZIP = CORPUS / "kafka-generated/v1-gzip-createtime/00000000000000000000.log"

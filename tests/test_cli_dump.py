@@ -14,6 +14,8 @@ from click.testing import CliRunner
 from corpus import CORPUS, ROOT, load_json
 from kdump.cli import cli
 
+pytestmark = pytest.mark.usefixtures("backend")  # each test runs on the compiled and the pure path
+
 TXN = CORPUS / "kafka-generated/v2-transactional/00000000000000000000.log"
 MIXED = CORPUS / "kafka-generated/mixed-magic/00000000000000000000.log"
 HEADERS = CORPUS / "broker-written/fetch-v2-headers/00000000000000000000.log"

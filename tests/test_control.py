@@ -14,6 +14,8 @@ from kdump.errors import FormatError
 from kdump.format.control import kraft_control_json, parse_control_key, parse_end_txn_marker
 from kdump.format.types import ControlRecordType
 
+pytestmark = pytest.mark.usefixtures("backend")  # each test runs on the compiled and the pure path
+
 META = CORPUS / "kafka-generated/internal-topics/__cluster_metadata-0/00000000000000000000.log"
 BROKER_META = CORPUS / "broker-written/kraft-metadata-log/00000000000000000000.log"
 

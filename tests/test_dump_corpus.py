@@ -14,6 +14,8 @@ from corpus import (LOG_FILES, MODES, abs_dir_placeholder, case_id, expected, ka
                     scala_to_java_stderr, scala_to_java_stdout)
 from kdump.cli import cli
 
+pytestmark = pytest.mark.usefixtures("backend")  # each test runs on the compiled and the pure path
+
 CASES = [(p, m) for p in LOG_FILES for m in MODES]
 LEADER_CHANGE_JSON = re.compile(rb" LeaderChange: \{[^\n]*\}")
 

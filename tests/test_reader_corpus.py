@@ -7,6 +7,8 @@ from kdump.format.control import parse_control_key, parse_end_txn_marker
 from kdump.format.types import ControlRecordType
 from kdump.segment import SegmentReader
 
+pytestmark = pytest.mark.usefixtures("backend")  # each test runs on the compiled and the pure path
+
 JSON_CASES = sorted(p for p in CORPUS.rglob("*.log") if (p.parent / f"{p.name}.json").exists())
 LIMIT = 1 << 28
 TS_NAMES = {-1: "NO_TIMESTAMP_TYPE", 0: "CREATE_TIME", 1: "LOG_APPEND_TIME"}

@@ -31,6 +31,8 @@ from kdump.writer import (
     legacy_message, legacy_wrapper, snapshot_footer_value, snapshot_header_value, write_segment,
 )
 
+pytestmark = pytest.mark.usefixtures("backend")  # each test runs on the compiled and the pure path
+
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "fixtures" / "generated"
 SEGMENTS = sorted(GENERATED.glob("*/*.log"))

@@ -234,10 +234,6 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
     return cols
 
 
-try:  # the compiled fast path, same contract (kdump/_speedups.pyx); KDUMP_PURE_PYTHON=1 disables it
-    from kdump._backend import parse_records
-except ImportError:  # pragma: no cover - the backend module always exists
-    parse_records = parse_records_py
 
 
 class Record:
@@ -409,3 +405,13 @@ class RecordBatch:
     def __repr__(self) -> str:
         return (f"RecordBatch(position={self.position}, base_offset={self.base_offset}, "
                 f"last_offset={self.last_offset}, count={self.records_count}, codec={self.codec_id})")
+
+
+def _select():
+    # Chosen at import (the compiled twin when built, see kdump/_backend.py); at the end of the module so
+    # that the compiled module, which imports RecordColumns from here, finds it defined.
+    from kdump import _backend
+    return _backend.pick("parse_records", parse_records_py)
+
+
+parse_records = _select()

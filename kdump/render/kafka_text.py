@@ -98,69 +98,27 @@ class KafkaTextRenderer:
         return "".join(parts)
 
     def _v2_lines(self, batch, cols, lines: list) -> None:
+        default_decoders = not self.print_data or (
+            getattr(self.key_decoder, "name", "") == "string" and getattr(self.value_decoder, "name", "") == "string")
+        if not batch.is_control and default_decoders and not (self.scala and self.skip_metadata):
+            # the common case, with a compiled twin (kdump/_speedups.pyx)
+            render_v2_lines(cols, batch.timestamp_type.display_name, batch.base_offset, batch.base_sequence,
+                            self.print_data, self.skip_metadata, lines)
+            return
         ts_name = batch.timestamp_type.display_name
-        base_offset = batch.base_offset
-        base_seq = batch.base_sequence
         is_control = batch.is_control
-        skip = self.skip_metadata
         print_data = self.print_data and not is_control
-        buf = cols.buf
-        offsets, timestamps = cols.offsets, cols.timestamps
-        key_pos, key_len, value_pos, value_len = cols.key_pos, cols.key_len, cols.value_pos, cols.value_len
-        headers = cols.headers
-        string_keys = print_data and getattr(self.key_decoder, "name", "") == "string"
-        string_values = print_data and getattr(self.value_decoder, "name", "") == "string"
-        inc = L.increment_sequence
-        append = lines.append
-        prefix = "| " if skip else " "
+        prefix = "| " if self.skip_metadata else " "
         for i in range(cols.count):
-            off = offsets[i]
-            kl = key_len[i]
-            vl = value_len[i]
-            if skip:
+            if self.skip_metadata:
                 meta = ""
             else:
-                seq = -1 if base_seq < 0 else inc(base_seq, off - base_offset)
-                hdrs = headers[i]
-                hk = ",".join(java_utf8(k) for k, _ in hdrs) if hdrs else ""
-                meta = (f"| offset: {off} {ts_name}: {timestamps[i]} keySize: {kl} valueSize: {vl} "
-                        f"sequence: {seq} headerKeys: [{hk}]")
+                meta = _v2_meta(cols, i, ts_name, batch.base_offset, batch.base_sequence)
                 if is_control:
                     meta += self._control_text(batch, cols, i)
             if print_data:
-                if string_keys and string_values and not self.scala:
-                    # Hot path for the default decoders: no per-record function dispatch.
-                    if kl >= 0:
-                        kp = key_pos[i]
-                        kb = buf[kp:kp + kl]
-                        try:
-                            k = kb.decode()
-                        except UnicodeDecodeError:
-                            k = java_utf8(bytes(kb))
-                        if vl >= 0:
-                            vp = value_pos[i]
-                            vb = buf[vp:vp + vl]
-                            try:
-                                v = vb.decode()
-                            except UnicodeDecodeError:
-                                v = java_utf8(bytes(vb))
-                            append(f"{meta}{prefix}key: {k} payload: {v}")
-                        else:
-                            append(f"{meta}{prefix}key: {k}")
-                    elif vl >= 0:
-                        vp = value_pos[i]
-                        vb = buf[vp:vp + vl]
-                        try:
-                            v = vb.decode()
-                        except UnicodeDecodeError:
-                            v = java_utf8(bytes(vb))
-                        append(f"{meta}{prefix}payload: {v}")
-                    else:
-                        append(meta)
-                else:
-                    append(meta + self._payload(cols.key(i), cols.value(i), prefix))
-            else:
-                append(meta)
+                meta += self._payload(cols.key(i), cols.value(i), prefix)
+            lines.append(meta)
 
     def _control_text(self, batch, cols, i) -> str:
         """The control-record part of a record line (§2.3), or a readable note where Kafka would die."""
@@ -199,3 +157,54 @@ class KafkaTextRenderer:
             if self.print_data:
                 meta += self._payload(r.key, r.value, prefix)
             lines.append(meta)
+
+
+def _v2_meta(cols, i: int, ts_name: str, base_offset: int, base_seq: int) -> str:
+    off = cols.offsets[i]
+    seq = -1 if base_seq < 0 else L.increment_sequence(base_seq, off - base_offset)
+    hdrs = cols.headers[i]
+    hk = ",".join(java_utf8(k) for k, _ in hdrs) if hdrs else ""
+    return (f"| offset: {off} {ts_name}: {cols.timestamps[i]} keySize: {cols.key_len[i]} "
+            f"valueSize: {cols.value_len[i]} sequence: {seq} headerKeys: [{hk}]")
+
+
+def _text(buf, pos: int, n: int) -> str:
+    b = buf[pos:pos + n]
+    try:
+        return b.decode("utf-8")
+    except UnicodeDecodeError:
+        return java_utf8(bytes(b))
+
+
+def render_v2_lines_py(cols, ts_name: str, base_offset: int, base_seq: int, print_data: bool,
+                       skip_metadata: bool, lines: list) -> None:
+    """Record lines of a non-control magic-2 batch with the default (string) decoders, newest tool's text.
+    The compiled twin in kdump/_speedups.pyx must print exactly the same."""
+    key_pos, key_len, value_pos, value_len = cols.key_pos, cols.key_len, cols.value_pos, cols.value_len
+    buf = cols.buf
+    prefix = "| " if skip_metadata else " "
+    append = lines.append
+    for i in range(cols.count):
+        meta = "" if skip_metadata else _v2_meta(cols, i, ts_name, base_offset, base_seq)
+        if not print_data:
+            append(meta)
+            continue
+        kl = key_len[i]
+        vl = value_len[i]
+        if kl >= 0:
+            if vl >= 0:
+                append(f"{meta}{prefix}key: {_text(buf, key_pos[i], kl)} payload: {_text(buf, value_pos[i], vl)}")
+            else:
+                append(f"{meta}{prefix}key: {_text(buf, key_pos[i], kl)}")
+        elif vl >= 0:
+            append(f"{meta}{prefix}payload: {_text(buf, value_pos[i], vl)}")
+        else:
+            append(meta)
+
+
+def _select():
+    from kdump import _backend
+    return _backend.pick("render_v2_lines", render_v2_lines_py)
+
+
+render_v2_lines = _select()
