@@ -8,19 +8,35 @@ The library API (the command line is a thin layer over it)::
             for record in batch.records(limit=64 << 20):
                 ...
         print(reader.tail)                         # what lies after the last whole batch
+
+Names are imported on first use (PEP 562), so that ``kdump`` on the command line starts quickly.
 """
-from kdump.errors import FormatError, KdumpError
-from kdump.format.legacy import LegacyBatch, LegacyMessage, LegacyRecord
-from kdump.format.types import CompressionType, ControlRecordType, TimestampType
-from kdump.format.v2 import Record, RecordBatch, RecordColumns
-from kdump.segment import SegmentReader, Tail, iter_batches
-from kdump.writer import LegacyMessageBuilder, RecordBatchBuilder, SegmentWriter, write_segment
+import importlib
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "FormatError", "KdumpError", "LegacyBatch", "LegacyMessage", "LegacyRecord", "CompressionType",
-    "ControlRecordType", "TimestampType", "Record", "RecordBatch", "RecordColumns", "SegmentReader",
-    "Tail", "iter_batches", "__version__", "RecordBatchBuilder", "LegacyMessageBuilder", "SegmentWriter",
-    "write_segment",
-]
+_EXPORTS = {
+    "FormatError": "kdump.errors", "KdumpError": "kdump.errors",
+    "LegacyBatch": "kdump.format.legacy", "LegacyMessage": "kdump.format.legacy", "LegacyRecord": "kdump.format.legacy",
+    "CompressionType": "kdump.format.types", "ControlRecordType": "kdump.format.types",
+    "TimestampType": "kdump.format.types",
+    "Record": "kdump.format.v2", "RecordBatch": "kdump.format.v2", "RecordColumns": "kdump.format.v2",
+    "SegmentReader": "kdump.segment", "Tail": "kdump.segment", "iter_batches": "kdump.segment",
+    "RecordBatchBuilder": "kdump.writer", "LegacyMessageBuilder": "kdump.writer", "SegmentWriter": "kdump.writer",
+    "write_segment": "kdump.writer",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kdump' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(__all__)

@@ -27,9 +27,11 @@ from libc.stdint cimport int64_t, uint64_t, INT64_MAX, INT64_MIN
 
 from kdump.errors import FormatError
 
-# kdump.format.v2 (RecordColumns, parse_records_py) is imported at the END of this module, after
-# ``parse_records`` exists: v2 imports kdump._backend, which imports ``parse_records`` from here, so if
-# this module is ever the first one loaded, that circular import must find the function already defined.
+RecordColumns = None  # kdump.format.v2.RecordColumns, set on first use
+
+# kdump.format.v2 (RecordColumns, parse_records_py) is imported on first use, never at import time:
+# v2 and kafka_text pick their implementation from this module through kdump._backend while they are
+# being imported, so importing them from here at load time would be a cycle.
 
 cdef enum:
     VI_OK = 0
@@ -131,9 +133,9 @@ cdef bint _fast_buffer(object buf):
 def parse_records(buf, start, end, count, base_offset, base_timestamp, append_time):
     """Decode ``count`` records from ``buf[start:end]``; see :func:`kdump.format.v2.parse_records_py`."""
     if not (_fast_buffer(buf) and type(start) is int and type(end) is int and type(count) is int
-            and type(base_offset) is int and type(base_timestamp) is int):
-        return parse_records_py(buf, start, end, count, base_offset, base_timestamp, append_time)
-    if not (0 <= start <= end <= len(buf)):
+            and type(base_offset) is int and type(base_timestamp) is int) or not (0 <= start <= end <= len(buf)):
+        # inputs the fast path is not written for: the pure function decides, so results are identical
+        from kdump.format.v2 import parse_records_py
         return parse_records_py(buf, start, end, count, base_offset, base_timestamp, append_time)
     cdef Py_buffer view
     PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
@@ -147,6 +149,9 @@ def parse_records(buf, start, end, count, base_offset, base_timestamp, append_ti
 cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssize_t start, Py_ssize_t end,
                    object count_obj, object base_offset, object base_timestamp, object append_time):
     # Mirrors parse_records_py statement by statement; keep the two in step.
+    global RecordColumns
+    if RecordColumns is None:
+        from kdump.format.v2 import RecordColumns
     cols = RecordColumns(buf)
     cdef list offsets = cols.offsets
     cdef list timestamps = cols.timestamps
@@ -397,5 +402,4 @@ cdef _render(cols, str ts_name, base_offset, base_seq, bint print_data, bint ski
             lines.append(meta)
 
 
-from kdump.format.v2 import RecordColumns, parse_records_py  # noqa: E402  (see the note at the top)
-from kdump.decoders import java_utf8  # noqa: E402
+from kdump.decoders import java_utf8  # noqa: E402  (a leaf module: no cycle)

@@ -106,18 +106,14 @@ def dump(paths, files_csv, deep_iteration, print_data_log, skip_record_metadata,
     def on_unknown(path):
         _stderr(f"Ignoring unknown file {path}")
 
+    def on_io_error(path, err):
+        status["code"] = max(status["code"], EXIT_USAGE)
+        _stderr(f"kdump: {path}: cannot read: {err.strerror or err}")
+
     renderer = _make_renderer(fmt, out, opts, key_dec, value_dec, no_color)
-    dumper = Dumper(opts, renderer, on_error=on_error, on_unknown=on_unknown)
-    from kdump.dump import expand_paths
-    for path, _explicit in expand_paths(all_paths):
-        try:
-            dumper.dump_file(path)
-        except OSError as e:
-            status["code"] = EXIT_USAGE
-            _stderr(f"kdump: {path}: cannot read: {e.strerror or e}")
-    if hasattr(renderer, "close"):
-        renderer.close()
-    out.flush()
+    dumper = Dumper(opts, renderer, on_error=on_error, on_unknown=on_unknown, on_io_error=on_io_error)
+    dumper.dump_paths(all_paths)
+    renderer.out.flush()
     for line in non_consecutive_report(dumper.results, compat):
         _stderr(line)
     sys.exit(status["code"])

@@ -32,7 +32,6 @@ from __future__ import annotations
 import base64
 import codecs
 import importlib
-import inspect
 import json
 import re
 from dataclasses import dataclass, field
@@ -352,6 +351,8 @@ def _check_takes_one_argument(func: Callable[..., Any], spec: str, what: str) ->
     # Checked at load time so that a wrong signature is one usage error, not
     # the same DecoderError on every record.
     try:
+        import inspect  # only for user decoders; a slow import kdump does not need otherwise
+
         signature = inspect.signature(func)
     except (TypeError, ValueError):
         return  # some builtins have no introspectable signature; trust them

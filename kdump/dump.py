@@ -60,21 +60,21 @@ def file_kind(path: str) -> str:
     }.get(suffix, "unknown")
 
 
-def expand_paths(paths) -> list[tuple[str, bool]]:
-    """Files to dump, as (path, named_explicitly). Directories give their segments in offset order
-    (recursively, partition directories in name order); unknown files in them are still listed so that
-    they can be named and skipped."""
+def expand_paths(paths) -> list[str]:
+    """Files to dump. Directories give their segments in offset order (recursively, partition
+    directories in name order); unknown files in them are still listed so that they can be named and
+    skipped, while index-like companions are left out (they are dumped when named)."""
     out = []
     for p in paths:
         p = os.fspath(p)
         if os.path.isdir(p):
             out.extend(_expand_dir(p))
         else:
-            out.append((p, True))
+            out.append(p)
     return out
 
 
-def _expand_dir(d: str) -> list[tuple[str, bool]]:
+def _expand_dir(d: str) -> list[str]:
     entries = sorted(os.listdir(d))
     files = [e for e in entries if not os.path.isdir(os.path.join(d, e))]
     subdirs = [e for e in entries if os.path.isdir(os.path.join(d, e))]
@@ -88,7 +88,7 @@ def _expand_dir(d: str) -> list[tuple[str, bool]]:
         path = os.path.join(d, name)
         if name.endswith(COMPANION_SUFFIXES):
             continue
-        out.append((path, False))
+        out.append(path)
     for sub in subdirs:
         out.extend(_expand_dir(os.path.join(d, sub)))
     return out
@@ -98,16 +98,23 @@ class Dumper:
     """Runs a dump over files with one renderer. ``on_error(path, FormatError)`` reports problems."""
 
     def __init__(self, options: DumpOptions, renderer, *, on_error: Callable | None = None,
-                 on_unknown: Callable | None = None):
+                 on_unknown: Callable | None = None, on_io_error: Callable | None = None):
         self.options = options
         self.renderer = renderer
         self.on_error = on_error or (lambda path, err: None)
         self.on_unknown = on_unknown or (lambda path: None)
+        self.on_io_error = on_io_error  # (path, OSError); None: raise
         self.results: list[FileResult] = []
 
     def dump_paths(self, paths) -> list[FileResult]:
-        for path, _explicit in expand_paths(paths):
-            self.dump_file(path)
+        """Dump files and directories in order; a file that cannot be opened is reported and skipped."""
+        for path in expand_paths(paths):
+            try:
+                self.dump_file(path)
+            except OSError as e:
+                if self.on_io_error is None:
+                    raise
+                self.on_io_error(path, e)
         return self.results
 
     def dump_file(self, path: str) -> FileResult:

@@ -112,13 +112,17 @@ def decompress(codec: int, data, *, magic: int, limit: int) -> bytes:
     if not isinstance(limit, int) or limit < 0:
         raise ValueError(f"limit must be a non-negative int, not {limit!r}")
     if codec == GZIP:
+        from . import gzip as _gzip
         return _gzip.decompress(data, limit=limit)
     if codec == SNAPPY:
+        from . import snappy as _snappy
         return _snappy.decompress(data, limit=limit)
     if codec == LZ4:
+        from . import lz4 as _lz4
         return _lz4.decompress(data, magic=magic, limit=limit)
     if codec == ZSTD:
         _check_zstd_magic(magic)
+        from . import zstd as _zstd
         return _zstd.decompress(data, limit=limit)
     raise _unknown(codec)
 
@@ -132,20 +136,19 @@ def compress(codec: int, data: bytes, *, magic: int, level: int | None = None) -
     deflate / block payload bytes match Java's only if the underlying C library versions match).
     """
     if codec == GZIP:
+        from . import gzip as _gzip
         return _gzip.compress(data, level=level)
     if codec == SNAPPY:
+        from . import snappy as _snappy
         return _snappy.compress(data)
     if codec == LZ4:
+        from . import lz4 as _lz4
         return _lz4.compress(data, magic=magic, level=level)
     if codec == ZSTD:
         _check_zstd_magic(magic)
+        from . import zstd as _zstd
         return _zstd.compress(data, level=level)
     raise _unknown(codec)
 
-
-# Imported last: the codec modules import CodecError / DecompressedTooLarge from this (then partially
-# initialised) package, which works because those names are already defined above.
-from . import gzip as _gzip  # noqa: E402
-from . import lz4 as _lz4  # noqa: E402
-from . import snappy as _snappy  # noqa: E402
-from . import zstd as _zstd  # noqa: E402
+# The codec modules (and the C libraries behind them) are imported on first use, inside the functions
+# above: a shallow dump never decompresses, and those imports cost tens of milliseconds at start-up.

@@ -101,7 +101,8 @@ def kraft_control_json(ctype: ControlRecordType, value: bytes | None) -> str:
     versions = _VERSIONS_TO_TRY.get(ctype, (0,))
     for version in versions:
         try:
-            obj = read_struct(value, schema, version, exact=version != versions[-1] or len(versions) > 1)
+            # with a second version to try, bytes left over mean "not this version"
+            obj = read_struct(value, schema, version, exact=len(versions) > 1)
         except FormatError as e:
             error = e
             continue

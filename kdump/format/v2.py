@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import crc32c as _crc32c
+from kdump._crc import crc32c as _crc
 
 from kdump import codec as _codec
 from kdump.errors import FormatError
@@ -21,7 +21,7 @@ from kdump.format import layout as L
 from kdump.format.types import TimestampType
 from kdump.format.varint import read_uvarint, zigzag_decode
 
-_crc = _crc32c.crc32c
+
 
 
 class RecordColumns:

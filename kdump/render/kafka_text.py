@@ -9,7 +9,6 @@ from __future__ import annotations
 from kdump.decoders import DecoderError, java_utf8
 from kdump.errors import FormatError
 from kdump.format import layout as L
-from kdump.format.control import kraft_control_json, parse_control_key, parse_end_txn_marker
 from kdump.format.types import ControlRecordType, TimestampType
 
 
@@ -122,6 +121,7 @@ class KafkaTextRenderer:
 
     def _control_text(self, batch, cols, i) -> str:
         """The control-record part of a record line (§2.3), or a readable note where Kafka would die."""
+        from kdump.format.control import KRAFT_SCHEMAS, kraft_control_json, parse_control_key, parse_end_txn_marker
         try:
             ctype, type_id = parse_control_key(cols.key(i))
             if ctype in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
@@ -133,7 +133,6 @@ class KafkaTextRenderer:
                 return f" LeaderChange: {kraft_control_json(ctype, cols.value(i))}"
             if ctype in (ControlRecordType.SNAPSHOT_HEADER, ControlRecordType.SNAPSHOT_FOOTER,
                          ControlRecordType.KRAFT_VERSION, ControlRecordType.KRAFT_VOTERS):
-                from kdump.format.control import KRAFT_SCHEMAS
                 return f" {KRAFT_SCHEMAS[ctype][0]} {kraft_control_json(ctype, cols.value(i))}"
             return f" controlType: {ctype.name}({type_id})"
         except FormatError as e:
