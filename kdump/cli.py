@@ -155,3 +155,19 @@ def main(argv=None):
         _stderr(f"kdump: internal error: {type(e).__name__}: {e} (this is a bug in kdump; rerun with "
                 "KDUMP_DEBUG=1 for details and please report it)")
         sys.exit(70)
+
+
+def _register_commands():
+    """Subcommands living in their own modules (kdump/commands/*.py), each a thin layer over its library."""
+    import importlib
+    for name in ("verify", "index", "convert"):
+        try:
+            module = importlib.import_module(f"kdump.commands.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"kdump.commands.{name}":
+                raise
+            continue  # not written yet
+        cli.add_command(module.command)
+
+
+_register_commands()

@@ -1,0 +1,1 @@
+"""Subcommands other than dump, each a thin Click layer over a library module."""

@@ -1,0 +1,104 @@
+"""Findings: what ``verify`` and ``index check`` report, in one shape and one format.
+
+A :class:`Finding` has a stable machine-readable ``code`` (documented in docs/findings.md; never renamed,
+so CI jobs can match on it), a severity, the byte position and offsets it concerns, and a message for
+people. A :class:`FileReport` collects the findings of one file with its counts. Renderers: a short human
+summary (rich) and JSON (``--format json``). Exit codes are kdump's: 0 sound, 1 findings (errors or
+warnings), 2 usage or I/O errors.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+ERROR = "error"  # the data is damaged or inconsistent
+WARNING = "warning"  # suspicious, or something Kafka tolerates but should not be there
+INFO = "info"  # worth knowing, not a defect (e.g. offset gaps left by compaction)
+SEVERITIES = (ERROR, WARNING, INFO)
+
+
+@dataclass
+class Finding:
+    code: str
+    severity: str
+    message: str
+    position: int | None = None  # byte position in the file
+    first_offset: int | None = None  # offsets concerned, when known
+    last_offset: int | None = None
+    length: int | None = None  # bytes concerned (e.g. a damaged range), when known
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass
+class FileReport:
+    path: str
+    kind: str  # log, index, timeindex, txnindex, snapshot, checkpoint, leader-epoch-checkpoint, ...
+    batches: int = 0
+    records: int = 0
+    bytes: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    io_error: str | None = None
+
+    def add(self, code: str, severity: str, message: str, **where) -> Finding:
+        f = Finding(code, severity, message, **where)
+        self.findings.append(f)
+        return f
+
+    @property
+    def status(self) -> str:
+        if self.io_error is not None:
+            return "unreadable"
+        if any(f.severity in (ERROR, WARNING) for f in self.findings):
+            return "findings"
+        return "ok"
+
+    def to_dict(self) -> dict:
+        d = {"path": self.path, "kind": self.kind, "status": self.status, "batches": self.batches,
+             "records": self.records, "bytes": self.bytes, "findings": [f.to_dict() for f in self.findings]}
+        if self.io_error is not None:
+            d["ioError"] = self.io_error
+        return d
+
+
+def exit_code(reports: list[FileReport]) -> int:
+    """0 when every file is sound, 1 when any has an error or warning finding, 2 when any is unreadable."""
+    if any(r.io_error is not None for r in reports):
+        return 2
+    if any(r.status == "findings" for r in reports):
+        return 1
+    return 0
+
+
+def render_json(reports: list[FileReport], out) -> None:
+    """One JSON document: per file its status, counts and every finding."""
+    doc = {"files": [r.to_dict() for r in reports],
+           "status": {0: "ok", 1: "findings", 2: "error"}[exit_code(reports)]}
+    out.write(json.dumps(doc, indent=2) + "\n")
+
+
+def render_text(reports: list[FileReport], console, *, verbose: bool = False) -> None:
+    """A short summary for people: one line per file, then its findings (info only with ``verbose``)."""
+    from rich.markup import escape
+    style = {ERROR: "bold red", WARNING: "yellow", INFO: "dim"}
+    for r in reports:
+        if r.io_error is not None:
+            console.print(f"[bold red]UNREADABLE[/] {escape(r.path)}: {escape(r.io_error)}")
+            continue
+        mark = "[green]OK[/]" if r.status == "ok" else "[bold red]FAIL[/]"
+        console.print(f"{mark} {escape(r.path)} ({r.kind}): {r.batches} batches, {r.records} records, "
+                      f"{r.bytes} bytes")
+        for f in r.findings:
+            if f.severity == INFO and not verbose:
+                continue
+            where = f" at byte {f.position}" if f.position is not None else ""
+            offsets = ""
+            if f.first_offset is not None:
+                offsets = (f" offsets {f.first_offset}-{f.last_offset}" if f.last_offset not in (None, f.first_offset)
+                           else f" offset {f.first_offset}")
+            console.print(f"  [{style[f.severity]}]{f.severity}[/] {f.code}{where}{offsets}: {escape(f.message)}")
+    n_err = sum(1 for r in reports for f in r.findings if f.severity == ERROR)
+    n_warn = sum(1 for r in reports for f in r.findings if f.severity == WARNING)
+    bad = sum(1 for r in reports if r.status != "ok")
+    console.print(f"{len(reports)} files checked, {bad} with findings: {n_err} errors, {n_warn} warnings")
