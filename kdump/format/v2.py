@@ -93,6 +93,9 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
     LogAppendTime batches every record's timestamp is the batch's max timestamp (``append_time``).
     Positions in error messages are byte offsets into the records payload.
     """
+    # The single-byte varint case is written out inline for every field below (instead of a helper call)
+    # because this loop is the pure path's hot spot; _uvarint handles the rest. Its compiled twin lives in
+    # kdump/_speedups.pyx and must stay statement-for-statement in step.
     cols = RecordColumns(buf)
     offsets = cols.offsets
     timestamps = cols.timestamps
