@@ -111,6 +111,8 @@ class Dumper:
         for path in expand_paths(paths):
             try:
                 self.dump_file(path)
+            except BrokenPipeError:
+                raise  # the reader of our output went away (`| head`): not a problem with this file
             except OSError as e:
                 if self.on_io_error is None:
                     raise
