@@ -226,3 +226,18 @@ def test_python_dash_m_and_broken_pipe():
                           capture_output=True, env=env)
     assert proc.stdout == f"Dumping {big}\n".encode()
     assert proc.stderr == b""  # no traceback, and not reported as a problem with the file
+
+
+def test_scala_compat_payload_prefix_quirk_with_skip_record_metadata(tmp_path):
+    # Spec §2.3: the Scala tool always printed " payload: " (leading space, no "|"), even when the record
+    # line has no metadata and no key; the Java tool prints "| payload: ".
+    from kdump.writer import RecordBatchBuilder
+    b = RecordBatchBuilder(base_offset=0)
+    b.append(0, 1700000000000, None, b"v0")
+    b.append(1, 1700000000001, b"k1", b"v1")
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(b.build())
+    java = run("dump", "--print-data-log", "--skip-record-metadata", path).stdout.split("\n")[3:5]
+    scala = run("dump", "--compat", "scala", "--print-data-log", "--skip-record-metadata", path).stdout.split("\n")[3:5]
+    assert java == ["| payload: v0", "| key: k1 payload: v1"]
+    assert scala == [" payload: v0", "| key: k1 payload: v1"]
