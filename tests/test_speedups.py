@@ -373,3 +373,18 @@ def test_corpus_has_magic2_records(fast):
             decoded += fast(buf, start, end, batch.records_count, batch.base_offset, batch.base_timestamp,
                             batch.append_time).count
     assert decoded > 100
+
+
+# --- the record-line renderer: compiled vs pure -----------------------------------------------------------
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(batches(), st.integers(-3, 2**31 - 1), st.booleans(), st.booleans())
+def test_render_v2_lines_same_text(fast, args, base_seq, print_data, skip_metadata):
+    from kdump._speedups import render_v2_lines
+    from kdump.render.kafka_text import render_v2_lines_py
+    buf, start, end, count, base_offset, base_timestamp, append_time = args
+    cols = parse_records_py(buf, start, end, count, base_offset, base_timestamp, append_time)
+    ours, pure = [], []
+    render_v2_lines(cols, "CreateTime", base_offset, base_seq, print_data, skip_metadata, ours)
+    render_v2_lines_py(cols, "CreateTime", base_offset, base_seq, print_data, skip_metadata, pure)
+    assert ours == pure

@@ -170,7 +170,7 @@ def _v2_meta(cols, i: int, ts_name: str, base_offset: int, base_seq: int) -> str
 def _text(buf, pos: int, n: int) -> str:
     b = buf[pos:pos + n]
     try:
-        return b.decode("utf-8")
+        return str(b, "utf-8")  # bytes or any buffer (a memoryview payload)
     except UnicodeDecodeError:
         return java_utf8(bytes(b))
 
