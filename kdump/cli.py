@@ -64,12 +64,29 @@ def _decoder_option(value, which):
 @click.option("--no-color", is_flag=True, help="No colour on a terminal (also: NO_COLOR=1).")
 @click.option("--max-batch-bytes", type=click.IntRange(min=1024), default=256 * 1024 * 1024, show_default=True,
               help="Refuse a batch, or a decompressed payload, larger than this (protects memory).")
+@click.option("--verify-index-only", is_flag=True,
+              help="For .index/.timeindex files: check the entries against the log, print only the mismatches.")
+@click.option("--index-sanity-check", is_flag=True,
+              help="For .index/.timeindex files: only run Kafka's index sanity check.")
+@click.option("--max-message-size", type=int, default=None, hidden=True)  # Kafka's; kdump reads headers only
+@click.option("--companions", is_flag=True,
+              help="In directory dumps, also dump each segment's .index, .timeindex, .txnindex and .snapshot, "
+                   "and the text checkpoints (leader-epoch-checkpoint, partition.metadata, ...).")
+@click.option("--from-offset", type=int, default=None, metavar="N",
+              help="Start at the batch holding offset N (found with the offset index when there is one).")
+@click.option("--to-offset", type=int, default=None, metavar="M", help="Stop after offset M.")
+@click.option("--from-time", default=None, metavar="T",
+              help="Start at the first batch with a timestamp at or after T: epoch ms or ISO-8601 "
+                   "(2024-05-01T12:00:00Z; no zone = UTC). Uses the time index when there is one.")
 def dump(paths, files_csv, deep_iteration, print_data_log, skip_record_metadata, max_bytes, key_decoder,
-         value_decoder, key_decoder_class, value_decoder_class, fmt, compat, no_color, max_batch_bytes):
+         value_decoder, key_decoder_class, value_decoder_class, fmt, compat, no_color, max_batch_bytes,
+         verify_index_only, index_sanity_check, max_message_size, companions, from_offset, to_offset, from_time):
     """Print the batches and records of log segments, as Kafka's DumpLogSegments does.
 
-    PATHS are .log segments, KRaft .checkpoint snapshots, or directories (a partition directory gives its
-    segments in offset order; a log directory, every partition). The text is Kafka's, line for line, so
+    PATHS are .log segments, KRaft .checkpoint snapshots, their companion files (.index, .timeindex,
+    .txnindex, producer .snapshot, leader-epoch-checkpoint and the other text checkpoints), or directories (a
+    partition directory gives its segments in offset order; a log directory, every partition; --companions
+    adds the companion files). The text is Kafka's, line for line, so
     existing scripts keep working; where Kafka's tool dies on damaged data, kdump prints everything it
     can read and one error line per problem (file, byte position, cause) on stderr, and exits 1.
 
@@ -78,6 +95,8 @@ def dump(paths, files_csv, deep_iteration, print_data_log, skip_record_metadata,
       kdump dump 00000000000000000000.log
       kdump dump --deep-iteration --print-data-log --value-decoder json my-topic-0/
       kdump dump --files a.log,b.log --max-bytes 1048576
+      kdump dump --deep-iteration --from-offset 1200000 --to-offset 1200010 my-topic-0/
+      kdump dump --verify-index-only 00000000000000000000.index 00000000000000000000.timeindex
     """
     from kdump.dump import Dumper, DumpOptions, non_consecutive_report
 
@@ -91,9 +110,22 @@ def dump(paths, files_csv, deep_iteration, print_data_log, skip_record_metadata,
     print_data = print_data_log or key_spec is not None or value_spec is not None
     key_dec = _decoder_option(key_spec or "string", "key")
     value_dec = _decoder_option(value_spec or "string", "value")
+    from_time_ms = None
+    if from_time is not None:
+        from kdump.index.seek import parse_time
+        try:
+            from_time_ms = parse_time(from_time)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--from-time") from None
+    if from_offset is not None and from_time_ms is not None:
+        raise click.UsageError("--from-offset and --from-time cannot be combined")
+    if from_offset is not None and to_offset is not None and to_offset < from_offset:
+        raise click.UsageError(f"--to-offset {to_offset} is below --from-offset {from_offset}")
     opts = DumpOptions(deep_iteration=deep_iteration, print_data=print_data,
                        skip_record_metadata=skip_record_metadata, max_bytes=max_bytes, compat=compat,
-                       max_batch_bytes=max_batch_bytes, max_decompressed_bytes=max_batch_bytes)
+                       max_batch_bytes=max_batch_bytes, max_decompressed_bytes=max_batch_bytes,
+                       verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
+                       companions=companions, from_offset=from_offset, to_offset=to_offset, from_time=from_time_ms)
 
     out = click.get_text_stream("stdout")
     status = {"code": EXIT_OK}
@@ -110,10 +142,16 @@ def dump(paths, files_csv, deep_iteration, print_data_log, skip_record_metadata,
         status["code"] = max(status["code"], EXIT_USAGE)
         _stderr(f"kdump: {path}: cannot read: {err.strerror or err}")
 
+    def on_note(path, message):
+        _stderr(f"kdump: {path}: note: {message}")
+
     renderer = _make_renderer(fmt, out, opts, key_dec, value_dec, no_color)
-    dumper = Dumper(opts, renderer, on_error=on_error, on_unknown=on_unknown, on_io_error=on_io_error)
+    dumper = Dumper(opts, renderer, on_error=on_error, on_unknown=on_unknown, on_io_error=on_io_error,
+                    on_note=on_note)
     dumper.dump_paths(all_paths)
     renderer.out.flush()
+    for line in dumper.index_reports.lines(compat):
+        _stderr(line)
     for line in non_consecutive_report(dumper.results, compat):
         _stderr(line)
     sys.exit(status["code"])

@@ -67,6 +67,10 @@ class KafkaTextRenderer:
         if header is not None:
             self.out.write(header + "\n")
 
+    def companion(self, text: str, obj=None) -> None:
+        """One line of an index, snapshot or checkpoint dump (kdump.index.dump builds the text)."""
+        self.out.write(text + "\n")
+
     def trailing(self, file_name: str, tail) -> None:
         self.out.write(f"Found {tail.length} invalid bytes at the end of {file_name}\n")
 

@@ -1,0 +1,13 @@
+"""Index, snapshot and checkpoint files of a Kafka log directory (docs/index.md).
+
+* :mod:`kdump.index.offset_index`, :mod:`~kdump.index.time_index`, :mod:`~kdump.index.txn_index`,
+  :mod:`~kdump.index.snapshot`, :mod:`~kdump.index.checkpoints`: readers (and encoders) of each file kind;
+* :mod:`kdump.index.dump`: DumpLogSegments' text for them (``kdump dump``);
+* :mod:`kdump.index.check`: findings about them (``kdump index check``;
+  ``check_partition_companions(directory, *, deep)`` for ``kdump verify``);
+* :mod:`kdump.index.rebuild`: Kafka's recovery-time indexes (``kdump index rebuild``;
+  ``rebuild_indexes(log_path, out_dir=None, *, index_interval_bytes=4096, force=False)``);
+* :mod:`kdump.index.seek`: offset and time lookups (``kdump dump --from-offset/--from-time``).
+
+Nothing is imported here: ``kdump dump`` loads only the modules it needs.
+"""

@@ -1,0 +1,907 @@
+"""``kdump index check``: are a partition's companion files sound, and do they agree with its log?
+
+One :class:`~kdump.findings.FileReport` per ``.index``, ``.timeindex``, ``.txnindex``, producer ``.snapshot``
+and ``leader-epoch-checkpoint`` (plus one for an expected file that is missing, when that matters). Finding
+codes are stable (docs/index.md lists them with their severities).
+
+Shallow checks (``deep=False``) read the companion files whole and the log only where they point:
+
+* layout and Kafka's own sanity checks (``OffsetIndex``/``TimeIndex``/``TransactionIndex.sanityCheck``,
+  snapshot version and CRC, checkpoint syntax), with Kafka's messages;
+* a preallocated zero tail (a segment that was not closed cleanly; normal for the active segment);
+* offsets and positions increasing, timestamps increasing, offsets not below the base offset;
+* each offset-index entry points at a batch (one 61-byte read) that starts at or before its offset; each
+  time-index entry's offset is found where the offset index says (a header walk of at most one index
+  interval); each aborted transaction's ABORT marker is in the log.
+
+Deep checks (``deep=True``) also walk every segment, as Kafka's recovery would: entries must lie on the
+chain of batches, each time entry must be the maximum timestamp so far at its offset (with the record
+timestamps decoded, as DumpLogSegments compares them), the ``.txnindex`` must equal the aborted
+transactions recomputed from the log (producer state carried across segments), the leader epoch checkpoint
+must agree with the epochs in the batches, and indexes are compared with what recovery would write (an
+``info`` finding: append-time and recovery-time indexing legitimately differ, see docs/index.md).
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from kdump.errors import FormatError
+from kdump.findings import ERROR, INFO, WARNING, FileReport
+from kdump.index import checkpoints as cps
+from kdump.index.headers import BatchHeader, Stop, first_offset, header_at, max_record_timestamp, read_batch_at, \
+    walk_headers
+
+MAX_PER_CODE = 20  # findings of one code per file; more are summarised in one finding
+# Entries checked against the log per index file: 4x what Kafka's default segment.index.bytes (10 MiB) holds.
+# Bounds memory (the deep checks keep entries in a list); larger files are checked up to here, and said so.
+MAX_CHECK_ENTRIES = 4 * 1310720
+_SEGMENT = re.compile(r"^(\d{20})\.log$")
+_COMPANION = re.compile(r"^(\d{20})\.(index|timeindex|txnindex|snapshot)$")
+_KAFKA_VERSIONS_RECORD_OFFSET = ("written by a broker that stored the offset of the record with the max timestamp "
+                                 "instead of its batch's last offset (Kafka 3.6.2-3.7.0, KAFKA-16342, undone by "
+                                 "KAFKA-16310); time lookups still find the right batch")
+
+
+class _Report:
+    """A FileReport with a cap on findings per code."""
+
+    def __init__(self, path: str, kind: str, size: int = 0):
+        self.report = FileReport(path, kind, bytes=size)
+        self._counts: dict[str, int] = {}
+
+    def add(self, code: str, severity: str, message: str, **where) -> None:
+        n = self._counts.get(code, 0) + 1
+        self._counts[code] = n
+        if n <= MAX_PER_CODE:
+            self.report.add(code, severity, message, **where)
+
+    def finish(self) -> FileReport:
+        for code, n in self._counts.items():
+            if n > MAX_PER_CODE:
+                sev = next(f.severity for f in self.report.findings if f.code == code)
+                self.report.add(code, sev, f"... and {n - MAX_PER_CODE} more {code} findings in this file "
+                                f"({n} in all)")
+        return self.report
+
+
+@dataclass
+class _Segment:
+    base: int
+    log_path: str
+    next_base: int | None
+    is_last: bool
+    log_size: int | None = None
+    recovery: object = None  # kdump.index.rebuild.Recovery, deep mode
+    recovery_error: str | None = None
+
+
+@dataclass
+class _PartitionFacts:
+    """What the deep walk learned about the whole partition."""
+
+    leader_epochs: list = field(default_factory=list)  # (epoch, start offset) as recovery assigns them
+    producer_batches: dict = field(default_factory=dict)  # producer id -> set of batch last offsets
+    log_start: int | None = None
+    log_end: int | None = None
+
+
+class PartitionChecker:
+    def __init__(self, directory: str, *, deep: bool, index_interval_bytes: int = 4096):
+        self.directory = os.fspath(directory)
+        self.deep = deep
+        self.index_interval_bytes = index_interval_bytes
+        names = sorted(os.listdir(self.directory))
+        bases = []
+        for name in names:
+            m = _SEGMENT.match(name)
+            if m and os.path.isfile(os.path.join(self.directory, name)):
+                bases.append(int(m.group(1)))
+        bases.sort()
+        self.segments = {}
+        for i, b in enumerate(bases):
+            self.segments[b] = _Segment(b, os.path.join(self.directory, f"{b:020d}.log"),
+                                        bases[i + 1] if i + 1 < len(bases) else None, i == len(bases) - 1)
+        self.names = names
+        self._facts: _PartitionFacts | None = None
+        self._log_end: int | None | bool = False
+
+    # --- whole directory ------------------------------------------------------------------------------
+    def check_all(self) -> list[FileReport]:
+        reports = []
+        companions = {}
+        for name in self.names:
+            m = _COMPANION.match(name)
+            if m:
+                companions.setdefault(m.group(2), []).append((int(m.group(1)), os.path.join(self.directory, name)))
+        by_base = {}
+        for kind in ("index", "timeindex", "txnindex"):
+            for base, path in companions.get(kind, []):
+                by_base.setdefault(base, {})[kind] = path
+        bases = sorted(set(self.segments) | set(by_base))
+        for base in bases:
+            reports.extend(self._check_segment(base, by_base.get(base, {})))
+        for offset, path in companions.get("snapshot", []):
+            reports.append(self._guard("snapshot", path, self.check_snapshot, offset))
+        lec = os.path.join(self.directory, cps.LEADER_EPOCH_CHECKPOINT)
+        if os.path.isfile(lec):
+            reports.append(self._guard("leader-epoch-checkpoint", lec, self.check_leader_epoch_checkpoint))
+        return reports
+
+    @staticmethod
+    def _guard(kind: str, path: str, check, *args) -> FileReport:
+        """A check that cannot crash the run: an I/O error makes the file unreadable in its report."""
+        try:
+            return check(path, *args)
+        except OSError as e:
+            r = FileReport(path, kind)
+            r.io_error = f"cannot read: {e.strerror or e}"
+            return r
+        except FormatError as e:
+            r = FileReport(path, kind)
+            r.add(e.code, ERROR, e.message, position=e.position)
+            return r
+
+    def check_segment_files(self, base: int) -> list[FileReport]:
+        prefix = os.path.join(self.directory, f"{base:020d}")
+        present = {k: prefix + "." + k for k in ("index", "timeindex", "txnindex") if os.path.exists(prefix + "." + k)}
+        reports = self._check_segment(base, present)
+        snap = prefix + ".snapshot"
+        if os.path.exists(snap):
+            reports.append(self._guard("snapshot", snap, self.check_snapshot, base))
+        return reports
+
+    def _check_segment(self, base: int, present: dict) -> list[FileReport]:
+        seg = self.segments.get(base)
+        reports = []
+        if seg is not None and self.deep:
+            self._recover(seg)
+        if "index" in present:
+            reports.append(self._guard("index", present["index"], self.check_offset_index, base, seg))
+        elif seg is not None:
+            r = _Report(os.path.join(self.directory, f"{base:020d}.index"), "index")
+            r.add("index-missing", WARNING, "the segment has no offset index: Kafka rebuilds it at startup (recovery of "
+                  "this segment); `kdump index rebuild` writes the same file")
+            reports.append(r.finish())
+        if "timeindex" in present:
+            reports.append(self._guard("timeindex", present["timeindex"], self.check_time_index, base, seg))
+        if "txnindex" in present:
+            reports.append(self._guard("txnindex", present["txnindex"], self.check_txn_index, base, seg))
+        elif seg is not None and self.deep and seg.recovery is not None and seg.recovery.aborted:
+            r = _Report(os.path.join(self.directory, f"{base:020d}.txnindex"), "txnindex")
+            first = seg.recovery.aborted[0]
+            r.add("txnindex-missing", ERROR,
+                  f"the log has {len(seg.recovery.aborted)} aborted transaction(s) (first: producer {first.producer_id}, "
+                  f"offsets {first.first_offset}-{first.last_offset}) but there is no transaction index: consumers "
+                  "reading committed data would see the aborted records", first_offset=first.first_offset,
+                  last_offset=first.last_offset)
+            reports.append(r.finish())
+        return reports
+
+    # --- deep context ---------------------------------------------------------------------------------
+    def _recover(self, seg: _Segment) -> None:
+        """Recovery of every segment up to ``seg``, in order, carrying producer state (once per checker)."""
+        if self._facts is not None:
+            return
+        from kdump.index.rebuild import RebuildError, recover_segment, state_before
+        facts = _PartitionFacts()
+        bases = sorted(self.segments)
+        state = state_before(self.directory, bases[0]) if bases else None
+        epoch = None
+        for b in bases:
+            s = self.segments[b]
+            try:
+                rec = recover_segment(s.log_path, producer_state=state, leader_epoch=epoch,
+                                      index_interval_bytes=self.index_interval_bytes)
+            except RebuildError as e:
+                s.recovery_error = e.message
+                continue
+            except OSError as e:
+                s.recovery_error = f"cannot read the log: {e.strerror or e}"
+                continue
+            s.recovery = rec
+            s.log_size = rec.log_size
+            facts.leader_epochs.extend(rec.leader_epochs)
+            if rec.leader_epochs:
+                epoch = rec.leader_epochs[-1][0]
+        self._facts = facts
+
+    def _segment_log_size(self, seg: _Segment | None) -> int | None:
+        if seg is None:
+            return None
+        if seg.log_size is None:
+            try:
+                seg.log_size = os.path.getsize(seg.log_path)
+            except OSError:
+                return None
+        return seg.log_size
+
+    def log_end_offset(self) -> int | None:
+        """Last offset + 1 of the last segment (a header walk from its last offset-index entry)."""
+        if self._log_end is not False:
+            return self._log_end
+        self._log_end = None
+        if not self.segments:
+            return None
+        from kdump.index.offset_index import OffsetIndex
+        seg = self.segments[max(self.segments)]
+        start = 0
+        try:
+            with OffsetIndex(seg.log_path[:-4] + ".index", base_offset=seg.base) as idx:
+                n = idx.valid_entry_count_fast()
+                if n:
+                    start = idx.entry(n - 1).position
+        except (OSError, FormatError):
+            start = 0
+        try:
+            fd = os.open(seg.log_path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            size = os.fstat(fd).st_size
+            end = None
+            for h in walk_headers(fd, start if start < size else 0, size):
+                if isinstance(h, Stop):
+                    break
+                end = h.last_offset + 1
+            if end is None and start:
+                for h in walk_headers(fd, 0, size):
+                    if isinstance(h, Stop):
+                        break
+                    end = h.last_offset + 1
+        finally:
+            os.close(fd)
+        self._log_end = end if end is not None else seg.base
+        return self._log_end
+
+    # --- .index -----------------------------------------------------------------------------------------
+    def check_offset_index(self, path: str, base: int, seg: _Segment | None) -> FileReport:
+        from kdump.index.offset_index import OffsetIndex
+
+        r = _Report(path, "index")
+        try:
+            idx = OffsetIndex(path, base_offset=base)
+        except OSError as e:
+            r.report.io_error = f"cannot read: {e.strerror or e}"
+            return r.report
+        with idx:
+            r.report.bytes = idx.length
+            try:
+                self._offset_index(idx, r, base, seg)
+            except FormatError as e:
+                r.add(e.code, ERROR, e.message, position=e.position)
+        return r.finish()
+
+    def _zero_tail(self, idx, r: _Report, seg: _Segment | None, kind: str) -> int:
+        """Number of entries to check; reports a preallocated zero tail (and a file too large to check whole)."""
+        n = self._zero_tail_count(idx, r, seg, kind)
+        if n > MAX_CHECK_ENTRIES:
+            r.add(f"{kind}-too-large", WARNING,
+                  f"{n} entries, more than kdump checks against the log ({MAX_CHECK_ENTRIES}, four times what Kafka's "
+                  "default segment.index.bytes holds); the first ones were checked", position=MAX_CHECK_ENTRIES
+                  * idx.entry_size)
+            return MAX_CHECK_ENTRIES
+        return n
+
+    def _zero_tail_count(self, idx, r: _Report, seg: _Segment | None, kind: str) -> int:
+        valid = idx.dump_entry_count()
+        if valid < idx.entries and idx.tail_is_zero(valid):
+            active = seg is not None and seg.is_last
+            extra = ""
+            if kind == "timeindex":
+                extra = " Kafka's --index-sanity-check fails on it (the zero timestamp of the last slot)."
+            r.add(f"{kind}-zero-tail", INFO if active else WARNING,
+                  f"{idx.entries - valid} preallocated zero entries after the {valid} real ones "
+                  f"({(idx.entries - valid) * idx.entry_size} bytes): the segment was "
+                  + ("active, or the broker did not shut down cleanly" if active else
+                     "not closed cleanly (a rolled segment's index is trimmed); Kafka's recovery trims it") + "."
+                  + extra, position=valid * idx.entry_size, length=(idx.entries - valid) * idx.entry_size)
+            return valid
+        return idx.entries
+
+    def _offset_index(self, idx, r: _Report, base: int, seg: _Segment | None) -> None:
+        if idx.partial_bytes:
+            r.add("index-length-invalid", ERROR,
+                  f"{idx.partial_bytes} bytes at the end are not a whole 8-byte entry (a torn write); Kafka's sanity "
+                  f"check: Index file {os.path.abspath(idx.path)} is corrupt, found {idx.length} bytes which is "
+                  "neither positive nor a multiple of 8", position=idx.entries * 8, length=idx.partial_bytes)
+        n = self._zero_tail(idx, r, seg, "index")
+        last = idx.entry(n - 1).offset if n else base
+        if n and last < base:
+            r.add("index-last-offset-below-base", ERROR,
+                  f"Kafka's sanity check: Corrupt index found, index file {os.path.abspath(idx.path)} has non-zero size "
+                  f"but the last offset is {last} which is less than the base offset {base}", position=(n - 1) * 8)
+        if seg is None:
+            r.add("index-log-missing", ERROR, f"no segment {base:020d}.log beside this index (an orphan: Kafka "
+                  "deletes it at startup)")
+        log_size = self._segment_log_size(seg)
+        fd = None
+        if seg is not None:
+            try:
+                fd = os.open(seg.log_path, os.O_RDONLY)
+            except OSError as e:
+                r.add("index-log-unreadable", ERROR, f"cannot read {seg.log_path}: {e.strerror or e}")
+        entries = []  # (slot, offset, position) of plausible entries, for the deep chain check
+        try:
+            prev = None
+            for i, e in idx.iter_entries(0, n):
+                where = dict(position=i * 8, first_offset=e.offset)
+                if e.offset < base:
+                    r.add("index-offset-below-base", ERROR,
+                          f"entry {i}: offset {e.offset} is below the base offset {base} (relative offset "
+                          f"{e.offset - base})", **where)
+                if prev is not None:
+                    if e.offset <= prev.offset:
+                        r.add("index-offset-not-increasing", ERROR,
+                              f"entry {i}: offset {e.offset} is not above the previous entry's {prev.offset} "
+                              "(binary search over the index gives wrong answers)", **where)
+                    if e.position <= prev.position:
+                        r.add("index-position-not-increasing", ERROR,
+                              f"entry {i}: position {e.position} is not above the previous entry's {prev.position}",
+                              **where)
+                prev = e
+                if fd is None:
+                    continue
+                if e.position >= log_size:
+                    r.add("index-position-past-end", ERROR,
+                          f"entry {i}: offset {e.offset} points at position {e.position}, at or past the end of the "
+                          f"log ({log_size} bytes)", **where)
+                    continue
+                h = header_at(fd, e.position, log_size)
+                if isinstance(h, Stop):
+                    r.add("index-position-not-batch", ERROR,
+                          f"entry {i}: offset {e.offset} points at position {e.position}, where no batch starts: "
+                          f"{h.message}", **where)
+                    continue
+                first = h.base_offset
+                if first is None and h.last_offset > e.offset:
+                    first = first_offset(fd, h)
+                if first is not None and first > e.offset:
+                    r.add("index-entry-skips-offsets", ERROR,
+                          f"entry {i}: offset {e.offset} points at a batch starting at offset {first}: a lookup of "
+                          f"offsets {e.offset}-{first - 1} would start after them", **where)
+                elif h.last_offset != e.offset:
+                    why = (" (the entry names the last offset of a later batch: one entry for an append of several "
+                           "batches, as followers before Kafka 4.0 wrote them)" if h.last_offset < e.offset else
+                           " (the offset lies inside the batch)")
+                    r.add("index-offset-mismatch", WARNING,
+                          f"entry {i}: offset {e.offset}, but the batch at position {e.position} ends at offset "
+                          f"{h.last_offset}{why}; DumpLogSegments reports this as a mismatch", **where)
+                entries.append((i, e.offset, e.position))
+            if fd is not None and self.deep and entries:
+                self._offset_chain(fd, log_size, entries, r)
+        finally:
+            if fd is not None:
+                os.close(fd)
+        if self.deep and seg is not None:
+            self._compare_recovery(idx, n, r, seg, "index")
+
+    def _offset_chain(self, fd: int, log_size: int, entries: list, r: _Report) -> None:
+        """Deep: every entry's position must be a batch boundary of the walk from the start of the log."""
+        wanted = sorted(entries, key=lambda t: t[2])
+        k = 0
+        for h in walk_headers(fd, 0, log_size):
+            pos = h.position
+            while k < len(wanted) and wanted[k][2] < pos:
+                i, off, p = wanted[k]
+                r.add("index-position-not-batch", ERROR,
+                      f"entry {i}: position {p} is inside a batch of the log (not a batch boundary)",
+                      position=i * 8, first_offset=off)
+                k += 1
+            if isinstance(h, Stop):
+                break
+            while k < len(wanted) and wanted[k][2] == pos:
+                k += 1
+        for i, off, p in wanted[k:]:
+            r.add("index-position-beyond-valid", WARNING,
+                  f"entry {i}: position {p} lies after where the log stops being readable (Kafka's recovery would "
+                  "drop it)", position=i * 8, first_offset=off)
+
+    def _compare_recovery(self, idx, n: int, r: _Report, seg: _Segment, kind: str) -> None:
+        if seg.recovery is None:
+            if seg.recovery_error:
+                r.add(f"{kind}-recovery-fails", ERROR, f"Kafka's recovery of this segment would fail: "
+                      f"{seg.recovery_error}")
+            return
+        rec = seg.recovery
+        ours = [e for _, e in idx.iter_entries(0, n)]
+        theirs = rec.offset_entries() if kind == "index" else rec.time_entries()
+        if ours == theirs:
+            return
+        k = next((j for j, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
+        at = (f"first difference at entry {k}: here {tuple(ours[k]) if k < len(ours) else 'nothing'}, recovery "
+              f"{tuple(theirs[k]) if k < len(theirs) else 'nothing'}")
+        r.add(f"{kind}-differs-from-recovery", INFO,
+              f"{len(ours)} entries, Kafka's recovery (index.interval.bytes={rec.index_interval_bytes}) would write "
+              f"{len(theirs)}; {at}. Normal for indexes written at append time by brokers before Kafka 4.0, by "
+              "followers, or across broker restarts (docs/index.md)", position=k * idx.entry_size)
+
+    # --- .timeindex ---------------------------------------------------------------------------------
+    def check_time_index(self, path: str, base: int, seg: _Segment | None) -> FileReport:
+        from kdump.index.time_index import TimeIndex
+
+        r = _Report(path, "timeindex")
+        try:
+            tidx = TimeIndex(path, base_offset=base)
+        except OSError as e:
+            r.report.io_error = f"cannot read: {e.strerror or e}"
+            return r.report
+        with tidx:
+            r.report.bytes = tidx.length
+            try:
+                self._time_index(tidx, r, base, seg)
+            except FormatError as e:
+                r.add(e.code, ERROR, e.message, position=e.position)
+        return r.finish()
+
+    def _time_index(self, tidx, r: _Report, base: int, seg: _Segment | None) -> None:
+        abs_path = os.path.abspath(tidx.path)
+        if tidx.partial_bytes:
+            r.add("timeindex-length-invalid", ERROR,
+                  f"{tidx.partial_bytes} bytes at the end are not a whole 12-byte entry; Kafka's sanity check: Time "
+                  f"index file {abs_path} is corrupt, found {tidx.length} bytes which is neither positive nor a "
+                  "multiple of 12", position=tidx.entries * 12, length=tidx.partial_bytes)
+        n = self._zero_tail(tidx, r, seg, "timeindex")
+        entries = [e for _, e in tidx.iter_entries(0, n)]
+        if entries:
+            first, last = entries[0], entries[-1]
+            if last.timestamp < first.timestamp:
+                r.add("timeindex-sanity-timestamp", ERROR,
+                      f"Kafka's sanity check: Corrupt time index found, time index file ({abs_path}) has non-zero size "
+                      f"but the last timestamp is {last.timestamp} which is less than the first timestamp "
+                      f"{first.timestamp}", position=(n - 1) * 12)
+            if last.offset < base:
+                r.add("timeindex-last-offset-below-base", ERROR,
+                      f"Kafka's sanity check: Corrupt time index found, time index file ({abs_path}) has non-zero size "
+                      f"but the last offset is {last.offset} which is less than the first offset {base}",
+                      position=(n - 1) * 12)
+        prev = None
+        for i, e in enumerate(entries):
+            where = dict(position=i * 12, first_offset=e.offset)
+            if e.offset < base:
+                r.add("timeindex-offset-below-base", ERROR, f"entry {i}: offset {e.offset} is below the base offset "
+                      f"{base}", **where)
+            if prev is not None:
+                if e.timestamp < prev.timestamp:
+                    r.add("timeindex-timestamp-decreasing", ERROR,
+                          f"entry {i}: timestamp {e.timestamp} is below the previous entry's {prev.timestamp} "
+                          "(time lookups give wrong answers)", **where)
+                elif e.timestamp == prev.timestamp:
+                    r.add("timeindex-timestamp-repeated", WARNING,
+                          f"entry {i}: timestamp {e.timestamp} repeats the previous entry's (Kafka only appends a "
+                          "larger one)", **where)
+                if e.offset < prev.offset:
+                    r.add("timeindex-offset-decreasing", ERROR,
+                          f"entry {i}: offset {e.offset} is below the previous entry's {prev.offset}", **where)
+                elif e.offset == prev.offset:
+                    r.add("timeindex-offset-repeated", WARNING,
+                          f"entry {i}: offset {e.offset} repeats the previous entry's", **where)
+            prev = e
+        if seg is None:
+            r.add("timeindex-log-missing", ERROR, f"no segment {base:020d}.log beside this time index (an orphan)")
+            return
+        if not entries:
+            if self.deep and seg.recovery is not None and seg.recovery.time_index:
+                r.add("timeindex-empty", WARNING if not seg.is_last else INFO,
+                      "the time index is empty but the log has timestamps: time lookups fall back to the segment "
+                      "start (Kafka recreates an empty one when it is missing)")
+            return
+        self._time_against_log(tidx, entries, r, base, seg)
+        if self.deep:
+            self._compare_recovery(tidx, n, r, seg, "timeindex")
+
+    def _time_against_log(self, tidx, entries, r: _Report, base: int, seg: _Segment) -> None:
+        from kdump.index.offset_index import OffsetIndex
+
+        log_size = self._segment_log_size(seg)
+        try:
+            fd = os.open(seg.log_path, os.O_RDONLY)
+        except OSError as e:
+            r.add("timeindex-log-unreadable", ERROR, f"cannot read {seg.log_path}: {e.strerror or e}")
+            return
+        oidx = None
+        try:
+            try:
+                oidx = OffsetIndex(seg.log_path[:-4] + ".index", base_offset=base)
+                n_valid = oidx.valid_entry_count_fast()
+            except (OSError, FormatError):
+                oidx, n_valid = None, 0
+            if self.deep:
+                self._time_deep(fd, log_size, entries, r, seg)
+                return
+            cursor = None
+            for i, e in enumerate(entries):
+                where = dict(position=i * 12, first_offset=e.offset)
+                start = oidx.lookup(e.offset, entries=n_valid).position if oidx is not None and n_valid else 0
+                if start > log_size:
+                    start = 0
+                walk_from = start
+                if cursor is not None and cursor[0] == start and cursor[1] <= e.offset and cursor[2] is not None:
+                    walk_from = cursor[2].position
+                found = None
+                for h in walk_headers(fd, walk_from, log_size):
+                    if isinstance(h, Stop):
+                        break
+                    if h.last_offset >= e.offset:
+                        found = h
+                        break
+                cursor = (start, e.offset, found)
+                self._time_entry_vs_batch(fd, i, e, found, r, where, decode=False)
+        finally:
+            if oidx is not None:
+                oidx.close()
+            os.close(fd)
+
+    def _time_entry_vs_batch(self, fd, i, e, found: BatchHeader | None, r: _Report, where: dict, *,
+                             decode: bool) -> None:
+        if found is None:
+            r.add("timeindex-offset-past-end", ERROR,
+                  f"entry {i}: offset {e.offset} is beyond the last batch of the log", **where)
+            return
+        first = found.base_offset if found.base_offset is not None else first_offset(fd, found)
+        if found.last_offset != e.offset:
+            if first is not None and first <= e.offset and found.max_timestamp == e.timestamp:
+                r.add("timeindex-record-offset", INFO,
+                      f"entry {i}: offset {e.offset} lies inside the batch {first}-{found.last_offset} (at byte "
+                      f"{found.position}) whose max timestamp it names: {_KAFKA_VERSIONS_RECORD_OFFSET}; "
+                      "DumpLogSegments reports it as not found", **where)
+            else:
+                r.add("timeindex-offset-not-found", ERROR,
+                      f"entry {i}: no batch ends at offset {e.offset} (the next batch ends at {found.last_offset}, "
+                      f"at byte {found.position})", **where)
+            return
+        ts = found.max_timestamp
+        what = "max timestamp"
+        if decode:
+            try:
+                ts = max_record_timestamp(read_batch_at(fd, found), 256 * 1024 * 1024)
+                what = "largest record timestamp"
+            except FormatError as err:
+                r.add("timeindex-batch-unreadable", ERROR,
+                      f"entry {i}: the batch at byte {found.position} cannot be decoded: {err.message}", **where)
+                return
+        if ts != e.timestamp:
+            r.add("timeindex-timestamp-mismatch", ERROR,
+                  f"entry {i}: timestamp {e.timestamp}, but the {what} of the batch ending at offset {e.offset} (at "
+                  f"byte {found.position}) is {ts}", **where)
+
+    def _time_deep(self, fd: int, log_size: int, entries, r: _Report, seg: _Segment) -> None:
+        """One header walk: each entry against the running max timestamp, as recovery builds it."""
+        k = 0
+        running = -1
+        for h in walk_headers(fd, 0, log_size):
+            if isinstance(h, Stop):
+                break
+            before = running
+            if h.max_timestamp > running:
+                running = h.max_timestamp
+            first = h.base_offset
+            while k < len(entries) and entries[k].offset <= h.last_offset:
+                e = entries[k]
+                where = dict(position=k * 12, first_offset=e.offset)
+                if first is None:
+                    first = first_offset(fd, h)
+                if first is not None and e.offset < first:
+                    r.add("timeindex-offset-not-found", ERROR,
+                          f"entry {k}: offset {e.offset} is not in the log (the next batch starts at {first})", **where)
+                else:
+                    self._time_entry_vs_batch(fd, k, e, h, r, where, decode=True)
+                    if running != e.timestamp:
+                        r.add("timeindex-not-max-so-far", ERROR,
+                              f"entry {k}: timestamp {e.timestamp}, but the largest batch timestamp up to offset "
+                              f"{e.offset} is {running}: a time lookup could skip records", **where)
+                    elif before >= e.timestamp:
+                        r.add("timeindex-not-first-offset", WARNING,
+                              f"entry {k}: timestamp {e.timestamp} was already reached before offset {e.offset}",
+                              **where)
+                k += 1
+        for j in range(k, len(entries)):
+            r.add("timeindex-offset-past-end", ERROR,
+                  f"entry {j}: offset {entries[j].offset} is beyond the last readable batch of the log",
+                  position=j * 12, first_offset=entries[j].offset)
+        if entries and running > entries[-1].timestamp:
+            r.add("timeindex-incomplete", INFO if seg.is_last else WARNING,
+                  f"the last entry's timestamp {entries[-1].timestamp} is below the segment's largest batch "
+                  f"timestamp {running}: the segment was not closed cleanly (a clean close or recovery appends it)"
+                  + ("" if seg.is_last else "; a time lookup between the two skips this segment"))
+
+    # --- .txnindex --------------------------------------------------------------------------------------
+    def check_txn_index(self, path: str, base: int, seg: _Segment | None) -> FileReport:
+        from kdump.index.txn_index import CURRENT_VERSION, TxnIndexFile
+
+        r = _Report(path, "txnindex")
+        try:
+            f = TxnIndexFile(path)
+        except OSError as e:
+            r.report.io_error = f"cannot read: {e.strerror or e}"
+            return r.report
+        abs_path = os.path.abspath(path)
+        txns = []
+        with f:
+            r.report.bytes = f.length
+            if f.partial_bytes:
+                r.add("txnindex-partial-entry", WARNING,
+                      f"{f.partial_bytes} bytes at the end are not a whole 34-byte entry (Kafka ignores them)",
+                      position=f.count * 34, length=f.partial_bytes)
+            prev = None
+            for pos, t in f.entries():
+                where = dict(position=pos, first_offset=t.first_offset, last_offset=t.last_offset)
+                if t.version > CURRENT_VERSION:
+                    r.add("txnindex-version", ERROR,
+                          f"Unexpected aborted transaction version {t.version} in transaction index {abs_path}, "
+                          f"current version is {CURRENT_VERSION} (Kafka cannot read this file past here)", **where)
+                    break
+                txns.append((pos, t))
+                if t.last_offset < base:
+                    r.add("txnindex-sanity", ERROR,
+                          f"Kafka's sanity check: Last offset of aborted transaction {t.kafka_repr()} in index "
+                          f"{abs_path} is less than start offset {base}", **where)
+                if seg is not None and seg.next_base is not None and t.last_offset >= seg.next_base:
+                    r.add("txnindex-outside-segment", ERROR,
+                          f"the ABORT marker offset {t.last_offset} belongs to a later segment (from "
+                          f"{seg.next_base})", **where)
+                if t.first_offset > t.last_offset:
+                    r.add("txnindex-first-after-last", ERROR,
+                          f"first offset {t.first_offset} is after the marker offset {t.last_offset}", **where)
+                if t.last_stable_offset > t.last_offset + 1:
+                    r.add("txnindex-lso-invalid", ERROR,
+                          f"last stable offset {t.last_stable_offset} is above the marker offset + 1 "
+                          f"({t.last_offset + 1})", **where)
+                if prev is not None and t.last_offset <= prev.last_offset:
+                    r.add("txnindex-not-increasing", ERROR,
+                          f"marker offset {t.last_offset} is not above the previous entry's {prev.last_offset} (Kafka "
+                          "appends them in increasing order)", **where)
+                prev = t
+        if seg is None:
+            r.add("txnindex-log-missing", ERROR, f"no segment {base:020d}.log beside this transaction index")
+            return r.finish()
+        if self.deep:
+            self._txn_deep(txns, r, seg)
+        else:
+            self._txn_markers(txns, r, seg)
+        return r.finish()
+
+    def _txn_markers(self, txns, r: _Report, seg: _Segment) -> None:
+        from kdump.index.seek import seek_offset
+        try:
+            fd = os.open(seg.log_path, os.O_RDONLY)
+        except OSError as e:
+            r.add("txnindex-log-unreadable", ERROR, f"cannot read {seg.log_path}: {e.strerror or e}")
+            return
+        try:
+            size = os.fstat(fd).st_size
+            for pos, t in txns:
+                where = dict(position=pos, first_offset=t.first_offset, last_offset=t.last_offset)
+                res = seek_offset(seg.log_path, t.last_offset)
+                h = header_at(fd, res.position, size) if res.found else None
+                if not isinstance(h, BatchHeader) or h.base_offset != t.last_offset or not h.is_control:
+                    r.add("txnindex-marker-missing", ERROR,
+                          f"no control batch at offset {t.last_offset} in the log, where this entry puts the ABORT "
+                          "marker", **where)
+                elif h.producer_id != t.producer_id:
+                    r.add("txnindex-marker-missing", ERROR,
+                          f"the control batch at offset {t.last_offset} belongs to producer {h.producer_id}, not "
+                          f"{t.producer_id}", **where)
+        finally:
+            os.close(fd)
+
+    def _txn_deep(self, txns, r: _Report, seg: _Segment) -> None:
+        if seg.recovery is None:
+            if seg.recovery_error:
+                r.add("txnindex-recovery-fails", ERROR, f"Kafka's recovery of this segment would fail: "
+                      f"{seg.recovery_error}")
+            return
+        expected = seg.recovery.aborted
+        ours = [t for _, t in txns]
+        exp_by_last = {t.last_offset: t for t in expected}
+        ours_by_last = {t.last_offset: (pos, t) for pos, t in txns}
+        for pos, t in txns:
+            e = exp_by_last.get(t.last_offset)
+            where = dict(position=pos, first_offset=t.first_offset, last_offset=t.last_offset)
+            if e is None:
+                r.add("txnindex-extra-entry", ERROR,
+                      f"the log has no aborted transaction ending at offset {t.last_offset} (producer "
+                      f"{t.producer_id}): consumers reading committed data would skip committed records", **where)
+            elif (e.producer_id, e.first_offset, e.last_stable_offset) != (t.producer_id, t.first_offset,
+                                                                          t.last_stable_offset):
+                r.add("txnindex-entry-differs", ERROR,
+                      f"entry {t.dump_line()}; recomputed from the log: {e.dump_line()}", **where)
+        for e in expected:
+            if e.last_offset not in ours_by_last:
+                r.add("txnindex-missing-entry", ERROR,
+                      f"aborted transaction of producer {e.producer_id} (offsets {e.first_offset}-{e.last_offset}) is "
+                      "not in the index: consumers reading committed data would see its records",
+                      first_offset=e.first_offset, last_offset=e.last_offset)
+        del ours
+
+    # --- .snapshot ----------------------------------------------------------------------------------------
+    def check_snapshot(self, path: str, offset: int) -> FileReport:
+        from kdump.index.snapshot import read_snapshot
+
+        r = _Report(path, "snapshot")
+        try:
+            snap = read_snapshot(path)
+        except OSError as e:
+            r.report.io_error = f"cannot read: {e.strerror or e}"
+            return r.report
+        r.report.bytes = snap.size
+        if snap.error is not None:
+            r.add(snap.error_code, ERROR, snap.error + " (Kafka deletes the snapshot and rebuilds producer state "
+                  "from the log)", position=snap.error_position)
+            return r.finish()
+        if snap.trailing_bytes:
+            r.add("snapshot-trailing-bytes", WARNING,
+                  f"{snap.trailing_bytes} bytes after the {len(snap.entries)} entries (Kafka ignores them; the CRC "
+                  "covers them)", position=snap.size - snap.trailing_bytes, length=snap.trailing_bytes)
+        seen = {}
+        for e in snap.entries:
+            where = dict(position=e.position)
+            if e.producer_id in seen:
+                r.add("snapshot-duplicate-producer", WARNING,
+                      f"producer {e.producer_id} appears twice (entries at bytes {seen[e.producer_id]} and "
+                      f"{e.position}); Kafka keeps the last", **where)
+            seen[e.producer_id] = e.position
+            if e.last_offset >= offset:
+                r.add("snapshot-entry-after-offset", ERROR,
+                      f"producer {e.producer_id}: last offset {e.last_offset} is not below the snapshot's offset "
+                      f"{offset} (a snapshot covers the offsets before its name)", first_offset=e.last_offset, **where)
+            if e.current_txn_first_offset >= offset:
+                r.add("snapshot-entry-after-offset", ERROR,
+                      f"producer {e.producer_id}: open transaction from offset {e.current_txn_first_offset}, not "
+                      f"below the snapshot's offset {offset}", first_offset=e.current_txn_first_offset, **where)
+        if self.segments:
+            end = self.log_end_offset()
+            if end is not None and offset > end:
+                r.add("snapshot-beyond-log-end", WARNING,
+                      f"the snapshot's offset {offset} is above the log end offset {end}: Kafka deletes it when "
+                      "loading the log")
+        return r.finish()
+
+    # --- leader-epoch-checkpoint ----------------------------------------------------------------------------
+    def check_leader_epoch_checkpoint(self, path: str) -> FileReport:
+        r = _Report(path, "leader-epoch-checkpoint")
+        try:
+            r.report.bytes = os.path.getsize(path)
+            cp = cps.parse_any(path, kind="leader-epoch-checkpoint")
+        except (OSError, ValueError) as e:
+            r.report.io_error = f"cannot read: {getattr(e, 'strerror', None) or e}"
+            return r.report
+        for p in cp.problems:
+            r.add(p.code, ERROR, (f"line {p.line}: " if p.line else "") + p.message, position=p.position)
+        prev = None
+        for (epoch, start), (line, pos) in zip(cp.entries, cp.entry_lines):
+            if epoch < 0 or start < 0:
+                r.add("leader-epoch-negative", ERROR, f"line {line}: epoch {epoch} start offset {start}: negative",
+                      position=pos)
+            if prev is not None and (epoch <= prev[0] or start < prev[1]):
+                r.add("leader-epoch-not-increasing", ERROR,
+                      f"line {line}: epoch {epoch} from offset {start} does not follow epoch {prev[0]} from offset "
+                      f"{prev[1]} (epochs must increase, start offsets must not decrease)", position=pos)
+            prev = (epoch, start)
+        if not self.segments:
+            return r.finish()
+        end = self.log_end_offset()
+        for (epoch, start), (line, pos) in zip(cp.entries, cp.entry_lines):
+            if end is not None and start > end:
+                r.add("leader-epoch-beyond-log-end", WARNING,
+                      f"line {line}: epoch {epoch} starts at offset {start}, above the log end offset {end}",
+                      position=pos)
+        if self.deep and not cp.problems:
+            bases = sorted(self.segments)
+            self._recover(self.segments[bases[0]])
+            in_file = dict(cp.entries)
+            for epoch, start in self._facts.leader_epochs:
+                if start < bases[0]:
+                    continue
+                if epoch not in in_file:
+                    r.add("leader-epoch-missing", WARNING,
+                          f"the log has batches of leader epoch {epoch} from offset {start}, which the checkpoint does "
+                          "not list", first_offset=start)
+                elif in_file[epoch] != start and in_file[epoch] >= bases[0]:
+                    r.add("leader-epoch-differs", WARNING,
+                          f"epoch {epoch}: the checkpoint says it starts at offset {in_file[epoch]}, its first batch in "
+                          f"the log is at offset {start}", first_offset=start)
+        return r.finish()
+
+
+# --- entry points -------------------------------------------------------------------------------------------
+def check_partition_companions(directory: str, *, deep: bool, index_interval_bytes: int = 4096) -> list[FileReport]:
+    """One FileReport per .index/.timeindex/.txnindex/.snapshot/leader-epoch-checkpoint file of a partition
+    directory (and one for a missing .index, or a missing .txnindex that deep checks find needed): Kafka's
+    sanity checks, layout, and consistency with the logs (see the module docstring for shallow vs deep).
+    ``index_interval_bytes`` (the topic's index.interval.bytes) only affects the deep comparison with what
+    recovery would write, an info finding."""
+    return PartitionChecker(directory, deep=deep, index_interval_bytes=index_interval_bytes).check_all()
+
+
+def check_segment_companions(path: str, *, deep: bool, index_interval_bytes: int = 4096) -> list[FileReport]:
+    """The companion files of one segment, named by its .log or any of its companions."""
+    from kdump.segment import base_offset_from_name
+
+    base = base_offset_from_name(path)
+    if base is None:
+        r = FileReport(path, "segment")
+        r.io_error = "the file name does not start with a 20-digit base offset"
+        return [r]
+    directory = os.path.dirname(os.path.abspath(path)) or "."
+    return PartitionChecker(directory, deep=deep, index_interval_bytes=index_interval_bytes).check_segment_files(base)
+
+
+def check_text_checkpoint(path: str) -> FileReport:
+    """Syntax of a log-directory checkpoint (replication/recovery-point/log-start/cleaner offsets) or a
+    partition.metadata file."""
+    kind = cps.kind_of(path) or "offset-checkpoint"
+    r = _Report(path, kind)
+    try:
+        r.report.bytes = os.path.getsize(path)
+        cp = cps.parse_any(path)
+    except (OSError, ValueError) as e:
+        r.report.io_error = f"cannot read: {getattr(e, 'strerror', None) or e}"
+        return r.report
+    for p in cp.problems:
+        r.add(p.code, ERROR, (f"line {p.line}: " if p.line else "") + p.message, position=p.position)
+    if cp.kind == "offset-checkpoint":
+        seen = set()
+        for (topic, part, off), (line, pos) in zip(cp.entries, cp.entry_lines):
+            if (topic, part) in seen:
+                r.add("checkpoint-duplicate", WARNING, f"line {line}: {topic}-{part} is listed twice", position=pos)
+            seen.add((topic, part))
+            if part < 0 or off < 0:
+                r.add("checkpoint-negative", ERROR, f"line {line}: {topic} {part} {off}: negative partition or offset",
+                      position=pos)
+    return r.finish()
+
+
+def _is_partition_dir(d: str) -> bool:
+    try:
+        return any(_SEGMENT.match(n) or _COMPANION.match(n) or n == cps.LEADER_EPOCH_CHECKPOINT for n in os.listdir(d))
+    except OSError:
+        return False
+
+
+def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096) -> list[FileReport]:
+    """What ``kdump index check`` checks for each argument: a segment (or companion file), a partition
+    directory (its companions and partition.metadata), or a log directory (every partition, and the
+    log directory's checkpoints). A path that cannot be read gives a report with ``io_error``."""
+    reports = []
+    for p in paths:
+        p = os.fspath(p)
+        try:
+            reports.extend(_check_path(p, deep, index_interval_bytes))
+        except OSError as e:
+            r = FileReport(p, "unknown")
+            r.io_error = f"cannot read: {e.strerror or e}"
+            reports.append(r)
+    return reports
+
+
+def _check_path(p: str, deep: bool, index_interval_bytes: int) -> list[FileReport]:
+    reports = []
+    if os.path.isdir(p):
+        if _is_partition_dir(p):
+            reports.extend(check_partition_companions(p, deep=deep, index_interval_bytes=index_interval_bytes))
+            pm = os.path.join(p, cps.PARTITION_METADATA)
+            if os.path.isfile(pm):
+                reports.append(check_text_checkpoint(pm))
+        else:
+            for name in sorted(os.listdir(p)):
+                q = os.path.join(p, name)
+                if name in cps.OFFSET_CHECKPOINTS and os.path.isfile(q):
+                    reports.append(check_text_checkpoint(q))
+            for name in sorted(os.listdir(p)):
+                q = os.path.join(p, name)
+                if os.path.isdir(q) and _is_partition_dir(q):
+                    reports.extend(check_paths([q], deep=deep, index_interval_bytes=index_interval_bytes))
+    elif not os.path.exists(p):
+        r = FileReport(p, "unknown")
+        r.io_error = "no such file or directory"
+        reports.append(r)
+    elif cps.kind_of(p) is not None and cps.kind_of(p) != "leader-epoch-checkpoint":
+        reports.append(check_text_checkpoint(p))
+    elif os.path.basename(p) == cps.LEADER_EPOCH_CHECKPOINT:
+        d = os.path.dirname(os.path.abspath(p))
+        reports.append(PartitionChecker(d, deep=deep).check_leader_epoch_checkpoint(p))
+    else:
+        reports.extend(check_segment_companions(p, deep=deep, index_interval_bytes=index_interval_bytes))
+    return reports

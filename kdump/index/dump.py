@@ -1,0 +1,282 @@
+"""``kdump dump`` for the companion files of a segment: DumpLogSegments' lines where Kafka has them
+(spec §2.5-§2.9), a readable form for the text checkpoints it cannot read, and the stderr reports
+(index mismatches, time-index errors) that Kafka prints after all files (§2.7).
+
+Where Kafka's tool dies kdump goes on: an index entry pointing past the end of the log or at no batch is
+printed and reported (file, byte position of the entry, what is wrong); a ``.timeindex`` without its
+``.index`` is verified by walking the log from its start (Kafka looks entries up in an empty index, i.e. from
+position 0, then dies closing the index it had to create, losing its report); an index without its ``.log``
+is printed unverified. Every such case is on stderr as ``kdump: FILE: ...``.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+from kdump.errors import FormatError
+from kdump.index import checkpoints as cps
+from kdump.index.headers import Stop, header_at, max_record_timestamp, read_batch_at, walk_headers
+from kdump.index.reports import IndexReports  # noqa: F401  (re-exported)
+from kdump.segment import base_offset_from_name
+
+COMPANION_KINDS = ("index", "timeindex", "txnindex", "snapshot")
+
+
+@dataclass
+class CompanionOptions:
+    verify_index_only: bool = False
+    index_sanity_check: bool = False
+    compat: str = "java"
+    max_decompressed_bytes: int = 256 * 1024 * 1024
+
+
+class CompanionDumper:
+    """Dumps one companion file. ``emit(text, obj)`` prints a line (text renderer: ``text``; JSON Lines:
+    ``obj``); ``error(FormatError)`` reports damage (exit 1); ``missing(path, message)`` a missing or
+    unreadable file the dump needed (exit 2); ``note(message)`` something worth knowing (no exit change)."""
+
+    def __init__(self, options: CompanionOptions, reports: IndexReports, *, emit: Callable, error: Callable,
+                 missing: Callable, note: Callable):
+        self.options = options
+        self.reports = reports
+        self.emit = emit
+        self.error = error
+        self.missing = missing
+        self.note = note
+
+    def dump(self, path: str, kind: str) -> None:
+        if kind == "index":
+            self.dump_index(path)
+        elif kind == "timeindex":
+            self.dump_time_index(path)
+        elif kind == "txnindex":
+            self.dump_txn_index(path)
+        elif kind == "snapshot":
+            self.dump_snapshot(path)
+        else:
+            self.dump_text_checkpoint(path)
+
+    # --- helpers --------------------------------------------------------------------------------
+    def _base(self, path: str) -> int | None:
+        base = base_offset_from_name(path)
+        if base is None:
+            self.error(FormatError("file-name-invalid", "the file name does not start with the segment's base offset "
+                                   "(<20 digits>.index), so its relative offsets cannot be resolved; not dumped"))
+        return base
+
+    def _open_log(self, path: str, what: str):
+        """(fd, size) of the segment's .log beside ``path``, or (None, 0) after reporting it missing."""
+        log_path = os.path.join(os.path.dirname(path), os.path.basename(path).split(".", 1)[0] + ".log")
+        try:
+            fd = os.open(log_path, os.O_RDONLY)
+        except OSError as e:
+            self.missing(log_path, f"the segment {os.path.basename(log_path)} beside it "
+                                   f"({e.strerror or e}); {what}")
+            return None, 0
+        return fd, os.fstat(fd).st_size
+
+    # --- .index ---------------------------------------------------------------------------------
+    def dump_index(self, path: str) -> None:
+        from kdump.index.offset_index import OffsetIndex
+
+        base = self._base(path)
+        if base is None:
+            return
+        opts = self.options
+        with OffsetIndex(path, base_offset=base) as idx:
+            if idx.entries == 0:
+                self.emit(f"{path} is empty.", {"kind": "index", "empty": True})
+                return
+            if opts.index_sanity_check:
+                self._sanity(path, "index", idx.sanity_problems())
+                return
+            log_fd, log_size = self._open_log(path, "index entries printed without checking them")
+            try:
+                mismatches = self.reports.offset_mismatches
+                key = os.path.abspath(path)
+                for i, entry in idx.iter_entries():
+                    if i > 0 and entry.offset == base:
+                        break  # DumpLogSegments: the start of a preallocated zero tail
+                    if log_fd is not None:
+                        h = header_at(log_fd, entry.position, log_size)
+                        if isinstance(h, Stop):
+                            self.error(FormatError(
+                                "index-position-invalid",
+                                f"entry {i} (offset {entry.offset}, position {entry.position}) points at no batch of "
+                                f"the log: {h.message} (Kafka's tool dies here)", position=i * 8))
+                        elif h.last_offset != entry.offset:
+                            mismatches.setdefault(key, []).append((entry.offset, h.last_offset))
+                    if not opts.verify_index_only:
+                        self.emit(f"offset: {entry.offset} position: {entry.position}",
+                                  {"kind": "index", "offset": entry.offset, "position": entry.position})
+            finally:
+                if log_fd is not None:
+                    os.close(log_fd)
+
+    def _sanity(self, path: str, kind: str, problems: list[str]) -> None:
+        if problems:
+            for p in problems:
+                self.error(FormatError(f"{kind}-sanity", f"fails Kafka's sanity check: {p}"))
+            return
+        self.emit(f"{path} passed sanity check.", {"kind": kind, "sanityCheck": "passed"})
+
+    # --- .timeindex -----------------------------------------------------------------------------
+    def dump_time_index(self, path: str) -> None:
+        from kdump.index.offset_index import OffsetIndex
+        from kdump.index.time_index import TimeIndex
+
+        base = self._base(path)
+        if base is None:
+            return
+        opts = self.options
+        with TimeIndex(path, base_offset=base) as tidx:
+            if opts.index_sanity_check:
+                self._sanity(path, "timeindex", tidx.sanity_problems())
+                return
+            log_fd, log_size = self._open_log(path, "time index entries printed without checking them")
+            index_path = os.path.join(os.path.dirname(path), os.path.basename(path).split(".", 1)[0] + ".index")
+            oidx = None
+            if log_fd is not None and tidx.entries:
+                try:
+                    oidx = OffsetIndex(index_path, base_offset=base)
+                except OSError as e:
+                    self.note(f"no offset index {os.path.basename(index_path)} beside it ({e.strerror or e}): "
+                              "entries are located by walking the log from its start (Kafka's tool dies here)")
+            try:
+                self._time_entries(path, base, tidx, oidx, log_fd, log_size)
+            finally:
+                if oidx is not None:
+                    oidx.close()
+                if log_fd is not None:
+                    os.close(log_fd)
+
+    def _time_entries(self, path, base, tidx, oidx, log_fd, log_size) -> None:
+        opts = self.options
+        key = os.path.abspath(path)
+        reports = self.reports
+        prev_ts = -1
+        cursor = None  # (lookup position, target, found header): continue a walk from the same start
+        for i, entry in tidx.iter_entries():
+            if i > 0 and entry.offset == base:
+                break
+            if log_fd is not None:
+                start = oidx.lookup(entry.offset).position if oidx is not None else 0
+                if start > log_size:
+                    self.error(FormatError(
+                        "timeindex-lookup-invalid",
+                        f"entry {i} (offset {entry.offset}): the offset index gives position {start}, past the end of "
+                        f"the log ({log_size} bytes); walking from the start instead (Kafka's tool dies here)",
+                        position=i * 12))
+                    start = 0
+                walk_from = start
+                if cursor is not None and cursor[0] == start and cursor[1] <= entry.offset and cursor[2] is not None:
+                    walk_from = cursor[2].position  # batches before it end below the previous target
+                found = None
+                stop = None
+                for h in walk_headers(log_fd, walk_from, log_size):
+                    if isinstance(h, Stop):
+                        stop = h
+                        break
+                    if h.last_offset >= entry.offset:
+                        found = h
+                        break
+                cursor = (start, entry.offset, found)
+                if found is None:
+                    if stop is not None and stop.kind == "corrupt":
+                        self.error(FormatError("timeindex-walk-stopped",
+                                               f"entry {i} (offset {entry.offset}): the log walk stopped at byte "
+                                               f"{stop.position}: {stop.message}", position=i * 12))
+                    else:
+                        reports.time_not_found.setdefault(key, []).append((entry.offset, -1))
+                elif found.last_offset != entry.offset:
+                    reports.time_not_found.setdefault(key, []).append((entry.offset, found.last_offset))
+                else:
+                    try:
+                        log_ts = max_record_timestamp(read_batch_at(log_fd, found), opts.max_decompressed_bytes)
+                    except FormatError as e:
+                        self.error(FormatError(e.code, f"entry {i} (offset {entry.offset}): the batch at byte "
+                                               f"{found.position} of the log cannot be read: {e.message}",
+                                               position=i * 12))
+                    else:
+                        if log_ts != entry.timestamp:
+                            reports.time_mismatches.setdefault(key, []).append((entry.timestamp, log_ts))
+                        if prev_ts >= entry.timestamp:
+                            reports.time_out_of_order.setdefault(key, []).append((entry.timestamp, prev_ts))
+            if not opts.verify_index_only:
+                self.emit(f"timestamp: {entry.timestamp} offset: {entry.offset}",
+                          {"kind": "timeindex", "timestamp": entry.timestamp, "offset": entry.offset})
+            prev_ts = entry.timestamp
+
+    # --- .txnindex --------------------------------------------------------------------------------
+    def dump_txn_index(self, path: str) -> None:
+        from kdump.index.txn_index import CURRENT_VERSION, TxnIndexFile
+
+        with TxnIndexFile(path) as f:
+            for pos, txn in f.entries():
+                if txn.version > CURRENT_VERSION:
+                    self.error(FormatError("txnindex-version",
+                                           f"Unexpected aborted transaction version {txn.version} in transaction index "
+                                           f"{os.path.abspath(path)}, current version is {CURRENT_VERSION} (Kafka's "
+                                           "tool dies here, printing none of the entries)", position=pos))
+                    return
+                self.emit(txn.dump_line(), {"kind": "txnindex", "version": txn.version, "producerId": txn.producer_id,
+                                            "firstOffset": txn.first_offset, "lastOffset": txn.last_offset,
+                                            "lastStableOffset": txn.last_stable_offset})
+
+    # --- .snapshot ----------------------------------------------------------------------------------
+    def dump_snapshot(self, path: str) -> None:
+        from kdump.index.snapshot import read_snapshot
+
+        snap = read_snapshot(path)
+        if snap.error is not None:
+            # Kafka prints the CorruptSnapshotException message on stderr and goes on with the next file.
+            self.error(FormatError(snap.error_code, snap.error, position=snap.error_position))
+            return
+        for e in snap.entries:
+            obj = {"kind": "snapshot", "producerId": e.producer_id, "producerEpoch": e.epoch,
+                   "coordinatorEpoch": e.coordinator_epoch,
+                   "currentTxnFirstOffset": None if e.current_txn_first_offset < 0 else e.current_txn_first_offset,
+                   "lastTimestamp": e.timestamp}
+            if e.has_batch_metadata:
+                obj.update(firstSequence=e.first_sequence, lastSequence=e.last_sequence, lastOffset=e.last_offset,
+                           offsetDelta=e.offset_delta, timestamp=e.timestamp)
+            self.emit(e.dump_line(self.options.compat), obj)
+
+    # --- text checkpoints ---------------------------------------------------------------------------
+    def dump_text_checkpoint(self, path: str) -> None:
+        try:
+            cp = cps.parse_any(path)
+        except ValueError as e:
+            self.error(FormatError("checkpoint-too-large", str(e)))
+            return
+        for line in cps.dump_lines(cp):
+            self.emit(line, _checkpoint_obj(cp, line))
+        for p in cp.problems:
+            where = f"line {p.line}: " if p.line is not None else ""
+            self.error(FormatError(p.code, f"{where}{p.message}", position=p.position))
+
+
+def _checkpoint_obj(cp, line: str) -> dict:
+    """The JSON form of a checkpoint dump line (same fields as the text)."""
+    obj = {"kind": cp.kind}
+    words = line.split()
+    if words and words[0] in ("epoch:", "topic:", "topicId:"):
+        for k, v in zip(words[::2], words[1::2]):
+            k = k.rstrip(":")
+            obj[k] = int(v) if v.lstrip("-").isdigit() and k != "topic" else v
+    else:
+        obj["header"] = line
+    return obj
+
+
+def emit_to(renderer) -> Callable:
+    """An ``emit`` for a renderer: the text renderer writes the text line, the JSON Lines renderer an object."""
+    companion = getattr(renderer, "companion", None)
+    if companion is not None:
+        return companion
+
+    def emit(text: str, obj: dict) -> None:
+        renderer.out.write(json.dumps({"file": getattr(renderer, "path", None), **obj}, ensure_ascii=False) + "\n")
+    return emit

@@ -1,0 +1,404 @@
+"""Rebuild ``.index``, ``.timeindex`` and ``.txnindex`` exactly as Kafka's segment recovery writes them
+(``LogSegment.recover``, spec §5.6), trimmed, atomically, without ever touching the ``.log``.
+
+Recovery walks the batches from the start of the log:
+
+1. each batch must be valid (``ensureValid``: CRC, size); the first one that is not ends the walk (Kafka then
+   truncates the log there; kdump only reports it) and so does a size field below 14 or an unknown magic;
+2. its last offset must fit a 32-bit offset relative to the base offset (else Kafka splits the segment:
+   kdump refuses);
+3. ``if batch.maxTimestamp > maxSoFar``: remember (maxTimestamp, batch.lastOffset);
+4. ``if validBytes - lastIndexEntry > index.interval.bytes``: offset entry (batch.lastOffset, validBytes) and
+   time entry (maxSoFar, offsetOfMaxSoFar) if its timestamp is above the last one; ``lastIndexEntry = validBytes``;
+5. ``validBytes += batch size``; magic-2 batches update the producer state, whose completed aborted
+   transactions become ``.txnindex`` entries (:mod:`kdump.index.producer_state`), and the leader epoch cache;
+6. at the end the time index gets (maxSoFar, offsetOfMaxSoFar) once more if newer, and both indexes are trimmed.
+
+Recovery is batch-granular: one index candidate per batch. Kafka's append path was append-granular until
+KAFKA-806 (Kafka 4.0): a follower append of several batches got one entry (last offset of the *last* batch,
+position of the *first*), so indexes written by older followers can differ from a rebuild; leader appends
+(one batch each) index identically. Time index entries also come from every clean segment close or roll
+(``LogSegment.onBecomeInactiveSegment``/``close`` append the max timestamp so far), so a broker that was
+restarted has more time entries than recovery writes. docs/index.md shows both on the corpus.
+
+The transaction index depends on transactions opened before the segment: :func:`rebuild_indexes` seeds the
+producer state like Kafka's ``loadProducerState``, from the newest readable producer snapshot at or below the
+segment's base offset in the same directory, then replays the earlier segments from that offset.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from kdump.atomic import AtomicFile
+from kdump.errors import FormatError, KdumpError
+from kdump.index import offset_index as oi
+from kdump.index import time_index as ti
+from kdump.index.producer_state import ProducerState
+from kdump.segment import DEFAULT_MAX_BATCH_BYTES, SegmentReader, base_offset_from_name
+
+DEFAULT_INDEX_INTERVAL_BYTES = 4096  # log.index.interval.bytes
+DEFAULT_MAX_INDEX_BYTES = 10 * 1024 * 1024  # log.index.size.max.bytes / segment.index.bytes
+INT32_MAX = 2**31 - 1
+_SEGMENT = re.compile(r"^(\d{20})\.log$")
+_SNAPSHOT = re.compile(r"^(\d{20})\.snapshot$")
+
+
+class RebuildError(KdumpError):
+    """The log is such that Kafka's recovery would fail (not merely truncate), so no index is written."""
+
+    def __init__(self, message: str, *, code: str, position: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.position = position
+
+
+@dataclass
+class Recovery:
+    """What recovery computed for one segment (file contents trimmed, ready to write)."""
+
+    log_path: str
+    base_offset: int
+    index_interval_bytes: int
+    offset_index: bytearray = field(default_factory=bytearray)
+    time_index: bytearray = field(default_factory=bytearray)
+    aborted: list = field(default_factory=list)  # AbortedTxn
+    leader_epochs: list = field(default_factory=list)  # (epoch, start offset) assignments
+    batches: int = 0
+    valid_bytes: int = 0
+    log_size: int = 0
+    stop_code: str | None = None  # why the walk ended before the end of the log
+    stop_message: str | None = None
+    problems: list = field(default_factory=list)  # TxnProblem: what Kafka would throw for (producer state)
+
+    @property
+    def truncated_bytes(self) -> int:
+        """Bytes Kafka's recovery would cut from the end of the log."""
+        return self.log_size - self.valid_bytes
+
+    def offset_entries(self) -> list[oi.OffsetPosition]:
+        return [oi.OffsetPosition(self.base_offset + r, p)
+                for r, p in (oi.ENTRY.unpack_from(self.offset_index, k) for k in range(0, len(self.offset_index), 8))]
+
+    def time_entries(self) -> list[ti.TimestampOffset]:
+        return [ti.TimestampOffset(t, self.base_offset + r)
+                for t, r in (ti.ENTRY.unpack_from(self.time_index, k) for k in range(0, len(self.time_index), 12))]
+
+
+def recover_segment(log_path, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+                    producer_state: ProducerState | None = None, leader_epoch: int | None = None,
+                    max_index_bytes: int = DEFAULT_MAX_INDEX_BYTES,
+                    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES) -> Recovery:
+    """Compute the indexes ``LogSegment.recover`` would write for ``log_path``. ``producer_state`` is
+    updated in place (pass the state left by the previous segments); ``leader_epoch`` is the latest epoch
+    of the leader epoch cache before this segment. Raises :class:`RebuildError` where Kafka's recovery throws
+    instead of truncating, OSError if the log cannot be read."""
+    log_path = os.fspath(log_path)
+    base = base_offset_from_name(log_path)
+    if base is None:
+        raise RebuildError(f"{log_path}: the file name is not <20-digit base offset>.log, so the base offset the "
+                           "index entries are relative to is not known", code="file-name-invalid")
+    if index_interval_bytes < 0:
+        raise ValueError("index_interval_bytes must be >= 0")
+    state = producer_state if producer_state is not None else ProducerState()
+    rec = Recovery(log_path, base, index_interval_bytes)
+    max_offset_entries = max_index_bytes // oi.ENTRY_SIZE
+    max_time_entries = max_index_bytes // ti.ENTRY_SIZE
+    max_ts, max_ts_offset = -1, base  # TimeIndex.lastEntry() of an empty index: (NO_TIMESTAMP, base)
+    last_time = (-1, base)
+    time_entries = 0
+    last_index_offset = None
+    valid = 0
+    last_index_entry = 0
+    limit = 1 << 20
+    with SegmentReader(log_path, max_batch_bytes=max_batch_bytes) as reader:
+        rec.log_size = reader.file_size
+        for batch in reader:
+            if not batch.is_valid():
+                kind = "Record batch" if batch.magic >= 2 else "Record"
+                rec.stop_code = "crc-mismatch"
+                rec.stop_message = (f"{kind} is corrupt (stored crc = {batch.crc}, computed crc = "
+                                    f"{batch.compute_crc()})")
+                break
+            last = batch.last_offset
+            if not 0 <= last - base <= INT32_MAX:
+                raise RebuildError(f"batch at byte {batch.position}: last offset {last} does not fit a 32-bit offset "
+                                   f"relative to the base offset {base} (Kafka's recovery throws "
+                                   "LogSegmentOffsetOverflowException and splits the segment)",
+                                   code="offset-overflow", position=batch.position)
+            if batch.max_timestamp > max_ts:
+                max_ts, max_ts_offset = batch.max_timestamp, last
+            if valid - last_index_entry > index_interval_bytes:
+                if last_index_offset is not None and last <= last_index_offset:
+                    raise RebuildError(f"batch at byte {batch.position}: offset {last} is not above the last indexed "
+                                       f"offset {last_index_offset} (Kafka's recovery throws InvalidOffsetException)",
+                                       code="offset-not-increasing", position=batch.position)
+                if len(rec.offset_index) // oi.ENTRY_SIZE >= max_offset_entries:
+                    raise RebuildError(f"batch at byte {batch.position}: the offset index is full "
+                                       f"({max_offset_entries} entries of segment.index.bytes={max_index_bytes}); "
+                                       "Kafka's recovery fails here", code="index-full", position=batch.position)
+                rec.offset_index += oi.encode_entry(base, last, valid)
+                last_index_offset = last
+                if time_entries >= max_time_entries - 1:  # TimeIndex.isFull keeps the last slot for the roll
+                    raise RebuildError(f"batch at byte {batch.position}: the time index is full; Kafka's recovery "
+                                       "fails here", code="index-full", position=batch.position)
+                if time_entries and max_ts_offset < last_time[1]:
+                    raise RebuildError(f"batch at byte {batch.position}: time index offset {max_ts_offset} is below "
+                                       f"the last one {last_time[1]} (Kafka's recovery throws InvalidOffsetException)",
+                                       code="offset-not-increasing", position=batch.position)
+                if max_ts > last_time[0]:
+                    rec.time_index += ti.encode_entry(base, max_ts, max_ts_offset)
+                    last_time = (max_ts, max_ts_offset)
+                    time_entries += 1
+                last_index_entry = valid
+            valid += batch.size
+            rec.batches += 1
+            if batch.magic >= 2:
+                ple = batch.partition_leader_epoch
+                if ple >= 0 and (leader_epoch is None or ple > leader_epoch):
+                    rec.leader_epochs.append((ple, batch.base_offset))
+                    leader_epoch = ple
+                aborted, problem = state.apply(batch, limit)
+                if aborted is not None:
+                    rec.aborted.append(aborted)
+                if problem is not None:
+                    rec.problems.append(problem)
+        tail = reader.tail
+    rec.valid_bytes = valid
+    if rec.stop_code is None and tail is not None and tail.kind not in ("end", "limit"):
+        rec.stop_code = tail.code or tail.kind
+        if tail.kind in ("short", "truncated"):
+            rec.stop_message = f"{tail.message} (Kafka's recovery drops it)"
+        elif tail.code == "batch-too-large":
+            raise RebuildError(f"batch at byte {tail.position}: {tail.message}", code="batch-too-large",
+                               position=tail.position)
+        else:
+            rec.stop_message = tail.message
+    if time_entries and max_ts_offset < last_time[1]:
+        raise RebuildError(f"time index offset {max_ts_offset} is below the last one {last_time[1]}",
+                           code="offset-not-increasing")
+    if max_ts > last_time[0]:  # the final entry a clean close appends (skipFullCheck)
+        rec.time_index += ti.encode_entry(base, max_ts, max_ts_offset)
+    return rec
+
+
+# --- producer state before a segment (LogLoader.loadProducerState) -------------------------------------
+def _segments_in(directory: str) -> list[tuple[int, str]]:
+    out = []
+    for name in os.listdir(directory):
+        m = _SEGMENT.match(name)
+        if m and os.path.isfile(os.path.join(directory, name)):
+            out.append((int(m.group(1)), os.path.join(directory, name)))
+    return sorted(out)
+
+
+def _snapshots_in(directory: str) -> list[tuple[int, str]]:
+    out = []
+    for name in os.listdir(directory):
+        m = _SNAPSHOT.match(name)
+        if m and os.path.isfile(os.path.join(directory, name)):
+            out.append((int(m.group(1)), os.path.join(directory, name)))
+    return sorted(out)
+
+
+def state_before(directory: str, base_offset: int, *, notes: list | None = None) -> ProducerState:
+    """Producer state at ``base_offset`` of the partition in ``directory``: the newest readable snapshot at or
+    below it, then the earlier segments replayed from the snapshot's offset (Kafka's ``loadProducerState``)."""
+    from kdump.index.snapshot import read_snapshot
+
+    state = ProducerState()
+    start = None
+    for snap_offset, path in reversed(_snapshots_in(directory)):
+        if snap_offset > base_offset:
+            continue
+        try:
+            snap = read_snapshot(path)
+        except OSError as e:
+            if notes is not None:
+                notes.append(f"{path}: unreadable ({e.strerror or e}); trying an older snapshot")
+            continue
+        if snap.error is not None:
+            if notes is not None:
+                notes.append(f"{path}: {snap.error}; trying an older snapshot (Kafka deletes it)")
+            continue
+        state = ProducerState.from_snapshot(snap.entries, snap_offset)
+        start = snap_offset
+        break
+    segments = _segments_in(directory)
+    for i, (seg_base, path) in enumerate(segments):
+        if seg_base >= base_offset:
+            break
+        next_base = segments[i + 1][0] if i + 1 < len(segments) else None
+        if start is not None and next_base is not None and next_base <= start:
+            continue
+        _replay(path, state, start, base_offset)
+    return state
+
+
+def _replay(path: str, state: ProducerState, start: int | None, stop: int) -> None:
+    """Apply the batches of an earlier segment with offsets in [start, stop) to ``state``: batch headers only
+    (one small read per batch), whole batches only for control batches (their marker record is needed)."""
+    from kdump.index.headers import Stop, read_batch_at, walk_headers
+
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        for h in walk_headers(fd, 0, size):
+            if isinstance(h, Stop) or h.last_offset >= stop:
+                break
+            if h.magic < 2 or (start is not None and h.last_offset < start):
+                continue
+            if h.is_control and h.producer_id >= 0:
+                try:
+                    batch = read_batch_at(fd, h)
+                except FormatError:
+                    break
+                if not batch.is_valid():
+                    break  # where recovery of that segment would have stopped
+                state.apply(batch)
+            else:
+                state.apply(h)
+    finally:
+        os.close(fd)
+
+
+# --- writing ----------------------------------------------------------------------------------------------
+def index_paths(log_path: str, out_dir: str | None, base_offset: int) -> dict[str, str]:
+    directory = out_dir if out_dir is not None else os.path.dirname(os.path.abspath(log_path))
+    prefix = os.path.join(directory, f"{base_offset:020d}")
+    return {"index": prefix + ".index", "timeindex": prefix + ".timeindex", "txnindex": prefix + ".txnindex"}
+
+
+@dataclass
+class RebuildOutcome:
+    recovery: Recovery
+    written: list = field(default_factory=list)  # paths, in index/timeindex/txnindex order
+    backups: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+
+def _verify_offset_index(expected: bytes, base: int):
+    def verify(tmp_path: str) -> None:
+        with oi.OffsetIndex(tmp_path, base_offset=base) as idx:
+            if idx.partial_bytes or idx.sanity_problems():
+                raise KdumpError(f"rebuilt offset index fails Kafka's sanity check: {idx.sanity_problems()}")
+            prev = None
+            for _, e in idx.iter_entries():
+                if prev is not None and (e.offset <= prev.offset or e.position <= prev.position):
+                    raise KdumpError(f"rebuilt offset index is not increasing at offset {e.offset}")
+                prev = e
+    return verify
+
+
+def _verify_time_index(base: int):
+    def verify(tmp_path: str) -> None:
+        with ti.TimeIndex(tmp_path, base_offset=base) as idx:
+            if idx.partial_bytes or idx.sanity_problems():
+                raise KdumpError(f"rebuilt time index fails Kafka's sanity check: {idx.sanity_problems()}")
+    return verify
+
+
+def write_recovery(rec: Recovery, out_dir: str | None = None, *, force: bool = False) -> RebuildOutcome:
+    """Write what :func:`recover_segment` computed: ``.index`` and ``.timeindex`` always (empty when there
+    are no entries, as Kafka's trimmed files are), ``.txnindex`` when there are aborted transactions or one
+    exists already (Kafka's recovery truncates it to empty). Existing files are refused unless ``force``,
+    and then kept as ``.bak``. All targets are checked before anything is written."""
+    outcome = RebuildOutcome(rec)
+    paths = index_paths(rec.log_path, out_dir, rec.base_offset)
+    if out_dir is not None and not os.path.isdir(out_dir):
+        raise NotADirectoryError(f"{out_dir}: not a directory")
+    contents = {"index": bytes(rec.offset_index), "timeindex": bytes(rec.time_index),
+                "txnindex": b"".join(t.encode() for t in rec.aborted)}
+    targets = ["index", "timeindex"]
+    if rec.aborted or os.path.lexists(paths["txnindex"]):
+        targets.append("txnindex")
+    existing = [paths[k] for k in targets if os.path.lexists(paths[k])]
+    if existing and not force:
+        raise FileExistsError(f"{', '.join(existing)} exist{'s' if len(existing) == 1 else ''} "
+                              "(use --force to replace; the old files are kept as .bak)")
+    verifiers = {"index": _verify_offset_index(contents["index"], rec.base_offset),
+                 "timeindex": _verify_time_index(rec.base_offset), "txnindex": None}
+    files = [AtomicFile(paths[k], overwrite=force, backup=True, verify=verifiers[k], protect=[rec.log_path])
+             for k in targets]
+    try:
+        for k, f in zip(targets, files):
+            f.write(contents[k])
+    except BaseException:
+        for f in files:
+            f.abort()
+        raise
+    for i, f in enumerate(files):
+        try:
+            outcome.written.append(f.commit())
+        except BaseException:
+            for g in files[i + 1:]:
+                g.abort()
+            raise
+        if f.backup_path:
+            outcome.backups.append(f.backup_path)
+    return outcome
+
+
+def rebuild_segment(log_path, out_dir=None, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+                    force: bool = False, producer_state: ProducerState | None = None,
+                    leader_epoch: int | None = None, max_index_bytes: int = DEFAULT_MAX_INDEX_BYTES) -> RebuildOutcome:
+    """Recover one segment and write its indexes. Without ``producer_state``, the state before the segment is
+    derived from its directory (:func:`state_before`)."""
+    log_path = os.path.abspath(os.fspath(log_path))
+    notes: list = []
+    if producer_state is None:
+        base = base_offset_from_name(log_path)
+        if base is not None:
+            producer_state = state_before(os.path.dirname(log_path), base, notes=notes)
+    rec = recover_segment(log_path, index_interval_bytes=index_interval_bytes, producer_state=producer_state,
+                          leader_epoch=leader_epoch, max_index_bytes=max_index_bytes)
+    outcome = write_recovery(rec, out_dir, force=force)
+    outcome.notes.extend(notes)
+    return outcome
+
+
+def rebuild_indexes(log_path, out_dir=None, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+                    force: bool = False) -> list[str]:
+    """Write ``.index``, ``.timeindex`` and (when needed) ``.txnindex`` for the segment ``log_path`` exactly as
+    Kafka's recovery would, next to it or into ``out_dir``; returns the paths written.
+
+    Never touches the ``.log``. Raises FileExistsError if an index exists and not ``force`` (with ``force``
+    the old files are kept as ``.bak``), :class:`RebuildError` where Kafka's recovery itself would fail,
+    OSError for unreadable input. A damaged tail is not an error: the indexes cover the valid part, as after
+    Kafka's recovery (see :func:`rebuild_segment` for the details, including the bytes Kafka would truncate).
+    """
+    return rebuild_segment(log_path, out_dir, index_interval_bytes=index_interval_bytes, force=force).written
+
+
+def rebuild_directory(directory, out_dir=None, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+                      force: bool = False) -> list[RebuildOutcome]:
+    """Every segment of a partition directory, in offset order, carrying producer state and leader epoch
+    from one segment to the next. Stops at the first segment that raises."""
+    directory = os.fspath(directory)
+    segments = _segments_in(directory)
+    outcomes = []
+    if not segments:
+        return outcomes
+    notes: list = []
+    state = state_before(directory, segments[0][0], notes=notes)
+    epoch = None
+    for base, path in segments:
+        rec = recover_segment(path, index_interval_bytes=index_interval_bytes, producer_state=state,
+                              leader_epoch=epoch)
+        if rec.leader_epochs:
+            epoch = rec.leader_epochs[-1][0]
+        outcome = write_recovery(rec, out_dir, force=force)
+        outcome.notes.extend(notes)
+        notes = []
+        outcomes.append(outcome)
+    return outcomes
+
+
+def segment_for(path: str) -> str:
+    """The ``.log`` a companion file belongs to (``…/00000000000000000042.index`` → ``…/…42.log``)."""
+    directory, name = os.path.split(path)
+    stem = name.split(".", 1)[0]
+    return os.path.join(directory, stem + ".log")
+

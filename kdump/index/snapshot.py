@@ -1,0 +1,179 @@
+"""Producer state snapshots ``<offset>.snapshot`` (``ProducerStateManager.readSnapshot``/``writeSnapshot``,
+spec §5.5).
+
+Layout: ``int16 version (1), uint32 crc, int32 count, count x 46-byte entry``; the CRC-32C covers every
+byte from offset 6 to the end of the file. Entry: ``int64 producerId, int16 epoch, int32 lastSequence,
+int64 lastOffset, int32 offsetDelta, int64 timestamp, int32 coordinatorEpoch, int64 currentTxnFirstOffset``.
+
+Kafka reads the whole struct first (a short file or a bad count is "Snapshot failed schema validation"),
+then checks the version, then the CRC, in that order; :func:`read_snapshot` does the same and says which.
+Bytes after the last entry are ignored by Kafka's reader (the CRC still covers them).
+"""
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+
+from kdump._crc import crc32c
+from kdump.format import layout as L
+
+SNAPSHOT_VERSION = 1
+HEADER = struct.Struct(">hIi")  # version, crc, entry count
+ENTRY = struct.Struct(">qhiqiqiq")
+ENTRY_SIZE = ENTRY.size  # 46
+CRC_START = 6
+_ENTRY_FIELDS = ("producer_id", "epoch", "last_sequence", "last_offset", "offset_delta", "timestamp",
+                 "coordinator_epoch", "current_txn_first_offset")
+MAX_SNAPSHOT_BYTES = 256 << 20  # refuse to load anything larger (46 bytes per producer: 5.8 million)
+
+
+def _int32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def decrement_sequence(sequence: int, decrement: int) -> int:
+    """``DefaultRecordBatch.decrementSequence`` with Java int arithmetic."""
+    if sequence < decrement:
+        return _int32(L.INT32_MAX - _int32(decrement - sequence) + 1)
+    return _int32(sequence - decrement)
+
+
+@dataclass(frozen=True)
+class ProducerEntry:
+    producer_id: int
+    epoch: int
+    last_sequence: int
+    last_offset: int  # < 0: no batch metadata
+    offset_delta: int
+    timestamp: int
+    coordinator_epoch: int
+    current_txn_first_offset: int  # < 0: no ongoing transaction
+    position: int = 0  # byte position of the entry in the file
+
+    @property
+    def has_batch_metadata(self) -> bool:
+        return self.last_offset >= 0
+
+    @property
+    def first_sequence(self) -> int:
+        return decrement_sequence(self.last_sequence, self.offset_delta)
+
+    def dump_line(self, compat: str = "java") -> str:
+        """DumpLogSegments' line (spec §2.9); the Scala tool left a space after lastTimestamp."""
+        txn = ("OptionalLong.empty" if self.current_txn_first_offset < 0
+               else f"OptionalLong[{self.current_txn_first_offset}]")
+        line = (f"producerId: {self.producer_id} producerEpoch: {self.epoch} coordinatorEpoch: "
+                f"{self.coordinator_epoch} currentTxnFirstOffset: {txn} lastTimestamp: {self.timestamp}")
+        sep = " "
+        if compat == "scala":
+            line += " "
+            sep = ""
+        if self.has_batch_metadata:
+            line += (f"{sep}firstSequence: {self.first_sequence} lastSequence: {self.last_sequence} "
+                     f"lastOffset: {self.last_offset} offsetDelta: {self.offset_delta} timestamp: {self.timestamp}")
+        return line
+
+    def encode(self) -> bytes:
+        return ENTRY.pack(self.producer_id, self.epoch, self.last_sequence, self.last_offset, self.offset_delta,
+                          self.timestamp, self.coordinator_epoch, self.current_txn_first_offset)
+
+
+@dataclass
+class ProducerSnapshot:
+    """What :func:`read_snapshot` found. ``error`` is Kafka's ``CorruptSnapshotException`` message (None
+    when Kafka would accept the file); ``entries`` holds what could be decoded even then."""
+
+    path: str
+    size: int
+    version: int | None = None
+    stored_crc: int | None = None
+    computed_crc: int | None = None
+    declared_count: int | None = None
+    entries: list = None
+    trailing_bytes: int = 0
+    error: str | None = None
+    error_code: str | None = None
+    error_position: int | None = None
+
+    def __post_init__(self):
+        if self.entries is None:
+            self.entries = []
+
+
+def read_snapshot(path) -> ProducerSnapshot:
+    """Read and check a snapshot as Kafka does; raises only OSError (unreadable file)."""
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > MAX_SNAPSHOT_BYTES:
+            return ProducerSnapshot(path, size, error=f"Snapshot failed schema validation: file of {size} bytes is "
+                                    f"larger than kdump reads ({MAX_SNAPSHOT_BYTES}); not a producer snapshot",
+                                    error_code="snapshot-schema", error_position=0)
+        data = f.read()
+    return parse_snapshot(data, path)
+
+
+def parse_snapshot(data: bytes, path: str = "<bytes>") -> ProducerSnapshot:
+    snap = ProducerSnapshot(path, len(data))
+
+    def schema(msg: str, pos: int) -> ProducerSnapshot:
+        snap.error = f"Snapshot failed schema validation: {msg}"
+        snap.error_code = "snapshot-schema"
+        snap.error_position = pos
+        return snap
+
+    underflow = "java.nio.BufferUnderflowException"
+    n = len(data)
+    if n < 2:
+        return schema(f"Error reading field 'version': {underflow}", 0)
+    (snap.version,) = struct.unpack_from(">h", data, 0)
+    if n < 6:
+        return schema(f"Error reading field 'crc': {underflow}", 2)
+    (snap.stored_crc,) = struct.unpack_from(">I", data, 2)
+    if n < 10:
+        return schema(f"Error reading field 'producer_entries': {underflow}", 6)
+    (count,) = struct.unpack_from(">i", data, 6)
+    snap.declared_count = count
+    if count < 0:
+        return schema(f"Error reading field 'producer_entries': Array size {count} cannot be negative", 6)
+    remaining = n - 10
+    if count > remaining:
+        return schema(f"Error reading field 'producer_entries': Error reading array of size {count}, only "
+                      f"{remaining} bytes available", 6)
+    pos = 10
+    for i in range(count):
+        if pos + ENTRY_SIZE > n:
+            # the field that runs out first, as Kafka's per-field read would name it
+            field_sizes = (8, 2, 4, 8, 4, 8, 4, 8)
+            p = pos
+            name = _ENTRY_FIELDS[0]
+            for fname, fsize in zip(_ENTRY_FIELDS, field_sizes):
+                if p + fsize > n:
+                    name = fname
+                    break
+                p += fsize
+            return schema(f"Error reading field 'producer_entries': Error reading field '{name}': "
+                          f"{underflow}", pos)
+        snap.entries.append(ProducerEntry(*ENTRY.unpack_from(data, pos), position=pos))
+        pos += ENTRY_SIZE
+    snap.trailing_bytes = n - pos
+    if snap.version != SNAPSHOT_VERSION:
+        snap.error = f"Snapshot contained an unknown file version {snap.version}"
+        snap.error_code = "snapshot-version"
+        snap.error_position = 0
+        return snap
+    snap.computed_crc = crc32c(memoryview(data)[CRC_START:])
+    if snap.computed_crc != snap.stored_crc:
+        snap.error = (f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {snap.stored_crc}. "
+                      f"Computed crc: {snap.computed_crc}")
+        snap.error_code = "snapshot-crc"
+        snap.error_position = 2
+    return snap
+
+
+def encode_snapshot(entries) -> bytes:
+    """A version-1 snapshot holding ``entries`` (ProducerEntry), with its CRC (as ``writeSnapshot`` lays it out)."""
+    body = struct.pack(">i", len(entries)) + b"".join(e.encode() for e in entries)
+    return struct.pack(">hI", SNAPSHOT_VERSION, crc32c(body)) + body
