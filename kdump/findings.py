@@ -78,27 +78,55 @@ def render_json(reports: list[FileReport], out) -> None:
     out.write(json.dumps(doc, indent=2) + "\n")
 
 
-def render_text(reports: list[FileReport], console, *, verbose: bool = False) -> None:
-    """A short summary for people: one line per file, then its findings (info only with ``verbose``)."""
-    from rich.markup import escape
+class PlainConsole:
+    """The part of a rich ``Console`` that :func:`render_text` uses, for output that is no terminal:
+    plain lines, and no import of rich (which would be a third of the start-up of a short run)."""
+
+    plain = True
+
+    def __init__(self, file):
+        self.file = file
+
+    def print(self, text: str) -> None:
+        self.file.write(text + "\n")
+
+
+def render_text(reports: list[FileReport], console, *, verbose: bool = False, list_ok: bool = True) -> None:
+    """A short summary for people: one line per file, then its findings (info only with ``verbose``).
+    ``list_ok=False`` leaves out the line of each sound file without shown findings (a log directory
+    has thousands), keeping the totals line. ``console``: a rich Console, or a :class:`PlainConsole`."""
+    if getattr(console, "plain", False):
+        def escape(text):
+            return text
+
+        def styled(style, text):
+            return text
+    else:
+        from rich.markup import escape
+
+        def styled(style, text):
+            return f"[{style}]{text}[/]"
     style = {ERROR: "bold red", WARNING: "yellow", INFO: "dim"}
     for r in reports:
         if r.io_error is not None:
-            console.print(f"[bold red]UNREADABLE[/] {escape(r.path)}: {escape(r.io_error)}")
+            console.print(f"{styled('bold red', 'UNREADABLE')} {escape(r.path)}: {escape(r.io_error)}")
             continue
-        mark = "[green]OK[/]" if r.status == "ok" else "[bold red]FAIL[/]"
-        console.print(f"{mark} {escape(r.path)} ({r.kind}): {r.batches} batches, {r.records} records, "
-                      f"{r.bytes} bytes")
-        for f in r.findings:
-            if f.severity == INFO and not verbose:
-                continue
+        shown = [f for f in r.findings if verbose or f.severity != INFO]
+        if not list_ok and r.status == "ok" and not shown:
+            continue
+        mark = styled("green", "OK") if r.status == "ok" else styled("bold red", "FAIL")
+        counts = (f"{r.batches} batches, {r.records} records, " if r.kind in ("log", "checkpoint") else "")
+        console.print(f"{mark} {escape(r.path)} ({r.kind}): {counts}{r.bytes} bytes")
+        for f in shown:
             where = f" at byte {f.position}" if f.position is not None else ""
             offsets = ""
             if f.first_offset is not None:
                 offsets = (f" offsets {f.first_offset}-{f.last_offset}" if f.last_offset not in (None, f.first_offset)
                            else f" offset {f.first_offset}")
-            console.print(f"  [{style[f.severity]}]{f.severity}[/] {f.code}{where}{offsets}: {escape(f.message)}")
+            console.print(f"  {styled(style[f.severity], f.severity)} {f.code}{where}{offsets}: {escape(f.message)}")
     n_err = sum(1 for r in reports for f in r.findings if f.severity == ERROR)
     n_warn = sum(1 for r in reports for f in r.findings if f.severity == WARNING)
-    bad = sum(1 for r in reports if r.status != "ok")
-    console.print(f"{len(reports)} files checked, {bad} with findings: {n_err} errors, {n_warn} warnings")
+    bad = sum(1 for r in reports if r.status == "findings")
+    unreadable = sum(1 for r in reports if r.io_error is not None)
+    tail = f", {unreadable} unreadable" if unreadable else ""
+    console.print(f"{len(reports)} files checked, {bad} with findings: {n_err} errors, {n_warn} warnings{tail}")

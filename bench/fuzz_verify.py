@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""The large fuzz campaign of ``kdump verify --deep`` (the suite runs a short one: tests/test_fuzz.py).
+
+    python bench/fuzz_verify.py --cases 1000000 --seed 1 [--max-file-bytes 200000] [--report out.json]
+
+In-process (the library, not a subprocess per case, for speed), one core. Every sound segment of
+fixtures/corpus and fixtures/generated up to --max-file-bytes is mutated by kdump.verify.mutate (bit flips,
+byte sets, truncation, zero fill, huge and tiny size fields, spliced/deleted/appended bytes, duplicated
+batches, header and record changes with the CRC recomputed, decompression bombs) and verified with
+--deep and --max-batch-bytes 1 MiB (bombs decompress to 4 MiB). A case fails if verify raises, takes
+longer than --slow seconds, reports an I/O error, misses a mandatory finding (CRC-protected bytes changed,
+or a cut/splice off an entry boundary), or a bomb is not refused. Peak RSS is reported at the end.
+Failing inputs are saved to bench/out/fuzz-failures/ for replay.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from kdump.findings import ERROR, WARNING  # noqa: E402
+from kdump.verify import VerifyOptions, verify_one  # noqa: E402
+from kdump.verify.mutate import Mutator  # noqa: E402
+
+MAX_BATCH = 1 << 20
+BOMB = 4 << 20
+
+
+def sources(max_bytes: int) -> list[Path]:
+    out = []
+    for base in (ROOT / "fixtures" / "corpus", ROOT / "fixtures" / "generated"):
+        for p in sorted(base.rglob("*")):
+            if p.suffix not in (".log", ".checkpoint") or not p.is_file() or "corrupt" in p.parts:
+                continue
+            if p.stat().st_size > max_bytes:
+                continue
+            out.append(p)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", type=int, default=10000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--max-file-bytes", type=int, default=200_000)
+    ap.add_argument("--slow", type=float, default=10.0, help="seconds above which a case counts as a hang")
+    ap.add_argument("--report", type=Path, default=None, help="write the summary as JSON here too")
+    args = ap.parse_args()
+
+    options = VerifyOptions(deep=True, max_batch_bytes=MAX_BATCH)
+    files = sources(args.max_file_bytes)
+    originals = []
+    for p in files:
+        data = p.read_bytes()
+        # only sound sources: for them a missed mandatory finding is a real miss
+        probe = Path(tempfile.gettempdir()) / "kdump-fuzz-probe" / p.name
+        probe.parent.mkdir(exist_ok=True)
+        probe.write_bytes(data)
+        report = verify_one(probe, options)
+        if any(f.severity in (ERROR, WARNING) for f in report.findings) or report.io_error:
+            continue
+        originals.append((p, p.name, Mutator(data, bomb_bytes=BOMB)))
+    shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
+    work = Path(tempfile.mkdtemp(prefix="kdump-fuzz-", dir=shm))
+    failures_dir = ROOT / "bench" / "out" / "fuzz-failures"
+    rnd = random.Random(args.seed)
+    kinds = Counter()
+    mandatory = 0
+    with_findings = 0
+    failures = []
+    slowest = (0.0, "")
+    start = time.perf_counter()
+    for i in range(args.cases):
+        src, name, mutator = originals[rnd.randrange(len(originals))]
+        m = mutator.mutate(rnd)
+        kinds[m.kind] += 1
+        path = work / name
+        path.write_bytes(m.data)
+        t = time.perf_counter()
+        problem = None
+        try:
+            report = verify_one(path, options)
+            found = [f for f in report.findings if f.severity in (ERROR, WARNING)]
+            if report.io_error:
+                problem = f"io error: {report.io_error}"
+            elif m.mandatory and not found:
+                problem = "mandatory finding missing"
+            elif m.expect_code and m.expect_code not in {f.code for f in found}:
+                problem = f"{m.expect_code} missing"
+            with_findings += bool(found)
+        except Exception:  # noqa: BLE001 - the point is to catch anything
+            problem = "exception: " + traceback.format_exc(limit=3)
+        dt = time.perf_counter() - t
+        if dt > slowest[0]:
+            slowest = (dt, f"{src.relative_to(ROOT)} {m.kind} {m.detail}")
+        if dt > args.slow:
+            problem = problem or f"slow: {dt:.1f} s"
+        mandatory += m.mandatory
+        if problem:
+            failures_dir.mkdir(parents=True, exist_ok=True)
+            saved = failures_dir / f"case-{args.seed}-{i}-{m.kind}-{name}"
+            saved.write_bytes(m.data)
+            failures.append({"case": i, "source": str(src.relative_to(ROOT)), "kind": m.kind, "detail": m.detail,
+                             "problem": problem, "saved": str(saved.relative_to(ROOT))})
+            print(f"FAIL case {i}: {src.relative_to(ROOT)} {m.kind} {m.detail}: {problem}", file=sys.stderr)
+        if (i + 1) % 50000 == 0:
+            el = time.perf_counter() - start
+            print(f"# {i + 1} cases, {el:.0f} s, {len(failures)} failures", file=sys.stderr, flush=True)
+    elapsed = time.perf_counter() - start
+    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    for p in work.iterdir():
+        p.unlink()
+    work.rmdir()
+    summary = {
+        "command": "python bench/fuzz_verify.py " + " ".join(sys.argv[1:]),
+        "cases": args.cases, "seed": args.seed, "sources": len(originals), "seconds": round(elapsed, 1),
+        "cases_per_second": round(args.cases / elapsed), "mandatory": mandatory, "with_findings": with_findings,
+        "failures": len(failures), "slowest_case_seconds": round(slowest[0], 3), "slowest_case": slowest[1],
+        "peak_rss_mb": round(peak_rss / 2**20, 1), "kinds": dict(sorted(kinds.items())),
+        "failure_list": failures[:50],
+    }
+    text = json.dumps(summary, indent=1)
+    print(text)
+    if args.report:
+        args.report.write_text(text + "\n")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,235 @@
+"""``kdump convert``: the thin Click layer over :mod:`kdump.convert` (options in, report out)."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
+
+CODEC_CHOICES = ["keep", "none", "gzip", "snappy", "lz4", "zstd"]
+CODEC_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+
+EPILOG = """\b
+Exit codes:
+  0  converted (or, with --dry-run, measured)
+  1  the input is damaged, the conversion is refused (zstd below magic 2), a loss under --strict, or
+     the output did not verify (nothing is written then); or the segment was written but its
+     indexes could not be rebuilt
+  2  usage error, a missing or unreadable input, or an output that exists (use --force) or is the input"""
+
+
+def _parse_recompress(values) -> dict[int, int]:
+    mapping = {}
+    for item in values:
+        src, sep, dst = item.partition("=")
+        src, dst = src.strip().lower(), dst.strip().lower()
+        if not sep or src not in CODEC_IDS or dst not in CODEC_IDS:
+            raise click.BadParameter(f"{item!r}: expected FROM=TO with codecs none, gzip, snappy, lz4, zstd "
+                                     "(e.g. zstd=lz4)", param_hint="--recompress")
+        mapping[CODEC_IDS[src]] = CODEC_IDS[dst]
+    return mapping
+
+
+@click.command("convert", epilog=EPILOG)
+@click.argument("path", type=click.Path(path_type=str))
+@click.option("--to-magic", type=click.Choice(["0", "1", "2"]), default=None,
+              help="Message format to write: 0 (Kafka 0.8-0.9), 1 (0.10), 2 (0.11+). Required unless --dry-run.")
+@click.option("-o", "--output", default=None, metavar="FILE|DIR/",
+              help="Where to write: a file, or a directory (existing, or named with a trailing /) that gets "
+                   "the input's own NNN.log name. Required (the input is never modified).")
+@click.option("--compression", type=click.Choice(CODEC_CHOICES), default="keep", show_default=True,
+              help="Codec of the output batches; keep = each batch keeps its own (Kafka's rule).")
+@click.option("--recompress", multiple=True, metavar="FROM=TO",
+              help="With keep: write FROM-compressed batches as TO instead (e.g. zstd=lz4, the way to take zstd "
+                   "batches below magic 2). Repeatable.")
+@click.option("--force", is_flag=True, help="Replace an existing output file.")
+@click.option("--strict", is_flag=True,
+              help="Refuse the conversion if anything would be lost (headers, control batches, timestamps, "
+                   "producer state, ...); nothing is written then.")
+@click.option("--dry-run", is_flag=True,
+              help="Write nothing; print the size the segment would have in each magic and codec.")
+@click.option("--max-batch-records", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Cut runs of uncompressed legacy messages (one batch going up, one wrapper with --compression) "
+                   "after N records (0: no limit).")
+@click.option("--max-batch-bytes", type=click.IntRange(min=0), default=None,
+              help="Cut those runs so that no new batch exceeds N bytes before compression "
+                   "[default: 1048588, Kafka's message.max.bytes; 0: no limit].")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text for people; json: one JSON document with every count.")
+def command(path, to_magic, output, compression, recompress, force, strict, dry_run, max_batch_records,
+            max_batch_bytes, fmt):
+    """Rewrite a segment (or every segment of a partition directory) in another message format.
+
+    Offsets are kept. Batches already in the target format are copied byte for byte; the others are
+    re-encoded the way Kafka converts (up: one v2 batch per wrapper or run of messages; down: headers,
+    control batches and producer fields dropped). Whatever cannot be carried over is counted and
+    reported; --strict refuses instead. The output is written to a temporary file, read back and
+    checked record by record, and only then renamed into place.
+
+    \b
+    Examples:
+      kdump convert 00000000000000000000.log --to-magic 1 -o old-clients/
+      kdump convert my-topic-0/ --to-magic 2 --compression lz4 -o my-topic-0-v2/
+      kdump convert F.log --to-magic 0 --recompress zstd=gzip --strict -o out/F.log
+      kdump convert F.log --dry-run
+    """
+    from kdump import convert as conv
+    from kdump.writer import WriteVerificationError
+
+    recompress_map = _parse_recompress(recompress)
+    codec = None if compression == "keep" else CODEC_IDS[compression]
+    limits = {"max_batch_records": max_batch_records}
+    if max_batch_bytes is not None:
+        limits["max_batch_bytes"] = max_batch_bytes
+    if not os.path.exists(path):
+        _fail(f"{path}: no such file or directory", EXIT_USAGE)
+
+    if dry_run:
+        _dry_run(conv, path, to_magic, codec, compression, recompress_map, limits, fmt)
+        return
+    if to_magic is None:
+        raise click.UsageError("--to-magic is required (or use --dry-run to compare the sizes of every format)")
+    if output is None:
+        raise click.UsageError("-o/--output is required: kdump never modifies its input "
+                               "(give a directory to keep the segment's name, e.g. -o converted/)")
+    try:
+        options = conv.ConvertOptions(int(to_magic), codec, recompress_map, strict=strict, **limits)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+
+    results = []
+
+    def on_result(result):
+        results.append(result)
+        if fmt == "text":
+            _print_result(result)
+
+    status = EXIT_OK
+    try:
+        if os.path.isdir(path):
+            if os.path.exists(output) and not os.path.isdir(output):
+                raise click.UsageError(f"{output} is a file; converting a directory needs an output directory")
+            segments = conv.segments_in(path)
+            if not segments:
+                _fail(f"{path}: no NNN.log segments in this directory", EXIT_USAGE)
+            conv.convert_directory(path, output, options, overwrite=force, on_result=on_result)
+        else:
+            dest = conv.output_path_for(path, output)
+            if dest != output:
+                os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)
+            on_result(conv.convert_segment(path, dest, options, overwrite=force))
+    except conv.ConversionRefused as e:
+        status = EXIT_DATA
+        _report_error(e.source or path, e)
+    except FileExistsError as e:
+        status = EXIT_USAGE
+        if e.filename:
+            click.echo(f"kdump: {e.filename}: {e.strerror}", err=True)
+        else:
+            click.echo(f"kdump: {e}", err=True)
+    except OSError as e:
+        status = EXIT_USAGE
+        name = e.filename or path
+        click.echo(f"kdump: {name}: {e.strerror or e}", err=True)
+    except WriteVerificationError as e:
+        status = EXIT_DATA
+        click.echo(f"kdump: {e}; nothing was written", err=True)
+    if any(r.indexes is not None and r.indexes.problem for r in results):
+        status = max(status, EXIT_DATA)  # the segment is written and verified, its indexes are not
+    if fmt == "json":
+        click.echo(json.dumps({"results": [r.to_dict() for r in results]}, indent=2))
+    sys.exit(status)
+
+
+def _report_error(path, e) -> None:
+    where = f"at byte {e.position}: " if e.position is not None else ""
+    click.echo(f"kdump: {path}: {where}{e.message}", err=True)
+    click.echo("kdump: nothing was written for this segment", err=True)
+
+
+def _fail(message: str, code: int):
+    click.echo(f"kdump: {message}", err=True)
+    sys.exit(code)
+
+
+def _print_result(result) -> None:
+    s = result.stats
+    magics = "/".join(str(m) for m in sorted(s.source_magics)) or "-"
+    click.echo(f"converted {result.source} (magic {magics}) -> {result.output} (magic {s.to_magic})")
+    click.echo(f"  in:  {s.source_batches:,} batches, {s.source_records:,} records, {s.source_bytes:,} bytes")
+    click.echo(f"  out: {s.output_batches:,} batches, {s.output_records:,} records, {s.output_bytes:,} bytes "
+               f"({s.copied_batches:,} source batches copied as they were, {s.converted_batches:,} re-encoded)")
+    from kdump.codec import CODEC_NAMES
+    for (a, b), n in sorted(s.recompressed.items()):
+        click.echo(f"  recompressed: {n:,} {CODEC_NAMES[a]} {'batch' if n == 1 else 'batches'} written as "
+                   f"{CODEC_NAMES[b]}")
+    click.echo(f"  dropped: {', '.join(s.losses.lines())}" if s.losses else "  nothing dropped")
+    for note in s.notes:
+        click.echo(f"  note: {note}")
+    for v in result.verified:
+        click.echo(f"  verified: {v}")
+    if result.indexes is not None:
+        if result.indexes.rebuilt:
+            files = ", ".join(os.path.basename(f) for f in result.indexes.files) or "done"
+            click.echo(f"  indexes rebuilt: {files}")
+        elif result.indexes.problem:
+            click.echo(f"kdump: {result.output}: {result.indexes.note}", err=True)
+        else:
+            click.echo(f"  note: {result.indexes.note}")
+
+
+def _dry_run(conv, path, to_magic, codec, compression, recompress_map, limits, fmt) -> None:
+    if os.path.isdir(path):
+        paths = conv.segments_in(path)
+        if not paths:
+            _fail(f"{path}: no NNN.log segments in this directory", EXIT_USAGE)
+    else:
+        paths = [path]
+    magics = (0, 1, 2) if to_magic is None else (int(to_magic),)
+    codecs = conv.DRY_RUN_CODECS if codec is None and compression == "keep" else (codec,)
+    docs = []
+    status = EXIT_OK
+    for p in paths:
+        try:
+            size = os.path.getsize(p)
+            estimates = conv.estimate_sizes(p, magics, codecs, recompress=recompress_map, **limits)
+        except OSError as e:
+            _fail(f"{p}: {e.strerror or e}", EXIT_USAGE)
+        if fmt == "json":
+            docs.append({"source": p, "bytes": size, "estimates": [e.to_dict() for e in estimates]})
+        else:
+            _print_estimates(p, size, estimates, magics, codecs)
+        if all(e.refused for e in estimates):
+            status = EXIT_DATA
+    if fmt == "json":
+        click.echo(json.dumps({"dryRun": docs}, indent=2))
+    sys.exit(status)
+
+
+def _print_estimates(path, size, estimates, magics, codecs) -> None:
+    from kdump.codec import CODEC_NAMES
+    labels = ["keep" if c is None else CODEC_NAMES[c] for c in codecs]
+    click.echo(f"{path}: {size:,} bytes now; size in each format (nothing written):")
+    click.echo("           " + "".join(f"{label:>13}" for label in labels))
+    by_magic = {m: [e for e in estimates if e.to_magic == m] for m in magics}
+    refusals = []
+    for m in magics:
+        cells = []
+        for e in by_magic[m]:
+            if e.refused:
+                cells.append(f"{'refused':>13}")
+                if e.refused not in refusals:
+                    refusals.append(e.refused)
+            else:
+                cells.append(f"{e.bytes:>13,}")
+        click.echo(f"  magic {m}  " + "".join(cells))
+    for m in magics:
+        done = [e for e in by_magic[m] if not e.refused]
+        if done:
+            losses = done[0].stats.losses
+            click.echo(f"  magic {m} drops: {', '.join(losses.lines())}" if losses else f"  magic {m} drops nothing")
+    for reason in refusals:
+        click.echo(f"  refused: {reason}")

@@ -1,0 +1,178 @@
+"""Where converted entries go: an atomic, verified segment file, or a byte counter for ``--dry-run``.
+
+:class:`ConvertedSegmentWriter` is :class:`kdump.writer.SegmentWriter` (temporary file in the target
+directory, fsync, never overwriting unless asked, rename only after verification) with a verification
+whose memory does not grow with the file: instead of one digest per entry it keeps running digests and
+checks, by reading the written file back batch by batch,
+
+* the framing: every entry whole, nothing after the last one, as many entries as were written;
+* the bytes: the sha256 of the file equals the sha256 of what was written;
+* every batch CRC valid and every record decodable;
+* the records: the canonical form of every record read back (offset, timestamp and type as a reader
+  sees them, key, value, headers) hashes to the digest the converter computed from the records it
+  meant to write (:func:`kdump.convert.engine.canonical_record`);
+* then ``kdump verify --deep`` of it, when kdump has it (:func:`deep_verify`).
+"""
+from __future__ import annotations
+
+import hashlib
+
+from kdump.errors import KdumpError
+from kdump.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
+from kdump.writer import SegmentWriter, WriteVerificationError
+
+from .engine import canonical_record
+
+
+class ByteCounter:
+    """The sink of a dry run: counts, writes nothing."""
+
+    def __init__(self):
+        self.bytes = 0
+        self.entries = 0
+
+    def write(self, data: bytes, entries: int) -> None:
+        self.bytes += len(data)
+        self.entries += entries
+
+
+def read_back_digests(path, record_limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES):
+    """(entries, sha256 of the file, sha256 of its canonical records, problems) of a written segment.
+
+    ``problems`` lists what is wrong (invalid CRC, undecodable records, bytes after the last entry),
+    each with its byte position; reading stops at the first. When there is none, the file is exactly
+    its entries, so the sha256 of the file is the sha256 of the entries read back.
+    """
+    entries = 0
+    records_hash = hashlib.sha256()
+    update = records_hash.update
+    problems = []
+    with SegmentReader(path) as reader:
+        for batch in reader:
+            entries += 1
+            if not batch.is_valid():
+                problems.append(f"entry {entries - 1} at byte {batch.position}: CRC does not match its contents")
+                break
+            try:
+                if batch.magic == 2:
+                    cols = batch.columns(record_limit)
+                    if cols.error is not None:
+                        raise cols.error
+                    ts_type = int(batch.timestamp_type)
+                    update(b"".join(
+                        canonical_record(cols.offsets[i], cols.timestamps[i], ts_type, cols.key(i), cols.value(i),
+                                         cols.headers[i]) for i in range(cols.count)))
+                elif batch.is_compressed:
+                    update(b"".join(
+                        canonical_record(r.offset, r.timestamp, int(r.timestamp_type), r.key, r.value)
+                        for r in batch.records(record_limit)))
+                else:
+                    # An uncompressed legacy message is its own single record (no deep iterator needed).
+                    m = batch.message
+                    update(canonical_record(m.offset, m.timestamp, int(m.timestamp_type), m.key, m.value))
+            except KdumpError as e:
+                problems.append(f"entry {entries - 1} at byte {batch.position}: records unreadable: {e}")
+                break
+        tail = reader.tail
+    if not problems and (tail is None or tail.kind != "end"):
+        problems.append(f"the file does not end after the last entry: {tail.message if tail else '?'}")
+    return entries, _file_sha256(path), records_hash.hexdigest(), problems
+
+
+def _file_sha256(path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class ConvertedSegmentWriter(SegmentWriter):
+    """A :class:`~kdump.writer.SegmentWriter` for long outputs: running digests instead of a list per entry.
+
+    The converter calls :meth:`write` with whole entries and how many there are, and feeds
+    :attr:`records_digest` with the canonical form of every record it wrote; :meth:`commit` reads the
+    file back and compares (see the module docstring) before renaming it into place.
+    """
+
+    def __init__(self, path, *, overwrite: bool = False, record_limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES):
+        super().__init__(path, overwrite=overwrite, deep_verify=True, record_limit=record_limit)
+        self.records_digest = hashlib.sha256()
+        self._bytes_digest = hashlib.sha256()
+        self._entries = 0
+        self.bytes_written = 0
+        self.verified: list[str] = []  # what the output was checked with, for the report
+
+    @property
+    def entry_count(self) -> int:
+        return self._entries
+
+    # Overrides SegmentWriter.write and its _verify hook (run by commit() between fsync and rename); the
+    # temporary file, its handle and the finished flag (_tmp_path, _file, _done) are SegmentWriter's.
+    def write(self, entries: bytes, count: int = 1) -> None:
+        """Append ``count`` whole entries (their framing is checked on read-back, not here)."""
+        if self._done:
+            raise ValueError("segment writer already finished")
+        try:
+            self._file.write(entries)
+        except BaseException:
+            self.abort()
+            raise
+        self._bytes_digest.update(entries)
+        self._entries += count
+        self.bytes_written += len(entries)
+
+    def _verify(self) -> None:
+        entries, bytes_sha, records_sha, problems = read_back_digests(self._tmp_path, self.record_limit)
+        if not problems:
+            if entries != self._entries:
+                problems.append(f"read back {entries} entries, wrote {self._entries}")
+            elif bytes_sha != self._bytes_digest.hexdigest():
+                problems.append("the bytes read back differ from the bytes written")
+            elif records_sha != self.records_digest.hexdigest():
+                problems.append("the records read back differ from the records meant to be written")
+        if problems:
+            raise WriteVerificationError(f"verification of {self.path} failed: " + "; ".join(problems))
+        self.verified.append(f"read back: {entries:,} entries, every CRC valid, every record decoded and equal to "
+                             "what was meant to be written, bytes as written")
+        self.verified.append(deep_verify(self._tmp_path, self.path, self.record_limit))
+
+
+def deep_verify_findings(path, record_limit: int):
+    """(errors, warning codes) of ``kdump verify --deep`` on ``path``; None if kdump has no verify."""
+    try:
+        from kdump.findings import ERROR, WARNING
+        from kdump.verify import VerifyOptions, verify_one
+    except ImportError:
+        return None
+    report = verify_one(path, VerifyOptions(deep=True, max_batch_bytes=max(record_limit, 1 << 20)))
+    if report.io_error is not None:
+        raise OSError(f"kdump verify could not read {path}: {report.io_error}")
+    errors = [f for f in report.findings if f.severity == ERROR]
+    return errors, sorted({f.code for f in report.findings if f.severity == WARNING})
+
+
+def deep_verify(path, final_path, record_limit: int) -> str:
+    """Run ``kdump verify --deep`` on the written file; errors fail the write, warnings are reported.
+
+    Warnings can come from the input itself (a copied batch keeps its attributes), so they do not stop
+    the conversion; the report names them.
+    """
+    found = deep_verify_findings(path, record_limit)
+    if found is None:
+        return "kdump verify --deep: not available in this kdump (the read-back above still ran)"
+    errors, warnings = found
+    if errors:
+        raise DeepVerifyFailed(f"verification of {final_path} failed: kdump verify --deep found "
+                               + "; ".join(f"{f.code} at byte {f.position}: {f.message}" for f in errors[:5]))
+    if warnings:
+        return f"kdump verify --deep: no errors; warnings (from the input, carried over): {', '.join(warnings)}"
+    return "kdump verify --deep: clean"
+
+
+class DeepVerifyFailed(WriteVerificationError):
+    """``kdump verify --deep`` found errors in the written file (which may have come from the input)."""
+
+
+__all__ = ["ByteCounter", "ConvertedSegmentWriter", "DeepVerifyFailed", "read_back_digests", "deep_verify",
+           "deep_verify_findings"]

@@ -1,0 +1,73 @@
+"""``kdump verify`` as a library: prove segments, partitions and log directories sound, or say exactly
+where and how they are not.
+
+>>> from kdump.verify import VerifyOptions, verify_paths          # doctest: +SKIP
+>>> reports = verify_paths(["/var/lib/kafka/orders-0"], VerifyOptions(deep=True))
+>>> [(f.code, f.position) for r in reports for f in r.findings]
+
+One :class:`~kdump.findings.FileReport` per file, with its findings (stable codes, see
+:mod:`kdump.verify.codes` and docs/findings.md). Modules:
+
+* :mod:`kdump.verify.walk`: one file, entry by entry, with resynchronisation after damage (shallow checks);
+* :mod:`kdump.verify.deep`: ``--deep`` record checks;
+* :mod:`kdump.verify.resync`: finding entries by header sanity and CRC at arbitrary positions;
+* :mod:`kdump.verify.partition`: paths, partition directories, segment contiguity, and the companion
+  files' checks of :mod:`kdump.index.check`;
+* :mod:`kdump.verify.mutate`: hostile-input generators for the fuzz test and the fuzz campaign.
+
+Nothing here writes to the files it checks; every file is opened read-only.
+"""
+from __future__ import annotations
+
+import os
+
+from kdump.findings import FileReport, exit_code
+from kdump.verify.codes import CODES
+from kdump.verify.partition import collect, verify_companion, verify_file, verify_partition
+from kdump.verify.walk import PartitionState, SegmentVerifier, VerifyOptions
+
+__all__ = ["VerifyOptions", "verify_paths", "verify_one", "total_bytes", "exit_code", "CODES",
+           "SegmentVerifier", "PartitionState"]
+
+
+def verify_one(path, options: VerifyOptions | None = None) -> FileReport:
+    """Verify one segment file on its own (no partition context)."""
+    report, _ = verify_file(os.fspath(path), options or VerifyOptions())
+    return report
+
+
+def total_bytes(paths) -> int:
+    """The bytes :func:`verify_paths` will read (for a progress bar)."""
+    total = 0
+    for kind, item in collect(paths):
+        files = [item] if kind == "file" else (item[1] + item[2] if kind == "partition" else [])
+        for f in files:
+            try:
+                total += os.path.getsize(f)
+            except OSError:
+                pass
+    return total
+
+
+def verify_paths(paths, options: VerifyOptions | None = None, *, progress=None) -> list[FileReport]:
+    """Verify files and directories (partition and log directories, recursively), in the order given.
+
+    ``progress``, if given, is called with the number of bytes advanced, every 16 MiB or so.
+    A path that does not exist or cannot be read gets a report with ``io_error`` set (exit code 2).
+    """
+    options = options or VerifyOptions()
+    reports: list[FileReport] = []
+    for kind, item in collect(paths):
+        if kind == "error":
+            path, message = item
+            reports.append(FileReport(path, "unknown", io_error=message))
+        elif kind == "file":
+            report, _ = verify_file(item, options, progress=progress)
+            reports.append(report)
+        elif kind == "companion":
+            reports.extend(verify_companion(item, options))
+        else:
+            directory, segments, snapshots, companions = item
+            reports.extend(verify_partition(directory, segments, snapshots, options, progress=progress,
+                                            companions=companions))
+    return reports

@@ -1,0 +1,163 @@
+"""What ``kdump verify PATH...`` walks: files, partition directories and whole log directories.
+
+* a file is verified as a segment, whatever its name (a KRaft snapshot if it ends in ``.checkpoint``);
+* a directory holding ``.log`` segments (or KRaft ``.checkpoint`` snapshots) is a partition: its segments
+  are verified in offset order with one producer/leader-epoch state carried from each to the next, then
+  checked against each other (each segment's base offset must be above the previous one's last offset;
+  gaps are allowed, compaction leaves them);
+* any directory is searched recursively, so a log directory verifies every partition in it.
+
+A partition's companion files (``.index``, ``.timeindex``, ``.txnindex``, producer ``.snapshot``,
+``leader-epoch-checkpoint``) are checked by :func:`kdump.index.check.check_partition_companions`, one report
+each, when the directory has any: a directory of bare ``.log`` files (segments copied somewhere for a look)
+is checked as segments only, since asking for indexes nobody copied would only be noise. A companion file
+named on the command line is checked the same way. Other files (the broker's checkpoints,
+``.deleted``/``.cleaned``/``.swap`` leftovers) are not read here.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+from kdump.findings import FileReport
+from kdump.segment import base_offset_from_name
+from kdump.verify.codes import CODES
+from kdump.verify.walk import PartitionState, SegmentVerifier, VerifyOptions
+
+_SNAPSHOT = re.compile(r"^(\d{20}-\d{10}|bootstrap)\.checkpoint$")
+_SEGMENT = re.compile(r"^\d+\.log$")
+_COMPANION_SUFFIXES = (".index", ".timeindex", ".txnindex", ".snapshot")
+LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+
+
+def is_companion(path: str) -> bool:
+    name = os.path.basename(path)
+    return name.endswith(_COMPANION_SUFFIXES) or name == LEADER_EPOCH_CHECKPOINT
+
+
+def _is_broker_text_file(path: str) -> bool:
+    name = os.path.basename(path)
+    return name.endswith("-checkpoint") or name in ("partition.metadata", "meta.properties")
+
+
+def file_kind(path: str) -> str:
+    return "checkpoint" if path.endswith(".checkpoint") else "log"
+
+
+def verify_file(path: str, options: VerifyOptions, *, state: PartitionState | None = None,
+                progress=None) -> tuple[FileReport, "SegmentVerifier"]:
+    v = SegmentVerifier(path, options, kind=file_kind(path), state=state, progress=progress)
+    v.run()
+    return v.report, v
+
+
+def collect(paths) -> list[tuple[str, object]]:
+    """What to verify, in order: ("file", path), ("companion", path), ("partition", (directory, [segment
+    paths], [snapshot paths], has companions)), or ("error", (path, message)) for a path that cannot be used."""
+    out: list[tuple[str, object]] = []
+    for p in paths:
+        p = os.fspath(p)
+        if os.path.isdir(p):
+            found = []
+            error = _walk_dir(p, found)
+            if error is not None:
+                out.append(("error", (p, error)))
+            elif not found:
+                out.append(("error", (p, "no log segments (.log), KRaft snapshots (.checkpoint) or partition "
+                                         "companion files in this directory or below it")))
+            out.extend(found)
+        elif os.path.exists(p):
+            if is_companion(p):
+                out.append(("companion", p))
+            elif _is_broker_text_file(p):
+                out.append(("error", (p, "not a log segment but one of the broker's text files (`kdump index check` "
+                                         "reads checkpoints and partition.metadata)")))
+            else:
+                out.append(("file", p))
+        else:
+            out.append(("error", (p, "no such file or directory")))
+    return out
+
+
+def _walk_dir(d: str, out: list) -> str | None:
+    try:
+        names = sorted(os.listdir(d))
+    except OSError as e:
+        return f"cannot list the directory: {e.strerror or e}"
+    segments, snapshots, subdirs = [], [], []
+    companions = False
+    for name in names:
+        path = os.path.join(d, name)
+        if os.path.isdir(path):
+            subdirs.append(path)
+        elif name.endswith(".log"):
+            segments.append(path)
+        elif _SNAPSHOT.match(name):
+            snapshots.append(path)
+        elif is_companion(name):
+            companions = True
+    if segments or snapshots or companions:
+        # offset order (names without a base offset last, by name), as Kafka orders segments
+        segments.sort(key=lambda s: (base_offset_from_name(s) is None, base_offset_from_name(s) or 0, s))
+        out.append(("partition", (d, segments, snapshots, companions)))
+    for sub in subdirs:
+        error = _walk_dir(sub, out)
+        if error is not None:
+            out.append(("error", (sub, error)))
+    return None
+
+
+def verify_partition(directory: str, segments: list[str], snapshots: list[str], options: VerifyOptions,
+                     progress=None, *, companions: bool = False) -> list[FileReport]:
+    state = PartitionState()
+    reports = []
+    previous = None  # (summary, report) of the previous segment with a base offset in its name
+    for path in segments:
+        report, v = verify_file(path, options, state=state, progress=progress)
+        reports.append(report)
+        summary = v.summary
+        if report.io_error is not None or summary.base_offset is None or not _SEGMENT.match(os.path.basename(path)):
+            continue
+        if previous is not None:
+            _contiguity(previous, summary, report)
+        previous = summary
+    for path in snapshots:
+        report, _ = verify_file(path, options, progress=progress)  # a snapshot is a log of its own
+        reports.append(report)
+    if companions:
+        from kdump.index.check import check_partition_companions  # (imported only when needed: start-up time)
+        reports.extend(check_partition_companions(directory, deep=options.deep))
+    return reports
+
+
+def verify_companion(path: str, options: VerifyOptions) -> list[FileReport]:
+    """A companion file named on its own: its partition's companion checks, keeping its own report."""
+    from kdump.index.check import check_partition_companions
+    directory = os.path.dirname(path) or "."
+    reports = check_partition_companions(directory, deep=options.deep)
+    mine = [r for r in reports if _same(r.path, path)]
+    return mine or reports
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def _contiguity(prev, cur, report: FileReport) -> None:
+    """Each segment starts above where the previous one ends; a gap is what compaction (or retention of a
+    cleaned segment's tail) leaves, an overlap is never right."""
+    prev_next = prev.last_offset + 1 if prev.last_offset is not None else prev.base_offset
+    base = cur.base_offset
+    name = os.path.basename(prev.path)
+    if base < prev_next:
+        report.add("segment-overlap", CODES["segment-overlap"].severity,
+                   f"the segment's base offset {base} is not above the last offset {prev_next - 1} of the previous "
+                   f"segment {name}", position=0, first_offset=base, last_offset=prev_next - 1)
+    elif base > prev_next:
+        report.add("offset-gap", CODES["offset-gap"].severity,
+                   f"offsets {prev_next}-{base - 1} are in no segment (the previous segment {name} ends at "
+                   f"{prev_next - 1}); normal in a compacted partition",
+                   position=0, first_offset=prev_next, last_offset=base - 1)

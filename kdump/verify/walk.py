@@ -1,0 +1,561 @@
+"""Verify one segment file: walk its entries like Kafka, check each, resynchronise after damage.
+
+The walk follows Kafka's framing (``FileLogInputStream.nextBatch``, spec §3.9) entry by entry. Each entry
+ends in one of three ways:
+
+* **good**: framed, known magic, header parses, CRC valid. Its header is checked (and with ``deep`` its
+  records, see :mod:`kdump.verify.deep`), its offsets against the previous batch and the file name,
+  its producer and leader epoch against the partition so far.
+* **bad entry**: framed (its size fits in the file) but unusable: CRC mismatch, unknown magic, smaller
+  than its header. One finding. Whether its size field can still be trusted is decided by looking at
+  where it points (:meth:`Prober.plausible`): a sane header there means only the contents were hit and the
+  walk goes on; otherwise the size field was probably hit too and the walk resynchronises.
+* **framing break**: the size field is unusable (below 14, or past the end of the file). Zeros to the end
+  are zero padding; a size past the end with nothing valid after it is a truncated tail (what a crash
+  leaves); anything else is a damaged range, and the walk resynchronises.
+
+Resynchronisation scans forward for the next entry whose header and CRC check out
+(:meth:`Prober.find_next`), reports the damaged byte range and the offsets lost between the last good
+batch and the next good one, and carries on from there, so one bad byte never hides the rest of a file.
+
+Memory: one entry at a time (at most ``max_batch_bytes``; a larger one has its CRC computed in 1 MiB
+chunks instead of being read whole), findings capped per code, producer table capped.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from kdump import codec as _codec
+from kdump.errors import FormatError
+from kdump.findings import FileReport
+from kdump.format import layout as L
+from kdump.format.legacy import LegacyBatch
+from kdump.format.v2 import RecordBatch
+from kdump.segment import DEFAULT_MAX_BATCH_BYTES, base_offset_from_name
+from kdump.verify.codes import CODES
+from kdump.verify.resync import Prober
+
+INT32_MAX = L.INT32_MAX
+MAX_SEGMENT_BYTES = INT32_MAX  # Kafka refuses to load a larger segment (spec §3.9)
+MAX_PRODUCERS = 1_000_000  # producer table bound; further producer ids are not tracked
+PROGRESS_STEP = 16 << 20
+
+
+@dataclass
+class VerifyOptions:
+    deep: bool = False
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES  # also bounds a decompressed payload
+    max_findings_per_code: int = 100  # per file; the rest are counted in one findings-capped finding
+
+
+@dataclass
+class PartitionState:
+    """What one segment leaves for the next of the same partition: producers seen, highest leader epoch."""
+
+    producers: dict = field(default_factory=dict)  # producer id -> [epoch, last sequence or None]
+    leader_epoch: int = -1
+
+
+@dataclass
+class SegmentSummary:
+    """What partition-level checks need to know about a verified segment."""
+
+    path: str
+    base_offset: int | None  # from the file name
+    first_offset: int | None = None  # of the good batches
+    last_offset: int | None = None
+
+
+class Findings:
+    """Collects findings for one report, at most ``cap`` per code (a hostile file could otherwise make
+    millions); the overflow is counted and summarised by :meth:`finish`."""
+
+    def __init__(self, report: FileReport, cap: int):
+        self.report = report
+        self.cap = cap
+        self.counts: dict[str, int] = {}
+        self.first_dropped: dict[str, int | None] = {}
+
+    def add(self, code: str, message: str, **where) -> None:
+        n = self.counts.get(code, 0) + 1
+        self.counts[code] = n
+        if n > self.cap:
+            if n == self.cap + 1:
+                self.first_dropped[code] = where.get("position")
+            return
+        self.report.add(code, CODES[code].severity, message, **where)
+
+    def finish(self) -> None:
+        for code, n in self.counts.items():
+            if n > self.cap:
+                first = self.first_dropped.get(code)
+                at = f", the first of them at byte {first}" if first is not None else ""
+                self.report.add("findings-capped", CODES["findings-capped"].severity,
+                                f"{n - self.cap} more {code} findings not listed ({n} in all{at})")
+
+
+class SegmentVerifier:
+    """Verifies one ``.log`` segment (or KRaft ``.checkpoint`` snapshot) and fills a :class:`FileReport`."""
+
+    def __init__(self, path: str, options: VerifyOptions, *, kind: str = "log",
+                 state: PartitionState | None = None, progress=None):
+        self.path = path
+        self.options = options
+        self.kind = kind
+        self.state = state if state is not None else PartitionState()
+        self.progress = progress  # callable(bytes advanced) or None
+        self.report = FileReport(path, kind)
+        self.findings = Findings(self.report, options.max_findings_per_code)
+        self.base_offset = base_offset_from_name(path) if kind == "log" else None
+        self.summary = SegmentSummary(path, self.base_offset)
+        self.prev_last: int | None = None  # last offset of the previous good batch
+        self.prev_position: int | None = None
+        self.gap_offsets = 0  # offsets missing between and inside batches (compaction)
+        self.gap_places = 0
+        self.first_gap: tuple[int, int] | None = None  # (byte position, offset after which it starts)
+        self._reported = 0
+        if options.deep:
+            # imported here: the record checks pull in the control-record schemas, which a shallow run
+            # (and its start-up time) does without
+            from kdump.verify import deep
+            self._deep = deep
+        self.after_damage = False  # a bad entry or damaged range came after the last good batch
+        self.first_invalid: int | None = None  # where Kafka's recovery would truncate the file
+
+    # --- entry point ---------------------------------------------------------------------------------
+    def run(self) -> FileReport:
+        try:
+            with open(self.path, "rb", buffering=1 << 20) as f:  # read-only, always
+                self._walk(f)
+        except OSError as e:
+            self.report.io_error = f"cannot read: {e.strerror or e}"
+        self._finish()
+        return self.report
+
+    def _add(self, code: str, message: str, **where) -> None:
+        self.findings.add(code, message, **where)
+
+    # --- the walk ------------------------------------------------------------------------------------
+    def _walk(self, f) -> None:
+        fd = f.fileno()
+        end = os.fstat(fd).st_size
+        self.report.bytes = end
+        self.end = end
+        self.prober = prober = Prober(fd, end, self.options.max_batch_bytes)
+        if self.kind == "log" and self.base_offset is None:
+            self._add("base-offset-unknown", "the file name is not <base offset>.log (20 digits), so offsets "
+                      "were not checked against the segment's base offset")
+        if end > MAX_SEGMENT_BYTES:
+            self._add("segment-too-large", f"the file has {end} bytes; Kafka refuses segments above "
+                      f"{MAX_SEGMENT_BYTES} bytes", length=end)
+        max_batch = self.options.max_batch_bytes
+        pos = 0
+        f.seek(0)
+        read = f.read
+        unpack_prefix = L.PREFIX.unpack
+        while True:
+            self._tick(pos)
+            remaining = end - pos
+            if remaining <= 0:
+                return
+            if remaining <= L.HEADER_SIZE_UP_TO_MAGIC:
+                self._short_tail(pos, remaining)
+                return
+            head = read(L.LOG_OVERHEAD)
+            if len(head) < L.LOG_OVERHEAD:
+                self._file_shrank(pos)
+                return
+            offset, size = unpack_prefix(head)
+            if size < L.LEGACY_RECORD_OVERHEAD_V0:
+                if prober.zeros_to_end(pos):
+                    self._add("zero-padding", f"{remaining} zero bytes from byte {pos} to the end of the file "
+                              "(a preallocated or zero-filled tail; Kafka's recovery truncates it)",
+                              position=pos, length=remaining)
+                    return
+                pos = self._damaged(pos, pos + 1, "size-below-minimum",
+                                    f"entry size field is {size}, below the minimum of "
+                                    f"{L.LEGACY_RECORD_OVERHEAD_V0} (Kafka: CorruptRecordException)")
+            elif size > remaining - L.LOG_OVERHEAD:
+                q = prober.find_next(pos + 1)
+                if q is None:
+                    self._add("truncated-tail", f"the entry at byte {pos} declares {L.LOG_OVERHEAD + size} bytes "
+                              f"but only {remaining} remain: an incomplete last batch (as a crash leaves it); "
+                              f"{self._recovery_cut(pos)}",
+                              position=pos, length=remaining, first_offset=self._next_expected())
+                    return
+                pos = self._damaged(pos, q, "size-beyond-end",
+                                    f"entry size field is {size}, past the end of the file ({remaining} bytes "
+                                    "remain), yet valid batches follow: the size field is damaged", found=True)
+            elif size > max_batch:
+                pos = self._oversized(pos, offset, size)
+            else:
+                body = read(size)
+                if len(body) < size:
+                    self._file_shrank(pos)
+                    return
+                pos = self._entry(pos, offset, size, body)
+            if pos is None:
+                return
+            if f.tell() != pos:
+                f.seek(pos)
+
+    def _entry(self, pos: int, offset: int, size: int, body: bytes) -> int | None:
+        """A framed entry: check it; returns where the walk continues (None: at the end)."""
+        magic = body[L.BODY_MAGIC]
+        nxt = pos + L.LOG_OVERHEAD + size
+        try:
+            if magic == 2:
+                batch = RecordBatch(pos, offset, size, body)
+            elif magic <= 1:
+                batch = LegacyBatch(pos, offset, body)
+            else:
+                return self._bad_entry(pos, nxt, "magic-unknown",
+                                       f"unknown magic byte {magic} (expected 0, 1 or 2)", offset)
+        except FormatError as e:
+            code = e.code if e.code in CODES else "message-too-small"
+            return self._bad_entry(pos, nxt, code, e.message, offset)
+        if not batch.is_valid():
+            self.report.batches += 1
+            return self._bad_entry(pos, nxt, "crc-mismatch", _crc_message(batch), offset, batch=batch)
+        self._good(batch)
+        return nxt
+
+    def _oversized(self, pos: int, offset: int, size: int) -> int | None:
+        """An entry above --max-batch-bytes: CRC streamed in chunks, header checked, records not read."""
+        nxt = pos + L.LOG_OVERHEAD + size
+        head = self.prober.read(pos, L.V2_RECORD_BATCH_OVERHEAD)
+        magic = head[16]
+        if magic > 2:
+            return self._bad_entry(pos, nxt, "magic-unknown", f"unknown magic byte {magic} (expected 0, 1 or 2)",
+                                   offset)
+        self.report.batches += 1
+        if not self.prober.crc_ok(pos, head):
+            return self._bad_entry(pos, nxt, "crc-mismatch",
+                                   f"stored CRC does not match the {size}-byte entry (checked in chunks: it is "
+                                   f"above --max-batch-bytes {self.options.max_batch_bytes})", offset)
+        if self.options.deep:
+            self._add("batch-too-large", f"the entry has {L.LOG_OVERHEAD + size} bytes, above --max-batch-bytes "
+                      f"({self.options.max_batch_bytes}): its CRC is valid but its records were not decoded",
+                      position=pos, length=L.LOG_OVERHEAD + size)
+        if magic == 2:
+            batch = RecordBatch(pos, offset, size, head[L.LOG_OVERHEAD:])  # the header is all that is used
+            self._header_v2(batch)
+            self._offsets(batch, batch.base_offset, batch.last_offset)
+            self._producer(batch)
+            self.report.records += max(batch.records_count, 0)
+        else:
+            self._offsets(None, None, offset, position=pos)
+        return nxt
+
+    # --- bad entries, damage and resynchronisation ----------------------------------------------------------
+    def _bad_entry(self, pos: int, nxt: int, code: str, message: str, offset: int, *, batch=None) -> int | None:
+        where = {"position": pos, "length": nxt - pos}
+        if batch is not None and batch.magic == 2:
+            message += (f"; the header claims offsets {batch.base_offset}-{batch.last_offset} "
+                        f"(not trustworthy)")
+            where.update(first_offset=batch.base_offset, last_offset=batch.last_offset)
+        else:
+            message += f"; the entry's offset field says {offset} (not trustworthy)"
+        self._add(code, message, **where)
+        self.after_damage = True
+        if self.first_invalid is None:
+            self.first_invalid = pos
+        if self.prober.plausible(nxt):
+            return nxt
+        return self._damaged(pos, pos + 1, None,
+                             f"the entry at byte {pos} points past itself to byte {nxt}, where no entry begins: "
+                             "its size field is probably damaged too")
+
+    def _damaged(self, start: int, scan_from: int, code: str | None, cause: str, *, found: bool = False) -> int | None:
+        """Bytes from ``start`` are no entry: find the next good one (``scan_from`` is where to look, or
+        with ``found`` where it already is), report the cause and the damaged range, return where to go on."""
+        q = scan_from if found else self.prober.find_next(scan_from)
+        self.after_damage = True
+        if self.first_invalid is None:
+            self.first_invalid = start
+        if code is not None:
+            self._add(code, cause, position=start)
+        lost_first = self._next_expected()
+        if q is None:
+            length = self.end - start
+            text = (f"bytes {start}-{self.end - 1} ({length} bytes) hold no valid entry up to the end of the file "
+                    f"({cause if code is None else 'see ' + code})")
+            if lost_first is not None:
+                text += f"; offsets from {lost_first} on are lost"
+            self._add("damaged-range", text, position=start, length=length, first_offset=lost_first)
+            return None
+        length = q - start
+        next_first = self._first_offset_at(q)
+        # a zero-filled hole is what a file system leaves of blocks it never wrote: worth saying
+        what = "are all zero" if self.prober.all_zero(start, q) else "hold no valid entry"
+        text = (f"bytes {start}-{q - 1} ({length} bytes) {what} "
+                f"({cause if code is None else 'see ' + code}); resumed at byte {q}")
+        where = {"position": start, "length": length}
+        if lost_first is not None and next_first is not None:
+            if next_first > lost_first:
+                text += f"; offsets {lost_first}-{next_first - 1} are lost"
+                where.update(first_offset=lost_first, last_offset=next_first - 1)
+            else:
+                text += " (no offsets are missing between the batches around it)"
+        elif next_first is not None:
+            text += f"; the next good batch starts at offset {next_first}"
+        self._add("damaged-range", text, **where)
+        return q
+
+    def _recovery_cut(self, pos: int) -> str:
+        """Kafka's recovery keeps a log up to its first invalid entry (spec §5.6)."""
+        cut = pos if self.first_invalid is None else self.first_invalid
+        return f"Kafka's recovery would truncate the file to {cut} bytes"
+
+    def _next_expected(self) -> int | None:
+        """The first offset not yet seen in a good batch (the base offset if none was)."""
+        if self.prev_last is not None:
+            return self.prev_last + 1
+        return self.base_offset
+
+    def _first_offset_at(self, q: int) -> int | None:
+        """First offset of the (valid) entry at ``q``: the header's, or for a compressed legacy wrapper
+        its first inner message's."""
+        head = self.prober.read(q, L.V2_RECORD_BATCH_OVERHEAD)
+        offset, size = L.PREFIX.unpack_from(head)
+        if head[16] == 2 or (head[17] & L.LEGACY_CODEC_MASK) == 0:
+            return offset
+        if size > self.options.max_batch_bytes:
+            return None
+        try:
+            batch = LegacyBatch(q, offset, self.prober.read(q + L.LOG_OVERHEAD, size))
+            for record in batch.records(self.options.max_batch_bytes):
+                return record.offset
+        except FormatError:
+            pass
+        return None
+
+    def _short_tail(self, pos: int, remaining: int) -> None:
+        if self.prober.zeros_to_end(pos):
+            self._add("zero-padding", f"{remaining} zero bytes at the end of the file (from byte {pos})",
+                      position=pos, length=remaining)
+        else:
+            self._add("truncated-tail", f"{remaining} bytes at the end are too few for an entry (at least 18 are "
+                      f"needed); {self._recovery_cut(pos)}",
+                      position=pos, length=remaining, first_offset=self._next_expected())
+
+    def _file_shrank(self, pos: int) -> None:
+        self._add("truncated-tail", f"the file ended at byte {pos} while being read (was it truncated meanwhile?)",
+                  position=pos)
+
+    # --- good batches -----------------------------------------------------------------------------------
+    def _good(self, batch) -> None:
+        self.report.batches += 1
+        if batch.magic == 2:
+            if not _v2_header_fast_ok(batch):
+                self._header_v2(batch)
+            first = batch.base_offset
+            if self.options.deep:
+                n = self._deep.check_v2(self, batch)
+            else:
+                n = batch.records_count if batch.records_count > 0 else 0
+            self.report.records += n
+            self._offsets(batch, first, batch.last_offset)
+            if batch.records_count == 0 and batch.last_offset_delta >= 0:
+                # an empty batch (compaction keeps its header for the producer state): its range is a gap
+                self._gap(batch.position, batch.base_offset - 1, batch.last_offset_delta + 1)
+            if batch.producer_id >= 0:
+                self._producer(batch)
+            ple = batch.partition_leader_epoch
+            if ple >= 0:
+                state = self.state
+                if ple < state.leader_epoch:
+                    self._add("leader-epoch-decreasing", f"partition leader epoch {ple} is below {state.leader_epoch} "
+                              "of an earlier batch", position=batch.position, first_offset=batch.base_offset,
+                              last_offset=batch.last_offset)
+                else:
+                    state.leader_epoch = ple
+        else:
+            self._header_legacy(batch)
+            msg = batch.message
+            if msg.codec_id == _codec.NONE:
+                first = msg.offset
+                n = 1
+            elif self.options.deep:
+                n, first = self._deep.check_legacy_wrapper(self, batch)
+            else:
+                n, first = 0, None  # a wrapper is only opened with --deep
+            self.report.records += n
+            self._offsets(batch, first, msg.offset, anchor=msg.offset)
+
+    def _header_v2(self, b: RecordBatch) -> None:
+        pos = b.position
+        where = {"position": pos, "first_offset": b.base_offset, "last_offset": b.last_offset}
+        attrs = b.attributes
+        if attrs & 7 > 4:
+            self._add("codec-invalid", f"unknown compression codec id {attrs & 7} (attributes {attrs})", **where)
+        if attrs < 0 or attrs & 0x80 or attrs > 0xFF:
+            self._add("attributes-invalid", f"attributes {attrs & 0xFFFF:#06x} set bits Kafka never uses "
+                      "(only bits 0-6 have a meaning)", **where)
+        lod = b.last_offset_delta
+        if lod < 0:
+            self._add("last-offset-delta-invalid", f"lastOffsetDelta is {lod} (negative)", **where)
+        count = b.records_count
+        if count < 0 or (lod >= 0 and count > lod + 1):
+            self._add("record-count-invalid", f"record count {count} does not fit the batch's offset range "
+                      f"({lod + 1} offsets)", **where)
+        pid, epoch, seq = b.producer_id, b.producer_epoch, b.base_sequence
+        # Without a producer id the epoch and sequence fields mean nothing, and real writers leave
+        # various values there (the group coordinator and pre-idempotence Java producers write
+        # sequence 0, some clients epoch 0), so only contradictions that matter are reported.
+        problem = None
+        if pid < -1:
+            problem = "a producer id below -1"
+        elif pid == -1 and b.is_transactional:
+            problem = "transactional without a producer id"
+        elif pid >= 0 and (epoch < 0 or seq < -1):
+            problem = "a producer id with " + ("no epoch" if epoch < 0 else "a sequence below -1")
+        if problem:
+            self._add("producer-fields-invalid", f"producer id {pid}, epoch {epoch}, base sequence {seq}: "
+                      f"{problem}", **where)
+        elif pid >= 0 and seq < 0 and not b.is_control:
+            self._add("producer-sequence-missing", f"data batch of producer {pid} (epoch {epoch}) has no base "
+                      "sequence", **where)
+        mts = b.max_timestamp
+        if mts < -1:
+            self._add("timestamp-invalid", f"max timestamp {mts} is below -1", **where)
+        elif mts < 0 and attrs & L.V2_TIMESTAMP_TYPE_MASK and count > 0:
+            self._add("timestamp-invalid", "LogAppendTime batch without an append time (max timestamp -1)", **where)
+
+    def _header_legacy(self, b: LegacyBatch) -> None:
+        msg = b.message
+        attrs = msg.attributes & 0xFF
+        if attrs == 0 and msg.timestamp >= -1:
+            return  # the common case: plain message, nothing to say
+        where = {"position": b.position, "first_offset": msg.offset}
+        if msg.codec_id > 3:
+            what = "zstd is only allowed in magic 2 batches" if msg.codec_id == 4 else "unknown codec"
+            self._add("codec-invalid", f"compression codec id {msg.codec_id} in a magic {msg.magic} message: {what}",
+                      **where)
+        if attrs & 0xF0:
+            self._add("attributes-invalid", f"attributes {attrs:#04x} set bits 4-7, which Kafka never uses", **where)
+        if msg.magic == 0 and attrs & L.LEGACY_TIMESTAMP_TYPE_MASK:
+            self._add("timestamp-type-invalid", "magic 0 message with the timestamp type bit set (magic 0 has no "
+                      "timestamps)", **where)
+        if msg.magic == 1:
+            if msg.timestamp < -1:
+                self._add("timestamp-invalid", f"timestamp {msg.timestamp} is below -1", **where)
+            elif msg.timestamp < 0 and attrs & L.LEGACY_TIMESTAMP_TYPE_MASK:
+                self._add("timestamp-invalid", "LogAppendTime message without an append time (timestamp -1)",
+                          **where)
+
+    def _offsets(self, batch, first: int | None, last: int, *, anchor: int | None = None,
+                 position: int | None = None) -> None:
+        """Offsets of a good batch against the previous one and the segment's base offset. ``first`` is
+        None when unknown (a legacy wrapper not opened); ``anchor`` is the offset compared with the base
+        offset from the file name: the first offset, except for a compressed legacy wrapper, where it is
+        the wrapper's own (last) offset, as Kafka compares it (``LogAppendInfo.firstOrLastOffsetOfFirstBatch``,
+        which avoids decompressing): a segment may be named after a wrapper whose inner offsets start
+        below that name."""
+        pos = batch.position if batch is not None else position
+        lo = first if first is not None else last
+        prev = self.prev_last
+        if prev is not None:
+            if lo <= prev:
+                self._add("offset-not-increasing", f"offsets {lo}-{last} do not follow the previous batch's last "
+                          f"offset {prev} (batch at byte {self.prev_position})", position=pos,
+                          first_offset=lo, last_offset=last)
+            elif first is not None and first > prev + 1 and not self.after_damage:
+                # (offsets lost in a damaged range or a bad batch are reported there, not as a gap)
+                self._gap(pos, prev, first - prev - 1)
+        self.after_damage = False
+        base = self.base_offset
+        if base is not None:
+            low = lo if anchor is None else anchor
+            if low < base:
+                self._add("offset-below-segment-base", f"first offset {low} is below the segment's base offset "
+                          f"{base} (from its file name)", position=pos, first_offset=lo, last_offset=last)
+            if last - base > INT32_MAX:
+                self._add("offset-overflow", f"last offset {last} is {last - base} above the segment's base offset "
+                          f"{base}; at most {INT32_MAX} fits in Kafka's relative offsets", position=pos,
+                          first_offset=lo, last_offset=last)
+        summary = self.summary
+        if summary.first_offset is None:
+            summary.first_offset = lo
+        if prev is None or last > prev:
+            self.prev_last = last
+            summary.last_offset = last
+        self.prev_position = pos
+
+    def _gap(self, pos: int, after: int, missing: int) -> None:
+        self.gap_offsets += missing
+        self.gap_places += 1
+        if self.first_gap is None:
+            self.first_gap = (pos, after)
+
+    def _producer(self, b: RecordBatch) -> None:
+        """Producer epochs never go back, and a batch is not written twice. Like Kafka's duplicate
+        detection (``ProducerStateEntry.findDuplicateBatch``: the last 5 batches of each producer are kept,
+        a batch with the same epoch and the same first and last sequence is a duplicate), a batch is
+        compared with the producer's last 5 batches of its epoch.
+
+        Other sequence irregularities are not reported: compaction removes whole batches (gaps), and
+        because sequences wrap at 2^31 a jump back cannot be told from a long gap."""
+        pid = b.producer_id
+        producers = self.state.producers
+        epoch = b.producer_epoch
+        entry = producers.get(pid)  # [epoch, [(first seq, last seq), ...] of the last batches of that epoch]
+        if entry is None:
+            if len(producers) >= MAX_PRODUCERS:
+                return
+            entry = producers[pid] = [epoch, []]
+        if epoch < entry[0]:
+            self._add("producer-epoch-decreasing", f"producer {pid} writes with epoch {epoch} after epoch {entry[0]}",
+                      position=b.position, first_offset=b.base_offset, last_offset=b.last_offset)
+            return
+        if epoch > entry[0]:
+            entry[0] = epoch
+            entry[1] = []
+        seq = b.base_sequence
+        if b.is_control or seq < 0:
+            return
+        last = b.last_sequence
+        recent = entry[1]
+        if (seq, last) in recent:
+            self._add("sequence-duplicate", f"producer {pid} epoch {epoch}: sequences {seq}-{last} were already "
+                      "written by one of its previous 5 batches (a duplicate write)",
+                      position=b.position, first_offset=b.base_offset, last_offset=b.last_offset)
+        recent.append((seq, last))
+        if len(recent) > 5:
+            del recent[0]
+
+    # --- the end -------------------------------------------------------------------------------------------
+    def _tick(self, pos: int) -> None:
+        if self.progress is not None and pos - self._reported >= PROGRESS_STEP:
+            self.progress(pos - self._reported)
+            self._reported = pos
+
+    def _finish(self) -> None:
+        if self.progress is not None and self.report.bytes > self._reported:
+            self.progress(self.report.bytes - self._reported)
+            self._reported = self.report.bytes
+        if self.gap_places:
+            pos, after = self.first_gap
+            self._add("offset-gap", f"{self.gap_offsets} offsets missing in {self.gap_places} places, the first "
+                      f"missing one is {after + 1} (batch at byte {pos}); normal in a compacted partition",
+                      position=pos, first_offset=after + 1)
+        self.findings.finish()
+
+
+def _v2_header_fast_ok(b: RecordBatch) -> bool:
+    """The common case in one expression, so that a walk over small batches stays fast; anything else is
+    looked at field by field (``_header_v2``)."""
+    lod = b.last_offset_delta
+    return (0 <= b.attributes <= 0x7F and (b.attributes & 7) <= 4 and lod >= 0
+            and 0 <= b.records_count <= lod + 1 and b.max_timestamp >= -1
+            and ((b.producer_id == -1 and not b.attributes & L.V2_TRANSACTIONAL_MASK)
+                 or (b.producer_id >= 0 and b.producer_epoch >= 0
+                     and (b.base_sequence >= 0 or (b.base_sequence == -1 and b.attributes & L.V2_CONTROL_MASK))))
+            and not (b.max_timestamp < 0 and b.attributes & L.V2_TIMESTAMP_TYPE_MASK and b.records_count > 0))
+
+
+def _crc_message(batch) -> str:
+    kind = "CRC-32C" if batch.magic == 2 else "CRC-32"
+    return (f"stored {kind} {batch.crc} does not match the computed {batch.compute_crc()} "
+            f"(magic {batch.magic} entry of {batch.size} bytes)")

@@ -1,0 +1,202 @@
+"""The real ``kdump verify`` command: CI sanity on the fixtures, exit codes, JSON and text output, options.
+
+The CI-sanity tests run ``python -m kdump verify`` in a subprocess, as a CI job would: every sound
+fixture verifies clean with ``--deep`` (exit 0, no finding), every damaged one fails (exit 1) with the
+findings its ``expected.json`` (fixtures/corrupt, computed by make_corrupt.py from where it put the
+damage) or Kafka's own answers (the corpus's damaged files) give, at the byte positions given there.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from corpus import CORPUS, FIXTURES, ROOT
+from kdump.cli import cli
+
+CORRUPT = FIXTURES / "corrupt"
+CASES = sorted(p for p in CORRUPT.iterdir() if (p / "expected.json").exists())
+SOUND_CORPUS_DIRS = sorted(
+    d for d in (list((CORPUS / "kafka-generated").iterdir()) + list((CORPUS / "broker-written").iterdir())
+                + list((CORPUS / "kafka-generated/internal-topics").iterdir()))
+    if d.is_dir() and d.name not in ("corrupt", "internal-topics", "fetch-v0-invalid-crc-0.9.0.0",
+                                     "fetch-truncated-mid-message"))
+
+
+def kdump(*args, cwd=ROOT):
+    """Run the installed command line as CI does; returns (exit code, stdout, stderr)."""
+    env = dict(os.environ, NO_COLOR="1")
+    proc = subprocess.run([sys.executable, "-m", "kdump", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=600)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+# --- CI sanity ----------------------------------------------------------------------------------------------
+def test_ci_sound_fixtures_verify_clean_with_deep():
+    code, out, err = kdump("verify", "--deep", "--format", "json", str(FIXTURES / "generated"),
+                           *map(str, SOUND_CORPUS_DIRS))
+    doc = json.loads(out)
+    assert [(f["path"], f["findings"]) for f in doc["files"]
+            if any(x["severity"] != "info" for x in f["findings"])] == []
+    assert code == 0, err
+    assert doc["status"] == "ok"
+    logs = [f for f in doc["files"] if f["kind"] in ("log", "checkpoint")]
+    n_expected = len(list((FIXTURES / "generated").rglob("*.log"))) + sum(
+        1 for d in SOUND_CORPUS_DIRS for p in d.iterdir() if p.suffix in (".log", ".checkpoint"))
+    assert len(logs) == n_expected
+
+
+@pytest.mark.parametrize("deep", [False, True], ids=["shallow", "deep"])
+def test_ci_corrupt_fixtures_fail_with_the_expected_findings(deep):
+    groups = {}
+    for case in CASES:
+        exp = json.loads((case / "expected.json").read_text())
+        if exp["deep"] == deep:
+            groups.setdefault(tuple(exp["args"]), []).append((case, exp))
+    assert groups
+    for args, cases in groups.items():
+        code, out, err = kdump("verify", *(["--deep"] if deep else []), *args, "--format", "json",
+                               *(str(c) for c, _ in cases))
+        assert code == 1, err
+        doc = json.loads(out)
+        for case, exp in cases:
+            files = [f for f in doc["files"] if Path(f["path"]).parent == case]
+            got = sorted((Path(f["path"]).name, x["code"], x.get("position"), x.get("first_offset"),
+                          x.get("last_offset"))
+                         for f in files for x in f["findings"] if x["severity"] != "info")
+            want = sorted((e["file"], e["code"], e["position"], e["first_offset"], e["last_offset"])
+                          for e in exp["findings"])
+            assert got == want, case.name
+
+
+def test_ci_corpus_negative_cases_fail_where_kafka_says():
+    paths = [CORPUS / "kafka-generated/corrupt", CORPUS / "broker-written/fetch-v0-invalid-crc-0.9.0.0",
+             CORPUS / "broker-written/fetch-truncated-mid-message"]
+    code, out, err = kdump("verify", "--deep", "--format", "json", *map(str, paths))
+    assert code == 1, err
+    doc = json.loads(out)
+    assert len(doc["files"]) == 7 and all(f["status"] == "findings" for f in doc["files"])
+    for f in doc["files"]:
+        text = Path(f["path"] + ".check.txt").read_text()
+        kafka = [int(p) for p in re.findall(r"^(?:INVALID|FATAL|TRAILING) pos=(\d+)", text, re.M)]
+        positions = {x["position"] for x in f["findings"] if x["severity"] == "error"}
+        assert set(kafka) <= positions, f["path"]
+        assert min(positions) == min(kafka), f["path"]  # nothing reported before what Kafka saw
+
+
+# --- exit codes -----------------------------------------------------------------------------------------------
+def run(*args):
+    return CliRunner().invoke(cli, ["verify", *args], catch_exceptions=False)
+
+
+def test_exit_codes(tmp_path):
+    good = str(CORPUS / "kafka-generated/v2-none/00000000000000000000.log")
+    bad = str(CORPUS / "kafka-generated/corrupt/v2-crc-mismatch/00000000000000000000.log")
+    assert run(good).exit_code == 0
+    assert run(good, bad).exit_code == 1
+    assert run(good, bad, str(tmp_path / "missing.log")).exit_code == 2
+    assert run().exit_code == 2  # no paths: usage
+    assert run("--max-batch-bytes", "10", good).exit_code == 2
+    assert run("--format", "xml", good).exit_code == 2
+
+
+def test_help_documents_the_exit_codes():
+    result = run("--help")
+    assert result.exit_code == 0
+    for line in ("0  every file is sound", "1  findings", "2  usage error", "--deep", "--max-batch-bytes",
+                 "--format"):
+        assert line in result.output
+
+
+def test_info_findings_do_not_fail_a_run():
+    result = run("--deep", str(CORPUS / "kafka-generated/v2-compacted"))
+    assert result.exit_code == 0
+    assert "offset-gap" not in result.output
+    verbose = run("--deep", "-v", str(CORPUS / "kafka-generated/v2-compacted"))
+    assert verbose.exit_code == 0 and "info offset-gap" in verbose.output
+
+
+# --- output ---------------------------------------------------------------------------------------------------
+def test_json_document_shape():
+    path = CORPUS / "kafka-generated/corrupt/v2-bad-length-field/00000000000000000000.log"
+    result = run("--format", "json", str(path), str(CORPUS / "kafka-generated/v2-none"))
+    doc = json.loads(result.output)
+    assert doc["status"] == "findings"
+    bad, good = doc["files"]
+    assert set(bad) == {"path", "kind", "status", "batches", "records", "bytes", "findings"}
+    assert (bad["status"], bad["kind"], bad["bytes"]) == ("findings", "log", path.stat().st_size)
+    assert good["status"] == "ok" and good["findings"] == []
+    damaged = next(x for x in bad["findings"] if x["code"] == "damaged-range")
+    assert damaged == {"code": "damaged-range", "severity": "error", "message": damaged["message"],
+                       "position": 219, "first_offset": 1, "last_offset": 2, "length": 290}
+
+
+def test_json_of_an_unreadable_path(tmp_path):
+    result = run("--format", "json", str(tmp_path / "nope"))
+    doc = json.loads(result.output)
+    assert result.exit_code == 2 and doc["status"] == "error"
+    assert doc["files"][0]["status"] == "unreadable" and "no such file" in doc["files"][0]["ioError"]
+
+
+def test_text_summary():
+    bad = CORPUS / "kafka-generated/corrupt/v2-crc-mismatch/00000000000000000000.log"
+    good = CORPUS / "kafka-generated/v2-none/00000000000000000000.log"
+    result = run(str(bad), str(good))
+    lines = result.output.splitlines()
+    assert lines[0].startswith(f"FAIL {bad} (log): 8 batches, ")
+    assert lines[1].startswith("  error crc-mismatch at byte 509 offsets 3-12: stored CRC-32C 164499185 does not match")
+    assert lines[2] == f"OK {good} (log): 8 batches, 6117 records, 820849 bytes"
+    assert lines[3] == "2 files checked, 1 with findings: 1 errors, 0 warnings"
+    assert "\x1b[" not in result.output
+
+
+def test_many_sound_files_are_summarised(tmp_path):
+    result = run(str(FIXTURES / "generated"))
+    assert result.exit_code == 0
+    assert result.output.splitlines() == [f"{len(list((FIXTURES / 'generated').rglob('*.log')))} files checked, "
+                                          "0 with findings: 0 errors, 0 warnings"]
+
+
+def test_colour_only_on_request_and_never_with_no_color(monkeypatch):
+    bad = str(CORPUS / "kafka-generated/corrupt/v2-crc-mismatch/00000000000000000000.log")
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich: behave as on a terminal
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert "\x1b[" in run(bad).output
+    assert "\x1b[" not in run("--no-color", bad).output
+
+
+def test_progress_bar_on_a_terminal_for_large_inputs(monkeypatch):
+    import kdump.commands.verify as cmd
+    import kdump.verify as lib
+    calls = []
+    real = lib.verify_paths
+
+    def spy(paths, options=None, *, progress=None):
+        calls.append(progress)
+        return real(paths, options, progress=progress)
+    monkeypatch.setattr(lib, "verify_paths", spy)
+    monkeypatch.setattr(cmd, "PROGRESS_MIN_BYTES", 1000)
+    monkeypatch.setattr(cmd, "_stderr_is_terminal", lambda: True)
+    result = run(str(CORPUS / "kafka-generated/v2-none"))
+    assert result.exit_code == 0
+    assert calls and calls[0] is not None  # the bar's callback was handed to the walk
+    monkeypatch.setattr(cmd, "PROGRESS_MIN_BYTES", 1 << 40)
+    run(str(CORPUS / "kafka-generated/v2-none"))
+    assert calls[1] is None
+
+
+def test_corrupt_fixtures_are_what_make_corrupt_writes(tmp_path):
+    """fixtures/corrupt is generated (deterministically); a stale or hand-edited copy would make the
+    expectations above meaningless."""
+    subprocess.run([sys.executable, str(CORRUPT / "make_corrupt.py"), str(tmp_path)], check=True,
+                   capture_output=True, timeout=300)
+    made = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    kept = sorted(p.relative_to(CORRUPT) for p in CORRUPT.rglob("*") if p.is_file() and p.name != "make_corrupt.py"
+                  and "__pycache__" not in p.parts)
+    assert made == kept
+    for rel in made:
+        assert (tmp_path / rel).read_bytes() == (CORRUPT / rel).read_bytes(), rel
