@@ -124,18 +124,8 @@ class SegmentReader:
                 self.tail = Tail("truncated", pos, remaining, "file ended while reading (was it truncated?)",
                                  code="truncated-tail", fatal=True)
                 return
-            magic = body[L.BODY_MAGIC]
             try:
-                if magic == 2:
-                    batch = RecordBatch(pos, offset, size, body)
-                elif magic <= 1:
-                    batch = LegacyBatch(pos, offset, body)
-                else:
-                    raise FormatError(
-                        "magic-unknown",
-                        f"unknown magic byte {magic} (expected 0, 1 or 2) in an entry declaring {size} bytes",
-                        position=pos,
-                    )
+                batch = batch_from_entry(pos, offset, size, body)
             except FormatError as e:
                 self.tail = Tail("corrupt", pos, remaining, e.message, code=e.code, fatal=True)
                 return
@@ -186,6 +176,19 @@ class SegmentReader:
                 return False
             left -= len(chunk)
         return True
+
+
+def batch_from_entry(position: int, offset: int, size: int, body: bytes) -> Batch:
+    """The batch object for one framed entry (``body`` = the ``size`` bytes after the size field), by its
+    magic byte. Raises FormatError for an unknown magic or an entry too small for its format."""
+    magic = body[L.BODY_MAGIC]
+    if magic == 2:
+        return RecordBatch(position, offset, size, body)
+    if magic <= 1:
+        return LegacyBatch(position, offset, body)
+    raise FormatError("magic-unknown",
+                      f"unknown magic byte {magic} (expected 0, 1 or 2) in an entry declaring {size} bytes",
+                      position=position)
 
 
 def iter_batches(path, **kwargs) -> Iterator[Batch]:

@@ -32,7 +32,7 @@ from kdump.findings import FileReport
 from kdump.format import layout as L
 from kdump.format.legacy import LegacyBatch
 from kdump.format.v2 import RecordBatch
-from kdump.segment import DEFAULT_MAX_BATCH_BYTES, base_offset_from_name
+from kdump.segment import DEFAULT_MAX_BATCH_BYTES, base_offset_from_name, batch_from_entry
 from kdump.verify.codes import CODES
 from kdump.verify.resync import Prober
 
@@ -202,16 +202,9 @@ class SegmentVerifier:
 
     def _entry(self, pos: int, offset: int, size: int, body: bytes) -> int | None:
         """A framed entry: check it; returns where the walk continues (None: at the end)."""
-        magic = body[L.BODY_MAGIC]
         nxt = pos + L.LOG_OVERHEAD + size
         try:
-            if magic == 2:
-                batch = RecordBatch(pos, offset, size, body)
-            elif magic <= 1:
-                batch = LegacyBatch(pos, offset, body)
-            else:
-                return self._bad_entry(pos, nxt, "magic-unknown",
-                                       f"unknown magic byte {magic} (expected 0, 1 or 2)", offset)
+            batch = batch_from_entry(pos, offset, size, body)
         except FormatError as e:
             code = e.code if e.code in CODES else "message-too-small"
             return self._bad_entry(pos, nxt, code, e.message, offset)
