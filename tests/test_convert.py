@@ -272,6 +272,85 @@ def test_runs_are_compressed_into_wrappers_when_a_codec_is_asked_for(tmp_path):
     assert result.stats.recompressed == {(0, 1): 5}
 
 
+# --- Kafka's two paths: down-conversion keeps what is below the target, up-conversion rewrites everything -----
+def _mixed_segment(directory: Path) -> Path:
+    """magic 0 (a message and a gzip wrapper), magic 1, then a v2 batch with a header."""
+    v2 = RecordBatchBuilder(3, partition_leader_epoch=2)
+    v2.append(3, TS + 3, b"k3", b"v3", [("h", b"x")])
+    return write(directory, v0_entry(0, b"k0", b"v0"),
+                 legacy_message(1, 0, None, kcodec.compress(kcodec.GZIP, v0_entry(1, b"k1", b"v1"), magic=0),
+                                -1, NTT, kcodec.GZIP),
+                 v1_entry(2, TS + 2, b"k2", b"v2"), v2.build())
+
+
+def test_down_conversion_copies_batches_below_the_target_as_kafka_does(tmp_path):
+    src = _mixed_segment(tmp_path / "in")
+    data = src.read_bytes()
+    source = read_batches(src)
+    out = tmp_path / "out" / SEGMENT
+    out.parent.mkdir()
+    result = convert_segment(src, out, ConvertOptions(1))
+    ours = read_batches(out)
+    assert [(b.magic, b.codec_id, b.last_offset) for b, _ in ours] == [(0, 0, 0), (0, 1, 1), (1, 0, 2), (1, 0, 3)]
+    # the magic-0 message and wrapper, byte for byte as they were
+    for (b, _), (sb, _) in zip(ours[:2], source[:2]):
+        assert b.entry_bytes() == sb.entry_bytes() == data[sb.position:sb.position + sb.size]
+    assert [(r.offset, r.timestamp, r.key, r.value) for _, rs in ours for r in rs] == [
+        (0, -1, b"k0", b"v0"), (1, -1, b"k1", b"v1"), (2, TS + 2, b"k2", b"v2"), (3, TS + 3, b"k3", b"v3")]
+    s = result.stats
+    assert s.down_conversion and s.kept_below_target == 2 and s.copied_batches == 3 and s.converted_batches == 1
+    # the copied batches lose nothing: only the v2 batch's header and leader epoch are dropped
+    assert s.losses.counts == {"headers": 1, "leader-epoch": 1}
+    assert any("2 batches below magic 1 kept as they were" in n for n in s.notes)
+    assert result.verified[-1] == "kdump verify --deep: clean"
+    assert_kafka_python_agrees(out)
+
+
+def test_all_in_target_magic_rewrites_batches_below_the_target(tmp_path):
+    src = _mixed_segment(tmp_path / "in")
+    out = tmp_path / "out" / SEGMENT
+    out.parent.mkdir()
+    result = convert_segment(src, out, ConvertOptions(1, all_in_target_magic=True))
+    ours = read_batches(out)
+    assert [(b.magic, b.codec_id, b.last_offset) for b, _ in ours] == [(1, 0, 0), (1, 1, 1), (1, 0, 2), (1, 0, 3)]
+    assert [(r.offset, r.timestamp, r.key, r.value) for _, rs in ours for r in rs] == [
+        (0, -1, b"k0", b"v0"), (1, -1, b"k1", b"v1"), (2, TS + 2, b"k2", b"v2"), (3, TS + 3, b"k3", b"v3")]
+    assert result.stats.down_conversion and result.stats.kept_below_target == 0 and not result.stats.notes
+    # the CLI flag, and the dry run measuring the same thing
+    res = run(src, "--to-magic", "1", "--all-in-target-magic", "-o", f"{tmp_path}/cli/", "--format", "json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)["results"][0]
+    assert (doc["downConversion"], doc["keptBelowTargetMagic"]) == (True, 0)
+    assert (tmp_path / "cli" / SEGMENT).read_bytes() == out.read_bytes()
+    res = run(src, "--to-magic", "1", "-o", f"{tmp_path}/default/", "--format", "json")
+    assert json.loads(res.output)["results"][0]["keptBelowTargetMagic"] == 2
+    kept = estimate_sizes(src, (1,), (None,))[0]
+    rewritten = estimate_sizes(src, (1,), (None,), all_in_target_magic=True)[0]
+    assert kept.bytes == (tmp_path / "default" / SEGMENT).stat().st_size
+    assert rewritten.bytes == out.stat().st_size > kept.bytes
+
+
+def test_up_conversion_writes_everything_in_the_target_magic(tmp_path):
+    # magic 0 and 1 to 1: no batch is above the target, so this is LogValidator's path, not downConvert's
+    src = write(tmp_path / "in", v0_entry(0, b"k0", b"v0"), v1_entry(1, TS, b"k1", b"v1"))
+    out = tmp_path / "out" / SEGMENT
+    out.parent.mkdir()
+    result = convert_segment(src, out, ConvertOptions(1))
+    assert out.read_bytes() == v1_entry(0, -1, b"k0", b"v0") + v1_entry(1, TS, b"k1", b"v1")
+    assert not result.stats.down_conversion and result.stats.kept_below_target == 0
+
+
+def test_a_codec_change_rewrites_batches_below_the_target_in_the_target_magic(tmp_path):
+    # a batch can only be copied when its codec stays; a new codec means a new batch, in the target magic
+    src = _mixed_segment(tmp_path / "in")
+    out = tmp_path / "out" / SEGMENT
+    out.parent.mkdir()
+    result = convert_segment(src, out, ConvertOptions(1, recompress={kcodec.GZIP: kcodec.NONE}))
+    ours = read_batches(out)
+    assert [(b.magic, b.codec_id, b.last_offset) for b, _ in ours] == [(0, 0, 0), (1, 0, 1), (1, 0, 2), (1, 0, 3)]
+    assert result.stats.kept_below_target == 1
+
+
 # --- down-conversion ---------------------------------------------------------------------------------------
 def _txn_segment(directory: Path) -> Path:
     b = RecordBatchBuilder(0, kcodec.GZIP, producer_id=7, producer_epoch=1, base_sequence=0, is_transactional=True,
@@ -495,7 +574,12 @@ def test_every_input_converts_to_every_target(path, target, tmp_path):
     with SegmentReader(path) as reader:
         source = [(b, list(b.records(LIMIT))) for b in reader]
     ours = read_batches(out)
-    assert all(b.magic == target for b, _ in ours)
+    if max((b.magic for b, _ in source), default=0) > target:  # a down-conversion: batches below the target stay as they are
+        assert all(b.magic == target or (b.magic < target and b.codec_id != kcodec.ZSTD) for b, _ in ours)
+        assert sum(b.magic < target for b, _ in ours) == sum(b.magic < target for b, _ in source) \
+            == result.stats.kept_below_target
+    else:
+        assert all(b.magic == target for b, _ in ours)
     assert [(r.offset, r.timestamp, r.key, r.value, tuple(r.headers)) for _, rs in ours for r in rs] == \
         _expected_records(source, target)
     assert result.verified[-1] == "kdump verify --deep: clean"
@@ -573,6 +657,40 @@ def test_verification_catches_a_bad_crc(tmp_path, monkeypatch):
     with pytest.raises(WriteVerificationError, match="CRC"):
         convert_segment(src, tmp_path / "x.log", ConvertOptions(1))
     assert not (tmp_path / "x.log").exists()
+
+
+def test_segment_writer_verifies_with_running_digests_and_a_public_hook(tmp_path):
+    """The converter's writer builds on SegmentWriter's public surface: ``write(entries, count)``,
+    ``verify(path)`` (called on ``temporary_path`` before the rename), ``entry_count``, ``written_sha256()``."""
+    from kdump.writer import SegmentWriter
+
+    seen = []
+
+    class Checking(SegmentWriter):
+        def verify(self, path):
+            seen.append((path == self.temporary_path, os.path.exists(self.path), self.entry_count))
+            super().verify(path)
+
+    entries = [v0_entry(i, b"k", b"v%d" % i) for i in range(3)]
+    with Checking(tmp_path / SEGMENT) as w:
+        w.write(entries[0] + entries[1])  # split here: 2 entries
+        w.write(entries[2], 1)  # counted by the caller
+        assert w.written_sha256() == hashlib.sha256(b"".join(entries)).hexdigest()
+        assert w.bytes_written == sum(map(len, entries))
+    assert seen == [(True, False, 3)] and (tmp_path / SEGMENT).read_bytes() == b"".join(entries)
+    # a wrong count, or bytes changed after writing, fail the read-back and leave nothing
+    w = SegmentWriter(tmp_path / "a.log")
+    w.write(entries[0], 2)
+    with pytest.raises(WriteVerificationError, match="read back 1 entries, wrote 2"):
+        w.commit()
+    w = SegmentWriter(tmp_path / "b.log")
+    w.write(entries[0])
+    w._file.flush()
+    with open(w.temporary_path, "r+b") as f:  # the same size and a valid CRC: only the digest can tell
+        f.write(v0_entry(1, b"k", b"v0"))
+    with pytest.raises(WriteVerificationError, match="bytes read back differ"):
+        w.commit()
+    assert sorted(os.listdir(tmp_path)) == [SEGMENT]
 
 
 # --- damaged input ----------------------------------------------------------------------------------------

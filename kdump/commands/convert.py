@@ -57,15 +57,19 @@ def _parse_recompress(values) -> dict[int, int]:
 @click.option("--max-batch-bytes", type=click.IntRange(min=0), default=None,
               help="Cut those runs so that no new batch exceeds N bytes before compression "
                    "[default: 1048588, Kafka's message.max.bytes; 0: no limit].")
+@click.option("--all-in-target-magic", is_flag=True,
+              help="Write every batch in the target magic. By default a down-conversion (the input has batches "
+                   "above the target magic) copies batches already below it as they are, as Kafka does "
+                   "(magic-0 batches stay magic 0 going to 1).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text for people; json: one JSON document with every count.")
 def command(path, to_magic, output, compression, recompress, force, strict, dry_run, max_batch_records,
-            max_batch_bytes, fmt):
+            max_batch_bytes, all_in_target_magic, fmt):
     """Rewrite a segment (or every segment of a partition directory) in another message format.
 
     Offsets are kept. Batches already in the target format are copied byte for byte; the others are
     re-encoded the way Kafka converts (up: one v2 batch per wrapper or run of messages; down: headers,
-    control batches and producer fields dropped). Whatever cannot be carried over is counted and
+    control batches and producer fields dropped, and batches already below the target format copied). Whatever cannot be carried over is counted and
     reported; --strict refuses instead. The output is written to a temporary file, read back and
     checked record by record, and only then renamed into place.
 
@@ -81,7 +85,7 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
 
     recompress_map = _parse_recompress(recompress)
     codec = None if compression == "keep" else CODEC_IDS[compression]
-    limits = {"max_batch_records": max_batch_records}
+    limits = {"max_batch_records": max_batch_records, "all_in_target_magic": all_in_target_magic}
     if max_batch_bytes is not None:
         limits["max_batch_bytes"] = max_batch_bytes
     if not os.path.exists(path):

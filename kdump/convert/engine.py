@@ -11,7 +11,9 @@ A *unit* is what becomes one output batch (spec §6, corpus README "Conversion r
 Each unit is then written in the target magic and codec:
 
 * a unit already at the target magic and codec is **copied byte for byte** (Kafka: "batches already at
-  the target magic are copied");
+  the target magic are copied"); in a *down-conversion* (the segment has batches above the target
+  magic: ``RecordsUtil.downConvert``) so is a unit below the target magic whose codec stays, unless
+  ``all_in_target_magic``; an up-conversion (``LogValidator``) writes every unit in the target magic;
 * to magic 2: one v2 batch per unit (``MemoryRecordsBuilder``: base offset = first record's offset,
   partition leader epoch -1 for new batches, magic-0 timestamps -1 under CreateTime, LogAppendTime
   kept with its time);
@@ -88,6 +90,9 @@ class ConvertOptions:
     max_batch_bytes: int = KAFKA_MESSAGE_MAX_BYTES  # 0: no limit
     strict: bool = False
     record_limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES  # largest decompressed payload read from the input
+    # In a down-conversion (the input has batches above the target magic) batches below the target are
+    # copied as they are, as Kafka's RecordsUtil.downConvert does; True writes them in the target magic too.
+    all_in_target_magic: bool = False
 
     def __post_init__(self):
         if self.to_magic not in (0, 1, 2):
@@ -121,6 +126,8 @@ class ConversionStats:
     output_records: int = 0
     output_bytes: int = 0
     copied_batches: int = 0  # source batches copied byte for byte
+    down_conversion: bool = False  # the input has batches above the target magic (see Converter.convert)
+    kept_below_target: int = 0  # of the copied batches, those left in a magic below the target
     converted_batches: int = 0  # source batches re-encoded (a run of n legacy messages counts n)
     recompressed: dict = field(default_factory=dict)  # (source codec, output codec) -> source batches
     losses: Losses = field(default_factory=Losses)
@@ -133,6 +140,7 @@ class ConversionStats:
                        "magics": sorted(self.source_magics)},
             "output": {"batches": self.output_batches, "records": self.output_records, "bytes": self.output_bytes},
             "copiedBatches": self.copied_batches, "convertedBatches": self.converted_batches,
+            "downConversion": self.down_conversion, "keptBelowTargetMagic": self.kept_below_target,
             "recompressed": [{"from": _codec.CODEC_NAMES[a], "to": _codec.CODEC_NAMES[b], "batches": n}
                              for (a, b), n in sorted(self.recompressed.items())],
             "dropped": self.losses.to_dict(),
@@ -373,11 +381,21 @@ class Converter:
         run_codec = options.target_codec(_codec.NONE)
         self._run_codec = None if options.to_magic < 2 and run_codec == _codec.NONE else run_codec
         self._to_zero = options.to_magic == 0
+        self._keep_below = False  # copy batches below the target magic (set by convert for a down-conversion)
 
     # --- entry point --------------------------------------------------------------------------------
     def convert(self, reader) -> ConversionStats:
-        """Walk ``reader`` (a :class:`kdump.segment.SegmentReader`) to its end."""
+        """Walk ``reader`` (a :class:`kdump.segment.SegmentReader`, walked twice) to its end.
+
+        Kafka has two conversion paths. Down-conversion (``RecordsUtil.downConvert``, for an old
+        consumer) copies batches whose magic is at or below the target as they are; up-conversion
+        (``LogValidator``) writes everything in the target magic. A first pass over the batch headers
+        (no record is decoded) decides: the segment is down-converted when one of its batches is above
+        the target magic. Only a target of 1 can have batches on both sides.
+        """
         stats = self.stats
+        stats.down_conversion = self._has_batches_above_target(reader)
+        self._keep_below = stats.down_conversion and not self.options.all_in_target_magic
         for batch in reader:
             stats.source_batches += 1
             stats.source_bytes += batch.size
@@ -399,7 +417,28 @@ class Converter:
                 self._message(batch)
         self._flush_run()
         self._tail(reader.tail)
+        if stats.kept_below_target:
+            n = stats.kept_below_target
+            stats.notes.append(f"a down-conversion (the input has batches above magic {self.options.to_magic}): "
+                               f"{n:,} {'batch' if n == 1 else 'batches'} below magic {self.options.to_magic} "
+                               "kept as they were, as Kafka does (--all-in-target-magic rewrites them)")
         return stats
+
+    def _has_batches_above_target(self, reader) -> bool:
+        target = self.options.to_magic
+        if target == 2:
+            return False
+        batches = iter(reader)
+        try:
+            return any(batch.magic > target for batch in batches)  # stops at the first one
+        finally:
+            close = getattr(batches, "close", None)
+            if close is not None:
+                close()
+
+    def _copy_below_target(self, magic: int) -> bool:
+        """A batch below the target magic is copied as it is (when its codec stays): Kafka's down-conversion."""
+        return self._keep_below and magic < self.options.to_magic
 
     def _tail(self, tail) -> None:
         if tail is None or tail.kind == "end":
@@ -617,8 +656,10 @@ class Converter:
         append_time = wrapper.timestamp if ts_type == LAT else None
         source_codec = wrapper.codec_id
         codec = self._codec_for(source_codec, pos, what)
-        if wrapper.magic == target and codec == source_codec:
+        if (wrapper.magic == target or self._copy_below_target(wrapper.magic)) and codec == source_codec:
             stats.copied_batches += 1
+            if wrapper.magic != target:
+                stats.kept_below_target += 1
             canon = None
             if self.digest is not None:
                 canon = [canonical_record(r.offset, r.timestamp, r.timestamp_type, r.key, r.value) for r in records]
@@ -712,8 +753,10 @@ class Converter:
         msg = batch.message
         target = self.options.to_magic
         canon = None
-        if msg.magic == target:
+        if msg.magic == target or self._copy_below_target(msg.magic):
             stats.copied_batches += 1
+            if msg.magic != target:
+                stats.kept_below_target += 1
             if self.digest is not None:
                 canon = [canonical_record(msg.offset, msg.timestamp, msg.timestamp_type, msg.key, msg.value)]
             self._write(batch.entry_bytes(), 1, 1, canon)

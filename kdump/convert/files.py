@@ -199,7 +199,8 @@ DRY_RUN_CODECS = (None, _codec.NONE, _codec.GZIP, _codec.SNAPPY, _codec.LZ4, _co
 
 
 def estimate_sizes(source, magics=(0, 1, 2), codecs=DRY_RUN_CODECS, *, recompress=None, max_batch_records: int = 0,
-                   max_batch_bytes: int | None = None, record_limit: int | None = None) -> list[SizeEstimate]:
+                   max_batch_bytes: int | None = None, record_limit: int | None = None,
+                   all_in_target_magic: bool = False) -> list[SizeEstimate]:
     """Convert ``source`` in memory to each magic x codec and count the bytes; nothing is written.
 
     Each combination is a full conversion into a byte counter (one read of the file each); a target
@@ -217,7 +218,7 @@ def estimate_sizes(source, magics=(0, 1, 2), codecs=DRY_RUN_CODECS, *, recompres
             out.append(est)
             try:
                 options = ConvertOptions(magic, codec, dict(recompress or {}), max_batch_records=max_batch_records,
-                                         **extra)
+                                         all_in_target_magic=all_in_target_magic, **extra)
             except ValueError as e:
                 est.refused = str(e)
                 continue

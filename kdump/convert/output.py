@@ -1,9 +1,9 @@
 """Where converted entries go: an atomic, verified segment file, or a byte counter for ``--dry-run``.
 
 :class:`ConvertedSegmentWriter` is :class:`kdump.writer.SegmentWriter` (temporary file in the target
-directory, fsync, never overwriting unless asked, rename only after verification) with a verification
-whose memory does not grow with the file: instead of one digest per entry it keeps running digests and
-checks, by reading the written file back batch by batch,
+directory, fsync, never overwriting unless asked, rename only after verification, running digests whose
+memory does not grow with the file) with a fuller :meth:`~kdump.writer.SegmentWriter.verify`; it checks,
+by reading the written file back batch by batch,
 
 * the framing: every entry whole, nothing after the last one, as many entries as were written;
 * the bytes: the sha256 of the file equals the sha256 of what was written;
@@ -88,46 +88,29 @@ def _file_sha256(path) -> str:
 
 
 class ConvertedSegmentWriter(SegmentWriter):
-    """A :class:`~kdump.writer.SegmentWriter` for long outputs: running digests instead of a list per entry.
+    """A :class:`~kdump.writer.SegmentWriter` that also checks the records and runs ``kdump verify --deep``.
 
-    The converter calls :meth:`write` with whole entries and how many there are, and feeds
-    :attr:`records_digest` with the canonical form of every record it wrote; :meth:`commit` reads the
-    file back and compares (see the module docstring) before renaming it into place.
+    The converter calls :meth:`write` with whole entries and how many there are (their framing is checked
+    on read-back), and feeds :attr:`records_digest` with the canonical form of every record it wrote;
+    :meth:`commit` calls :meth:`verify`, which reads the file back and compares (see the module
+    docstring), before renaming it into place. Every digest is a running one: memory stays flat.
     """
 
     def __init__(self, path, *, overwrite: bool = False, record_limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES):
         super().__init__(path, overwrite=overwrite, deep_verify=True, record_limit=record_limit)
         self.records_digest = hashlib.sha256()
-        self._bytes_digest = hashlib.sha256()
-        self._entries = 0
-        self.bytes_written = 0
         self.verified: list[str] = []  # what the output was checked with, for the report
 
-    @property
-    def entry_count(self) -> int:
-        return self._entries
-
-    # Overrides SegmentWriter.write and its _verify hook (run by commit() between fsync and rename); the
-    # temporary file, its handle and the finished flag (_tmp_path, _file, _done) are SegmentWriter's.
     def write(self, entries: bytes, count: int = 1) -> None:
         """Append ``count`` whole entries (their framing is checked on read-back, not here)."""
-        if self._done:
-            raise ValueError("segment writer already finished")
-        try:
-            self._file.write(entries)
-        except BaseException:
-            self.abort()
-            raise
-        self._bytes_digest.update(entries)
-        self._entries += count
-        self.bytes_written += len(entries)
+        super().write(entries, count)
 
-    def _verify(self) -> None:
-        entries, bytes_sha, records_sha, problems = read_back_digests(self._tmp_path, self.record_limit)
+    def verify(self, path: str) -> None:
+        entries, bytes_sha, records_sha, problems = read_back_digests(path, self.record_limit)
         if not problems:
-            if entries != self._entries:
-                problems.append(f"read back {entries} entries, wrote {self._entries}")
-            elif bytes_sha != self._bytes_digest.hexdigest():
+            if entries != self.entry_count:
+                problems.append(f"read back {entries} entries, wrote {self.entry_count}")
+            elif bytes_sha != self.written_sha256():
                 problems.append("the bytes read back differ from the bytes written")
             elif records_sha != self.records_digest.hexdigest():
                 problems.append("the records read back differ from the records meant to be written")
@@ -135,7 +118,7 @@ class ConvertedSegmentWriter(SegmentWriter):
             raise WriteVerificationError(f"verification of {self.path} failed: " + "; ".join(problems))
         self.verified.append(f"read back: {entries:,} entries, every CRC valid, every record decoded and equal to "
                              "what was meant to be written, bytes as written")
-        self.verified.append(deep_verify(self._tmp_path, self.path, self.record_limit))
+        self.verified.append(deep_verify(path, self.path, self.record_limit))
 
 
 def deep_verify_findings(path, record_limit: int):
