@@ -68,11 +68,15 @@ class AtomicFile:
     """One file written atomically and verified. Use :meth:`write` then :meth:`commit` (or a ``with`` block)."""
 
     def __init__(self, path, *, overwrite: bool = False, backup: bool = True,
-                 verify: Callable[[str], None] | None = None, protect: Iterable = ()):
+                 verify: Callable[[str], None] | None = None, protect: Iterable = (),
+                 compare_bytes: bool = True):
         self.path = os.path.abspath(os.fspath(path))
         self.overwrite = overwrite
         self.backup = backup
         self.verify = verify
+        # ``compare_bytes=False``: the caller's ``verify`` compares what was written itself (a segment
+        # writer reads the file back batch by batch anyway), so the file is not read twice.
+        self.compare_bytes = compare_bytes
         self.backup_path: str | None = None
         for p in protect:
             p = os.path.abspath(os.fspath(p))
@@ -97,6 +101,15 @@ class AtomicFile:
     def size(self) -> int:
         return self._size
 
+    @property
+    def temporary_path(self) -> str:
+        """Where the bytes go until :meth:`commit` moves them to :attr:`path`."""
+        return self._tmp
+
+    def written_sha256(self) -> str:
+        """sha256 (hex) of the bytes written so far."""
+        return self._hash.hexdigest()
+
     def write(self, data) -> None:
         if self._done:
             raise ValueError("atomic file already finished")
@@ -108,6 +121,10 @@ class AtomicFile:
             self.abort()
             raise
 
+    def flush(self) -> None:
+        """Push buffered bytes to the temporary file (commit does this itself)."""
+        self._file.flush()
+
     def commit(self) -> str:
         """fsync, read back and verify, move into place; returns the final path."""
         if self._done:
@@ -116,7 +133,8 @@ class AtomicFile:
             self._file.flush()
             os.fsync(self._file.fileno())
             self._file.close()
-            self._check_readback()
+            if self.compare_bytes:
+                self._check_readback()
             if self.verify is not None:
                 self.verify(self._tmp)
             if os.path.lexists(self.path):

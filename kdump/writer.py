@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import os
 import struct
-import tempfile
 import uuid as _uuid
 import zlib
 from dataclasses import dataclass
@@ -645,20 +644,6 @@ def _split_entries(chunk: bytes) -> list[tuple[int, int]]:
     return out
 
 
-def _fsync_directory(directory: str) -> None:
-    # Makes the rename itself durable (POSIX); not possible everywhere (e.g. Windows), which is fine.
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 class SegmentWriter:
     """Writes one ``.log`` file atomically and checks it by reading it back.
 
@@ -678,26 +663,15 @@ class SegmentWriter:
 
     def __init__(self, path, *, overwrite: bool = False, deep_verify: bool = True,
                  record_limit: int = 1 << 28):
-        self.path = os.path.abspath(os.fspath(path))
-        self.overwrite = overwrite
+        from kdump.atomic import AtomicFile  # temp file, fsync, verify, rename/link: shared with index files
         self.deep_verify = deep_verify
         self.record_limit = record_limit
-        if not overwrite and os.path.lexists(self.path):
-            raise FileExistsError(f"{self.path} exists (pass overwrite=True to replace it)")
-        directory, name = os.path.split(self.path)
-        fd, self._tmp_path = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
-        try:
-            # mkstemp creates the file 0600; give the segment the mode a plain open() would (0666 minus umask).
-            umask = os.umask(0)
-            os.umask(umask)
-            os.fchmod(fd, 0o666 & ~umask)
-        except (AttributeError, OSError):  # no fchmod on some platforms
-            pass
-        self._file = os.fdopen(fd, "wb")
+        self.overwrite = overwrite
+        # backup=False: a replaced segment is not kept (callers that want a .bak use kdump.atomic directly).
+        self._atomic = AtomicFile(path, overwrite=overwrite, backup=False, verify=self.verify,
+                                  compare_bytes=False)
+        self.path = self._atomic.path
         self._entries = 0
-        self._bytes_digest = hashlib.sha256()  # over every entry's bytes, in write order
-        self.bytes_written = 0
-        self._done = False
 
     @property
     def entry_count(self) -> int:
@@ -705,13 +679,17 @@ class SegmentWriter:
         return self._entries
 
     @property
+    def bytes_written(self) -> int:
+        return self._atomic.size
+
+    @property
     def temporary_path(self) -> str:
         """The temporary file the entries go to (renamed to :attr:`path` by :meth:`commit`)."""
-        return self._tmp_path
+        return self._atomic.temporary_path
 
     def written_sha256(self) -> str:
         """sha256 (hex) of the bytes written so far, which is the file's once it is whole."""
-        return self._bytes_digest.hexdigest()
+        return self._atomic.written_sha256()
 
     def write(self, entries: bytes, count: int | None = None) -> None:
         """Append whole entries (one or several, e.g. the output of a builder).
@@ -720,63 +698,27 @@ class SegmentWriter:
         how many entries ``entries`` holds may pass ``count`` instead, and the framing is then checked
         only on read-back (the count must match).
         """
-        if self._done:
-            raise ValueError("segment writer already finished")
         if not isinstance(entries, (bytes, bytearray, memoryview)):
             raise TypeError(f"entries must be bytes, not {type(entries).__name__}")
-        try:
-            if count is None:
+        if count is None:
+            try:
                 count = len(_split_entries(entries))
-            self._file.write(entries)
-        except BaseException:
-            self.abort()
-            raise
-        self._bytes_digest.update(entries)
+            except BaseException:
+                self.abort()
+                raise
+        self._atomic.write(entries)
         self._entries += count
-        self.bytes_written += len(entries)
+
+    def flush(self) -> None:
+        self._atomic.flush()
 
     def commit(self) -> str:
-        """fsync, verify, rename into place; returns the final path."""
-        if self._done:
-            raise ValueError("segment writer already finished")
-        try:
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
-            self.verify(self._tmp_path)
-            if self.overwrite:
-                os.replace(self._tmp_path, self.path)
-            else:
-                # link() fails if the target exists: "never overwrite" holds even against a racing writer.
-                try:
-                    os.link(self._tmp_path, self.path)
-                except FileExistsError:
-                    raise FileExistsError(f"{self.path} exists (pass overwrite=True to replace it)") from None
-                except OSError:
-                    # No hard links on this file system (e.g. FAT, some network mounts): check, then rename.
-                    if os.path.lexists(self.path):
-                        raise FileExistsError(f"{self.path} exists (pass overwrite=True to replace it)") from None
-                    os.replace(self._tmp_path, self.path)
-                else:
-                    os.unlink(self._tmp_path)
-        except BaseException:
-            self.abort()
-            raise
-        self._done = True
-        _fsync_directory(os.path.dirname(self.path))
-        return self.path
+        """fsync, verify (:meth:`verify`), rename into place; returns the final path."""
+        return self._atomic.commit()
 
     def abort(self) -> None:
         """Drop the temporary file (idempotent)."""
-        self._done = True
-        try:
-            self._file.close()
-        except OSError:
-            pass
-        try:
-            os.unlink(self._tmp_path)
-        except FileNotFoundError:
-            pass
+        self._atomic.abort()
 
     def __enter__(self) -> "SegmentWriter":
         return self

@@ -685,7 +685,7 @@ def test_segment_writer_verifies_with_running_digests_and_a_public_hook(tmp_path
         w.commit()
     w = SegmentWriter(tmp_path / "b.log")
     w.write(entries[0])
-    w._file.flush()
+    w.flush()
     with open(w.temporary_path, "r+b") as f:  # the same size and a valid CRC: only the digest can tell
         f.write(v0_entry(1, b"k", b"v0"))
     with pytest.raises(WriteVerificationError, match="bytes read back differ"):
