@@ -258,17 +258,21 @@ class PartitionChecker:
     # --- .index -----------------------------------------------------------------------------------------
     def check_offset_index(self, path: str, base: int, seg: _Segment | None) -> FileReport:
         from kdump.index.offset_index import OffsetIndex
+        return self._check_index_file(path, "index", OffsetIndex, self._offset_index, base, seg)
 
-        r = _Report(path, "index")
+    def _check_index_file(self, path: str, kind: str, index_class, check, base: int,
+                          seg: _Segment | None) -> FileReport:
+        """Open an offset or time index, run ``check`` on it; damage becomes a finding, not an exception."""
+        r = _Report(path, kind)
         try:
-            idx = OffsetIndex(path, base_offset=base)
+            idx = index_class(path, base_offset=base)
         except OSError as e:
             r.report.io_error = f"cannot read: {e.strerror or e}"
             return r.report
         with idx:
             r.report.bytes = idx.length
             try:
-                self._offset_index(idx, r, base, seg)
+                check(idx, r, base, seg)
             except FormatError as e:
                 r.add(e.code, ERROR, e.message, position=e.position)
         return r.finish()
@@ -420,20 +424,7 @@ class PartitionChecker:
     # --- .timeindex ---------------------------------------------------------------------------------
     def check_time_index(self, path: str, base: int, seg: _Segment | None) -> FileReport:
         from kdump.index.time_index import TimeIndex
-
-        r = _Report(path, "timeindex")
-        try:
-            tidx = TimeIndex(path, base_offset=base)
-        except OSError as e:
-            r.report.io_error = f"cannot read: {e.strerror or e}"
-            return r.report
-        with tidx:
-            r.report.bytes = tidx.length
-            try:
-                self._time_index(tidx, r, base, seg)
-            except FormatError as e:
-                r.add(e.code, ERROR, e.message, position=e.position)
-        return r.finish()
+        return self._check_index_file(path, "timeindex", TimeIndex, self._time_index, base, seg)
 
     def _time_index(self, tidx, r: _Report, base: int, seg: _Segment | None) -> None:
         abs_path = os.path.abspath(tidx.path)
