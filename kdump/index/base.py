@@ -18,7 +18,31 @@ WARM_BYTES = 8192  # AbstractIndex.warmEntries(): the last 8192 bytes of entries
 _CHUNK_ENTRIES = 8192
 
 
-class FixedEntryIndex:
+class ReadOnlyFile:
+    """A companion file opened read-only (``os.open``, read with ``pread``), its length taken once."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self._fd = os.open(self.path, os.O_RDONLY)
+        try:
+            self.length = os.fstat(self._fd).st_size
+        except BaseException:
+            os.close(self._fd)
+            raise
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class FixedEntryIndex(ReadOnlyFile):
     """Base of :class:`~kdump.index.offset_index.OffsetIndex` and :class:`~kdump.index.time_index.TimeIndex`."""
 
     ENTRY: struct.Struct
@@ -34,27 +58,10 @@ class FixedEntryIndex:
                                   "so the base offset its entries are relative to is not known")
         self.base_offset = base_offset
         self.entry_size = self.ENTRY.size
-        self._fd = os.open(self.path, os.O_RDONLY)
-        try:
-            self.length = os.fstat(self._fd).st_size
-        except BaseException:
-            os.close(self._fd)
-            raise
+        super().__init__(self.path)
         self.entries = self.length // self.entry_size
         self.partial_bytes = self.length % self.entry_size
         self._valid: int | None = None
-
-    # --- life cycle -----------------------------------------------------------------------------
-    def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # --- raw access -----------------------------------------------------------------------------
     def _raw(self, i: int) -> tuple:

@@ -13,6 +13,8 @@ import struct
 from dataclasses import dataclass
 from typing import Iterator
 
+from kdump.index.base import ReadOnlyFile
+
 ENTRY = struct.Struct(">hqqqq")
 ENTRY_SIZE = ENTRY.size  # 34
 CURRENT_VERSION = 0
@@ -47,30 +49,13 @@ def decode_entry(data: bytes, offset: int = 0) -> AbortedTxn:
     return AbortedTxn(pid, first, last, lso, version)
 
 
-class TxnIndexFile:
+class TxnIndexFile(ReadOnlyFile):
     """A ``.txnindex`` opened read-only; :meth:`entries` yields ``(byte position, AbortedTxn)``."""
 
     def __init__(self, path):
-        self.path = os.fspath(path)
-        self._fd = os.open(self.path, os.O_RDONLY)
-        try:
-            self.length = os.fstat(self._fd).st_size
-        except BaseException:
-            os.close(self._fd)
-            raise
+        super().__init__(path)
         self.count = self.length // ENTRY_SIZE
         self.partial_bytes = self.length % ENTRY_SIZE
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def entries(self) -> Iterator[tuple[int, AbortedTxn]]:
         chunk = ENTRY_SIZE * 4096
