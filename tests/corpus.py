@@ -76,3 +76,55 @@ def load_json(path: Path) -> dict:
 def abs_dir_placeholder(text: bytes, directory: Path) -> bytes:
     """The corpus writes the directory in 'Non-consecutive offsets in' reports as '<dir>/'."""
     return text.replace(os.fsencode(str(directory.resolve())) + b"/", b"<dir>/")
+
+
+# --- kdump's objects in the shape of Kafka's field-level view (the corpus ``.json`` files) ----------------
+TS_NAMES = {-1: "NO_TIMESTAMP_TYPE", 0: "CREATE_TIME", 1: "LOG_APPEND_TIME"}
+CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
+
+
+def hexb(b):
+    return None if b is None else b.hex()
+
+
+def batch_view(batch) -> dict:
+    """The fields of Kafka's ``.json`` for one batch (``raw`` = header fields straight from the bytes)."""
+    v = {
+        "position": batch.position, "size": batch.size, "baseOffset": batch.base_offset,
+        "lastOffset": batch.last_offset, "magic": batch.magic, "codec": CODECS[batch.codec_id], "crc": batch.crc,
+        "crcValid": batch.is_valid(), "timestampType": TS_NAMES[int(batch.timestamp_type)],
+        "maxTimestamp": batch.max_timestamp, "isTransactional": batch.is_transactional,
+        "isControl": batch.is_control, "producerId": batch.producer_id, "producerEpoch": batch.producer_epoch,
+        "baseSequence": batch.base_sequence, "lastSequence": batch.last_sequence,
+        "partitionLeaderEpoch": batch.partition_leader_epoch, "deleteHorizonMs": batch.delete_horizon_ms,
+        "recordCount": batch.records_count, "valid": batch.is_valid(),
+    }
+    if batch.magic == 2:
+        v["raw"] = {"batchLength": batch.length, "attributes": batch.attributes,
+                    "lastOffsetDelta": batch.last_offset_delta, "baseTimestamp": batch.base_timestamp,
+                    "maxTimestamp": batch.max_timestamp, "recordsCount": batch.records_count}
+    else:
+        m = batch.message
+        v["raw"] = {"messageSize": m.size, "attributes": m.attributes}
+        if m.magic == 1:
+            v["raw"]["timestamp"] = m.timestamp
+    return v
+
+
+def record_view(batch, r) -> dict:
+    """The fields of Kafka's ``.json`` for one record (transaction markers with their control part)."""
+    from kdump.format.control import parse_control_key, parse_end_txn_marker
+    from kdump.format.types import ControlRecordType
+    v = {"offset": r.offset, "timestamp": r.timestamp, "timestampType": TS_NAMES[int(r.timestamp_type)],
+         "key": hexb(r.key), "value": hexb(r.value),
+         "headers": [{"key": k, "value": hexb(val)} for k, val in r.headers],
+         "sequence": r.sequence, "sizeInBytes": r.size_in_bytes}
+    if batch.magic < 2:
+        v["legacyMagic"] = r.magic
+        v["legacyCrc"] = r.crc
+    if batch.is_control:
+        ctype, _ = parse_control_key(r.key)
+        if ctype in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+            v["control"] = {"type": ctype.name,
+                            "coordinatorEpoch": parse_end_txn_marker(ctype, r.value).coordinator_epoch}
+    return v
