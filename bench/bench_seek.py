@@ -113,7 +113,7 @@ def evict(*paths: Path) -> None:
 
 def dump_in_process(log: Path, target: int) -> float:
     from kdump.dump import Dumper, DumpOptions
-    from kdump.decoders import load_decoder
+    from kdump.decode.payload import load_decoder
     from kdump.render.kafka_text import KafkaTextRenderer
     with open(os.devnull, "w") as out:
         start = time.perf_counter()

@@ -402,4 +402,4 @@ cdef _render(cols, str ts_name, base_offset, base_seq, bint print_data, bint ski
             lines.append(meta)
 
 
-from kdump.decoders import java_utf8  # noqa: E402  (a leaf module: no cycle)
+from kdump.decode.payload import java_utf8  # noqa: E402  (a leaf module: no cycle)

@@ -34,7 +34,7 @@ def _stderr(msg: str) -> None:
 
 
 def _decoder_option(value, which):
-    from kdump.decoders import DecoderLoadError, load_decoder
+    from kdump.decode.payload import DecoderLoadError, load_decoder
     try:
         return load_decoder(value)
     except DecoderLoadError as e:

@@ -33,7 +33,7 @@ def kafka_records(path):
 
 
 def java_text(hexstr):
-    from kdump.decoders import java_utf8
+    from kdump.decode.payload import java_utf8
     return java_utf8(bytes.fromhex(hexstr))
 
 
@@ -170,7 +170,7 @@ def test_json_shallow_has_no_records():
 
 def test_rich_rendering_on_a_terminal_and_no_color(monkeypatch):
     from kdump.cli import _make_renderer
-    from kdump.decoders import load_decoder
+    from kdump.decode.payload import load_decoder
     from kdump.dump import DumpOptions
     from kdump.render.rich_text import RichTextOut
 

@@ -6,7 +6,7 @@ The default is the newest (Java) tool's form. ``compat="scala"`` reproduces the 
 """
 from __future__ import annotations
 
-from kdump.decoders import DecoderError, java_utf8
+from kdump.decode.payload import DecoderError, java_utf8
 from kdump.errors import FormatError
 from kdump.format import layout as L
 from kdump.format.types import ControlRecordType, TimestampType

@@ -1,4 +1,4 @@
-"""Tests for kdump.decoders: Java-exact UTF-8, built-in decoders, aliases, user decoders."""
+"""Tests for kdump.decode.payload: Java-exact UTF-8, built-in decoders, aliases, user decoders."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kdump.decoders import (
+from kdump.decode.payload import (
     BUILTIN_DECODERS,
     KAFKA_DECODER_ALIASES,
     Decoder,

@@ -1,0 +1,1 @@
+"""Test-only tooling (fixture builders, file mutators): kept out of the installed package."""
