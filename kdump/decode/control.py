@@ -28,11 +28,15 @@ JSON_FIELD = "control"
 _MARKERS = (ControlRecordType.ABORT, ControlRecordType.COMMIT)
 
 
-@dataclass(frozen=True)
-class TxnMarker:
-    """An ABORT or COMMIT transaction marker."""
+class DecodedControl:
+    """What every decoded control record has beside its own fields."""
     json_field = JSON_FIELD
-    error = None  # (an InvalidControl's says why it is invalid)
+    error: FormatError | None = None  # (an InvalidControl's says why it is invalid)
+
+
+@dataclass(frozen=True)
+class TxnMarker(DecodedControl):
+    """An ABORT or COMMIT transaction marker."""
     type: ControlRecordType
     version: int
     coordinator_epoch: int
@@ -45,10 +49,8 @@ class TxnMarker:
 
 
 @dataclass(frozen=True)
-class KRaftControl:
+class KRaftControl(DecodedControl):
     """A KRaft control record: ``label`` is Kafka's name of the message, ``json`` Kafka's compact JSON of it."""
-    json_field = JSON_FIELD
-    error = None  # (an InvalidControl's says why it is invalid)
     type: ControlRecordType
     type_id: int
     label: str
@@ -62,10 +64,8 @@ class KRaftControl:
 
 
 @dataclass(frozen=True)
-class UnknownControl:
+class UnknownControl(DecodedControl):
     """A control record of a type id this kdump does not know (a newer Kafka's); its value is left alone."""
-    json_field = JSON_FIELD
-    error = None  # (an InvalidControl's says why it is invalid)
     type = ControlRecordType.UNKNOWN
     type_id: int
 
@@ -77,9 +77,8 @@ class UnknownControl:
 
 
 @dataclass(frozen=True)
-class InvalidControl:
+class InvalidControl(DecodedControl):
     """A control record Kafka's reader refuses; ``type`` is None when the key itself is invalid."""
-    json_field = JSON_FIELD
     type: ControlRecordType | None
     error: FormatError
 

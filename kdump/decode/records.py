@@ -17,4 +17,3 @@ def decode_records(batch, cols) -> list | None:
     if batch.is_control:
         return [decode_control(cols.key(i), cols.value(i)) for i in range(cols.count)]
     return None
-

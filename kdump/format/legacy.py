@@ -97,14 +97,6 @@ class LegacyMessage:
     def timestamp_type(self) -> TimestampType:
         return _timestamp_type(self.magic, self.attributes)
 
-    @property
-    def key_size(self) -> int:
-        return -1 if self.key is None else len(self.key)
-
-    @property
-    def value_size(self) -> int:
-        return -1 if self.value is None else len(self.value)
-
     def compute_crc(self) -> int:
         return zlib.crc32(memoryview(self.body)[L.LEGACY_CRC_START:])
 
