@@ -75,13 +75,14 @@ def _crc_ok(buf, start: int, end: int, crc: int) -> bool:
 class LegacyMessage:
     """A magic 0 or 1 message as stored: fields straight from its bytes (``body`` = after the size field)."""
 
-    __slots__ = ("offset", "body", "crc", "magic", "attributes", "timestamp", "key", "value")
+    __slots__ = ("offset", "body", "crc", "magic", "attributes", "timestamp", "key", "value", "spans")
 
     def __init__(self, offset: int, body, *, where: str = "message"):
         self.offset = offset
         self.body = body
         (self.crc, self.magic, self.attributes, self.timestamp, kpos, klen, vpos, vlen) = \
             parse_message(body, 0, len(body), where)
+        self.spans = (kpos, klen, vpos, vlen)  # key and value positions in ``body`` (-1 length: null)
         self.key = None if klen < 0 else bytes(body[kpos:kpos + klen])
         self.value = None if vlen < 0 else bytes(body[vpos:vpos + vlen])
 
@@ -252,17 +253,17 @@ def _single(msg: LegacyMessage) -> RecordColumns:
     """An uncompressed top-level message: its own single record, positions into its body."""
     body = msg.body
     cols = RecordColumns(body)
-    _, _, _, _, kpos, klen, vpos, vlen = parse_message(body, 0, len(body))
+    kpos, klen, vpos, vlen = msg.spans
     cols.count = 1
-    cols.offsets.append(msg.offset)
-    cols.timestamps.append(msg.timestamp)
-    cols.attributes.append(msg.attributes)
-    cols.key_pos.append(kpos)
-    cols.key_len.append(klen)
-    cols.value_pos.append(vpos)
-    cols.value_len.append(vlen)
-    cols.headers.append(())
-    cols.sizes.append(L.LOG_OVERHEAD + len(body))
+    cols.offsets = [msg.offset]
+    cols.timestamps = [msg.timestamp]
+    cols.attributes = [msg.attributes]
+    cols.key_pos = [kpos]
+    cols.key_len = [klen]
+    cols.value_pos = [vpos]
+    cols.value_len = [vlen]
+    cols.headers = [()]
+    cols.sizes = [L.LOG_OVERHEAD + len(body)]
     cols.crcs = [msg.crc]
     cols.magics = [msg.magic]
     cols.valid = [msg.is_valid()]
