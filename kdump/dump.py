@@ -15,10 +15,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable
 
+from kdump.decode.records import decode_records
 from kdump.errors import FormatError
 from kdump.logdir import (BOOTSTRAP_CHECKPOINT, COMPANION_KINDS, TEXT_KINDS, Entry, FileKind, expand,
                           kraft_snapshot_id, named_kind, segment_base_offset)
 from kdump.segment import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
+from kdump.format.columns import RecordColumns
 
 @dataclass
 class DumpOptions:
@@ -204,8 +206,8 @@ class Dumper:
                 records, error = _decode(batch, limit)
                 if window is not None:
                     records = window.filter_records(batch, records)
-                r.batch(batch, records)
-                offsets = records.offsets[:records.count] if batch.magic >= 2 else [x.offset for x in records]
+                r.batch(batch, records, decode_records(batch, records))
+                offsets = records.offsets[:records.count]
                 result.records += len(offsets)
                 for off in offsets:
                     if last is not None and off != last + 1:
@@ -248,21 +250,12 @@ class Dumper:
         return res.position
 
 def _decode(batch, limit):
-    """(records, error): RecordColumns for v2 or a list of LegacyRecords, plus the error that stopped decoding."""
-    if batch.magic >= 2:
-        try:
-            cols = batch.columns(limit)
-        except FormatError as e:
-            from kdump.format.v2 import RecordColumns
-            return RecordColumns(b""), e
-        return cols, cols.error
-    records = []
+    """(records, error): the batch's RecordColumns, plus the error that stopped decoding (or None)."""
     try:
-        for rec in batch.records(limit):
-            records.append(rec)
+        cols = batch.columns(limit)
     except FormatError as e:
-        return records, e
-    return records, None
+        return RecordColumns(b""), e
+    return cols, cols.error
 
 
 class _SeekWindow:
@@ -293,13 +286,13 @@ class _SeekWindow:
 
     def filter_records(self, batch, records):
         lo = hi = None
-        n = records.count if batch.magic >= 2 else len(records)
-        offsets = records.offsets if batch.magic >= 2 else [x.offset for x in records]
+        n = records.count
+        offsets = records.offsets
         if batch is self.first_batch:
             if self.from_offset is not None:
                 lo = next((i for i in range(n) if offsets[i] >= self.from_offset), n)
             elif self.from_time is not None:
-                times = records.timestamps if batch.magic >= 2 else [x.timestamp for x in records]
+                times = records.timestamps
                 lo = next((i for i in range(n) if times[i] >= self.from_time), 0)
         if self.to_offset is not None:
             hi = next((i for i in range(n) if offsets[i] > self.to_offset), n)
@@ -309,29 +302,14 @@ class _SeekWindow:
         hi = n if hi is None else hi
         if lo == 0 and hi == n:
             return records
-        if batch.magic >= 2:
-            return _slice_columns(records, lo, hi)
-        return records[lo:hi]
+        return records.slice(lo, hi)
 
 
 def _first_offset(batch, limit: int) -> int:
-    if batch.magic >= 2:
-        return batch.base_offset
     try:
         return batch.base_offset  # decompresses a legacy wrapper
     except FormatError:
         return batch.last_offset
-
-
-def _slice_columns(cols, lo: int, hi: int):
-    from kdump.format.v2 import RecordColumns
-    out = RecordColumns(cols.buf)
-    for name in ("offsets", "timestamps", "attributes", "key_pos", "key_len", "value_pos", "value_len", "headers",
-                 "sizes"):
-        setattr(out, name, getattr(cols, name)[lo:hi])
-    out.count = max(0, min(hi, cols.count) - lo)
-    out.error = cols.error
-    return out
 
 
 def _display_path(path: str) -> str:
