@@ -47,6 +47,8 @@ class DumpOptions:
     from_offset: int | None = None
     to_offset: int | None = None
     from_time: int | None = None
+    # internal-topic decoders (kdump.decoders): a decoder name, "auto" (by partition directory) or None
+    record_decoder: str | None = None
 
     @property
     def seeking(self) -> bool:
@@ -239,6 +241,9 @@ class Dumper:
         limit = opts.max_decompressed_bytes
         r = self.renderer
         r.on_error = lambda err: self._error(result, err)
+        if opts.record_decoder is not None:  # [internal-topic decoders hook]
+            from kdump.decoders import record_decoder_for
+            r.record_decoder = record_decoder_for(path, opts.record_decoder, opts.compat)
         last = None  # last record offset seen, for the non-consecutive report
         non_consecutive = result.non_consecutive
         window = _SeekWindow(opts) if opts.seeking else None

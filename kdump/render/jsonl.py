@@ -51,7 +51,7 @@ def batch_object(batch, path: str, valid: bool | None = None) -> dict:
     }
 
 
-def record_objects(batch, records, print_data: bool) -> list[dict]:
+def record_objects(batch, records, print_data: bool, record_decoder=None) -> list[dict]:
     out = []
     ts_name = _TS_NAMES[int(batch.timestamp_type)]
     if batch.magic >= 2:
@@ -70,7 +70,7 @@ def record_objects(batch, records, print_data: bool) -> list[dict]:
             }
             hdrs = cols.headers[i]
             if print_data:
-                _put_data(obj, cols.key(i), cols.value(i))
+                _put_data(obj, cols.key(i), cols.value(i), record_decoder, off, batch.is_control)
                 obj["headers"] = []
                 for k, v in hdrs:
                     text, enc = _text_or_base64(v)
@@ -94,12 +94,16 @@ def record_objects(batch, records, print_data: bool) -> list[dict]:
                 "legacyCrcValid": m.is_valid(),
             }
             if print_data:
-                _put_data(obj, r.key, r.value)
+                _put_data(obj, r.key, r.value, record_decoder, r.offset, False)
             out.append(obj)
     return out
 
 
-def _put_data(obj: dict, key, value) -> None:
+def _put_data(obj: dict, key, value, record_decoder=None, offset=None, is_control=False) -> None:
+    if record_decoder is not None and not is_control:  # [internal-topic decoders hook: kdump.decoders]
+        from kdump.decoders.render import put_decoded
+        put_decoded(obj, record_decoder.decode(offset, key, value), key, value)
+        return
     obj["key"], obj["keyEncoding"] = _text_or_base64(key)
     obj["value"], obj["valueEncoding"] = _text_or_base64(value)
 
@@ -110,6 +114,7 @@ class JsonLinesRenderer:
         self.print_data = print_data
         self.deep = deep
         self.path = None
+        self.record_decoder = None  # an internal-topic decoder (kdump.decoders), set per file by the dumper
 
     def begin_file(self, display_path: str, header: str | None) -> None:
         self.path = display_path
@@ -123,5 +128,5 @@ class JsonLinesRenderer:
         if records is not None:
             if batch.magic < 2 and records:
                 obj["baseOffset"] = records[0].offset
-            obj["records"] = record_objects(batch, records, self.print_data)
+            obj["records"] = record_objects(batch, records, self.print_data, self.record_decoder)
         self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")

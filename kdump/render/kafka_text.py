@@ -60,6 +60,7 @@ class KafkaTextRenderer:
         self.value_decoder = value_decoder
         self.scala = compat == "scala"
         self.on_error = on_error  # called with a FormatError found while rendering a control record
+        self.record_decoder = None  # an internal-topic decoder (kdump.decoders), set per file by the dumper
 
     # --- file level ---------------------------------------------------------------------------
     def begin_file(self, display_path: str, header: str | None) -> None:
@@ -88,22 +89,29 @@ class KafkaTextRenderer:
         self.out.write("\n".join(lines))
 
     # --- records ------------------------------------------------------------------------------
-    def _payload(self, key, value, prefix: str) -> str:
+    def _payload(self, key, value, prefix: str, offset: int | None = None) -> str:
         """The key/payload part (§2.3 step 2); ``prefix`` is "| " when metadata was skipped, else " "."""
+        if self.record_decoder is not None:  # [internal-topic decoders hook: kdump.decoders]
+            decoded = self.record_decoder.decode(offset, key, value)
+            key_text, value_text = decoded.key, decoded.value
+        else:
+            key_text = None if key is None else _decoded(self.key_decoder, key)
+            value_text = None if value is None else _decoded(self.value_decoder, value)
         parts = []
-        if key is not None:
-            parts.append(f"{prefix}key: {_decoded(self.key_decoder, key)}")
+        if key_text is not None:
+            parts.append(f"{prefix}key: {key_text}")
             prefix = " "
         if self.scala:
             prefix = " "  # the Scala tool always printed " payload: "
-        if value is not None:
-            parts.append(f"{prefix}payload: {_decoded(self.value_decoder, value)}")
+        if value_text is not None:
+            parts.append(f"{prefix}payload: {value_text}")
         return "".join(parts)
 
     def _v2_lines(self, batch, cols, lines: list) -> None:
         default_decoders = not self.print_data or (
             getattr(self.key_decoder, "name", "") == "string" and getattr(self.value_decoder, "name", "") == "string")
-        if not batch.is_control and default_decoders and not (self.scala and self.skip_metadata):
+        if not batch.is_control and default_decoders and not (self.scala and self.skip_metadata) \
+                and self.record_decoder is None:
             # the common case, with a compiled twin (kdump/_speedups.pyx)
             render_v2_lines(cols, batch.timestamp_type.display_name, batch.base_offset, batch.base_sequence,
                             self.print_data, self.skip_metadata, lines)
@@ -120,7 +128,7 @@ class KafkaTextRenderer:
                 if is_control:
                     meta += self._control_text(batch, cols, i)
             if print_data:
-                meta += self._payload(cols.key(i), cols.value(i), prefix)
+                meta += self._payload(cols.key(i), cols.value(i), prefix, cols.offsets[i])
             lines.append(meta)
 
     def _control_text(self, batch, cols, i) -> str:
@@ -158,7 +166,7 @@ class KafkaTextRenderer:
                 meta = (f"| offset: {r.offset} {ts_name}: {r.timestamp} keySize: {m.key_size} "
                         f"valueSize: {m.value_size} isValid: {_bool(m.is_valid())} crc: {m.crc}{brace}")
             if self.print_data:
-                meta += self._payload(r.key, r.value, prefix)
+                meta += self._payload(r.key, r.value, prefix, r.offset)
             lines.append(meta)
 
 
