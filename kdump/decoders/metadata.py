@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from kdump.decoders import tables
 from kdump.decoders.base import Decoded, RecordError, reason
-from kdump.format.schema import SchemaError, _Reader, jackson, read_struct_from, to_tree
+from kdump.format.schema import SchemaError, Reader, jackson, read_struct_from, to_tree
 
 METADATA = "metadata"
 REMOTE_LOG = "remote_log_metadata"
 
 
-def _short(r: _Reader, entity: str) -> int:
+def _short(r: Reader, entity: str) -> int:
     try:
         v = r.uvarint(entity)
     except SchemaError:
@@ -28,7 +28,7 @@ def _short(r: _Reader, entity: str) -> int:
 
 def read_metadata_record(group: str, value) -> tuple[int, int, dict]:
     """(apiKey, version, message) of one framed metadata record, with Kafka's error texts."""
-    r = _Reader(b"" if value is None else value)
+    r = Reader(b"" if value is None else value)
     frame = _short(r, "frame version")
     if frame == 0:
         raise RecordError("Could not deserialize metadata record with frame version 0. Note that upgrades from the "

@@ -261,7 +261,7 @@ def default_value(f: Field, version: int):
 
 
 # --- reading ------------------------------------------------------------------------------------------
-class _Reader:
+class Reader:
     __slots__ = ("buf", "pos", "end")
 
     def __init__(self, buf, pos: int = 0, end: int | None = None):
@@ -319,13 +319,13 @@ def _java_string(b: bytes) -> str:
         return java_utf8(b)
 
 
-def _read_length(r: _Reader, flexible: bool, kind: str, what: str) -> int:
+def _read_length(r: Reader, flexible: bool, kind: str, what: str) -> int:
     if flexible:
         return r.uvarint(what) - 1
     return r.fixed(PRIMITIVES["int16" if kind == "string" else "int32"], what)
 
 
-def _read_variable(r: _Reader, f: Field, kind: str, name: str, flexible: bool, nullable: bool, version: int):
+def _read_variable(r: Reader, f: Field, kind: str, name: str, flexible: bool, nullable: bool, version: int):
     """A string, bytes, records or array value (generateVariableLengthReader)."""
     n = _read_length(r, flexible, kind, f"length of {name}")
     if n < 0:
@@ -352,7 +352,7 @@ def _read_variable(r: _Reader, f: Field, kind: str, name: str, flexible: bool, n
     return [_read_primitive(r, elem, name) for _ in range(n)]
 
 
-def _read_primitive(r: _Reader, kind: str, name: str):
+def _read_primitive(r: Reader, kind: str, name: str):
     if kind == "bool":
         return r.fixed(PRIMITIVES["int8"], name) != 0
     if kind == "uuid":
@@ -362,7 +362,7 @@ def _read_primitive(r: _Reader, kind: str, name: str):
     return r.fixed(PRIMITIVES[kind], name)
 
 
-def _read_value(r: _Reader, s: Struct, f: Field, present: Versions, version: int, tagged: bool):
+def _read_value(r: Reader, s: Struct, f: Field, present: Versions, version: int, tagged: bool):
     if f.type == "struct":
         if member(f.nullable, present, version):
             if tagged:
@@ -378,7 +378,7 @@ def _read_value(r: _Reader, s: Struct, f: Field, present: Versions, version: int
     return _read_primitive(r, f.type, f.json_name)
 
 
-def _read_struct(r: _Reader, s: Struct, version: int) -> dict:
+def _read_struct(r: Reader, s: Struct, version: int) -> dict:
     if not member(s.parent, s.versions, version):
         raise _kafka_error(f"Can't read version {version} of {s.name}", "schema-version")
     cur = s.cur
@@ -406,7 +406,7 @@ def _read_struct(r: _Reader, s: Struct, version: int) -> dict:
 
 def read_struct(buf, schema: Struct, version: int, *, exact: bool = True, pos: int = 0) -> dict:
     """Decode ``buf[pos:]`` as ``schema`` at ``version``; with ``exact``, bytes left over are an error."""
-    r = _Reader(buf, pos)
+    r = Reader(buf, pos)
     out = _read_struct(r, schema, version)
     if exact and r.pos != r.end:
         n = r.end - r.pos
@@ -415,7 +415,7 @@ def read_struct(buf, schema: Struct, version: int, *, exact: bool = True, pos: i
     return out
 
 
-def read_struct_from(r: _Reader, schema: Struct, version: int) -> dict:
+def read_struct_from(r: Reader, schema: Struct, version: int) -> dict:
     return _read_struct(r, schema, version)
 
 
