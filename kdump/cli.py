@@ -7,6 +7,7 @@ import sys
 import click
 
 from kdump import __version__
+from kdump.commands.decoder_options import chosen_decoder, decoder_options
 from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
 
 EXIT_CODES_HELP = """\b
@@ -78,9 +79,11 @@ def _decoder_option(value, which):
 @click.option("--from-time", default=None, metavar="T",
               help="Start at the first batch with a timestamp at or after T: epoch ms or ISO-8601 "
                    "(2024-05-01T12:00:00Z; no zone = UTC). Uses the time index when there is one.")
+@decoder_options
 def dump(paths, files_csv, deep_iteration, print_data_log, skip_record_metadata, max_bytes, key_decoder,
          value_decoder, key_decoder_class, value_decoder_class, fmt, compat, no_color, max_batch_bytes,
-         verify_index_only, index_sanity_check, max_message_size, companions, from_offset, to_offset, from_time):
+         verify_index_only, index_sanity_check, max_message_size, companions, from_offset, to_offset, from_time,
+         **decoder_flags):
     """Print the batches and records of log segments, as Kafka's DumpLogSegments does.
 
     PATHS are .log segments, KRaft .checkpoint snapshots, their companion files (.index, .timeindex,
@@ -97,6 +100,9 @@ def dump(paths, files_csv, deep_iteration, print_data_log, skip_record_metadata,
       kdump dump --files a.log,b.log --max-bytes 1048576
       kdump dump --deep-iteration --from-offset 1200000 --to-offset 1200010 my-topic-0/
       kdump dump --verify-index-only 00000000000000000000.index 00000000000000000000.timeindex
+      kdump dump --offsets-decoder __consumer_offsets-12/00000000000000000000.log
+      kdump dump --cluster-metadata-decoder __cluster_metadata-0/00000000000000012345-0000000007.checkpoint
+      kdump dump --decoder auto --format json /var/kafka/__transaction_state-3/
     """
     from kdump.dump import Dumper, DumpOptions, non_consecutive_report
 
@@ -107,7 +113,8 @@ def dump(paths, files_csv, deep_iteration, print_data_log, skip_record_metadata,
         raise click.UsageError("no files given: name one or more segment files or directories")
     key_spec = key_decoder or key_decoder_class
     value_spec = value_decoder or value_decoder_class
-    print_data = print_data_log or key_spec is not None or value_spec is not None
+    record_decoder = chosen_decoder(decoder_flags)
+    print_data = print_data_log or key_spec is not None or value_spec is not None or record_decoder is not None
     key_dec = _decoder_option(key_spec or "string", "key")
     value_dec = _decoder_option(value_spec or "string", "value")
     from_time_ms = None
@@ -125,7 +132,8 @@ def dump(paths, files_csv, deep_iteration, print_data_log, skip_record_metadata,
                        skip_record_metadata=skip_record_metadata, max_bytes=max_bytes, compat=compat,
                        max_batch_bytes=max_batch_bytes, max_decompressed_bytes=max_batch_bytes,
                        verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
-                       companions=companions, from_offset=from_offset, to_offset=to_offset, from_time=from_time_ms)
+                       companions=companions, from_offset=from_offset, to_offset=to_offset, from_time=from_time_ms,
+                       record_decoder=record_decoder)
 
     out = click.get_text_stream("stdout")
     status = {"code": EXIT_OK}
@@ -154,7 +162,16 @@ def dump(paths, files_csv, deep_iteration, print_data_log, skip_record_metadata,
         _stderr(line)
     for line in non_consecutive_report(dumper.results, compat):
         _stderr(line)
+    if record_decoder is None:
+        _internal_topic_hint(all_paths)
     sys.exit(status["code"])
+
+
+def _internal_topic_hint(paths) -> None:
+    from kdump.decoders import internal_topic_hint
+    hint = next((h for h in map(internal_topic_hint, paths) if h), None)
+    if hint:
+        _stderr(hint)
 
 
 def _make_renderer(fmt, out, opts, key_dec, value_dec, no_color):

@@ -40,6 +40,8 @@ class DumpOptions:
     from_offset: int | None = None
     to_offset: int | None = None
     from_time: int | None = None
+    # internal-topic decoders (kdump.decoders): a decoder name, "auto" (by partition directory) or None
+    record_decoder: str | None = None
 
     @property
     def seeking(self) -> bool:
@@ -181,6 +183,10 @@ class Dumper:
         limit = opts.max_decompressed_bytes
         r = self.renderer
         r.on_error = lambda err: self._error(result, err)
+        record_decoder = None
+        if opts.record_decoder is not None:
+            from kdump.decoders import record_decoder_for
+            record_decoder = record_decoder_for(path, opts.record_decoder, opts.compat)
         last = None  # last record offset seen, for the non-consecutive report
         non_consecutive = result.non_consecutive
         window = _SeekWindow(opts) if opts.seeking else None
@@ -206,7 +212,7 @@ class Dumper:
                 records, error = _decode(batch, limit)
                 if window is not None:
                     records = window.filter_records(batch, records)
-                r.batch(batch, records, decode_records(batch, records))
+                r.batch(batch, records, decode_records(batch, records, record_decoder))
                 offsets = records.offsets[:records.count]
                 result.records += len(offsets)
                 for off in offsets:

@@ -30,7 +30,9 @@ import crc32c as _crc32c
 
 from kdump import codec as _codec
 from kdump.errors import KdumpError
+from kdump.format import control as _control
 from kdump.format import layout as L
+from kdump.format.schema import write_struct
 from kdump.format.types import ControlRecordType, TimestampType
 from kdump.format.varint import encode_uvarint, encode_varint
 
@@ -395,45 +397,34 @@ def end_txn_marker_batch(offset: int, producer_id: int, producer_epoch: int, com
                          partition_leader_epoch=partition_leader_epoch)
 
 
-# KRaft control record values: Kafka's generated messages at schema version 0, which is "flexible":
-# compact arrays/strings (unsigned varint length + 1) and a tagged-field count (0) closing every struct.
-# The leading int16 is the message's own "Version" field, not a separate prefix.
-_NO_TAGGED_FIELDS = encode_uvarint(0)
-
-
-def _compact_array(items: Sequence[bytes]) -> bytes:
-    return encode_uvarint(len(items) + 1) + b"".join(items)
-
-
-def _compact_string(s: str) -> bytes:
-    data = s.encode("utf-8")
-    return encode_uvarint(len(data) + 1) + data
-
-
+# KRaft control record values: Kafka's generated messages (schema version 0, as Kafka's ControlRecordUtils
+# reads them), written from the generated tables by kdump.format.schema. The ``version`` argument is the
+# message's own leading "Version" field, not the schema version.
 def snapshot_header_value(last_contained_log_timestamp: int, version: int = 0) -> bytes:
-    """SnapshotHeaderRecord v0: Version int16, LastContainedLogTimestamp int64, tagged fields."""
-    return struct.pack(">hq", version, last_contained_log_timestamp) + _NO_TAGGED_FIELDS
+    """SnapshotHeaderRecord: Version int16, LastContainedLogTimestamp int64."""
+    return _control_value(_control.SNAPSHOT_HEADER, {"version": version,
+                                                      "lastContainedLogTimestamp": last_contained_log_timestamp})
 
 
 def snapshot_footer_value(version: int = 0) -> bytes:
-    """SnapshotFooterRecord v0: Version int16, tagged fields."""
-    return struct.pack(">h", version) + _NO_TAGGED_FIELDS
+    """SnapshotFooterRecord: Version int16."""
+    return _control_value(_control.SNAPSHOT_FOOTER, {"version": version})
 
 
 def kraft_version_value(kraft_version: int, version: int = 0) -> bytes:
-    """KRaftVersionRecord v0: Version int16, KRaftVersion int16, tagged fields."""
-    return struct.pack(">hh", version, kraft_version) + _NO_TAGGED_FIELDS
+    """KRaftVersionRecord: Version int16, KRaftVersion int16."""
+    return _control_value(_control.KRAFT_VERSION, {"version": version, "kRaftVersion": kraft_version})
 
 
 def leader_change_value(leader_id: int, voters: Sequence[int], granting_voters: Sequence[int],
                         version: int = 0) -> bytes:
-    """LeaderChangeMessage v0: Version, LeaderId, Voters [{VoterId}], GrantingVoters [{VoterId}], tagged fields.
+    """LeaderChangeMessage: Version, LeaderId, Voters [{VoterId}], GrantingVoters [{VoterId}].
 
-    (v1 adds a directory id per voter; kdump writes v0, the version Kafka's ControlRecordUtils reads.)
+    (Schema v1 adds a directory id per voter; kdump writes v0, the version Kafka's ControlRecordUtils reads.)
     """
-    def voter_list(ids):
-        return _compact_array([struct.pack(">i", v) + _NO_TAGGED_FIELDS for v in ids])
-    return struct.pack(">hi", version, leader_id) + voter_list(voters) + voter_list(granting_voters) + _NO_TAGGED_FIELDS
+    return _control_value(_control.LEADER_CHANGE, {
+        "version": version, "leaderId": leader_id,
+        "voters": [{"voterId": v} for v in voters], "grantingVoters": [{"voterId": v} for v in granting_voters]})
 
 
 @dataclass(frozen=True)
@@ -453,17 +444,18 @@ class KRaftVoter:
 
 
 def kraft_voters_value(voters: Sequence[KRaftVoter], version: int = 0) -> bytes:
-    """VotersRecord v0: Version, Voters [{VoterId, VoterDirectoryId, Endpoints [{Name, Host, Port}],
-    KRaftVersionFeature {Min, Max}}], each struct closed by its tagged fields."""
-    encoded = []
-    for v in voters:
-        endpoints = _compact_array([
-            _compact_string(e.name) + _compact_string(e.host) + struct.pack(">H", e.port) + _NO_TAGGED_FIELDS
-            for e in v.endpoints
-        ])
-        feature = struct.pack(">hh", v.min_supported_version, v.max_supported_version) + _NO_TAGGED_FIELDS
-        encoded.append(struct.pack(">i", v.voter_id) + v.directory_id.bytes + endpoints + feature + _NO_TAGGED_FIELDS)
-    return struct.pack(">h", version) + _compact_array(encoded) + _NO_TAGGED_FIELDS
+    """VotersRecord: Version, Voters [{VoterId, VoterDirectoryId, Endpoints [{Name, Host, Port}],
+    KRaftVersionFeature {Min, Max}}]."""
+    return _control_value(_control.KRAFT_VOTERS, {"version": version, "voters": [
+        {"voterId": v.voter_id, "voterDirectoryId": v.directory_id,
+         "endpoints": [{"name": e.name, "host": e.host, "port": e.port} for e in v.endpoints],
+         "kRaftVersionFeature": {"minSupportedVersion": v.min_supported_version,
+                                 "maxSupportedVersion": v.max_supported_version}}
+        for v in voters]})
+
+
+def _control_value(schema, obj: dict) -> bytes:
+    return write_struct(obj, schema, 0)
 
 
 # --- magic 0 and 1: legacy messages and compressed wrappers ------------------------------------------

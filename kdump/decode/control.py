@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from kdump.errors import FormatError
 from kdump.format.control import KRAFT_SCHEMAS, parse_control_key, parse_end_txn_marker
-from kdump.format.message import read_struct, to_json
+from kdump.format.schema import read_struct, to_json
 from kdump.format.types import ControlRecordType
 
 JSON_FIELD = "control"

@@ -2,7 +2,7 @@
 
 The key of every control record is ``int16 version, int16 type``. Transaction markers (ABORT/COMMIT)
 carry ``int16 version, int32 coordinatorEpoch``; KRaft control records carry a flexible generated
-message (schemas below as data, read by :mod:`kdump.format.message`). The decoded objects every
+message (schemas below as data, read by :mod:`kdump.format.schema`). The decoded objects every
 renderer receives are made in :mod:`kdump.decode.control`.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass
 
 from kdump.errors import FormatError
-from kdump.format.message import Field, Struct
+from kdump.format.schema import Struct, compile_message
 from kdump.format.types import ControlRecordType
 
 _KEY = struct.Struct(">hh")
@@ -52,32 +52,18 @@ def parse_end_txn_marker(ctype: ControlRecordType, value: bytes | None) -> EndTx
     return EndTxnMarker(ctype, version, epoch)
 
 
-# KRaft control record schemas (clients/src/main/resources/common/message/*.json), read at version 0
-# as Kafka's ControlRecordUtils does. Every one starts with its own int16 "Version" field.
-_VERSION = Field("Version", "int16")
-_LEADER_CHANGE_VOTER = Struct("Voter", (Field("VoterId", "int32"), Field("VoterDirectoryId", "uuid", versions=(1, 1 << 30))),
-                              flexible_from=0)
-LEADER_CHANGE = Struct("LeaderChangeMessage", (
-    _VERSION,
-    Field("LeaderId", "int32"),
-    Field("Voters", "[]struct", struct=_LEADER_CHANGE_VOTER),
-    Field("GrantingVoters", "[]struct", struct=_LEADER_CHANGE_VOTER),
-), flexible_from=0)
-SNAPSHOT_HEADER = Struct("SnapshotHeaderRecord", (_VERSION, Field("LastContainedLogTimestamp", "int64")),
-                         flexible_from=0)
-SNAPSHOT_FOOTER = Struct("SnapshotFooterRecord", (_VERSION,), flexible_from=0)
-KRAFT_VERSION = Struct("KRaftVersionRecord", (_VERSION, Field("KRaftVersion", "int16")), flexible_from=0)
-_ENDPOINT = Struct("Endpoint", (Field("Name", "string"), Field("Host", "string"), Field("Port", "uint16")),
-                   flexible_from=0)
-_FEATURE = Struct("KRaftVersionFeature", (Field("MinSupportedVersion", "int16"),
-                                          Field("MaxSupportedVersion", "int16")), flexible_from=0)
-_VOTER = Struct("Voter", (
-    Field("VoterId", "int32"),
-    Field("VoterDirectoryId", "uuid"),
-    Field("Endpoints", "[]struct", struct=_ENDPOINT),
-    Field("KRaftVersionFeature", "struct", struct=_FEATURE),
-), flexible_from=0)
-KRAFT_VOTERS = Struct("VotersRecord", (_VERSION, Field("Voters", "[]struct", struct=_VOTER)), flexible_from=0)
+# KRaft control record schemas (clients/src/main/resources/common/message/*.json, as generated tables), read
+# at version 0 as Kafka's ControlRecordUtils does. Every one starts with its own int16 "Version" field.
+def _schema(name: str) -> Struct:
+    from kdump.decoders.schemas import raft_control
+    return compile_message(raft_control.MESSAGES[name])
+
+
+LEADER_CHANGE = _schema("LeaderChangeMessage")
+SNAPSHOT_HEADER = _schema("SnapshotHeaderRecord")
+SNAPSHOT_FOOTER = _schema("SnapshotFooterRecord")
+KRAFT_VERSION = _schema("KRaftVersionRecord")
+KRAFT_VOTERS = _schema("VotersRecord")
 
 KRAFT_SCHEMAS = {
     ControlRecordType.LEADER_CHANGE: ("LeaderChange", LEADER_CHANGE),

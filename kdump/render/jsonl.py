@@ -77,24 +77,30 @@ def record_objects(batch, cols, print_data: bool, decoded=None) -> list[dict]:
             obj["legacyCrc"] = cols.crcs[i]
             obj["legacyCrcValid"] = cols.valid[i]
             if print_data:
-                _put_data(obj, cols.key(i), cols.value(i))
+                _put_data(obj, cols.key(i), cols.value(i), decoded[i] if decoded is not None else None)
         else:
             hdrs = cols.headers[i]
             if print_data:
-                _put_data(obj, cols.key(i), cols.value(i))
+                _put_data(obj, cols.key(i), cols.value(i), decoded[i] if decoded is not None else None)
                 obj["headers"] = []
                 for k, v in hdrs:
                     text, enc = _text_or_base64(v)
                     obj["headers"].append({"key": k.decode("utf-8", "replace"), "value": text, "valueEncoding": enc})
             else:
                 obj["headerKeys"] = [k.decode("utf-8", "replace") for k, _ in hdrs]
-        if decoded is not None and decoded[i] is not None:
+        if decoded is not None and getattr(decoded[i], "json_field", None) is not None:
             obj[decoded[i].json_field] = decoded[i].to_json()
         out.append(obj)
     return out
 
 
-def _put_data(obj: dict, key, value) -> None:
+def _put_data(obj: dict, key, value, decoded=None) -> None:
+    """Key and value as text (or base64); a record decoded by an internal-topic decoder (kdump.decoders)
+    carries its decoded key and value as objects instead."""
+    if decoded is not None and getattr(decoded, "json_field", None) is None:
+        from kdump.decoders.render import put_decoded
+        put_decoded(obj, decoded, key, value)
+        return
     obj["key"], obj["keyEncoding"] = _text_or_base64(key)
     obj["value"], obj["valueEncoding"] = _text_or_base64(value)
 

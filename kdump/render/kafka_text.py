@@ -76,7 +76,8 @@ class KafkaTextRenderer:
 
     def batch(self, batch, records=None, decoded=None) -> None:
         """The batch line, and with ``records`` (RecordColumns) one line each; ``decoded`` holds the decode
-        layer's object per record (:func:`kdump.decode.records.decode_records`; control records)."""
+        layer's object per record (:func:`kdump.decode.records.decode_records`: control records, and records
+        decoded by an internal-topic decoder)."""
         if records is None:
             self.out.write(batch_line(batch) + "\n")
             return
@@ -84,27 +85,33 @@ class KafkaTextRenderer:
         if batch.magic >= 2:  # Kafka prints different record lines for legacy messages
             self._v2_lines(batch, records, decoded, lines)
         else:
-            self._legacy_lines(batch, records, lines)
+            self._legacy_lines(batch, records, decoded, lines)
         lines.append("")
         self.out.write("\n".join(lines))
 
     # --- records ------------------------------------------------------------------------------
-    def _payload(self, key, value, prefix: str) -> str:
+    def _payload(self, key, value, prefix: str, decoded=None) -> str:
         """The key/payload part (§2.3 step 2); ``prefix`` is "| " when metadata was skipped, else " "."""
+        if decoded is not None:  # decoded by an internal-topic decoder (kdump.decoders)
+            key_text, value_text = decoded.key, decoded.value
+        else:
+            key_text = None if key is None else _decoded(self.key_decoder, key)
+            value_text = None if value is None else _decoded(self.value_decoder, value)
         parts = []
-        if key is not None:
-            parts.append(f"{prefix}key: {_decoded(self.key_decoder, key)}")
+        if key_text is not None:
+            parts.append(f"{prefix}key: {key_text}")
             prefix = " "
         if self.scala:
             prefix = " "  # the Scala tool always printed " payload: "
-        if value is not None:
-            parts.append(f"{prefix}payload: {_decoded(self.value_decoder, value)}")
+        if value_text is not None:
+            parts.append(f"{prefix}payload: {value_text}")
         return "".join(parts)
 
     def _v2_lines(self, batch, cols, decoded, lines: list) -> None:
         default_decoders = not self.print_data or (
             getattr(self.key_decoder, "name", "") == "string" and getattr(self.value_decoder, "name", "") == "string")
-        if not batch.is_control and default_decoders and not (self.scala and self.skip_metadata):
+        if not batch.is_control and default_decoders and not (self.scala and self.skip_metadata) \
+                and decoded is None:
             # the common case, with a compiled twin (kdump/_speedups.pyx)
             render_v2_lines(cols, batch.timestamp_type.display_name, batch.base_offset, batch.base_sequence,
                             self.print_data, self.skip_metadata, lines)
@@ -123,7 +130,7 @@ class KafkaTextRenderer:
                 if is_control:
                     meta += self._control_text(batch, decoded[i])
             if print_data:
-                meta += self._payload(cols.key(i), cols.value(i), prefix)
+                meta += self._payload(cols.key(i), cols.value(i), prefix, None if decoded is None else decoded[i])
             lines.append(meta)
 
     def _control_text(self, batch, control) -> str:
@@ -135,7 +142,7 @@ class KafkaTextRenderer:
             self.on_error(control.error.at(batch.position))
         return control.kafka_text()
 
-    def _legacy_lines(self, batch, cols, lines: list) -> None:
+    def _legacy_lines(self, batch, cols, decoded, lines: list) -> None:
         ts_name = batch.timestamp_type.display_name
         brace = "}" if self.scala else ""
         skip = self.skip_metadata
@@ -149,7 +156,7 @@ class KafkaTextRenderer:
                 meta = (f"| offset: {offsets[i]} {ts_name}: {timestamps[i]} keySize: {key_len[i]} "
                         f"valueSize: {value_len[i]} isValid: {_bool(valid[i])} crc: {crcs[i]}{brace}")
             if self.print_data:
-                meta += self._payload(cols.key(i), cols.value(i), prefix)
+                meta += self._payload(cols.key(i), cols.value(i), prefix, None if decoded is None else decoded[i])
             lines.append(meta)
 
 

@@ -1,0 +1,160 @@
+"""Coordinator records: ``__consumer_offsets``, ``__transaction_state`` and ``__share_group_state`` (spec §7.2-7.5).
+
+Key = int16 record type + key message (read at version = record type); value = int16 version + value
+message; a null value is a tombstone (``<DELETE>``). Printed as DumpLogSegments' message parsers print
+them: key ``{"type":"<t>","data":{...}}``, value ``{"version":"<v>","data":{...}}`` (the Scala tool's
+share-group-state parser wrote ``"type"`` for the value too), ``Unknown record type <t> at offset <o>,
+skipping.`` and ``Error at offset <o>, skipping. <reason>`` with Kafka's ``CoordinatorRecordSerde`` texts.
+In ``group metadata`` values of ``consumer`` groups, each member's subscription and assignment bytes are
+decoded as the embedded consumer protocol (and kept as base64 when they do not decode).
+"""
+from __future__ import annotations
+
+from kdump.decoders import tables
+from kdump.decoders.base import INT16, Decoded, RecordError, reason
+from kdump.format.schema import SchemaError, jackson, read_struct, to_tree
+
+OFFSETS = "group_coordinator"
+TRANSACTIONS = "transaction_coordinator"
+SHARE_STATE = "share_coordinator"
+
+
+class UnknownRecordType(Exception):
+    def __init__(self, record_type: int):
+        super().__init__(record_type)
+        self.record_type = record_type
+
+
+def read_record(group: str, key: bytes, value: bytes | None):
+    """(record type, key message name, key object, value message name, value version or None, value object
+    or None) of one coordinator record, as Kafka's ``CoordinatorRecordSerde.deserialize`` reads it."""
+    if len(key) < 2:
+        raise RecordError("Could not read version from key's buffer.")
+    (rtype,) = INT16.unpack_from(key, 0)
+    types = tables.record_types(group)
+    if rtype not in types:
+        raise UnknownRecordType(rtype)
+    key_name, value_name = types[rtype]
+    key_obj = _read(group, key_name, key, rtype, "key")
+    if value is None:
+        return rtype, key_name, key_obj, value_name, None, None
+    if len(value) < 2:
+        raise RecordError("Could not read version from value's buffer.")
+    (version,) = INT16.unpack_from(value, 0)
+    return rtype, key_name, key_obj, value_name, version, _read(group, value_name, value, version, "value")
+
+
+def _read(group: str, name: str, buf: bytes, version: int, which: str) -> dict:
+    try:
+        return read_struct(buf, tables.schema(group, name), version, exact=False, pos=2)
+    except SchemaError as e:
+        raise RecordError(f"Could not read record with version {version} from {which}'s buffer due to: "
+                          f"{reason(e)}.") from None
+
+
+def _embedded(name: str, data) -> object:
+    """An embedded consumer-protocol message (int16 version + body) as JSON, or the base64 text Kafka keeps
+    when it does not decode."""
+    if data is None or len(data) < 2:
+        return None
+    (version,) = INT16.unpack_from(data, 0)
+    try:
+        obj = read_struct(data, tables.schema("raft_control", name), version, exact=False, pos=2)
+    except SchemaError:
+        return None
+    return to_tree(obj, tables.schema("raft_control", name), version)
+
+
+def group_metadata_tree(obj: dict, version: int) -> dict:
+    """GroupMetadataValue as the offsets decoder prints it (OffsetsMessageParser.prepareGroupMetadataValue)."""
+    tree = to_tree(obj, tables.schema(OFFSETS, "GroupMetadataValue"), version)
+    if tree.get("protocolType") == "consumer":
+        for member, raw in zip(tree.get("members") or (), obj.get("members") or ()):
+            for field, message in (("subscription", "ConsumerProtocolSubscription"),
+                                   ("assignment", "ConsumerProtocolAssignment")):
+                if field in member:
+                    decoded = _embedded(message, raw.get(field))
+                    if decoded is not None:
+                        member[field] = decoded
+    return tree
+
+
+class CoordinatorDecoder:
+    """The offsets, transaction-log (newest Kafka) and share-group-state decoders."""
+
+    def __init__(self, group: str, *, value_label: str = "version", missing_key: str = "the specified decoder"):
+        self.group = group
+        self.value_label = value_label
+        self.missing_key = missing_key
+
+    def decode(self, offset: int, key, value) -> Decoded:
+        if key is None:
+            # Kafka's tool stops the whole dump here; kdump reports the record and goes on.
+            msg = (f"Failed to decode message at offset {offset} using {self.missing_key} "
+                   "(message had a missing key)")
+            return Decoded(f"Error at offset {offset}, skipping. {msg}", None, error=msg)
+        try:
+            rtype, key_name, key_obj, value_name, version, value_obj = read_record(
+                self.group, bytes(key), None if value is None else bytes(value))
+        except UnknownRecordType as e:
+            msg = f"Unknown record type {e.record_type} at offset {offset}, skipping."
+            return Decoded(msg, None, error=msg)
+        except RecordError as e:
+            return Decoded(f"Error at offset {offset}, skipping. {e}", None, error=str(e))
+        key_tree = {"type": str(rtype), "data": to_tree(key_obj, tables.schema(self.group, key_name), rtype)}
+        if version is None:
+            return Decoded(jackson(key_tree), "<DELETE>", key_tree, None)
+        if value_name == "GroupMetadataValue":
+            data = group_metadata_tree(value_obj, version)
+        else:
+            data = to_tree(value_obj, tables.schema(self.group, value_name), version)
+        value_tree = {self.value_label: str(version), "data": data}
+        return Decoded(jackson(key_tree), jackson(value_tree), key_tree, value_tree)
+
+
+# transactionStatus ids (TransactionMetadata.scala / TransactionState.java)
+TRANSACTION_STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort", "Dead",
+                      "PrepareEpochFence")
+
+
+class ScalaTransactionLogDecoder:
+    """The Scala tool's transaction-log text (``TransactionLog.formatRecordKeyAndValue``, Kafka <= 3.9)."""
+
+    def decode(self, offset: int, key, value) -> Decoded:
+        try:
+            return self._decode(key, value)
+        except (RecordError, UnknownRecordType) as e:  # the Scala tool died here
+            msg = str(e)
+            return Decoded(f"Error at offset {offset}, skipping. {msg}", None, error=msg)
+
+    def _decode(self, key, value) -> Decoded:
+        if key is None or len(key) < 2:
+            raise RecordError("Could not read version from key's buffer.")
+        (kv,) = INT16.unpack_from(key, 0)
+        if kv != 0:
+            text = f"unknown::version={kv}"
+            return Decoded(text, None, {"unknownKeyVersion": kv}, None)
+        key_obj = _read(TRANSACTIONS, "TransactionLogKey", bytes(key), kv, "key")
+        key_text = f"transaction_metadata::transactionalId={key_obj['transactionalId']}"
+        if value is None:
+            return Decoded(key_text, "<DELETE>", key_obj, None)
+        if len(value) < 2:
+            raise RecordError("Could not read version from value's buffer.")
+        (vv,) = INT16.unpack_from(value, 0)
+        schema = tables.schema(TRANSACTIONS, "TransactionLogValue")
+        if not schema.versions[0] <= vv <= schema.versions[1]:
+            raise RecordError(f"Unknown version {vv} from the transaction log message value")
+        obj = _read(TRANSACTIONS, "TransactionLogValue", bytes(value), vv, "value")
+        status = obj["transactionStatus"]
+        if not 0 <= status < len(TRANSACTION_STATES):
+            raise RecordError(f"Unknown transaction state id {status} from the transaction status message")
+        state = TRANSACTION_STATES[status]
+        partitions = []
+        if state != "Empty":
+            for p in obj["transactionPartitions"] or ():
+                partitions.extend(f"{p['topic']}-{i}" for i in p["partitionIds"])
+            partitions = list(dict.fromkeys(partitions))  # a set in Kafka
+        text = (f"producerId:{obj['producerId']},producerEpoch:{obj['producerEpoch']},state={state},"
+                f"partitions=[{','.join(partitions)}],txnLastUpdateTimestamp={obj['transactionLastUpdateTimestampMs']},"
+                f"txnTimeoutMs={obj['transactionTimeoutMs']}")
+        return Decoded(key_text, text, key_obj, to_tree(obj, schema, vv))

@@ -1,0 +1,25 @@
+"""The generated schema tables compiled into :class:`kdump.format.schema.Struct` objects, once, on first use."""
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+
+from kdump.format.schema import Struct, compile_message
+
+GROUPS = ("group_coordinator", "transaction_coordinator", "share_coordinator", "metadata", "remote_log_metadata",
+          "raft_control")
+
+
+def module(group: str):
+    return importlib.import_module(f"kdump.decoders.schemas.{group}")
+
+
+@lru_cache(maxsize=None)
+def schema(group: str, name: str) -> Struct:
+    """The compiled schema of message ``name`` of a group's table."""
+    return compile_message(module(group).MESSAGES[name])
+
+
+def record_types(group: str) -> dict:
+    """Record type (or apiKey) -> (key message, value message) or (message, Kafka's record type name)."""
+    return module(group).RECORD_TYPES

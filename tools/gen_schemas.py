@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Generate kdump's schema tables (``kdump/decoders/schemas/*.py``) from Kafka's message definitions.
+
+Usage: ``python tools/gen_schemas.py KAFKA [--rev REV]`` where KAFKA is a Kafka checkout (a work tree)
+or a bare git directory of apache/kafka (then the files are read at REV, default HEAD).
+
+For each group of internal-topic records (see ``GROUPS``) the definitions of that group's directory are
+read (Kafka's JSON with ``//`` comments), reduced to the facts the reader needs (names, types, version
+ranges, nullability, tags, defaults; no documentation text) and written as one Python data module with:
+
+* ``KAFKA_COMMIT``: where the definitions came from;
+* ``MESSAGES``: message name -> definition (as :func:`kdump.format.schema.compile_message` takes it);
+* ``RECORD_TYPES``: for coordinator topics, record type -> (key message, value message), derived the way
+  Kafka's ``CoordinatorRecordSerde`` pairs them (a key's ``validVersions`` are the record types it
+  serves, or its ``apiKey`` for ``coordinator-key`` definitions; the value is the message of the same
+  name ending in ``Value``); for metadata-style topics, apiKey -> (message, Kafka's record type name).
+
+Run it again for a new Kafka release and commit the regenerated modules.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pprint
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "kdump", "decoders", "schemas")
+
+# module -> (what it holds, directories in Kafka, name filter, how record types are found)
+GROUPS = {
+    "group_coordinator": ("__consumer_offsets records (group coordinator)",
+                          ["group-coordinator/src/main/resources/common/message"], r".*(Key|Value)$", "coordinator"),
+    "transaction_coordinator": ("__transaction_state records",
+                                ["transaction-coordinator/src/main/resources/common/message"], r".*(Key|Value)$",
+                                "coordinator"),
+    "share_coordinator": ("__share_group_state records",
+                          ["share-coordinator/src/main/resources/common/message"], r".*(Key|Value)$", "coordinator"),
+    "metadata": ("KRaft __cluster_metadata records", ["metadata/src/main/resources/common/metadata"], r".*",
+                 "metadata"),
+    "remote_log_metadata": ("__remote_log_metadata records (TopicBasedRemoteLogMetadataManager)",
+                            ["storage/src/main/resources/message"], r"Remote.*", "metadata"),
+    "raft_control": ("KRaft control records and the consumer protocol embedded in group metadata",
+                     ["clients/src/main/resources/common/message"],
+                     r"(LeaderChangeMessage|SnapshotHeaderRecord|SnapshotFooterRecord|KRaftVersionRecord|VotersRecord"
+                     r"|ConsumerProtocolSubscription|ConsumerProtocolAssignment)$", None),
+}
+FIELD_KEYS = ("name", "type", "versions", "nullableVersions", "taggedVersions", "tag", "default", "flexibleVersions",
+              "ignorable")
+MESSAGE_KEYS = ("name", "type", "apiKey", "validVersions", "flexibleVersions")
+
+
+class Source:
+    def __init__(self, path: str, rev: str):
+        self.path = path
+        self.rev = rev
+        self.work_tree = os.path.isdir(os.path.join(path, "clients"))
+
+    def commit(self) -> str:
+        args = ["git", "-C", self.path, "rev-parse", "HEAD" if self.work_tree else self.rev]
+        try:
+            return subprocess.run(args, check=True, capture_output=True, text=True).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            return "unknown"
+
+    def list(self, directory: str) -> list[str]:
+        if self.work_tree:
+            d = os.path.join(self.path, directory)
+            return sorted(os.path.join(directory, n) for n in os.listdir(d) if n.endswith(".json"))
+        out = subprocess.run(["git", "--git-dir", self.path, "ls-tree", "--name-only", f"{self.rev}:{directory}"],
+                             check=True, capture_output=True, text=True).stdout.split()
+        return sorted(f"{directory}/{n}" for n in out if n.endswith(".json"))
+
+    def read(self, rel: str) -> str:
+        if self.work_tree:
+            with open(os.path.join(self.path, rel), encoding="utf-8") as f:
+                return f.read()
+        return subprocess.run(["git", "--git-dir", self.path, "show", f"{self.rev}:{rel}"], check=True,
+                              capture_output=True, text=True).stdout
+
+
+def strip_comments(text: str) -> str:
+    """Kafka's message JSON allows ``//`` line comments; drop them outside strings."""
+    out = []
+    for line in text.splitlines():
+        in_string = False
+        escaped = False
+        for i, ch in enumerate(line):
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = not in_string
+            elif ch == "/" and not in_string and line[i + 1:i + 2] == "/":
+                line = line[:i]
+                break
+        out.append(line)
+    return "\n".join(out)
+
+
+def reduce_field(f: dict) -> dict:
+    out = {k: f[k] for k in FIELD_KEYS if k in f}
+    if "fields" in f:
+        out["fields"] = [reduce_field(x) for x in f["fields"]]
+    return out
+
+
+def reduce_message(m: dict) -> dict:
+    out = {k: m[k] for k in MESSAGE_KEYS if k in m}
+    out["fields"] = [reduce_field(f) for f in m.get("fields", ())]
+    if m.get("commonStructs"):
+        out["commonStructs"] = [{"name": c["name"], "versions": c.get("versions"),
+                                 "fields": [reduce_field(f) for f in c["fields"]]} for c in m["commonStructs"]]
+    return out
+
+
+def versions_range(text: str) -> range:
+    text = text.strip()
+    if text.endswith("+"):
+        raise ValueError(f"open-ended key versions {text}")
+    lo, sep, hi = text.partition("-")
+    return range(int(lo), int(hi if sep else lo) + 1)
+
+
+def snake_upper(name: str) -> str:
+    """Kafka's MessageGenerator.toSnakeCase(name).toUpperCase(): the MetadataRecordType enum name."""
+    out, prev_cap = [], True
+    for ch in name:
+        if ch.isupper():
+            if not prev_cap:
+                out.append("_")
+            out.append(ch.lower())
+            prev_cap = True
+        else:
+            out.append(ch)
+            prev_cap = False
+    return "".join(out).upper()
+
+
+def record_types(messages: dict, how: str | None) -> dict:
+    types: dict = {}
+    if how == "coordinator":
+        for name, m in messages.items():
+            if not name.endswith("Key"):
+                continue
+            value = name[:-3] + "Value"
+            if value not in messages:
+                raise SystemExit(f"{name} has no {value}")
+            ids = [int(m["apiKey"])] if m.get("type") == "coordinator-key" else versions_range(m["validVersions"])
+            for t in ids:
+                if t in types:
+                    raise SystemExit(f"record type {t} claimed by {types[t][0]} and {name}")
+                types[t] = (name, value)
+    elif how == "metadata":
+        for name, m in messages.items():
+            if "apiKey" in m:
+                types[int(m["apiKey"])] = (name, snake_upper(name))
+    return dict(sorted(types.items()))
+
+
+def generate(src: Source, module: str) -> str:
+    what, dirs, pattern, how = GROUPS[module]
+    messages = {}
+    for d in dirs:
+        for rel in src.list(d):
+            base = os.path.basename(rel)[:-5]
+            if not re.fullmatch(pattern, base) or base.endswith(("Request", "Response")):
+                continue
+            m = json.loads(strip_comments(src.read(rel)))
+            messages[m["name"]] = reduce_message(m)
+    messages = dict(sorted(messages.items()))
+    body = [
+        f'"""{what}: schema tables generated by tools/gen_schemas.py from Kafka\'s message definitions',
+        f"({', '.join(dirs)}). Do not edit: regenerate.\"\"\"",
+        "# flake8: noqa",
+        "# fmt: off",
+        f"KAFKA_COMMIT = {src.commit()!r}",
+        "",
+        "MESSAGES = " + pprint.pformat(messages, width=120, sort_dicts=False),
+        "",
+        "RECORD_TYPES = " + pprint.pformat(record_types(messages, how), width=120, sort_dicts=False),
+        "",
+    ]
+    return "\n".join(body)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("kafka", help="a Kafka checkout or bare git directory")
+    ap.add_argument("--rev", default="HEAD", help="revision to read from a bare git directory")
+    ap.add_argument("--out", default=OUT)
+    args = ap.parse_args(argv)
+    src = Source(args.kafka, args.rev)
+    os.makedirs(args.out, exist_ok=True)
+    for module in GROUPS:
+        path = os.path.join(args.out, f"{module}.py")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(generate(src, module))
+        print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
