@@ -84,7 +84,7 @@ class BadEntry:
 
 class DamagedRange:
     """Bytes ``start``..``end`` (exclusive) hold no entry. ``resumed``: a good entry starts at ``end`` (else
-    the range runs to the end of the file). ``last_good_offset``: the last offset of the good batches before
+    the range runs to the end of the file). ``last_good_offset``: the last offset of the last good batch before
     it; ``next_good_offset``: the first offset of the entry at ``end`` (None if unknown): the offsets between
     are lost. ``code``/``cause``: what broke the framing (``code`` None: the :class:`BadEntry` just before,
     whose size field is not trusted); ``zeros``: the range is all zero bytes."""
@@ -203,8 +203,9 @@ class SegmentReader:
         entry above ``max_batch_bytes`` is a :class:`LargeEntry` or a :class:`BadEntry`, never a stop."""
         f = self._file
         end = self.end
-        probe = Prober(f.fileno(), end, self.max_batch_bytes)
-        self._last_good: int | None = None
+        max_batch = self.max_batch_bytes
+        probe = Prober(f.fileno(), end, max_batch)
+        last_good = None  # the last good batch (or LargeEntry): where the offsets lost in damage start
         pos = self.start
         f.seek(pos)
         read = f.read
@@ -231,7 +232,7 @@ class SegmentReader:
                     return
                 cause = (f"entry size field is {size}, below the minimum of {L.LEGACY_RECORD_OVERHEAD_V0} "
                          "(Kafka: CorruptRecordException)")
-                damage = self._damaged(probe, pos, probe.find_next(pos + 1), "size-below-minimum", cause)
+                damage = _damaged(probe, pos, probe.find_next(pos + 1), last_good, "size-below-minimum", cause)
             elif size > remaining - L.LOG_OVERHEAD:
                 q = probe.find_next(pos + 1)
                 if q is None:
@@ -239,44 +240,43 @@ class SegmentReader:
                     return
                 cause = (f"entry size field is {size}, past the end of the file ({remaining} bytes remain), yet "
                          "valid batches follow: the size field is damaged")
-                damage = self._damaged(probe, pos, q, "size-beyond-end", cause)
+                damage = _damaged(probe, pos, q, last_good, "size-beyond-end", cause)
             else:
-                if size > self.max_batch_bytes:
-                    event = self._large_entry(probe, pos, offset, size)
-                else:
+                if size <= max_batch:
                     body = read(size)
                     if len(body) < size:
                         yield self._stop(F.shrank_stop(pos, remaining))
                         return
-                    event = self._entry(pos, offset, size, body)
+                    try:
+                        batch = entry_batch(pos, offset, size, body)
+                    except FormatError as e:
+                        event = BadEntry(pos, L.LOG_OVERHEAD + size, offset, e)
+                    else:
+                        if batch.is_valid():  # the common case, kept short: verify walks millions of batches
+                            last_good = batch
+                            yield GoodBatch(batch)
+                            pos = nxt
+                            continue
+                        event = BadEntry(pos, L.LOG_OVERHEAD + size, offset,
+                                         FormatError("crc-mismatch", _crc_message(batch), position=pos), batch)
+                else:
+                    event = self._large_entry(probe, pos, offset, size)
+                    f.seek(nxt)
+                    if type(event) is LargeEntry:
+                        last_good = event
                 yield event
-                if type(event) is not BadEntry or probe.plausible(nxt):
+                if probe.plausible(nxt):
                     pos = nxt
-                    if f.tell() != pos:
-                        f.seek(pos)
                     continue
                 cause = (f"the entry at byte {pos} points past itself to byte {nxt}, where no entry begins: its "
                          "size field is probably damaged too")
-                damage = self._damaged(probe, pos, probe.find_next(pos + 1), None, cause)
+                damage = _damaged(probe, pos, probe.find_next(pos + 1), last_good, None, cause)
             yield damage
             if not damage.resumed:
                 yield self._stop(Stop(F.CORRUPT, pos, remaining, damage.cause, code="damaged-range", fatal=True))
                 return
             pos = damage.end
             f.seek(pos)
-
-    def _entry(self, pos: int, offset: int, size: int, body: bytes):
-        try:
-            batch = entry_batch(pos, offset, size, body)
-        except FormatError as e:
-            return BadEntry(pos, L.LOG_OVERHEAD + size, offset, e)
-        if not batch.is_valid():
-            return BadEntry(pos, L.LOG_OVERHEAD + size, offset,
-                            FormatError("crc-mismatch", _crc_message(batch), position=pos), batch)
-        last = batch.last_offset
-        if self._last_good is None or last > self._last_good:
-            self._last_good = last
-        return GoodBatch(batch)
 
     def _large_entry(self, probe: "Prober", pos: int, offset: int, size: int):
         """An entry above max_batch_bytes: magic and CRC checked (in chunks), the body not read."""
@@ -291,17 +291,22 @@ class SegmentReader:
                 "crc-mismatch", f"stored CRC does not match the {size}-byte entry (checked in chunks: it is above "
                 f"--max-batch-bytes {self.max_batch_bytes})", position=pos))
         header = RecordBatch(pos, offset, size, head[L.LOG_OVERHEAD:]) if magic == 2 else None
-        last = header.last_offset if header is not None else offset
-        if self._last_good is None or last > self._last_good:
-            self._last_good = last
         return LargeEntry(pos, total, offset, magic, header)
 
-    def _damaged(self, probe: "Prober", start: int, q: int | None, code: str | None, cause: str) -> DamagedRange:
-        """Bytes from ``start`` are no entry; ``q``: where the next good entry starts (None: none does)."""
-        if q is None:
-            return DamagedRange(start, self.end, self._last_good, None, resumed=False, code=code, cause=cause)
-        return DamagedRange(start, q, self._last_good, probe.first_offset_at(q), resumed=True, code=code,
-                            cause=cause, zeros=probe.all_zero(start, q))
+
+def _damaged(probe: "Prober", start: int, q: int | None, last_good, code: str | None, cause: str) -> DamagedRange:
+    """Bytes from ``start`` are no entry; ``q``: where the next good entry starts (None: none does);
+    ``last_good``: the last good batch (or LargeEntry) before them."""
+    if last_good is None:
+        last = None
+    elif type(last_good) is LargeEntry:
+        last = last_good.header.last_offset if last_good.header is not None else last_good.offset
+    else:
+        last = last_good.last_offset
+    if q is None:
+        return DamagedRange(start, probe.end, last, None, resumed=False, code=code, cause=cause)
+    return DamagedRange(start, q, last, probe.first_offset_at(q), resumed=True, code=code, cause=cause,
+                        zeros=probe.all_zero(start, q))
 
 
 def _crc_message(batch) -> str:
