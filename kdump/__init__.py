@@ -17,10 +17,10 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "FormatError": "kdump.errors", "KdumpError": "kdump.errors",
-    "LegacyBatch": "kdump.format.legacy", "LegacyMessage": "kdump.format.legacy", "LegacyRecord": "kdump.format.legacy",
+    "LegacyBatch": "kdump.format.legacy", "LegacyMessage": "kdump.format.legacy", "Batch": "kdump.format.batch",
     "CompressionType": "kdump.format.types", "ControlRecordType": "kdump.format.types",
     "TimestampType": "kdump.format.types",
-    "Record": "kdump.format.v2", "RecordBatch": "kdump.format.v2", "RecordColumns": "kdump.format.v2",
+    "Record": "kdump.format.columns", "RecordBatch": "kdump.format.v2", "RecordColumns": "kdump.format.columns",
     "SegmentReader": "kdump.segment", "Stop": "kdump.format.framing", "iter_batches": "kdump.segment",
     "RecordBatchBuilder": "kdump.writer", "LegacyMessageBuilder": "kdump.writer", "SegmentWriter": "kdump.writer",
     "write_segment": "kdump.writer",

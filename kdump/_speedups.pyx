@@ -2,7 +2,7 @@
 # cython: boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
 """Compiled twin of :func:`kdump.format.v2.parse_records_py` (magic-2 record decoding, spec §3.5).
 
-Same contract, to the byte: the same :class:`~kdump.format.v2.RecordColumns` (same lists, same values),
+Same contract, to the byte: the same :class:`~kdump.format.columns.RecordColumns` (same lists, same values),
 the same validation and the same :class:`~kdump.errors.FormatError` (code and message) at the same
 record index. ``tests/test_speedups.py`` checks that differentially.
 
@@ -26,12 +26,11 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport int64_t, uint64_t, INT64_MAX, INT64_MIN
 
 from kdump.errors import FormatError
+from kdump.format.columns import RecordColumns  # a leaf module (no kdump import of ours back here)
 
-RecordColumns = None  # kdump.format.v2.RecordColumns, set on first use
-
-# kdump.format.v2 (RecordColumns, parse_records_py) is imported on first use, never at import time:
-# v2 and kafka_text pick their implementation from this module through kdump._backend while they are
-# being imported, so importing them from here at load time would be a cycle.
+# kdump.format.v2 (parse_records_py) is imported on first use, never at import time: v2 and kafka_text
+# pick their implementation from this module through kdump._backend while they are being imported, so
+# importing them from here at load time would be a cycle.
 
 cdef enum:
     VI_OK = 0
@@ -149,9 +148,6 @@ def parse_records(buf, start, end, count, base_offset, base_timestamp, append_ti
 cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssize_t start, Py_ssize_t end,
                    object count_obj, object base_offset, object base_timestamp, object append_time):
     # Mirrors parse_records_py statement by statement; keep the two in step.
-    global RecordColumns
-    if RecordColumns is None:
-        from kdump.format.v2 import RecordColumns
     cols = RecordColumns(buf)
     cdef list offsets = cols.offsets
     cdef list timestamps = cols.timestamps

@@ -12,22 +12,15 @@ seeking (``from_offset``/``to_offset``/``from_time``) uses the segment's indexes
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from kdump.decode.records import decode_records
 from kdump.errors import FormatError
-from kdump.index.names import TEXT_CHECKPOINT_NAMES
-from kdump.segment import (DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader,
-                           base_offset_from_name)
-
-_SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
-# Companion files a directory dump passes over quietly (they are dumped when named explicitly, or in
-# directory dumps with ``companions``).
-COMPANION_SUFFIXES = (".index", ".timeindex", ".txnindex", ".snapshot")
-COMPANION_KINDS = ("index", "timeindex", "txnindex", "snapshot")
-_SUFFIX_ORDER = {".log": 0, ".index": 1, ".timeindex": 2, ".txnindex": 3, ".snapshot": 4}
-
+from kdump.logdir import (BOOTSTRAP_CHECKPOINT, COMPANION_KINDS, TEXT_KINDS, Entry, FileKind, expand,
+                          kraft_snapshot_id, named_kind, segment_base_offset)
+from kdump.segment import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
+from kdump.format.columns import RecordColumns
 
 @dataclass
 class DumpOptions:
@@ -67,80 +60,26 @@ class FileResult:
     skipped: bool = False
 
 
-def file_kind(path: str) -> str:
-    """Kafka's dispatch on the suffix from the last dot of the file name (§1.2)."""
-    name = os.path.basename(path)
-    dot = name.rfind(".")
-    if dot < 0:
-        return "unknown"
-    suffix = name[dot:]
-    return {
-        ".log": "log", ".checkpoint": "checkpoint", ".index": "index", ".timeindex": "timeindex",
-        ".snapshot": "snapshot", ".txnindex": "txnindex",
-    }.get(suffix, "unknown")
+def entries_to_dump(paths, *, companions: bool = False) -> list[Entry]:
+    """What a dump of ``paths`` visits (:func:`kdump.logdir.expand`): files as named; from directories, their
+    segments in offset order and every other file (so that unknown files are named and skipped), but not the
+    index-like companions unless ``companions`` (then each segment is followed by its .index, .timeindex,
+    .txnindex and the snapshot of its offset)."""
+    return [e for e in expand(paths) if companions or not e.from_dir or e.kind not in COMPANION_KINDS]
 
 
-def text_checkpoint_kind(path: str) -> bool:
-    """Kafka's text checkpoints (leader-epoch-checkpoint, replication-offset-checkpoint, ..., partition.metadata),
-    which DumpLogSegments cannot read; kdump dumps them in a readable form."""
-    return os.path.basename(path) in TEXT_CHECKPOINT_NAMES
-
-
-def _next_segment_bases(paths: list[str]) -> dict[str, int | None]:
-    """For each .log, the base offset of the next .log of the same directory among ``paths`` (None if last)."""
+def _next_segment_bases(entries: list[Entry]) -> dict[str, int | None]:
+    """For each segment, the base offset of the next segment of the same directory among ``entries``."""
     by_dir: dict[str, list[tuple[int, str]]] = {}
-    for p in paths:
-        if file_kind(p) == "log":
-            base = base_offset_from_name(p)
-            if base is not None:
-                by_dir.setdefault(os.path.dirname(os.path.abspath(p)), []).append((base, p))
+    for e in entries:
+        base = segment_base_offset(e.path)
+        if e.kind is FileKind.LOG and base is not None:
+            by_dir.setdefault(os.path.dirname(os.path.abspath(e.path)), []).append((base, e.path))
     out: dict[str, int | None] = {}
     for items in by_dir.values():
         items.sort()
         for (base, p), nxt in zip(items, items[1:] + [(None, None)]):
             out[p] = nxt[0]
-    return out
-
-
-def expand_paths(paths, *, companions: bool = False) -> list[str]:
-    """Files to dump. Directories give their segments in offset order (recursively, partition
-    directories in name order); unknown files in them are still listed so that they can be named and
-    skipped, while index-like companions are left out (they are dumped when named) unless ``companions``
-    (then each segment is followed by its .index, .timeindex, .txnindex and the snapshot of its offset)."""
-    return [p for p, _ in expand_paths_marked(paths, companions=companions)]
-
-
-def expand_paths_marked(paths, *, companions: bool = False) -> list[tuple[str, bool]]:
-    """(path, came from a directory) for every file to dump."""
-    out = []
-    for p in paths:
-        p = os.fspath(p)
-        if os.path.isdir(p):
-            out.extend((q, True) for q in _expand_dir(p, companions))
-        else:
-            out.append((p, False))
-    return out
-
-
-def _expand_dir(d: str, companions: bool = False) -> list[str]:
-    entries = sorted(os.listdir(d))
-    files = [e for e in entries if not os.path.isdir(os.path.join(d, e))]
-    subdirs = [e for e in entries if os.path.isdir(os.path.join(d, e))]
-
-    def order(name):
-        base = base_offset_from_name(name)
-        dot = name.rfind(".")
-        rank = _SUFFIX_ORDER.get(name[dot:], 5) if dot >= 0 else 5
-        return (base is None, base if base is not None else 0, rank, name)
-
-    out = []
-    for name in sorted(files, key=order):
-        path = os.path.join(d, name)
-        if name.endswith(COMPANION_SUFFIXES) and not companions:
-            continue
-        out.append(path)
-    for sub in subdirs:
-        out.extend(_expand_dir(os.path.join(d, sub), companions))
     return out
 
 
@@ -163,11 +102,14 @@ class Dumper:
 
     def dump_paths(self, paths) -> list[FileResult]:
         """Dump files and directories in order; a file that cannot be opened is reported and skipped."""
-        marked = expand_paths_marked(paths, companions=self.options.companions)
-        self._next_base = _next_segment_bases([p for p, _ in marked])
-        for path, from_dir in marked:
+        entries = entries_to_dump(paths, companions=self.options.companions)
+        self._next_base = _next_segment_bases(entries)
+        for entry in entries:
+            path = entry.path
             try:
-                self.dump_file(path, from_dir=from_dir)
+                if entry.refused is not None:  # missing, a symlink loop, a FIFO: never opened
+                    raise entry.refused.as_oserror()
+                self.dump_file(path, from_dir=entry.from_dir, kind=entry.kind)
             except BrokenPipeError:
                 raise  # the reader of our output went away (`| head`): not a problem with this file
             except OSError as e:
@@ -176,34 +118,34 @@ class Dumper:
                 self.on_io_error(path, e)
         return self.results
 
-    def dump_file(self, path: str, *, from_dir: bool = False) -> FileResult:
+    def dump_file(self, path: str, *, from_dir: bool = False, kind: FileKind | None = None) -> FileResult:
+        """Dump one file as its kind says (:func:`kdump.logdir.named_kind` when not given)."""
         result = FileResult(path)
         self.results.append(result)
-        kind = file_kind(path)
-        if kind in COMPANION_KINDS or (kind == "unknown" and text_checkpoint_kind(path)
-                                       and (self.options.companions or not from_dir)):
+        if kind is None:
+            kind = named_kind(path)
+        if kind in COMPANION_KINDS or (kind in TEXT_KINDS and (self.options.companions or not from_dir)):
             self.renderer.begin_file(_display_path(path), None)
-            self._dump_companion(path, kind, result)
+            self._dump_companion(path, kind.value, result)
             return result
         header = None
-        if kind == "log":
-            base = base_offset_from_name(path)
+        if kind is FileKind.LOG:
+            base = segment_base_offset(path)
             if base is not None:
                 header = f"Log starting offset: {base}"
-        elif kind == "checkpoint":
-            name = os.path.basename(path)
-            m = _SNAPSHOT_NAME.match(name)
-            if name == "bootstrap.checkpoint":
+        elif kind is FileKind.KRAFT_CHECKPOINT:
+            snapshot_id = kraft_snapshot_id(path)
+            if os.path.basename(path) == BOOTSTRAP_CHECKPOINT:
                 header = "KRaft bootstrap snapshot"
-            elif m:
-                header = f"Snapshot end offset: {int(m.group(1))}, epoch: {int(m.group(2))}"
+            elif snapshot_id is not None:
+                header = f"Snapshot end offset: {snapshot_id[0]}, epoch: {snapshot_id[1]}"
         self.renderer.begin_file(_display_path(path), header)
-        if kind not in ("log", "checkpoint"):
+        if kind not in (FileKind.LOG, FileKind.KRAFT_CHECKPOINT):
             result.skipped = True
             self.on_unknown(path)
             return result
         if header is None:
-            what = ("<20-digit base offset>.log" if kind == "log"
+            what = ("<20-digit base offset>.log" if kind is FileKind.LOG
                     else "<20-digit end offset>-<10-digit epoch>.checkpoint or bootstrap.checkpoint")
             self._error(result, FormatError(
                 "file-name-invalid", f"the file name is not {what}, so its offsets are not known; dumping it anyway"))
@@ -264,8 +206,8 @@ class Dumper:
                 records, error = _decode(batch, limit)
                 if window is not None:
                     records = window.filter_records(batch, records)
-                r.batch(batch, records)
-                offsets = records.offsets[:records.count] if batch.magic >= 2 else [x.offset for x in records]
+                r.batch(batch, records, decode_records(batch, records))
+                offsets = records.offsets[:records.count]
                 result.records += len(offsets)
                 for off in offsets:
                     if last is not None and off != last + 1:
@@ -294,7 +236,7 @@ class Dumper:
         next_base = getattr(self, "_next_base", {}).get(path)
         if opts.from_offset is not None and next_base is not None and next_base <= opts.from_offset:
             return None  # the next segment starts at or before the wanted offset
-        if file_kind(path) != "log":
+        if named_kind(path) is not FileKind.LOG:
             return 0  # KRaft snapshots have no index: the window filters while reading
         from kdump.index import seek
         if opts.from_offset is not None:
@@ -308,21 +250,12 @@ class Dumper:
         return res.position
 
 def _decode(batch, limit):
-    """(records, error): RecordColumns for v2 or a list of LegacyRecords, plus the error that stopped decoding."""
-    if batch.magic >= 2:
-        try:
-            cols = batch.columns(limit)
-        except FormatError as e:
-            from kdump.format.v2 import RecordColumns
-            return RecordColumns(b""), e
-        return cols, cols.error
-    records = []
+    """(records, error): the batch's RecordColumns, plus the error that stopped decoding (or None)."""
     try:
-        for rec in batch.records(limit):
-            records.append(rec)
+        cols = batch.columns(limit)
     except FormatError as e:
-        return records, e
-    return records, None
+        return RecordColumns(b""), e
+    return cols, cols.error
 
 
 class _SeekWindow:
@@ -353,13 +286,13 @@ class _SeekWindow:
 
     def filter_records(self, batch, records):
         lo = hi = None
-        n = records.count if batch.magic >= 2 else len(records)
-        offsets = records.offsets if batch.magic >= 2 else [x.offset for x in records]
+        n = records.count
+        offsets = records.offsets
         if batch is self.first_batch:
             if self.from_offset is not None:
                 lo = next((i for i in range(n) if offsets[i] >= self.from_offset), n)
             elif self.from_time is not None:
-                times = records.timestamps if batch.magic >= 2 else [x.timestamp for x in records]
+                times = records.timestamps
                 lo = next((i for i in range(n) if times[i] >= self.from_time), 0)
         if self.to_offset is not None:
             hi = next((i for i in range(n) if offsets[i] > self.to_offset), n)
@@ -369,29 +302,14 @@ class _SeekWindow:
         hi = n if hi is None else hi
         if lo == 0 and hi == n:
             return records
-        if batch.magic >= 2:
-            return _slice_columns(records, lo, hi)
-        return records[lo:hi]
+        return records.slice(lo, hi)
 
 
 def _first_offset(batch, limit: int) -> int:
-    if batch.magic >= 2:
-        return batch.base_offset
     try:
         return batch.base_offset  # decompresses a legacy wrapper
     except FormatError:
         return batch.last_offset
-
-
-def _slice_columns(cols, lo: int, hi: int):
-    from kdump.format.v2 import RecordColumns
-    out = RecordColumns(cols.buf)
-    for name in ("offsets", "timestamps", "attributes", "key_pos", "key_len", "value_pos", "value_len", "headers",
-                 "sizes"):
-        setattr(out, name, getattr(cols, name)[lo:hi])
-    out.count = max(0, min(hi, cols.count) - lo)
-    out.error = cols.error
-    return out
 
 
 def _display_path(path: str) -> str:

@@ -11,7 +11,8 @@ from click.testing import CliRunner
 from corpus import CORPUS
 from kdump.cli import cli
 from kdump.errors import FormatError
-from kdump.format.control import kraft_control_json, parse_control_key, parse_end_txn_marker
+from kdump.decode.control import kraft_control_json
+from kdump.format.control import parse_control_key, parse_end_txn_marker
 from kdump.format.types import ControlRecordType
 
 pytestmark = pytest.mark.usefixtures("backend")  # each test runs on the compiled and the pure path

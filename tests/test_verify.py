@@ -206,6 +206,7 @@ def test_every_reader_error_code_maps_to_a_documented_finding():
     from kdump.verify.deep import _READER_CODES
     reader_codes = set()
     for rel in ("kdump/format/v2.py", "kdump/_speedups.pyx", "kdump/format/legacy.py", "kdump/format/control.py",
+                "kdump/decode/control.py",
                 "kdump/format/message.py"):
         reader_codes |= set(re.findall(r'FormatError\(\s*"([a-z0-9-]+)"', (ROOT / rel).read_text()))
     assert "record-truncated" in reader_codes and "decompress-failed" in reader_codes

@@ -20,7 +20,8 @@ from kafka.record import MemoryRecords
 
 from kdump import codec as kcodec
 from kdump.fixtures import ExpectedEntry, all_fixtures, generate
-from kdump.format.control import kraft_control_json, parse_control_key, parse_end_txn_marker
+from kdump.decode.control import kraft_control_json
+from kdump.format.control import parse_control_key, parse_end_txn_marker
 from kdump.format.legacy import LegacyBatch
 from kdump.format.types import ControlRecordType, TimestampType
 from kdump.format.v2 import RecordBatch
@@ -274,13 +275,13 @@ def test_builder_round_trip(magic, codec, ts_type, tmp_path):
         if magic == 1:
             assert wrapper.timestamp == (append_time if ts_type is LAT else max(r[1] for r in records))
             # Inner messages: relative offsets, the wrapper's timestamp-type bit, uncompressed, same magic.
-            inner = batch._inner_messages(LIMIT)[0]
+            inner = batch.inner_messages(LIMIT)[0]
             assert [m.offset for m in inner] == [r[0] - 100 for r in records]
             assert all(m.magic == 1 and m.codec_id == 0 and m.timestamp_type is ts_type for m in inner)
             # Stored inner timestamps: the append time itself under LogAppendTime (appendLegacyRecord).
             assert [m.timestamp for m in inner] == [append_time if ts_type is LAT else r[1] for r in records]
         else:
-            inner = batch._inner_messages(LIMIT)[0]
+            inner = batch.inner_messages(LIMIT)[0]
             assert [m.offset for m in inner] == [r[0] for r in records]
 
 

@@ -43,15 +43,14 @@ def command():
 # --- dump ------------------------------------------------------------------------------------------------
 def _companions_of(paths: list[str]) -> list[str]:
     """Companion files to dump: a segment gives its own; a directory all of them; a file itself."""
-    from kdump.dump import COMPANION_SUFFIXES, expand_paths, text_checkpoint_kind
+    from kdump.logdir import COMPANION_KINDS, TEXT_KINDS, FileKind, expand, named_kind, sibling
     out = []
     for p in paths:
         if os.path.isdir(p):
-            out.extend(q for q in expand_paths([p], companions=True)
-                       if q.endswith(COMPANION_SUFFIXES) or text_checkpoint_kind(q))
-        elif p.endswith(".log"):
-            stem = p[:-4]
-            out.extend(stem + s for s in (".index", ".timeindex", ".txnindex", ".snapshot") if os.path.exists(stem + s))
+            out.extend(e.path for e in expand([p]) if e.kind in COMPANION_KINDS or e.kind in TEXT_KINDS)
+        elif named_kind(p) is FileKind.LOG:
+            out.extend(q for q in (sibling(p, k) for k in (FileKind.INDEX, FileKind.TIMEINDEX, FileKind.TXNINDEX,
+                                                            FileKind.PRODUCER_SNAPSHOT)) if os.path.exists(q))
         else:
             out.append(p)
     return out
@@ -160,7 +159,7 @@ def rebuild_command(paths, index_interval_bytes, out_dir, force):
             if os.path.isdir(p):
                 outcomes = rebuild_directory(p, out_dir, index_interval_bytes=index_interval_bytes, force=force)
                 if not outcomes:
-                    click.echo(f"kdump: {p}: no segments (<20 digits>.log) in this directory", err=True)
+                    click.echo(f"kdump: {p}: no segments (<base offset>.log) in this directory", err=True)
                     code = max(code, 2)
             else:
                 if not p.endswith(".log"):

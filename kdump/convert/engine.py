@@ -642,38 +642,46 @@ class Converter:
         pos = batch.position
         wrapper = batch.message
         what = f"the magic {wrapper.magic} wrapper at offset {wrapper.offset}"
+        limit = self.options.record_limit
         try:
-            records = list(batch.records(self.options.record_limit))
+            cols = batch.columns(limit)
         except FormatError as e:
             self._read_failed(e, pos)
-        stats.source_records += len(records)
-        for r in records:
-            if not r.message.is_valid():
-                # Kafka checks inner CRCs when it converts a compressed legacy set (LogValidator).
-                raise ConversionRefused(
-                    "crc-mismatch",
-                    f"the inner message at offset {r.offset} of {what} is corrupt (stored crc = {r.message.crc}, "
-                    f"computed crc = {r.message.compute_crc()})", pos)
+        if cols.error is not None:
+            self._read_failed(cols.error, pos)
+        n = cols.count
+        stats.source_records += n
+        if not all(cols.valid):
+            # Kafka checks inner CRCs when it converts a compressed legacy set (LogValidator).
+            i = cols.valid.index(False)
+            stored = batch.inner_messages(limit)[0][i]
+            raise ConversionRefused(
+                "crc-mismatch",
+                f"the inner message at offset {cols.offsets[i]} of {what} is corrupt (stored crc = {cols.crcs[i]}, "
+                f"computed crc = {stored.compute_crc()})", pos)
         ts_type = wrapper.timestamp_type
         append_time = wrapper.timestamp if ts_type == LAT else None
         source_codec = wrapper.codec_id
         codec = self._codec_for(source_codec, pos, what)
+        offsets, timestamps = cols.offsets, cols.timestamps
         if (wrapper.magic == target or self._copy_below_target(wrapper.magic)) and codec == source_codec:
             stats.copied_batches += 1
             if wrapper.magic != target:
                 stats.kept_below_target += 1
             canon = None
             if self.digest is not None:
-                canon = [canonical_record(r.offset, r.timestamp, r.timestamp_type, r.key, r.value) for r in records]
-            self._write(batch.entry_bytes(), 1, len(records), canon)
+                canon = [canonical_record(offsets[i], timestamps[i], ts_type, cols.key(i), cols.value(i))
+                         for i in range(n)]
+            self._write(batch.entry_bytes(), 1, n, canon)
             return
         stats.converted_batches += 1
         if append_time is not None:
             # Kafka converts what readers see: the append time, not the create times stored inside.
-            stats.losses.add("hidden-timestamps", sum(1 for r in records if r.message.timestamp != append_time), pos)
-        self._count_lost_timestamps(wrapper.magic, ts_type, [r.timestamp for r in records], pos)
+            stored = batch.inner_messages(limit)[0]
+            stats.losses.add("hidden-timestamps", sum(1 for m in stored if m.timestamp != append_time), pos)
+        self._count_lost_timestamps(wrapper.magic, ts_type, timestamps, pos)
         self._records_out(pos, what, _ts_type_of_unit(wrapper.magic, ts_type), append_time, codec,
-                          [(r.offset, r.timestamp, r.key, r.value) for r in records])
+                          [(offsets[i], timestamps[i], cols.key(i), cols.value(i)) for i in range(n)])
 
     def _count_lost_timestamps(self, source_magic: int, ts_type: TimestampType, timestamps, pos: int) -> None:
         if self.options.to_magic == 0 and source_magic == 1:

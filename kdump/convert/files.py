@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 from dataclasses import dataclass, field
 
 from kdump import codec as _codec
+from kdump.logdir import Partition, segment_base_offset
 from kdump.segment import SegmentReader
 
 from .engine import ConversionRefused, ConversionStats, Converter, ConvertOptions
 from .output import ByteCounter, ConvertedSegmentWriter, DeepVerifyFailed, deep_verify_findings
-
-_SEGMENT = re.compile(r"^(\d+)\.log$")
-_KAFKA_SEGMENT = re.compile(r"^\d{20}\.log$")  # LogFileUtils.filenamePrefixFromOffset: %020d
 
 
 @dataclass
@@ -48,10 +45,8 @@ class ConversionResult:
 
 
 def segments_in(directory) -> list[str]:
-    """The ``NNN.log`` segments of a partition directory, in base offset order."""
-    names = [n for n in os.listdir(directory) if _SEGMENT.match(n) and os.path.isfile(os.path.join(directory, n))]
-    names.sort(key=lambda n: int(_SEGMENT.match(n).group(1)))
-    return [os.path.join(directory, n) for n in names]
+    """The segments (``<base offset>.log``, :mod:`kdump.logdir`) of a partition directory, in offset order."""
+    return [s.log for s in Partition(directory).segments]
 
 
 def output_path_for(source, output) -> str:
@@ -133,8 +128,8 @@ def strict_refusal(stats: ConversionStats) -> ConversionRefused:
 def _rebuild_indexes(log_path: str, overwrite: bool) -> IndexStatus:
     """Kafka's recovery indexes for the new segment, next to it. Only missing indexes are written unless
     ``overwrite`` (the old ones, which belonged to the replaced segment, are then kept as ``.bak``)."""
-    if not _KAFKA_SEGMENT.match(os.path.basename(log_path)):
-        return IndexStatus(False, note="indexes were not rebuilt: the output is not named <20-digit base offset>.log, "
+    if segment_base_offset(log_path) is None:
+        return IndexStatus(False, note="indexes were not rebuilt: the output is not named <base offset>.log, "
                                        "which index files are named after")
     try:
         from kdump.index.rebuild import RebuildError, rebuild_indexes

@@ -54,22 +54,13 @@ def read_back_digests(path, record_limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES):
                 problems.append(f"entry {entries - 1} at byte {batch.position}: CRC does not match its contents")
                 break
             try:
-                if batch.magic == 2:
-                    cols = batch.columns(record_limit)
-                    if cols.error is not None:
-                        raise cols.error
-                    ts_type = int(batch.timestamp_type)
-                    update(b"".join(
-                        canonical_record(cols.offsets[i], cols.timestamps[i], ts_type, cols.key(i), cols.value(i),
-                                         cols.headers[i]) for i in range(cols.count)))
-                elif batch.is_compressed:
-                    update(b"".join(
-                        canonical_record(r.offset, r.timestamp, int(r.timestamp_type), r.key, r.value)
-                        for r in batch.records(record_limit)))
-                else:
-                    # An uncompressed legacy message is its own single record (no deep iterator needed).
-                    m = batch.message
-                    update(canonical_record(m.offset, m.timestamp, int(m.timestamp_type), m.key, m.value))
+                cols = batch.columns(record_limit)
+                if cols.error is not None:
+                    raise cols.error
+                ts_type = int(batch.timestamp_type)
+                update(b"".join(
+                    canonical_record(cols.offsets[i], cols.timestamps[i], ts_type, cols.key(i), cols.value(i),
+                                     cols.headers[i]) for i in range(cols.count)))
             except KdumpError as e:
                 problems.append(f"entry {entries - 1} at byte {batch.position}: records unreadable: {e}")
                 break

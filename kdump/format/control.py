@@ -2,7 +2,8 @@
 
 The key of every control record is ``int16 version, int16 type``. Transaction markers (ABORT/COMMIT)
 carry ``int16 version, int32 coordinatorEpoch``; KRaft control records carry a flexible generated
-message (schemas below as data, decoded by :mod:`kdump.format.message`).
+message (schemas below as data, read by :mod:`kdump.format.message`). The decoded objects every
+renderer receives are made in :mod:`kdump.decode.control`.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import struct
 from dataclasses import dataclass
 
 from kdump.errors import FormatError
-from kdump.format.message import Field, Struct, read_struct, to_json
+from kdump.format.message import Field, Struct
 from kdump.format.types import ControlRecordType
 
 _KEY = struct.Struct(">hh")
@@ -85,26 +86,3 @@ KRAFT_SCHEMAS = {
     ControlRecordType.KRAFT_VERSION: ("KRaftVersion", KRAFT_VERSION),
     ControlRecordType.KRAFT_VOTERS: ("KRaftVoters", KRAFT_VOTERS),
 }
-
-
-# Kafka reads every KRaft control record at schema version 0 (ControlRecordUtils). LeaderChangeMessage
-# v1 (KIP-853) adds a directory id per voter, which a v0 read cannot parse; kdump then tries v1 rather
-# than failing as Kafka's tool does.
-_VERSIONS_TO_TRY = {ControlRecordType.LEADER_CHANGE: (0, 1)}
-
-
-def kraft_control_json(ctype: ControlRecordType, value: bytes | None) -> str:
-    """The JSON Kafka prints for a KRaft control record's value."""
-    label, schema = KRAFT_SCHEMAS[ctype]
-    if value is None:
-        raise FormatError("control-value-invalid", f"{label} control record has a null value")
-    versions = _VERSIONS_TO_TRY.get(ctype, (0,))
-    for version in versions:
-        try:
-            # with a second version to try, bytes left over mean "not this version"
-            obj = read_struct(value, schema, version, exact=len(versions) > 1)
-        except FormatError as e:
-            error = e
-            continue
-        return to_json(obj, schema)
-    raise FormatError("control-value-invalid", f"{label} control record value: {error.message}")

@@ -12,42 +12,79 @@ wrapper offset 0, which Kafka accepts as "inner offsets are absolute").
 """
 from __future__ import annotations
 
+import struct
 import zlib
 from typing import Iterator
 
 from kdump import codec as _codec
 from kdump.errors import FormatError
 from kdump.format import layout as L
+from kdump.format.columns import Record, RecordColumns, iter_records
 from kdump.format.types import TimestampType
+
+_INT32 = struct.Struct(">i")  # key and value lengths
+
+
+def parse_message(buf, start: int, end: int, where: str = "message"):
+    """The fields of the legacy message in ``buf[start:end]`` (the bytes after its size field):
+    ``(crc, magic, attributes, timestamp, key_pos, key_len, value_pos, value_len)``, positions into ``buf``
+    and -1 lengths for null. Raises FormatError for a message Kafka's reader cannot parse."""
+    n = end - start
+    if n < L.LEGACY_RECORD_OVERHEAD_V0:
+        raise FormatError("message-too-small",
+                          f"{where} is {n} bytes; a legacy message needs at least {L.LEGACY_RECORD_OVERHEAD_V0}")
+    crc, magic, attributes = L.LEGACY_HEAD.unpack_from(buf, start)
+    if magic == 0:
+        timestamp = L.NO_TIMESTAMP
+        pos = start + L.LEGACY_V0_KEY_SIZE_AT
+    elif magic == 1:
+        if n < L.LEGACY_RECORD_OVERHEAD_V1:
+            raise FormatError("message-too-small",
+                              f"magic 1 {where} is {n} bytes; it needs at least {L.LEGACY_RECORD_OVERHEAD_V1}")
+        (timestamp,) = L.LEGACY_TIMESTAMP.unpack_from(buf, start + 6)
+        pos = start + L.LEGACY_V1_KEY_SIZE_AT
+    else:
+        raise FormatError("magic-invalid", f"invalid magic {magic} in a legacy {where} (expected 0 or 1)")
+    key_pos, key_len, pos = _sized(buf, pos, end, "key", where)
+    value_pos, value_len, pos = _sized(buf, pos, end, "value", where)
+    # Bytes after the value are tolerated by Kafka's reader (the CRC covers them); kdump too.
+    return crc, magic, attributes, timestamp, key_pos, key_len, value_pos, value_len
+
+
+def _sized(buf, pos: int, end: int, what: str, where: str):
+    """An int32-length-prefixed byte string (-1 = null), checked against the message bounds:
+    (position, length, position after it)."""
+    if pos + 4 > end:
+        raise FormatError("message-truncated", f"{where}: the {what} length field runs past the end of the message")
+    (n,) = _INT32.unpack_from(buf, pos)
+    pos += 4
+    if n < 0:
+        return pos, -1, pos
+    if pos + n > end:
+        raise FormatError("message-truncated",
+                          f"{where}: the {what} of {n} bytes runs past the end of the message ({end - pos} bytes left)")
+    return pos, n, pos + n
+
+
+def _crc_ok(buf, start: int, end: int, crc: int) -> bool:
+    """Kafka's ``LegacyRecord.isValid`` for a message of at least the minimum size: the stored CRC-32
+    matches the bytes from the magic to the end."""
+    return zlib.crc32(memoryview(buf)[start + L.LEGACY_CRC_START:end]) == crc
 
 
 class LegacyMessage:
     """A magic 0 or 1 message as stored: fields straight from its bytes (``body`` = after the size field)."""
 
-    __slots__ = ("offset", "body", "crc", "magic", "attributes", "timestamp", "key", "value")
+    __slots__ = ("offset", "body", "crc", "magic", "attributes", "timestamp", "key", "value", "spans")
 
     def __init__(self, offset: int, body, *, where: str = "message"):
-        n = len(body)
-        if n < L.LEGACY_RECORD_OVERHEAD_V0:
-            raise FormatError("message-too-small",
-                              f"{where} is {n} bytes; a legacy message needs at least {L.LEGACY_RECORD_OVERHEAD_V0}")
         self.offset = offset
         self.body = body
-        self.crc, self.magic, self.attributes = L.LEGACY_HEAD.unpack_from(body, 0)
-        if self.magic == 0:
-            self.timestamp = L.NO_TIMESTAMP
-            pos = L.LEGACY_V0_KEY_SIZE_AT
-        elif self.magic == 1:
-            if n < L.LEGACY_RECORD_OVERHEAD_V1:
-                raise FormatError("message-too-small",
-                                  f"magic 1 {where} is {n} bytes; it needs at least {L.LEGACY_RECORD_OVERHEAD_V1}")
-            (self.timestamp,) = L.LEGACY_TIMESTAMP.unpack_from(body, 6)
-            pos = L.LEGACY_V1_KEY_SIZE_AT
-        else:
-            raise FormatError("magic-invalid", f"invalid magic {self.magic} in a legacy {where} (expected 0 or 1)")
-        self.key, pos = _sized(body, pos, "key", where)
-        self.value, pos = _sized(body, pos, "value", where)
-        # Bytes after the value are tolerated by Kafka's reader (the CRC covers them); kdump too.
+        (self.crc, self.magic, self.attributes, self.timestamp, kpos, klen, vpos, vlen) = \
+            parse_message(body, 0, len(body), where)
+        self.spans = (kpos, klen, vpos, vlen)  # key and value positions in ``body`` (-1 length: null)
+        self.key = None if klen < 0 else bytes(body[kpos:kpos + klen])
+        self.value = None if vlen < 0 else bytes(body[vpos:vpos + vlen])
 
     @property
     def size(self) -> int:
@@ -59,19 +96,7 @@ class LegacyMessage:
 
     @property
     def timestamp_type(self) -> TimestampType:
-        if self.magic == 0:
-            return TimestampType.NO_TIMESTAMP_TYPE
-        if self.attributes & L.LEGACY_TIMESTAMP_TYPE_MASK:
-            return TimestampType.LOG_APPEND_TIME
-        return TimestampType.CREATE_TIME
-
-    @property
-    def key_size(self) -> int:
-        return -1 if self.key is None else len(self.key)
-
-    @property
-    def value_size(self) -> int:
-        return -1 if self.value is None else len(self.value)
+        return _timestamp_type(self.magic, self.attributes)
 
     def compute_crc(self) -> int:
         return zlib.crc32(memoryview(self.body)[L.LEGACY_CRC_START:])
@@ -81,50 +106,12 @@ class LegacyMessage:
         return len(self.body) >= L.LEGACY_RECORD_OVERHEAD_V0 and self.crc == self.compute_crc()
 
 
-def _sized(body, pos: int, what: str, where: str):
-    """An int32-length-prefixed byte string (-1 = null), checked against the message bounds."""
-    end = len(body)
-    if pos + 4 > end:
-        raise FormatError("message-truncated", f"{where}: the {what} length field runs past the end of the message")
-    n = int.from_bytes(body[pos:pos + 4], "big", signed=True)
-    pos += 4
-    if n < 0:
-        return None, pos
-    if pos + n > end:
-        raise FormatError("message-truncated",
-                          f"{where}: the {what} of {n} bytes runs past the end of the message ({end - pos} bytes left)")
-    return bytes(body[pos:pos + n]), pos + n
-
-
-class LegacyRecord:
-    """A record yielded by a legacy batch: a message with its absolute offset and effective timestamp."""
-
-    __slots__ = ("offset", "timestamp", "timestamp_type", "message")
-
-    def __init__(self, offset: int, timestamp: int, timestamp_type: TimestampType, message: LegacyMessage):
-        self.offset = offset
-        self.timestamp = timestamp
-        self.timestamp_type = timestamp_type
-        self.message = message
-
-    key = property(lambda self: self.message.key)
-    value = property(lambda self: self.message.value)
-    key_size = property(lambda self: self.message.key_size)
-    value_size = property(lambda self: self.message.value_size)
-    magic = property(lambda self: self.message.magic)
-    crc = property(lambda self: self.message.crc)
-    headers = ()
-    sequence = L.NO_SEQUENCE
-
-    @property
-    def size_in_bytes(self) -> int:
-        return L.LOG_OVERHEAD + self.message.size
-
-    def is_valid(self) -> bool:
-        return self.message.is_valid()
-
-    def __repr__(self) -> str:
-        return f"LegacyRecord(offset={self.offset}, magic={self.magic}, key={self.key!r}, value={self.value!r})"
+def _timestamp_type(magic: int, attributes: int) -> TimestampType:
+    if magic == 0:
+        return TimestampType.NO_TIMESTAMP_TYPE
+    if attributes & L.LEGACY_TIMESTAMP_TYPE_MASK:
+        return TimestampType.LOG_APPEND_TIME
+    return TimestampType.CREATE_TIME
 
 
 class LegacyBatch:
@@ -140,7 +127,7 @@ class LegacyBatch:
     delete_horizon_ms = None
     records_count = None  # legacy entries do not declare a count
 
-    __slots__ = ("position", "message", "_inner")
+    __slots__ = ("position", "message", "_columns")
 
     def __init__(self, position: int, offset: int, body):
         self.position = position
@@ -148,7 +135,7 @@ class LegacyBatch:
             self.message = LegacyMessage(offset, body, where=f"magic {body[L.BODY_MAGIC]} message")
         except FormatError as e:
             raise e.at(position)
-        self._inner = None
+        self._columns = None
 
     # Kafka reports the wrapper's own fields at batch level.
     magic = property(lambda self: self.message.magic)
@@ -180,46 +167,54 @@ class LegacyBatch:
         if self.message.codec_id == _codec.NONE:
             return self.message.offset
         from kdump.segment import DEFAULT_MAX_DECOMPRESSED_BYTES
-        for record in self.records(DEFAULT_MAX_DECOMPRESSED_BYTES):
-            return record.offset
-        return self.last_offset  # pragma: no cover - records() raises for an empty wrapper
+        return self.columns(DEFAULT_MAX_DECOMPRESSED_BYTES).offsets[0]  # columns() raises if there is none
 
-    def records(self, limit: int) -> Iterator[LegacyRecord]:
-        """The records of this entry, following ``AbstractLegacyRecordBatch``'s deep iterator."""
-        msg = self.message
-        if msg.codec_id == _codec.NONE:
-            yield LegacyRecord(msg.offset, msg.timestamp, msg.timestamp_type, msg)
-            return
-        inner, error = self._inner_messages(limit)
-        wrapper_ts_type = msg.timestamp_type
-        if msg.magic == 1:
-            if msg.offset == 0 and inner:
-                base = 0  # librdkafka wrote wrapper offset 0: Kafka then takes inner offsets as they are
-            elif inner:
-                last_inner = inner[-1].offset
-                if msg.offset < last_inner:
-                    raise FormatError(
-                        "wrapper-offset-invalid",
-                        f"wrapper offset {msg.offset} is less than the last inner message offset {last_inner} "
-                        "and it is not zero",
-                        position=self.position,
-                    )
-                base = msg.offset - last_inner
-        for m in inner:
-            if msg.magic == 0:
-                offset = m.offset
-                ts = L.NO_TIMESTAMP
+    def records(self, limit: int) -> Iterator[Record]:
+        """One :class:`~kdump.format.columns.Record` per record; raises the decoding error after yielding
+        the good ones."""
+        return iter_records(self.columns(limit), self.timestamp_type, _no_sequence)
+
+    def columns(self, limit: int) -> RecordColumns:
+        """The records of this entry column-wise, following ``AbstractLegacyRecordBatch``'s deep iterator:
+        an uncompressed message is its own record (``buf`` = its body); a wrapper gives its inner messages
+        (``buf`` = the decompressed inner set) with Kafka's offset and timestamp rules applied.
+
+        Raises FormatError when no record can be read (the wrapper cannot be decompressed, holds nothing,
+        or its offset contradicts its inner offsets); a problem after some records is in ``error``.
+        ``limit`` bounds the decompressed size. The result is kept: a second call returns it again."""
+        if self._columns is None:
+            if self.message.codec_id == _codec.NONE:
+                self._columns = _single(self.message)
             else:
-                offset = base + m.offset
-                ts = msg.timestamp if wrapper_ts_type is TimestampType.LOG_APPEND_TIME else m.timestamp
-            yield LegacyRecord(offset, ts, wrapper_ts_type, m)
-        if error is not None:
-            raise error
+                self._columns = self._wrapper_columns(limit)
+        return self._columns
 
-    def _inner_messages(self, limit: int):
-        """Decompress and split the wrapper's inner message set; returns (messages, error or None)."""
-        if self._inner is not None:
-            return self._inner
+    def _wrapper_columns(self, limit: int) -> RecordColumns:
+        msg = self.message
+        cols, inner_offsets, _ = _inner_columns(self._decompress(limit), self.position)
+        if msg.magic == 0:
+            cols.offsets = inner_offsets
+            cols.timestamps = [L.NO_TIMESTAMP] * cols.count
+            return cols
+        if msg.offset == 0:
+            base = 0  # librdkafka wrote wrapper offset 0: Kafka then takes inner offsets as they are
+        else:
+            last_inner = inner_offsets[-1]
+            if msg.offset < last_inner:
+                raise FormatError(
+                    "wrapper-offset-invalid",
+                    f"wrapper offset {msg.offset} is less than the last inner message offset {last_inner} "
+                    "and it is not zero",
+                    position=self.position,
+                )
+            base = msg.offset - last_inner
+        cols.offsets = [base + o for o in inner_offsets]
+        if msg.attributes & L.LEGACY_TIMESTAMP_TYPE_MASK:
+            cols.timestamps = [msg.timestamp] * cols.count  # LogAppendTime: the wrapper's time for every record
+        return cols
+
+    def _decompress(self, limit: int) -> bytes:
+        """The wrapper's inner message set, decompressed (at most ``limit`` bytes)."""
         msg = self.message
         pos0 = self.position
         if msg.codec_id == _codec.ZSTD:
@@ -231,46 +226,105 @@ class LegacyBatch:
             raise FormatError("wrapper-invalid",
                               f"compressed magic {msg.magic} wrapper has a null value (no inner messages)", position=pos0)
         try:
-            data = _codec.decompress(msg.codec_id, msg.value, magic=msg.magic, limit=limit)
+            return _codec.decompress(msg.codec_id, msg.value, magic=msg.magic, limit=limit)
         except _codec.DecompressedTooLarge as e:
             raise FormatError("decompressed-too-large", str(e), position=pos0) from None
         except _codec.CodecError as e:
             raise FormatError("decompress-failed", f"failed to decompress the wrapper's inner messages: {e}",
                               position=pos0) from None
-        messages = []
-        error = None
-        pos = 0
-        end = len(data)
-        while end - pos >= L.LOG_OVERHEAD:
-            offset, size = L.PREFIX.unpack_from(data, pos)
-            if size < L.LEGACY_RECORD_OVERHEAD_V0:
-                error = FormatError(
-                    "inner-message-too-small",
-                    f"inner message {len(messages)} (decompressed byte {pos}) declares size {size}; "
-                    f"the minimum is {L.LEGACY_RECORD_OVERHEAD_V0}",
-                    position=pos0,
-                )
-                break
-            if pos + L.LOG_OVERHEAD + size > end:
-                break  # Kafka ends the inner set silently at a truncated last entry
-            body = data[pos + L.LOG_OVERHEAD:pos + L.LOG_OVERHEAD + size]
-            try:
-                inner = LegacyMessage(offset, body, where=f"inner message {len(messages)}")
-            except FormatError as e:
-                error = e.at(pos0)
-                break
-            if inner.codec_id != _codec.NONE:
-                error = FormatError("inner-compressed", f"inner message {len(messages)} is itself compressed "
-                                    "(inner messages must not be compressed)", position=pos0)
-                break
-            messages.append(inner)
-            pos += L.LOG_OVERHEAD + size
-        if not messages and error is None:
-            error = FormatError("wrapper-empty", "compressed wrapper holds no inner messages", position=pos0)
-        if not messages:
-            raise error
-        self._inner = (messages, error)
-        return self._inner
+
+    def inner_messages(self, limit: int):
+        """The wrapper's inner messages as stored (stored offsets and timestamps), and the error that ended
+        them (or None)."""
+        data = self._decompress(limit)
+        cols, inner_offsets, bounds = _inner_columns(data, self.position)
+        return [LegacyMessage(offset, data[start:stop]) for offset, (start, stop) in zip(inner_offsets, bounds)], \
+            cols.error
 
     def __repr__(self) -> str:
         return f"LegacyBatch(position={self.position}, offset={self.last_offset}, magic={self.magic}, codec={self.codec_id})"
+
+
+def _no_sequence(offset: int) -> int:
+    return L.NO_SEQUENCE
+
+
+def _single(msg: LegacyMessage) -> RecordColumns:
+    """An uncompressed top-level message: its own single record, positions into its body."""
+    body = msg.body
+    cols = RecordColumns(body)
+    kpos, klen, vpos, vlen = msg.spans
+    cols.count = 1
+    cols.offsets = [msg.offset]
+    cols.timestamps = [msg.timestamp]
+    cols.attributes = [msg.attributes]
+    cols.key_pos = [kpos]
+    cols.key_len = [klen]
+    cols.value_pos = [vpos]
+    cols.value_len = [vlen]
+    cols.headers = [()]
+    cols.sizes = [L.LOG_OVERHEAD + len(body)]
+    cols.crcs = [msg.crc]
+    cols.magics = [msg.magic]
+    cols.valid = [msg.is_valid()]
+    return cols
+
+
+def _inner_columns(data: bytes, pos0: int) -> tuple[RecordColumns, list[int], list[tuple[int, int]]]:
+    """Split a decompressed inner message set: columns with the stored timestamps (offsets not set), the
+    stored inner offsets and each message's (start, end) in ``data``. Raises FormatError when not even
+    one message can be read; ``error`` holds what ended the set after some were. Kafka ends the set
+    silently at a truncated last entry."""
+    cols = RecordColumns(data)
+    cols.crcs, cols.magics, cols.valid = crcs, magics, valid = [], [], []
+    timestamps, attributes, sizes, headers = cols.timestamps, cols.attributes, cols.sizes, cols.headers
+    key_pos, key_len, value_pos, value_len = cols.key_pos, cols.key_len, cols.value_pos, cols.value_len
+    inner_offsets: list[int] = []
+    bounds: list[tuple[int, int]] = []
+    no_headers = ()
+    error = None
+    pos = 0
+    end = len(data)
+    while end - pos >= L.LOG_OVERHEAD:
+        k = len(inner_offsets)
+        offset, size = L.PREFIX.unpack_from(data, pos)
+        if size < L.LEGACY_RECORD_OVERHEAD_V0:
+            error = FormatError(
+                "inner-message-too-small",
+                f"inner message {k} (decompressed byte {pos}) declares size {size}; "
+                f"the minimum is {L.LEGACY_RECORD_OVERHEAD_V0}",
+                position=pos0,
+            )
+            break
+        start = pos + L.LOG_OVERHEAD
+        stop = start + size
+        if stop > end:
+            break  # Kafka ends the inner set silently at a truncated last entry
+        try:
+            crc, magic, attrs, ts, kpos, klen, vpos, vlen = parse_message(data, start, stop, f"inner message {k}")
+        except FormatError as e:
+            error = e.at(pos0)
+            break
+        if attrs & L.LEGACY_CODEC_MASK:
+            error = FormatError("inner-compressed", f"inner message {k} is itself compressed "
+                                "(inner messages must not be compressed)", position=pos0)
+            break
+        inner_offsets.append(offset)
+        bounds.append((start, stop))
+        timestamps.append(ts)
+        attributes.append(attrs)
+        key_pos.append(kpos)
+        key_len.append(klen)
+        value_pos.append(vpos)
+        value_len.append(vlen)
+        headers.append(no_headers)
+        sizes.append(L.LOG_OVERHEAD + size)
+        crcs.append(crc)
+        magics.append(magic)
+        valid.append(_crc_ok(data, start, stop, crc))
+        pos = stop
+    if not inner_offsets:
+        raise error or FormatError("wrapper-empty", "compressed wrapper holds no inner messages", position=pos0)
+    cols.count = len(inner_offsets)
+    cols.error = error
+    return cols, inner_offsets, bounds

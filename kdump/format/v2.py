@@ -4,10 +4,10 @@ A batch is read as its 12-byte prefix plus the ``length`` bytes that follow (the
 are decoded eagerly (one ``struct`` call); the CRC and the records only when asked for, so a shallow
 walk does no per-record work.
 
-Records are decoded into :class:`RecordColumns`: one list per field, positions into the payload
-instead of copied keys and values. That is what an Arrow/Spark consumer wants, and it lets the text
-renderer skip objects altogether. :meth:`RecordBatch.records` builds :class:`Record` objects from the
-columns for callers that want one object per record.
+Records are decoded into :class:`~kdump.format.columns.RecordColumns` (the one record shape of every
+magic): one list per field, positions into the payload instead of copied keys and values. That is what
+an Arrow/Spark consumer wants, and it lets the text renderer skip objects altogether.
+:meth:`RecordBatch.records` builds :class:`~kdump.format.columns.Record` objects from the columns.
 """
 from __future__ import annotations
 
@@ -18,54 +18,9 @@ from kdump._crc import crc32c as _crc
 from kdump import codec as _codec
 from kdump.errors import FormatError
 from kdump.format import layout as L
+from kdump.format.columns import Record, RecordColumns, iter_records
 from kdump.format.types import TimestampType
 from kdump.format.varint import read_uvarint, zigzag_decode
-
-
-
-
-class RecordColumns:
-    """The records of one batch, column-wise.
-
-    ``buf`` holds the records (the batch body for uncompressed batches, the decompressed payload
-    otherwise); ``key_pos``/``value_pos`` index into it and ``key_len``/``value_len`` are -1 for null.
-    ``headers[i]`` is a tuple of ``(key_bytes, value_bytes_or_None)`` pairs (the shared empty tuple when
-    the record has none). ``count`` is the number of records decoded; if decoding stopped early,
-    ``error`` says why and where (the records before it are still here).
-    """
-
-    __slots__ = (
-        "buf", "count", "offsets", "timestamps", "attributes", "key_pos", "key_len",
-        "value_pos", "value_len", "headers", "sizes", "error",
-    )
-
-    def __init__(self, buf):
-        self.buf = buf
-        self.count = 0
-        self.offsets: list[int] = []
-        self.timestamps: list[int] = []
-        self.attributes: list[int] = []
-        self.key_pos: list[int] = []
-        self.key_len: list[int] = []
-        self.value_pos: list[int] = []
-        self.value_len: list[int] = []
-        self.headers: list[tuple] = []
-        self.sizes: list[int] = []
-        self.error: FormatError | None = None
-
-    def key(self, i: int) -> bytes | None:
-        n = self.key_len[i]
-        if n < 0:
-            return None
-        p = self.key_pos[i]
-        return bytes(self.buf[p:p + n])
-
-    def value(self, i: int) -> bytes | None:
-        n = self.value_len[i]
-        if n < 0:
-            return None
-        p = self.value_pos[i]
-        return bytes(self.buf[p:p + n])
 
 
 def _uvarint(buf, pos, end, what, index, max_bytes):
@@ -237,37 +192,6 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
     return cols
 
 
-
-
-class Record:
-    """One record of a magic-2 batch, with absolute offset and effective timestamp."""
-
-    __slots__ = ("offset", "timestamp", "timestamp_type", "key", "value", "headers", "sequence",
-                 "size_in_bytes", "attributes")
-
-    def __init__(self, offset, timestamp, timestamp_type, key, value, headers, sequence, size_in_bytes, attributes=0):
-        self.offset = offset
-        self.timestamp = timestamp
-        self.timestamp_type = timestamp_type
-        self.key = key
-        self.value = value
-        self.headers = headers
-        self.sequence = sequence
-        self.size_in_bytes = size_in_bytes
-        self.attributes = attributes
-
-    @property
-    def key_size(self) -> int:
-        return -1 if self.key is None else len(self.key)
-
-    @property
-    def value_size(self) -> int:
-        return -1 if self.value is None else len(self.value)
-
-    def __repr__(self) -> str:
-        return f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, value={self.value!r})"
-
-
 class RecordBatch:
     """A magic-2 record batch: the 61-byte header fields, plus lazily its CRC check and records."""
 
@@ -393,17 +317,7 @@ class RecordBatch:
 
     def records(self, limit: int) -> Iterator[Record]:
         """One :class:`Record` per record; raises the decoding error after yielding the good ones."""
-        cols = self.columns(limit)
-        ts_type = self.timestamp_type
-        base_seq = self.base_sequence
-        for i in range(cols.count):
-            off = cols.offsets[i]
-            seq = L.NO_SEQUENCE if base_seq < 0 else L.increment_sequence(base_seq, off - self.base_offset)
-            yield Record(off, cols.timestamps[i], ts_type, cols.key(i), cols.value(i),
-                         tuple((k.decode("utf-8", "replace"), v) for k, v in cols.headers[i]),
-                         seq, cols.sizes[i], cols.attributes[i])
-        if cols.error is not None:
-            raise cols.error
+        return iter_records(self.columns(limit), self.timestamp_type, self.record_sequence)
 
     def __repr__(self) -> str:
         return (f"RecordBatch(position={self.position}, base_offset={self.base_offset}, "
@@ -411,8 +325,7 @@ class RecordBatch:
 
 
 def _select():
-    # Chosen at import (the compiled twin when built, see kdump/_backend.py); at the end of the module so
-    # that the compiled module, which imports RecordColumns from here, finds it defined.
+    # Chosen at import (the compiled twin when built, see kdump/_backend.py).
     from kdump import _backend
     return _backend.pick("parse_records", parse_records_py)
 

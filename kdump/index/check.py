@@ -24,21 +24,19 @@ must agree with the epochs in the batches, and indexes are compared with what re
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
 from kdump.errors import FormatError
 from kdump.findings import ERROR, INFO, WARNING, FileReport
 from kdump.index import checkpoints as cps
 from kdump.index.time_index import max_record_timestamp
+from kdump.logdir import FileKind, Partition, segment_base_offset, sibling
 from kdump.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
 
 MAX_PER_CODE = 20  # findings of one code per file; more are summarised in one finding
 # Entries checked against the log per index file: 4x what Kafka's default segment.index.bytes (10 MiB) holds.
 # Bounds memory (the deep checks keep entries in a list); larger files are checked up to here, and said so.
 MAX_CHECK_ENTRIES = 4 * 1310720
-_SEGMENT = re.compile(r"^(\d{20})\.log$")
-_COMPANION = re.compile(r"^(\d{20})\.(index|timeindex|txnindex|snapshot)$")
 _KAFKA_VERSIONS_RECORD_OFFSET = ("written by a broker that stored the offset of the record with the max timestamp "
                                  "instead of its batch's last offset (Kafka 3.6.2-3.7.0, KAFKA-16342, undone by "
                                  "KAFKA-16310); time lookups still find the right batch")
@@ -92,40 +90,26 @@ class PartitionChecker:
         self.directory = os.fspath(directory)
         self.deep = deep
         self.index_interval_bytes = index_interval_bytes
-        names = sorted(os.listdir(self.directory))
-        bases = []
-        for name in names:
-            m = _SEGMENT.match(name)
-            if m and os.path.isfile(os.path.join(self.directory, name)):
-                bases.append(int(m.group(1)))
-        bases.sort()
+        self.partition = Partition(self.directory)
+        logs = self.partition.segments
         self.segments = {}
-        for i, b in enumerate(bases):
-            self.segments[b] = _Segment(b, os.path.join(self.directory, f"{b:020d}.log"),
-                                        bases[i + 1] if i + 1 < len(bases) else None, i == len(bases) - 1)
-        self.names = names
+        for i, seg in enumerate(logs):
+            self.segments[seg.base_offset] = _Segment(seg.base_offset, seg.log,
+                                                      logs[i + 1].base_offset if i + 1 < len(logs) else None,
+                                                      i == len(logs) - 1)
         self._facts: _PartitionFacts | None = None
         self._log_end: int | None | bool = False
 
     # --- whole directory ------------------------------------------------------------------------------
     def check_all(self) -> list[FileReport]:
         reports = []
-        companions = {}
-        for name in self.names:
-            m = _COMPANION.match(name)
-            if m:
-                companions.setdefault(m.group(2), []).append((int(m.group(1)), os.path.join(self.directory, name)))
-        by_base = {}
-        for kind in ("index", "timeindex", "txnindex"):
-            for base, path in companions.get(kind, []):
-                by_base.setdefault(base, {})[kind] = path
-        bases = sorted(set(self.segments) | set(by_base))
-        for base in bases:
-            reports.extend(self._check_segment(base, by_base.get(base, {})))
-        for offset, path in companions.get("snapshot", []):
+        part = self.partition
+        for seg in sorted(part.segments + part.orphans, key=lambda s: s.base_offset):
+            reports.extend(self._check_segment(seg.base_offset, _present(seg)))
+        for offset, path in part.snapshots:
             reports.append(self._guard("snapshot", path, self.check_snapshot, offset))
-        lec = os.path.join(self.directory, cps.LEADER_EPOCH_CHECKPOINT)
-        if os.path.isfile(lec):
+        lec = part.checkpoints.get(FileKind.LEADER_EPOCH_CHECKPOINT)
+        if lec is not None:
             reports.append(self._guard("leader-epoch-checkpoint", lec, self.check_leader_epoch_checkpoint))
         return reports
 
@@ -144,11 +128,12 @@ class PartitionChecker:
             return r
 
     def check_segment_files(self, base: int) -> list[FileReport]:
-        prefix = os.path.join(self.directory, f"{base:020d}")
-        present = {k: prefix + "." + k for k in ("index", "timeindex", "txnindex") if os.path.exists(prefix + "." + k)}
-        reports = self._check_segment(base, present)
-        snap = prefix + ".snapshot"
-        if os.path.exists(snap):
+        seg = self.partition.segment_at(base)
+        if seg is None:
+            return []
+        reports = self._check_segment(base, _present(seg))
+        snap = next((path for offset, path in self.partition.snapshots if offset == base), None)
+        if snap is not None:
             reports.append(self._guard("snapshot", snap, self.check_snapshot, base))
         return reports
 
@@ -160,7 +145,7 @@ class PartitionChecker:
         if "index" in present:
             reports.append(self._guard("index", present["index"], self.check_offset_index, base, seg))
         elif seg is not None:
-            r = _Report(os.path.join(self.directory, f"{base:020d}.index"), "index")
+            r = _Report(sibling(seg.log_path, FileKind.INDEX), "index")
             r.add("index-missing", WARNING, "the segment has no offset index: Kafka rebuilds it at startup (recovery of "
                   "this segment); `kdump index rebuild` writes the same file")
             reports.append(r.finish())
@@ -169,7 +154,7 @@ class PartitionChecker:
         if "txnindex" in present:
             reports.append(self._guard("txnindex", present["txnindex"], self.check_txn_index, base, seg))
         elif seg is not None and self.deep and seg.recovery is not None and seg.recovery.aborted:
-            r = _Report(os.path.join(self.directory, f"{base:020d}.txnindex"), "txnindex")
+            r = _Report(sibling(seg.log_path, FileKind.TXNINDEX), "txnindex")
             first = seg.recovery.aborted[0]
             r.add("txnindex-missing", ERROR,
                   f"the log has {len(seg.recovery.aborted)} aborted transaction(s) (first: producer {first.producer_id}, "
@@ -228,7 +213,7 @@ class PartitionChecker:
         seg = self.segments[max(self.segments)]
         start = 0
         try:
-            with OffsetIndex(seg.log_path[:-4] + ".index", base_offset=seg.base) as idx:
+            with OffsetIndex(sibling(seg.log_path, FileKind.INDEX), base_offset=seg.base) as idx:
                 n = idx.valid_entry_count_fast()
                 if n:
                     start = idx.entry(n - 1).position
@@ -317,7 +302,7 @@ class PartitionChecker:
                   f"Kafka's sanity check: Corrupt index found, index file {os.path.abspath(idx.path)} has non-zero size "
                   f"but the last offset is {last} which is less than the base offset {base}", position=(n - 1) * 8)
         if seg is None:
-            r.add("index-log-missing", ERROR, f"no segment {base:020d}.log beside this index (an orphan: Kafka "
+            r.add("index-log-missing", ERROR, f"no segment {_log_name(idx.path)} beside this index (an orphan: Kafka "
                   "deletes it at startup)")
         log_size = self._segment_log_size(seg)
         fd = None
@@ -470,7 +455,7 @@ class PartitionChecker:
                           f"entry {i}: offset {e.offset} repeats the previous entry's", **where)
             prev = e
         if seg is None:
-            r.add("timeindex-log-missing", ERROR, f"no segment {base:020d}.log beside this time index (an orphan)")
+            r.add("timeindex-log-missing", ERROR, f"no segment {_log_name(tidx.path)} beside this time index (an orphan)")
             return
         if not entries:
             if self.deep and seg.recovery is not None and seg.recovery.time_index:
@@ -494,7 +479,7 @@ class PartitionChecker:
         oidx = None
         try:
             try:
-                oidx = OffsetIndex(seg.log_path[:-4] + ".index", base_offset=base)
+                oidx = OffsetIndex(sibling(seg.log_path, FileKind.INDEX), base_offset=base)
                 n_valid = oidx.valid_entry_count_fast()
             except (OSError, FormatError):
                 oidx, n_valid = None, 0
@@ -645,7 +630,7 @@ class PartitionChecker:
                           "appends them in increasing order)", **where)
                 prev = t
         if seg is None:
-            r.add("txnindex-log-missing", ERROR, f"no segment {base:020d}.log beside this transaction index")
+            r.add("txnindex-log-missing", ERROR, f"no segment {_log_name(path)} beside this transaction index")
             return r.finish()
         if self.deep:
             self._txn_deep(txns, r, seg)
@@ -808,9 +793,10 @@ def check_partition_companions(directory: str, *, deep: bool, index_interval_byt
 
 def check_segment_companions(path: str, *, deep: bool, index_interval_bytes: int = 4096) -> list[FileReport]:
     """The companion files of one segment, named by its .log or any of its companions."""
-    from kdump.segment import base_offset_from_name
-
-    base = base_offset_from_name(path)
+    base = segment_base_offset(path)
+    if base is None:
+        from kdump.logdir import snapshot_offset
+        base = snapshot_offset(path)
     if base is None:
         r = FileReport(path, "segment")
         r.io_error = "the file name does not start with a 20-digit base offset"
@@ -844,11 +830,13 @@ def check_text_checkpoint(path: str) -> FileReport:
     return r.finish()
 
 
-def _is_partition_dir(d: str) -> bool:
-    try:
-        return any(_SEGMENT.match(n) or _COMPANION.match(n) or n == cps.LEADER_EPOCH_CHECKPOINT for n in os.listdir(d))
-    except OSError:
-        return False
+def _present(seg) -> dict:
+    """kind name -> path of the indexes of a :class:`kdump.logdir.Segment` that exist."""
+    return {k.value: seg.path(k) for k in (FileKind.INDEX, FileKind.TIMEINDEX, FileKind.TXNINDEX) if seg.path(k)}
+
+
+def _log_name(companion_path: str) -> str:
+    return os.path.basename(sibling(companion_path, FileKind.LOG))
 
 
 def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096) -> list[FileReport]:
@@ -870,19 +858,17 @@ def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096) -> list[
 def _check_path(p: str, deep: bool, index_interval_bytes: int) -> list[FileReport]:
     reports = []
     if os.path.isdir(p):
-        if _is_partition_dir(p):
+        here = Partition(p)
+        if here.is_partition:
             reports.extend(check_partition_companions(p, deep=deep, index_interval_bytes=index_interval_bytes))
-            pm = os.path.join(p, cps.PARTITION_METADATA)
-            if os.path.isfile(pm):
+            pm = here.checkpoints.get(FileKind.PARTITION_METADATA)
+            if pm is not None:
                 reports.append(check_text_checkpoint(pm))
         else:
-            for name in sorted(os.listdir(p)):
-                q = os.path.join(p, name)
-                if name in cps.OFFSET_CHECKPOINTS and os.path.isfile(q):
-                    reports.append(check_text_checkpoint(q))
-            for name in sorted(os.listdir(p)):
-                q = os.path.join(p, name)
-                if os.path.isdir(q) and _is_partition_dir(q):
+            for q in here.files_of(FileKind.OFFSET_CHECKPOINT):
+                reports.append(check_text_checkpoint(q))
+            for q in here.subdirectories:
+                if Partition(q).is_partition:
                     reports.extend(check_paths([q], deep=deep, index_interval_bytes=index_interval_bytes))
     elif not os.path.exists(p):
         r = FileReport(p, "unknown")

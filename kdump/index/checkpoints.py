@@ -19,8 +19,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from kdump.index.names import (LEADER_EPOCH_CHECKPOINT, OFFSET_CHECKPOINTS, PARTITION_METADATA,  # noqa: F401
-                                TEXT_CHECKPOINT_NAMES)
+from kdump.logdir import (LEADER_EPOCH_CHECKPOINT, OFFSET_CHECKPOINTS, PARTITION_METADATA,  # noqa: F401
+                          TEXT_CHECKPOINT_NAMES, FileKind, classify)
 
 MAX_CHECKPOINT_BYTES = 64 << 20  # a checkpoint with a million partitions is ~50 MB; refuse anything larger
 
@@ -31,16 +31,13 @@ INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
 
 
+_TEXT_KINDS = (FileKind.LEADER_EPOCH_CHECKPOINT, FileKind.OFFSET_CHECKPOINT, FileKind.PARTITION_METADATA)
+
+
 def kind_of(name: str) -> str | None:
-    """``leader-epoch-checkpoint``, ``offset-checkpoint``, ``partition-metadata`` or None."""
-    base = os.path.basename(name)
-    if base == LEADER_EPOCH_CHECKPOINT:
-        return "leader-epoch-checkpoint"
-    if base in OFFSET_CHECKPOINTS:
-        return "offset-checkpoint"
-    if base == PARTITION_METADATA:
-        return "partition-metadata"
-    return None
+    """``leader-epoch-checkpoint``, ``offset-checkpoint``, ``partition-metadata`` or None (:mod:`kdump.logdir`)."""
+    kind = classify(name)
+    return kind.value if kind in _TEXT_KINDS else None
 
 
 @dataclass

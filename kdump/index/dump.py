@@ -20,9 +20,8 @@ from kdump.index import checkpoints as cps
 from kdump.index.time_index import max_record_timestamp
 from kdump.segment import Stop, header_at, read_batch_at, walk_headers
 from kdump.index.reports import IndexReports  # noqa: F401  (re-exported)
+from kdump.logdir import FileKind, sibling
 from kdump.segment import base_offset_from_name
-
-COMPANION_KINDS = ("index", "timeindex", "txnindex", "snapshot")
 
 
 @dataclass
@@ -69,7 +68,7 @@ class CompanionDumper:
 
     def _open_log(self, path: str, what: str):
         """(fd, size) of the segment's .log beside ``path``, or (None, 0) after reporting it missing."""
-        log_path = os.path.join(os.path.dirname(path), os.path.basename(path).split(".", 1)[0] + ".log")
+        log_path = sibling(path, FileKind.LOG)
         try:
             fd = os.open(log_path, os.O_RDONLY)
         except OSError as e:
@@ -137,7 +136,7 @@ class CompanionDumper:
                 self._sanity(path, "timeindex", tidx.sanity_problems())
                 return
             log_fd, log_size = self._open_log(path, "time index entries printed without checking them")
-            index_path = os.path.join(os.path.dirname(path), os.path.basename(path).split(".", 1)[0] + ".index")
+            index_path = sibling(path, FileKind.INDEX)
             oidx = None
             if log_fd is not None and tidx.entries:
                 try:

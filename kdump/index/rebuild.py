@@ -11,7 +11,7 @@ Recovery walks the batches from the start of the log:
 4. ``if validBytes - lastIndexEntry > index.interval.bytes``: offset entry (batch.lastOffset, validBytes) and
    time entry (maxSoFar, offsetOfMaxSoFar) if its timestamp is above the last one; ``lastIndexEntry = validBytes``;
 5. ``validBytes += batch size``; magic-2 batches update the producer state, whose completed aborted
-   transactions become ``.txnindex`` entries (:mod:`kdump.index.producer_state`), and the leader epoch cache;
+   transactions become ``.txnindex`` entries (:mod:`kdump.producer_state`), and the leader epoch cache;
 6. at the end the time index gets (maxSoFar, offsetOfMaxSoFar) once more if newer, and both indexes are trimmed.
 
 Recovery is batch-granular: one index candidate per batch. Kafka's append path was append-granular until
@@ -28,21 +28,19 @@ segment's base offset in the same directory, then replays the earlier segments f
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
 from kdump.atomic import AtomicFile
 from kdump.errors import FormatError, KdumpError
 from kdump.index import offset_index as oi
 from kdump.index import time_index as ti
-from kdump.index.producer_state import ProducerState
+from kdump.logdir import SEGMENT_COMPANIONS, Partition, sibling
+from kdump.producer_state import ProducerProblem, ProducerStates, TxnAborted
 from kdump.segment import DEFAULT_MAX_BATCH_BYTES, SegmentReader, base_offset_from_name
 
 DEFAULT_INDEX_INTERVAL_BYTES = 4096  # log.index.interval.bytes
 DEFAULT_MAX_INDEX_BYTES = 10 * 1024 * 1024  # log.index.size.max.bytes / segment.index.bytes
 INT32_MAX = 2**31 - 1
-_SEGMENT = re.compile(r"^(\d{20})\.log$")
-_SNAPSHOT = re.compile(r"^(\d{20})\.snapshot$")
 
 
 class RebuildError(KdumpError):
@@ -71,7 +69,7 @@ class Recovery:
     log_size: int = 0
     stop_code: str | None = None  # why the walk ended before the end of the log
     stop_message: str | None = None
-    problems: list = field(default_factory=list)  # TxnProblem: what Kafka would throw for (producer state)
+    problems: list = field(default_factory=list)  # ProducerProblem: what Kafka's loading throws for
 
     @property
     def truncated_bytes(self) -> int:
@@ -88,7 +86,7 @@ class Recovery:
 
 
 def recover_segment(log_path, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
-                    producer_state: ProducerState | None = None, leader_epoch: int | None = None,
+                    producer_state: ProducerStates | None = None, leader_epoch: int | None = None,
                     max_index_bytes: int = DEFAULT_MAX_INDEX_BYTES,
                     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES) -> Recovery:
     """Compute the indexes ``LogSegment.recover`` would write for ``log_path``. ``producer_state`` is
@@ -102,7 +100,7 @@ def recover_segment(log_path, *, index_interval_bytes: int = DEFAULT_INDEX_INTER
                            "index entries are relative to is not known", code="file-name-invalid")
     if index_interval_bytes < 0:
         raise ValueError("index_interval_bytes must be >= 0")
-    state = producer_state if producer_state is not None else ProducerState()
+    state = producer_state if producer_state is not None else ProducerStates()
     rec = Recovery(log_path, base, index_interval_bytes)
     max_offset_entries = max_index_bytes // oi.ENTRY_SIZE
     max_time_entries = max_index_bytes // ti.ENTRY_SIZE
@@ -160,11 +158,11 @@ def recover_segment(log_path, *, index_interval_bytes: int = DEFAULT_INDEX_INTER
                 if ple >= 0 and (leader_epoch is None or ple > leader_epoch):
                     rec.leader_epochs.append((ple, batch.base_offset))
                     leader_epoch = ple
-                aborted, problem = state.apply(batch, limit)
-                if aborted is not None:
-                    rec.aborted.append(aborted)
-                if problem is not None:
-                    rec.problems.append(problem)
+                for event in state.apply(batch, limit):
+                    if isinstance(event, TxnAborted):
+                        rec.aborted.append(event.aborted_txn())
+                    elif isinstance(event, ProducerProblem) and event.fatal:
+                        rec.problems.append(event)
         tail = reader.tail
     rec.valid_bytes = valid
     if rec.stop_code is None and tail is not None and tail.kind not in ("end", "limit"):
@@ -185,32 +183,16 @@ def recover_segment(log_path, *, index_interval_bytes: int = DEFAULT_INDEX_INTER
 
 
 # --- producer state before a segment (LogLoader.loadProducerState) -------------------------------------
-def _segments_in(directory: str) -> list[tuple[int, str]]:
-    out = []
-    for name in os.listdir(directory):
-        m = _SEGMENT.match(name)
-        if m and os.path.isfile(os.path.join(directory, name)):
-            out.append((int(m.group(1)), os.path.join(directory, name)))
-    return sorted(out)
-
-
-def _snapshots_in(directory: str) -> list[tuple[int, str]]:
-    out = []
-    for name in os.listdir(directory):
-        m = _SNAPSHOT.match(name)
-        if m and os.path.isfile(os.path.join(directory, name)):
-            out.append((int(m.group(1)), os.path.join(directory, name)))
-    return sorted(out)
-
-
-def state_before(directory: str, base_offset: int, *, notes: list | None = None) -> ProducerState:
+def state_before(directory: str, base_offset: int, *, notes: list | None = None,
+                 partition: Partition | None = None) -> ProducerStates:
     """Producer state at ``base_offset`` of the partition in ``directory``: the newest readable snapshot at or
     below it, then the earlier segments replayed from the snapshot's offset (Kafka's ``loadProducerState``)."""
     from kdump.index.snapshot import read_snapshot
 
-    state = ProducerState()
+    partition = partition if partition is not None else Partition(directory)
+    state = ProducerStates()
     start = None
-    for snap_offset, path in reversed(_snapshots_in(directory)):
+    for snap_offset, path in reversed(partition.snapshots):
         if snap_offset > base_offset:
             continue
         try:
@@ -223,21 +205,21 @@ def state_before(directory: str, base_offset: int, *, notes: list | None = None)
             if notes is not None:
                 notes.append(f"{path}: {snap.error}; trying an older snapshot (Kafka deletes it)")
             continue
-        state = ProducerState.from_snapshot(snap.entries, snap_offset)
+        state = ProducerStates.from_snapshot(snap.entries, snap_offset)
         start = snap_offset
         break
-    segments = _segments_in(directory)
-    for i, (seg_base, path) in enumerate(segments):
-        if seg_base >= base_offset:
+    segments = partition.segments
+    for i, seg in enumerate(segments):
+        if seg.base_offset >= base_offset:
             break
-        next_base = segments[i + 1][0] if i + 1 < len(segments) else None
+        next_base = segments[i + 1].base_offset if i + 1 < len(segments) else None
         if start is not None and next_base is not None and next_base <= start:
             continue
-        _replay(path, state, start, base_offset)
+        _replay(seg.log, state, start, base_offset)
     return state
 
 
-def _replay(path: str, state: ProducerState, start: int | None, stop: int) -> None:
+def _replay(path: str, state: ProducerStates, start: int | None, stop: int) -> None:
     """Apply the batches of an earlier segment with offsets in [start, stop) to ``state``: batch headers only
     (one small read per batch), whole batches only for control batches (their marker record is needed)."""
     from kdump.segment import Stop, read_batch_at, walk_headers
@@ -265,10 +247,12 @@ def _replay(path: str, state: ProducerState, start: int | None, stop: int) -> No
 
 
 # --- writing ----------------------------------------------------------------------------------------------
-def index_paths(log_path: str, out_dir: str | None, base_offset: int) -> dict[str, str]:
+def index_paths(log_path: str, out_dir: str | None) -> dict[str, str]:
+    """Where a segment's rebuilt indexes go: beside it (:func:`kdump.logdir.sibling`), or under the same names
+    in ``out_dir``."""
     directory = out_dir if out_dir is not None else os.path.dirname(os.path.abspath(log_path))
-    prefix = os.path.join(directory, f"{base_offset:020d}")
-    return {"index": prefix + ".index", "timeindex": prefix + ".timeindex", "txnindex": prefix + ".txnindex"}
+    stem = os.path.join(directory, os.path.basename(log_path))
+    return {kind.value: sibling(stem, kind) for kind in SEGMENT_COMPANIONS}
 
 
 @dataclass
@@ -306,7 +290,7 @@ def write_recovery(rec: Recovery, out_dir: str | None = None, *, force: bool = F
     exists already (Kafka's recovery truncates it to empty). Existing files are refused unless ``force``,
     and then kept as ``.bak``. All targets are checked before anything is written."""
     outcome = RebuildOutcome(rec)
-    paths = index_paths(rec.log_path, out_dir, rec.base_offset)
+    paths = index_paths(rec.log_path, out_dir)
     if out_dir is not None and not os.path.isdir(out_dir):
         raise NotADirectoryError(f"{out_dir}: not a directory")
     contents = {"index": bytes(rec.offset_index), "timeindex": bytes(rec.time_index),
@@ -342,7 +326,7 @@ def write_recovery(rec: Recovery, out_dir: str | None = None, *, force: bool = F
 
 
 def rebuild_segment(log_path, out_dir=None, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
-                    force: bool = False, producer_state: ProducerState | None = None,
+                    force: bool = False, producer_state: ProducerStates | None = None,
                     leader_epoch: int | None = None, max_index_bytes: int = DEFAULT_MAX_INDEX_BYTES) -> RebuildOutcome:
     """Recover one segment and write its indexes. Without ``producer_state``, the state before the segment is
     derived from its directory (:func:`state_before`)."""
@@ -376,16 +360,15 @@ def rebuild_directory(directory, out_dir=None, *, index_interval_bytes: int = DE
                       force: bool = False) -> list[RebuildOutcome]:
     """Every segment of a partition directory, in offset order, carrying producer state and leader epoch
     from one segment to the next. Stops at the first segment that raises."""
-    directory = os.fspath(directory)
-    segments = _segments_in(directory)
+    partition = Partition(directory)
     outcomes = []
-    if not segments:
+    if not partition.segments:
         return outcomes
     notes: list = []
-    state = state_before(directory, segments[0][0], notes=notes)
+    state = state_before(partition.directory, partition.segments[0].base_offset, notes=notes, partition=partition)
     epoch = None
-    for base, path in segments:
-        rec = recover_segment(path, index_interval_bytes=index_interval_bytes, producer_state=state,
+    for seg in partition.segments:
+        rec = recover_segment(seg.log, index_interval_bytes=index_interval_bytes, producer_state=state,
                               leader_epoch=epoch)
         if rec.leader_epochs:
             epoch = rec.leader_epochs[-1][0]
@@ -394,11 +377,4 @@ def rebuild_directory(directory, out_dir=None, *, index_interval_bytes: int = DE
         notes = []
         outcomes.append(outcome)
     return outcomes
-
-
-def segment_for(path: str) -> str:
-    """The ``.log`` a companion file belongs to (``…/00000000000000000042.index`` → ``…/…42.log``)."""
-    directory, name = os.path.split(path)
-    stem = name.split(".", 1)[0]
-    return os.path.join(directory, stem + ".log")
 

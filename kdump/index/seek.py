@@ -20,6 +20,7 @@ import os
 import re
 
 from kdump.errors import FormatError
+from kdump.logdir import FileKind, sibling
 from kdump.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
 from kdump.segment import base_offset_from_name
 
@@ -43,11 +44,6 @@ class SeekResult:
 
     def __repr__(self) -> str:
         return f"SeekResult(position={self.position}, method={self.method!r}, found={self.found}, note={self.note!r})"
-
-
-def sibling(log_path: str, suffix: str) -> str:
-    directory, name = os.path.split(log_path)
-    return os.path.join(directory, name.split(".", 1)[0] + suffix)
 
 
 def parse_time(text: str) -> int:
@@ -152,7 +148,7 @@ def seek_offset(log_path, target: int, *, use_index: bool = True) -> SeekResult:
     try:
         if base is not None and target <= base:
             return SeekResult(0, "start", found=log.size > 0)
-        index_path = sibling(log_path, ".index")
+        index_path = sibling(log_path, FileKind.INDEX)
         note = None
         if use_index and base is not None and os.path.isfile(index_path):
             try:
@@ -176,8 +172,8 @@ def seek_time(log_path, target_ms: int, *, use_index: bool = True) -> SeekResult
     base = base_offset_from_name(log_path)
     log = _Log(log_path)
     try:
-        tindex_path = sibling(log_path, ".timeindex")
-        index_path = sibling(log_path, ".index")
+        tindex_path = sibling(log_path, FileKind.TIMEINDEX)
+        index_path = sibling(log_path, FileKind.INDEX)
         note = None
         if use_index and base is not None and os.path.isfile(tindex_path) and os.path.isfile(index_path):
             try:

@@ -75,13 +75,9 @@ def encode_entry(base_offset: int, timestamp: int, offset: int) -> bytes:
 def max_record_timestamp(batch, limit: int) -> int:
     """The largest record timestamp of a batch (-1 if none), as DumpLogSegments computes it for time indexes."""
     best = L.NO_TIMESTAMP
-    if batch.magic >= 2:
-        cols = batch.columns(limit)
-        if cols.count:
-            best = max(best, max(cols.timestamps[:cols.count]))
-        if cols.error is not None:
-            raise cols.error
-        return best
-    for record in batch.records(limit):
-        best = max(best, record.timestamp)
+    cols = batch.columns(limit)
+    if cols.count:
+        best = max(best, max(cols.timestamps[:cols.count]))
+    if cols.error is not None:
+        raise cols.error
     return best

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 
+from kdump.decode.records import decode_records
 from kdump.format import layout as L
 from kdump.render.kafka_text import codec_label
 
@@ -51,23 +52,33 @@ def batch_object(batch, path: str, valid: bool | None = None) -> dict:
     }
 
 
-def record_objects(batch, records, print_data: bool) -> list[dict]:
+def record_objects(batch, cols, print_data: bool, decoded=None) -> list[dict]:
+    """One object per record of ``cols``; ``decoded`` holds the decode layer's object per record (control
+    records), carried under its ``json_field``."""
     out = []
     ts_name = _TS_NAMES[int(batch.timestamp_type)]
-    if batch.magic >= 2:
-        cols = records
-        base_seq = batch.base_sequence
-        for i in range(cols.count):
-            off = cols.offsets[i]
-            obj = {
-                "offset": off,
-                "timestamp": cols.timestamps[i],
-                "timestampType": ts_name,
-                "keySize": cols.key_len[i],
-                "valueSize": cols.value_len[i],
-                "sequence": -1 if base_seq < 0 else L.increment_sequence(base_seq, off - batch.base_offset),
-                "sizeInBytes": cols.sizes[i],
-            }
+    legacy = cols.crcs is not None  # magic 0/1 messages: their own magic and CRC, no headers
+    if decoded is None and batch.is_control:
+        decoded = decode_records(batch, cols)
+    base_seq = batch.base_sequence
+    for i in range(cols.count):
+        off = cols.offsets[i]
+        obj = {
+            "offset": off,
+            "timestamp": cols.timestamps[i],
+            "timestampType": ts_name,
+            "keySize": cols.key_len[i],
+            "valueSize": cols.value_len[i],
+            "sequence": -1 if base_seq < 0 else L.increment_sequence(base_seq, off - batch.base_offset),
+            "sizeInBytes": cols.sizes[i],
+        }
+        if legacy:
+            obj["legacyMagic"] = cols.magics[i]
+            obj["legacyCrc"] = cols.crcs[i]
+            obj["legacyCrcValid"] = cols.valid[i]
+            if print_data:
+                _put_data(obj, cols.key(i), cols.value(i))
+        else:
             hdrs = cols.headers[i]
             if print_data:
                 _put_data(obj, cols.key(i), cols.value(i))
@@ -77,25 +88,9 @@ def record_objects(batch, records, print_data: bool) -> list[dict]:
                     obj["headers"].append({"key": k.decode("utf-8", "replace"), "value": text, "valueEncoding": enc})
             else:
                 obj["headerKeys"] = [k.decode("utf-8", "replace") for k, _ in hdrs]
-            out.append(obj)
-    else:
-        for r in records:
-            m = r.message
-            obj = {
-                "offset": r.offset,
-                "timestamp": r.timestamp,
-                "timestampType": ts_name,
-                "keySize": m.key_size,
-                "valueSize": m.value_size,
-                "sequence": -1,
-                "sizeInBytes": r.size_in_bytes,
-                "legacyMagic": m.magic,
-                "legacyCrc": m.crc,
-                "legacyCrcValid": m.is_valid(),
-            }
-            if print_data:
-                _put_data(obj, r.key, r.value)
-            out.append(obj)
+        if decoded is not None and decoded[i] is not None:
+            obj[decoded[i].json_field] = decoded[i].to_json()
+        out.append(obj)
     return out
 
 
@@ -118,10 +113,10 @@ class JsonLinesRenderer:
         obj = {"file": self.path, "trailingBytes": tail.length, "position": tail.position, "tail": tail.kind}
         self.out.write(json.dumps(obj) + "\n")
 
-    def batch(self, batch, records=None) -> None:
+    def batch(self, batch, records=None, decoded=None) -> None:
         obj = batch_object(batch, self.path)
         if records is not None:
-            if batch.magic < 2 and records:
-                obj["baseOffset"] = records[0].offset
-            obj["records"] = record_objects(batch, records, self.print_data)
+            if obj["baseOffset"] is None and records.count:
+                obj["baseOffset"] = records.offsets[0]  # a legacy entry's first record, once decoded
+            obj["records"] = record_objects(batch, records, self.print_data, decoded)
         self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")

@@ -7,9 +7,9 @@ The default is the newest (Java) tool's form. ``compat="scala"`` reproduces the 
 from __future__ import annotations
 
 from kdump.decode.payload import DecoderError, java_utf8
-from kdump.errors import FormatError
+from kdump.decode.records import decode_records
 from kdump.format import layout as L
-from kdump.format.types import ControlRecordType, TimestampType
+from kdump.format.types import ControlRecordType
 
 
 def codec_label(codec_id: int) -> str:
@@ -74,14 +74,15 @@ class KafkaTextRenderer:
     def trailing(self, file_name: str, tail) -> None:
         self.out.write(f"Found {tail.length} invalid bytes at the end of {file_name}\n")
 
-    def batch(self, batch, records=None) -> None:
-        """The batch line, and with ``records`` (RecordColumns for v2, LegacyRecords otherwise) one line each."""
+    def batch(self, batch, records=None, decoded=None) -> None:
+        """The batch line, and with ``records`` (RecordColumns) one line each; ``decoded`` holds the decode
+        layer's object per record (:func:`kdump.decode.records.decode_records`; control records)."""
         if records is None:
             self.out.write(batch_line(batch) + "\n")
             return
         lines = [batch_line(batch)]
-        if batch.magic >= 2:
-            self._v2_lines(batch, records, lines)
+        if batch.magic >= 2:  # Kafka prints different record lines for legacy messages
+            self._v2_lines(batch, records, decoded, lines)
         else:
             self._legacy_lines(batch, records, lines)
         lines.append("")
@@ -100,7 +101,7 @@ class KafkaTextRenderer:
             parts.append(f"{prefix}payload: {_decoded(self.value_decoder, value)}")
         return "".join(parts)
 
-    def _v2_lines(self, batch, cols, lines: list) -> None:
+    def _v2_lines(self, batch, cols, decoded, lines: list) -> None:
         default_decoders = not self.print_data or (
             getattr(self.key_decoder, "name", "") == "string" and getattr(self.value_decoder, "name", "") == "string")
         if not batch.is_control and default_decoders and not (self.scala and self.skip_metadata):
@@ -110,6 +111,8 @@ class KafkaTextRenderer:
             return
         ts_name = batch.timestamp_type.display_name
         is_control = batch.is_control
+        if is_control and decoded is None:
+            decoded = decode_records(batch, cols)
         print_data = self.print_data and not is_control
         prefix = "| " if self.skip_metadata else " "
         for i in range(cols.count):
@@ -118,47 +121,35 @@ class KafkaTextRenderer:
             else:
                 meta = _v2_meta(cols, i, ts_name, batch.base_offset, batch.base_sequence)
                 if is_control:
-                    meta += self._control_text(batch, cols, i)
+                    meta += self._control_text(batch, decoded[i])
             if print_data:
                 meta += self._payload(cols.key(i), cols.value(i), prefix)
             lines.append(meta)
 
-    def _control_text(self, batch, cols, i) -> str:
+    def _control_text(self, batch, control) -> str:
         """The control-record part of a record line (§2.3), or a readable note where Kafka would die."""
-        from kdump.format.control import KRAFT_SCHEMAS, kraft_control_json, parse_control_key, parse_end_txn_marker
-        try:
-            ctype, type_id = parse_control_key(cols.key(i))
-            if ctype in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
-                marker = parse_end_txn_marker(ctype, cols.value(i))
-                return f" endTxnMarker: {ctype.name} coordinatorEpoch: {marker.coordinator_epoch}"
-            if ctype is ControlRecordType.LEADER_CHANGE:
-                if self.scala:
-                    return f" controlType: {ctype.name}({type_id})"
-                return f" LeaderChange: {kraft_control_json(ctype, cols.value(i))}"
-            if ctype in (ControlRecordType.SNAPSHOT_HEADER, ControlRecordType.SNAPSHOT_FOOTER,
-                         ControlRecordType.KRAFT_VERSION, ControlRecordType.KRAFT_VOTERS):
-                return f" {KRAFT_SCHEMAS[ctype][0]} {kraft_control_json(ctype, cols.value(i))}"
-            return f" controlType: {ctype.name}({type_id})"
-        except FormatError as e:
-            e.at(batch.position)
-            if self.on_error is not None:
-                self.on_error(e)
-            return f" controlType: <invalid: {e.message}>"
+        if self.scala and control.type is ControlRecordType.LEADER_CHANGE:
+            # the Scala tool printed only the type of a LEADER_CHANGE record (and did not read its value)
+            return f" controlType: {control.type.name}({int(control.type)})"
+        if control.error is not None and self.on_error is not None:
+            self.on_error(control.error.at(batch.position))
+        return control.kafka_text()
 
-    def _legacy_lines(self, batch, records, lines: list) -> None:
+    def _legacy_lines(self, batch, cols, lines: list) -> None:
         ts_name = batch.timestamp_type.display_name
         brace = "}" if self.scala else ""
         skip = self.skip_metadata
         prefix = "| " if skip else " "
-        for r in records:
+        offsets, timestamps, key_len, value_len = cols.offsets, cols.timestamps, cols.key_len, cols.value_len
+        valid, crcs = cols.valid, cols.crcs
+        for i in range(cols.count):
             if skip:
                 meta = ""
             else:
-                m = r.message
-                meta = (f"| offset: {r.offset} {ts_name}: {r.timestamp} keySize: {m.key_size} "
-                        f"valueSize: {m.value_size} isValid: {_bool(m.is_valid())} crc: {m.crc}{brace}")
+                meta = (f"| offset: {offsets[i]} {ts_name}: {timestamps[i]} keySize: {key_len[i]} "
+                        f"valueSize: {value_len[i]} isValid: {_bool(valid[i])} crc: {crcs[i]}{brace}")
             if self.print_data:
-                meta += self._payload(r.key, r.value, prefix)
+                meta += self._payload(cols.key(i), cols.value(i), prefix)
             lines.append(meta)
 
 

@@ -28,12 +28,9 @@ from __future__ import annotations
 from kdump import codec as _codec
 from kdump.errors import FormatError
 from kdump.format import layout as L
-from kdump.format.control import kraft_control_json, parse_control_key, parse_end_txn_marker
+from kdump.decode.control import InvalidControl, TxnMarker, UnknownControl, decode_control
 from kdump.format.legacy import LegacyMessage
-from kdump.format.types import ControlRecordType
 from kdump.verify.codes import CODES
-
-_MARKERS = (ControlRecordType.ABORT, ControlRecordType.COMMIT)
 
 # Reader error codes (kdump.errors.FormatError.code) as verify reports them.
 _READER_CODES = {
@@ -124,26 +121,20 @@ def _check_control(v, batch, cols, where: dict) -> None:
     n = cols.count
     markers = 0
     for i in range(n):
-        key = cols.key(i)
-        try:
-            ctype, type_id = parse_control_key(key)
-        except FormatError as e:
-            v._add("control-key-invalid", f"control record {i}: {e.message}", **where)
-            return
-        value = cols.value(i)
-        try:
-            if ctype in _MARKERS:
-                markers += 1
-                parse_end_txn_marker(ctype, value)
-            elif ctype is ControlRecordType.UNKNOWN:
-                v._add("control-type-unknown", f"control record {i} has type id {type_id}, unknown to this kdump",
-                       **where)
+        record = decode_control(cols.key(i), cols.value(i))
+        if isinstance(record, InvalidControl):
+            e = record.error
+            if record.type is None:
+                v._add("control-key-invalid", f"control record {i}: {e.message}", **where)
             else:
-                kraft_control_json(ctype, value)
-        except FormatError as e:
-            code = e.code if e.code in ("end-txn-marker-invalid", "control-value-invalid") else "control-value-invalid"
-            v._add(code, f"control record {i} ({ctype.name}): {e.message}", **where)
+                code = e.code if e.code in ("end-txn-marker-invalid", "control-value-invalid") else "control-value-invalid"
+                v._add(code, f"control record {i} ({record.type.name}): {e.message}", **where)
             return
+        if isinstance(record, TxnMarker):
+            markers += 1
+        elif isinstance(record, UnknownControl):
+            v._add("control-type-unknown", f"control record {i} has type id {record.type_id}, unknown to this kdump",
+                   **where)
     if markers and n != 1:
         v._add("control-batch-invalid", f"a transaction marker batch holds exactly one record; this one holds {n}",
                **where)

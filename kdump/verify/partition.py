@@ -1,10 +1,10 @@
 """What ``kdump verify PATH...`` walks: files, partition directories and whole log directories.
 
 * a file is verified as a segment, whatever its name (a KRaft snapshot if it ends in ``.checkpoint``);
-* a directory holding ``.log`` segments (or KRaft ``.checkpoint`` snapshots) is a partition: its segments
-  are verified in offset order with one producer/leader-epoch state carried from each to the next, then
-  checked against each other (each segment's base offset must be above the previous one's last offset;
-  gaps are allowed, compaction leaves them);
+* a directory holding segments (``<base offset>.log``, the one naming rule of :mod:`kdump.logdir`; a file such
+  as ``notes.log`` is no segment) or KRaft snapshots is a partition: its segments are verified in offset order
+  with one producer/leader-epoch state carried from each to the next, then checked against each other (each
+  segment's base offset must be above the previous one's last offset; gaps are allowed, compaction leaves them);
 * any directory is searched recursively, so a log directory verifies every partition in it.
 
 A partition's companion files (``.index``, ``.timeindex``, ``.txnindex``, producer ``.snapshot``,
@@ -17,31 +17,26 @@ named on the command line is checked the same way. Other files (the broker's che
 from __future__ import annotations
 
 import os
-import re
 
 from kdump.findings import FileReport
-from kdump.segment import base_offset_from_name
+from kdump.logdir import COMPANION_KINDS, FileKind, LogDir, Partition, expand, named_kind
 from kdump.verify.codes import CODES
 from kdump.verify.walk import PartitionState, SegmentVerifier, VerifyOptions
 
-_SNAPSHOT = re.compile(r"^(\d{20}-\d{10}|bootstrap)\.checkpoint$")
-_SEGMENT = re.compile(r"^\d+\.log$")
-_COMPANION_SUFFIXES = (".index", ".timeindex", ".txnindex", ".snapshot")
-LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+_BROKER_TEXT = (FileKind.OFFSET_CHECKPOINT, FileKind.PARTITION_METADATA, FileKind.META_PROPERTIES)
 
 
 def is_companion(path: str) -> bool:
-    name = os.path.basename(path)
-    return name.endswith(_COMPANION_SUFFIXES) or name == LEADER_EPOCH_CHECKPOINT
+    kind = named_kind(path)
+    return kind in COMPANION_KINDS or kind is FileKind.LEADER_EPOCH_CHECKPOINT
 
 
 def _is_broker_text_file(path: str) -> bool:
-    name = os.path.basename(path)
-    return name.endswith("-checkpoint") or name in ("partition.metadata", "meta.properties")
+    return named_kind(path) in _BROKER_TEXT or os.path.basename(path).endswith("-checkpoint")
 
 
 def file_kind(path: str) -> str:
-    return "checkpoint" if path.endswith(".checkpoint") else "log"
+    return "checkpoint" if named_kind(path) is FileKind.KRAFT_CHECKPOINT else "log"
 
 
 def verify_file(path: str, options: VerifyOptions, *, state: PartitionState | None = None,
@@ -66,45 +61,39 @@ def collect(paths) -> list[tuple[str, object]]:
                 out.append(("error", (p, "no log segments (.log), KRaft snapshots (.checkpoint) or partition "
                                          "companion files in this directory or below it")))
             out.extend(found)
-        elif os.path.exists(p):
-            if is_companion(p):
-                out.append(("companion", p))
-            elif _is_broker_text_file(p):
-                out.append(("error", (p, "not a log segment but one of the broker's text files (`kdump index check` "
-                                         "reads checkpoints and partition.metadata)")))
-            else:
-                out.append(("file", p))
+            continue
+        (entry,) = expand([p])
+        if entry.refused is not None:
+            missing = not os.path.lexists(p)
+            out.append(("error", (p, "no such file or directory" if missing else entry.refused.reason)))
+        elif is_companion(p):
+            out.append(("companion", p))
+        elif _is_broker_text_file(p):
+            out.append(("error", (p, "not a log segment but one of the broker's text files (`kdump index check` "
+                                     "reads checkpoints and partition.metadata)")))
         else:
-            out.append(("error", (p, "no such file or directory")))
+            out.append(("file", p))
     return out
 
 
 def _walk_dir(d: str, out: list) -> str | None:
+    """The partitions of ``d`` and below (:class:`kdump.logdir.LogDir`: segments by the one naming rule, in
+    offset order; each directory once), and an error for each path that cannot be read."""
     try:
-        names = sorted(os.listdir(d))
+        logdir = LogDir(d)
     except OSError as e:
         return f"cannot list the directory: {e.strerror or e}"
-    segments, snapshots, subdirs = [], [], []
-    companions = False
-    for name in names:
-        path = os.path.join(d, name)
-        if os.path.isdir(path):
-            subdirs.append(path)
-        elif name.endswith(".log"):
-            segments.append(path)
-        elif _SNAPSHOT.match(name):
-            snapshots.append(path)
-        elif is_companion(name):
-            companions = True
-    if segments or snapshots or companions:
-        # offset order (names without a base offset last, by name), as Kafka orders segments
-        segments.sort(key=lambda s: (base_offset_from_name(s) is None, base_offset_from_name(s) or 0, s))
-        out.append(("partition", (d, segments, snapshots, companions)))
-    for sub in subdirs:
-        error = _walk_dir(sub, out)
-        if error is not None:
-            out.append(("error", (sub, error)))
+    for part in logdir.partitions:
+        out.append(("partition", (part.directory, [s.log for s in part.segments], part.kraft_snapshots,
+                                  _has_companions(part))))
+    for refused in logdir.refused:
+        out.append(("error", (refused.path, refused.reason)))
     return None
+
+
+def _has_companions(part: Partition) -> bool:
+    return bool(part.orphans or part.snapshots or FileKind.LEADER_EPOCH_CHECKPOINT in part.checkpoints
+                or any(s.index or s.timeindex or s.txnindex for s in part.segments))
 
 
 def verify_partition(directory: str, segments: list[str], snapshots: list[str], options: VerifyOptions,
@@ -116,7 +105,7 @@ def verify_partition(directory: str, segments: list[str], snapshots: list[str], 
         report, v = verify_file(path, options, state=state, progress=progress)
         reports.append(report)
         summary = v.summary
-        if report.io_error is not None or summary.base_offset is None or not _SEGMENT.match(os.path.basename(path)):
+        if report.io_error is not None or summary.base_offset is None:
             continue
         if previous is not None:
             _contiguity(previous, summary, report)

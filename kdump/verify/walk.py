@@ -15,7 +15,8 @@ spec §3.9, going on after damage); this module turns its events into findings:
   cut the file.
 
 Memory: one entry at a time (at most ``max_batch_bytes``; a larger one has its CRC computed in 1 MiB
-chunks instead of being read whole), findings capped per code, producer table capped.
+chunks instead of being read whole), findings capped per code, producer table capped
+(:mod:`kdump.producer_state`).
 """
 from __future__ import annotations
 
@@ -27,13 +28,14 @@ from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.format.legacy import LegacyBatch
 from kdump.format.v2 import RecordBatch
+from kdump.producer_state import ProducerStates
 from kdump.segment import (DEFAULT_MAX_BATCH_BYTES, BadEntry, DamagedRange, GoodBatch, LargeEntry, SegmentReader, Stop,
                            base_offset_from_name)
 from kdump.verify.codes import CODES
 
 INT32_MAX = L.INT32_MAX
 MAX_SEGMENT_BYTES = INT32_MAX  # Kafka refuses to load a larger segment (spec §3.9)
-MAX_PRODUCERS = 1_000_000  # producer table bound; further producer ids are not tracked
+_PRODUCER_FINDINGS = frozenset(("producer-epoch-decreasing", "sequence-duplicate"))
 PROGRESS_STEP = 16 << 20
 
 
@@ -48,7 +50,7 @@ class VerifyOptions:
 class PartitionState:
     """What one segment leaves for the next of the same partition: producers seen, highest leader epoch."""
 
-    producers: dict = field(default_factory=dict)  # producer id -> [epoch, last sequence or None]
+    producers: ProducerStates = field(default_factory=lambda: ProducerStates(track_sequences=True))
     leader_epoch: int = -1
 
 
@@ -412,40 +414,16 @@ class SegmentVerifier:
             self.first_gap = (pos, after)
 
     def _producer(self, b: RecordBatch) -> None:
-        """Producer epochs never go back, and a batch is not written twice. Like Kafka's duplicate
-        detection (``ProducerStateEntry.findDuplicateBatch``: the last 5 batches of each producer are kept,
-        a batch with the same epoch and the same first and last sequence is a duplicate), a batch is
-        compared with the producer's last 5 batches of its epoch.
+        """Producer epochs never go back, and a batch is not written twice (the partition's producer state,
+        :class:`kdump.producer_state.ProducerStates`, compares a batch with its producer's last 5 batches of its
+        epoch, as Kafka's ``ProducerStateEntry.findDuplicateBatch`` does).
 
         Other sequence irregularities are not reported: compaction removes whole batches (gaps), and
         because sequences wrap at 2^31 a jump back cannot be told from a long gap."""
-        pid = b.producer_id
-        producers = self.state.producers
-        epoch = b.producer_epoch
-        entry = producers.get(pid)  # [epoch, [(first seq, last seq), ...] of the last batches of that epoch]
-        if entry is None:
-            if len(producers) >= MAX_PRODUCERS:
-                return
-            entry = producers[pid] = [epoch, []]
-        if epoch < entry[0]:
-            self._add("producer-epoch-decreasing", f"producer {pid} writes with epoch {epoch} after epoch {entry[0]}",
-                      position=b.position, first_offset=b.base_offset, last_offset=b.last_offset)
-            return
-        if epoch > entry[0]:
-            entry[0] = epoch
-            entry[1] = []
-        seq = b.base_sequence
-        if b.is_control or seq < 0:
-            return
-        last = b.last_sequence
-        recent = entry[1]
-        if (seq, last) in recent:
-            self._add("sequence-duplicate", f"producer {pid} epoch {epoch}: sequences {seq}-{last} were already "
-                      "written by one of its previous 5 batches (a duplicate write)",
-                      position=b.position, first_offset=b.base_offset, last_offset=b.last_offset)
-        recent.append((seq, last))
-        if len(recent) > 5:
-            del recent[0]
+        for event in self.state.producers.apply(b, self.options.max_batch_bytes):
+            if getattr(event, "code", None) in _PRODUCER_FINDINGS:
+                self._add(event.code, event.message, position=event.position, first_offset=event.first_offset,
+                          last_offset=event.last_offset)
 
     # --- the end -------------------------------------------------------------------------------------------
     def _tick(self, pos: int) -> None:

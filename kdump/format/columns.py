@@ -1,0 +1,141 @@
+"""One record shape for every magic: :class:`RecordColumns` (a batch's records, column-wise) and
+:class:`Record` (one record as an object, built from the columns).
+
+Every batch gives its records this way (:meth:`kdump.format.v2.RecordBatch.columns`,
+:meth:`kdump.format.legacy.LegacyBatch.columns`), so consumers (dump, renderers, convert, verify,
+Arrow/Spark) read records without asking which magic they came from. Keys and values are positions into
+one buffer rather than copied bytes: the batch body or decompressed payload for magic 2, the entry's
+message body or the wrapper's decompressed inner message set for magic 0/1.
+"""
+from __future__ import annotations
+
+from kdump.errors import FormatError
+from kdump.format.types import TimestampType
+
+
+class RecordColumns:
+    """The records of one batch, column-wise.
+
+    ``buf`` holds the records; ``key_pos``/``value_pos`` index into it and ``key_len``/``value_len`` are -1
+    for null. ``timestamps`` are the effective ones (Kafka's rules for LogAppendTime applied),
+    ``attributes`` the record's (magic 2) or message's (magic 0/1) attributes byte, ``sizes`` the record's
+    size in bytes as Kafka's ``sizeInBytes`` says it. ``headers[i]`` is a tuple of
+    ``(key_bytes, value_bytes_or_None)`` pairs (the shared empty tuple when the record has none; always for
+    magic 0/1). ``count`` is the number of records decoded; if decoding stopped early, ``error`` says why
+    and where (the records before it are still here).
+
+    Magic 0/1 records also have ``crcs`` (the stored CRC-32), ``magics`` and ``valid`` (the CRC matches);
+    for magic 2 these are None (the batch CRC covers its records).
+    """
+
+    __slots__ = (
+        "buf", "count", "offsets", "timestamps", "attributes", "key_pos", "key_len",
+        "value_pos", "value_len", "headers", "sizes", "error", "crcs", "magics", "valid",
+    )
+
+    def __init__(self, buf):
+        self.buf = buf
+        self.count = 0
+        self.offsets: list[int] = []
+        self.timestamps: list[int] = []
+        self.attributes: list[int] = []
+        self.key_pos: list[int] = []
+        self.key_len: list[int] = []
+        self.value_pos: list[int] = []
+        self.value_len: list[int] = []
+        self.headers: list[tuple] = []
+        self.sizes: list[int] = []
+        self.error: FormatError | None = None
+        self.crcs: list[int] | None = None
+        self.magics: list[int] | None = None
+        self.valid: list[bool] | None = None
+
+    def key(self, i: int) -> bytes | None:
+        n = self.key_len[i]
+        if n < 0:
+            return None
+        p = self.key_pos[i]
+        return bytes(self.buf[p:p + n])
+
+    def value(self, i: int) -> bytes | None:
+        n = self.value_len[i]
+        if n < 0:
+            return None
+        p = self.value_pos[i]
+        return bytes(self.buf[p:p + n])
+
+    def slice(self, start: int, stop: int) -> "RecordColumns":
+        """Records ``start`` to ``stop`` (as ``range`` clips them), over the same buffer. The decoding
+        error stays with the slice that reaches the end of what was decoded."""
+        start, stop, _ = slice(start, stop).indices(self.count)
+        stop = max(start, stop)
+        out = RecordColumns(self.buf)
+        for name in ("offsets", "timestamps", "attributes", "key_pos", "key_len", "value_pos", "value_len",
+                     "headers", "sizes"):
+            setattr(out, name, getattr(self, name)[start:stop])
+        for name in ("crcs", "magics", "valid"):
+            column = getattr(self, name)
+            if column is not None:
+                setattr(out, name, column[start:stop])
+        out.count = stop - start
+        out.error = self.error if stop == self.count else None
+        return out
+
+    def __repr__(self) -> str:
+        return f"RecordColumns(count={self.count}, error={self.error!r})"
+
+
+class Record:
+    """One record of any magic, with its absolute offset and effective timestamp.
+
+    ``crc``, ``magic`` and ``valid`` are the legacy message's (None for magic 2, whose CRC is the batch's).
+    """
+
+    __slots__ = ("offset", "timestamp", "timestamp_type", "key", "value", "headers", "sequence",
+                 "size_in_bytes", "attributes", "crc", "magic", "valid")
+
+    def __init__(self, offset, timestamp, timestamp_type, key, value, headers, sequence, size_in_bytes, attributes=0,
+                 crc=None, magic=None, valid=None):
+        self.offset = offset
+        self.timestamp = timestamp
+        self.timestamp_type = timestamp_type
+        self.key = key
+        self.value = value
+        self.headers = headers
+        self.sequence = sequence
+        self.size_in_bytes = size_in_bytes
+        self.attributes = attributes
+        self.crc = crc
+        self.magic = magic
+        self.valid = valid
+
+    @property
+    def key_size(self) -> int:
+        return -1 if self.key is None else len(self.key)
+
+    @property
+    def value_size(self) -> int:
+        return -1 if self.value is None else len(self.value)
+
+    def is_valid(self) -> bool | None:
+        """The legacy message's CRC check; None for a magic-2 record (see its batch's ``is_valid``)."""
+        return self.valid
+
+    def __repr__(self) -> str:
+        magic = "" if self.magic is None else f", magic={self.magic}"
+        return f"Record(offset={self.offset}{magic}, timestamp={self.timestamp}, key={self.key!r}, value={self.value!r})"
+
+
+def iter_records(cols: RecordColumns, timestamp_type: TimestampType, sequences):
+    """:class:`Record` objects for ``cols``; ``sequences(offset)`` gives each record's sequence number.
+    Raises the decoding error after yielding the records before it."""
+    crcs, magics, valid = cols.crcs, cols.magics, cols.valid
+    for i in range(cols.count):
+        off = cols.offsets[i]
+        yield Record(off, cols.timestamps[i], timestamp_type, cols.key(i), cols.value(i),
+                     tuple((k.decode("utf-8", "replace"), v) for k, v in cols.headers[i]),
+                     sequences(off), cols.sizes[i], cols.attributes[i],
+                     None if crcs is None else crcs[i], None if magics is None else magics[i],
+                     None if valid is None else valid[i])
+    if cols.error is not None:
+        raise cols.error

@@ -1,0 +1,422 @@
+"""Kafka's log-directory layout, in one place: file kinds, names, siblings, partitions and what to visit.
+
+Names (``LogFileUtils``, ``Snapshots``, ``UnifiedLog``, spec §5.1):
+
+* a **segment** is ``<digits>.log``: the number before the dot is its base offset, parsed as Kafka's
+  ``offsetFromFileName`` parses it (``Long.parseLong`` of the name up to the first dot). Kafka writes 20 digits
+  (``%020d``); fewer are accepted, so ``5.log`` is the segment with base offset 5. Any other name ending in
+  ``.log`` (``notes.log``) is a file of unknown kind. This is the one rule every command uses for the files of a
+  directory; a file *named on the command line* is read by its suffix alone, as Kafka's DumpLogSegments
+  dispatches (:func:`named_kind`), so ``kdump dump copied.log`` still reads it (and says its offsets are unknown);
+* its indexes are ``<digits>.index``, ``.timeindex``, ``.txnindex`` (same digits rule); a producer state snapshot
+  is ``<digits>.snapshot`` (the offset it covers up to); a KRaft snapshot is ``<20-digit end offset>-<10-digit
+  epoch>.checkpoint`` (fixed widths, as ``Snapshots.parse`` reads them) or ``bootstrap.checkpoint``;
+* files being deleted, cleaned or swapped in carry ``.deleted``, ``.cleaned``, ``.swap`` after their own name;
+  ``.checkpoint.part`` and ``<checkpoint>.tmp`` are Kafka's own files being written;
+* text files: ``leader-epoch-checkpoint``, ``partition.metadata`` (partition directory),
+  ``replication-offset-checkpoint``, ``recovery-point-offset-checkpoint``, ``log-start-offset-checkpoint``,
+  ``cleaner-offset-checkpoint``, ``meta.properties`` (log directory); ``.lock``, ``.kafka_cleanshutdown`` and
+  ``quorum-state`` are the broker's state;
+* kdump's temporaries (:mod:`kdump.atomic`): ``.<target name>.<random>.tmp`` and ``.bak.<random>.tmp``; its kept
+  backups are ``<name>.bak`` and ``<name>.bak.<n>``;
+* a partition directory is ``<topic>-<partition>`` (the topic may hold dashes and dots: the partition is after the
+  last dash), or ``<topic>-<partition>.<unique id>-delete`` / ``-future`` / ``-stray`` while Kafka deletes, moves
+  or sets aside a replica (``UnifiedLog.parseTopicPartitionName``).
+
+The sibling of a file is built from its own name up to the first dot (``5.log`` -> ``5.index``), so a segment and
+its indexes always share their digits.
+
+:func:`expand` turns command-line paths into the files a command should visit: each file once (by device and
+inode, whatever links lead to it), directories searched recursively without following a symlink loop forever,
+and anything that is not a regular file (a FIFO, a device, a socket) refused with a reason instead of opened,
+since opening a FIFO blocks until a writer comes.
+"""
+from __future__ import annotations
+
+import enum
+import errno
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+
+
+class FileKind(enum.Enum):
+    LOG = "log"
+    INDEX = "index"
+    TIMEINDEX = "timeindex"
+    TXNINDEX = "txnindex"
+    PRODUCER_SNAPSHOT = "snapshot"
+    KRAFT_CHECKPOINT = "checkpoint"
+    LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+    PARTITION_METADATA = "partition-metadata"
+    OFFSET_CHECKPOINT = "offset-checkpoint"
+    META_PROPERTIES = "meta-properties"
+    BROKER_STATE = "broker-state"  # .lock, .kafka_cleanshutdown, quorum-state
+    DELETED = "deleted"
+    SWAP = "swap"
+    CLEANED = "cleaned"
+    KAFKA_TEMP = "kafka-temp"  # .checkpoint.part, <checkpoint>.tmp: Kafka is writing it
+    KDUMP_TEMP = "kdump-temp"
+    KDUMP_BACKUP = "kdump-backup"
+    UNKNOWN = "unknown"
+
+
+SUFFIXES = {FileKind.LOG: ".log", FileKind.INDEX: ".index", FileKind.TIMEINDEX: ".timeindex",
+            FileKind.TXNINDEX: ".txnindex", FileKind.PRODUCER_SNAPSHOT: ".snapshot"}
+_BY_SUFFIX = {suffix: kind for kind, suffix in SUFFIXES.items()}
+SEGMENT_COMPANIONS = (FileKind.INDEX, FileKind.TIMEINDEX, FileKind.TXNINDEX)
+# files a partition's segments are read with (dumped with ``companions``, checked by ``index check``)
+COMPANION_KINDS = frozenset(SEGMENT_COMPANIONS + (FileKind.PRODUCER_SNAPSHOT,))
+TEXT_KINDS = frozenset((FileKind.LEADER_EPOCH_CHECKPOINT, FileKind.PARTITION_METADATA, FileKind.OFFSET_CHECKPOINT))
+
+LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+PARTITION_METADATA = "partition.metadata"
+OFFSET_CHECKPOINTS = {
+    "replication-offset-checkpoint": "high watermark per partition",
+    "recovery-point-offset-checkpoint": "recovery point per partition (offset up to which the log was flushed)",
+    "log-start-offset-checkpoint": "log start offset per partition",
+    "cleaner-offset-checkpoint": "log cleaner checkpoint per partition (first offset not yet cleaned)",
+}
+TEXT_CHECKPOINT_NAMES = frozenset([LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, *OFFSET_CHECKPOINTS])
+BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
+_EXACT = {LEADER_EPOCH_CHECKPOINT: FileKind.LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA: FileKind.PARTITION_METADATA,
+          "meta.properties": FileKind.META_PROPERTIES, BOOTSTRAP_CHECKPOINT: FileKind.KRAFT_CHECKPOINT,
+          ".lock": FileKind.BROKER_STATE, ".kafka_cleanshutdown": FileKind.BROKER_STATE,
+          "quorum-state": FileKind.BROKER_STATE, **{n: FileKind.OFFSET_CHECKPOINT for n in OFFSET_CHECKPOINTS}}
+_TRANSIENT = {".deleted": FileKind.DELETED, ".cleaned": FileKind.CLEANED, ".swap": FileKind.SWAP}
+
+_OFFSET_NAME = re.compile(r"([0-9]+)(\.[a-z]+)")  # <digits>.<suffix>, the whole name
+_KRAFT_SNAPSHOT = re.compile(r"([0-9]{20})-([0-9]{10})\.checkpoint")
+_KDUMP_TEMP = re.compile(r"\..+\.tmp")  # tempfile.mkstemp(prefix=".<name>." or ".bak.", suffix=".tmp")
+_KDUMP_BACKUP = re.compile(r".+\.bak(\.[0-9]+)?")
+_PARTITION_DIR = re.compile(r"(\S+)-(\S+)\.(\S+)-(delete|future|stray)")
+INT64_MAX = 2**63 - 1
+INT32_MAX = 2**31 - 1
+
+
+def _name(path) -> str:
+    return os.path.basename(os.fspath(path).rstrip("/") or "/")
+
+
+def classify(path) -> FileKind:
+    """The kind of a file of a Kafka directory, from its name alone (the disk is not touched)."""
+    name = _name(path)
+    kind = _EXACT.get(name)
+    if kind is not None:
+        return kind
+    m = _OFFSET_NAME.fullmatch(name)
+    if m:
+        kind = _BY_SUFFIX.get(m.group(2))
+        if kind is not None and int(m.group(1)) <= INT64_MAX:
+            return kind
+        return FileKind.UNKNOWN
+    if _KRAFT_SNAPSHOT.fullmatch(name):
+        return FileKind.KRAFT_CHECKPOINT
+    if _KDUMP_TEMP.fullmatch(name):
+        return FileKind.KDUMP_TEMP
+    if _KDUMP_BACKUP.fullmatch(name):
+        return FileKind.KDUMP_BACKUP
+    dot = name.rfind(".")
+    if dot > 0:
+        transient = _TRANSIENT.get(name[dot:])
+        if transient is not None:
+            return transient
+        if name.endswith(".checkpoint.part") or (name.endswith(".tmp") and name[:-4] in _EXACT):
+            return FileKind.KAFKA_TEMP
+    return FileKind.UNKNOWN
+
+
+def named_kind(path) -> FileKind:
+    """How a file named on the command line is read: by :func:`classify`, except that a name Kafka's tool would
+    dispatch on its suffix (``copied.log``, ``x.index``, ``old.checkpoint``) is read as that kind, whose offsets
+    are then not known from the name (DumpLogSegments dispatches on the text after the last dot, spec §1.2)."""
+    kind = classify(path)
+    if kind is not FileKind.UNKNOWN:
+        return kind
+    name = _name(path)
+    suffix = name[name.rfind("."):] if "." in name else ""
+    if suffix == ".checkpoint":
+        return FileKind.KRAFT_CHECKPOINT
+    return _BY_SUFFIX.get(suffix, FileKind.UNKNOWN)
+
+
+def segment_base_offset(path) -> int | None:
+    """The base offset of a segment or of one of its indexes (``<digits>.log|.index|.timeindex|.txnindex``), None
+    for any other name."""
+    if classify(path) in (FileKind.LOG,) + SEGMENT_COMPANIONS:
+        return int(_name(path).split(".", 1)[0])
+    return None
+
+
+def snapshot_offset(path) -> int | None:
+    """The offset a producer snapshot ``<digits>.snapshot`` covers up to (exclusive), else None."""
+    return int(_name(path).split(".", 1)[0]) if classify(path) is FileKind.PRODUCER_SNAPSHOT else None
+
+
+def kraft_snapshot_id(path) -> tuple[int, int] | None:
+    """(end offset, epoch) of a KRaft snapshot ``<20 digits>-<10 digits>.checkpoint``; None otherwise (also for
+    ``bootstrap.checkpoint``, which has neither)."""
+    m = _KRAFT_SNAPSHOT.fullmatch(_name(path))
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def sibling(path, kind: FileKind) -> str:
+    """The file of ``kind`` beside ``path`` for the same offset: the name up to its first dot, then the kind's
+    suffix (``…/00000000000000000042.log`` -> ``…/00000000000000000042.index``)."""
+    directory, name = os.path.split(os.fspath(path))
+    return os.path.join(directory, name.split(".", 1)[0] + SUFFIXES[kind])
+
+
+def topic_partition(dir_name) -> tuple[str, int] | None:
+    """(topic, partition) of a partition directory name as ``UnifiedLog.parseTopicPartitionName`` reads it, or
+    None where Kafka would refuse the directory: ``orders-3``, ``my-topic.v2-0``, ``orders-3.<id>-delete``
+    (also ``-future``, ``-stray``). The partition is the text after the last dash, a 32-bit integer (``+`` allowed,
+    as ``Integer.parseInt`` allows it)."""
+    name = _name(dir_name)
+    if "-" not in name:
+        return None
+    if name.endswith(("-delete", "-future", "-stray")):
+        if not _PARTITION_DIR.fullmatch(name):
+            return None
+        name = name[:name.rindex(".")]
+    dash = name.rindex("-")
+    topic, number = name[:dash], name[dash + 1:]
+    if not topic or not re.fullmatch(r"\+?[0-9]+", number, re.ASCII) or int(number) > INT32_MAX:
+        return None
+    return topic, int(number)
+
+
+def directory_state(dir_name) -> str | None:
+    """``delete``, ``future`` or ``stray`` for a partition directory Kafka is deleting, moving in, or has set
+    aside; None for a live one (or a name that is no partition directory)."""
+    name = _name(dir_name)
+    m = _PARTITION_DIR.fullmatch(name)
+    return m.group(4) if m else None
+
+
+@dataclass
+class Segment:
+    """A segment and its indexes; a path is None when that file is absent (``log`` is None for indexes whose
+    segment is missing, see :attr:`Partition.orphans`)."""
+
+    base_offset: int
+    log: str | None = None
+    index: str | None = None
+    timeindex: str | None = None
+    txnindex: str | None = None
+
+    def path(self, kind: FileKind) -> str | None:
+        return getattr(self, kind.value)
+
+    def expected(self, kind: FileKind) -> str:
+        """Where the file of ``kind`` of this segment is (or would be)."""
+        present = self.log or self.index or self.timeindex or self.txnindex
+        return sibling(present, kind)
+
+
+@dataclass
+class Refused:
+    """A path a command cannot read, and why (missing, a symlink loop, not a regular file, unlistable)."""
+
+    path: str
+    reason: str
+    errno: int = 0
+
+    def as_oserror(self) -> OSError:
+        return OSError(self.errno, self.reason, self.path)
+
+
+def _file_problem(path: str) -> tuple[os.stat_result | None, Refused | None]:
+    """stat() following links; a refusal for what cannot or must not be opened."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        reason = e.strerror or str(e)
+        if e.errno == errno.ENOENT and os.path.islink(path):
+            reason = "a symbolic link to nothing (No such file or directory)"
+        elif e.errno == errno.ELOOP:
+            reason = "too many levels of symbolic links (a symlink loop)"
+        return None, Refused(path, reason, e.errno or 0)
+    if stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
+        return st, None
+    what = ("a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+            else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file")
+    return st, Refused(path, f"{what}, not a regular file: not opened (reading it could block or never end)",
+                       errno.EINVAL)
+
+
+class Partition:
+    """The Kafka files of one directory, by kind (a partition directory, or any directory of segments).
+
+    ``segments``: :class:`Segment` with a log, in offset order; ``orphans``: indexes without their segment;
+    ``snapshots``: (offset, path) of producer snapshots in offset order; ``kraft_snapshots``: KRaft snapshot paths
+    in name order; ``checkpoints``: kind -> path of the text checkpoints here; ``files``: (path, kind) of every
+    regular file, in name order; ``refused``: entries that are not regular files; ``subdirectories``.
+    :meth:`rescan` reads the directory again (after a segment roll)."""
+
+    def __init__(self, directory):
+        self.directory = os.fspath(directory)
+        named = topic_partition(self.directory)
+        self.topic, self.partition = named if named is not None else (None, None)
+        self.rescan()
+
+    def rescan(self) -> "Partition":
+        self.files: list[tuple[str, FileKind]] = []
+        self.refused: list[Refused] = []
+        self.subdirectories: list[str] = []
+        self.snapshots: list[tuple[int, str]] = []
+        self.kraft_snapshots: list[str] = []
+        self.checkpoints: dict[FileKind, str] = {}
+        by_base: dict[int, Segment] = {}
+        for name in sorted(os.listdir(self.directory)):
+            path = os.path.join(self.directory, name)
+            st, refused = _file_problem(path)
+            if refused is not None:
+                self.refused.append(refused)
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                self.subdirectories.append(path)
+                continue
+            kind = classify(name)
+            self.files.append((path, kind))
+            if kind is FileKind.LOG or kind in SEGMENT_COMPANIONS:
+                base = int(name.split(".", 1)[0])
+                seg = by_base.get(base)
+                if seg is None:
+                    seg = by_base[base] = Segment(base)
+                if getattr(seg, kind.value) is None:  # 5.log and 005.log: the first in name order
+                    setattr(seg, kind.value, path)
+            elif kind is FileKind.PRODUCER_SNAPSHOT:
+                self.snapshots.append((int(name.split(".", 1)[0]), path))
+            elif kind is FileKind.KRAFT_CHECKPOINT:
+                self.kraft_snapshots.append(path)
+            elif kind in TEXT_KINDS and kind is not FileKind.OFFSET_CHECKPOINT:
+                self.checkpoints[kind] = path
+            elif kind is FileKind.OFFSET_CHECKPOINT:
+                self.checkpoints.setdefault(kind, path)
+        ordered = [by_base[b] for b in sorted(by_base)]
+        self.segments = [s for s in ordered if s.log is not None]
+        self.orphans = [s for s in ordered if s.log is None]
+        self.snapshots.sort()
+        return self
+
+    def files_of(self, *kinds: FileKind) -> list[str]:
+        return [p for p, k in self.files if k in kinds]
+
+    def segment_at(self, base_offset: int) -> Segment | None:
+        return next((s for s in self.segments + self.orphans if s.base_offset == base_offset), None)
+
+    @property
+    def is_partition(self) -> bool:
+        """Holds a partition's files: segments, indexes, snapshots, KRaft snapshots or a leader epoch checkpoint."""
+        return bool(self.segments or self.orphans or self.snapshots or self.kraft_snapshots
+                    or FileKind.LEADER_EPOCH_CHECKPOINT in self.checkpoints)
+
+    def __repr__(self) -> str:
+        return f"Partition({self.directory!r}, segments={[s.base_offset for s in self.segments]})"
+
+
+class LogDir:
+    """A directory searched for partitions: ``partitions`` (itself if it is one, then every directory below it
+    that is one, in name order; each directory once, symlink loops cut), ``checkpoints`` (the offset checkpoints
+    and meta.properties of the directory itself), ``refused`` (what could not be listed or opened)."""
+
+    def __init__(self, directory):
+        self.directory = os.fspath(directory)
+        self.partitions: list[Partition] = []
+        self.refused: list[Refused] = []
+        top = Partition(self.directory)
+        self.checkpoints = top.files_of(FileKind.OFFSET_CHECKPOINT, FileKind.META_PROPERTIES)
+        self._walk(top, set())
+
+    def _walk(self, part: Partition, seen: set) -> None:
+        key = _identity(part.directory)
+        if key in seen:
+            return
+        seen.add(key)
+        if part.is_partition:
+            self.partitions.append(part)
+        self.refused.extend(part.refused)
+        for sub in part.subdirectories:
+            try:
+                child = Partition(sub)
+            except OSError as e:
+                self.refused.append(Refused(sub, f"cannot list the directory: {e.strerror or e}", e.errno or 0))
+                continue
+            self._walk(child, seen)
+
+
+def _identity(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
+
+
+@dataclass
+class Entry:
+    """One file to visit: ``kind`` (by :func:`classify` for a file found in a directory, :func:`named_kind` for a
+    file named by the user), ``from_dir`` (found by searching a directory), ``refused`` (set instead of a kind
+    when the path must not or cannot be read)."""
+
+    path: str
+    kind: FileKind
+    from_dir: bool
+    refused: Refused | None = None
+
+
+_ORDER = {FileKind.LOG: 0, FileKind.INDEX: 1, FileKind.TIMEINDEX: 2, FileKind.TXNINDEX: 3,
+          FileKind.PRODUCER_SNAPSHOT: 4}
+
+
+def _directory_order(name: str) -> tuple:
+    """Offset order (a segment, then its indexes and the snapshot of that offset), then other names."""
+    kind = classify(name)
+    if kind in _ORDER:
+        return (0, int(name.split(".", 1)[0]), _ORDER[kind], name)
+    return (1, 0, 0, name)
+
+
+def expand(paths) -> list[Entry]:
+    """The files ``paths`` stand for, in order: a file as named; a directory's files in offset order then its
+    subdirectories in name order, recursively. Each directory, and each file found in one, is visited once (by
+    device and inode: hard links, symlinks, a symlink loop and a directory named twice give one visit); a file
+    named by the user is visited as named. A missing path, a dangling link, a symlink loop and anything that is
+    not a regular file give a :class:`Refused` entry instead of being opened."""
+    out: list[Entry] = []
+    seen: set = set()
+    for p in paths:
+        p = os.fspath(p)
+        st, refused = _file_problem(p)
+        if refused is not None:
+            out.append(Entry(p, named_kind(p), False, refused))
+        elif stat.S_ISDIR(st.st_mode):
+            _expand_dir(p, out, seen)
+        else:  # named by the user: visited as often as named (Kafka's tool dumps --files a,a twice)
+            out.append(Entry(p, named_kind(p), False))
+    return out
+
+
+def _expand_dir(d: str, out: list, seen: set) -> None:
+    try:
+        st = os.stat(d)
+        if (st.st_dev, st.st_ino) in seen:
+            return
+        seen.add((st.st_dev, st.st_ino))
+        names = os.listdir(d)
+    except OSError as e:
+        out.append(Entry(d, FileKind.UNKNOWN, True, Refused(d, f"cannot list the directory: {e.strerror or e}",
+                                                           e.errno or 0)))
+        return
+    subdirs = []
+    for name in sorted(names, key=_directory_order):
+        path = os.path.join(d, name)
+        st, refused = _file_problem(path)
+        if refused is not None:
+            out.append(Entry(path, classify(name), True, refused))
+        elif stat.S_ISDIR(st.st_mode):
+            subdirs.append(path)
+        elif (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            out.append(Entry(path, classify(name), True))
+    for sub in sorted(subdirs):
+        _expand_dir(sub, out, seen)
