@@ -4,7 +4,7 @@
     python bench/fuzz_verify.py --cases 1000000 --seed 1 [--max-file-bytes 200000] [--report out.json]
 
 In-process (the library, not a subprocess per case, for speed), one core. Every sound segment of
-fixtures/corpus and fixtures/generated up to --max-file-bytes is mutated by kdump.verify.mutate (bit flips,
+fixtures/corpus and fixtures/generated up to --max-file-bytes is mutated by tests/support/mutate.py (bit flips,
 byte sets, truncation, zero fill, huge and tiny size fields, spliced/deleted/appended bytes, duplicated
 batches, header and record changes with the CRC recomputed, decompression bombs) and verified with
 --deep and --max-batch-bytes 1 MiB (bombs decompress to 4 MiB). A case fails if verify raises, takes
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from kdump.findings import ERROR, WARNING  # noqa: E402
 from kdump.verify import VerifyOptions, verify_one  # noqa: E402
-from kdump.verify.mutate import Mutator  # noqa: E402
+from tests.support.mutate import Mutator  # noqa: E402
 
 MAX_BATCH = 1 << 20
 BOMB = 4 << 20

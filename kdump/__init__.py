@@ -21,7 +21,7 @@ _EXPORTS = {
     "CompressionType": "kdump.format.types", "ControlRecordType": "kdump.format.types",
     "TimestampType": "kdump.format.types",
     "Record": "kdump.format.columns", "RecordBatch": "kdump.format.v2", "RecordColumns": "kdump.format.columns",
-    "SegmentReader": "kdump.segment", "Tail": "kdump.segment", "iter_batches": "kdump.segment",
+    "SegmentReader": "kdump.segment", "Stop": "kdump.format.framing", "iter_batches": "kdump.segment",
     "RecordBatchBuilder": "kdump.writer", "LegacyMessageBuilder": "kdump.writer", "SegmentWriter": "kdump.writer",
     "write_segment": "kdump.writer",
 }

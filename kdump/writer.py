@@ -31,10 +31,12 @@ import crc32c as _crc32c
 from kdump import codec as _codec
 from kdump.errors import KdumpError
 from kdump.format import control as _control
+from kdump.format import framing
 from kdump.format import layout as L
 from kdump.format.schema import write_struct
 from kdump.format.types import ControlRecordType, TimestampType
 from kdump.format.varint import encode_uvarint, encode_varint
+from kdump.segment import entries_in
 
 __all__ = [
     "RecordBatchBuilder", "LegacyMessageBuilder", "SegmentWriter", "WriteVerificationError",
@@ -49,9 +51,9 @@ INT16_MIN, INT16_MAX = -(2**15), 2**15 - 1
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
-_V2_HEADER_AFTER_CRC = struct.Struct(">hiqqqhii")  # attributes .. recordsCount (file offsets 21..61)
-_V2_HEADER_BEFORE_CRC = struct.Struct(">qiib")  # baseOffset, length, partitionLeaderEpoch, magic
-_LEGACY_LENGTH = struct.Struct(">i")
+_V2_HEADER_AFTER_CRC = L.V2_AFTER_CRC  # attributes .. recordsCount (file offsets 21..61)
+_V2_HEADER_BEFORE_CRC = L.V2_BEFORE_CRC  # baseOffset, length, partitionLeaderEpoch, magic
+_LEGACY_LENGTH = L.INT32
 
 
 class WriteVerificationError(KdumpError):
@@ -184,7 +186,7 @@ def _v2_batch(*, base_offset: int, partition_leader_epoch: int, attributes: int,
     if length > INT32_MAX:
         raise ValueError(f"record batch of {length + L.LOG_OVERHEAD} bytes does not fit Kafka's int32 size field")
     before_crc = _V2_HEADER_BEFORE_CRC.pack(base_offset, length, partition_leader_epoch, 2)
-    return b"".join((before_crc, struct.pack(">I", crc), after_crc, payload))
+    return b"".join((before_crc, L.UINT32.pack(crc), after_crc, payload))
 
 
 class RecordBatchBuilder:
@@ -491,7 +493,7 @@ def legacy_message(offset: int, magic: int, key: bytes | None, value: bytes | No
         timestamp_field = L.LEGACY_TIMESTAMP.pack(_check_timestamp(timestamp))
     after_crc = b"".join((bytes((magic, attributes)), timestamp_field, _nullable_bytes_legacy(key),
                           _nullable_bytes_legacy(value)))
-    message = struct.pack(">I", zlib.crc32(after_crc)) + after_crc
+    message = L.UINT32.pack(zlib.crc32(after_crc)) + after_crc
     if len(message) > INT32_MAX:
         raise ValueError(f"legacy message of {len(message)} bytes does not fit Kafka's int32 size field")
     return L.PREFIX.pack(offset, len(message)) + message
@@ -622,18 +624,13 @@ class LegacyMessageBuilder:
 # --- segment files ------------------------------------------------------------------------------------
 def _split_entries(chunk: bytes) -> list[tuple[int, int]]:
     """(offset field, size) of each whole entry in ``chunk``; refuses partial entries."""
-    out = []
-    pos = 0
-    n = len(chunk)
-    while pos < n:
-        if n - pos < L.LOG_OVERHEAD:
-            raise ValueError(f"entry data ends with {n - pos} bytes that are not a whole entry")
-        offset, size = L.PREFIX.unpack_from(chunk, pos)
-        if size < L.LEGACY_RECORD_OVERHEAD_V0 or pos + L.LOG_OVERHEAD + size > n:
-            raise ValueError(f"entry at byte {pos} of the data declares size {size}, which does not fit the data")
-        out.append((offset, size))
-        pos += L.LOG_OVERHEAD + size
-    return out
+    entries, stop = entries_in(chunk)
+    if stop.kind == framing.SHORT:
+        raise ValueError(f"entry data ends with {stop.length} bytes that are not a whole entry")
+    if stop.kind != framing.END:
+        raise ValueError(f"entry at byte {stop.position} of the data declares size {stop.declared - L.LOG_OVERHEAD}, "
+                         "which does not fit the data")
+    return [(offset, size) for _pos, offset, size in entries]
 
 
 class SegmentWriter:

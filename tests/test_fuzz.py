@@ -17,7 +17,7 @@ import pytest
 from corpus import CORPUS, FIXTURES
 from kdump.findings import ERROR, WARNING
 from kdump.verify import VerifyOptions, verify_one
-from kdump.verify.mutate import Mutator, entries
+from tests.support.mutate import Mutator, entries
 
 pytestmark = pytest.mark.usefixtures("backend")  # the compiled and the pure record decoder
 

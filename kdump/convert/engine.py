@@ -53,9 +53,9 @@ CT = TimestampType.CREATE_TIME
 LAT = TimestampType.LOG_APPEND_TIME
 NTT = TimestampType.NO_TIMESTAMP_TYPE
 
-_LEGACY_ENTRY_HEAD = struct.Struct(">qiI")  # offset, size, crc
-_INT32 = struct.Struct(">i")
-_INT64 = struct.Struct(">q")
+_LEGACY_ENTRY_HEAD = L.LEGACY_PREFIX_CRC  # offset, size, crc
+_INT32 = L.INT32
+_INT64 = L.INT64
 _NULL_LENGTH = b"\xff\xff\xff\xff"
 
 
@@ -208,7 +208,7 @@ def convert_legacy_message(offset: int, body, to_magic: int) -> bytes:
     magic = body[L.BODY_MAGIC]
     if magic not in (0, 1) or to_magic not in (0, 1):
         raise ValueError(f"converts between magic 0 and 1, not {magic} -> {to_magic}")
-    if body[5] & L.LEGACY_CODEC_MASK:
+    if body[L.LEGACY_BODY_ATTRIBUTES_AT] & L.LEGACY_CODEC_MASK:
         raise ValueError("a compressed wrapper is re-encoded as a whole, not converted message by message")
     start = L.LEGACY_V0_KEY_SIZE_AT if magic == 0 else L.LEGACY_V1_KEY_SIZE_AT
     end = _key_value_end(body, start)
@@ -218,7 +218,9 @@ def convert_legacy_message(offset: int, body, to_magic: int) -> bytes:
         head = b"\x01\x00" + _INT64.pack(L.NO_TIMESTAMP)
     else:
         # 1 -> 1: keep the stored timestamp and its type bit
-        head = bytes((1, body[5] & L.LEGACY_TIMESTAMP_TYPE_MASK)) + bytes(body[6:14])
+        ts_at = L.LEGACY_BODY_TIMESTAMP_AT
+        head = (bytes((1, body[L.LEGACY_BODY_ATTRIBUTES_AT] & L.LEGACY_TIMESTAMP_TYPE_MASK))
+                + bytes(body[ts_at:ts_at + L.LEGACY_TIMESTAMP.size]))
     message = head + bytes(body[start:end])
     return _LEGACY_ENTRY_HEAD.pack(offset, len(message) + 4, zlib.crc32(message)) + message
 
@@ -262,9 +264,9 @@ def v2_record(offset_delta: int, timestamp_delta: int, key, value) -> bytes:
     return _varint(len(body)) + body
 
 
-_V2_BEFORE_CRC = struct.Struct(">qiib")  # baseOffset, length, partitionLeaderEpoch, magic
-_V2_AFTER_CRC = struct.Struct(">hiqqqhii")  # attributes .. recordsCount
-_UINT32 = struct.Struct(">I")
+_V2_BEFORE_CRC = L.V2_BEFORE_CRC  # baseOffset, length, partitionLeaderEpoch, magic
+_V2_AFTER_CRC = L.V2_AFTER_CRC  # attributes .. recordsCount
+_UINT32 = L.UINT32
 
 
 def v2_batch(base_offset: int, attributes: int, last_offset_delta: int, base_timestamp: int, max_timestamp: int,

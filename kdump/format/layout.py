@@ -5,15 +5,23 @@ Every entry of a ``.log`` file starts with the same framing (spec §3.1)::
     offset/baseOffset int64 | size/length int32 | (crc | partitionLeaderEpoch) int32 | magic int8
 
 ``size`` counts the bytes after the size field, so an entry takes ``LOG_OVERHEAD + size`` bytes.
-kdump reads the 12-byte prefix and then the ``size`` bytes that follow it (the *body*); offsets below
-marked ``BODY_`` are relative to the start of that body.
+kdump reads the 12-byte prefix and then the ``size`` bytes that follow it (the *body*). Offsets named
+``..._AT`` / ``..._FROM`` are relative to the start of the entry (its offset field); those named ``BODY_``
+are relative to the start of the body. Every other module takes its offsets and structs from here.
 """
 import struct
 
-LOG_OVERHEAD = 12  # offset + size
-HEADER_SIZE_UP_TO_MAGIC = 17  # Kafka needs this many bytes to decide what an entry is
 PREFIX = struct.Struct(">qi")  # offset / baseOffset, size / length
-BODY_MAGIC = 4  # magic byte, for every format
+OFFSET_AT = 0
+SIZE_AT = struct.calcsize(">q")  # 8
+LOG_OVERHEAD = PREFIX.size  # 12: offset + size
+MAGIC_AT = LOG_OVERHEAD + struct.calcsize(">i")  # 16: after the legacy crc / the v2 partition leader epoch
+HEADER_SIZE_UP_TO_MAGIC = MAGIC_AT + 1  # 17: Kafka needs this many bytes to decide what an entry is
+BODY_MAGIC = MAGIC_AT - LOG_OVERHEAD  # 4: magic byte, for every format
+MAGIC = struct.Struct(">B")  # read unsigned, as Kafka's framing compares it
+INT32 = struct.Struct(">i")
+INT64 = struct.Struct(">q")
+UINT32 = struct.Struct(">I")  # a stored CRC
 
 # --- legacy messages, magic 0 and 1 (LegacyRecord.java) ----------------------------------------
 # body: crc uint32 | magic int8 | attributes int8 | [timestamp int64, v1] | keyLength int32 | key | valueLength int32 | value
@@ -22,6 +30,14 @@ LEGACY_CRC_START = 4  # CRC-32 covers magic .. end of message
 LEGACY_TIMESTAMP = struct.Struct(">q")
 LEGACY_V0_KEY_SIZE_AT = 6
 LEGACY_V1_KEY_SIZE_AT = 14
+LEGACY_ENTRY_HEAD = struct.Struct(">qiIBb")  # the prefix and LEGACY_HEAD: offset, size, crc, magic, attributes
+LEGACY_PREFIX_CRC = struct.Struct(">qiI")  # offset, size, crc: what precedes the bytes the CRC covers
+LEGACY_CRC_AT = LOG_OVERHEAD  # 12
+LEGACY_CRC_FROM = LOG_OVERHEAD + LEGACY_CRC_START  # 16: the magic byte
+LEGACY_ATTRIBUTES_AT = MAGIC_AT + 1  # 17
+LEGACY_TIMESTAMP_AT = LEGACY_ATTRIBUTES_AT + 1  # 18 (magic 1 only)
+LEGACY_BODY_ATTRIBUTES_AT = LEGACY_ATTRIBUTES_AT - LOG_OVERHEAD  # 5
+LEGACY_BODY_TIMESTAMP_AT = LEGACY_TIMESTAMP_AT - LOG_OVERHEAD  # 6
 LEGACY_RECORD_OVERHEAD_V0 = 14  # smallest v0 message; also the smallest size Kafka accepts in framing
 LEGACY_RECORD_OVERHEAD_V1 = 22
 LEGACY_CODEC_MASK = 0x07
@@ -32,12 +48,20 @@ LEGACY_TIMESTAMP_TYPE_MASK = 0x08
 #       baseTimestamp int64 | maxTimestamp int64 | producerId int64 | producerEpoch int16 |
 #       baseSequence int32 | recordsCount int32 | records...
 V2_BODY_HEAD = struct.Struct(">ibIhiqqqhii")
-V2_RECORD_BATCH_OVERHEAD = 61  # whole header including the 12-byte prefix
-V2_BODY_HEAD_SIZE = V2_RECORD_BATCH_OVERHEAD - LOG_OVERHEAD  # 49
-V2_BODY_CRC_AT = 5  # the stored CRC-32C
-V2_BODY_CRC_START = 9  # CRC-32C covers attributes .. end of batch (file offset 21)
-V2_BODY_ATTRIBUTES_AT = 9
-V2_BODY_MAX_TIMESTAMP_AT = 23
+V2_HEAD = struct.Struct(">qiibIhiqqqhii")  # the prefix and V2_BODY_HEAD: the whole 61-byte header
+V2_BEFORE_CRC = struct.Struct(">qiib")  # baseOffset, length, partitionLeaderEpoch, magic
+V2_AFTER_CRC = struct.Struct(">hiqqqhii")  # attributes .. recordsCount
+V2_RECORD_BATCH_OVERHEAD = V2_HEAD.size  # 61: whole header including the 12-byte prefix
+V2_BODY_HEAD_SIZE = V2_BODY_HEAD.size  # 49
+V2_LEADER_EPOCH_AT = LOG_OVERHEAD  # 12: the one header field outside the CRC besides offset and size
+V2_CRC_AT = V2_BEFORE_CRC.size  # 17: the stored CRC-32C
+V2_CRC_FROM = V2_CRC_AT + UINT32.size  # 21: CRC-32C covers attributes .. end of batch
+V2_ATTRIBUTES_AT = V2_CRC_FROM  # 21
+V2_BODY_CRC_AT = V2_CRC_AT - LOG_OVERHEAD  # 5
+V2_BODY_CRC_START = V2_CRC_FROM - LOG_OVERHEAD  # 9
+V2_BODY_ATTRIBUTES_AT = V2_ATTRIBUTES_AT - LOG_OVERHEAD  # 9
+V2_BODY_MAX_TIMESTAMP_AT = V2_BODY_ATTRIBUTES_AT + struct.calcsize(">hiq")  # 23
+V2_MIN_RECORD_SIZE = 7  # length, attributes, timestamp delta, offset delta, key length, value length, header count
 
 V2_CODEC_MASK = 0x07
 V2_TIMESTAMP_TYPE_MASK = 0x08

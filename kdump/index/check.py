@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from kdump.errors import FormatError
 from kdump.findings import ERROR, INFO, WARNING, FileReport
 from kdump.index import checkpoints as cps
-from kdump.index.headers import BatchHeader, Stop, first_offset, header_at, max_record_timestamp, read_batch_at, \
-    walk_headers
+from kdump.index.time_index import max_record_timestamp
 from kdump.logdir import FileKind, Partition, segment_base_offset, sibling
+from kdump.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
 
 MAX_PER_CODE = 20  # findings of one code per file; more are summarised in one finding
 # Entries checked against the log per index file: 4x what Kafka's default segment.index.bytes (10 MiB) holds.

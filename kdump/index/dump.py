@@ -17,7 +17,8 @@ from typing import Callable
 
 from kdump.errors import FormatError
 from kdump.index import checkpoints as cps
-from kdump.index.headers import Stop, header_at, max_record_timestamp, read_batch_at, walk_headers
+from kdump.index.time_index import max_record_timestamp
+from kdump.segment import Stop, header_at, read_batch_at, walk_headers
 from kdump.index.reports import IndexReports  # noqa: F401  (re-exported)
 from kdump.logdir import FileKind, sibling
 from kdump.segment import base_offset_from_name

@@ -222,7 +222,7 @@ def state_before(directory: str, base_offset: int, *, notes: list | None = None,
 def _replay(path: str, state: ProducerStates, start: int | None, stop: int) -> None:
     """Apply the batches of an earlier segment with offsets in [start, stop) to ``state``: batch headers only
     (one small read per batch), whole batches only for control batches (their marker record is needed)."""
-    from kdump.index.headers import Stop, read_batch_at, walk_headers
+    from kdump.segment import Stop, read_batch_at, walk_headers
 
     fd = os.open(path, os.O_RDONLY)
     try:

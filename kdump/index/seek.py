@@ -20,8 +20,8 @@ import os
 import re
 
 from kdump.errors import FormatError
-from kdump.index.headers import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
 from kdump.logdir import FileKind, sibling
+from kdump.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
 from kdump.segment import base_offset_from_name
 
 _VERIFY_CRC_BELOW = 1 << 20

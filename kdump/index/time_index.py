@@ -70,3 +70,14 @@ class TimeIndex(FixedEntryIndex):
 
 def encode_entry(base_offset: int, timestamp: int, offset: int) -> bytes:
     return ENTRY.pack(timestamp, offset - base_offset)
+
+
+def max_record_timestamp(batch, limit: int) -> int:
+    """The largest record timestamp of a batch (-1 if none), as DumpLogSegments computes it for time indexes."""
+    best = L.NO_TIMESTAMP
+    cols = batch.columns(limit)
+    if cols.count:
+        best = max(best, max(cols.timestamps[:cols.count]))
+    if cols.error is not None:
+        raise cols.error
+    return best

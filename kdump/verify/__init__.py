@@ -8,12 +8,11 @@ where and how they are not.
 One :class:`~kdump.findings.FileReport` per file, with its findings (stable codes, see
 :mod:`kdump.verify.codes` and docs/findings.md). Modules:
 
-* :mod:`kdump.verify.walk`: one file, entry by entry, with resynchronisation after damage (shallow checks);
+* :mod:`kdump.verify.walk`: one file's walk (:meth:`kdump.segment.SegmentReader.events`, which resynchronises
+  after damage) turned into findings (shallow checks);
 * :mod:`kdump.verify.deep`: ``--deep`` record checks;
-* :mod:`kdump.verify.resync`: finding entries by header sanity and CRC at arbitrary positions;
 * :mod:`kdump.verify.partition`: paths, partition directories, segment contiguity, and the companion
-  files' checks of :mod:`kdump.index.check`;
-* :mod:`kdump.verify.mutate`: hostile-input generators for the fuzz test and the fuzz campaign.
+  files' checks of :mod:`kdump.index.check`.
 
 Nothing here writes to the files it checks; every file is opened read-only.
 """

@@ -1,22 +1,18 @@
 """Verify one segment file: walk its entries like Kafka, check each, resynchronise after damage.
 
-The walk follows Kafka's framing (``FileLogInputStream.nextBatch``, spec §3.9) entry by entry. Each entry
-ends in one of three ways:
+The walk is :meth:`kdump.segment.SegmentReader.events` (Kafka's framing, ``FileLogInputStream.nextBatch``,
+spec §3.9, going on after damage); this module turns its events into findings:
 
-* **good**: framed, known magic, header parses, CRC valid. Its header is checked (and with ``deep`` its
-  records, see :mod:`kdump.verify.deep`), its offsets against the previous batch and the file name,
-  its producer and leader epoch against the partition so far.
+* **good batch**: its header is checked (and with ``deep`` its records, see :mod:`kdump.verify.deep`), its
+  offsets against the previous batch and the file name, its producer and leader epoch against the
+  partition so far. An entry above ``--max-batch-bytes`` has its CRC and header checked, not its records.
 * **bad entry**: framed (its size fits in the file) but unusable: CRC mismatch, unknown magic, smaller
-  than its header. One finding. Whether its size field can still be trusted is decided by looking at
-  where it points (:meth:`Prober.plausible`): a sane header there means only the contents were hit and the
-  walk goes on; otherwise the size field was probably hit too and the walk resynchronises.
-* **framing break**: the size field is unusable (below 14, or past the end of the file). Zeros to the end
-  are zero padding; a size past the end with nothing valid after it is a truncated tail (what a crash
-  leaves); anything else is a damaged range, and the walk resynchronises.
-
-Resynchronisation scans forward for the next entry whose header and CRC check out
-(:meth:`Prober.find_next`), reports the damaged byte range and the offsets lost between the last good
-batch and the next good one, and carries on from there, so one bad byte never hides the rest of a file.
+  than its header. One finding.
+* **damaged range**: bytes that are no entry (a size field below 14 or past the end, or a bad entry whose
+  size field points where no entry begins): the cause, the byte range and the offsets lost between the
+  last good batch and the next good one.
+* **the stop**: zero padding, or a truncated tail (what a crash leaves), with where Kafka's recovery would
+  cut the file.
 
 Memory: one entry at a time (at most ``max_batch_bytes``; a larger one has its CRC computed in 1 MiB
 chunks instead of being read whole), findings capped per code, producer table capped
@@ -24,19 +20,18 @@ chunks instead of being read whole), findings capped per code, producer table ca
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 from kdump import codec as _codec
-from kdump.errors import FormatError
 from kdump.findings import FileReport
+from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.format.legacy import LegacyBatch
 from kdump.format.v2 import RecordBatch
 from kdump.producer_state import ProducerStates
-from kdump.segment import DEFAULT_MAX_BATCH_BYTES, base_offset_from_name, batch_from_entry
+from kdump.segment import (DEFAULT_MAX_BATCH_BYTES, BadEntry, DamagedRange, GoodBatch, LargeEntry, SegmentReader, Stop,
+                           base_offset_from_name)
 from kdump.verify.codes import CODES
-from kdump.verify.resync import Prober
 
 INT32_MAX = L.INT32_MAX
 MAX_SEGMENT_BYTES = INT32_MAX  # Kafka refuses to load a larger segment (spec §3.9)
@@ -128,8 +123,8 @@ class SegmentVerifier:
     # --- entry point ---------------------------------------------------------------------------------
     def run(self) -> FileReport:
         try:
-            with open(self.path, "rb", buffering=1 << 20) as f:  # read-only, always
-                self._walk(f)
+            with SegmentReader(self.path, max_batch_bytes=self.options.max_batch_bytes) as reader:
+                self._walk(reader)
         except OSError as e:
             self.report.io_error = f"cannot read: {e.strerror or e}"
         self._finish()
@@ -138,154 +133,96 @@ class SegmentVerifier:
     def _add(self, code: str, message: str, **where) -> None:
         self.findings.add(code, message, **where)
 
-    # --- the walk ------------------------------------------------------------------------------------
-    def _walk(self, f) -> None:
-        fd = f.fileno()
-        end = os.fstat(fd).st_size
+    # --- the walk: the reader's events turned into findings -----------------------------------------------
+    def _walk(self, reader: SegmentReader) -> None:
+        end = reader.file_size
         self.report.bytes = end
         self.end = end
-        self.prober = prober = Prober(fd, end, self.options.max_batch_bytes)
         if self.kind == "log" and self.base_offset is None:
             self._add("base-offset-unknown", "the file name is not <base offset>.log (20 digits), so offsets "
                       "were not checked against the segment's base offset")
         if end > MAX_SEGMENT_BYTES:
             self._add("segment-too-large", f"the file has {end} bytes; Kafka refuses segments above "
                       f"{MAX_SEGMENT_BYTES} bytes", length=end)
-        max_batch = self.options.max_batch_bytes
-        pos = 0
-        f.seek(0)
-        read = f.read
-        unpack_prefix = L.PREFIX.unpack
-        while True:
-            self._tick(pos)
-            remaining = end - pos
-            if remaining <= 0:
-                return
-            if remaining <= L.HEADER_SIZE_UP_TO_MAGIC:
-                self._short_tail(pos, remaining)
-                return
-            head = read(L.LOG_OVERHEAD)
-            if len(head) < L.LOG_OVERHEAD:
-                self._file_shrank(pos)
-                return
-            offset, size = unpack_prefix(head)
-            if size < L.LEGACY_RECORD_OVERHEAD_V0:
-                if prober.zeros_to_end(pos):
-                    self._add("zero-padding", f"{remaining} zero bytes from byte {pos} to the end of the file "
-                              "(a preallocated or zero-filled tail; Kafka's recovery truncates it)",
-                              position=pos, length=remaining)
-                    return
-                pos = self._damaged(pos, pos + 1, "size-below-minimum",
-                                    f"entry size field is {size}, below the minimum of "
-                                    f"{L.LEGACY_RECORD_OVERHEAD_V0} (Kafka: CorruptRecordException)")
-            elif size > remaining - L.LOG_OVERHEAD:
-                q = prober.find_next(pos + 1)
-                if q is None:
-                    self._add("truncated-tail", f"the entry at byte {pos} declares {L.LOG_OVERHEAD + size} bytes "
-                              f"but only {remaining} remain: an incomplete last batch (as a crash leaves it); "
-                              f"{self._recovery_cut(pos)}",
-                              position=pos, length=remaining, first_offset=self._next_expected())
-                    return
-                pos = self._damaged(pos, q, "size-beyond-end",
-                                    f"entry size field is {size}, past the end of the file ({remaining} bytes "
-                                    "remain), yet valid batches follow: the size field is damaged", found=True)
-            elif size > max_batch:
-                pos = self._oversized(pos, offset, size)
+        good = self._good
+        for event in reader.events():
+            kind = type(event)
+            if kind is GoodBatch:
+                batch = event.batch
+                if self.progress is not None:
+                    self._tick(batch.position)
+                good(batch)
+            elif kind is BadEntry:
+                self._tick(event.position)
+                self._bad_entry(event)
+            elif kind is DamagedRange:
+                self._tick(event.start)
+                self._damaged(event)
+            elif kind is LargeEntry:
+                self._tick(event.position)
+                self._large_entry(event)
             else:
-                body = read(size)
-                if len(body) < size:
-                    self._file_shrank(pos)
-                    return
-                pos = self._entry(pos, offset, size, body)
-            if pos is None:
-                return
-            if f.tell() != pos:
-                f.seek(pos)
+                self._stop(event)
 
-    def _entry(self, pos: int, offset: int, size: int, body: bytes) -> int | None:
-        """A framed entry: check it; returns where the walk continues (None: at the end)."""
-        nxt = pos + L.LOG_OVERHEAD + size
-        try:
-            batch = batch_from_entry(pos, offset, size, body)
-        except FormatError as e:
-            code = e.code if e.code in CODES else "message-too-small"
-            return self._bad_entry(pos, nxt, code, e.message, offset)
-        if not batch.is_valid():
-            self.report.batches += 1
-            return self._bad_entry(pos, nxt, "crc-mismatch", _crc_message(batch), offset, batch=batch)
-        self._good(batch)
-        return nxt
-
-    def _oversized(self, pos: int, offset: int, size: int) -> int | None:
+    def _large_entry(self, e: LargeEntry) -> None:
         """An entry above --max-batch-bytes: CRC streamed in chunks, header checked, records not read."""
-        nxt = pos + L.LOG_OVERHEAD + size
-        head = self.prober.read(pos, L.V2_RECORD_BATCH_OVERHEAD)
-        magic = head[16]
-        if magic > 2:
-            return self._bad_entry(pos, nxt, "magic-unknown", f"unknown magic byte {magic} (expected 0, 1 or 2)",
-                                   offset)
         self.report.batches += 1
-        if not self.prober.crc_ok(pos, head):
-            return self._bad_entry(pos, nxt, "crc-mismatch",
-                                   f"stored CRC does not match the {size}-byte entry (checked in chunks: it is "
-                                   f"above --max-batch-bytes {self.options.max_batch_bytes})", offset)
         if self.options.deep:
-            self._add("batch-too-large", f"the entry has {L.LOG_OVERHEAD + size} bytes, above --max-batch-bytes "
+            self._add("batch-too-large", f"the entry has {e.size} bytes, above --max-batch-bytes "
                       f"({self.options.max_batch_bytes}): its CRC is valid but its records were not decoded",
-                      position=pos, length=L.LOG_OVERHEAD + size)
-        if magic == 2:
-            batch = RecordBatch(pos, offset, size, head[L.LOG_OVERHEAD:])  # the header is all that is used
+                      position=e.position, length=e.size)
+        batch = e.header
+        if batch is not None:
             self._header_v2(batch)
             self._offsets(batch, batch.base_offset, batch.last_offset)
             self._producer(batch)
             self.report.records += max(batch.records_count, 0)
         else:
-            self._offsets(None, None, offset, position=pos)
-        return nxt
+            self._offsets(None, None, e.offset, position=e.position)
 
-    # --- bad entries, damage and resynchronisation ----------------------------------------------------------
-    def _bad_entry(self, pos: int, nxt: int, code: str, message: str, offset: int, *, batch=None) -> int | None:
-        where = {"position": pos, "length": nxt - pos}
+    # --- bad entries, damage and the end --------------------------------------------------------------------
+    def _bad_entry(self, e: BadEntry) -> None:
+        code = e.error.code if e.error.code in CODES else "message-too-small"
+        if code == "crc-mismatch":
+            self.report.batches += 1  # a batch, if not a sound one
+        message = e.error.message
+        where = {"position": e.position, "length": e.size}
+        batch = e.batch
         if batch is not None and batch.magic == 2:
             message += (f"; the header claims offsets {batch.base_offset}-{batch.last_offset} "
                         f"(not trustworthy)")
             where.update(first_offset=batch.base_offset, last_offset=batch.last_offset)
         else:
-            message += f"; the entry's offset field says {offset} (not trustworthy)"
+            message += f"; the entry's offset field says {e.offset} (not trustworthy)"
         self._add(code, message, **where)
+        self._damage_at(e.position)
+
+    def _damage_at(self, pos: int) -> None:
         self.after_damage = True
         if self.first_invalid is None:
             self.first_invalid = pos
-        if self.prober.plausible(nxt):
-            return nxt
-        return self._damaged(pos, pos + 1, None,
-                             f"the entry at byte {pos} points past itself to byte {nxt}, where no entry begins: "
-                             "its size field is probably damaged too")
 
-    def _damaged(self, start: int, scan_from: int, code: str | None, cause: str, *, found: bool = False) -> int | None:
-        """Bytes from ``start`` are no entry: find the next good one (``scan_from`` is where to look, or
-        with ``found`` where it already is), report the cause and the damaged range, return where to go on."""
-        q = scan_from if found else self.prober.find_next(scan_from)
-        self.after_damage = True
-        if self.first_invalid is None:
-            self.first_invalid = start
+    def _damaged(self, d: DamagedRange) -> None:
+        """Bytes that are no entry: the cause, the damaged range and the offsets lost in it."""
+        start = d.start
+        self._damage_at(start)
+        code = d.code
         if code is not None:
-            self._add(code, cause, position=start)
+            self._add(code, d.cause, position=start)
         lost_first = self._next_expected()
-        if q is None:
-            length = self.end - start
-            text = (f"bytes {start}-{self.end - 1} ({length} bytes) hold no valid entry up to the end of the file "
-                    f"({cause if code is None else 'see ' + code})")
+        cause = d.cause if code is None else "see " + code
+        length = d.end - start
+        if not d.resumed:
+            text = (f"bytes {start}-{d.end - 1} ({length} bytes) hold no valid entry up to the end of the file "
+                    f"({cause})")
             if lost_first is not None:
                 text += f"; offsets from {lost_first} on are lost"
             self._add("damaged-range", text, position=start, length=length, first_offset=lost_first)
-            return None
-        length = q - start
-        next_first = self._first_offset_at(q)
+            return
+        next_first = d.next_good_offset
         # a zero-filled hole is what a file system leaves of blocks it never wrote: worth saying
-        what = "are all zero" if self.prober.all_zero(start, q) else "hold no valid entry"
-        text = (f"bytes {start}-{q - 1} ({length} bytes) {what} "
-                f"({cause if code is None else 'see ' + code}); resumed at byte {q}")
+        what = "are all zero" if d.zeros else "hold no valid entry"
+        text = f"bytes {start}-{d.end - 1} ({length} bytes) {what} ({cause}); resumed at byte {d.end}"
         where = {"position": start, "length": length}
         if lost_first is not None and next_first is not None:
             if next_first > lost_first:
@@ -296,7 +233,6 @@ class SegmentVerifier:
         elif next_first is not None:
             text += f"; the next good batch starts at offset {next_first}"
         self._add("damaged-range", text, **where)
-        return q
 
     def _recovery_cut(self, pos: int) -> str:
         """Kafka's recovery keeps a log up to its first invalid entry (spec §5.6)."""
@@ -309,35 +245,28 @@ class SegmentVerifier:
             return self.prev_last + 1
         return self.base_offset
 
-    def _first_offset_at(self, q: int) -> int | None:
-        """First offset of the (valid) entry at ``q``: the header's, or for a compressed legacy wrapper
-        its first inner message's."""
-        head = self.prober.read(q, L.V2_RECORD_BATCH_OVERHEAD)
-        offset, size = L.PREFIX.unpack_from(head)
-        if head[16] == 2 or (head[17] & L.LEGACY_CODEC_MASK) == 0:
-            return offset
-        if size > self.options.max_batch_bytes:
-            return None
-        try:
-            batch = LegacyBatch(q, offset, self.prober.read(q + L.LOG_OVERHEAD, size))
-            for record in batch.records(self.options.max_batch_bytes):
-                return record.offset
-        except FormatError:
-            pass
-        return None
-
-    def _short_tail(self, pos: int, remaining: int) -> None:
-        if self.prober.zeros_to_end(pos):
-            self._add("zero-padding", f"{remaining} zero bytes at the end of the file (from byte {pos})",
-                      position=pos, length=remaining)
-        else:
+    def _stop(self, stop: Stop) -> None:
+        """The end of the walk (a stop of kind ``corrupt`` follows a damaged range already reported)."""
+        pos, remaining = stop.position, stop.length
+        if stop.kind == F.ZEROS:
+            if remaining <= L.HEADER_SIZE_UP_TO_MAGIC:
+                self._add("zero-padding", f"{remaining} zero bytes at the end of the file (from byte {pos})",
+                          position=pos, length=remaining)
+            else:
+                self._add("zero-padding", f"{remaining} zero bytes from byte {pos} to the end of the file "
+                          "(a preallocated or zero-filled tail; Kafka's recovery truncates it)",
+                          position=pos, length=remaining)
+        elif stop.kind == F.SHORT:
             self._add("truncated-tail", f"{remaining} bytes at the end are too few for an entry (at least 18 are "
                       f"needed); {self._recovery_cut(pos)}",
                       position=pos, length=remaining, first_offset=self._next_expected())
-
-    def _file_shrank(self, pos: int) -> None:
-        self._add("truncated-tail", f"the file ended at byte {pos} while being read (was it truncated meanwhile?)",
-                  position=pos)
+        elif stop.kind == F.TRUNCATED and stop.declared is not None:
+            self._add("truncated-tail", f"the entry at byte {pos} declares {stop.declared} bytes "
+                      f"but only {remaining} remain: an incomplete last batch (as a crash leaves it); "
+                      f"{self._recovery_cut(pos)}",
+                      position=pos, length=remaining, first_offset=self._next_expected())
+        elif stop.kind == F.TRUNCATED:
+            self._add("truncated-tail", stop.message, position=pos)
 
     # --- good batches -----------------------------------------------------------------------------------
     def _good(self, batch) -> None:
@@ -525,8 +454,3 @@ def _v2_header_fast_ok(b: RecordBatch) -> bool:
                      and (b.base_sequence >= 0 or (b.base_sequence == -1 and b.attributes & L.V2_CONTROL_MASK))))
             and not (b.max_timestamp < 0 and b.attributes & L.V2_TIMESTAMP_TYPE_MASK and b.records_count > 0))
 
-
-def _crc_message(batch) -> str:
-    kind = "CRC-32C" if batch.magic == 2 else "CRC-32"
-    return (f"stored {kind} {batch.crc} does not match the computed {batch.compute_crc()} "
-            f"(magic {batch.magic} entry of {batch.size} bytes)")

@@ -8,8 +8,8 @@ import zlib
 import crc32c
 import pytest
 
-from kdump.verify import resync
-from kdump.verify.resync import Prober
+from kdump import segment
+from kdump.segment import Prober
 from kdump.writer import RecordBatchBuilder, legacy_message
 
 TS = 1_700_000_000_000
@@ -48,7 +48,7 @@ def test_the_first_valid_entry_after_garbage(probe):
 
 @pytest.mark.parametrize("shift", [-70, -61, -17, -16, -1, 0, 1, 5])
 def test_entries_across_window_boundaries(probe, monkeypatch, shift):
-    monkeypatch.setattr(resync, "WINDOW", 4096)
+    monkeypatch.setattr(segment, "WINDOW", 4096)
     junk = b"\xee" * (4096 + shift)
     p = probe(junk + batch())
     assert p.find_next(0) == len(junk)
@@ -99,7 +99,7 @@ def test_plausible_framing(probe):
 
 
 def test_crc_of_a_large_entry_is_computed_in_chunks(probe, monkeypatch):
-    monkeypatch.setattr(resync, "CHUNK", 1000)
+    monkeypatch.setattr(segment, "CHUNK", 1000)
     b = batch(0, 500)
     p = probe(b)
     head = b[:61]

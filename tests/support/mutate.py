@@ -1,7 +1,7 @@
 """Hostile inputs for fuzzing ``verify``: deterministic mutations of a sound segment's bytes.
 
 Used by ``tests/test_fuzz.py`` (a short run in the suite) and ``bench/fuzz_verify.py`` (the large
-campaign). Every mutation says whether a finding is *mandatory* for its result: it is when bytes
+campaign); entries are found by kdump's framing walk (:func:`kdump.segment.entries_in`). Every mutation says whether a finding is *mandatory* for its result: it is when bytes
 protected by a CRC changed and the CRC was not recomputed (including the CRC field itself and the size
 field, which moves the range the CRC covers), or when the file was cut or spliced away from an entry
 boundary. Mutations that recompute the CRC (to reach the record-level checks of ``--deep``) or that
@@ -11,15 +11,13 @@ result may be a sound file.
 from __future__ import annotations
 
 import random
-import struct
 import zlib
 from dataclasses import dataclass
 
 from kdump import codec as _codec
 from kdump._crc import crc32c
 from kdump.format import layout as L
-
-_V2_AFTER_CRC = struct.Struct(">hiqqqhii")
+from kdump.segment import entries_in
 
 
 @dataclass(frozen=True)
@@ -33,21 +31,13 @@ class Entry:
         """Bytes whose change the entry's CRC (or its size field) must reveal: from the size field on
         for magic 0/1 (the CRC covers magic..end), for magic 2 from the size field too, except the
         partition leader epoch (bytes 12-15), which Kafka keeps outside the CRC on purpose."""
-        return self.position + 8, self.position + self.size
+        return self.position + L.SIZE_AT, self.position + self.size
 
 
 def entries(data: bytes) -> list[Entry]:
     """The whole entries of a sound file, by its framing (stops at the first thing that is not one)."""
-    out = []
-    pos = 0
-    n = len(data)
-    while n - pos > L.HEADER_SIZE_UP_TO_MAGIC:
-        _off, size = L.PREFIX.unpack_from(data, pos)
-        if size < L.LEGACY_RECORD_OVERHEAD_V0 or pos + L.LOG_OVERHEAD + size > n:
-            break
-        out.append(Entry(pos, L.LOG_OVERHEAD + size, data[pos + 16]))
-        pos += L.LOG_OVERHEAD + size
-    return out
+    found, _stop = entries_in(data)
+    return [Entry(pos, L.LOG_OVERHEAD + size, data[pos + L.MAGIC_AT]) for pos, _offset, size in found]
 
 
 @dataclass
@@ -66,8 +56,8 @@ def _changed_protected(original: bytes, mutated: bytes, ents: list[Entry]) -> bo
         if original[a:b] != mutated[a:b]:
             if e.magic == 2:
                 # the v2 leader epoch (12-15) is unprotected: compare without it
-                p = e.position
-                if original[a:p + 12] != mutated[a:p + 12] or original[p + 16:b] != mutated[p + 16:b]:
+                epoch_at, epoch_end = e.position + L.V2_LEADER_EPOCH_AT, e.position + L.MAGIC_AT
+                if original[a:epoch_at] != mutated[a:epoch_at] or original[epoch_end:b] != mutated[epoch_end:b]:
                     return True
             else:
                 return True
@@ -76,10 +66,10 @@ def _changed_protected(original: bytes, mutated: bytes, ents: list[Entry]) -> bo
 
 def _refresh_crc(buf: bytearray, e: Entry) -> None:
     p = e.position
-    if buf[p + 16] == 2:
-        struct.pack_into(">I", buf, p + 17, crc32c(bytes(buf[p + 21:p + e.size])))
-    elif buf[p + 16] <= 1:
-        struct.pack_into(">I", buf, p + 12, zlib.crc32(bytes(buf[p + 16:p + e.size])))
+    if buf[p + L.MAGIC_AT] == 2:
+        L.UINT32.pack_into(buf, p + L.V2_CRC_AT, crc32c(bytes(buf[p + L.V2_CRC_FROM:p + e.size])))
+    elif buf[p + L.MAGIC_AT] <= 1:
+        L.UINT32.pack_into(buf, p + L.LEGACY_CRC_AT, zlib.crc32(bytes(buf[p + L.LEGACY_CRC_FROM:p + e.size])))
 
 
 class Mutator:
@@ -150,7 +140,7 @@ class Mutator:
             return self._bitflip(rnd)
         buf = bytearray(self.data)
         value = rnd.choice((0x7FFFFFFF, 0x40000000, len(self.data), e.size + rnd.randrange(1, 1 << 16)))
-        struct.pack_into(">i", buf, e.position + 8, value)
+        L.INT32.pack_into(buf, e.position + L.SIZE_AT, value)
         return Mutant("hugesize", bytes(buf), True, f"entry at {e.position} size {value}")
 
     def _smallsize(self, rnd):
@@ -159,7 +149,7 @@ class Mutator:
             return self._bitflip(rnd)
         buf = bytearray(self.data)
         value = rnd.choice((-1, 0, 5, 13, 14, 48, max(14, e.size - 12 - rnd.randrange(1, 64))))
-        struct.pack_into(">i", buf, e.position + 8, value)
+        L.INT32.pack_into(buf, e.position + L.SIZE_AT, value)
         out = bytes(buf)
         return Mutant("smallsize", out, out != self.data, f"entry at {e.position} size {value}")
 
@@ -170,9 +160,9 @@ class Mutator:
             return self._bitflip(rnd)
         buf = bytearray(self.data)
         if e.magic == 2 and rnd.random() < 0.5:
-            struct.pack_into(">i", buf, e.position + 12, rnd.choice((-1, 0, 7, 0x7FFFFFFF)))
+            L.INT32.pack_into(buf, e.position + L.V2_LEADER_EPOCH_AT, rnd.choice((-1, 0, 7, 0x7FFFFFFF)))
         else:
-            struct.pack_into(">q", buf, e.position, rnd.choice((-1, 0, 2**31, 2**62, rnd.randrange(1 << 20))))
+            L.INT64.pack_into(buf, e.position + L.OFFSET_AT, rnd.choice((-1, 0, 2**31, 2**62, rnd.randrange(1 << 20))))
         return Mutant("unprotected", bytes(buf), False)
 
     def _duplicate(self, rnd):
@@ -190,16 +180,17 @@ class Mutator:
         buf = bytearray(self.data)
         p = e.position
         if e.magic == 2 and e.size >= L.V2_RECORD_BATCH_OVERHEAD:
-            fields = list(_V2_AFTER_CRC.unpack_from(buf, p + 21))
+            fields = list(L.V2_AFTER_CRC.unpack_from(buf, p + L.V2_CRC_FROM))
             i = rnd.randrange(len(fields))
             limits = [(-2**15, 2**15 - 1), (-2**31, 2**31 - 1), (-2**63, 2**63 - 1), (-2**63, 2**63 - 1),
                       (-2**63, 2**63 - 1), (-2**15, 2**15 - 1), (-2**31, 2**31 - 1), (-2**31, 2**31 - 1)]
             lo, hi = limits[i]
             fields[i] = rnd.choice((lo, hi, -1, 0, 1, fields[i] + 1, fields[i] - 1, rnd.randint(lo, hi)))
             fields[i] = max(lo, min(hi, fields[i]))
-            _V2_AFTER_CRC.pack_into(buf, p + 21, *fields)
+            L.V2_AFTER_CRC.pack_into(buf, p + L.V2_CRC_FROM, *fields)
         else:
-            j = p + 17 + rnd.randrange(max(1, min(e.size - 17, 30)))
+            at = L.LEGACY_ATTRIBUTES_AT
+            j = p + at + rnd.randrange(max(1, min(e.size - at, 30)))
             buf[j] = rnd.randrange(256)
         _refresh_crc(buf, e)
         return Mutant("header-fixcrc", bytes(buf), False)
@@ -209,7 +200,7 @@ class Mutator:
         e = self._pick(rnd)
         if e is None:
             return self._bitflip(rnd)
-        start = e.position + (L.V2_RECORD_BATCH_OVERHEAD if e.magic == 2 else 18)
+        start = e.position + (L.V2_RECORD_BATCH_OVERHEAD if e.magic == 2 else L.LEGACY_ENTRY_HEAD.size)
         if start >= e.position + e.size:
             return self._header_fixcrc(rnd)
         buf = bytearray(self.data)
@@ -224,8 +215,9 @@ class Mutator:
         codec = rnd.choice((_codec.GZIP, _codec.LZ4, _codec.ZSTD, _codec.SNAPPY))
         payload = _bomb_payload(codec, self.bomb_bytes)
         base = self.entries[-1].position + self.entries[-1].size if self.entries else 0
-        after = _V2_AFTER_CRC.pack(codec, 0, 0, 0, -1, -1, -1, 1) + payload
-        batch = struct.pack(">qiibI", 10**9, 49 + len(payload), 0, 2, crc32c(after)) + after
+        after = L.V2_AFTER_CRC.pack(codec, 0, 0, 0, -1, -1, -1, 1) + payload
+        before = L.V2_BEFORE_CRC.pack(10**9, L.V2_BODY_HEAD_SIZE + len(payload), 0, 2)
+        batch = before + L.UINT32.pack(crc32c(after)) + after
         return Mutant("bomb", self.data[:base] + batch + self.data[base:], False, _codec.CODEC_NAMES[codec],
                       expect_code="batch-too-large")
 
