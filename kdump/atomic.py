@@ -401,7 +401,7 @@ class AtomicGroup:
         self.interrupted |= placed
         if self.overwrite:
             return []
-        return [os.fspath(p) for p in paths if os.path.lexists(p) and os.path.basename(os.fspath(p)) not in placed]
+        return [os.fspath(p) for p in paths if os.path.lexists(p) and not self.may_replace(p)]
 
     def may_replace(self, path) -> bool:
         return self.overwrite or os.path.basename(os.fspath(path)) in self.interrupted
