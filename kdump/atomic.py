@@ -1,19 +1,47 @@
-"""Atomic file writes: a file appears complete and verified, or not at all.
+"""Atomic file writes: a file, or a group of files, appears complete and verified, or recognisably not at all.
 
-:class:`AtomicFile` writes to a temporary file in the target's directory, fsyncs it, reads it back
-(the bytes must hash to what was written, and an optional ``verify`` callback may check their meaning),
-and only then moves it into place:
+**One file.** :class:`AtomicFile` writes to a temporary file in the target's directory, fsyncs it, reads it back
+(the bytes must hash to what was written, and an optional ``verify`` callback may check their meaning), and only
+then moves it into place:
 
-* without ``overwrite`` the target is created with ``link()``, which fails if the target exists, so
-  "never replace" holds even against a racing writer (file systems without hard links: check, then rename);
-* with ``overwrite`` an existing target is first kept as ``<name>.bak`` (``.bak.1``, ``.bak.2``, ... if
-  that exists too; made with a hard link, so the target never goes missing), then replaced with
-  ``os.replace`` in one step;
+* without ``overwrite`` the target is created with ``link()``, which fails if the target exists, so "never
+  replace" holds even against a racing writer (file systems without hard links: check, then rename);
+* with ``overwrite`` an existing target is first kept as ``<name>.bak`` (one backup per file: a previous ``.bak``
+  is replaced; made with a hard link, so the target never goes missing), then replaced with ``os.replace``;
 * the directory is fsynced after the rename so that the new name survives a crash.
 
-On any failure the temporary file is removed and the target is left untouched. ``protect`` names
-input files that must never be written, whatever the target path says (``kdump index rebuild`` passes the
-``.log``): a target that is, or is a link to, a protected file is refused before anything is written.
+On any failure the temporary file is removed and the target is left untouched. ``protect`` names input files that
+must never be written, whatever the target path says (``kdump index rebuild`` passes the ``.log``).
+
+**A group.** :class:`AtomicGroup` makes a segment and its indexes (``kdump convert``), or a segment's indexes
+(``kdump index rebuild``), appear together. One member is the group's *last* file, the segment's ``.index``: it
+is the first name to go and the last to appear, so that every state a crash can leave is recognisably incomplete,
+to Kafka as to kdump:
+
+1. every member is written to its temporary and verified (fsync, read back, ``verify``). A crash here leaves only
+   temporaries; the targets are untouched;
+2. a journal ``.<last name>.<random>.group.tmp`` listing the members (target, temporary, size, sha256) is written
+   and fsynced, with the directory;
+3. the last member's old file, if any, is moved to its ``.bak`` (or removed when no backup is kept), and the
+   directory fsynced. From here until step 5 **the segment has no ``.index``**: Kafka's log loading then recovers
+   the segment and rebuilds all its indexes ("Could not find offset index file ... rebuilding index files"), an
+   ``.index``/``.timeindex`` without their ``.log`` are orphans Kafka deletes, and ``kdump index check`` reports
+   the missing ``.index`` and the journal (``kdump-write-interrupted``);
+4. the other members are renamed into place (the old ones kept as ``.bak`` first), then the directory fsynced;
+5. the last member is renamed into place, the directory fsynced, the journal removed and the directory fsynced.
+
+So a new ``.index`` is never beside an old ``.timeindex``, and a new ``.log`` never beside old indexes.
+
+**Leftovers.** The process writing a temporary, a journal or a temporary directory holds an exclusive ``flock``
+on it for as long as it exists (a kill releases it). A kdump temporary (:func:`kdump.logdir.kdump_temporary`)
+whose lock can be taken belongs to no living process: it is *stale*. Before a group is written, the stale
+temporaries of its targets and the stale journals naming them are removed (:func:`clean_leftovers`); a target a
+stale journal lists and whose bytes are that journal's (size and sha256) is the interrupted run's own output: it
+is replaced without ``--force`` and without a backup, so the ``.bak`` keeps the file from before that run.
+``kdump verify`` and ``kdump index check`` report stale leftovers (:func:`leftovers`).
+
+A test-only hook, ``KDUMP_TEST_KILL_AT=<point>[:<n>]``, SIGKILLs the process at the n-th pass of a named point
+(:func:`crash_point`), so that the crash tests are deterministic.
 
 >>> with AtomicFile("00000000000000000000.index", verify=check_index) as f:   # doctest: +SKIP
 ...     f.write(entries)
@@ -21,16 +49,42 @@ input files that must never be written, whatever the target path says (``kdump i
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
+import signal
 import tempfile
+from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from kdump.errors import KdumpError
+from kdump.logdir import backup_path, kdump_temporary, temporary_affixes
+
+try:
+    import fcntl
+except ImportError:  # no flock (Windows): no temporary can be proven stale, none is removed
+    fcntl = None
+
+KILL_AT_ENV = "KDUMP_TEST_KILL_AT"
+_passes: dict[str, int] = {}
 
 
 class AtomicWriteError(KdumpError):
     """The written file did not read back as written, or its ``verify`` callback refused it."""
+
+
+def crash_point(name: str) -> None:
+    """Test hook: SIGKILL this process at the n-th pass of point ``name`` when ``KDUMP_TEST_KILL_AT`` is
+    ``name[:n]`` (n = 1 if not given). Does nothing otherwise."""
+    wanted = os.environ.get(KILL_AT_ENV)
+    if not wanted:
+        return
+    point, _, nth = wanted.partition(":")
+    if point != name:
+        return
+    _passes[name] = _passes.get(name, 0) + 1
+    if _passes[name] == int(nth or 1):
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def fsync_directory(directory: str) -> None:
@@ -47,6 +101,42 @@ def fsync_directory(directory: str) -> None:
         os.close(fd)
 
 
+def _lock(fd: int) -> None:
+    """Mark a temporary as in use by this process (see "Leftovers" above)."""
+    if fcntl is not None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            pass
+
+
+def is_stale(path: str) -> bool:
+    """True if no living process holds ``path`` (its lock can be taken; it is released at once)."""
+    if fcntl is None:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _remove(path: str) -> None:
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
 def _same_file(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
@@ -54,14 +144,20 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-def backup_name(path: str) -> str:
-    """The first free name of ``path.bak``, ``path.bak.1``, ``path.bak.2``, ..."""
-    candidate = path + ".bak"
-    n = 0
-    while os.path.lexists(candidate):
-        n += 1
-        candidate = f"{path}.bak.{n}"
-    return candidate
+def file_sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _mkstemp(target: str, role: str = "data") -> tuple[int, str]:
+    directory, name = os.path.split(target)
+    prefix, suffix = temporary_affixes(name, role)
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
+    _lock(fd)
+    return fd, tmp
 
 
 class AtomicFile:
@@ -84,8 +180,7 @@ class AtomicFile:
                 raise AtomicWriteError(f"refusing to write {self.path}: it is an input file ({p})")
         if not overwrite and os.path.lexists(self.path):
             raise FileExistsError(f"{self.path} exists (use --force to replace it; the old file is kept as .bak)")
-        directory, name = os.path.split(self.path)
-        fd, self._tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+        fd, self._tmp = _mkstemp(self.path)
         try:
             umask = os.umask(0)
             os.umask(umask)
@@ -96,6 +191,21 @@ class AtomicFile:
         self._hash = hashlib.sha256()
         self._size = 0
         self._done = False
+        self._prepared = False
+
+    @classmethod
+    def from_file(cls, path, source, *, overwrite: bool = False, backup: bool = True) -> "AtomicFile":
+        """A finished, already verified file ``source`` (on the same file system) to be moved to ``path``: it is
+        renamed to a temporary name beside ``path`` now and placed like a written one (:class:`AtomicGroup`)."""
+        f = cls(path, overwrite=overwrite, backup=backup, compare_bytes=False)
+        f._file.close()
+        os.replace(source, f._tmp)
+        f._file = open(f._tmp, "rb")  # holds the lock on the moved file
+        _lock(f._file.fileno())
+        f._size = os.path.getsize(f._tmp)
+        f._prepared = True
+        f._hash = None
+        return f
 
     @property
     def size(self) -> int:
@@ -108,10 +218,10 @@ class AtomicFile:
 
     def written_sha256(self) -> str:
         """sha256 (hex) of the bytes written so far."""
-        return self._hash.hexdigest()
+        return self._hash.hexdigest() if self._hash is not None else file_sha256(self._tmp)
 
     def write(self, data) -> None:
-        if self._done:
+        if self._done or self._prepared:
             raise ValueError("atomic file already finished")
         try:
             self._file.write(data)
@@ -125,18 +235,37 @@ class AtomicFile:
         """Push buffered bytes to the temporary file (commit does this itself)."""
         self._file.flush()
 
-    def commit(self) -> str:
-        """fsync, read back and verify, move into place; returns the final path."""
+    def prepare(self) -> None:
+        """fsync, read back and verify the temporary file; the target is not touched (idempotent)."""
+        if self._prepared:
+            return
         if self._done:
             raise ValueError("atomic file already finished")
         try:
             self._file.flush()
             os.fsync(self._file.fileno())
-            self._file.close()
             if self.compare_bytes:
                 self._check_readback()
             if self.verify is not None:
                 self.verify(self._tmp)
+        except BaseException:
+            self.abort()
+            raise
+        self._prepared = True
+
+    def commit(self) -> str:
+        """fsync, read back and verify, move into place; returns the final path."""
+        self.prepare()
+        self.place()
+        fsync_directory(os.path.dirname(self.path))
+        return self.path
+
+    def place(self) -> str:
+        """Move the prepared temporary into place (keeping the old file as ``.bak`` if ``backup``); the caller
+        fsyncs the directory."""
+        if self._done or not self._prepared:
+            raise ValueError("atomic file not prepared, or already finished")
+        try:
             if os.path.lexists(self.path):
                 if not self.overwrite:
                     raise FileExistsError(f"{self.path} exists (use --force to replace it)")
@@ -148,20 +277,37 @@ class AtomicFile:
         except BaseException:
             self.abort()
             raise
-        self._done = True
-        fsync_directory(os.path.dirname(self.path))
+        self._finish()
         return self.path
+
+    def move_aside(self) -> None:
+        """Take the old target out of the way before the group's other files are placed: renamed to its ``.bak``
+        (the previous one replaced), or removed when no backup is kept."""
+        if not os.path.lexists(self.path):
+            return
+        if not self.overwrite:
+            raise FileExistsError(f"{self.path} exists (use --force to replace it)")
+        if self.backup:
+            self.backup_path = backup_path(self.path)
+            os.replace(self.path, self.backup_path)
+        else:
+            os.unlink(self.path)
 
     def abort(self) -> None:
         """Drop the temporary file (idempotent); the target is not touched."""
-        self._done = True
-        try:
-            self._file.close()
-        except OSError:
-            pass
+        if self._done:
+            return
+        self._finish()
         try:
             os.unlink(self._tmp)
         except FileNotFoundError:
+            pass
+
+    def _finish(self) -> None:
+        self._done = True
+        try:
+            self._file.close()  # releases the lock: the temporary name is gone (or going) now
+        except OSError:
             pass
 
     def __enter__(self) -> "AtomicFile":
@@ -201,26 +347,263 @@ class AtomicFile:
             os.unlink(self._tmp)
 
     def _keep_backup(self) -> str:
-        bak = backup_name(self.path)
+        """The current target as ``<name>.bak``, replacing an older one in one rename: hard-linked (or, without
+        hard links, copied) to a temporary name first, so neither name is ever missing."""
+        bak = backup_path(self.path)
+        fd, tmp = _mkstemp(bak)
+        os.close(fd)
         try:
-            os.link(self.path, bak)
-        except FileExistsError:  # raced with another backup: take the next free name
-            bak = backup_name(self.path)
-            os.link(self.path, bak)
-        except OSError:  # no hard links: copy through a temporary name, then rename
-            directory = os.path.dirname(self.path)
-            fd, tmp = tempfile.mkstemp(prefix=".bak.", suffix=".tmp", dir=directory)
-            os.close(fd)
+            os.unlink(tmp)
             try:
-                shutil.copy2(self.path, tmp)
-                os.replace(tmp, bak)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except FileNotFoundError:
-                    pass
+                os.link(self.path, tmp)
+            except FileExistsError:
                 raise
+            except OSError:  # no hard links
+                shutil.copy2(self.path, tmp)
+            os.replace(tmp, bak)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
         return bak
+
+
+# --- groups ------------------------------------------------------------------------------------------------------
+class AtomicGroup:
+    """Files of one directory that appear together (see the module docstring for the steps and the states).
+
+    >>> group = AtomicGroup(directory, overwrite=force)                        # doctest: +SKIP
+    >>> group.clean([index_path, timeindex_path])     # stale leftovers of an interrupted run
+    >>> t = group.add(timeindex_path); t.write(time_entries)
+    >>> i = group.add(index_path, last=True); i.write(offset_entries)
+    >>> group.commit()
+    """
+
+    def __init__(self, directory, *, overwrite: bool = False, backup: bool = True, protect: Iterable = ()):
+        self.directory = os.path.abspath(os.fspath(directory))
+        self.overwrite = overwrite
+        self.backup = backup
+        self.protect = list(protect)
+        self.members: list[AtomicFile] = []
+        self.last: AtomicFile | None = None
+        self.cleaned: list[str] = []  # stale leftovers removed
+        self.interrupted: set[str] = set()  # target names an interrupted run placed (replaced freely)
+
+    def clean(self, paths) -> list[str]:
+        """Remove the stale leftovers of an interrupted kdump run that wrote any of ``paths``; returns the
+        targets among ``paths`` that exist and may not be replaced (exist, not ``overwrite``, and not that
+        run's own output). Call it before adding members."""
+        names = {os.path.basename(os.fspath(p)) for p in paths}
+        removed, placed = clean_leftovers(self.directory, names)
+        self.cleaned.extend(removed)
+        self.interrupted |= placed
+        if self.overwrite:
+            return []
+        return [os.fspath(p) for p in paths if os.path.lexists(p) and not self.may_replace(p)]
+
+    def may_replace(self, path) -> bool:
+        return self.overwrite or os.path.basename(os.fspath(path)) in self.interrupted
+
+    def add(self, path, *, verify: Callable[[str], None] | None = None, last: bool = False,
+            compare_bytes: bool = True, backup: bool = True) -> AtomicFile:
+        """A new member written through the returned :class:`AtomicFile` (``backup=False``: the old file is not
+        kept, e.g. because it holds the same bytes)."""
+        ours = os.path.basename(os.fspath(path)) in self.interrupted
+        f = AtomicFile(path, overwrite=self.overwrite or ours, backup=self.backup and backup and not ours,
+                       verify=verify,
+                       protect=self.protect, compare_bytes=compare_bytes)
+        return self.adopt(f, last=last)
+
+    def adopt(self, f: AtomicFile, *, last: bool = False) -> AtomicFile:
+        """A member made elsewhere (e.g. :class:`kdump.writer.SegmentWriter`'s file, or :meth:`AtomicFile.from_file`)."""
+        if os.path.dirname(f.path) != self.directory:
+            f.abort()
+            self.abort()
+            raise ValueError(f"{f.path} is not in {self.directory}")
+        if last:
+            if self.last is not None:
+                raise ValueError("a group has one last file")
+            self.last = f
+        self.members.append(f)
+        return f
+
+    @property
+    def backups(self) -> list[str]:
+        return [m.backup_path for m in self.members if m.backup_path]
+
+    def abort(self) -> None:
+        for m in self.members:
+            m.abort()
+
+    def commit(self) -> list[str]:
+        """Verify every member, then place them (the last one last); returns the final paths in member order."""
+        order = [m for m in self.members if m is not self.last] + ([self.last] if self.last else [])
+        try:
+            for m in order:
+                m.prepare()
+        except BaseException:
+            self.abort()
+            raise
+        crash_point("group-written")
+        if len(order) <= 1:
+            return [m.commit() for m in order]
+        journal = _Journal(self.directory, order)
+        crash_point("group-journal")
+        try:
+            if self.last is not None:
+                self.last.move_aside()
+                fsync_directory(self.directory)
+                crash_point("group-placed")
+            for m in order:
+                if m is self.last:
+                    fsync_directory(self.directory)
+                m.place()
+                crash_point("group-placed")
+            fsync_directory(self.directory)
+        except BaseException:
+            self.abort()
+            journal.release()  # left in place: the directory is recognisably in the middle of this group
+            raise
+        journal.remove()
+        return [m.path for m in self.members]
+
+
+class _Journal:
+    """The record of a group being renamed into place, held locked while the group is placed."""
+
+    def __init__(self, directory: str, order: list[AtomicFile]):
+        members = [{"target": os.path.basename(m.path), "temporary": m.temporary_path, "size": m.size,
+                    "sha256": m.written_sha256()} for m in order]
+        fd, self.path = _mkstemp(order[-1].path, "journal")
+        self._file = os.fdopen(fd, "w", encoding="utf-8")
+        json.dump({"kdump": "atomic-group", "pid": os.getpid(), "members": members}, self._file)
+        self._file.flush()
+        os.fsync(fd)
+        fsync_directory(directory)
+        self.directory = directory
+
+    def release(self) -> None:
+        try:
+            self._file.close()
+        except OSError:
+            pass
+
+    def remove(self) -> None:
+        os.unlink(self.path)
+        self.release()
+        fsync_directory(self.directory)
+
+
+# --- leftovers ---------------------------------------------------------------------------------------------------
+@dataclass
+class Leftover:
+    """A kdump temporary no living process holds. ``role``: ``data`` (a file or directory being written) or
+    ``journal``; ``target``: the name it was to become (a journal: its last file); ``members``: a journal's list
+    of (target, temporary, size, sha256) dicts, with ``placed`` set on those whose target now holds its bytes."""
+
+    path: str
+    role: str
+    target: str
+    members: list = field(default_factory=list)
+    unreadable: str | None = None
+
+
+def leftovers(directory) -> list[Leftover]:
+    """The stale kdump temporaries and journals in ``directory``, in name order (for ``verify``/``index check``)."""
+    directory = os.fspath(directory)
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        temp = kdump_temporary(name)
+        path = os.path.join(directory, name)
+        if temp is None or not is_stale(path):
+            continue
+        left = Leftover(path, temp.role, temp.target)
+        if temp.role == "journal":
+            _read_journal(left, directory)
+        out.append(left)
+    return out
+
+
+def _read_journal(left: Leftover, directory: str) -> None:
+    try:
+        with open(left.path, encoding="utf-8") as f:
+            doc = json.load(f)
+        members = [dict(m) for m in doc["members"]]
+        for m in members:
+            target = os.path.join(directory, os.path.basename(str(m["target"])))
+            m["placed"] = (os.path.isfile(target) and os.path.getsize(target) == m["size"]
+                           and file_sha256(target) == m["sha256"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        left.unreadable = str(e)
+        return
+    left.members = members
+
+
+def clean_leftovers(directory, targets) -> tuple[list[str], set[str]]:
+    """Remove the stale temporaries of ``targets`` (names) in ``directory`` and the stale journals naming any of
+    them (with the temporaries they list); returns (the paths removed, the target names a removed journal's group
+    had already placed). A journal that cannot be read is left alone."""
+    targets = set(targets)
+    removed: list[str] = []
+    placed: set[str] = set()
+    for left in leftovers(directory):
+        if left.role == "data" and left.target in targets:
+            _remove(left.path)
+            removed.append(left.path)
+        elif left.role == "journal" and left.unreadable is None and any(m["target"] in targets for m in left.members):
+            for m in left.members:
+                tmp = str(m["temporary"])
+                if kdump_temporary(tmp) is not None and os.path.lexists(tmp) and is_stale(tmp):
+                    _remove(tmp)
+                    removed.append(tmp)
+                if m["placed"]:
+                    placed.add(m["target"])
+            _remove(left.path)
+            removed.append(left.path)
+    if removed:
+        fsync_directory(os.fspath(directory))
+    return removed, placed
+
+
+class TemporaryDirectory:
+    """A directory ``.<name>.<random>.tmp`` beside ``path`` that becomes ``path`` (:meth:`publish`) or is
+    removed; locked while it exists (a stale one is removed by :func:`clean_leftovers` of ``path``'s name)."""
+
+    def __init__(self, path):
+        self.path = os.path.abspath(os.fspath(path))
+        parent, name = os.path.split(self.path)
+        prefix, suffix = temporary_affixes(name)
+        self.work = tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent)
+        self._fd = os.open(self.work, os.O_RDONLY)
+        _lock(self._fd)
+
+    def publish(self) -> bool:
+        """Rename the directory to ``path`` in one step if ``path`` does not exist or is an empty directory;
+        False (nothing done) if ``path`` has files."""
+        try:
+            os.rename(self.work, self.path)
+        except OSError:
+            if os.path.isdir(self.path) and os.listdir(self.path):
+                return False
+            raise
+        self.close()
+        fsync_directory(os.path.dirname(self.path))
+        return True
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def remove(self) -> None:
+        _remove(self.work)
+        self.close()
 
 
 def write_atomic(path, data: bytes, **kwargs) -> str:

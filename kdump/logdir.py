@@ -17,8 +17,10 @@ Names (``LogFileUtils``, ``Snapshots``, ``UnifiedLog``, spec §5.1):
   ``replication-offset-checkpoint``, ``recovery-point-offset-checkpoint``, ``log-start-offset-checkpoint``,
   ``cleaner-offset-checkpoint``, ``meta.properties`` (log directory); ``.lock``, ``.kafka_cleanshutdown`` and
   ``quorum-state`` are the broker's state;
-* kdump's temporaries (:mod:`kdump.atomic`): ``.<target name>.<random>.tmp`` and ``.bak.<random>.tmp``; its kept
-  backups are ``<name>.bak`` and ``<name>.bak.<n>``;
+* kdump's temporaries (:mod:`kdump.atomic`, :func:`kdump_temporary`): ``.<target name>.<random>.tmp`` (a file, or
+  the directory a partition is converted into, being written), ``.<target name>.<random>.group.tmp`` (the journal
+  of a group of files being renamed into place together) and, from older kdump versions, ``.bak.<random>.tmp``; its
+  kept backup is ``<name>.bak`` (older versions also wrote ``<name>.bak.<n>``);
 * a partition directory is ``<topic>-<partition>`` (the topic may hold dashes and dots: the partition is after the
   last dash), or ``<topic>-<partition>.<unique id>-delete`` / ``-future`` / ``-stray`` while Kafka deletes, moves
   or sets aside a replica (``UnifiedLog.parseTopicPartitionName``).
@@ -89,6 +91,12 @@ _TRANSIENT = {".deleted": FileKind.DELETED, ".cleaned": FileKind.CLEANED, ".swap
 _OFFSET_NAME = re.compile(r"([0-9]+)(\.[a-z]+)")  # <digits>.<suffix>, the whole name
 _KRAFT_SNAPSHOT = re.compile(r"([0-9]{20})-([0-9]{10})\.checkpoint")
 _KDUMP_TEMP = re.compile(r"\..+\.tmp")  # tempfile.mkstemp(prefix=".<name>." or ".bak.", suffix=".tmp")
+# the parts of a kdump temporary name: mkstemp's 8 random characters between the target's name and the suffix
+_KDUMP_DATA_TEMP = re.compile(r"\.(.+)\.([a-z0-9_]{8})\.tmp")
+_KDUMP_GROUP_JOURNAL = re.compile(r"\.(.+)\.([a-z0-9_]{8})\.group\.tmp")
+TEMP_SUFFIX = ".tmp"
+GROUP_JOURNAL_SUFFIX = ".group.tmp"
+BACKUP_SUFFIX = ".bak"
 _KDUMP_BACKUP = re.compile(r".+\.bak(\.[0-9]+)?")
 _PARTITION_DIR = re.compile(r"(\S+)-(\S+)\.(\S+)-(delete|future|stray)")
 INT64_MAX = 2**63 - 1
@@ -125,6 +133,40 @@ def classify(path) -> FileKind:
         if name.endswith(".checkpoint.part") or (name.endswith(".tmp") and name[:-4] in _EXACT):
             return FileKind.KAFKA_TEMP
     return FileKind.UNKNOWN
+
+
+@dataclass(frozen=True)
+class KdumpTemporary:
+    """What a kdump temporary name says: ``target`` is the name of the file (or directory) it becomes, or for a
+    group journal the name of the group's last file; ``role`` is ``data`` (bytes being written, or a directory
+    being filled) or ``journal`` (a group being renamed into place, :class:`kdump.atomic.AtomicGroup`)."""
+
+    target: str
+    role: str
+
+
+def kdump_temporary(path) -> KdumpTemporary | None:
+    """The parts of a kdump temporary name, or None if ``path`` is not one (an old ``.bak.<random>.tmp`` gives the
+    target ``bak``, which no command writes)."""
+    name = _name(path)
+    m = _KDUMP_GROUP_JOURNAL.fullmatch(name)
+    if m:
+        return KdumpTemporary(m.group(1), "journal")
+    m = _KDUMP_DATA_TEMP.fullmatch(name)
+    if m:
+        return KdumpTemporary(m.group(1), "data")
+    return None
+
+
+def temporary_affixes(target_name: str, role: str = "data") -> tuple[str, str]:
+    """(prefix, suffix) for ``tempfile.mkstemp``/``mkdtemp`` of a kdump temporary of ``target_name``, so that
+    :func:`kdump_temporary` reads it back."""
+    return f".{target_name}.", GROUP_JOURNAL_SUFFIX if role == "journal" else TEMP_SUFFIX
+
+
+def backup_path(path) -> str:
+    """Where kdump keeps the file it replaced at ``path``: ``<path>.bak`` (one, the previous one replaced)."""
+    return os.fspath(path) + BACKUP_SUFFIX
 
 
 def named_kind(path) -> FileKind:

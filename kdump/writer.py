@@ -676,6 +676,11 @@ class SegmentWriter:
         """The temporary file the entries go to (renamed to :attr:`path` by :meth:`commit`)."""
         return self._atomic.temporary_path
 
+    @property
+    def atomic_file(self):
+        """The :class:`kdump.atomic.AtomicFile` behind this writer (to place it with others in an ``AtomicGroup``)."""
+        return self._atomic
+
     def written_sha256(self) -> str:
         """sha256 (hex) of the bytes written so far, which is the file's once it is whole."""
         return self._atomic.written_sha256()

@@ -793,15 +793,21 @@ def test_index_rebuild_missing_is_noted(tmp_path, monkeypatch):
     assert os.listdir(tmp_path / "out") == [SEGMENT]
 
 
-def test_stale_index_next_to_the_output_is_reported(tmp_path):
+def test_stale_index_next_to_the_output_is_refused(tmp_path):
+    """Issue 11: a segment and its indexes appear together, so a new segment is not written beside an index
+    that is not its own (it was written, with exit 1, before)."""
     src = write(tmp_path / "in", v0_entry(0, b"k", b"v"))
     out = tmp_path / "out"
     out.mkdir()
     (out / "00000000000000000000.index").write_bytes(b"stale")
     res = run(src, "--to-magic", "1", "-o", f"{out}/")
-    assert res.exit_code == 1 and "indexes were not rebuilt" in res.output
-    assert (out / SEGMENT).read_bytes() == v1_entry(0, -1, b"k", b"v")  # the segment itself is written
+    assert res.exit_code == 2 and "does not belong to the new segment" in res.output and "--force" in res.output
+    assert sorted(os.listdir(out)) == ["00000000000000000000.index"]  # nothing written
     assert (out / "00000000000000000000.index").read_bytes() == b"stale"
+    res = run(src, "--to-magic", "1", "-o", f"{out}/", "--force")
+    assert res.exit_code == 0, res.output
+    assert (out / SEGMENT).read_bytes() == v1_entry(0, -1, b"k", b"v")
+    assert (out / "00000000000000000000.index.bak").read_bytes() == b"stale"
 
 
 # --- the converter's own encoders equal the writer's builders --------------------------------------------

@@ -35,14 +35,16 @@ def test_target_created_meanwhile_is_not_clobbered(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["a.index"]  # no temporary file left
 
 
-def test_overwrite_keeps_backups(tmp_path):
+def test_overwrite_keeps_one_backup(tmp_path):
+    """Issue 11: one .bak per file, the previous one replaced (not .bak.1, .bak.2, ...)."""
     target = tmp_path / "a.index"
     target.write_bytes(b"v1")
     write_atomic(target, b"v2", overwrite=True)
+    assert (tmp_path / "a.index.bak").read_bytes() == b"v1"
     write_atomic(target, b"v3", overwrite=True)
     assert target.read_bytes() == b"v3"
-    assert (tmp_path / "a.index.bak").read_bytes() == b"v1"
-    assert (tmp_path / "a.index.bak.1").read_bytes() == b"v2"
+    assert (tmp_path / "a.index.bak").read_bytes() == b"v2"
+    assert sorted(os.listdir(tmp_path)) == ["a.index", "a.index.bak"]
 
 
 def test_verify_callback_refusal_leaves_nothing(tmp_path):

@@ -193,8 +193,9 @@ def test_existing_files_are_refused_then_kept_as_bak(tmp_path):
     assert result.exit_code == 0, result.output
     assert (tmp_path / "00000000000000000000.index.bak").read_bytes() == b"old index"
     assert (tmp_path / "00000000000000000000.index").read_bytes() == (src.parent / "00000000000000000000.index").read_bytes()
-    result = CliRunner().invoke(cli, ["index", "rebuild", "--force", str(log)])  # a second .bak does not clobber
-    assert (tmp_path / "00000000000000000000.index.bak.1").exists()
+    result = CliRunner().invoke(cli, ["index", "rebuild", "--force", str(log)])  # nothing differs: nothing rewritten
+    assert result.exit_code == 0 and "unchanged" in result.output
+    assert not (tmp_path / "00000000000000000000.index.bak.1").exists()  # issue 11: one .bak per file
     assert (tmp_path / "00000000000000000000.index.bak").read_bytes() == b"old index"
     assert log.read_bytes() == before  # the .log is never touched
     assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]

@@ -127,7 +127,7 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
             on_result(conv.convert_segment(path, dest, options, overwrite=force))
     except conv.ConversionRefused as e:
         status = EXIT_DATA
-        _report_error(e.source or path, e)
+        _report_error(e.source or path, e, whole=os.path.isdir(path))
     except FileExistsError as e:
         status = EXIT_USAGE
         if e.filename:
@@ -148,10 +148,11 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
     sys.exit(status)
 
 
-def _report_error(path, e) -> None:
+def _report_error(path, e, whole: bool = False) -> None:
     where = f"at byte {e.position}: " if e.position is not None else ""
     click.echo(f"kdump: {path}: {where}{e.message}", err=True)
-    click.echo("kdump: nothing was written for this segment", err=True)
+    click.echo("kdump: nothing was written (a partition is converted all or nothing)" if whole else
+               "kdump: nothing was written for this segment", err=True)
 
 
 def _fail(message: str, code: int):

@@ -131,7 +131,8 @@ def check_command(paths, deep, index_interval_bytes, fmt, verbose, no_color):
               help="Kafka's index.interval.bytes (log.index.interval.bytes) of the topic.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=str), default=None,
               help="Write the files into this directory instead of next to the segment.")
-@click.option("--force", is_flag=True, help="Replace existing index files (the old ones are kept as .bak).")
+@click.option("--force", is_flag=True, help="Replace existing index files that differ (each old one is kept as "
+              "<name>.bak, replacing an older .bak).")
 def rebuild_command(paths, index_interval_bytes, out_dir, force):
     """Write .index, .timeindex and .txnindex exactly as Kafka's segment recovery would (trimmed),
     atomically (temporary file, fsync, read back, rename), next to the segment or into --out. The .log is
@@ -196,6 +197,8 @@ def _report_outcome(o) -> int:
                f"{len(rec.aborted)} aborted transactions")
     for path in o.written:
         click.echo(f"  wrote {path}")
+    for path in o.unchanged:
+        click.echo(f"  unchanged {path} (already what recovery writes; not rewritten)")
     for path in o.backups:
         click.echo(f"  kept the old file as {path}")
     for p in rec.problems:

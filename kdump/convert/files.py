@@ -2,18 +2,21 @@
 
 The input is only ever opened read-only, and an output that is the input itself is refused. Each
 output goes through :class:`~kdump.convert.output.ConvertedSegmentWriter` (temporary file, read back
-and compared, then renamed; never over an existing file unless ``overwrite``); nothing is left behind
-when a conversion is refused. After the rename the segment's indexes are rebuilt next to it when
-kdump's index rebuild (``kdump.index.rebuild.rebuild_indexes``) is available.
+and compared; never over an existing file unless ``overwrite``); its indexes are computed from the verified
+temporary by kdump's index rebuild (:func:`kdump.index.rebuild.add_recovery`) and the segment and its indexes are
+placed together (:class:`kdump.atomic.AtomicGroup`). A partition directory is converted all or nothing through a
+temporary directory. Nothing is left behind when a conversion is refused.
 """
 from __future__ import annotations
 
 import errno
 import os
+import shutil
 from dataclasses import dataclass, field
 
 from kdump import codec as _codec
-from kdump.logdir import Partition, segment_base_offset
+from kdump.atomic import AtomicFile, AtomicGroup, TemporaryDirectory, clean_leftovers, crash_point, fsync_directory
+from kdump.logdir import SEGMENT_COMPANIONS, FileKind, Partition, classify, segment_base_offset, sibling
 from kdump.segment import SegmentReader
 
 from .engine import ConversionRefused, ConversionStats, Converter, ConvertOptions
@@ -70,26 +73,34 @@ def convert_segment(source, destination, options: ConvertOptions, *, overwrite: 
                     rebuild_indexes: bool = True) -> ConversionResult:
     """Convert one segment file to ``destination`` (a file path) as ``options`` say.
 
-    Raises :class:`ConversionRefused` (damaged input, zstd below magic 2 without ``recompress``, a loss
-    under ``strict``), :class:`FileExistsError` (``destination`` exists and not ``overwrite``, or is the
-    input), :class:`OSError` (unreadable input, unwritable output), and
+    The segment and its rebuilt indexes are placed as one :class:`~kdump.atomic.AtomicGroup` (the ``.index``
+    last): they appear together, or a crash leaves a state recognisably incomplete. Raises
+    :class:`ConversionRefused` (damaged input, zstd below magic 2 without ``recompress``, a loss under
+    ``strict``), :class:`FileExistsError` (``destination`` or one of its index files exists and not
+    ``overwrite``, or ``destination`` is the input), :class:`OSError` (unreadable input, unwritable output), and
     :class:`kdump.writer.WriteVerificationError` if the written file does not read back as intended.
     """
     source = os.fspath(source)
-    destination = os.fspath(destination)
+    destination = os.path.abspath(os.fspath(destination))
     if os.path.exists(destination) and _same_file(source, destination):
         raise FileExistsError(errno.EEXIST, "this is the input itself, and kdump never modifies its input "
                               "(write elsewhere with -o)", destination)
-    if not overwrite and os.path.lexists(destination):
-        raise FileExistsError(errno.EEXIST, "exists; it is not replaced without --force (overwrite=True)",
-                              destination)
+    base = segment_base_offset(destination) if rebuild_indexes else None
+    group = AtomicGroup(os.path.dirname(destination), overwrite=overwrite, protect=[source])
+    companions = _index_targets(destination) if base is not None else []
+    blocked = group.clean([destination, *companions])
+    if blocked:
+        why = ("exists; it is not replaced without --force (overwrite=True)" if blocked[0] == destination else
+               "exists and does not belong to the new segment; it is not replaced without --force (overwrite=True)")
+        raise FileExistsError(errno.EEXIST, why, blocked[0])
     with SegmentReader(source) as reader:
-        writer = ConvertedSegmentWriter(destination, overwrite=overwrite, record_limit=options.record_limit)
+        writer = ConvertedSegmentWriter(destination, overwrite=group.may_replace(destination),
+                                        record_limit=options.record_limit)
         try:
             stats = Converter(options, writer, writer.records_digest).convert(reader)
             if options.strict and stats.losses:
                 raise strict_refusal(stats)
-            out_path = writer.commit()
+            writer.atomic_file.prepare()  # read back and verified before its indexes are computed from it
         except DeepVerifyFailed as e:
             writer.abort()
             raise _input_damage(source, options, e) from e
@@ -98,9 +109,15 @@ def convert_segment(source, destination, options: ConvertOptions, *, overwrite: 
             if isinstance(e, ConversionRefused):
                 e.source = source
             raise
-    result = ConversionResult(source, out_path, stats, verified=list(writer.verified))
-    if rebuild_indexes:
-        result.indexes = _rebuild_indexes(out_path, overwrite)
+    group.adopt(writer.atomic_file)
+    indexes = _add_indexes(group, writer.temporary_path, destination) if rebuild_indexes else None
+    try:
+        group.commit()
+    except BaseException:
+        group.abort()
+        raise
+    result = ConversionResult(source, destination, stats, verified=list(writer.verified), indexes=indexes)
+    result.stats.notes.extend(f"removed {p}: left by an interrupted kdump run" for p in group.cleaned)
     return result
 
 
@@ -125,44 +142,116 @@ def strict_refusal(stats: ConversionStats) -> ConversionRefused:
                              f"(the first at byte {first})", first)
 
 
-def _rebuild_indexes(log_path: str, overwrite: bool) -> IndexStatus:
-    """Kafka's recovery indexes for the new segment, next to it. Only missing indexes are written unless
-    ``overwrite`` (the old ones, which belonged to the replaced segment, are then kept as ``.bak``)."""
-    if segment_base_offset(log_path) is None:
+def _index_targets(log_path: str) -> list[str]:
+    return [sibling(log_path, kind) for kind in SEGMENT_COMPANIONS]
+
+
+def _add_indexes(group, temporary_log: str, log_path: str) -> IndexStatus:
+    """Kafka's recovery indexes for the new segment (still under its temporary name), added to its group. Only
+    missing or differing index files are written; with ``overwrite`` the old ones (which belonged to the replaced
+    segment) are kept as ``.bak``."""
+    base = segment_base_offset(log_path)
+    if base is None:
         return IndexStatus(False, note="indexes were not rebuilt: the output is not named <base offset>.log, "
                                        "which index files are named after")
     try:
-        from kdump.index.rebuild import RebuildError, rebuild_indexes
+        from kdump.index.rebuild import RebuildError, RebuildOutcome, add_recovery, recover_segment, state_before
     except ImportError:
         return IndexStatus(False, note="indexes were not rebuilt: this kdump has no index rebuild "
                                        "(kdump.index.rebuild); Kafka rebuilds missing indexes when it loads the segment")
     try:
-        written = rebuild_indexes(log_path, force=overwrite)
-    except FileExistsError as e:
-        return IndexStatus(False, problem=True, note=f"indexes were not rebuilt: {e}; the index files there do not "
-                                                      "belong to the new segment")
+        state = state_before(os.path.dirname(log_path), base)
+        rec = recover_segment(temporary_log, producer_state=state, base_offset=base)
+        outcome = RebuildOutcome(rec)
+        paths = dict(zip(("index", "timeindex", "txnindex"), _index_targets(log_path)))
+        add_recovery(group, rec, paths, outcome)
     except (RebuildError, OSError) as e:
         return IndexStatus(False, problem=True, note=f"indexes were not rebuilt: {e}")
-    return IndexStatus(True, [os.fspath(p) for p in written])
+    files = [m.path for m in group.members if m.path != log_path] + outcome.unchanged
+    return IndexStatus(True, sorted(files, key=_index_targets(log_path).index))
 
 
 def convert_directory(source_dir, output_dir, options: ConvertOptions, *, overwrite: bool = False,
                       rebuild_indexes: bool = True, on_result=None) -> list[ConversionResult]:
-    """Convert every segment of a partition directory into ``output_dir`` (created if missing), in offset
-    order, stopping at the first refusal (segments already written stay, each complete and verified)."""
-    segments = segments_in(source_dir)
+    """Convert every segment of a partition directory into ``output_dir``, all or nothing.
+
+    The segments (in offset order, each with its indexes) and the partition's checkpoint files are written into
+    a temporary directory beside ``output_dir`` (``.<name>.<random>.tmp``), which then becomes ``output_dir`` in
+    one rename (``output_dir`` missing or empty). Into an ``output_dir`` that has files, names that clash are
+    refused before anything is converted unless ``overwrite``; the finished segments are then moved in, each as
+    one :class:`~kdump.atomic.AtomicGroup`. Any refusal or error removes the temporary directory: nothing is left
+    behind, and ``on_result`` is called only for segments that are in place."""
+    source_dir = os.fspath(source_dir)
+    output_dir = os.path.abspath(os.fspath(output_dir))
+    partition = Partition(source_dir)
     if os.path.exists(output_dir) and _same_file(source_dir, output_dir):
         raise FileExistsError(errno.EEXIST, "this is the input directory, and kdump never modifies its input",
                               output_dir)
-    os.makedirs(output_dir, exist_ok=True)
-    results = []
-    for seg in segments:
-        result = convert_segment(seg, os.path.join(output_dir, os.path.basename(seg)), options,
-                                 overwrite=overwrite, rebuild_indexes=rebuild_indexes)
-        results.append(result)
+    parent = os.path.dirname(output_dir)
+    os.makedirs(parent, exist_ok=True)
+    clean_leftovers(parent, {os.path.basename(output_dir)})  # a temporary directory of an interrupted run
+    checkpoints = _checkpoints_to_copy(partition, options)
+    planned = [p for seg in partition.segments for p in [seg.log, *_index_targets(seg.log)]] + checkpoints
+    if os.path.isdir(output_dir) and not overwrite:
+        names = sorted(set(os.listdir(output_dir)) & {os.path.basename(p) for p in planned})
+        clash = AtomicGroup(output_dir).clean([os.path.join(output_dir, n) for n in names])
+        if clash:
+            raise FileExistsError(errno.EEXIST, "exists; it is not replaced without --force (overwrite=True), and "
+                                  "nothing is converted", clash[0])
+    work = TemporaryDirectory(output_dir)
+    try:
+        results = [convert_segment(seg.log, os.path.join(work.work, os.path.basename(seg.log)), options,
+                                   rebuild_indexes=rebuild_indexes) for seg in partition.segments]
+        for path in checkpoints:
+            shutil.copyfile(path, os.path.join(work.work, os.path.basename(path)))
+        fsync_directory(work.work)
+        crash_point("directory-written")
+        if not work.publish():
+            _move_into(work.work, output_dir, results, overwrite)
+    finally:
+        work.remove()
+    for r in results:
+        r.output = _moved(r.output, work.work, output_dir)
+        if r.indexes is not None:
+            r.indexes.files = [_moved(f, work.work, output_dir) for f in r.indexes.files]
         if on_result is not None:
-            on_result(result)
+            on_result(r)
     return results
+
+
+def _checkpoints_to_copy(partition: Partition, options: ConvertOptions) -> list[str]:
+    """The partition's checkpoint files that still hold for the converted log: ``partition.metadata`` (the topic
+    id), and the ``leader-epoch-checkpoint`` when the output keeps leader epochs (magic 2; magic 0/1 batches have
+    none)."""
+    kinds = [FileKind.PARTITION_METADATA] + ([FileKind.LEADER_EPOCH_CHECKPOINT] if options.to_magic >= 2 else [])
+    return [partition.checkpoints[k] for k in kinds if k in partition.checkpoints]
+
+
+def _moved(path: str, old_dir: str, new_dir: str) -> str:
+    return os.path.join(new_dir, os.path.relpath(path, old_dir)) if path else path
+
+
+def _move_into(work: str, output_dir: str, results: list, overwrite: bool) -> None:
+    """Move the converted files from ``work`` into an ``output_dir`` that has files: each segment with its
+    indexes as one group, then the checkpoints."""
+    for r in results:
+        group = AtomicGroup(output_dir, overwrite=overwrite)
+        members = [r.output] + (list(r.indexes.files) if r.indexes is not None else [])
+        targets = [os.path.join(output_dir, os.path.basename(p)) for p in members]
+        group.clean(targets)
+        for src, target in zip(members, targets):
+            ours = group.may_replace(target)
+            group.adopt(AtomicFile.from_file(target, src, overwrite=ours, backup=target != targets[0]),
+                        last=classify(target) is FileKind.INDEX)
+        group.commit()
+    for name in sorted(os.listdir(work)):
+        src = os.path.join(work, name)
+        if os.path.isfile(src):
+            target = os.path.join(output_dir, name)
+            group = AtomicGroup(output_dir, overwrite=overwrite)
+            group.clean([target])
+            group.adopt(AtomicFile.from_file(target, src, overwrite=group.may_replace(target)))
+            group.commit()
 
 
 # --- dry run --------------------------------------------------------------------------------------------

@@ -858,6 +858,8 @@ def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096) -> list[
 def _check_path(p: str, deep: bool, index_interval_bytes: int) -> list[FileReport]:
     reports = []
     if os.path.isdir(p):
+        from kdump.verify.leftovers import is_leftover_directory, leftover_reports
+        reports.extend(leftover_reports(p))  # kdump's own crash leftovers (temporaries, interrupted group writes)
         here = Partition(p)
         if here.is_partition:
             reports.extend(check_partition_companions(p, deep=deep, index_interval_bytes=index_interval_bytes))
@@ -868,7 +870,7 @@ def _check_path(p: str, deep: bool, index_interval_bytes: int) -> list[FileRepor
             for q in here.files_of(FileKind.OFFSET_CHECKPOINT):
                 reports.append(check_text_checkpoint(q))
             for q in here.subdirectories:
-                if Partition(q).is_partition:
+                if Partition(q).is_partition and not is_leftover_directory(q):
                     reports.extend(check_paths([q], deep=deep, index_interval_bytes=index_interval_bytes))
     elif not os.path.exists(p):
         r = FileReport(p, "unknown")

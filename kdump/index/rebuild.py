@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from kdump.atomic import AtomicFile
+from kdump.atomic import AtomicGroup
 from kdump.errors import FormatError, KdumpError
 from kdump.index import offset_index as oi
 from kdump.index import time_index as ti
@@ -88,13 +88,14 @@ class Recovery:
 def recover_segment(log_path, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
                     producer_state: ProducerStates | None = None, leader_epoch: int | None = None,
                     max_index_bytes: int = DEFAULT_MAX_INDEX_BYTES,
-                    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES) -> Recovery:
+                    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, base_offset: int | None = None) -> Recovery:
     """Compute the indexes ``LogSegment.recover`` would write for ``log_path``. ``producer_state`` is
     updated in place (pass the state left by the previous segments); ``leader_epoch`` is the latest epoch
-    of the leader epoch cache before this segment. Raises :class:`RebuildError` where Kafka's recovery throws
-    instead of truncating, OSError if the log cannot be read."""
+    of the leader epoch cache before this segment; ``base_offset`` is the segment's base offset when ``log_path`` is
+    not named after it (a converted segment still under its temporary name). Raises :class:`RebuildError` where
+    Kafka's recovery throws instead of truncating, OSError if the log cannot be read."""
     log_path = os.fspath(log_path)
-    base = base_offset_from_name(log_path)
+    base = base_offset if base_offset is not None else base_offset_from_name(log_path)
     if base is None:
         raise RebuildError(f"{log_path}: the file name is not <20-digit base offset>.log, so the base offset the "
                            "index entries are relative to is not known", code="file-name-invalid")
@@ -260,6 +261,7 @@ class RebuildOutcome:
     recovery: Recovery
     written: list = field(default_factory=list)  # paths, in index/timeindex/txnindex order
     backups: list = field(default_factory=list)
+    unchanged: list = field(default_factory=list)  # existing files that already hold what recovery writes
     notes: list = field(default_factory=list)
 
 
@@ -287,42 +289,58 @@ def _verify_time_index(base: int):
 def write_recovery(rec: Recovery, out_dir: str | None = None, *, force: bool = False) -> RebuildOutcome:
     """Write what :func:`recover_segment` computed: ``.index`` and ``.timeindex`` always (empty when there
     are no entries, as Kafka's trimmed files are), ``.txnindex`` when there are aborted transactions or one
-    exists already (Kafka's recovery truncates it to empty). Existing files are refused unless ``force``,
-    and then kept as ``.bak``. All targets are checked before anything is written."""
+    exists already (Kafka's recovery truncates it to empty). Existing files are refused unless ``force``; then
+    only the files that differ are rewritten, each old one kept as ``.bak`` (one per file). All targets are
+    checked before anything is written, and they are placed as one :class:`~kdump.atomic.AtomicGroup`."""
     outcome = RebuildOutcome(rec)
-    paths = index_paths(rec.log_path, out_dir)
     if out_dir is not None and not os.path.isdir(out_dir):
         raise NotADirectoryError(f"{out_dir}: not a directory")
+    paths = index_paths(rec.log_path, out_dir)
+    group = AtomicGroup(os.path.dirname(paths["index"]), overwrite=force, protect=[rec.log_path])
+    add_recovery(group, rec, paths, outcome)
+    placed = group.commit()
+    unchanged = {os.path.abspath(p) for p in outcome.unchanged}
+    outcome.written = [p for p in placed if p not in unchanged]
+    outcome.backups = group.backups
+    return outcome
+
+
+def add_recovery(group: AtomicGroup, rec: Recovery, paths: dict[str, str], outcome: RebuildOutcome) -> None:
+    """Add the index files of ``rec`` to ``group``, to be written at ``paths`` (kind name -> path): the stale
+    leftovers of an interrupted run removed first (noted in ``outcome``), existing files refused unless the group
+    may replace them (FileExistsError), files that already hold these bytes left alone (``outcome.unchanged``).
+    The ``.index`` is the group's last file; when the group places two or more files it is placed again even if
+    unchanged, so that its absence marks every intermediate state (see :mod:`kdump.atomic`)."""
     contents = {"index": bytes(rec.offset_index), "timeindex": bytes(rec.time_index),
                 "txnindex": b"".join(t.encode() for t in rec.aborted)}
     targets = ["index", "timeindex"]
     if rec.aborted or os.path.lexists(paths["txnindex"]):
         targets.append("txnindex")
-    existing = [paths[k] for k in targets if os.path.lexists(paths[k])]
-    if existing and not force:
+    existing = group.clean([paths[k] for k in targets])
+    outcome.notes.extend(f"removed {p}: left by an interrupted kdump run" for p in group.cleaned)
+    if existing:
         raise FileExistsError(f"{', '.join(existing)} exist{'s' if len(existing) == 1 else ''} "
                               "(use --force to replace; the old files are kept as .bak)")
     verifiers = {"index": _verify_offset_index(contents["index"], rec.base_offset),
                  "timeindex": _verify_time_index(rec.base_offset), "txnindex": None}
-    files = [AtomicFile(paths[k], overwrite=force, backup=True, verify=verifiers[k], protect=[rec.log_path])
-             for k in targets]
+    changed = [k for k in targets if not _holds(paths[k], contents[k])]
+    outcome.unchanged.extend(paths[k] for k in targets if k not in changed)
+    if len(changed) + len(group.members) >= 2 and "index" not in changed:
+        changed.insert(0, "index")  # rewritten unchanged (no new .bak): the group's last file
+    for k in changed:
+        f = group.add(paths[k], verify=verifiers[k], last=k == "index", backup=paths[k] not in outcome.unchanged)
+        f.write(contents[k])
+
+
+def _holds(path: str, content: bytes) -> bool:
+    """``path`` is a regular file whose bytes are ``content`` (index files are small: read whole)."""
     try:
-        for k, f in zip(targets, files):
-            f.write(contents[k])
-    except BaseException:
-        for f in files:
-            f.abort()
-        raise
-    for i, f in enumerate(files):
-        try:
-            outcome.written.append(f.commit())
-        except BaseException:
-            for g in files[i + 1:]:
-                g.abort()
-            raise
-        if f.backup_path:
-            outcome.backups.append(f.backup_path)
-    return outcome
+        if not os.path.isfile(path) or os.path.getsize(path) != len(content):
+            return False
+        with open(path, "rb") as f:
+            return f.read() == content
+    except OSError:
+        return False
 
 
 def rebuild_segment(log_path, out_dir=None, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,

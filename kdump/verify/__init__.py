@@ -23,6 +23,7 @@ import os
 from kdump.findings import FileReport, exit_code
 from kdump.verify.codes import CODES
 from kdump.verify.partition import collect, verify_companion, verify_file, verify_partition
+from kdump.verify.leftovers import leftover_reports
 from kdump.verify.walk import PartitionState, SegmentVerifier, VerifyOptions
 
 __all__ = ["VerifyOptions", "verify_paths", "verify_one", "total_bytes", "exit_code", "CODES",
@@ -65,6 +66,8 @@ def verify_paths(paths, options: VerifyOptions | None = None, *, progress=None) 
             reports.append(report)
         elif kind == "companion":
             reports.extend(verify_companion(item, options))
+        elif kind == "leftovers":
+            reports.extend(leftover_reports(item))
         else:
             directory, segments, snapshots, companions = item
             reports.extend(verify_partition(directory, segments, snapshots, options, progress=progress,

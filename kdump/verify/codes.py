@@ -78,6 +78,12 @@ _ALL = [
     # --- partition directories ----------------------------------------------------------------------------
     Code("segment-overlap", ERROR, "a segment's base offset is not above the previous segment's last offset: "
          "segments overlap"),
+    # --- kdump's own crash leftovers (kdump.atomic; verify and index check of a directory) ----------------------
+    Code("kdump-temporary-left", WARNING, "a temporary file or directory of a kdump write that no running process "
+         "holds: left by an interrupted kdump run (the next run of the same command removes it; or delete it)"),
+    Code("kdump-write-interrupted", ERROR, "the journal of a kdump group write (a segment and its indexes) that no "
+         "running process holds: the run was interrupted between renames, so the files it lists are part old, part "
+         "new (the segment's .index is absent meanwhile); rerun the command"),
     # --- records (--deep) ---------------------------------------------------------------------------------
     Code("decompress-failed", ERROR, "a compressed batch or wrapper cannot be decompressed", deep=True),
     Code("record-truncated", ERROR, "the records end before the batch's record count is reached", deep=True),

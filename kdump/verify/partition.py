@@ -21,6 +21,7 @@ import os
 from kdump.findings import FileReport
 from kdump.logdir import COMPANION_KINDS, FileKind, LogDir, Partition, expand, named_kind
 from kdump.verify.codes import CODES
+from kdump.verify.leftovers import is_leftover_directory
 from kdump.verify.walk import PartitionState, SegmentVerifier, VerifyOptions
 
 _BROKER_TEXT = (FileKind.OFFSET_CHECKPOINT, FileKind.PARTITION_METADATA, FileKind.META_PROPERTIES)
@@ -48,7 +49,8 @@ def verify_file(path: str, options: VerifyOptions, *, state: PartitionState | No
 
 def collect(paths) -> list[tuple[str, object]]:
     """What to verify, in order: ("file", path), ("companion", path), ("partition", (directory, [segment
-    paths], [snapshot paths], has companions)), or ("error", (path, message)) for a path that cannot be used."""
+    paths], [snapshot paths], has companions)), ("leftovers", directory) for kdump's crash leftovers in a directory
+    searched, or ("error", (path, message)) for a path that cannot be used."""
     out: list[tuple[str, object]] = []
     for p in paths:
         p = os.fspath(p)
@@ -57,7 +59,7 @@ def collect(paths) -> list[tuple[str, object]]:
             error = _walk_dir(p, found)
             if error is not None:
                 out.append(("error", (p, error)))
-            elif not found:
+            elif not [kind for kind, _ in found if kind != "leftovers"]:
                 out.append(("error", (p, "no log segments (.log), KRaft snapshots (.checkpoint) or partition "
                                          "companion files in this directory or below it")))
             out.extend(found)
@@ -83,7 +85,12 @@ def _walk_dir(d: str, out: list) -> str | None:
         logdir = LogDir(d)
     except OSError as e:
         return f"cannot list the directory: {e.strerror or e}"
+    out.append(("leftovers", d))  # kdump's own crash leftovers (kdump.verify.leftovers)
     for part in logdir.partitions:
+        if is_leftover_directory(part.directory):
+            continue  # a partition kdump was converting into: a leftover of its parent, not a partition
+        if part.directory != d:
+            out.append(("leftovers", part.directory))
         out.append(("partition", (part.directory, [s.log for s in part.segments], part.kraft_snapshots,
                                   _has_companions(part))))
     for refused in logdir.refused:
