@@ -46,7 +46,7 @@ def emit(out, blocks, *, rich: bool) -> None:
             if isinstance(b, Table):
                 t = RichTable(title=Text(b.title, style="bold"), title_justify="left", box=box.SIMPLE_HEAD)
                 for c in b.columns:
-                    t.add_column(c)
+                    t.add_column(c, overflow="fold")
                 for row in b.rows:
                     t.add_row(*(Text(printable(v)) for v in row))
                 console.print(t if b.rows else Text(f"{b.title}: (none)"))
