@@ -388,3 +388,18 @@ def test_help_teaches_with_examples():
 def test_untrusted_text_is_escaped():
     assert printable("a\x1b[31mb\x07") == "a\\x1b[31mb\\x07"
     assert uuid_text(TOPIC_ID) == "AAAAAAAAAAAAAAAAAAASNA"
+
+
+def test_metadata_client_quotas_set_and_remove(tmp_path):
+    d = tmp_path / "__cluster_metadata-0"
+    d.mkdir()
+    user = [{"entityType": "user", "entityName": "alice"}]
+
+    def quota(key, value, remove=False):
+        return None, _meta("ClientQuotaRecord", {"entity": user, "key": key, "value": value, "remove": remove})
+    # 0 and 1 set two quotas of user alice, 2 removes the first: one is left
+    write_segment(d / "00000000000000000000.log", [_batch(0, [quota("producer_byte_rate", 1024.0),
+                                                               quota("consumer_byte_rate", 2048.0),
+                                                               quota("producer_byte_rate", 0.0, remove=True)])])
+    img = replay_metadata([d]).image.to_json()
+    assert img["clientQuotas"] == [{"entity": user, "quotas": {"consumer_byte_rate": 2048.0}}]

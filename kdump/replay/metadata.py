@@ -259,13 +259,7 @@ class _Replayer:
     # --- configs, features ---------------------------------------------------------------------------
     def _ConfigRecord(self, r, _):
         resource = (CONFIG_RESOURCE_TYPES.get(r["resourceType"], "UNKNOWN"), r["resourceName"])
-        configs = self.image.configs.setdefault(resource, {})
-        if r["value"] is None:
-            configs.pop(r["name"], None)
-            if not configs:
-                del self.image.configs[resource]
-        else:
-            configs[r["name"]] = r["value"]
+        _set_key(self.image.configs, resource, r["name"], r["value"])
 
     def _FeatureLevelRecord(self, r, _):
         if r["name"] == METADATA_VERSION:
@@ -299,13 +293,7 @@ class _Replayer:
 
     def _ClientQuotaRecord(self, r, _):
         entity = tuple(sorted((e["entityType"], e["entityName"]) for e in r["entity"]))
-        quotas = self.image.client_quotas.setdefault(entity, {})
-        if r["remove"]:
-            quotas.pop(r["key"], None)
-            if not quotas:
-                del self.image.client_quotas[entity]
-        else:
-            quotas[r["key"]] = r["value"]
+        _set_key(self.image.client_quotas, entity, r["key"], None if r["remove"] else r["value"])
 
     def _UserScramCredentialRecord(self, r, _):
         # the salt and keys are secrets: the image keeps them, kdump shows only that they exist
@@ -341,6 +329,18 @@ class _Replayer:
 
     def _NoOpRecord(self, _r, _):
         pass
+
+
+def _set_key(table: dict, owner, key: str, value) -> None:
+    """Set ``key`` of ``owner``'s entries (a config resource, a quota entity), or delete it when ``value`` is
+    None; an owner left without entries is dropped, as Kafka's images drop empty ones."""
+    entries = table.setdefault(owner, {})
+    if value is None:
+        entries.pop(key, None)
+        if not entries:
+            del table[owner]
+    else:
+        entries[key] = value
 
 
 def _recovery_state(value: int) -> str:
