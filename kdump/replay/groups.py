@@ -1,0 +1,231 @@
+"""``__consumer_offsets`` replayed into each group's state, as Kafka's group coordinator loads it.
+
+Records are keyed as compaction keys them: the latest record of a key is its state, a tombstone (null value)
+deletes the key. Offset commits of record type 0 and 1 are one key (group, topic, partition): Kafka's
+coordinator applies both to the same offset. Records in transactional batches (offsets committed by
+``sendOffsetsToTransaction``) wait for their producer's marker: COMMIT applies them (unless a commit for the
+key was written later in the log, which stays), ABORT drops them, no marker yet leaves them pending.
+
+What is modelled: classic groups (``GroupMetadataValue``: protocol type, protocol, generation, leader,
+members with their subscription and assignment decoded as the embedded consumer protocol when the protocol
+type is ``consumer``), consumer-protocol groups of KIP-848 (group epoch, target assignment epoch, members
+with their metadata, current and target assignment; topic ids named where the group's subscription metadata
+names them) and committed offsets. Share-group records (types 9-15) are counted in ``ignored``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kdump.decode.control import TxnMarker, decode_control
+from kdump.decoders import tables
+from kdump.decoders.base import RecordError
+from kdump.decoders.coordinator import OFFSETS, UnknownRecordType, group_metadata_tree, read_record
+from kdump.format.schema import to_tree
+from kdump.format.types import ControlRecordType
+from kdump.replay.source import Record, Skipped, read_records, sources
+
+TOPIC = "__consumer_offsets"
+OFFSET_COMMIT_TYPES = (0, 1)
+GROUP_METADATA = 2
+CONSUMER_GROUP_METADATA = 3
+CONSUMER_GROUP_PARTITION_METADATA = 4
+CONSUMER_GROUP_MEMBER_METADATA = 5
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA = 6
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER = 7
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT = 8
+MODELLED = {0, 1, 2, 3, 4, 5, 6, 7, 8}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """The latest record of one key: where it is and what it says (``value`` None: a tombstone)."""
+    offset: int
+    record_type: int
+    version: int | None
+    key: dict
+    value: dict | None
+
+
+@dataclass
+class GroupState:
+    """One group as the records leave it. ``kind``: ``classic``, ``consumer`` (KIP-848) or None (the group's
+    metadata is gone, only committed offsets are left)."""
+    name: str
+    kind: str | None = None
+    classic: dict | None = None  # protocolType, protocol, generation, leader, currentStateTimestamp
+    group_epoch: int | None = None
+    target_assignment_epoch: int | None = None
+    members: dict = field(default_factory=dict)  # member id -> JSON-able dict
+    offsets: dict = field(default_factory=dict)  # (topic, partition) -> JSON-able dict
+    last_offset: int = -1  # log offset of the latest record that makes up this state
+
+    def to_json(self) -> dict:
+        out = {"group": self.name, "type": self.kind}
+        if self.kind == "classic":
+            out.update(self.classic)
+        elif self.kind == "consumer":
+            out["groupEpoch"] = self.group_epoch
+            out["targetAssignmentEpoch"] = self.target_assignment_epoch
+        out["members"] = [self.members[m] for m in sorted(self.members)]
+        out["offsets"] = [self.offsets[tp] for tp in sorted(self.offsets)]
+        out["lastRecordOffset"] = self.last_offset
+        return out
+
+
+@dataclass
+class GroupsReplay:
+    """The replay's result: ``groups`` by name, ``skipped`` records, ``ignored`` (record types not modelled),
+    ``pending`` (transactional commits without their producer's marker yet), ``records`` read."""
+    groups: dict[str, GroupState]
+    skipped: list[Skipped]
+    ignored: int
+    pending: int
+    records: int
+
+    def to_json(self, names=None) -> dict:
+        chosen = [g for n, g in sorted(self.groups.items()) if not names or n in names]
+        return {"groups": [g.to_json() for g in chosen], "records": self.records, "ignoredRecords": self.ignored,
+                "pendingTransactionalRecords": self.pending, "skipped": [s.to_json() for s in self.skipped]}
+
+
+class _Log:
+    """The compacted view of the topic: latest entry per key, and per producer its open transaction."""
+
+    def __init__(self):
+        self.latest: dict[tuple, Entry] = {}
+        self.pending: dict[int, list[tuple[tuple, Entry]]] = {}
+        self.skipped: list[Skipped] = []
+        self.ignored = 0
+        self.records = 0
+
+    def apply(self, rec: Record) -> None:
+        self.records += 1
+        if rec.control:
+            self._marker(rec)
+            return
+        try:
+            if rec.key is None:
+                raise RecordError("the record has no key")
+            rtype, key_name, key_obj, value_name, version, value_obj = read_record(OFFSETS, rec.key, rec.value)
+        except UnknownRecordType as e:
+            self.skipped.append(Skipped(rec.file, rec.offset, f"unknown record type {e.record_type}"))
+            return
+        except RecordError as e:
+            self.skipped.append(Skipped(rec.file, rec.offset, str(e)))
+            return
+        if rtype not in MODELLED:
+            self.ignored += 1
+            return
+        entry = Entry(rec.offset, rtype, version, key_obj, value_obj)
+        key = _compaction_key(rtype, key_obj)
+        if rec.transactional and rec.producer_id >= 0:
+            self.pending.setdefault(rec.producer_id, []).append((key, entry))
+        else:
+            self._put(key, entry)
+
+    def _put(self, key: tuple, entry: Entry) -> None:
+        if entry.value is None:
+            self.latest.pop(key, None)
+        else:
+            self.latest[key] = entry
+
+    def _marker(self, rec: Record) -> None:
+        marker = decode_control(rec.key, rec.value)
+        if not isinstance(marker, TxnMarker):
+            return
+        waiting = self.pending.pop(rec.producer_id, [])
+        if marker.type is ControlRecordType.COMMIT:
+            for key, entry in waiting:
+                current = self.latest.get(key)
+                if current is None or current.offset < entry.offset:
+                    self._put(key, entry)
+
+
+def _compaction_key(rtype: int, key: dict) -> tuple:
+    if rtype in OFFSET_COMMIT_TYPES:
+        return ("offset", key["group"], key["topic"], key["partition"])
+    return (rtype, *key.values())
+
+
+def replay_groups(paths) -> GroupsReplay:
+    """Replay the ``__consumer_offsets`` partitions ``paths`` name (see :func:`kdump.replay.source.sources`)."""
+    log = _Log()
+    for src in sources(paths, TOPIC):
+        for path in src.logs:
+            for rec in read_records(path, log.skipped):
+                log.apply(rec)
+    groups: dict[str, GroupState] = {}
+    topic_names: dict[str, dict] = {}  # group -> topic id -> name, from the subscription metadata
+    for entry in log.latest.values():
+        if entry.record_type == CONSUMER_GROUP_PARTITION_METADATA:
+            tree = _tree(entry)
+            topic_names[entry.key["groupId"]] = {t["topicId"]: t["topicName"] for t in tree.get("topics") or ()}
+    for entry in sorted(log.latest.values(), key=lambda e: e.offset):
+        _apply_entry(groups, entry, topic_names)
+    pending = sum(len(v) for v in log.pending.values())
+    return GroupsReplay(groups, log.skipped, log.ignored, pending, log.records)
+
+
+def _tree(entry: Entry) -> dict:
+    _, value_name = tables.record_types(OFFSETS)[entry.record_type]
+    return to_tree(entry.value, tables.schema(OFFSETS, value_name), entry.version)
+
+
+def _group(groups: dict, name: str) -> GroupState:
+    g = groups.get(name)
+    if g is None:
+        g = groups[name] = GroupState(name)
+    return g
+
+
+def _apply_entry(groups: dict, entry: Entry, topic_names: dict) -> None:
+    rtype, key, value = entry.record_type, entry.key, entry.value
+    g = _group(groups, key.get("group", key.get("groupId")))
+    g.last_offset = max(g.last_offset, entry.offset)
+    if rtype in OFFSET_COMMIT_TYPES:
+        g.offsets[key["topic"], key["partition"]] = {
+            "topic": key["topic"], "partition": key["partition"], "offset": value["offset"],
+            # leader epoch: written from v3 on, -1 = none; expire timestamp: only v1 has it
+            "leaderEpoch": value.get("leaderEpoch", -1) if value.get("leaderEpoch", -1) >= 0 else None,
+            "metadata": value["metadata"], "commitTimestamp": value["commitTimestamp"],
+            "expireTimestamp": value["expireTimestamp"] if entry.version == 1 else None,
+            "recordOffset": entry.offset}
+        return
+    if rtype == GROUP_METADATA:
+        tree = group_metadata_tree(value, entry.version)
+        g.kind = "classic"
+        g.classic = {"protocolType": tree["protocolType"], "protocol": tree["protocol"],
+                     "generation": tree["generation"], "leader": tree["leader"],
+                     "currentStateTimestamp": tree.get("currentStateTimestamp")}
+        g.members = {m["memberId"]: _classic_member(m) for m in tree["members"]}
+        return
+    g.kind = "consumer"
+    if rtype == CONSUMER_GROUP_METADATA:
+        g.group_epoch = value["epoch"]
+    elif rtype == CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA:
+        g.target_assignment_epoch = value["assignmentEpoch"]
+    elif rtype in (CONSUMER_GROUP_MEMBER_METADATA, CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT,
+                   CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER):
+        member = g.members.setdefault(key["memberId"], {"memberId": key["memberId"]})
+        tree = _tree(entry)
+        names = topic_names.get(key["groupId"], {})
+        if rtype == CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER:
+            member["targetAssignment"] = _named(tree["topicPartitions"], names)
+        else:
+            for k in ("assignedPartitions", "partitionsPendingRevocation"):
+                if k in tree:
+                    tree[k] = _named(tree[k], names)
+            member.update(tree)
+
+
+def _classic_member(m: dict) -> dict:
+    return {"memberId": m["memberId"], "groupInstanceId": m.get("groupInstanceId"), "clientId": m["clientId"],
+            "clientHost": m["clientHost"], "sessionTimeout": m["sessionTimeout"],
+            "rebalanceTimeout": m.get("rebalanceTimeout"), "subscription": m["subscription"],
+            "assignment": m["assignment"]}
+
+
+def _named(topic_partitions: list, names: dict) -> list:
+    """Topic-id assignments with the topic's name beside its id, where the group's metadata names it."""
+    return [{"topicId": t["topicId"], "topic": names.get(t["topicId"]), "partitions": t["partitions"]}
+            for t in topic_partitions]

@@ -1,0 +1,193 @@
+"""The replays' state as text for people: headings, ``key: value`` lines and tables; rich tables on a terminal,
+plain aligned columns when piped. Every string from a record is escaped (:func:`printable`) before it is
+printed: untrusted bytes never reach a terminal raw."""
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(value) -> str:
+    """``value`` as text with control characters shown as ``\\xNN`` (and None as ``-``)."""
+    if value is None:
+        return "-"
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+
+
+def when(ms) -> str:
+    """Epoch milliseconds as UTC ISO-8601 (``-`` for none: -1 or absent)."""
+    if ms is None or ms < 0:
+        return "-"
+    try:
+        return _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc).isoformat(timespec="milliseconds")[:-6] + "Z"
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+
+
+@dataclass
+class Table:
+    title: str
+    columns: tuple
+    rows: list
+
+
+def emit(out, blocks, *, rich: bool) -> None:
+    """Print ``blocks``: a str is a line, a :class:`Table` a table (an empty one: its title and ``(none)``)."""
+    if rich:
+        from rich import box
+        from rich.console import Console
+        from rich.table import Table as RichTable
+        from rich.text import Text
+        console = Console(file=out, highlight=False, soft_wrap=True)
+        for b in blocks:
+            if isinstance(b, Table):
+                t = RichTable(title=Text(b.title, style="bold"), title_justify="left", box=box.SIMPLE_HEAD)
+                for c in b.columns:
+                    t.add_column(c, overflow="fold")
+                for row in b.rows:
+                    t.add_row(*(Text(printable(v)) for v in row))
+                console.print(t if b.rows else Text(f"{b.title}: (none)"))
+            else:
+                console.print(Text(b, style="bold" if b and not b.startswith(" ") else ""))
+        return
+    for b in blocks:
+        if isinstance(b, Table):
+            out.write(_plain_table(b))
+        else:
+            out.write(b + "\n")
+
+
+def _plain_table(t: Table) -> str:
+    if not t.rows:
+        return f"{t.title}: (none)\n"
+    cells = [list(t.columns)] + [[printable(v) for v in row] for row in t.rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(t.columns))]
+    lines = [t.title] + ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    return "\n".join(lines) + "\n"
+
+
+def skipped_lines(skipped) -> list[str]:
+    return [f"kdump: {printable(s.text())}" for s in skipped]
+
+
+# --- groups ----------------------------------------------------------------------------------------------
+def _assignment(value) -> str:
+    """A member's assignment: decoded consumer-protocol partitions, or the size of bytes kept undecoded."""
+    if isinstance(value, dict):
+        parts = value.get("assignedPartitions") or value.get("topics") or []
+        return " ".join(f"{p['topic']}[{','.join(map(str, p['partitions']))}]" for p in parts) or "(none)"
+    if isinstance(value, list):  # consumer-protocol (KIP-848) topic-id assignments
+        return " ".join(f"{p['topic'] or p['topicId']}[{','.join(map(str, p['partitions']))}]" for p in value) or "(none)"
+    return "(not decoded)" if value else "(none)"
+
+
+def group_blocks(g: dict) -> list:
+    out = [f"Group {printable(g['group'])}"]
+    if g["type"] == "classic":
+        out.append(f"  classic group: protocol type {printable(g['protocolType'])}, protocol {printable(g['protocol'])}, "
+                   f"generation {g['generation']}, leader {printable(g['leader'])}, state since "
+                   f"{when(g['currentStateTimestamp'])}")
+        members = Table("  Members", ("member id", "instance id", "client id", "host", "session ms", "rebalance ms",
+                                      "assignment"),
+                        [(m["memberId"], m["groupInstanceId"], m["clientId"], m["clientHost"], m["sessionTimeout"],
+                          m["rebalanceTimeout"], _assignment(m["assignment"])) for m in g["members"]])
+    elif g["type"] == "consumer":
+        out.append(f"  consumer group (KIP-848): group epoch {printable(g['groupEpoch'])}, target assignment epoch "
+                   f"{printable(g['targetAssignmentEpoch'])}")
+        members = Table("  Members", ("member id", "member epoch", "client id", "host", "assigned", "target"),
+                        [(m["memberId"], m.get("memberEpoch"), m.get("clientId"), m.get("clientHost"),
+                          _assignment(m.get("assignedPartitions")), _assignment(m.get("targetAssignment")))
+                         for m in g["members"]])
+    else:
+        out.append("  no group metadata (deleted, or never written here): committed offsets only")
+        members = None
+    if members is not None:
+        out.append(members)
+    out.append(Table("  Committed offsets", ("topic", "partition", "offset", "leader epoch", "metadata", "committed",
+                                             "expires"),
+                     [(o["topic"], o["partition"], o["offset"], o["leaderEpoch"], o["metadata"],
+                       when(o["commitTimestamp"]), when(o["expireTimestamp"])) for o in g["offsets"]]))
+    out.append(f"  (state as of log offset {g['lastRecordOffset']})")
+    return out
+
+
+def groups_blocks(data: dict) -> list:
+    blocks = []
+    for g in data["groups"]:
+        blocks.extend(group_blocks(g))
+        blocks.append("")
+    summary = f"{len(data['groups'])} group(s) from {data['records']} record(s)"
+    if data["pendingTransactionalRecords"]:
+        summary += f"; {data['pendingTransactionalRecords']} transactional record(s) still wait for their marker"
+    if data["ignoredRecords"]:
+        summary += f"; {data['ignoredRecords']} share-group record(s) not modelled"
+    return blocks + [summary]
+
+
+# --- transactions ---------------------------------------------------------------------------------------
+def txn_blocks(data: dict) -> list:
+    rows = [(t["transactionalId"], t["producerId"], t["producerEpoch"],
+             "-" if t["previousProducerId"] < 0 else t["previousProducerId"],
+             "-" if t["nextProducerId"] < 0 else t["nextProducerId"], t["state"], t["transactionTimeoutMs"],
+             " ".join(f"{p['topic']}[{','.join(map(str, p['partitions']))}]" for p in t["partitions"]) or "-",
+             when(t["transactionStartTimestampMs"]), when(t["transactionLastUpdateTimestampMs"]))
+            for t in data["transactions"]]
+    table = Table("Transactional ids", ("transactional id", "producer id", "epoch", "previous pid", "next pid",
+                                        "state", "timeout ms", "partitions", "started", "last update"), rows)
+    return [table, f"{len(rows)} transactional id(s) from {data['records']} record(s)"]
+
+
+# --- cluster image --------------------------------------------------------------------------------------
+def _listeners(ls) -> str:
+    return " ".join(f"{e['name']}://{e['host']}:{e['port']}" for e in ls) or "-"
+
+
+def _ids(values) -> str:
+    return ",".join(map(str, values)) if values else "-"
+
+
+def metadata_blocks(data: dict) -> list:
+    valid = data["validAtOffset"]
+    head = [f"Cluster image valid at offset {valid if valid is not None else '- (nothing read)'}"]
+    if data["snapshot"]:
+        head.append(f"  snapshot: {printable(data['snapshot'])} (end offset {data['snapshotEndOffset']}, "
+                    f"{data['snapshotRecords']} record(s)); then {data['logRecords']} log record(s)")
+    else:
+        head.append(f"  no snapshot; {data['logRecords']} log record(s)")
+    head += [f"  note: {printable(n)}" for n in data["notes"]]
+    features = Table("Features", ("feature", "level"), [(k, v) for k, v in data["features"].items()])
+    if data["zkMigrationState"] is not None:
+        features.rows.append(("(zk migration state)", data["zkMigrationState"]))
+    brokers = Table("Brokers", ("id", "epoch", "incarnation id", "listeners", "rack", "fenced", "controlled shutdown"),
+                    [(b["id"], b["epoch"], b["incarnationId"], _listeners(b["listeners"]), b["rack"], b["fenced"],
+                      b["inControlledShutdown"]) for b in data["brokers"]])
+    controllers = Table("Controllers", ("id", "incarnation id", "listeners"),
+                        [(c["id"], c["incarnationId"], _listeners(c["listeners"])) for c in data["controllers"]])
+    blocks = head + [features, brokers, controllers]
+    blocks.append(f"Topics: {len(data['topics'])}")
+    for t in data["topics"]:
+        blocks.append(Table(f"  {printable(t['name'])} (id {t['topicId']}, {len(t['partitions'])} partition(s))",
+                            ("partition", "leader", "leader epoch", "isr", "replicas", "elr", "last known elr",
+                             "partition epoch"),
+                            [(p["partition"], "none" if p["leader"] == -1 else p["leader"], p["leaderEpoch"],
+                              _ids(p["isr"]), _ids(p["replicas"]), _ids(p["eligibleLeaderReplicas"]),
+                              _ids(p["lastKnownElr"]), p["partitionEpoch"]) for p in t["partitions"]]))
+    blocks.append(Table("Configs", ("resource", "name", "value"),
+                        [(f"{c['resourceType']}:{c['resourceName']}", k, v)
+                         for c in data["configs"] for k, v in c["configs"].items()]))
+    blocks.append(Table("ACLs", ("resource", "pattern", "principal", "host", "operation", "permission"),
+                        [(f"{a['resourceType']}:{a['resourceName']}", a["patternType"], a["principal"], a["host"],
+                          a["operation"], a["permissionType"]) for a in data["acls"]]))
+    blocks.append(f"Producer ids: next {printable(data['producerIds']['nextProducerId'])}")
+    blocks.append(Table("Client quotas", ("entity", "quota", "value"),
+                        [(",".join(f"{e['entityType']}={printable(e['entityName'])}" for e in q["entity"]), k, v)
+                         for q in data["clientQuotas"] for k, v in q["quotas"].items()]))
+    blocks.append(Table("SCRAM credentials", ("user", "mechanism", "iterations"),
+                        [(s["user"], s["mechanism"], s["iterations"]) for s in data["scramCredentials"]]))
+    blocks.append(Table("Delegation tokens", ("token id", "owner", "requester", "expires"),
+                        [(d["tokenId"], d["owner"], d["requester"], when(d["expirationTimestamp"]))
+                         for d in data["delegationTokens"]]))
+    return blocks

@@ -1,0 +1,152 @@
+"""What a replay reads: the partitions of one internal topic named on the command line, their segments in
+offset order, record by record; and what could not be used (:class:`Skipped`), which never stops a replay.
+
+A path may be a partition directory (``__consumer_offsets-12``), a log directory holding such partitions
+(every one of that topic is read; other topics are passed over), a directory of segments whose name is no
+Kafka partition name (a copy set aside for inspection: taken as the topic's), or segment / snapshot files.
+A partition directory or file of another topic is refused (:class:`ReplayInputError`): replaying
+``orders-0`` as group metadata would only give a screen of undecodable records.
+"""
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from kdump.errors import FormatError
+from kdump.logdir import FileKind, LogDir, Partition, classify, directory_state, topic_partition
+from kdump.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
+
+
+class ReplayInputError(Exception):
+    """A path that cannot be replayed as the topic asked for (missing, unreadable, another topic's)."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A record (or a stretch of a file) left out of a replay, and why."""
+    file: str
+    offset: int | None
+    reason: str
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "offset": self.offset, "reason": self.reason}
+
+    def text(self) -> str:
+        where = f"offset {self.offset}" if self.offset is not None else "file"
+        return f"{self.file}: {where}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record of a segment, with what a replay needs of its batch."""
+    file: str
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    producer_id: int
+    transactional: bool
+    control: bool
+
+
+@dataclass
+class Source:
+    """One partition's files: ``logs`` (segments in offset order) and ``snapshots`` (KRaft ``.checkpoint``)."""
+    directory: str
+    logs: list[str] = field(default_factory=list)
+    snapshots: list[str] = field(default_factory=list)
+
+
+def sources(paths, topic: str) -> list[Source]:
+    """The partitions of ``topic`` that ``paths`` name (see the module's docstring for what a path may be)."""
+    out: list[Source] = []
+    named_files: dict[str, Source] = {}
+    for path in paths:
+        path = os.fspath(path)
+        try:
+            st = os.stat(path)
+        except OSError as e:
+            raise ReplayInputError(f"{path}: cannot open: {e.strerror or e}") from None
+        if stat.S_ISDIR(st.st_mode):
+            out.extend(_directory_sources(path, topic))
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            raise ReplayInputError(f"{path}: not a regular file: not opened (reading it could block)")
+        directory = os.path.dirname(os.path.abspath(path))
+        _check_topic(directory, topic, path)
+        kind = classify(path)
+        if kind is FileKind.UNKNOWN and path.endswith(".checkpoint"):
+            kind = FileKind.KRAFT_CHECKPOINT  # bootstrap.checkpoint and other snapshot copies
+        if kind not in (FileKind.LOG, FileKind.KRAFT_CHECKPOINT):
+            raise ReplayInputError(f"{path}: not a log segment (.log) or KRaft snapshot (.checkpoint)")
+        src = named_files.get(directory)
+        if src is None:
+            src = named_files[directory] = Source(directory)
+            out.append(src)
+        (src.logs if kind is FileKind.LOG else src.snapshots).append(path)
+    return out
+
+
+def _check_topic(directory: str, topic: str, path: str) -> None:
+    named = topic_partition(directory)
+    if named is not None and named[0] != topic:
+        raise ReplayInputError(f"{path}: is in a partition of topic {named[0]!r}, not {topic}")
+
+
+def _directory_sources(directory: str, topic: str) -> list[Source]:
+    try:
+        top = Partition(directory)
+    except OSError as e:
+        raise ReplayInputError(f"{directory}: cannot list the directory: {e.strerror or e}") from None
+    if top.is_partition or top.topic == topic:
+        if top.topic is not None:
+            _check_topic(directory, topic, directory)
+        return [_source(top)]
+    found = [_source(p) for p in LogDir(directory).partitions
+             if p.topic == topic and directory_state(p.directory) is None]
+    if not found:
+        raise ReplayInputError(f"{directory}: holds no {topic} partition (give a {topic}-N directory, a log "
+                               "directory holding them, or segment files)")
+    return found
+
+
+def _source(part: Partition) -> Source:
+    return Source(part.directory, [s.log for s in part.segments], list(part.kraft_snapshots))
+
+
+def read_records(path: str, skipped: list[Skipped], *,
+                 limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Iterator[Record]:
+    """Every record of one segment or snapshot file; batches and records that cannot be read are added to
+    ``skipped`` (a batch failing its CRC is left out whole: Kafka would have truncated the log there)."""
+    try:
+        reader = SegmentReader(path)
+    except OSError as e:
+        raise ReplayInputError(f"{path}: cannot open: {e.strerror or e}") from None
+    with reader:
+        for batch in reader:
+            span = f"batch at byte {batch.position} (offsets {batch.base_offset}..{batch.last_offset})"
+            if not batch.is_valid():
+                skipped.append(Skipped(path, batch.base_offset, f"{span} fails its CRC check; its records are "
+                                                                "left out"))
+                continue
+            try:
+                cols = batch.columns(limit)
+            except FormatError as e:
+                skipped.append(Skipped(path, batch.base_offset, f"{span}: {e.message}; its records are left out"))
+                continue
+            producer_id, transactional, control = batch.producer_id, batch.is_transactional, batch.is_control
+            for i in range(cols.count):
+                if cols.valid is not None and not cols.valid[i]:
+                    skipped.append(Skipped(path, cols.offsets[i], "message fails its CRC check"))
+                    continue
+                yield Record(path, cols.offsets[i], cols.timestamps[i], cols.key(i), cols.value(i),
+                             producer_id, transactional, control)
+            if cols.error is not None:
+                skipped.append(Skipped(path, batch.base_offset, f"{span}: {cols.error.message}; the records "
+                                                                "after it are left out"))
+        tail = reader.tail
+        if tail is not None and tail.kind not in ("end", "limit"):
+            skipped.append(Skipped(path, None, f"at byte {tail.position}: {tail.message or tail.kind}; "
+                                               f"{tail.length} bytes not read"))
