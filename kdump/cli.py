@@ -198,7 +198,7 @@ def main(argv=None):
 def _register_commands():
     """Subcommands living in their own modules (kdump/commands/*.py), each a thin layer over its library."""
     import importlib
-    for name in ("verify", "index", "convert"):
+    for name in ("verify", "index", "convert", "spark"):
         try:
             module = importlib.import_module(f"kdump.commands.{name}")
         except ModuleNotFoundError as e:
