@@ -142,6 +142,33 @@ cdef bint utf8_valid(const unsigned char *s, Py_ssize_t n) noexcept nogil:
     return True
 
 
+cdef class _Owned:
+    """Memory taken over from a builder buffer, exposed through the buffer protocol (so that
+    ``pyarrow.py_buffer`` wraps it without a copy) and freed with the last reference."""
+
+    cdef char *data
+    cdef Py_ssize_t size
+
+    def __dealloc__(self):
+        PyMem_Free(self.data)
+
+    def __getbuffer__(self, Py_buffer *view, int flags):
+        view.buf = self.data
+        view.obj = self
+        view.len = self.size
+        view.readonly = 1
+        view.itemsize = 1
+        view.format = NULL
+        view.ndim = 1
+        view.shape = NULL
+        view.strides = NULL
+        view.suboffsets = NULL
+        view.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer *view):
+        pass
+
+
 cdef enum:
     NBUF = 16
 
@@ -170,6 +197,7 @@ cdef class ColumnBuilder:
     any number of batches until :meth:`finish`. Only the wanted columns are built."""
 
     cdef GBuf bufs[NBUF]
+    cdef Py_ssize_t last_cap[NBUF]  # capacities before the last finish(): the next batch's likely needs
     cdef public bint want_key, want_value, want_headers, want_offset, want_timestamp
     cdef public Py_ssize_t rows
     cdef Py_ssize_t ts_nulls, key_nulls, val_nulls, hdr_nulls, hval_nulls, n_headers
@@ -181,6 +209,7 @@ cdef class ColumnBuilder:
             self.bufs[k].data = NULL
             self.bufs[k].len = 0
             self.bufs[k].cap = 0
+            self.last_cap[k] = 0
         self.want_key = want_key
         self.want_value = want_value
         self.want_headers = want_headers
@@ -197,6 +226,8 @@ cdef class ColumnBuilder:
         cdef int k
         for k in range(NBUF):
             self.bufs[k].len = 0
+            if self.bufs[k].data == NULL and self.last_cap[k]:
+                gb_reserve(&self.bufs[k], self.last_cap[k])
         self.rows = 0
         self.ts_nulls = self.key_nulls = self.val_nulls = self.hdr_nulls = self.hval_nulls = 0
         self.n_headers = 0
@@ -427,7 +458,15 @@ cdef class ColumnBuilder:
 
     # --- output ----------------------------------------------------------------------------------
     cdef object _bytes(self, int k):
-        return PyBytes_FromStringAndSize(self.bufs[k].data, self.bufs[k].len)
+        """Buffer ``k``'s bytes, handed over without a copy (the builder starts a new one, of the same
+        capacity, on its next use)."""
+        cdef _Owned owned = _Owned.__new__(_Owned)
+        owned.data = self.bufs[k].data
+        owned.size = self.bufs[k].len
+        self.bufs[k].data = NULL
+        self.bufs[k].len = 0
+        self.bufs[k].cap = 0
+        return owned
 
     cdef object _validity(self, int k, Py_ssize_t nulls):
         import numpy as np
@@ -441,6 +480,9 @@ cdef class ColumnBuilder:
         """The built columns as ``{name: pyarrow.Array}`` (wanted ones only); the builder is then empty."""
         import pyarrow as pa
         from kdump.spark.schema import ALL_COLUMNS
+        cdef int k
+        for k in range(NBUF):
+            self.last_cap[k] = self.bufs[k].cap
         n = self.rows
         out = {}
         if self.want_offset:

@@ -226,16 +226,22 @@ class ArrowAssembler:
 
 
 def _expand_runs(runs, names, schema) -> dict:
+    """Batch-constant columns from ``(values, records)`` runs: one repeated scalar where a column has a
+    single value in all runs (the usual case), a ``take`` from the run values otherwise."""
     import numpy as np
-    counts = np.fromiter((n for _, n in runs), dtype=np.int64, count=len(runs))
-    if len(runs) == 1:
-        return {name: pa.repeat(pa.scalar(runs[0][0][k], schema.field(name).type), int(counts[0]))
-                for k, name in enumerate(names)}
-    take = pa.array(np.repeat(np.arange(len(runs), dtype=np.int32), counts))
+    n = sum(count for _, count in runs)
+    take = None
     out = {}
     for k, name in enumerate(names):
-        values = pa.array([r[0][k] for r in runs], schema.field(name).type)
-        out[name] = values.take(take)
+        typ = schema.field(name).type
+        first = runs[0][0][k]
+        if all(r[0][k] == first for r in runs):
+            out[name] = pa.repeat(pa.scalar(first, typ), n)
+            continue
+        if take is None:
+            counts = np.fromiter((c for _, c in runs), dtype=np.int64, count=len(runs))
+            take = pa.array(np.repeat(np.arange(len(runs), dtype=np.int32), counts))
+        out[name] = pa.array([r[0][k] for r in runs], typ).take(take)
     return out
 
 
