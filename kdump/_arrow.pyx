@@ -460,6 +460,8 @@ cdef class ColumnBuilder:
     cdef object _bytes(self, int k):
         """Buffer ``k``'s bytes, handed over without a copy (the builder starts a new one, of the same
         capacity, on its next use)."""
+        if self.bufs[k].data == NULL:
+            return b""  # never written (e.g. no key was non-null): pyarrow needs a real pointer
         cdef _Owned owned = _Owned.__new__(_Owned)
         owned.data = self.bufs[k].data
         owned.size = self.bufs[k].len
