@@ -290,7 +290,7 @@ cdef class ColumnBuilder:
                               int64_t base_off, int64_t base_ts, bint use_append, int64_t append_ts) except -1:
         """True when all ``count`` records decoded and exactly filled ``[start, end)``."""
         cdef Py_ssize_t pos = start, body_end, i, h
-        cdef int64_t length, ts_delta, off_delta, klen, vlen, nheaders, hk, hv, ts
+        cdef int64_t length, ts_delta, off_delta, nheaders, hk, hv, ts
         cdef bint want_key = self.want_key, want_value = self.want_value, want_headers = self.want_headers
         cdef bint want_offset = self.want_offset, want_ts = self.want_timestamp
         cdef GBuf *bufs = self.bufs
@@ -305,38 +305,10 @@ cdef class ColumnBuilder:
                 return False  # a 10-byte varlong: the pure path decides
             if not read_varint(p, &pos, body_end, 5, &off_delta):
                 return False
-            if not read_varint(p, &pos, body_end, 5, &klen):
+            if not self._binary(p, &pos, body_end, want_key, B_KEY_OFF, B_KEY_DATA, B_KEY_VALID, &self.key_nulls):
                 return False
-            if klen >= 0:
-                if klen > body_end - pos:
-                    return False
-                if want_key:
-                    if bufs[B_KEY_DATA].len + klen > BINARY_LIMIT:
-                        return False
-                    gb_put(&bufs[B_KEY_DATA], p + pos, klen)
-                    gb_u8(&bufs[B_KEY_VALID], 1)
-                pos += klen
-            elif want_key:
-                gb_u8(&bufs[B_KEY_VALID], 0)
-                self.key_nulls += 1
-            if want_key:
-                gb_i32(&bufs[B_KEY_OFF], <int32_t>bufs[B_KEY_DATA].len)
-            if not read_varint(p, &pos, body_end, 5, &vlen):
+            if not self._binary(p, &pos, body_end, want_value, B_VAL_OFF, B_VAL_DATA, B_VAL_VALID, &self.val_nulls):
                 return False
-            if vlen >= 0:
-                if vlen > body_end - pos:
-                    return False
-                if want_value:
-                    if bufs[B_VAL_DATA].len + vlen > BINARY_LIMIT:
-                        return False
-                    gb_put(&bufs[B_VAL_DATA], p + pos, vlen)
-                    gb_u8(&bufs[B_VAL_VALID], 1)
-                pos += vlen
-            elif want_value:
-                gb_u8(&bufs[B_VAL_VALID], 0)
-                self.val_nulls += 1
-            if want_value:
-                gb_i32(&bufs[B_VAL_OFF], <int32_t>bufs[B_VAL_DATA].len)
             if not read_varint(p, &pos, body_end, 5, &nheaders):
                 return False
             if nheaders < 0 or nheaders > body_end - pos:
@@ -401,6 +373,31 @@ cdef class ColumnBuilder:
                     self.ts_nulls += 1
             self.rows += 1
         return pos == end
+
+    cdef inline bint _binary(self, const unsigned char *p, Py_ssize_t *ppos, Py_ssize_t body_end, bint want,
+                             int off_i, int data_i, int valid_i, Py_ssize_t *nulls) except -1:
+        """A record's key or value (varint length, -1 = null, then the bytes) into buffers ``*_i``."""
+        cdef int64_t n
+        cdef Py_ssize_t pos
+        cdef GBuf *bufs = self.bufs
+        if not read_varint(p, ppos, body_end, 5, &n):
+            return False
+        pos = ppos[0]
+        if n >= 0:
+            if n > body_end - pos:
+                return False
+            if want:
+                if bufs[data_i].len + n > BINARY_LIMIT:
+                    return False
+                gb_put(&bufs[data_i], p + pos, n)
+                gb_u8(&bufs[valid_i], 1)
+            ppos[0] = pos + n
+        elif want:
+            gb_u8(&bufs[valid_i], 0)
+            nulls[0] += 1
+        if want:
+            gb_i32(&bufs[off_i], <int32_t>bufs[data_i].len)
+        return True
 
     def add_record(self, offset, timestamp_ms, key, value, headers):
         """One record given as Python values (the fallback and legacy path): ``headers`` a sequence of
