@@ -142,3 +142,34 @@ def test_truncated_tail_of_active_segment_is_not_damage_in_failfast(spark, tmp_p
 def test_missing_path_is_a_clear_error(spark, tmp_path):
     with pytest.raises(Exception, match="no such file or directory"):
         spark.read.format("kafka-log").load(str(tmp_path / "nope")).count()
+
+
+def test_pushed_filters_prune_without_changing_results(spark, tmp_path):
+    import shutil
+    shutil.copytree(ROOT / "fixtures/generated/v2-none-createtime", tmp_path / "a-0")
+    shutil.copytree(ROOT / "fixtures/generated/v1-gzip-createtime", tmp_path / "b-1")
+    assert spark.conf.get("spark.sql.python.filterPushdown.enabled") == "true"
+    df = spark.read.format("kafka-log").load(str(tmp_path))
+    every = df.collect()
+    cutoff = sorted(r.timestamp for r in every)[len(every) // 2]
+    cases = [("topic = 'a'", lambda r: r.topic == "a"),
+             ("partition IN (1)", lambda r: r.partition == 1),
+             ("offset >= 3 AND offset < 6", lambda r: 3 <= r.offset < 6),
+             ("topic = 'a' AND offset > 2", lambda r: r.topic == "a" and r.offset > 2)]
+    for condition, keep in cases:
+        assert sorted(df.where(condition).collect(), key=repr) == sorted((r for r in every if keep(r)), key=repr)
+    late = df.where(df.timestamp >= cutoff).collect()
+    assert sorted(late, key=repr) == sorted((r for r in every if r.timestamp >= cutoff), key=repr) and late
+
+
+def test_batches_pruned_by_header():
+    from kdump.spark.arrow import ReadOptions, SegmentSlice, read_slices
+    path = str(ROOT / "fixtures/corpus/kafka-generated/v2-none/00000000000000000000.log")
+    everything = [o for rb in read_slices([SegmentSlice(path, "t", 0)], ReadOptions(columns=("offset",)))
+                  for o in rb.column("offset").to_pylist()]
+    lo, hi = everything[len(everything) // 3], everything[2 * len(everything) // 3]
+    pruned = [o for rb in read_slices([SegmentSlice(path, "t", 0)],
+                                      ReadOptions(columns=("offset",), min_offset=lo, max_offset=hi))
+              for o in rb.column("offset").to_pylist()]
+    assert set(range(lo, hi + 1)) & set(everything) <= set(pruned)  # nothing wanted is lost
+    assert len(pruned) < len(everything)  # and whole batches outside the range were skipped
