@@ -19,6 +19,8 @@ from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYX = os.path.join("kdump", "_speedups.pyx")
+# Optional too: records straight into Arrow buffers for the Spark data source (kdump.spark.arrow).
+ARROW_PYX = os.path.join("kdump", "_arrow.pyx")
 REQUIRED = os.environ.get("KDUMP_REQUIRE_COMPILED", "") in ("1", "true", "yes")
 
 
@@ -37,14 +39,16 @@ def extensions():
             raise
         warn("Cython is not installed, so kdump._speedups is not built.")
         return []
-    ext = Extension("kdump._speedups", [PYX])
+    exts = [Extension("kdump._speedups", [PYX])]
+    if os.path.exists(os.path.join(HERE, ARROW_PYX)):
+        exts.append(Extension("kdump._arrow", [ARROW_PYX]))
     try:
-        return cythonize([ext], language_level=3, quiet=True)
+        return cythonize(exts, language_level=3, quiet=True)
     except Exception:
         if REQUIRED:
             raise
         traceback.print_exc()
-        warn("Cython could not translate kdump/_speedups.pyx, so kdump._speedups is not built.")
+        warn("Cython could not translate kdump's .pyx files, so the compiled modules are not built.")
         return []
 
 

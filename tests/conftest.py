@@ -33,3 +33,6 @@ def backend(request):
     _backend.use(request.param)
     yield request.param
     _backend.use(previous)
+
+
+from spark_session import spark  # noqa: E402,F401  (the one Spark session of a test run; skips without Spark)

@@ -26,7 +26,7 @@ from kdump.verify.partition import collect, verify_companion, verify_file, verif
 from kdump.verify.leftovers import leftover_reports
 from kdump.verify.walk import PartitionState, SegmentVerifier, VerifyOptions
 
-__all__ = ["VerifyOptions", "verify_paths", "verify_one", "total_bytes", "exit_code", "CODES",
+__all__ = ["VerifyOptions", "verify_paths", "verify_unit", "verify_one", "collect", "total_bytes", "exit_code", "CODES",
            "SegmentVerifier", "PartitionState"]
 
 
@@ -58,18 +58,22 @@ def verify_paths(paths, options: VerifyOptions | None = None, *, progress=None) 
     options = options or VerifyOptions()
     reports: list[FileReport] = []
     for kind, item in collect(paths):
-        if kind == "error":
-            path, message = item
-            reports.append(FileReport(path, "unknown", io_error=message))
-        elif kind == "file":
-            report, _ = verify_file(item, options, progress=progress)
-            reports.append(report)
-        elif kind == "companion":
-            reports.extend(verify_companion(item, options))
-        elif kind == "leftovers":
-            reports.extend(leftover_reports(item))
-        else:
-            directory, segments, snapshots, companions = item
-            reports.extend(verify_partition(directory, segments, snapshots, options, progress=progress,
-                                            companions=companions))
+        reports.extend(verify_unit(kind, item, options, progress=progress))
     return reports
+
+
+def verify_unit(kind: str, item, options: VerifyOptions, *, progress=None) -> list[FileReport]:
+    """The reports of one item of :func:`~kdump.verify.partition.collect` (units are independent, so
+    they may be verified in any order or in parallel, as ``kdump spark verify`` does)."""
+    if kind == "error":
+        path, message = item
+        return [FileReport(path, "unknown", io_error=message)]
+    if kind == "file":
+        report, _ = verify_file(item, options, progress=progress)
+        return [report]
+    if kind == "companion":
+        return verify_companion(item, options)
+    if kind == "leftovers":
+        return leftover_reports(item)
+    directory, segments, snapshots, companions = item
+    return verify_partition(directory, segments, snapshots, options, progress=progress, companions=companions)

@@ -1,0 +1,160 @@
+"""Figures of the Spark pipeline (issue 10), printed as Markdown rows.
+
+    python bench/bench_spark.py                # everything (about 10 minutes on 2 cores)
+    python bench/bench_spark.py --only library
+
+Data (made once with kdump's writer, cached in bench/out/spark/): a log directory of 8 partitions x
+250,000 records (16-byte keys, 100-byte values, uncompressed magic 2, batches of 500 records, 16 MiB
+segments with their indexes) and, beside it, 200 small segments (one partition each, 100 records).
+
+Figures: the library alone turning the segments into Arrow (records/s on one core, compiled and pure);
+session start; ``count()`` and ``sum(length(value))`` with ``local[1]`` and ``local[2]``; the same records
+written to Parquet with pyarrow and scanned by Spark's Parquet reader; export to Parquet by ``kdump spark
+scan`` (pyarrow writer in the tasks) against Spark's own Parquet writer; the cost of one packed small segment.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+OUT = os.path.join(HERE, "out", "spark")
+BIG = os.path.join(OUT, "logdir")
+SMALL = os.path.join(OUT, "small")
+PARTITIONS = 8
+RECORDS = 250_000
+SMALL_SEGMENTS = 200
+
+
+def generate() -> None:
+    from kdump.spark.write import PartitionWriter, WriteOptions
+    if os.path.exists(os.path.join(OUT, "done")):
+        return
+    shutil.rmtree(OUT, ignore_errors=True)
+    rng = random.Random(10)
+    opts = WriteOptions(codec=0, segment_bytes=16 << 20, batch_records=500, batch_bytes=1 << 30)
+    t0 = time.perf_counter()
+    payload = bytes(rng.randrange(32, 127) for _ in range(4096))
+    for p in range(PARTITIONS):
+        w = PartitionWriter(os.path.join(BIG, f"bench-{p}"), "bench", p, opts)
+        ts = 1_700_000_000_000
+        for i in range(RECORDS):
+            j = (i * 37) % 3900
+            w.append(None, ts + i, b"key-%012d" % i, payload[j:j + 100])
+        w.close()
+    small_opts = WriteOptions(codec=0, batch_records=100)
+    for s in range(SMALL_SEGMENTS):
+        w = PartitionWriter(os.path.join(SMALL, f"small-{s}"), "small", s, small_opts)
+        for i in range(100):
+            w.append(None, 1_700_000_000_000 + i, b"k%d" % i, payload[i:i + 100])
+        w.close()
+    open(os.path.join(OUT, "done"), "w").close()
+    print(f"(generated in {time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+
+
+def row(*cells) -> None:
+    print("| " + " | ".join(str(c) for c in cells) + " |", flush=True)
+
+
+def best(fn, runs):
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), result
+
+
+def library(runs: int) -> None:
+    from kdump.spark.arrow import ReadOptions, SegmentSlice, read_slices
+    from kdump.spark.plan import find_segments
+    segs = find_segments([BIG])
+    slices = [SegmentSlice(s.location, s.topic, s.partition, 0, None, s.size) for s in segs]
+    total = PARTITIONS * RECORDS
+    for backend in ("compiled", "python"):
+        for cols, label in ((("key", "value", "topic", "partition", "offset", "timestamp", "timestampType"),
+                             "Kafka schema"), (("value",), "value only")):
+            def run():
+                return sum(rb.num_rows for rb in read_slices(slices, ReadOptions(columns=cols, backend=backend)))
+            t, n = best(run, runs if backend == "compiled" else 1)
+            assert n == total, n
+            row(f"library to Arrow, {backend}, {label}", f"{t:.2f} s", f"{n / t:,.0f} rec/s per core")
+
+
+def spark_figures(runs: int) -> None:
+    from kdump.spark.session import build_session
+    total = PARTITIONS * RECORDS
+    pq_dir = os.path.join(OUT, "parquet-pyarrow")
+    for master in ("local[1]", "local[2]"):
+        t0 = time.perf_counter()
+        spark = build_session(master)
+        start = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        spark.read.format("kafka-log").load(SMALL).count()
+        first_query = time.perf_counter() - t1
+        row(f"session start {master} (+ first query)", f"{start:.1f} s (+{first_query:.1f} s)", "")
+        df = spark.read.format("kafka-log").load(BIG)
+        t, n = best(lambda: df.count(), runs)
+        assert n == total
+        row(f"kafka-log count(), {master}", f"{t:.2f} s", f"{n / t:,.0f} rec/s")
+        t, _ = best(lambda: df.selectExpr("sum(length(value))").collect(), runs)
+        row(f"kafka-log sum(length(value)), {master}", f"{t:.2f} s", f"{total / t:,.0f} rec/s")
+        if not os.path.exists(pq_dir):
+            from kdump.spark.jobs import export_local
+            export_local([BIG], pq_dir, "parquet")
+        pq = spark.read.parquet(pq_dir)
+        t, _ = best(lambda: pq.selectExpr("sum(length(value))").collect(), runs)
+        row(f"Spark Parquet reader sum(length(value)), {master}", f"{t:.2f} s", f"{total / t:,.0f} rec/s")
+        # per packed small segment: 200 one-batch segments against the same records in one segment
+        small = spark.read.format("kafka-log").load(SMALL)
+        t_small, n_small = best(lambda: small.count(), runs)
+        one = spark.read.format("kafka-log").load(os.path.join(SMALL, "small-0"))
+        t_one, _ = best(lambda: one.count(), runs)
+        row(f"200 small segments count(), {master}", f"{t_small:.2f} s",
+            f"{(t_small - t_one) / (SMALL_SEGMENTS - 1) * 1000:.2f} ms per extra segment ({n_small} records)")
+        if master == "local[2]":
+            export(spark, runs)
+        spark.stop()
+
+
+def export(spark, runs) -> None:
+    from kdump.spark.jobs import export
+    total = PARTITIONS * RECORDS
+    out = os.path.join(OUT, "export")
+
+    def kdump_export():
+        shutil.rmtree(out, ignore_errors=True)
+        return export(spark, [BIG], out, "parquet")
+    t, _ = best(kdump_export, runs)
+    row("export to Parquet, kdump spark scan (pyarrow in tasks), local[2]", f"{t:.2f} s", f"{total / t:,.0f} rec/s")
+    spark_out = os.path.join(OUT, "export-spark")
+
+    def spark_export():
+        shutil.rmtree(spark_out, ignore_errors=True)
+        spark.read.format("kafka-log").load(BIG).write.parquet(spark_out)
+    t, _ = best(spark_export, 1)
+    row("export to Parquet, Spark's writer (df.write.parquet), local[2]", f"{t:.2f} s", f"{total / t:,.0f} rec/s")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--only", choices=["library", "spark"])
+    args = ap.parse_args()
+    generate()
+    row("figure", "time", "rate")
+    row("---", "---:", "---:")
+    if args.only in (None, "library"):
+        library(args.runs)
+    if args.only in (None, "spark"):
+        spark_figures(args.runs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,516 @@
+# cython: language_level=3
+# cython: boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
+"""Compiled twin of :class:`kdump.spark.arrow.PyColumnBuilder`: magic-2 records straight into Arrow buffers.
+
+:meth:`ColumnBuilder.add_v2` decodes a batch's serialized records (spec §3.5) into typed, growable C
+buffers -- int64 offsets, int64 microsecond timestamps, 32-bit binary offsets plus one data buffer for
+keys and for values with validity flags, and the header list -- without creating a Python object per
+record; :meth:`ColumnBuilder.finish` wraps them with ``pyarrow.Array.from_buffers``.
+
+It accepts only well-formed input. At the first thing it is not written for (any decoding error, a
+varint wider than 64 bits, an offset beyond int64, a header key that is not valid UTF-8) it undoes the
+batch's records and returns -1, and the caller hands the batch to kdump's own record decoder instead
+(:meth:`add_record` per record). So on damaged data the result is the pure path's by construction, and
+the checks below only need to be safe (every byte read is bounds-checked), not to name the error.
+``tests/test_spark_arrow.py`` compares this class with the pure builder on the corpus and fuzzed input.
+"""
+
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from libc.stdint cimport int32_t, int64_t, uint64_t, INT64_MAX, INT64_MIN
+from libc.string cimport memcpy
+
+cdef int64_t US_LIMIT = INT64_MAX // 1000  # |ms| above this has no int64 microsecond value
+cdef Py_ssize_t BINARY_LIMIT = 2147483647  # Arrow binary offsets are int32
+
+
+cdef struct GBuf:
+    char *data
+    Py_ssize_t len
+    Py_ssize_t cap
+
+
+cdef int gb_reserve(GBuf *b, Py_ssize_t extra) except -1:
+    cdef Py_ssize_t want = b.len + extra
+    cdef Py_ssize_t cap
+    cdef char *p
+    if want <= b.cap:
+        return 0
+    cap = b.cap * 2 if b.cap else 4096
+    while cap < want:
+        cap *= 2
+    p = <char *>PyMem_Realloc(b.data, cap)
+    if p == NULL:
+        raise MemoryError()
+    b.data = p
+    b.cap = cap
+    return 0
+
+
+cdef inline int gb_put(GBuf *b, const void *src, Py_ssize_t n) except -1:
+    if b.len + n > b.cap:
+        gb_reserve(b, n)
+    memcpy(b.data + b.len, src, n)
+    b.len += n
+    return 0
+
+
+cdef inline int gb_i64(GBuf *b, int64_t v) except -1:
+    if b.len + 8 > b.cap:
+        gb_reserve(b, 8)
+    (<int64_t *>(b.data + b.len))[0] = v
+    b.len += 8
+    return 0
+
+
+cdef inline int gb_i32(GBuf *b, int32_t v) except -1:
+    if b.len + 4 > b.cap:
+        gb_reserve(b, 4)
+    (<int32_t *>(b.data + b.len))[0] = v
+    b.len += 4
+    return 0
+
+
+cdef inline int gb_u8(GBuf *b, unsigned char v) except -1:
+    if b.len + 1 > b.cap:
+        gb_reserve(b, 1)
+    b.data[b.len] = <char>v
+    b.len += 1
+    return 0
+
+
+cdef inline bint read_varint(const unsigned char *p, Py_ssize_t *ppos, Py_ssize_t end, int max_bytes,
+                             int64_t *out) noexcept nogil:
+    """Zig-zag varint of at most ``max_bytes`` (<= 9, so it fits in 63 bits) ending before ``end``."""
+    cdef Py_ssize_t pos = ppos[0]
+    cdef uint64_t value = 0
+    cdef unsigned int shift = 0
+    cdef int k
+    cdef unsigned char b
+    for k in range(max_bytes):
+        if pos >= end:
+            return False
+        b = p[pos]
+        pos += 1
+        value |= (<uint64_t>(b & 0x7F)) << shift
+        if b < 0x80:
+            ppos[0] = pos
+            out[0] = <int64_t>(value >> 1) ^ -<int64_t>(value & 1)
+            return True
+        shift += 7
+    return False
+
+
+cdef bint utf8_valid(const unsigned char *s, Py_ssize_t n) noexcept nogil:
+    """Strict UTF-8 (no overlongs, no surrogates, at most U+10FFFF): what Java decodes without replacing."""
+    cdef Py_ssize_t i = 0
+    cdef unsigned char c, c1
+    while i < n:
+        c = s[i]
+        if c < 0x80:
+            i += 1
+            continue
+        if c < 0xC2:
+            return False
+        if c < 0xE0:
+            if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80:
+                return False
+            i += 2
+            continue
+        if c < 0xF0:
+            if i + 2 >= n:
+                return False
+            c1 = s[i + 1]
+            if (c1 & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80:
+                return False
+            if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0):
+                return False
+            i += 3
+            continue
+        if c < 0xF5:
+            if i + 3 >= n:
+                return False
+            c1 = s[i + 1]
+            if (c1 & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80 or (s[i + 3] & 0xC0) != 0x80:
+                return False
+            if (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90):
+                return False
+            i += 4
+            continue
+        return False
+    return True
+
+
+cdef class _Owned:
+    """Memory taken over from a builder buffer, exposed through the buffer protocol (so that
+    ``pyarrow.py_buffer`` wraps it without a copy) and freed with the last reference."""
+
+    cdef char *data
+    cdef Py_ssize_t size
+
+    def __dealloc__(self):
+        PyMem_Free(self.data)
+
+    def __getbuffer__(self, Py_buffer *view, int flags):
+        view.buf = self.data
+        view.obj = self
+        view.len = self.size
+        view.readonly = 1
+        view.itemsize = 1
+        view.format = NULL
+        view.ndim = 1
+        view.shape = NULL
+        view.strides = NULL
+        view.suboffsets = NULL
+        view.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer *view):
+        pass
+
+
+cdef enum:
+    NBUF = 16
+
+# Indexes of the growable buffers.
+cdef enum:
+    B_OFF = 0
+    B_TS = 1
+    B_TS_VALID = 2
+    B_KEY_OFF = 3
+    B_KEY_DATA = 4
+    B_KEY_VALID = 5
+    B_VAL_OFF = 6
+    B_VAL_DATA = 7
+    B_VAL_VALID = 8
+    B_H_LIST_OFF = 9
+    B_H_LIST_VALID = 10
+    B_H_KEY_OFF = 11
+    B_H_KEY_DATA = 12
+    B_H_VAL_OFF = 13
+    B_H_VAL_DATA = 14
+    B_H_VAL_VALID = 15
+
+
+cdef class ColumnBuilder:
+    """Accumulates the per-record columns (``offset``, ``timestamp``, ``key``, ``value``, ``headers``) of
+    any number of batches until :meth:`finish`. Only the wanted columns are built."""
+
+    cdef GBuf bufs[NBUF]
+    cdef Py_ssize_t last_cap[NBUF]  # capacities before the last finish(): the next batch's likely needs
+    cdef public bint want_key, want_value, want_headers, want_offset, want_timestamp
+    cdef public Py_ssize_t rows
+    cdef Py_ssize_t ts_nulls, key_nulls, val_nulls, hdr_nulls, hval_nulls, n_headers
+
+    def __cinit__(self, want_key=True, want_value=True, want_headers=False, want_offset=True,
+                  want_timestamp=True):
+        cdef int k
+        for k in range(NBUF):
+            self.bufs[k].data = NULL
+            self.bufs[k].len = 0
+            self.bufs[k].cap = 0
+            self.last_cap[k] = 0
+        self.want_key = want_key
+        self.want_value = want_value
+        self.want_headers = want_headers
+        self.want_offset = want_offset
+        self.want_timestamp = want_timestamp
+        self._reset()
+
+    def __dealloc__(self):
+        cdef int k
+        for k in range(NBUF):
+            PyMem_Free(self.bufs[k].data)
+
+    cdef void _reset(self):
+        cdef int k
+        for k in range(NBUF):
+            self.bufs[k].len = 0
+            if self.bufs[k].data == NULL and self.last_cap[k]:
+                gb_reserve(&self.bufs[k], self.last_cap[k])
+        self.rows = 0
+        self.ts_nulls = self.key_nulls = self.val_nulls = self.hdr_nulls = self.hval_nulls = 0
+        self.n_headers = 0
+        gb_i32(&self.bufs[B_KEY_OFF], 0)
+        gb_i32(&self.bufs[B_VAL_OFF], 0)
+        gb_i32(&self.bufs[B_H_LIST_OFF], 0)
+        gb_i32(&self.bufs[B_H_KEY_OFF], 0)
+        gb_i32(&self.bufs[B_H_VAL_OFF], 0)
+
+    @property
+    def nbytes(self):
+        """Bytes of variable-length data held (keys, values, headers): what the 2 GiB Arrow limit counts."""
+        return self.bufs[B_KEY_DATA].len + self.bufs[B_VAL_DATA].len + self.bufs[B_H_KEY_DATA].len \
+            + self.bufs[B_H_VAL_DATA].len
+
+    # --- records ---------------------------------------------------------------------------------
+    def add_v2(self, buf, Py_ssize_t start, Py_ssize_t end, Py_ssize_t count, base_offset, base_timestamp,
+               append_time):
+        """Decode ``count`` records from ``buf[start:end]``; the number added, or -1 (nothing added) when
+        the batch is not plainly well formed."""
+        cdef Py_buffer view
+        cdef int64_t c_base_off, c_base_ts, c_append = 0
+        cdef bint use_append = append_time is not None
+        try:
+            c_base_off = base_offset
+            c_base_ts = base_timestamp
+            if use_append:
+                c_append = append_time
+        except (OverflowError, TypeError):
+            return -1
+        if count < 0 or not (0 <= start <= end):
+            return -1
+        PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
+        try:
+            if end > view.len:
+                return -1
+            return self._decode(<const unsigned char *>view.buf, start, end, count, c_base_off, c_base_ts,
+                                use_append, c_append)
+        finally:
+            PyBuffer_Release(&view)
+
+    cdef Py_ssize_t _decode(self, const unsigned char *p, Py_ssize_t start, Py_ssize_t end, Py_ssize_t count,
+                            int64_t base_off, int64_t base_ts, bint use_append, int64_t append_ts) except -2:
+        cdef Py_ssize_t saved[NBUF]
+        cdef Py_ssize_t saved_rows = self.rows, s_ts = self.ts_nulls, s_k = self.key_nulls
+        cdef Py_ssize_t s_v = self.val_nulls, s_h = self.hdr_nulls, s_hv = self.hval_nulls, s_n = self.n_headers
+        cdef int k
+        for k in range(NBUF):
+            saved[k] = self.bufs[k].len
+        if self._decode_records(p, start, end, count, base_off, base_ts, use_append, append_ts):
+            return count
+        for k in range(NBUF):
+            self.bufs[k].len = saved[k]
+        self.rows = saved_rows
+        self.ts_nulls, self.key_nulls, self.val_nulls = s_ts, s_k, s_v
+        self.hdr_nulls, self.hval_nulls, self.n_headers = s_h, s_hv, s_n
+        return -1
+
+    cdef bint _decode_records(self, const unsigned char *p, Py_ssize_t start, Py_ssize_t end, Py_ssize_t count,
+                              int64_t base_off, int64_t base_ts, bint use_append, int64_t append_ts) except -1:
+        """True when all ``count`` records decoded and exactly filled ``[start, end)``."""
+        cdef Py_ssize_t pos = start, body_end, i, h
+        cdef int64_t length, ts_delta, off_delta, nheaders, hk, hv, ts
+        cdef bint want_key = self.want_key, want_value = self.want_value, want_headers = self.want_headers
+        cdef bint want_offset = self.want_offset, want_ts = self.want_timestamp
+        cdef GBuf *bufs = self.bufs
+        for i in range(count):
+            if not read_varint(p, &pos, end, 5, &length):
+                return False
+            if length < 1 or length > end - pos:
+                return False
+            body_end = pos + length
+            pos += 1  # attributes
+            if not read_varint(p, &pos, body_end, 9, &ts_delta):
+                return False  # a 10-byte varlong: the pure path decides
+            if not read_varint(p, &pos, body_end, 5, &off_delta):
+                return False
+            if not self._binary(p, &pos, body_end, want_key, B_KEY_OFF, B_KEY_DATA, B_KEY_VALID, &self.key_nulls):
+                return False
+            if not self._binary(p, &pos, body_end, want_value, B_VAL_OFF, B_VAL_DATA, B_VAL_VALID, &self.val_nulls):
+                return False
+            if not read_varint(p, &pos, body_end, 5, &nheaders):
+                return False
+            if nheaders < 0 or nheaders > body_end - pos:
+                return False
+            for h in range(nheaders):
+                if not read_varint(p, &pos, body_end, 5, &hk):
+                    return False
+                if hk < 0 or hk > body_end - pos:
+                    return False
+                if want_headers:
+                    if not utf8_valid(p + pos, hk):
+                        return False
+                    gb_put(&bufs[B_H_KEY_DATA], p + pos, hk)
+                    gb_i32(&bufs[B_H_KEY_OFF], <int32_t>bufs[B_H_KEY_DATA].len)
+                pos += hk
+                if not read_varint(p, &pos, body_end, 5, &hv):
+                    return False
+                if hv >= 0:
+                    if hv > body_end - pos:
+                        return False
+                    if want_headers:
+                        gb_put(&bufs[B_H_VAL_DATA], p + pos, hv)
+                        gb_u8(&bufs[B_H_VAL_VALID], 1)
+                    pos += hv
+                elif want_headers:
+                    gb_u8(&bufs[B_H_VAL_VALID], 0)
+                    self.hval_nulls += 1
+                if want_headers:
+                    gb_i32(&bufs[B_H_VAL_OFF], <int32_t>bufs[B_H_VAL_DATA].len)
+            if want_headers:
+                if bufs[B_H_KEY_DATA].len > BINARY_LIMIT or bufs[B_H_VAL_DATA].len > BINARY_LIMIT:
+                    return False
+                self.n_headers += nheaders
+                gb_i32(&bufs[B_H_LIST_OFF], <int32_t>self.n_headers)
+                if nheaders == 0:
+                    gb_u8(&bufs[B_H_LIST_VALID], 0)  # Spark's Kafka source: null, not an empty array
+                    self.hdr_nulls += 1
+                else:
+                    gb_u8(&bufs[B_H_LIST_VALID], 1)
+            if pos != body_end:
+                return False
+            if want_offset:
+                if off_delta > 0 and base_off > INT64_MAX - off_delta:
+                    return False
+                if off_delta < 0 and base_off < INT64_MIN - off_delta:
+                    return False
+                gb_i64(&bufs[B_OFF], base_off + off_delta)
+            if want_ts:
+                if use_append:
+                    ts = append_ts
+                else:
+                    if (ts_delta > 0 and base_ts > INT64_MAX - ts_delta) or \
+                            (ts_delta < 0 and base_ts < INT64_MIN - ts_delta):
+                        return False
+                    ts = base_ts + ts_delta
+                if -US_LIMIT <= ts <= US_LIMIT:
+                    gb_i64(&bufs[B_TS], ts * 1000)
+                    gb_u8(&bufs[B_TS_VALID], 1)
+                else:
+                    gb_i64(&bufs[B_TS], 0)
+                    gb_u8(&bufs[B_TS_VALID], 0)
+                    self.ts_nulls += 1
+            self.rows += 1
+        return pos == end
+
+    cdef inline bint _binary(self, const unsigned char *p, Py_ssize_t *ppos, Py_ssize_t body_end, bint want,
+                             int off_i, int data_i, int valid_i, Py_ssize_t *nulls) except -1:
+        """A record's key or value (varint length, -1 = null, then the bytes) into buffers ``*_i``."""
+        cdef int64_t n
+        cdef Py_ssize_t pos
+        cdef GBuf *bufs = self.bufs
+        if not read_varint(p, ppos, body_end, 5, &n):
+            return False
+        pos = ppos[0]
+        if n >= 0:
+            if n > body_end - pos:
+                return False
+            if want:
+                if bufs[data_i].len + n > BINARY_LIMIT:
+                    return False
+                gb_put(&bufs[data_i], p + pos, n)
+                gb_u8(&bufs[valid_i], 1)
+            ppos[0] = pos + n
+        elif want:
+            gb_u8(&bufs[valid_i], 0)
+            nulls[0] += 1
+        if want:
+            gb_i32(&bufs[off_i], <int32_t>bufs[data_i].len)
+        return True
+
+    def add_record(self, offset, timestamp_ms, key, value, headers):
+        """One record given as Python values (the fallback and legacy path): ``headers`` a sequence of
+        ``(key str, value bytes or None)`` pairs, or empty."""
+        cdef GBuf *bufs = self.bufs
+        cdef bytes kb, hkb
+        if self.want_offset:
+            gb_i64(&bufs[B_OFF], offset)
+        if self.want_timestamp:
+            if -US_LIMIT <= timestamp_ms <= US_LIMIT:
+                gb_i64(&bufs[B_TS], timestamp_ms * 1000)
+                gb_u8(&bufs[B_TS_VALID], 1)
+            else:
+                gb_i64(&bufs[B_TS], 0)
+                gb_u8(&bufs[B_TS_VALID], 0)
+                self.ts_nulls += 1
+        if self.want_key:
+            self._add_binary(key, B_KEY_OFF, B_KEY_DATA, B_KEY_VALID, 0)
+        if self.want_value:
+            self._add_binary(value, B_VAL_OFF, B_VAL_DATA, B_VAL_VALID, 1)
+        if self.want_headers:
+            for hk, hv in headers:
+                hkb = hk.encode("utf-8")
+                gb_put(&bufs[B_H_KEY_DATA], <const char *>hkb, len(hkb))
+                gb_i32(&bufs[B_H_KEY_OFF], <int32_t>bufs[B_H_KEY_DATA].len)
+                self._add_binary(hv, B_H_VAL_OFF, B_H_VAL_DATA, B_H_VAL_VALID, 2)
+            self.n_headers += len(headers)
+            gb_i32(&bufs[B_H_LIST_OFF], <int32_t>self.n_headers)
+            if len(headers):
+                gb_u8(&bufs[B_H_LIST_VALID], 1)
+            else:
+                gb_u8(&bufs[B_H_LIST_VALID], 0)
+                self.hdr_nulls += 1
+        self.rows += 1
+
+    cdef int _add_binary(self, data, int off_i, int data_i, int valid_i, int which) except -1:
+        cdef Py_buffer view
+        if data is None:
+            gb_u8(&self.bufs[valid_i], 0)
+            if which == 0:
+                self.key_nulls += 1
+            elif which == 1:
+                self.val_nulls += 1
+            else:
+                self.hval_nulls += 1
+        else:
+            PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+            try:
+                gb_put(&self.bufs[data_i], view.buf, view.len)
+            finally:
+                PyBuffer_Release(&view)
+            gb_u8(&self.bufs[valid_i], 1)
+        gb_i32(&self.bufs[off_i], <int32_t>self.bufs[data_i].len)
+        return 0
+
+    # --- output ----------------------------------------------------------------------------------
+    cdef object _bytes(self, int k):
+        """Buffer ``k``'s bytes, handed over without a copy (the builder starts a new one, of the same
+        capacity, on its next use)."""
+        if self.bufs[k].data == NULL:
+            return b""  # never written (e.g. no key was non-null): pyarrow needs a real pointer
+        cdef _Owned owned = _Owned.__new__(_Owned)
+        owned.data = self.bufs[k].data
+        owned.size = self.bufs[k].len
+        self.bufs[k].data = NULL
+        self.bufs[k].len = 0
+        self.bufs[k].cap = 0
+        return owned
+
+    cdef object _validity(self, int k, Py_ssize_t nulls):
+        import numpy as np
+        import pyarrow as pa
+        if nulls == 0:
+            return None
+        flags = np.frombuffer(self._bytes(k), dtype=np.uint8)
+        return pa.py_buffer(np.packbits(flags, bitorder="little").tobytes())
+
+    def finish(self):
+        """The built columns as ``{name: pyarrow.Array}`` (wanted ones only); the builder is then empty."""
+        import pyarrow as pa
+        from kdump.spark.schema import ALL_COLUMNS
+        cdef int k
+        for k in range(NBUF):
+            self.last_cap[k] = self.bufs[k].cap
+        n = self.rows
+        out = {}
+        if self.want_offset:
+            out["offset"] = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(self._bytes(B_OFF))])
+        if self.want_timestamp:
+            out["timestamp"] = pa.Array.from_buffers(
+                ALL_COLUMNS["timestamp"], n, [self._validity(B_TS_VALID, self.ts_nulls),
+                                              pa.py_buffer(self._bytes(B_TS))], null_count=self.ts_nulls)
+        if self.want_key:
+            out["key"] = pa.Array.from_buffers(
+                pa.binary(), n, [self._validity(B_KEY_VALID, self.key_nulls), pa.py_buffer(self._bytes(B_KEY_OFF)),
+                                 pa.py_buffer(self._bytes(B_KEY_DATA))], null_count=self.key_nulls)
+        if self.want_value:
+            out["value"] = pa.Array.from_buffers(
+                pa.binary(), n, [self._validity(B_VAL_VALID, self.val_nulls), pa.py_buffer(self._bytes(B_VAL_OFF)),
+                                 pa.py_buffer(self._bytes(B_VAL_DATA))], null_count=self.val_nulls)
+        if self.want_headers:
+            m = self.n_headers
+            hkeys = pa.Array.from_buffers(pa.string(), m, [None, pa.py_buffer(self._bytes(B_H_KEY_OFF)),
+                                                           pa.py_buffer(self._bytes(B_H_KEY_DATA))])
+            hvals = pa.Array.from_buffers(
+                pa.binary(), m, [self._validity(B_H_VAL_VALID, self.hval_nulls),
+                                 pa.py_buffer(self._bytes(B_H_VAL_OFF)), pa.py_buffer(self._bytes(B_H_VAL_DATA))],
+                null_count=self.hval_nulls)
+            htype = ALL_COLUMNS["headers"]
+            entries = pa.StructArray.from_arrays([hkeys, hvals], fields=list(htype.value_type))
+            out["headers"] = pa.Array.from_buffers(
+                htype, n, [self._validity(B_H_LIST_VALID, self.hdr_nulls),
+                           pa.py_buffer(self._bytes(B_H_LIST_OFF))], null_count=self.hdr_nulls,
+                children=[entries])
+        self._reset()
+        return out

@@ -1,0 +1,129 @@
+"""``kdump spark scan|verify|stats``: thin Click shells over :mod:`kdump.spark.jobs`.
+
+Each starts a quiet local Spark session (``local[*]``) unless ``--master`` names a cluster (or the command
+runs under ``spark-submit``), shows a progress line counting segments on stderr, and stops the session.
+"""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kdump.errors import EXIT_OK, EXIT_USAGE
+
+EXIT_HELP = """\b
+Exit codes:
+  0  success (verify: every file is sound)
+  1  verify: findings (errors or warnings)
+  2  usage error, a path is missing or unreadable, or Spark cannot start (no Java 17, no pyspark)
+  70 a bug in kdump (rerun with KDUMP_DEBUG=1 for the traceback)"""
+
+
+def _session_options(f):
+    f = click.option("--master", default=None, metavar="URL",
+                     help="Spark master (default: local[*], or what spark-submit set).")(f)
+    f = click.option("-v", "--verbose", is_flag=True, help="Show Spark's own log output.")(f)
+    return f
+
+
+def _start(master, verbose):
+    """The session to run in: kdump's own (stopped at the end), or the caller's when one is active
+    (kdump called from a Spark application, or its tests), which is left running."""
+    from kdump.spark.session import RuntimeMissing, build_session
+    try:
+        from pyspark.sql import SparkSession
+        if SparkSession.getActiveSession() is not None:
+            return build_session(master, verbose=True), False
+        return build_session(master, verbose=verbose), True
+    except (RuntimeMissing, ImportError) as e:
+        click.echo(f"kdump: {e}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def _progress(verb):
+    tty = sys.stderr.isatty()
+
+    def show(done, total):
+        end = "" if tty and done < total else "\n"
+        click.echo(f"\r{verb}: {done}/{total} segments", err=True, nl=False)
+        if end:
+            click.echo("", err=True)
+    return show
+
+
+def _run(session, fn):
+    """Run a job; a path problem is a usage error (exit 2); kdump's own session is stopped."""
+    from kdump.spark.plan import PathError
+    spark, owned = session
+    try:
+        return fn(spark)
+    except (PathError, FileExistsError) as e:
+        click.echo(f"kdump: {e}", err=True)
+        sys.exit(EXIT_USAGE)
+    finally:
+        if owned:
+            spark.stop()
+
+
+@click.group("spark", epilog=EXIT_HELP)
+def command():
+    """Run kdump's reader, verifier and statistics on Apache Spark (pip install 'kdump[spark]', Java 17).
+
+    \b
+    kdump spark scan fixtures/generated --out /tmp/records      every record to Parquet
+    kdump spark verify --master spark://host:7077 /data/kafka  the deep verifier, spread over a cluster
+    kdump spark stats /var/lib/kafka/data                       segments, records, bytes per partition
+    """
+
+
+@command.command("scan", epilog=EXIT_HELP)
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--out", "out_dir", required=True, metavar="DIR", help="New directory for the exported files.")
+@click.option("--format", "fmt", type=click.Choice(["parquet", "json"]), default="parquet", show_default=True)
+@click.option("--include-headers/--no-include-headers", default=True, show_default=True)
+@_session_options
+def scan(paths, out_dir, fmt, include_headers, master, verbose):
+    """Export the records of log directories, partition directories or segments (local, s3://, hdfs://)
+    to Parquet or JSON, in Spark's Kafka schema."""
+    from kdump.spark import jobs
+    from kdump.spark.arrow import ReadOptions
+    from kdump.spark.schema import default_columns
+    options = ReadOptions(columns=tuple(default_columns(include_headers, False)))
+    n = _run(_start(master, verbose),
+             lambda spark: jobs.export(spark, paths, out_dir, fmt, options, progress=_progress("scan")))
+    click.echo(f"{n} records written to {out_dir}")
+    sys.exit(EXIT_OK)
+
+
+@command.command("verify", epilog=EXIT_HELP)
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_session_options
+def verify(paths, fmt, master, verbose):
+    """``kdump verify --deep`` on Spark: one report, the same JSON and exit codes."""
+    from kdump.findings import PlainConsole, exit_code, render_json, render_text
+    from kdump.spark import jobs
+    from kdump.verify import VerifyOptions
+    reports = _run(_start(master, verbose),
+                   lambda spark: jobs.verify(spark, paths, VerifyOptions(deep=True), progress=_progress("verify")))
+    out = click.get_text_stream("stdout")
+    if fmt == "json":
+        render_json(reports, out)
+    else:
+        render_text(reports, PlainConsole(out), list_ok=len(reports) <= 20)
+    out.flush()
+    sys.exit(exit_code(reports))
+
+
+@command.command("stats", epilog=EXIT_HELP)
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_session_options
+def stats(paths, fmt, master, verbose):
+    """Segments, batches, records, bytes, offset and time ranges, codec and magic mix per topic-partition
+    and in total."""
+    from kdump import stats as S
+    from kdump.spark import jobs
+    summary = _run(_start(master, verbose), lambda spark: jobs.stats(spark, paths, progress=_progress("stats")))
+    click.echo(S.render_json(summary) if fmt == "json" else S.render_text(summary))
+    sys.exit(EXIT_OK)

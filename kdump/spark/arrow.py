@@ -1,0 +1,301 @@
+"""Segments to ``pyarrow.RecordBatch`` es in the ``kafka-log`` schema (a library: no Spark needed).
+
+>>> from kdump.spark.arrow import ReadOptions, SegmentSlice, read_slices     # doctest: +SKIP
+>>> for rb in read_slices([SegmentSlice("orders-0/00000000000000000000.log", "orders", 0)], ReadOptions()):
+...     print(rb.num_rows)
+
+Per-record columns (offset, timestamp, key, value, headers) come from a column builder: the compiled
+:class:`kdump._arrow.ColumnBuilder` decodes a magic-2 batch's records straight into Arrow buffers; the pure
+:class:`PyColumnBuilder` (and the compiled one for anything it does not take) gets the records from
+kdump's own decoder. Columns that are constant within a Kafka batch (topic, partition, magic, codec, ...)
+are kept as runs and expanded once per Arrow batch. An Arrow batch is cut at ``max_rows`` rows or when
+its keys, values and headers reach ``max_bytes`` (binary offsets are 32-bit), always between Kafka
+batches. Small segments read by one task share Arrow batches.
+
+Damage: in ``failfast`` mode the first damaged batch raises :class:`DamagedData`; otherwise damaged
+regions are skipped, each reported once through ``on_damage(location, FormatError)`` (the readable records
+are still returned). A batch whose CRC does not match is damage when ``check_crcs`` (Kafka's consumer
+default); a truncated tail of the active segment is not.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+import pyarrow as pa
+
+from kdump.spark import _source
+from kdump.spark.schema import ALL_COLUMNS, KAFKA_COLUMNS, RECORD_COLUMNS, arrow_schema
+
+log = logging.getLogger("kdump.spark")
+
+CODEC_LABELS = ("none", "gzip", "snappy", "lz4", "zstd")
+
+
+class DamagedData(_source.KdumpError):
+    """A damaged region met in FAILFAST mode."""
+
+
+@dataclass(frozen=True)
+class SegmentSlice:
+    """A byte range of one segment: the unit a task reads. ``end`` None = to the end of the file."""
+
+    location: str  # local path or a URI pyarrow.fs opens (s3://, hdfs://)
+    topic: str | None
+    partition: int | None
+    start: int = 0
+    end: int | None = None
+    size: int = 0  # bytes in the slice (for planning)
+    active: bool = False  # ends at the end of the active segment: a partial last entry is still being written
+
+    @property
+    def name(self) -> str:
+        return self.location.rstrip("/").rsplit("/", 1)[-1]
+
+
+@dataclass
+class ReadOptions:
+    columns: tuple = tuple(KAFKA_COLUMNS)
+    include_control: bool = False
+    failfast: bool = False
+    check_crcs: bool = True
+    max_rows: int = 1 << 17
+    max_bytes: int = 64 << 20
+    max_batch_bytes: int = _source.DEFAULT_MAX_DECOMPRESSED_BYTES
+    # batch pruning by header (filter pushdown): offsets in [min_offset, max_offset], timestamps >= min_ts
+    min_offset: int | None = None
+    max_offset: int | None = None
+    min_timestamp: int | None = None
+    live: bool = False
+    backend: str = "auto"  # "auto" (compiled when built), "compiled", "python"
+    storage_options: dict = field(default_factory=dict)
+
+
+def make_builder(columns, backend: str = "auto"):
+    """A column builder for the per-record columns among ``columns``."""
+    wanted = {c: c in columns for c in RECORD_COLUMNS}
+    kwargs = dict(want_key=wanted["key"], want_value=wanted["value"], want_headers=wanted["headers"],
+                  want_offset=wanted["offset"], want_timestamp=wanted["timestamp"])
+    if backend in ("auto", "compiled") and os.environ.get("KDUMP_PURE_PYTHON", "") not in ("1", "true", "yes"):
+        try:
+            from kdump._arrow import ColumnBuilder
+            return ColumnBuilder(**kwargs)
+        except ImportError:
+            if backend == "compiled":
+                raise
+    return PyColumnBuilder(**kwargs)
+
+
+def _header_key(k: bytes) -> str:
+    try:
+        return k.decode("utf-8")
+    except UnicodeDecodeError:  # Java's replacement rules, as Spark's Kafka source (a Java String) has them
+        from kdump.decode.payload import java_utf8
+        return java_utf8(k)
+
+
+_US_LIMIT = (2**63 - 1) // 1000
+
+
+class PyColumnBuilder:
+    """Pure-Python twin of :class:`kdump._arrow.ColumnBuilder` (same methods, same arrays)."""
+
+    def __init__(self, want_key=True, want_value=True, want_headers=False, want_offset=True, want_timestamp=True):
+        self.want_key, self.want_value, self.want_headers = want_key, want_value, want_headers
+        self.want_offset, self.want_timestamp = want_offset, want_timestamp
+        self._reset()
+
+    def _reset(self):
+        self.rows = 0
+        self.nbytes = 0
+        self._offsets, self._ts, self._keys, self._values, self._headers = [], [], [], [], []
+
+    def add_v2(self, buf, start, end, count, base_offset, base_timestamp, append_time):
+        return -1  # the pure path always goes through kdump's record decoder (add_record)
+
+    def add_record(self, offset, timestamp_ms, key, value, headers):
+        if self.want_offset:
+            self._offsets.append(offset)
+        if self.want_timestamp:
+            self._ts.append(timestamp_ms * 1000 if -_US_LIMIT <= timestamp_ms <= _US_LIMIT else None)
+        if self.want_key:
+            self._keys.append(key)
+            self.nbytes += len(key) if key is not None else 0
+        if self.want_value:
+            self._values.append(value)
+            self.nbytes += len(value) if value is not None else 0
+        if self.want_headers:
+            self._headers.append([{"key": k, "value": v} for k, v in headers] if headers else None)
+            self.nbytes += sum(len(k) + (len(v) if v is not None else 0) for k, v in headers)
+        self.rows += 1
+
+    def finish(self):
+        out = {}
+        if self.want_offset:
+            out["offset"] = pa.array(self._offsets, pa.int64())
+        if self.want_timestamp:
+            out["timestamp"] = pa.array(self._ts, pa.int64()).cast(ALL_COLUMNS["timestamp"])
+        if self.want_key:
+            out["key"] = pa.array(self._keys, pa.binary())
+        if self.want_value:
+            out["value"] = pa.array(self._values, pa.binary())
+        if self.want_headers:
+            out["headers"] = pa.array(self._headers, ALL_COLUMNS["headers"])
+        self._reset()
+        return out
+
+
+def add_columns(builder, cols, headers_wanted: bool) -> None:
+    """Every record of ``cols`` (kdump's column shape) into ``builder``, one call per record."""
+    offsets, timestamps, headers = cols.offsets, cols.timestamps, cols.headers
+    for i in range(cols.count):
+        hdrs = [(_header_key(k), v) for k, v in headers[i]] if headers_wanted and headers[i] else ()
+        builder.add_record(offsets[i], timestamps[i], cols.key(i), cols.value(i), hdrs)
+
+
+# Batch-constant columns: name -> how to get it from the batch fields (and the slice).
+def _constant(name, fields, sl):
+    if name == "topic":
+        return sl.topic
+    if name == "partition":
+        return sl.partition
+    if name == "segment":
+        return sl.location
+    if name == "codec":
+        c = fields["codec"]
+        return CODEC_LABELS[c] if c < len(CODEC_LABELS) else f"unknown({c})"
+    return fields[name]
+
+
+class ArrowAssembler:
+    """Collects the records of consecutive Kafka batches and cuts them into Arrow batches."""
+
+    def __init__(self, options: ReadOptions):
+        self.options = options
+        self.columns = list(options.columns)
+        self.schema = arrow_schema(self.columns)
+        self.builder = make_builder(self.columns, options.backend)
+        self.constant_names = [c for c in self.columns if c not in RECORD_COLUMNS]
+        self.runs: list[tuple[tuple, int]] = []  # (constant values, records)
+        self.records = 0  # total records added (all Arrow batches)
+
+    def add_batch(self, batch, sl: SegmentSlice, on_damage) -> None:
+        """Add one Kafka batch's records (skipping it, with a report, if they cannot be read)."""
+        opts = self.options
+        b = self.builder
+        before = b.rows
+        first_offset = None
+        error = None
+        try:
+            n = -1
+            if batch.magic >= 2 and batch.records_count and not isinstance(b, PyColumnBuilder):
+                buf, start, end = _source.v2_payload(batch, opts.max_batch_bytes)
+                n = b.add_v2(buf, start, end, batch.records_count, batch.base_offset, batch.base_timestamp,
+                             batch.append_time)
+            if n < 0:
+                cols = _source.record_columns(batch, opts.max_batch_bytes)
+                add_columns(b, cols, b.want_headers)
+                error = cols.error
+                if cols.count:
+                    first_offset = cols.offsets[0]
+        except _source.FormatError as e:
+            error = e.at(batch.position)
+        added = b.rows - before
+        if error is not None:
+            on_damage(sl, error)
+        if added and self.constant_names:
+            fields = _source.batch_fields(batch, first_offset, "crcValid" in self.constant_names)
+            self.runs.append((tuple(_constant(c, fields, sl) for c in self.constant_names), added))
+        self.records += added
+
+    @property
+    def full(self) -> bool:
+        return self.builder.rows >= self.options.max_rows or self.builder.nbytes >= self.options.max_bytes
+
+    def flush(self) -> pa.RecordBatch | None:
+        n = self.builder.rows
+        if n == 0:
+            return None
+        arrays = self.builder.finish()
+        if self.constant_names:
+            arrays.update(_expand_runs(self.runs, self.constant_names, self.schema))
+        self.runs = []
+        return pa.RecordBatch.from_arrays([arrays[c] for c in self.columns], schema=self.schema)
+
+
+def _expand_runs(runs, names, schema) -> dict:
+    """Batch-constant columns from ``(values, records)`` runs: one repeated scalar where a column has a
+    single value in all runs (the usual case), a ``take`` from the run values otherwise."""
+    import numpy as np
+    n = sum(count for _, count in runs)
+    take = None
+    out = {}
+    for k, name in enumerate(names):
+        typ = schema.field(name).type
+        first = runs[0][0][k]
+        if all(r[0][k] == first for r in runs):
+            out[name] = pa.repeat(pa.scalar(first, typ), n)
+            continue
+        if take is None:
+            counts = np.fromiter((c for _, c in runs), dtype=np.int64, count=len(runs))
+            take = pa.array(np.repeat(np.arange(len(runs), dtype=np.int32), counts))
+        out[name] = pa.array([r[0][k] for r in runs], typ).take(take)
+    return out
+
+
+def _default_on_damage(sl, error):
+    log.warning("kdump: %s: %s", sl.location, error)
+
+
+def read_slices(slices: Iterable[SegmentSlice], options: ReadOptions,
+                on_damage: Callable | None = None) -> Iterator[pa.RecordBatch]:
+    """Arrow batches of the records of ``slices``, in order (one task's work)."""
+    asm = ArrowAssembler(options)
+    report = on_damage or _default_on_damage
+
+    def damaged(sl, error):
+        if options.failfast:
+            raise DamagedData(f"{sl.location}: {error}")
+        report(sl, error)
+
+    for sl in slices:
+        for batch in slice_batches(sl, options, damaged):
+            asm.add_batch(batch, sl, damaged)
+            if asm.full:
+                yield asm.flush()
+    rb = asm.flush()
+    if rb is not None:
+        yield rb
+
+
+def slice_batches(sl: SegmentSlice, options: ReadOptions, damaged) -> Iterator:
+    """The Kafka batches of one slice that the options keep (control, CRC, pruning)."""
+    from kdump.spark.remote import local_copy
+    with local_copy(sl, options.storage_options) as path:
+        w = _source.walk(path, sl.start, sl.end, live=options.live or sl.active,
+                         max_batch_bytes=options.max_batch_bytes)
+        for batch in w:
+            if batch.is_control and not options.include_control:
+                continue
+            if _pruned(batch, options):
+                continue
+            if options.check_crcs and not batch.is_valid():
+                damaged(sl, _source.FormatError("crc-mismatch", "the batch's CRC does not match its contents",
+                                                position=batch.position))
+                continue
+            yield batch
+        if w.result.damage is not None:
+            damaged(sl, w.result.damage)
+
+
+def _pruned(batch, o: ReadOptions) -> bool:
+    """True when no record of ``batch`` can pass the pushed filters (decided from its header alone)."""
+    if o.max_offset is not None and batch.magic >= 2 and batch.base_offset > o.max_offset:
+        return True
+    if o.min_offset is not None and batch.last_offset < o.min_offset:
+        return True
+    if o.min_timestamp is not None and batch.magic >= 2 and batch.max_timestamp < o.min_timestamp:
+        return True
+    return False

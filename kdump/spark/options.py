@@ -1,0 +1,89 @@
+"""The data source's options (strings, case-insensitive keys, as Spark passes them) turned into values."""
+from __future__ import annotations
+
+import json
+import os
+
+from kdump.spark.arrow import ReadOptions
+from kdump.spark.schema import default_columns
+
+
+class OptionError(ValueError):
+    pass
+
+
+def flag(options, name: str, default: bool = False) -> bool:
+    value = options.get(name)
+    if value is None:
+        return default
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    raise OptionError(f"option {name}={value!r}: expected true or false")
+
+
+def integer(options, name: str, default: int | None, minimum: int = 0) -> int | None:
+    value = options.get(name)
+    if value is None:
+        return default
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        raise OptionError(f"option {name}={value!r}: expected a whole number") from None
+    if n < minimum:
+        raise OptionError(f"option {name}={value!r}: must be at least {minimum}")
+    return n
+
+
+def choice(options, name: str, choices: tuple, default: str) -> str:
+    value = options.get(name)
+    if value is None:
+        return default
+    text = str(value).strip()
+    for c in choices:
+        if text.lower() == c.lower():
+            return c
+    raise OptionError(f"option {name}={value!r}: expected one of {', '.join(choices)}")
+
+
+def paths(options) -> list[str]:
+    """``load(path)`` gives ``path``; ``load([a, b])`` gives ``paths`` as a JSON list."""
+    out = []
+    if options.get("paths"):
+        try:
+            out.extend(json.loads(options["paths"]))
+        except ValueError:
+            raise OptionError(f"option paths={options['paths']!r}: expected a JSON list") from None
+    if options.get("path"):
+        out.append(options["path"])
+    if not out:
+        raise OptionError("kafka-log needs a path: spark.read.format('kafka-log').load(PATH or [PATHS])")
+    return out
+
+
+def storage_options(options) -> dict:
+    return {k[3:]: v for k, v in options.items() if k.lower().startswith("fs.")}
+
+
+def default_column_names(options) -> list[str]:
+    return default_columns(flag(options, "includeHeaders"), flag(options, "includeMetadata"))
+
+
+def read_options(options, columns) -> ReadOptions:
+    mode = choice(options, "mode", ("PERMISSIVE", "FAILFAST"), "PERMISSIVE")
+    return ReadOptions(
+        columns=tuple(columns),
+        include_control=flag(options, "includeControl"),
+        failfast=mode == "FAILFAST",
+        check_crcs=flag(options, "checkCrcs", True),
+        max_rows=integer(options, "maxRecordsPerArrowBatch", 1 << 17, 1),
+        max_bytes=integer(options, "maxBytesPerArrowBatch", 64 << 20, 1024),
+        backend=choice(options, "backend", ("auto", "compiled", "python"), "auto"),
+        storage_options=storage_options(options),
+    )
+
+
+def parallelism(options) -> int:
+    return integer(options, "parallelism", os.cpu_count() or 1, 1)

@@ -1,0 +1,229 @@
+"""From the paths a user names to the slices each Spark task reads.
+
+* :func:`find_segments` -- log directories, partition directories, segment files and (local) globs, local
+  or remote, to :class:`SegmentFile` s in (topic, partition, base offset) order, each file once; topic and
+  partition from the directory name as Kafka names them (``<topic>-<partition>``, also with the
+  ``.<id>-delete`` / ``-future`` suffixes of deleted and moving partitions);
+* :func:`plan_tasks` -- Spark's file-source packing (``FilePartition.getFilePartitions``): small segments
+  share a task, each counted with an open cost of 4 MiB, and a segment larger than the split size is cut
+  at batch boundaries that its offset index names (each checked to hold a sound batch);
+* :class:`Pruning` -- which topic-partitions, segments and batches pushed filters rule out.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import re
+from dataclasses import dataclass, field, replace
+
+from kdump.spark import _source, remote
+from kdump.spark.arrow import SegmentSlice
+
+OPEN_COST = 4 << 20  # spark.sql.files.openCostInBytes
+MAX_SPLIT = 128 << 20  # spark.sql.files.maxPartitionBytes
+
+_SEGMENT = re.compile(r"^(\d+)\.log$")
+# Kafka's partition directory names: topic-N, topic-N.<uuid>-delete, topic-N.<uuid>-future
+_PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.[0-9a-zA-Z]+-(?:delete|future))?$")
+
+
+@dataclass(frozen=True, order=True)
+class SegmentFile:
+    topic: str | None
+    partition: int | None
+    base_offset: int
+    location: str
+    size: int
+    active: bool = False  # the last segment of its directory: Kafka's active segment, a partial tail is no damage
+
+
+def topic_partition(directory_name: str) -> tuple[str | None, int | None]:
+    m = _PARTITION_DIR.match(directory_name)
+    if not m:
+        return None, None
+    return m.group("topic"), int(m.group("partition"))
+
+
+class PathError(_source.KdumpError):
+    """A path that does not exist or names no segment."""
+
+
+def find_segments(paths, storage_options=None) -> list[SegmentFile]:
+    seen = set()
+    out = []
+    for p in paths:
+        for seg in _expand(p, storage_options):
+            key = _identity(seg.location)
+            if key not in seen:
+                seen.add(key)
+                out.append(seg)
+    out.sort(key=lambda s: (s.topic or "", s.partition if s.partition is not None else -1,
+                            _parent(s.location), s.base_offset, s.location))
+    return [replace(s, active=i + 1 == len(out) or _parent(out[i + 1].location) != _parent(s.location))
+            for i, s in enumerate(out)]
+
+
+def _parent(location: str) -> str:
+    return location.rstrip("/").rsplit("/", 1)[0]
+
+
+def _identity(location):
+    if remote.is_remote(location):
+        return location
+    st = os.stat(location)
+    return st.st_dev, st.st_ino
+
+
+def _expand(path: str, storage_options):
+    if remote.is_remote(path):
+        yield from _expand_remote(path, storage_options)
+        return
+    matches = sorted(glob.glob(path)) if glob.has_magic(path) else [path]
+    if not matches:
+        raise PathError(f"{path}: no such file or directory (the pattern matches nothing)")
+    for m in matches:
+        if os.path.isdir(m):
+            yield from _walk_local_dir(m)
+        elif os.path.isfile(m):
+            seg = _segment(m, os.path.getsize(m))
+            if seg is None:
+                raise PathError(f"{m}: not a log segment (expected <base offset>.log)")
+            yield seg
+        elif not os.path.exists(m):
+            raise PathError(f"{m}: no such file or directory")
+        else:
+            raise PathError(f"{m}: not a regular file or directory")
+
+
+def _segment(location: str, size: int) -> SegmentFile | None:
+    name = location.rstrip("/").rsplit("/", 1)[-1]
+    m = _SEGMENT.match(name)
+    if not m:
+        return None
+    parent = os.path.basename(os.path.dirname(location.rstrip("/")))
+    topic, partition = topic_partition(parent)
+    return SegmentFile(topic, partition, int(m.group(1)), location, size)
+
+
+def _walk_local_dir(directory: str):
+    for root, dirs, files in os.walk(directory):
+        dirs.sort()
+        for name in sorted(files):
+            full = os.path.join(root, name)
+            if _SEGMENT.match(name) and os.path.isfile(full):
+                yield _segment(full, os.path.getsize(full))
+
+
+def _expand_remote(location: str, storage_options):
+    exists, is_dir, size = remote.stat(location, storage_options)
+    if not exists:
+        raise PathError(f"{location}: no such file or directory")
+    if not is_dir:
+        seg = _segment(location, size)
+        if seg is None:
+            raise PathError(f"{location}: not a log segment (expected <base offset>.log)")
+        yield seg
+        return
+    for name, sub_dir, sub_size in sorted(remote.listdir(location, storage_options)):
+        child = remote.join(location, name)
+        if sub_dir:
+            yield from _expand_remote(child, storage_options)
+        elif _SEGMENT.match(name):
+            yield _segment(child, sub_size)
+
+
+# --- pruning -------------------------------------------------------------------------------------------
+@dataclass
+class Pruning:
+    """What pushed filters allow: topics, partitions, an offset range and a lower timestamp bound (ms)."""
+
+    topics: set | None = None
+    partitions: set | None = None
+    min_offset: int | None = None
+    max_offset: int | None = None
+    min_timestamp: int | None = None
+
+    def keeps_partition(self, seg: SegmentFile) -> bool:
+        if self.topics is not None and seg.topic not in self.topics:
+            return False
+        if self.partitions is not None and seg.partition not in self.partitions:
+            return False
+        return True
+
+
+def prune_segments(segments: list[SegmentFile], pruning: Pruning) -> list[SegmentFile]:
+    """Segments that can hold a wanted record: by topic-partition, and by offset from the file names
+    (a segment holds offsets from its base offset to below the next segment's)."""
+    kept = []
+    for i, seg in enumerate(segments):
+        if not pruning.keeps_partition(seg):
+            continue
+        nxt = segments[i + 1] if i + 1 < len(segments) else None
+        same = nxt is not None and (nxt.topic, nxt.partition) == (seg.topic, seg.partition) \
+            and seg.topic is not None
+        if pruning.max_offset is not None and seg.base_offset > pruning.max_offset:
+            continue
+        if pruning.min_offset is not None and same and nxt.base_offset <= pruning.min_offset:
+            continue
+        kept.append(seg)
+    return kept
+
+
+# --- tasks ---------------------------------------------------------------------------------------------
+@dataclass
+class Task:
+    slices: list = field(default_factory=list)
+    cost: int = 0
+
+
+def split_size(total_bytes: int, parallelism: int, max_split: int = MAX_SPLIT, open_cost: int = OPEN_COST) -> int:
+    """Spark's ``maxSplitBytes``: min(maxPartitionBytes, max(openCost, bytes per core))."""
+    per_core = (total_bytes + open_cost) // max(1, parallelism)
+    return min(max_split, max(open_cost, per_core))
+
+
+def slices_of(seg: SegmentFile, split: int) -> list[SegmentSlice]:
+    """One slice for the whole segment, or several cut at index-named batch boundaries near every
+    ``split`` bytes (local segments with a usable ``.index``; otherwise one slice)."""
+    whole = [SegmentSlice(seg.location, seg.topic, seg.partition, 0, None, seg.size, seg.active)]
+    if seg.size <= split or remote.is_remote(seg.location):
+        return whole
+    index = seg.location[:-len(".log")] + ".index"
+    if not os.path.exists(index):
+        return whole
+    cuts = []
+    target = split
+    for _, position in _source.offset_index_positions(index, seg.base_offset):
+        if position >= target and position < seg.size and (not cuts or position > cuts[-1]):
+            if _source.first_batch_at(seg.location, position) is not None:
+                cuts.append(position)
+                target = position + split
+    if not cuts:
+        return whole
+    bounds = [0, *cuts, seg.size]
+    out = []
+    for a, b in zip(bounds, bounds[1:]):
+        last = b == seg.size
+        out.append(SegmentSlice(seg.location, seg.topic, seg.partition, a, None if last else b, b - a,
+                                seg.active and last))
+    return out
+
+
+def plan_tasks(segments: list[SegmentFile], *, parallelism: int, max_split: int = MAX_SPLIT,
+               open_cost: int = OPEN_COST) -> list[Task]:
+    """Pack slices into tasks as Spark's file sources do (in segment order, so a task reads neighbours)."""
+    total = sum(s.size + open_cost for s in segments)
+    split = split_size(total, parallelism, max_split, open_cost)
+    tasks: list[Task] = []
+    current = Task()
+    for seg in segments:
+        for sl in slices_of(seg, split):
+            cost = sl.size + open_cost
+            if current.slices and current.cost + cost > split:
+                tasks.append(current)
+                current = Task()
+            current.slices.append(sl)
+            current.cost += cost
+    if current.slices:
+        tasks.append(current)
+    return tasks

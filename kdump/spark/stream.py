@@ -1,0 +1,183 @@
+"""``spark.readStream.format("kafka-log")``: tail live partition or log directories.
+
+Offsets (JSON, one entry per partition directory)::
+
+    {"orders-0": {"dir": "/data/orders-0", "offset": 1200, "segment": 1000, "position": 81920}}
+
+``offset`` is the next Kafka offset to read, ``segment`` the base offset of the segment holding it and
+``position`` the byte position there: a micro-batch reads whole batches from one such point to the next.
+Each trigger walks the batch headers past the last point: a batch still being written (a partial last
+entry) is left for the next trigger, a rolled segment is followed into the next one, and when the log
+directory has a ``replication-offset-checkpoint`` reading stops at the high watermark it names (records
+above it are not committed yet). A segment deleted by retention before it was read is data loss: with
+``failOnDataLoss`` (default true, as Spark's Kafka source) the query fails, otherwise reading resumes at
+the oldest remaining segment.
+
+Options: those of the batch reader, plus ``startingOffsets`` (earliest, default, or latest) and
+``maxRecordsPerTrigger`` (a read limit; ``Trigger.AvailableNow`` reads everything available in limited
+micro-batches).
+"""
+from __future__ import annotations
+
+import os
+
+from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
+
+from kdump.spark import _source
+from kdump.spark import options as O
+from kdump.spark.arrow import SegmentSlice, read_slices
+from kdump.spark.plan import find_segments
+from kdump.spark.schema import columns_of
+
+CHECKPOINT = "replication-offset-checkpoint"
+
+
+class DataLoss(_source.KdumpError):
+    pass
+
+
+def high_watermarks(log_dir: str) -> dict:
+    """``{(topic, partition): offset}`` from a log directory's replication-offset-checkpoint (empty if
+    there is none or it cannot be read)."""
+    path = os.path.join(log_dir, CHECKPOINT)
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        count = int(lines[1])
+        out = {}
+        for line in lines[2:2 + count]:
+            topic, partition, offset = line.split(" ")
+            out[(topic, int(partition))] = int(offset)
+        return out
+    except (OSError, ValueError, IndexError):
+        return {}
+
+
+def _partitions(paths, storage_options):
+    """``{key: (directory, topic, partition, [SegmentFile in offset order])}``."""
+    parts: dict = {}
+    for seg in find_segments(paths, storage_options):
+        directory = seg.location.rsplit("/", 1)[0]
+        key = f"{seg.topic}-{seg.partition}" if seg.topic is not None else directory
+        parts.setdefault(key, (directory, seg.topic, seg.partition, []))[3].append(seg)
+    return parts
+
+
+class SlicesPartition(InputPartition):
+    def __init__(self, slices):
+        super().__init__(None)
+        self.slices = slices
+
+
+class KafkaLogStreamReader(DataSourceStreamReader):
+    def __init__(self, options, schema):
+        self.paths = O.paths(options)
+        self.options = O.read_options(options, columns_of(schema))
+        self.options.live = True
+        self.starting = O.choice(options, "startingOffsets", ("earliest", "latest"), "earliest")
+        self.max_records = O.integer(options, "maxRecordsPerTrigger", None, 1)
+        self.fail_on_data_loss = O.flag(options, "failOnDataLoss", True)
+
+    # --- offsets ---------------------------------------------------------------------------------
+    def initialOffset(self):
+        out = {}
+        for key, (directory, _, _, segs) in _partitions(self.paths, self.options.storage_options).items():
+            first = segs[0]
+            out[key] = {"dir": directory, "offset": first.base_offset, "segment": first.base_offset, "position": 0}
+        if self.starting == "latest":
+            return self._advance(out, None)
+        return out
+
+    def getDefaultReadLimit(self):
+        from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+        return ReadMaxRows(self.max_records) if self.max_records else ReadAllAvailable()
+
+    def latestOffset(self, start, limit):
+        from pyspark.sql.streaming.datasource import ReadMaxRows
+        budget = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        return self._advance(start, budget)
+
+    def _advance(self, start: dict, budget: int | None) -> dict:
+        """Walk each partition's whole batches from ``start``; at most ``budget`` records in all."""
+        parts = _partitions(self.paths, self.options.storage_options)
+        end = dict(start)
+        for key, (directory, topic, partition, segs) in parts.items():
+            if key not in end:  # a partition that appeared: from its beginning
+                end[key] = {"dir": directory, "offset": segs[0].base_offset, "segment": segs[0].base_offset,
+                            "position": 0}
+            hw = high_watermarks(os.path.dirname(directory)).get((topic, partition)) if topic else None
+            end[key], used = self._walk_partition(key, end[key], segs, hw, budget)
+            if budget is not None:
+                budget -= used
+                if budget <= 0:
+                    break
+        return end
+
+    def _walk_partition(self, key, point, segs, hw, budget):
+        bases = [s.base_offset for s in segs]
+        if point["segment"] not in bases:
+            if self.fail_on_data_loss:
+                raise DataLoss(f"{key}: segment {point['segment']} (offset {point['offset']}) was deleted before it "
+                               "was read (retention?); set failOnDataLoss=false to go on from the oldest segment")
+            later = [s for s in segs if s.base_offset > point["segment"]] or segs[-1:]
+            point = {**point, "segment": later[0].base_offset, "position": 0,
+                     "offset": max(point["offset"], later[0].base_offset)}
+        used = 0
+        i = bases.index(point["segment"])
+        point = dict(point)
+        while i < len(segs):
+            seg = segs[i]
+            last_segment = i == len(segs) - 1
+            w = _source.walk(seg.location, point["position"], None, live=last_segment,
+                             max_batch_bytes=self.options.max_batch_bytes)
+            stopped = False
+            for batch in w:
+                if hw is not None and batch.last_offset >= hw:
+                    stopped = True
+                    break
+                n = batch.records_count if batch.records_count is not None else 1
+                if budget is not None and used and used + n > budget:
+                    stopped = True
+                    break
+                used += n
+                point["position"] = batch.position + batch.size
+                point["offset"] = batch.last_offset + 1
+            if stopped or last_segment:
+                break
+            i += 1
+            point["segment"] = segs[i].base_offset
+            point["position"] = 0
+            point["offset"] = max(point["offset"], segs[i].base_offset)
+        return point, used
+
+    # --- micro-batches -----------------------------------------------------------------------------
+    def partitions(self, start, end):
+        parts = _partitions(self.paths, self.options.storage_options)
+        out = []
+        for key, stop in end.items():
+            begin = start.get(key) if start else None
+            if begin is None:
+                begin = {"segment": None, "position": 0}
+            if key not in parts or (begin.get("segment"), begin.get("position")) == (stop["segment"], stop["position"]):
+                continue
+            _, topic, partition, segs = parts[key]
+            slices = []
+            for seg in segs:
+                if begin["segment"] is not None and seg.base_offset < begin["segment"]:
+                    continue
+                if seg.base_offset > stop["segment"]:
+                    break
+                a = begin["position"] if seg.base_offset == begin["segment"] else 0
+                b = stop["position"] if seg.base_offset == stop["segment"] else None
+                if b is not None and b <= a:
+                    continue
+                slices.append(SegmentSlice(seg.location, topic, partition, a, b, (b or seg.size) - a))
+            if slices:
+                out.append(SlicesPartition(slices))
+        return out
+
+    def read(self, partition):
+        return read_slices(partition.slices, self.options)
+
+    def commit(self, end):
+        pass

@@ -1,0 +1,175 @@
+"""``spark.read.format("kafka-log")``: Spark's Kafka schema, and exactly the records ``kdump dump`` reads.
+
+The reference is the CLI's own output (``kdump dump --format json --deep-iteration --print-data-log``),
+run file by file over the whole corpus, the generated fixtures and the corrupt fixtures; the Spark side
+is one query over all of them.
+"""
+import base64
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE_DIRS = [ROOT / "fixtures" / d for d in ("corpus", "generated", "corrupt")]
+TS_TYPES = {"NO_TIMESTAMP_TYPE": -1, "CREATE_TIME": 0, "LOG_APPEND_TIME": 1}
+
+
+def segment_files():
+    out = []
+    for d in FIXTURE_DIRS:
+        for root, _, files in os.walk(d):
+            out += [os.path.join(root, f) for f in files if f.endswith(".log") and f[:-4].isdigit()]
+    return sorted(out)
+
+
+def _bytes(text, encoding):
+    if encoding is None:
+        return None
+    return text.encode("utf-8") if encoding == "utf8" else base64.b64decode(text)
+
+
+def cli_records(path):
+    """(offset, record tuple) of every record ``kdump dump`` prints for one file."""
+    from kdump.cli import cli
+    result = CliRunner().invoke(cli, ["dump", "--format", "json", "--deep-iteration", "--print-data-log", path])
+    assert result.exit_code in (0, 1), result.output
+    out = []
+    for line in result.stdout.splitlines():
+        batch = json.loads(line)
+        for r in batch.get("records", ()):
+            headers = None
+            if r.get("headers"):
+                headers = tuple((h["key"], _bytes(h["value"], h["valueEncoding"])) for h in r["headers"])
+            out.append((path, batch["position"], r["offset"], r["timestamp"] * 1000, TS_TYPES[r["timestampType"]],
+                        _bytes(r["key"], r["keyEncoding"]), _bytes(r["value"], r["valueEncoding"]), headers,
+                        batch["magic"], batch["codec"], batch["baseOffset"], batch["producerId"],
+                        batch["producerEpoch"], batch["baseSequence"], batch["isTransactional"],
+                        batch["isControl"], batch["partitionLeaderEpoch"], batch["crcValid"]))
+    return out
+
+
+def spark_row(row):
+    headers = None if row.headers is None else tuple((h.key, None if h.value is None else bytes(h.value))
+                                                     for h in row.headers)
+    return (row.segment, row.position, row.offset, row.ts_us, row.timestampType,
+            None if row.key is None else bytes(row.key), None if row.value is None else bytes(row.value), headers,
+            row.magic, row.codec, row.baseOffset, row.producerId, row.producerEpoch, row.baseSequence,
+            row.isTransactional, row.isControl, row.partitionLeaderEpoch, row.crcValid)
+
+
+def test_default_schema_is_sparks_kafka_schema(spark):
+    from pyspark.sql import types as T
+    df = spark.read.format("kafka-log").load(str(ROOT / "fixtures/generated/v2-none-createtime"))
+    # KafkaRecordToRowConverter.kafkaSchema(includeHeaders): every field nullable
+    expected = T.StructType([
+        T.StructField("key", T.BinaryType()), T.StructField("value", T.BinaryType()),
+        T.StructField("topic", T.StringType()), T.StructField("partition", T.IntegerType()),
+        T.StructField("offset", T.LongType()), T.StructField("timestamp", T.TimestampType()),
+        T.StructField("timestampType", T.IntegerType())])
+    assert df.schema == expected
+    with_headers = spark.read.format("kafka-log").option("includeHeaders", "true").load(
+        str(ROOT / "fixtures/generated/v2-none-createtime"))
+    assert with_headers.schema == T.StructType(expected.fields + [T.StructField("headers", T.ArrayType(
+        T.StructType([T.StructField("key", T.StringType()), T.StructField("value", T.BinaryType())])))])
+
+
+def test_scan_equals_cli_reader_on_every_fixture(spark):
+    files = segment_files()
+    assert len(files) > 100
+    expected = sorted((r for f in files for r in cli_records(f)), key=repr)
+    df = (spark.read.format("kafka-log").option("includeHeaders", "true").option("includeMetadata", "true")
+          .option("includeControl", "true").option("checkCrcs", "false").load(files)
+          .selectExpr("*", "unix_micros(timestamp) AS ts_us"))
+    got = sorted((spark_row(r) for r in df.collect()), key=repr)
+    assert len(got) == len(expected) > 60000
+    assert got == expected
+
+
+def test_topic_and_partition_from_directory_name(spark, tmp_path):
+    import shutil
+    src = ROOT / "fixtures/generated/v2-none-createtime"
+    for name in ("orders-3", "orders.eu-12"):
+        shutil.copytree(src, tmp_path / name)
+    rows = spark.read.format("kafka-log").load(str(tmp_path)).groupBy("topic", "partition").count().collect()
+    n = spark.read.format("kafka-log").load(str(src)).count()
+    assert sorted((r.topic, r.partition, r["count"]) for r in rows) == [("orders", 3, n), ("orders.eu", 12, n)]
+
+
+def test_control_records_only_with_include_control(spark):
+    path = str(ROOT / "fixtures/generated/v2-transactional")
+    # (a DataFrameReader's option() changes the reader itself: one reader per setting)
+    with_control = spark.read.format("kafka-log").options(includeMetadata="true", includeControl="true").load(path)
+    without = spark.read.format("kafka-log").options(includeMetadata="true").load(path)
+    assert with_control.where("isControl").count() > 0
+    assert without.where("isControl").count() == 0
+    assert without.count() == with_control.where("not isControl").count()
+
+
+def test_user_schema_builds_only_its_columns(spark):
+    path = str(ROOT / "fixtures/generated/v2-none-createtime")
+    full = spark.read.format("kafka-log").load(path).select("offset", "value").collect()
+    pruned = spark.read.format("kafka-log").schema("offset long, value binary").load(path)
+    assert pruned.columns == ["offset", "value"]
+    assert pruned.collect() == full
+    with pytest.raises(Exception, match="cannot build column"):
+        spark.read.format("kafka-log").schema("offset long, nosuch string").load(path).collect()
+
+
+def test_permissive_skips_damage_failfast_fails(spark):
+    path = str(ROOT / "fixtures/corpus/kafka-generated/corrupt/v2-crc-mismatch")
+    permissive = spark.read.format("kafka-log").load(path)
+    everything = spark.read.format("kafka-log").option("checkCrcs", "false").load(path)
+    assert 0 < permissive.count() < everything.count()
+    with pytest.raises(Exception, match="CRC does not match"):
+        spark.read.format("kafka-log").option("mode", "FAILFAST").load(path).count()
+
+
+def test_truncated_tail_of_active_segment_is_not_damage_in_failfast(spark, tmp_path):
+    import shutil
+    src = ROOT / "fixtures/generated/v2-none-createtime"
+    shutil.copytree(src, tmp_path / "t-0")
+    log = next((tmp_path / "t-0").glob("*.log"))
+    whole = spark.read.format("kafka-log").load(str(tmp_path)).count()
+    with open(log, "r+b") as f:
+        f.truncate(log.stat().st_size - 5)
+    df = spark.read.format("kafka-log").option("mode", "FAILFAST").load(str(tmp_path))
+    assert 0 < df.count() < whole
+
+
+def test_missing_path_is_a_clear_error(spark, tmp_path):
+    with pytest.raises(Exception, match="no such file or directory"):
+        spark.read.format("kafka-log").load(str(tmp_path / "nope")).count()
+
+
+def test_pushed_filters_prune_without_changing_results(spark, tmp_path):
+    import shutil
+    shutil.copytree(ROOT / "fixtures/generated/v2-none-createtime", tmp_path / "a-0")
+    shutil.copytree(ROOT / "fixtures/generated/v1-gzip-createtime", tmp_path / "b-1")
+    assert spark.conf.get("spark.sql.python.filterPushdown.enabled") == "true"
+    df = spark.read.format("kafka-log").load(str(tmp_path))
+    every = df.collect()
+    cutoff = sorted(r.timestamp for r in every)[len(every) // 2]
+    cases = [("topic = 'a'", lambda r: r.topic == "a"),
+             ("partition IN (1)", lambda r: r.partition == 1),
+             ("offset >= 3 AND offset < 6", lambda r: 3 <= r.offset < 6),
+             ("topic = 'a' AND offset > 2", lambda r: r.topic == "a" and r.offset > 2)]
+    for condition, keep in cases:
+        assert sorted(df.where(condition).collect(), key=repr) == sorted((r for r in every if keep(r)), key=repr)
+    late = df.where(df.timestamp >= cutoff).collect()
+    assert sorted(late, key=repr) == sorted((r for r in every if r.timestamp >= cutoff), key=repr) and late
+
+
+def test_batches_pruned_by_header():
+    from kdump.spark.arrow import ReadOptions, SegmentSlice, read_slices
+    path = str(ROOT / "fixtures/corpus/kafka-generated/v2-none/00000000000000000000.log")
+    everything = [o for rb in read_slices([SegmentSlice(path, "t", 0)], ReadOptions(columns=("offset",)))
+                  for o in rb.column("offset").to_pylist()]
+    lo, hi = everything[len(everything) // 3], everything[2 * len(everything) // 3]
+    pruned = [o for rb in read_slices([SegmentSlice(path, "t", 0)],
+                                      ReadOptions(columns=("offset",), min_offset=lo, max_offset=hi))
+              for o in rb.column("offset").to_pylist()]
+    assert set(range(lo, hi + 1)) & set(everything) <= set(pruned)  # nothing wanted is lost
+    assert len(pruned) < len(everything)  # and whole batches outside the range were skipped

@@ -1,0 +1,98 @@
+"""``spark.readStream.format("kafka-log")``: batches appended (one half written) and a segment rolled while
+the query runs; the high watermark; read limits; deleted segments."""
+import os
+
+import pytest
+
+from kdump import RecordBatchBuilder
+
+
+def batch(first, n, tag=b"v"):
+    b = RecordBatchBuilder(first)
+    for o in range(first, first + n):
+        b.append(o, 1_700_000_000_000 + o, None, tag + b"%d" % o)
+    return b.build()
+
+
+def seg(directory, base):
+    return os.path.join(directory, f"{base:020d}.log")
+
+
+def offsets(spark, name):
+    return sorted(r.offset for r in spark.sql(f"select offset from {name}").collect())
+
+
+def test_tailing_appends_partial_batches_and_a_roll(spark, tmp_path):
+    part = tmp_path / "live-0"
+    part.mkdir()
+    with open(seg(part, 0), "wb") as f:
+        f.write(batch(0, 5))
+    q = (spark.readStream.format("kafka-log").load(str(tmp_path)).writeStream.format("memory")
+         .queryName("tail1").start())
+    try:
+        q.processAllAvailable()
+        assert offsets(spark, "tail1") == list(range(5))
+        nxt = batch(5, 3)
+        with open(seg(part, 0), "ab") as f:
+            f.write(nxt[: len(nxt) // 2])  # a batch half written
+        q.processAllAvailable()
+        assert offsets(spark, "tail1") == list(range(5))  # the half batch is not read
+        with open(seg(part, 0), "ab") as f:
+            f.write(nxt[len(nxt) // 2:])
+        with open(seg(part, 8), "wb") as f:  # the segment rolls
+            f.write(batch(8, 4))
+        q.processAllAvailable()
+        assert offsets(spark, "tail1") == list(range(12))
+        with open(seg(part, 8), "ab") as f:
+            f.write(batch(12, 2))
+        q.processAllAvailable()
+        assert offsets(spark, "tail1") == list(range(14))
+    finally:
+        q.stop()
+
+
+def test_high_watermark_and_read_limit(spark, tmp_path):
+    part = tmp_path / "hw-0"
+    part.mkdir()
+    with open(seg(part, 0), "wb") as f:
+        for first in range(0, 20, 2):
+            f.write(batch(first, 2))
+    (tmp_path / "replication-offset-checkpoint").write_text("0\n1\nhw 0 10\n")
+    q = (spark.readStream.format("kafka-log").option("maxRecordsPerTrigger", "4").load(str(tmp_path))
+         .writeStream.format("memory").queryName("hw1").start())
+    try:
+        q.processAllAvailable()
+        assert offsets(spark, "hw1") == list(range(10))  # stops at the high watermark
+        sizes = [p["numInputRows"] for p in q.recentProgress if p["numInputRows"]]
+        assert max(sizes) <= 4 and sum(sizes) == 10 and len(sizes) >= 3
+    finally:
+        q.stop()
+    # Trigger.AvailableNow: everything available (Spark hands Python sources no limit then), then stop
+    now = (spark.readStream.format("kafka-log").option("maxRecordsPerTrigger", "4").load(str(tmp_path))
+           .writeStream.format("memory").queryName("hw2").trigger(availableNow=True).start())
+    assert now.awaitTermination(120)
+    assert offsets(spark, "hw2") == list(range(10))
+
+
+def test_deleted_segment_fails_unless_told_not_to(spark, tmp_path):
+    part = tmp_path / "gone-0"
+    part.mkdir()
+    with open(seg(part, 0), "wb") as f:
+        f.write(batch(0, 3))
+    with open(seg(part, 3), "wb") as f:
+        f.write(batch(3, 3))
+    from kdump.spark.stream import DataLoss, KafkaLogStreamReader
+    from pyspark.sql.datasource import CaseInsensitiveDict
+    from pyspark.sql.streaming.datasource import ReadAllAvailable
+    from kdump.spark.schema import default_columns, spark_schema
+    schema = spark_schema(default_columns())
+    reader = KafkaLogStreamReader(CaseInsensitiveDict({"path": str(tmp_path)}), schema)
+    start = reader.initialOffset()
+    os.unlink(seg(part, 0))  # retention deleted the segment before it was read
+    with pytest.raises(DataLoss, match="deleted"):
+        reader.latestOffset(start, ReadAllAvailable())
+    lenient = KafkaLogStreamReader(CaseInsensitiveDict({"path": str(tmp_path), "failOnDataLoss": "false"}), schema)
+    end = lenient.latestOffset(start, ReadAllAvailable())
+    assert end["gone-0"]["offset"] == 6
+    rows = [r for p in lenient.partitions(start, end) for rb in lenient.read(p) for r in rb.to_pylist()]
+    assert [r["offset"] for r in rows] == [3, 4, 5]
