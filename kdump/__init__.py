@@ -22,7 +22,8 @@ _EXPORTS = {
     "TimestampType": "kdump.format.types",
     "Record": "kdump.format.v2", "RecordBatch": "kdump.format.v2", "RecordColumns": "kdump.format.v2",
     "SegmentReader": "kdump.segment", "Tail": "kdump.segment", "iter_batches": "kdump.segment",
-    "RecordBatchBuilder": "kdump.writer", "LegacyMessageBuilder": "kdump.writer", "SegmentWriter": "kdump.writer",
+    "RecordBatchBuilder": "kdump.format.v2_builder", "LegacyMessageBuilder": "kdump.format.legacy_builder",
+    "SegmentWriter": "kdump.writer",
     "write_segment": "kdump.writer",
 }
 

@@ -63,3 +63,12 @@ def decrement_sequence(sequence: int, decrement: int) -> int:
     if sequence < decrement:
         return INT32_MAX - (decrement - sequence) + 1
     return sequence - decrement
+
+
+# --- what the encoders pack (kdump/format/v2_builder.py, legacy_builder.py) ------------------------------
+V2_HEAD_BEFORE_CRC = struct.Struct(">qiib")  # baseOffset, length, partitionLeaderEpoch, magic (file bytes 0..17)
+V2_HEAD_AFTER_CRC = struct.Struct(">hiqqqhii")  # attributes .. recordsCount: the CRC-32C starts here (file byte 21)
+CRC = struct.Struct(">I")  # a stored CRC-32 / CRC-32C
+LEGACY_ENTRY_HEAD = struct.Struct(">qiI")  # offset, size, crc: what precedes a legacy message's magic byte
+LEGACY_LENGTH = struct.Struct(">i")  # a key or value length; -1 for null
+CONTROL_RECORD_KEY = struct.Struct(">hh")  # a control record's key: version, type id (ControlRecordType.recordKey)
