@@ -31,25 +31,9 @@ from kdump.format import layout as L
 from kdump.format.control import kraft_control_json, parse_control_key, parse_end_txn_marker
 from kdump.format.legacy import LegacyMessage
 from kdump.format.types import ControlRecordType
-from kdump.verify.codes import CODES
+from kdump.findings import finding_code
 
 _MARKERS = (ControlRecordType.ABORT, ControlRecordType.COMMIT)
-
-# Reader error codes (kdump.errors.FormatError.code) as verify reports them.
-_READER_CODES = {
-    "decompressed-too-large": "batch-too-large",
-    "varint-truncated": "record-truncated",
-    "magic-invalid": "inner-message-invalid",
-    "message-too-small": "inner-message-invalid",
-    "message-truncated": "inner-message-invalid",
-}
-
-
-def finding_code(reader_code: str) -> str:
-    """The verify finding code for an error code of kdump's reader."""
-    code = _READER_CODES.get(reader_code, reader_code)
-    return code if code in CODES else "record-size-invalid"
-
 
 def check_v2(v, batch) -> int:
     """Deep checks of one CRC-valid magic 2 batch; ``v`` is the SegmentVerifier (findings, gap counts).
