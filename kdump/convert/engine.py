@@ -151,8 +151,8 @@ def canonical_record(offset: int, timestamp: int, timestamp_type: int, key, valu
     """A record as a reader of the output should see it, in one unambiguous byte string."""
     head = _CANON_HEAD.pack(offset, timestamp, timestamp_type, -1 if key is None else len(key),
                             -1 if value is None else len(value), len(headers))
-    if not headers:  # every legacy record and most v2 ones: one concatenation, no list
-        return head + (key or b"") + (value or b"")
+    if not headers:  # every legacy record and most v2 ones: one join, no list
+        return b"".join((head, key or b"", value or b""))
     parts = [head]
     if key is not None:
         parts.append(key)
@@ -181,11 +181,11 @@ class _OpenBatch:
     The layout is ``MemoryRecordsBuilder``'s: v2 base timestamp = the first record's, deltas from it; magic 1
     inner offsets relative to the first record's offset, magic 0 absolute; wrapper offset = the last
     record's; LogAppendTime puts the append time on every legacy record and in the v2 max timestamp.
-    The converter's per-record loops call :attr:`take` and append to :attr:`records` themselves (what
+    The converter's per-record loops call :attr:`take` and append to :attr:`canon` themselves (what
     :meth:`add` does, without the call).
     """
 
-    __slots__ = ("magic", "ts_type", "append_time", "base_offset", "builder", "encode", "take", "records")
+    __slots__ = ("magic", "ts_type", "append_time", "base_offset", "builder", "encode", "take", "canon", "canon_time")
 
     def __init__(self, magic: int, codec: int, ts_type: TimestampType, append_time, base_offset: int,
                  base_timestamp: int, keep_canon: bool):
@@ -193,7 +193,9 @@ class _OpenBatch:
         self.ts_type = NTT if magic == 0 else ts_type
         self.append_time = append_time
         self.base_offset = base_offset
-        self.records: list | None = [] if keep_canon else None  # (offset, timestamp, key, value)
+        self.canon: list | None = [] if keep_canon else None  # canonical_record of each record taken
+        # the timestamp a reader of the output sees: the record's own (None), or one for the whole batch
+        self.canon_time = L.NO_TIMESTAMP if magic == 0 else append_time
         if magic == 2:
             self.builder = RecordBatchBuilder(base_offset, codec, ts_type, log_append_time=append_time,
                                               partition_leader_epoch=NO_PARTITION_LEADER_EPOCH)
@@ -212,8 +214,9 @@ class _OpenBatch:
 
     def add(self, offset: int, timestamp: int, key, value, encoded: bytes) -> None:
         self.take(offset, timestamp, encoded)
-        if self.records is not None:
-            self.records.append((offset, timestamp, key, value))
+        if self.canon is not None:
+            self.canon.append(canonical_record(offset, timestamp if self.canon_time is None else self.canon_time,
+                                               self.ts_type, key, value))
 
     @property
     def codec(self) -> int:
@@ -230,17 +233,6 @@ class _OpenBatch:
     @property
     def last_offset(self) -> int | None:
         return self.builder.last_record_offset
-
-    @property
-    def canon(self) -> list | None:
-        """The records in :func:`canonical_record` form, as a reader of the output sees them."""
-        if self.records is None:
-            return None
-        if self.magic == 0:
-            return [canonical_record(o, L.NO_TIMESTAMP, NTT, k, v) for o, _, k, v in self.records]
-        append_time, ts_type = self.append_time, self.ts_type
-        return [canonical_record(o, t if append_time is None else append_time, ts_type, k, v)
-                for o, t, k, v in self.records]
 
     def build(self) -> bytes:
         return self.builder.build()
@@ -410,8 +402,9 @@ class Converter:
                 if batch is None:
                     batch = _OpenBatch(target, codec, ts_type, append_time, offset, ts, keep_canon)
                 batch.take(offset, ts, batch.encode(offset, ts, key, value))
-                if batch.records is not None:
-                    batch.records.append((offset, ts, key, value))
+                if batch.canon is not None:
+                    batch.canon.append(canonical_record(offset, ts if batch.canon_time is None else batch.canon_time,
+                                                        batch.ts_type, key, value))
             if batch is not None:
                 self._write_batch(batch)
         except ValueError as e:
@@ -612,8 +605,9 @@ class Converter:
         except ValueError as e:
             self._refuse_bad_value(e, batch.position, f"the magic {magic} message at offset {offset}")
         run.take(offset, ts, encoded)
-        if run.records is not None:
-            run.records.append((offset, ts, key, value))
+        if run.canon is not None:
+            run.canon.append(canonical_record(offset, ts if run.canon_time is None else run.canon_time, run.ts_type,
+                                              key, value))
         self._run_sources += 1
         if self._to_zero and magic == 1:
             self._count_lost_timestamps(1, LAT if log_append_time else CT, (ts,), batch.position)
