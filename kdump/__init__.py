@@ -22,7 +22,8 @@ _EXPORTS = {
     "TimestampType": "kdump.format.types",
     "Record": "kdump.format.columns", "RecordBatch": "kdump.format.v2", "RecordColumns": "kdump.format.columns",
     "SegmentReader": "kdump.segment", "Stop": "kdump.format.framing", "iter_batches": "kdump.segment",
-    "RecordBatchBuilder": "kdump.writer", "LegacyMessageBuilder": "kdump.writer", "SegmentWriter": "kdump.writer",
+    "RecordBatchBuilder": "kdump.format.v2_builder", "LegacyMessageBuilder": "kdump.format.legacy_builder",
+    "SegmentWriter": "kdump.writer",
     "write_segment": "kdump.writer",
 }
 

@@ -1,8 +1,11 @@
-"""Findings: what ``verify`` and ``index check`` report, in one shape and one format.
+"""Findings: what ``verify`` and ``index check`` report, in one shape, one cap and one format.
 
-A :class:`Finding` has a stable machine-readable ``code`` (documented in docs/findings.md; never renamed,
-so CI jobs can match on it), a severity, the byte position and offsets it concerns, and a message for
-people. A :class:`FileReport` collects the findings of one file with its counts. Renderers: a short human
+A :class:`Finding` has a stable machine-readable ``code`` (registered in :mod:`kdump.finding_codes` with its
+severity and documented in docs/findings.md or docs/index.md; never renamed, so CI jobs can match on it), a
+severity, the byte position and offsets it concerns, and a message for people. A :class:`FileReport` holds
+the findings of one file with its counts; every checker fills it through a :class:`Findings` collector
+(severity from the registry, at most :data:`MAX_PER_CODE` per code). :func:`finding_code` and
+:func:`tail_finding_code` map reader errors and the reasons a walk stopped to codes. Renderers: a short human
 summary (rich) and JSON (``--format json``). Exit codes are kdump's: 0 sound, 1 findings (errors or
 warnings), 2 usage or I/O errors.
 """
@@ -11,10 +14,15 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-ERROR = "error"  # the data is damaged or inconsistent
-WARNING = "warning"  # suspicious, or something Kafka tolerates but should not be there
-INFO = "info"  # worth knowing, not a defect (e.g. offset gaps left by compaction)
-SEVERITIES = (ERROR, WARNING, INFO)
+from kdump.finding_codes import CODES, ERROR, INFO, SEVERITIES, WARNING
+
+__all__ = ["ERROR", "WARNING", "INFO", "SEVERITIES", "CODES", "MAX_PER_CODE", "Finding", "FileReport", "Findings",
+           "READER_CODES", "finding_code", "tail_finding_code", "exit_code", "render_json", "render_text",
+           "PlainConsole"]
+
+# Findings of one code listed per file; the rest are counted in one ``findings-capped`` finding (a hostile
+# file could otherwise make millions). 100 keeps a report readable and still shows a pattern.
+MAX_PER_CODE = 100
 
 
 @dataclass
@@ -60,6 +68,73 @@ class FileReport:
         if self.io_error is not None:
             d["ioError"] = self.io_error
         return d
+
+
+class Findings:
+    """Fills one :class:`FileReport`: the severity comes from the registry, and at most ``cap`` findings of
+    a code are listed; :meth:`finish` adds one ``findings-capped`` finding per code that had more (how many,
+    and the byte position of the first one not listed).
+
+    ``severity`` may be given for the few codes whose severity the situation decides (``Code.also``);
+    any other value gives the registered one. An unregistered code raises KeyError: every code must be in
+    :mod:`kdump.finding_codes` (tests check the sources for that)."""
+
+    def __init__(self, report: FileReport, cap: int = MAX_PER_CODE):
+        self.report = report
+        self.cap = cap
+        self.counts: dict[str, int] = {}
+        self.first_dropped: dict[str, int | None] = {}
+
+    def add(self, code: str, message: str, *, severity: str | None = None, **where) -> None:
+        registered = CODES[code]
+        n = self.counts.get(code, 0) + 1
+        self.counts[code] = n
+        if n > self.cap:
+            if n == self.cap + 1:
+                self.first_dropped[code] = where.get("position")
+            return
+        if severity is None or severity not in (registered.severity, registered.also):
+            severity = registered.severity
+        self.report.add(code, severity, message, **where)
+
+    def finish(self) -> FileReport:
+        for code, n in self.counts.items():
+            if n > self.cap:
+                first = self.first_dropped.get(code)
+                at = f", the first of them at byte {first}" if first is not None else ""
+                self.report.add("findings-capped", CODES["findings-capped"].severity,
+                                f"{n - self.cap} more {code} findings not listed ({n} in all{at})")
+        return self.report
+
+
+# Reader error codes (kdump.errors.FormatError.code) met while decoding a batch's records or a wrapper's inner
+# messages that findings name otherwise; every other registered reader code is reported under its own name.
+# (A framing error of a top-level entry, e.g. message-too-small, keeps its own name.)
+READER_CODES = {
+    "decompressed-too-large": "batch-too-large",
+    "varint-truncated": "record-truncated",
+    "magic-invalid": "inner-message-invalid",
+    "message-too-small": "inner-message-invalid",
+    "message-truncated": "inner-message-invalid",
+}
+
+# Why a walk over a segment stopped (kdump.segment.Tail.kind), as a finding; "end" and "limit" are no finding,
+# "corrupt" carries the reader's code.
+TAIL_CODES = {"short": "truncated-tail", "truncated": "truncated-tail", "zeros": "zero-padding"}
+
+
+def finding_code(reader_code: str, default: str = "record-size-invalid", *, in_batch: bool = True) -> str:
+    """The finding code for an error code of kdump's readers (``default`` if it has none); ``in_batch``:
+    the error came from inside a batch (its records, a wrapper's inner messages), not from its framing."""
+    code = READER_CODES.get(reader_code, reader_code) if in_batch else reader_code
+    return code if code in CODES else default
+
+
+def tail_finding_code(kind: str, reader_code: str = "") -> str | None:
+    """The finding code for the reason a walk stopped (None: it reached the end, or a limit)."""
+    if kind in ("end", "limit"):
+        return None
+    return TAIL_CODES.get(kind) or finding_code(reader_code, "damaged-range", in_batch=False)
 
 
 def exit_code(reports: list[FileReport]) -> int:

@@ -13,7 +13,7 @@ import pytest
 from corpus import CORPUS, FIXTURES, LOG_FILES, ROOT, case_id, load_json
 from kdump.findings import ERROR, INFO, WARNING
 from kdump.verify import CODES, VerifyOptions, verify_one, verify_paths
-from kdump.verify.deep import finding_code
+from kdump.findings import finding_code
 
 pytestmark = pytest.mark.usefixtures("backend")  # the compiled and the pure record decoder
 
@@ -203,7 +203,7 @@ def test_every_code_verify_emits_is_registered():
 def test_every_reader_error_code_maps_to_a_documented_finding():
     """The record decoder's and the legacy reader's error codes reach verify's findings: each must be a
     verify code or be mapped to one explicitly (the catch-all in finding_code is only a safety net)."""
-    from kdump.verify.deep import _READER_CODES
+    from kdump.findings import READER_CODES as _READER_CODES
     reader_codes = set()
     for rel in ("kdump/format/v2.py", "kdump/_speedups.pyx", "kdump/format/legacy.py", "kdump/format/control.py",
                 "kdump/decode/control.py",

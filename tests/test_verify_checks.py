@@ -14,8 +14,8 @@ import pytest
 from kdump import codec as C
 from kdump.findings import ERROR, INFO, WARNING
 from kdump.verify import VerifyOptions, verify_one, verify_paths
-from kdump.writer import (RecordBatchBuilder, control_batch, empty_batch, encode_record_v2, end_txn_marker_batch,
-                          legacy_wrapper)
+from kdump.format.v2_builder import encode_record as encode_record_v2
+from kdump.writer import RecordBatchBuilder, control_batch, empty_batch, end_txn_marker_batch, legacy_wrapper
 
 pytestmark = pytest.mark.usefixtures("backend")
 

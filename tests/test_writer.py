@@ -1,4 +1,4 @@
-"""Tests of kdump's writer (kdump/writer.py) and of the generated fixtures (kdump/fixtures.py).
+"""Tests of kdump's writer (kdump/writer.py) and of the generated fixtures (tests/support/fixtures.py).
 
 kafka-python (``kafka.record``) is a test-only dependency, used as an independent reader: kdump's
 reader and kafka-python must agree on every segment under fixtures/generated/.
@@ -19,7 +19,7 @@ import pytest
 from kafka.record import MemoryRecords
 
 from kdump import codec as kcodec
-from kdump.fixtures import ExpectedEntry, all_fixtures, generate
+from tests.support.fixtures import ExpectedEntry, all_fixtures, generate
 from kdump.decode.control import kraft_control_json
 from kdump.format.control import parse_control_key, parse_end_txn_marker
 from kdump.format.legacy import LegacyBatch

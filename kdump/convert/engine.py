@@ -28,19 +28,17 @@ read-back verification recomputes from the written file (:mod:`kdump.convert.out
 from __future__ import annotations
 
 import struct
-import zlib
 from dataclasses import dataclass, field
 from typing import Mapping
 
 from kdump import codec as _codec
-from kdump._crc import crc32c as _crc32c
 from kdump.errors import EXIT_DATA, FormatError, KdumpError
 from kdump.format import layout as L
 from kdump.format import v2 as _v2
+from kdump.format.legacy_builder import LegacyMessageBuilder, convert_message, encode_message
 from kdump.format.types import TimestampType
-from kdump.format.varint import encode_varint
+from kdump.format.v2_builder import RecordBatchBuilder
 from kdump.segment import DEFAULT_MAX_DECOMPRESSED_BYTES
-from kdump.writer import RecordBatchBuilder, legacy_message
 
 from .losses import Losses
 
@@ -53,10 +51,7 @@ CT = TimestampType.CREATE_TIME
 LAT = TimestampType.LOG_APPEND_TIME
 NTT = TimestampType.NO_TIMESTAMP_TYPE
 
-_LEGACY_ENTRY_HEAD = L.LEGACY_PREFIX_CRC  # offset, size, crc
 _INT32 = L.INT32
-_INT64 = L.INT64
-_NULL_LENGTH = b"\xff\xff\xff\xff"
 
 
 class ConversionRefused(KdumpError):
@@ -154,8 +149,11 @@ _CANON_HEAD = struct.Struct(">qqbiii")  # offset, timestamp, timestamp type, key
 
 def canonical_record(offset: int, timestamp: int, timestamp_type: int, key, value, headers=()) -> bytes:
     """A record as a reader of the output should see it, in one unambiguous byte string."""
-    parts = [_CANON_HEAD.pack(offset, timestamp, timestamp_type, -1 if key is None else len(key),
-                              -1 if value is None else len(value), len(headers))]
+    head = _CANON_HEAD.pack(offset, timestamp, timestamp_type, -1 if key is None else len(key),
+                            -1 if value is None else len(value), len(headers))
+    if not headers:  # every legacy record and most v2 ones: one join, no list
+        return b"".join((head, key or b"", value or b""))
+    parts = [head]
     if key is not None:
         parts.append(key)
     if value is not None:
@@ -169,192 +167,75 @@ def canonical_record(offset: int, timestamp: int, timestamp_type: int, key, valu
     return b"".join(parts)
 
 
-# --- one legacy message (the seed's 0 <-> 1 steps) ----------------------------------------------------
-def legacy_entry(offset: int, magic: int, timestamp_type: TimestampType, timestamp: int, key, value) -> bytes:
-    """One uncompressed magic 0/1 entry (``LegacyRecord.write`` behind the offset/size prefix).
-
-    ``key``/``value`` may be any bytes-like object (memoryview slices are not copied first).
-    Attributes: codec none, plus the LogAppendTime bit for magic 1; magic 0 stores no timestamp.
-    """
-    if magic == 0:
-        head = b"\x00\x00"
-    else:
-        head = (b"\x01\x08" if timestamp_type == LAT else b"\x01\x00") + _INT64.pack(timestamp)
-    parts = [head]
-    if key is None:
-        parts.append(_NULL_LENGTH)
-    else:
-        parts.append(_INT32.pack(len(key)))
-        parts.append(key)
-    if value is None:
-        parts.append(_NULL_LENGTH)
-    else:
-        parts.append(_INT32.pack(len(value)))
-        parts.append(value)
-    message = b"".join(parts)
-    return _LEGACY_ENTRY_HEAD.pack(offset, len(message) + 4, zlib.crc32(message)) + message
-
-
-def convert_legacy_message(offset: int, body, to_magic: int) -> bytes:
-    """Rewrite one uncompressed magic 0/1 message (``body`` = the bytes after the size field) as ``to_magic``.
-
-    The steps of the seed, as Kafka's builder does them: a new magic byte; attributes with codec none
-    and the timestamp type (CreateTime: 0 -> 1 has no time to call LogAppendTime; 1 -> 0 has no type);
-    for 0 -> 1 the timestamp -1 (NO_TIMESTAMP) inserted after the attributes, for 1 -> 0 the timestamp
-    removed; the key and value section copied byte for byte; the CRC-32 recomputed over magic..end; the
-    size field set to the new length. Bytes after the value (tolerated by readers) are not copied.
-    """
-    body = memoryview(body)
-    magic = body[L.BODY_MAGIC]
-    if magic not in (0, 1) or to_magic not in (0, 1):
-        raise ValueError(f"converts between magic 0 and 1, not {magic} -> {to_magic}")
-    if body[L.LEGACY_BODY_ATTRIBUTES_AT] & L.LEGACY_CODEC_MASK:
-        raise ValueError("a compressed wrapper is re-encoded as a whole, not converted message by message")
-    start = L.LEGACY_V0_KEY_SIZE_AT if magic == 0 else L.LEGACY_V1_KEY_SIZE_AT
-    end = _key_value_end(body, start)
-    if to_magic == 0:
-        head = b"\x00\x00"
-    elif magic == 0:
-        head = b"\x01\x00" + _INT64.pack(L.NO_TIMESTAMP)
-    else:
-        # 1 -> 1: keep the stored timestamp and its type bit
-        ts_at = L.LEGACY_BODY_TIMESTAMP_AT
-        head = (bytes((1, body[L.LEGACY_BODY_ATTRIBUTES_AT] & L.LEGACY_TIMESTAMP_TYPE_MASK))
-                + bytes(body[ts_at:ts_at + L.LEGACY_TIMESTAMP.size]))
-    message = head + bytes(body[start:end])
-    return _LEGACY_ENTRY_HEAD.pack(offset, len(message) + 4, zlib.crc32(message)) + message
-
-
-def _key_value_end(body, start: int) -> int:
-    """End of the value of a legacy message whose key length field is at ``start`` (already validated)."""
-    pos = start
-    for _ in range(2):
-        n = _INT32.unpack_from(body, pos)[0]
-        pos += 4 + max(n, 0)
-    return pos
-
-
-# --- magic 2 records and batches, encoded directly (the hot path of up-conversion) ---------------------------
-_SMALL = 1 << 13
-_SMALL_VARINTS = [encode_varint(n) for n in range(-_SMALL, _SMALL)]  # 1- and 2-byte varints, precomputed
-
-
-def _varint(n: int) -> bytes:
-    if -_SMALL <= n < _SMALL:
-        return _SMALL_VARINTS[n + _SMALL]
-    return encode_varint(n)
-
-
-def v2_record(offset_delta: int, timestamp_delta: int, key, value) -> bytes:
-    """One record without headers as ``DefaultRecord.writeTo`` writes it (length, attributes 0, deltas, key,
-    value, header count 0). ``key``/``value``: bytes-like or None."""
-    parts = [b"\x00", _varint(timestamp_delta), _varint(offset_delta)]
-    if key is None:
-        parts.append(b"\x01")  # varint -1
-    else:
-        parts.append(_varint(len(key)))
-        parts.append(key)
-    if value is None:
-        parts.append(b"\x01")
-    else:
-        parts.append(_varint(len(value)))
-        parts.append(value)
-    parts.append(b"\x00")
-    body = b"".join(parts)
-    return _varint(len(body)) + body
-
-
-_V2_BEFORE_CRC = L.V2_BEFORE_CRC  # baseOffset, length, partitionLeaderEpoch, magic
-_V2_AFTER_CRC = L.V2_AFTER_CRC  # attributes .. recordsCount
-_UINT32 = L.UINT32
-
-
-def v2_batch(base_offset: int, attributes: int, last_offset_delta: int, base_timestamp: int, max_timestamp: int,
-             count: int, payload: bytes) -> bytes:
-    """A new magic-2 batch as ``MemoryRecordsBuilder`` closes it for converted legacy data: no producer
-    (id, epoch, sequence -1), partition leader epoch -1, CRC-32C over attributes..end."""
-    after = _V2_AFTER_CRC.pack(attributes, last_offset_delta, base_timestamp, max_timestamp, L.NO_PRODUCER_ID,
-                               L.NO_PRODUCER_EPOCH, L.NO_SEQUENCE, count)
-    length = L.V2_BODY_HEAD_SIZE + len(payload)
-    if length > INT32_MAX:
-        raise ValueError(f"a batch of {length + L.LOG_OVERHEAD} bytes does not fit Kafka's int32 size field")
-    crc = _crc32c(payload, _crc32c(after))
-    return b"".join((_V2_BEFORE_CRC.pack(base_offset, length, NO_PARTITION_LEADER_EPOCH, 2), _UINT32.pack(crc),
-                     after, payload))
+# --- the encoders: kdump.format's, with the names convert's callers and tests know ----------------------
+legacy_entry = encode_message  # one uncompressed magic 0/1 entry (looked up per call: tests replace it)
+convert_legacy_message = convert_message  # one uncompressed message rewritten 0 <-> 1
 
 
 class _OpenBatch:
-    """One output batch being filled: a magic-2 batch or a compressed magic 0/1 wrapper.
+    """One output batch being filled: a magic-2 batch or a compressed magic 0/1 wrapper, built by
+    :mod:`kdump.format`'s builders, plus the records it holds for the verification digest (:attr:`canon`).
 
     Each record is encoded when it is offered (:meth:`encode`), so the batch's size before compression is
     known exactly before the record is taken (:meth:`add`); that is what cuts runs at ``max_batch_bytes``.
     The layout is ``MemoryRecordsBuilder``'s: v2 base timestamp = the first record's, deltas from it; magic 1
     inner offsets relative to the first record's offset, magic 0 absolute; wrapper offset = the last
     record's; LogAppendTime puts the append time on every legacy record and in the v2 max timestamp.
+    The converter's per-record loops call :attr:`take` and append to :attr:`canon` themselves (what
+    :meth:`add` does, without the call).
     """
 
-    __slots__ = ("magic", "codec", "ts_type", "append_time", "base_offset", "base_timestamp", "parts", "count",
-                 "size", "last_offset", "max_timestamp", "canon")
+    __slots__ = ("magic", "ts_type", "append_time", "base_offset", "builder", "encode", "take", "canon", "canon_time")
 
     def __init__(self, magic: int, codec: int, ts_type: TimestampType, append_time, base_offset: int,
                  base_timestamp: int, keep_canon: bool):
         self.magic = magic
-        self.codec = codec
         self.ts_type = NTT if magic == 0 else ts_type
         self.append_time = append_time
         self.base_offset = base_offset
-        self.base_timestamp = base_timestamp
-        self.parts: list = []
-        self.canon: list | None = [] if keep_canon else None
-        self.count = 0
-        self.last_offset = -1
-        self.max_timestamp = L.NO_TIMESTAMP
+        self.canon: list | None = [] if keep_canon else None  # canonical_record of each record taken
+        # the timestamp a reader of the output sees: the record's own (None), or one for the whole batch
+        self.canon_time = L.NO_TIMESTAMP if magic == 0 else append_time
         if magic == 2:
-            self.size = L.V2_RECORD_BATCH_OVERHEAD
-        else:  # the wrapper message around the inner set
-            self.size = L.LOG_OVERHEAD + (L.LEGACY_RECORD_OVERHEAD_V0 if magic == 0 else L.LEGACY_RECORD_OVERHEAD_V1)
+            self.builder = RecordBatchBuilder(base_offset, codec, ts_type, log_append_time=append_time,
+                                              partition_leader_epoch=NO_PARTITION_LEADER_EPOCH)
+            self.encode = self.builder.encode  # bound once: no call in between on the hot path
+        else:
+            self.builder = LegacyMessageBuilder(magic, codec, ts_type, append_time, base_offset=base_offset)
+            if append_time is not None:
+                # Kafka refuses by the time the record carries: the append time under LogAppendTime.
+                self.encode = self._encode_at_append_time
+            else:
+                self.encode = self.builder.encode
+        self.take = self.builder.take
 
-    def encode(self, offset: int, timestamp: int, key, value) -> bytes:
-        """The record's bytes in this batch; ValueError where Kafka's builder refuses the record."""
-        ts = timestamp if self.append_time is None or self.magic == 2 else self.append_time
-        if ts < L.NO_TIMESTAMP:
-            raise ValueError(f"Invalid negative timestamp {ts}")
-        if offset <= self.last_offset:
-            raise ValueError(f"Illegal offset {offset} following previous offset {self.last_offset} "
-                             "(Offsets must increase monotonically).")
-        delta = offset - self.base_offset
-        if not 0 <= delta <= INT32_MAX:
-            raise ValueError(f"offset {offset} is not within 2^31-1 above the batch's base offset {self.base_offset}")
-        if self.magic == 2:
-            return v2_record(delta, timestamp - self.base_timestamp, key, value)
-        return legacy_entry(delta if self.magic == 1 else offset, self.magic, self.ts_type, ts, key, value)
+    def _encode_at_append_time(self, offset: int, timestamp: int, key, value) -> bytes:
+        return self.builder.encode(offset, self.append_time, key, value)
 
     def add(self, offset: int, timestamp: int, key, value, encoded: bytes) -> None:
-        self.parts.append(encoded)
-        self.count += 1
-        self.size += len(encoded)
-        self.last_offset = offset
-        if timestamp > self.max_timestamp:
-            self.max_timestamp = timestamp
+        self.take(offset, timestamp, encoded)
         if self.canon is not None:
-            if self.magic == 0:
-                self.canon.append(canonical_record(offset, L.NO_TIMESTAMP, NTT, key, value))
-            else:
-                self.canon.append(canonical_record(offset, timestamp if self.append_time is None else self.append_time,
-                                                   self.ts_type, key, value))
+            self.canon.append(canonical_record(offset, timestamp if self.canon_time is None else self.canon_time,
+                                               self.ts_type, key, value))
+
+    @property
+    def codec(self) -> int:
+        return self.builder.codec
+
+    @property
+    def count(self) -> int:
+        return self.builder.record_count
+
+    @property
+    def size(self) -> int:
+        return self.builder.size
+
+    @property
+    def last_offset(self) -> int | None:
+        return self.builder.last_record_offset
 
     def build(self) -> bytes:
-        records = b"".join(self.parts)
-        if self.magic == 2:
-            payload = records if self.codec == _codec.NONE else _codec.compress(self.codec, records, magic=2)
-            attributes = self.codec | (L.V2_TIMESTAMP_TYPE_MASK if self.ts_type == LAT else 0)
-            max_ts = self.append_time if self.append_time is not None else self.max_timestamp
-            return v2_batch(self.base_offset, attributes, self.last_offset - self.base_offset, self.base_timestamp,
-                            max_ts, self.count, payload)
-        compressed = _codec.compress(self.codec, records, magic=self.magic)
-        wrapper_ts = self.append_time if self.append_time is not None else self.max_timestamp
-        return legacy_message(self.last_offset, self.magic, None, compressed, wrapper_ts,
-                              CT if self.magic == 0 else self.ts_type, self.codec)
+        return self.builder.build()
 
 
 def _ts_type_of_unit(source_magic: int, ts_type: TimestampType) -> TimestampType:
@@ -520,7 +401,10 @@ class Converter:
             for offset, ts, key, value in records:
                 if batch is None:
                     batch = _OpenBatch(target, codec, ts_type, append_time, offset, ts, keep_canon)
-                batch.add(offset, ts, key, value, batch.encode(offset, ts, key, value))
+                batch.take(offset, ts, batch.encode(offset, ts, key, value))
+                if batch.canon is not None:
+                    batch.canon.append(canonical_record(offset, ts if batch.canon_time is None else batch.canon_time,
+                                                        batch.ts_type, key, value))
             if batch is not None:
                 self._write_batch(batch)
         except ValueError as e:
@@ -710,15 +594,16 @@ class Converter:
         run_key = (magic, ts) if log_append_time else magic  # LogAppendTime runs share their time too
         opts = self.options
         run = self._run
-        if run is not None and (run_key != self._run_key or offset <= run.last_offset
+        # the builder's plain attributes, not _OpenBatch's properties: this runs once per message
+        if run is not None and (run_key != self._run_key or offset <= run.builder.last_record_offset
                                 or offset - run.base_offset > INT32_MAX
-                                or (opts.max_batch_records and run.count >= opts.max_batch_records)):
+                                or (opts.max_batch_records and run.builder.record_count >= opts.max_batch_records)):
             self._flush_run()
             run = None
         try:
             if run is not None:
                 encoded = run.encode(offset, ts, key, value)
-                if opts.max_batch_bytes and run.size + len(encoded) > opts.max_batch_bytes:
+                if opts.max_batch_bytes and run.builder.size + len(encoded) > opts.max_batch_bytes:
                     self._flush_run()
                     run = None
             if run is None:
@@ -727,7 +612,10 @@ class Converter:
                 encoded = run.encode(offset, ts, key, value)
         except ValueError as e:
             self._refuse_bad_value(e, batch.position, f"the magic {magic} message at offset {offset}")
-        run.add(offset, ts, key, value, encoded)
+        run.take(offset, ts, encoded)
+        if run.canon is not None:
+            run.canon.append(canonical_record(offset, ts if run.canon_time is None else run.canon_time, run.ts_type,
+                                              key, value))
         self._run_sources += 1
         if self._to_zero and magic == 1:
             self._count_lost_timestamps(1, LAT if log_append_time else CT, (ts,), batch.position)

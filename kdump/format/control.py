@@ -7,15 +7,15 @@ renderer receives are made in :mod:`kdump.decode.control`.
 """
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
 from kdump.errors import FormatError
+from kdump.format import layout as L
 from kdump.format.schema import Struct, compile_message
 from kdump.format.types import ControlRecordType
 
-_KEY = struct.Struct(">hh")
-_END_TXN = struct.Struct(">hi")
+_KEY = L.CONTROL_RECORD_KEY
+_END_TXN = L.END_TXN_MARKER
 CURRENT_CONTROL_KEY_VERSION = 0
 
 

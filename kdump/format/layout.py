@@ -87,3 +87,8 @@ def decrement_sequence(sequence: int, decrement: int) -> int:
     if sequence < decrement:
         return INT32_MAX - (decrement - sequence) + 1
     return sequence - decrement
+
+
+# --- control records (kdump/format/control.py reads them, the encoders write them) ----------------------
+CONTROL_RECORD_KEY = struct.Struct(">hh")  # a control record's key: version, type id (ControlRecordType.recordKey)
+END_TXN_MARKER = struct.Struct(">hi")  # a COMMIT/ABORT marker's value: version, coordinator epoch (EndTransactionMarker)

@@ -27,13 +27,12 @@ import os
 from dataclasses import dataclass, field
 
 from kdump.errors import FormatError
-from kdump.findings import ERROR, INFO, WARNING, FileReport
+from kdump.findings import ERROR, INFO, WARNING, FileReport, Findings
 from kdump.index import checkpoints as cps
 from kdump.index.time_index import max_record_timestamp
 from kdump.logdir import FileKind, Partition, segment_base_offset, sibling
 from kdump.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
 
-MAX_PER_CODE = 20  # findings of one code per file; more are summarised in one finding
 # Entries checked against the log per index file: 4x what Kafka's default segment.index.bytes (10 MiB) holds.
 # Bounds memory (the deep checks keep entries in a list); larger files are checked up to here, and said so.
 MAX_CHECK_ENTRIES = 4 * 1310720
@@ -42,26 +41,14 @@ _KAFKA_VERSIONS_RECORD_OFFSET = ("written by a broker that stored the offset of 
                                  "KAFKA-16310); time lookups still find the right batch")
 
 
-class _Report:
-    """A FileReport with a cap on findings per code."""
+class _Report(Findings):
+    """The shared collector, with the severity given at each call (index check's call sites name it)."""
 
     def __init__(self, path: str, kind: str, size: int = 0):
-        self.report = FileReport(path, kind, bytes=size)
-        self._counts: dict[str, int] = {}
+        super().__init__(FileReport(path, kind, bytes=size))
 
     def add(self, code: str, severity: str, message: str, **where) -> None:
-        n = self._counts.get(code, 0) + 1
-        self._counts[code] = n
-        if n <= MAX_PER_CODE:
-            self.report.add(code, severity, message, **where)
-
-    def finish(self) -> FileReport:
-        for code, n in self._counts.items():
-            if n > MAX_PER_CODE:
-                sev = next(f.severity for f in self.report.findings if f.code == code)
-                self.report.add(code, sev, f"... and {n - MAX_PER_CODE} more {code} findings in this file "
-                                f"({n} in all)")
-        return self.report
+        super().add(code, message, severity=severity, **where)
 
 
 @dataclass

@@ -30,22 +30,7 @@ from kdump.errors import FormatError
 from kdump.format import layout as L
 from kdump.decode.control import InvalidControl, TxnMarker, UnknownControl, decode_control
 from kdump.format.legacy import LegacyMessage
-from kdump.verify.codes import CODES
-
-# Reader error codes (kdump.errors.FormatError.code) as verify reports them.
-_READER_CODES = {
-    "decompressed-too-large": "batch-too-large",
-    "varint-truncated": "record-truncated",
-    "magic-invalid": "inner-message-invalid",
-    "message-too-small": "inner-message-invalid",
-    "message-truncated": "inner-message-invalid",
-}
-
-
-def finding_code(reader_code: str) -> str:
-    """The verify finding code for an error code of kdump's reader."""
-    code = _READER_CODES.get(reader_code, reader_code)
-    return code if code in CODES else "record-size-invalid"
+from kdump.findings import finding_code
 
 
 def check_v2(v, batch) -> int:

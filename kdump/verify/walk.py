@@ -23,7 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kdump import codec as _codec
-from kdump.findings import FileReport
+from kdump.errors import FormatError
+from kdump.findings import MAX_PER_CODE, FileReport, Findings
 from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.format.legacy import LegacyBatch
@@ -43,7 +44,7 @@ PROGRESS_STEP = 16 << 20
 class VerifyOptions:
     deep: bool = False
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES  # also bounds a decompressed payload
-    max_findings_per_code: int = 100  # per file; the rest are counted in one findings-capped finding
+    max_findings_per_code: int = MAX_PER_CODE  # per file; the rest are counted in one findings-capped finding
 
 
 @dataclass
@@ -62,34 +63,6 @@ class SegmentSummary:
     base_offset: int | None  # from the file name
     first_offset: int | None = None  # of the good batches
     last_offset: int | None = None
-
-
-class Findings:
-    """Collects findings for one report, at most ``cap`` per code (a hostile file could otherwise make
-    millions); the overflow is counted and summarised by :meth:`finish`."""
-
-    def __init__(self, report: FileReport, cap: int):
-        self.report = report
-        self.cap = cap
-        self.counts: dict[str, int] = {}
-        self.first_dropped: dict[str, int | None] = {}
-
-    def add(self, code: str, message: str, **where) -> None:
-        n = self.counts.get(code, 0) + 1
-        self.counts[code] = n
-        if n > self.cap:
-            if n == self.cap + 1:
-                self.first_dropped[code] = where.get("position")
-            return
-        self.report.add(code, CODES[code].severity, message, **where)
-
-    def finish(self) -> None:
-        for code, n in self.counts.items():
-            if n > self.cap:
-                first = self.first_dropped.get(code)
-                at = f", the first of them at byte {first}" if first is not None else ""
-                self.report.add("findings-capped", CODES["findings-capped"].severity,
-                                f"{n - self.cap} more {code} findings not listed ({n} in all{at})")
 
 
 class SegmentVerifier:

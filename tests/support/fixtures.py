@@ -1,4 +1,4 @@
-"""Deterministic test segments written by kdump's own writer: ``python -m kdump.fixtures [OUT_DIR]``.
+"""Deterministic test segments written by kdump's own writer: ``python -m tests.support.fixtures [OUT_DIR]``.
 
 Every fixture is a directory holding one ``<base offset>.log`` segment; OUT_DIR defaults to the
 repository's ``fixtures/generated/``, together with a generated ``README.md`` describing each fixture.
@@ -24,10 +24,12 @@ from typing import Callable
 from kdump import codec as _codec
 from kdump.format import layout as L
 from kdump.format.types import ControlRecordType, TimestampType
+from kdump.format.legacy_builder import LegacyMessageBuilder
+from kdump.format.v2_builder import RecordBatchBuilder, empty_batch
 from kdump.writer import (
-    KRaftEndpoint, KRaftVoter, LegacyMessageBuilder, RecordBatchBuilder, control_batch, control_record_key,
-    empty_batch, end_txn_marker_batch, end_txn_marker_value, kraft_version_value, kraft_voters_value,
-    leader_change_value, snapshot_footer_value, snapshot_header_value, write_segment,
+    KRaftEndpoint, KRaftVoter, control_batch, control_record_key, end_txn_marker_batch, end_txn_marker_value,
+    kraft_version_value, kraft_voters_value, leader_change_value, snapshot_footer_value, snapshot_header_value,
+    write_segment,
 )
 
 BASE_TIMESTAMP = 1700000000000  # 2023-11-14T22:13:20Z; record i gets BASE_TIMESTAMP + i
@@ -417,17 +419,18 @@ def all_fixtures() -> list[Fixture]:
 
 
 def default_out_dir() -> Path:
-    return Path(__file__).resolve().parent.parent / "fixtures" / "generated"
+    return Path(__file__).resolve().parents[2] / "fixtures" / "generated"
 
 
 def readme_text(fixtures: list[Fixture]) -> str:
     lines = [
         "# Generated segments",
         "",
-        "Written by kdump's own writer (`kdump/writer.py`). **Do not edit by hand**: regenerate with",
+        "Written by kdump's own encoders (`kdump/format/v2_builder.py`, `legacy_builder.py`, `kdump/writer.py`)",
+        "with `tests/support/fixtures.py`. **Do not edit by hand**: regenerate, from the repository root, with",
         "",
-        "    python -m kdump.fixtures            # into fixtures/generated/",
-        "    python -m kdump.fixtures OUT_DIR    # somewhere else",
+        "    python -m tests.support.fixtures            # into fixtures/generated/",
+        "    python -m tests.support.fixtures OUT_DIR    # somewhere else",
         "",
         "The output is deterministic (fixed timestamps `1700000000000 + i`, LogAppendTime batches",
         "`1700000100000 + batch index`, pseudo-random bytes from `random.Random(crc32(fixture name))`), so a",
@@ -468,16 +471,13 @@ def generate(out_dir=None) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) > 1 or (args and args[0] in ("-h", "--help")):
-        print("usage: python -m kdump.fixtures [OUT_DIR]   (default: fixtures/generated/ of the repository)",
+        print("usage: python -m tests.support.fixtures [OUT_DIR]   (default: fixtures/generated/ of the repository)",
               file=sys.stderr)
         return 0 if args and args[0] in ("-h", "--help") else 2
     if args:
         out = Path(args[0])
     else:
         out = default_out_dir()
-        if not out.parent.is_dir():  # an installed kdump has no repository around it: do not write into site-packages
-            print(f"error: {out.parent} does not exist; give OUT_DIR explicitly", file=sys.stderr)
-            return 2
     paths = generate(out)
     known = {p.parent.name for p in paths}
     for child in sorted(out.iterdir()):
