@@ -80,6 +80,7 @@ OFFSET_CHECKPOINTS = {
     "log-start-offset-checkpoint": "log start offset per partition",
     "cleaner-offset-checkpoint": "log cleaner checkpoint per partition (first offset not yet cleaned)",
 }
+HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"
 TEXT_CHECKPOINT_NAMES = frozenset([LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, *OFFSET_CHECKPOINTS])
 BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
 _EXACT = {LEADER_EPOCH_CHECKPOINT: FileKind.LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA: FileKind.PARTITION_METADATA,

@@ -1,37 +1,30 @@
-"""The one place where the Spark pipeline touches kdump's reader API.
+"""Where the Spark pipeline walks segments with kdump's reader, and the few batch facts it shows.
 
-Everything under :mod:`kdump.spark` reads segments through these functions, so that a change of the
-reader (legacy batches giving ``RecordColumns``, the live-file mode of ``SegmentReader``, the log-directory
-model) is made here and nowhere else:
-
-* :func:`walk` -- the batches of ``[start, end)`` of one local segment file, then how the walk ended;
-* :func:`v2_payload` -- a magic-2 batch's serialized records (decompressed), for the compiled Arrow path;
-* :func:`record_columns` -- any batch's records as columns (``count``, ``offsets``, ``timestamps``,
-  ``key(i)``, ``value(i)``, ``headers``, ``error``), whatever its magic;
+* :func:`walk` -- the batches of ``[start, end)`` of one local segment file, then how the walk ended
+  (damage, or a live file's last entry still being written: ``SegmentReader(live=True)``);
 * :func:`batch_fields` -- the batch-level values the metadata columns show;
 * :func:`first_batch_at` -- is there a sound batch at this byte position (split points from the index)?
 * :func:`offset_index_positions` -- the byte positions the offset index names.
+
+Records come from the batches themselves (``batch.columns(limit)`` for every magic, a magic-2 batch's
+``records_payload(limit)`` for the compiled Arrow path).
 """
 from __future__ import annotations
 
-import inspect
 import os
 from dataclasses import dataclass
 
 from kdump import SegmentReader
 from kdump.errors import FormatError, KdumpError
-from kdump.segment import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES, base_offset_from_name
+from kdump.format import framing
+from kdump.segment import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES
 
-__all__ = ["walk", "Walk", "v2_payload", "record_columns", "batch_fields", "first_batch_at",
-           "offset_index_positions", "base_offset_from_name", "DEFAULT_MAX_DECOMPRESSED_BYTES",
-           "FormatError", "KdumpError", "aborted_ranges_from_markers"]
+__all__ = ["walk", "Walk", "batch_fields", "first_batch_at", "offset_index_positions",
+           "DEFAULT_MAX_DECOMPRESSED_BYTES", "FormatError", "KdumpError"]
 
-# SegmentReader(live=True) (a partial last entry is "incomplete", not "truncated") comes with the
-# restructure; until then a live walk is told apart here, from the tail kinds a partial entry gives.
-_READER_HAS_LIVE = "live" in inspect.signature(SegmentReader.__init__).parameters
-_INCOMPLETE_KINDS = ("short", "truncated", "incomplete")
-# Tails that are not damage: the end of the file, or the end of the range asked for.
-_CLEAN_KINDS = ("end", "limit")
+# Tails that are not damage: the end of the file, the end of the range asked for, and (live) an entry
+# still being written.
+_CLEAN_KINDS = (framing.END, framing.LIMIT, framing.INCOMPLETE)
 
 
 @dataclass
@@ -49,13 +42,7 @@ class _Batches:
     """Iterator over batches that fills in a :class:`Walk` when exhausted."""
 
     def __init__(self, path, start, end, live, max_batch_bytes):
-        kwargs = {"start": start, "max_batch_bytes": max_batch_bytes}
-        if end is not None:
-            kwargs["max_bytes"] = end
-        if live and _READER_HAS_LIVE:
-            kwargs["live"] = True
-        self.live = live
-        self.reader = SegmentReader(path, **kwargs)
+        self.reader = SegmentReader(path, start=start, max_bytes=end, max_batch_bytes=max_batch_bytes, live=live)
         self.result = Walk(start)
 
     def __iter__(self):
@@ -66,9 +53,7 @@ class _Batches:
                 yield batch
             tail = reader.tail
             if tail is None or tail.kind in _CLEAN_KINDS:
-                return
-            if self.live and tail.kind in _INCOMPLETE_KINDS:
-                self.result.incomplete = True
+                self.result.incomplete = tail is not None and tail.kind == framing.INCOMPLETE
                 return
             self.result.damage = FormatError(tail.code or tail.kind, tail.message or tail.kind,
                                              position=tail.position)
@@ -82,51 +67,6 @@ def walk(path: str, start: int = 0, end: int | None = None, *, live: bool = Fals
     (a batch boundary, or None for the end of the file). After iterating, ``.result`` is a :class:`Walk`.
     With ``live``, a partial last entry is the writer's, not damage."""
     return _Batches(os.fspath(path), start, end, live, max_batch_bytes)
-
-
-def v2_payload(batch, limit: int):
-    """``(buffer, start, end)`` of a magic-2 batch's serialized records (decompressed, bounded by
-    ``limit``); raises FormatError when the payload cannot be decompressed."""
-    return batch.records_payload(limit)
-
-
-class _LegacyColumns:
-    """A legacy batch's records in the shape of ``RecordColumns`` (what the restructured legacy reader
-    gives directly)."""
-
-    __slots__ = ("count", "offsets", "timestamps", "_keys", "_values", "headers", "error")
-
-    def __init__(self):
-        self.count = 0
-        self.offsets, self.timestamps, self._keys, self._values, self.headers = [], [], [], [], []
-        self.error = None
-
-    def key(self, i):
-        return self._keys[i]
-
-    def value(self, i):
-        return self._values[i]
-
-
-def record_columns(batch, limit: int):
-    """The records of any batch as columns; ``error`` is set after the records that did decode (a
-    payload that cannot be decompressed at all raises FormatError)."""
-    if batch.magic >= 2 or hasattr(batch, "columns"):
-        return batch.columns(limit)
-    cols = _LegacyColumns()
-    try:
-        for r in batch.records(limit):
-            cols.offsets.append(r.offset)
-            cols.timestamps.append(r.timestamp)
-            cols._keys.append(r.key)
-            cols._values.append(r.value)
-            cols.headers.append(())
-            cols.count += 1
-    except FormatError as e:
-        if cols.count == 0:
-            raise
-        cols.error = e.at(batch.position)
-    return cols
 
 
 def batch_fields(batch, first_offset: int | None, check_crc: bool) -> dict:
@@ -162,16 +102,3 @@ def offset_index_positions(index_path: str, base_offset: int) -> list[tuple[int,
     except (OSError, KdumpError):
         return []
 
-
-def aborted_ranges_from_markers(batch, cols) -> tuple[int, bool] | None:
-    """For a transaction marker (a control batch whose record key is ABORT or COMMIT): ``(producer id,
-    committed)``; None for any other batch."""
-    if not batch.is_control or cols.count == 0:
-        return None
-    key = cols.key(0)
-    if key is None or len(key) < 4:
-        return None
-    kind = int.from_bytes(key[2:4], "big", signed=True)
-    if kind not in (0, 1):  # ControlRecordType ABORT / COMMIT
-        return None
-    return batch.producer_id, kind == 1

@@ -49,6 +49,7 @@ class SegmentSlice:
     end: int | None = None
     size: int = 0  # bytes in the slice (for planning)
     active: bool = False  # ends at the end of the active segment: a partial last entry is still being written
+    txns: object = None  # read_committed: the partition's kdump.spark.txn.TxnFilter
 
     @property
     def name(self) -> str:
@@ -69,6 +70,7 @@ class ReadOptions:
     max_offset: int | None = None
     min_timestamp: int | None = None
     live: bool = False
+    isolation: str = "read_uncommitted"  # or read_committed (kdump.spark.txn)
     backend: str = "auto"  # "auto" (compiled when built), "compiled", "python"
     storage_options: dict = field(default_factory=dict)
 
@@ -191,11 +193,11 @@ class ArrowAssembler:
         try:
             n = -1
             if batch.magic >= 2 and batch.records_count and not isinstance(b, PyColumnBuilder):
-                buf, start, end = _source.v2_payload(batch, opts.max_batch_bytes)
+                buf, start, end = batch.records_payload(opts.max_batch_bytes)
                 n = b.add_v2(buf, start, end, batch.records_count, batch.base_offset, batch.base_timestamp,
                              batch.append_time)
             if n < 0:
-                cols = _source.record_columns(batch, opts.max_batch_bytes)
+                cols = batch.columns(opts.max_batch_bytes)
                 add_columns(b, cols, b.want_headers)
                 error = cols.error
                 if cols.count:
@@ -284,6 +286,8 @@ def slice_batches(sl: SegmentSlice, options: ReadOptions, damaged) -> Iterator:
             if options.check_crcs and not batch.is_valid():
                 damaged(sl, _source.FormatError("crc-mismatch", "the batch's CRC does not match its contents",
                                                 position=batch.position))
+                continue
+            if sl.txns is not None and sl.txns.drops(batch):  # after the CRC check, as Kafka's consumer
                 continue
             yield batch
         if w.result.damage is not None:

@@ -7,7 +7,9 @@ DataFrames written back as segments.
 
 Options (all optional): ``includeHeaders``, ``includeMetadata``, ``includeControl`` (true/false),
 ``mode`` (PERMISSIVE: damaged regions are skipped and logged, FAILFAST: the query fails),
-``checkCrcs`` (default true: a batch whose CRC does not match is damage), ``maxPartitionBytes``,
+``checkCrcs`` (default true: a batch whose CRC does not match is damage), ``isolationLevel``
+(``read_uncommitted``, the default as in Spark's Kafka source, or ``read_committed``: records of aborted
+transactions and everything from the last stable offset on are left out, :mod:`kdump.spark.txn`), ``maxPartitionBytes``,
 ``openCostInBytes``, ``parallelism`` (task packing), ``fs.*`` (remote file system settings, see
 :mod:`kdump.spark.remote`). Streaming and writing options: :mod:`kdump.spark.stream`, :mod:`kdump.spark.write`.
 """
@@ -19,7 +21,8 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from kdump.spark import options as O
 from kdump.spark.arrow import read_slices
-from kdump.spark.plan import MAX_SPLIT, OPEN_COST, Pruning, find_segments, plan_tasks, prune_segments
+from kdump.spark.plan import (MAX_SPLIT, OPEN_COST, Pruning, find_segments, plan_tasks, prune_segments,
+                              txn_filters)
 from kdump.spark.schema import columns_of, spark_schema
 
 
@@ -79,9 +82,12 @@ class KafkaLogReader(DataSourceReader):
         self.pruning = Pruning()
 
     def partitions(self):
-        segments = prune_segments(find_segments(self.paths, self.options.storage_options), self.pruning)
-        tasks = plan_tasks(segments, parallelism=self.parallelism, max_split=self.max_split,
-                           open_cost=self.open_cost)
+        found = find_segments(self.paths, self.options.storage_options)
+        filters = None
+        if self.options.isolation == "read_committed":
+            filters = txn_filters(found, self.options.storage_options, self.options.max_batch_bytes)
+        tasks = plan_tasks(prune_segments(found, self.pruning), parallelism=self.parallelism,
+                           max_split=self.max_split, open_cost=self.open_cost, txn_filters=filters)
         return [SegmentsPartition(t.slices) for t in tasks]
 
     def read(self, partition):

@@ -80,6 +80,7 @@ def read_options(options, columns) -> ReadOptions:
         check_crcs=flag(options, "checkCrcs", True),
         max_rows=integer(options, "maxRecordsPerArrowBatch", 1 << 17, 1),
         max_bytes=integer(options, "maxBytesPerArrowBatch", 64 << 20, 1024),
+        isolation=choice(options, "isolationLevel", ("read_uncommitted", "read_committed"), "read_uncommitted"),
         backend=choice(options, "backend", ("auto", "compiled", "python"), "auto"),
         storage_options=storage_options(options),
     )

@@ -2,8 +2,7 @@
 
 * :func:`find_segments` -- log directories, partition directories, segment files and (local) globs, local
   or remote, to :class:`SegmentFile` s in (topic, partition, base offset) order, each file once; topic and
-  partition from the directory name as Kafka names them (``<topic>-<partition>``, also with the
-  ``.<id>-delete`` / ``-future`` suffixes of deleted and moving partitions);
+  partition from the directory name (:mod:`kdump.logdir`, the one module that knows Kafka's names);
 * :func:`plan_tasks` -- Spark's file-source packing (``FilePartition.getFilePartitions``): small segments
   share a task, each counted with an open cost of 4 MiB, and a segment larger than the split size is cut
   at batch boundaries that its offset index names (each checked to hold a sound batch);
@@ -11,20 +10,18 @@
 """
 from __future__ import annotations
 
+import errno
 import glob
 import os
-import re
 from dataclasses import dataclass, field, replace
 
+from kdump import logdir
+from kdump.logdir import FileKind
 from kdump.spark import _source, remote
 from kdump.spark.arrow import SegmentSlice
 
 OPEN_COST = 4 << 20  # spark.sql.files.openCostInBytes
 MAX_SPLIT = 128 << 20  # spark.sql.files.maxPartitionBytes
-
-_SEGMENT = re.compile(r"^(\d+)\.log$")
-# Kafka's partition directory names: topic-N, topic-N.<uuid>-delete, topic-N.<uuid>-future
-_PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.[0-9a-zA-Z]+-(?:delete|future))?$")
 
 
 @dataclass(frozen=True, order=True)
@@ -35,13 +32,6 @@ class SegmentFile:
     location: str
     size: int
     active: bool = False  # the last segment of its directory: Kafka's active segment, a partial tail is no damage
-
-
-def topic_partition(directory_name: str) -> tuple[str | None, int | None]:
-    m = _PARTITION_DIR.match(directory_name)
-    if not m:
-        return None, None
-    return m.group("topic"), int(m.group("partition"))
 
 
 class PathError(_source.KdumpError):
@@ -81,37 +71,29 @@ def _expand(path: str, storage_options):
     matches = sorted(glob.glob(path)) if glob.has_magic(path) else [path]
     if not matches:
         raise PathError(f"{path}: no such file or directory (the pattern matches nothing)")
-    for m in matches:
-        if os.path.isdir(m):
-            yield from _walk_local_dir(m)
-        elif os.path.isfile(m):
-            seg = _segment(m, os.path.getsize(m))
-            if seg is None:
-                raise PathError(f"{m}: not a log segment (expected <base offset>.log)")
-            yield seg
-        elif not os.path.exists(m):
-            raise PathError(f"{m}: no such file or directory")
-        else:
-            raise PathError(f"{m}: not a regular file or directory")
+    for entry in logdir.expand(matches):  # each file once, nothing but regular files opened
+        if entry.refused is not None:
+            if not entry.from_dir or entry.kind is FileKind.LOG:
+                missing = entry.refused.errno == errno.ENOENT and not os.path.islink(entry.path)
+                raise PathError(f"{entry.path}: {'no such file or directory' if missing else entry.refused.reason}")
+            continue
+        if entry.kind is not FileKind.LOG:
+            if not entry.from_dir:
+                raise PathError(f"{entry.path}: not a log segment (expected <base offset>.log)")
+            continue
+        seg = _segment(entry.path, os.path.getsize(entry.path))
+        if seg is None:  # named on the command line: copied.log has no base offset to place it by
+            raise PathError(f"{entry.path}: not a log segment (expected <base offset>.log)")
+        yield seg
 
 
 def _segment(location: str, size: int) -> SegmentFile | None:
-    name = location.rstrip("/").rsplit("/", 1)[-1]
-    m = _SEGMENT.match(name)
-    if not m:
+    """The segment at ``location`` (a local path or a URI), by Kafka's naming rules; None for another name."""
+    if logdir.classify(location) is not FileKind.LOG:
         return None
-    parent = os.path.basename(os.path.dirname(location.rstrip("/")))
-    topic, partition = topic_partition(parent)
-    return SegmentFile(topic, partition, int(m.group(1)), location, size)
-
-
-def _walk_local_dir(directory: str):
-    for root, dirs, files in os.walk(directory):
-        dirs.sort()
-        for name in sorted(files):
-            full = os.path.join(root, name)
-            if _SEGMENT.match(name) and os.path.isfile(full):
-                yield _segment(full, os.path.getsize(full))
+    named = logdir.topic_partition(_parent(location))
+    topic, partition = named if named is not None else (None, None)
+    return SegmentFile(topic, partition, logdir.segment_base_offset(location), location, size)
 
 
 def _expand_remote(location: str, storage_options):
@@ -128,8 +110,10 @@ def _expand_remote(location: str, storage_options):
         child = remote.join(location, name)
         if sub_dir:
             yield from _expand_remote(child, storage_options)
-        elif _SEGMENT.match(name):
-            yield _segment(child, sub_size)
+        else:
+            seg = _segment(child, sub_size)
+            if seg is not None:
+                yield seg
 
 
 # --- pruning -------------------------------------------------------------------------------------------
@@ -169,6 +153,27 @@ def prune_segments(segments: list[SegmentFile], pruning: Pruning) -> list[Segmen
     return kept
 
 
+# --- read_committed ----------------------------------------------------------------------------------
+def txn_filters(segments: list[SegmentFile], storage_options=None, max_batch_bytes: int | None = None) -> dict:
+    """``{directory: TxnFilter}``: for each partition directory, what a read_committed consumer drops, from one
+    pass over all its segments (give the segments before any pruning: a transaction can begin in a segment
+    the filters rule out). Remote segments are spooled one at a time for the pass."""
+    from kdump.spark.txn import PartitionTxns
+    kwargs = {} if max_batch_bytes is None else {"max_batch_bytes": max_batch_bytes}
+    by_dir: dict[str, list[SegmentFile]] = {}
+    for seg in segments:
+        by_dir.setdefault(_parent(seg.location), []).append(seg)
+    out = {}
+    for directory, segs in by_dir.items():
+        txns = PartitionTxns()
+        for i, seg in enumerate(segs):
+            with remote.local_copy(SegmentSlice(seg.location, seg.topic, seg.partition), storage_options) as path:
+                txns.add(seg.base_offset, path, complete=i + 1 < len(segs) and not remote.is_remote(seg.location),
+                         **kwargs)
+        out[directory] = txns.filter()
+    return out
+
+
 # --- tasks ---------------------------------------------------------------------------------------------
 @dataclass
 class Task:
@@ -182,13 +187,14 @@ def split_size(total_bytes: int, parallelism: int, max_split: int = MAX_SPLIT, o
     return min(max_split, max(open_cost, per_core))
 
 
-def slices_of(seg: SegmentFile, split: int) -> list[SegmentSlice]:
+def slices_of(seg: SegmentFile, split: int, txns=None) -> list[SegmentSlice]:
     """One slice for the whole segment, or several cut at index-named batch boundaries near every
-    ``split`` bytes (local segments with a usable ``.index``; otherwise one slice)."""
-    whole = [SegmentSlice(seg.location, seg.topic, seg.partition, 0, None, seg.size, seg.active)]
+    ``split`` bytes (local segments with a usable ``.index``; otherwise one slice). ``txns``: the
+    partition's read_committed filter."""
+    whole = [SegmentSlice(seg.location, seg.topic, seg.partition, 0, None, seg.size, seg.active, txns)]
     if seg.size <= split or remote.is_remote(seg.location):
         return whole
-    index = seg.location[:-len(".log")] + ".index"
+    index = logdir.sibling(seg.location, FileKind.INDEX)
     if not os.path.exists(index):
         return whole
     cuts = []
@@ -205,19 +211,21 @@ def slices_of(seg: SegmentFile, split: int) -> list[SegmentSlice]:
     for a, b in zip(bounds, bounds[1:]):
         last = b == seg.size
         out.append(SegmentSlice(seg.location, seg.topic, seg.partition, a, None if last else b, b - a,
-                                seg.active and last))
+                                seg.active and last, txns))
     return out
 
 
 def plan_tasks(segments: list[SegmentFile], *, parallelism: int, max_split: int = MAX_SPLIT,
-               open_cost: int = OPEN_COST) -> list[Task]:
-    """Pack slices into tasks as Spark's file sources do (in segment order, so a task reads neighbours)."""
+               open_cost: int = OPEN_COST, txn_filters: dict | None = None) -> list[Task]:
+    """Pack slices into tasks as Spark's file sources do (in segment order, so a task reads neighbours).
+    ``txn_filters``: ``{directory: TxnFilter}`` (read_committed), handed to each slice of that directory."""
     total = sum(s.size + open_cost for s in segments)
     split = split_size(total, parallelism, max_split, open_cost)
     tasks: list[Task] = []
     current = Task()
     for seg in segments:
-        for sl in slices_of(seg, split):
+        txns = txn_filters.get(_parent(seg.location)) if txn_filters else None
+        for sl in slices_of(seg, split, txns):
             cost = sl.size + open_cost
             if current.slices and current.cost + cost > split:
                 tasks.append(current)

@@ -15,21 +15,25 @@ the oldest remaining segment.
 
 Options: those of the batch reader, plus ``startingOffsets`` (earliest, default, or latest) and
 ``maxRecordsPerTrigger`` (a read limit; ``Trigger.AvailableNow`` reads everything available in limited
-micro-batches).
+micro-batches), ``isolationLevel=read_committed`` (aborted transactions dropped; a micro-batch ends before
+the first offset of a transaction still open, Kafka's last stable offset, until its marker is written).
 """
 from __future__ import annotations
 
+import logging
 import os
 
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
+from kdump.index.checkpoints import parse_checkpoint
+from kdump.logdir import HIGH_WATERMARK_CHECKPOINT, FileKind
 from kdump.spark import _source
 from kdump.spark import options as O
 from kdump.spark.arrow import SegmentSlice, read_slices
 from kdump.spark.plan import find_segments
 from kdump.spark.schema import columns_of
 
-CHECKPOINT = "replication-offset-checkpoint"
+log = logging.getLogger("kdump.spark")
 
 
 class DataLoss(_source.KdumpError):
@@ -37,20 +41,20 @@ class DataLoss(_source.KdumpError):
 
 
 def high_watermarks(log_dir: str) -> dict:
-    """``{(topic, partition): offset}`` from a log directory's replication-offset-checkpoint (empty if
-    there is none or it cannot be read)."""
-    path = os.path.join(log_dir, CHECKPOINT)
+    """``{(topic, partition): offset}`` from a log directory's replication-offset-checkpoint, read by
+    kdump's checkpoint parser (Kafka's rules); empty if there is none. A checkpoint Kafka could not read
+    gives no high watermark either (logged): reading is then bounded by what is whole on disk."""
+    path = os.path.join(log_dir, HIGH_WATERMARK_CHECKPOINT)
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().split("\n")
-        count = int(lines[1])
-        out = {}
-        for line in lines[2:2 + count]:
-            topic, partition, offset = line.split(" ")
-            out[(topic, int(partition))] = int(offset)
-        return out
-    except (OSError, ValueError, IndexError):
+        cp = parse_checkpoint(path, kind=FileKind.OFFSET_CHECKPOINT.value)
+    except (OSError, ValueError) as e:
+        if os.path.exists(path):
+            log.warning("kdump: %s: %s", path, e)
         return {}
+    if cp.problems:
+        log.warning("kdump: %s: %s", path, cp.problems[0].message)
+        return {}
+    return {(topic, partition): offset for topic, partition, offset in cp.entries}
 
 
 def _partitions(paths, storage_options):
@@ -77,6 +81,17 @@ class KafkaLogStreamReader(DataSourceStreamReader):
         self.starting = O.choice(options, "startingOffsets", ("earliest", "latest"), "earliest")
         self.max_records = O.integer(options, "maxRecordsPerTrigger", None, 1)
         self.fail_on_data_loss = O.flag(options, "failOnDataLoss", True)
+        self.txns: dict = {}  # read_committed: key -> PartitionTxns, scanned on as the partition grows
+
+    def _txn_filter(self, key, segs, hw=None):
+        """read_committed: the partition's filter after scanning what was appended since the last trigger
+        (None for read_uncommitted)."""
+        if self.options.isolation != "read_committed":
+            return None
+        from kdump.spark.txn import PartitionTxns
+        txns = self.txns.setdefault(key, PartitionTxns())
+        txns.scan([(s.base_offset, s.location) for s in segs], max_batch_bytes=self.options.max_batch_bytes)
+        return txns.filter(hw)
 
     # --- offsets ---------------------------------------------------------------------------------
     def initialOffset(self):
@@ -106,6 +121,9 @@ class KafkaLogStreamReader(DataSourceStreamReader):
                 end[key] = {"dir": directory, "offset": segs[0].base_offset, "segment": segs[0].base_offset,
                             "position": 0}
             hw = high_watermarks(os.path.dirname(directory)).get((topic, partition)) if topic else None
+            txns = self._txn_filter(key, segs, hw)
+            if txns is not None:  # read_committed: nothing from the last stable offset on
+                hw = txns.last_stable_offset
             end[key], used = self._walk_partition(key, end[key], segs, hw, budget)
             if budget is not None:
                 budget -= used
@@ -161,6 +179,10 @@ class KafkaLogStreamReader(DataSourceStreamReader):
             if key not in parts or (begin.get("segment"), begin.get("position")) == (stop["segment"], stop["position"]):
                 continue
             _, topic, partition, segs = parts[key]
+            # the aborted transactions; the range already ends at or below the last stable offset
+            txns = self._txn_filter(key, segs)
+            if txns is not None:
+                txns.last_stable_offset = None
             slices = []
             for seg in segs:
                 if begin["segment"] is not None and seg.base_offset < begin["segment"]:
@@ -171,7 +193,7 @@ class KafkaLogStreamReader(DataSourceStreamReader):
                 b = stop["position"] if seg.base_offset == stop["segment"] else None
                 if b is not None and b <= a:
                     continue
-                slices.append(SegmentSlice(seg.location, topic, partition, a, b, (b or seg.size) - a))
+                slices.append(SegmentSlice(seg.location, topic, partition, a, b, (b or seg.size) - a, txns=txns))
             if slices:
                 out.append(SlicesPartition(slices))
         return out

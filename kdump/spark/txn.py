@@ -1,0 +1,161 @@
+"""``isolationLevel=read_committed``: which records a Kafka consumer reading committed data would not see.
+
+Kafka's rules (``FetchResponse`` aborted transactions, the consumer's ``CompletedFetch.nextFetchedRecord``):
+
+* the broker returns data only below the **last stable offset** (LSO): the first offset of the earliest
+  transaction still open, else the high watermark;
+* with it, the aborted transactions overlapping the fetch, each ``(producer id, first offset, last offset)``
+  (``last offset``: the ABORT marker), read from the segments' ``.txnindex``;
+* the consumer drops a *transactional data batch* of producer P when an aborted transaction of P began at
+  or before the batch's last offset and its ABORT marker comes after the batch; control batches are never
+  data. Non-transactional batches are never dropped.
+
+:class:`PartitionTxns` runs one pass over a partition's batch headers (control batches read whole for their
+marker) through the one producer/transaction state machine :class:`kdump.producer_state.ProducerStates`:
+its ``TxnAborted`` events are the aborted transactions of a segment without a ``.txnindex``, and the
+transactions still open at the end give the LSO. A segment's ``.txnindex``, when present and readable, is
+Kafka's own list of the transactions aborted in it (what the broker serves) and is used for that segment.
+The pass is incremental (:meth:`PartitionTxns.scan` goes on from where it stopped), so a stream tailing a
+partition reads each batch header once.
+
+:class:`TxnFilter` (what tasks receive): a stateless test per batch, so that a partition split across
+tasks (or micro-batches) gives the same answer as one consumer reading it from the start.
+"""
+from __future__ import annotations
+
+import bisect
+import os
+from dataclasses import dataclass, field
+
+from kdump.errors import FormatError, KdumpError
+from kdump.format.framing import Stop
+from kdump.logdir import FileKind, sibling
+from kdump.producer_state import ProducerStates, TxnAborted
+from kdump.segment import DEFAULT_MAX_BATCH_BYTES, read_batch_at, walk_headers
+
+READ_UNCOMMITTED = "read_uncommitted"
+READ_COMMITTED = "read_committed"
+ISOLATION_LEVELS = (READ_UNCOMMITTED, READ_COMMITTED)
+
+
+class TxnFilter:
+    """What a read_committed consumer drops: batches of aborted transactions, and everything from the LSO
+    on (``last_stable_offset`` None: no bound)."""
+
+    def __init__(self, aborted=(), last_stable_offset: int | None = None):
+        by_producer: dict[int, list[tuple[int, int]]] = {}
+        for producer_id, first, last in aborted:
+            by_producer.setdefault(producer_id, []).append((first, last))
+        self._firsts = {}
+        self._lasts = {}
+        for pid, spans in by_producer.items():
+            spans.sort()
+            self._firsts[pid] = [f for f, _ in spans]
+            self._lasts[pid] = [last for _, last in spans]
+        self.last_stable_offset = last_stable_offset
+
+    def drops(self, batch) -> bool:
+        lso = self.last_stable_offset
+        if lso is not None and batch.last_offset >= lso:
+            return True
+        if not batch.is_transactional or batch.is_control:
+            return False
+        firsts = self._firsts.get(batch.producer_id)
+        if firsts is None:
+            return False
+        # the producer's latest aborted transaction begun at or before the batch's last offset
+        i = bisect.bisect_right(firsts, batch.last_offset) - 1
+        return i >= 0 and batch.last_offset < self._lasts[batch.producer_id][i]
+
+    def __repr__(self) -> str:
+        n = sum(len(v) for v in self._firsts.values())
+        return f"TxnFilter({n} aborted transactions, last_stable_offset={self.last_stable_offset})"
+
+
+@dataclass
+class PartitionTxns:
+    """The transaction state of one partition, built by :meth:`scan` over its segments in offset order."""
+
+    states: ProducerStates = field(default_factory=ProducerStates)
+    aborted: list = field(default_factory=list)  # (producer id, first offset, ABORT marker offset)
+    segment: int | None = None  # base offset of the segment the next scan goes on in
+    position: int = 0  # and the byte position there
+    _seen: dict = field(default_factory=dict)  # segment base offset -> took its aborts from its .txnindex
+
+    def scan(self, segments, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES) -> None:
+        """Apply the batches of ``segments`` (``(base offset, local .log path)`` in offset order) that were not
+        applied yet. A partial last entry (a live segment) or damage ends the pass over a segment: what
+        follows in that segment is not applied (a consumer cannot read past it either), and a later scan
+        goes on from there."""
+        bases = [b for b, _ in segments]
+        if self.segment is not None and self.segment not in bases:
+            self.__init__()  # the segment we were in was deleted (retention): start again from what is there
+        for i, (base, path) in enumerate(segments):
+            if self.segment is None or base >= self.segment:
+                # the last segment may still be written (its .txnindex still growing): its markers tell
+                self.add(base, path, complete=i + 1 < len(segments), max_batch_bytes=max_batch_bytes)
+
+    def add(self, base: int, path: str, *, complete: bool, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES) -> None:
+        """Apply one segment (the next in offset order, or the one the last scan stopped in). ``complete``: the
+        segment is no longer written, so its ``.txnindex`` (when there is one) lists all its aborts."""
+        if base not in self._seen:
+            self._seen[base] = complete and self._aborted_from_index(path)
+        start = self.position if base == self.segment else 0
+        self.position = self._apply(path, start, not self._seen[base], max_batch_bytes)
+        self.segment = base
+
+    def _aborted_from_index(self, path: str) -> bool:
+        """The aborted transactions of the segment from its ``.txnindex`` (True), or False when it has none
+        or Kafka could not read it (then the markers tell)."""
+        from kdump.index.txn_index import TxnIndexFile
+        index = sibling(path, FileKind.TXNINDEX)
+        if not os.path.isfile(index):
+            return False
+        try:
+            with TxnIndexFile(index) as f:
+                entries = [t for _, t in f.entries()]
+        except (OSError, KdumpError):
+            return False
+        if any(t.version != 0 for t in entries):  # Kafka refuses the index ("Unexpected version")
+            return False
+        self.aborted.extend((t.producer_id, t.first_offset, t.last_offset) for t in entries)
+        return True
+
+    def _apply(self, path: str, start: int, keep_aborts: bool, max_batch_bytes: int) -> int:
+        """Apply the batches of one segment from ``start``; the byte position after the last one applied."""
+        end = start
+        with open(path, "rb") as f:
+            fd = f.fileno()
+            for header in walk_headers(fd, start, os.fstat(fd).st_size):
+                if isinstance(header, Stop):
+                    break
+                batch = header
+                if header.is_control:
+                    try:
+                        batch = read_batch_at(fd, header, max_batch_bytes)
+                    except FormatError:
+                        break
+                for event in self.states.apply(batch):
+                    if keep_aborts and isinstance(event, TxnAborted):
+                        self.aborted.append((event.producer_id, event.first_offset, event.marker_offset))
+                end = header.end
+        return end
+
+    def filter(self, high_watermark: int | None = None) -> TxnFilter:
+        """The filter for what has been scanned: aborted transactions, and the LSO (the first offset of the
+        earliest open transaction, bounded by ``high_watermark`` when given)."""
+        first_open = self.states.first_unstable_offset()
+        bounds = [b for b in (first_open, high_watermark) if b is not None]
+        return TxnFilter(self.aborted, min(bounds) if bounds else None)
+
+
+def partition_filter(segment_paths, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+                     high_watermark: int | None = None) -> TxnFilter:
+    """:class:`TxnFilter` of one partition from its segments (``(base offset, local path)``, offset order)."""
+    txns = PartitionTxns()
+    txns.scan(segment_paths, max_batch_bytes=max_batch_bytes)
+    return txns.filter(high_watermark)
+
+
+__all__ = ["TxnFilter", "PartitionTxns", "partition_filter", "ISOLATION_LEVELS", "READ_COMMITTED",
+           "READ_UNCOMMITTED"]
