@@ -79,3 +79,54 @@ def test_missing_java_is_a_clear_message_and_exit_2(tmp_path):
         pytest.skip("pyspark is not installed")
     assert proc.returncode == 2
     assert "Java 17" in proc.stderr and "Traceback" not in proc.stderr
+
+
+CORRUPT = ROOT / "fixtures/corpus/kafka-generated/corrupt"
+
+
+def _kafka_check(path):
+    """Kafka's own reading of a corpus file (the ``.check.txt`` beside it): ``{position: fields}``."""
+    out = {}
+    for line in open(str(path) + ".check.txt"):
+        if line.startswith("batch "):
+            fields = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+            out[int(fields["pos"])] = fields
+    return out
+
+
+def test_permissive_export_lists_the_damaged_regions():
+    """The regions PERMISSIVE skips, against Kafka's own reading (the corpus) and the fixtures' expected
+    findings: the batch whose CRC Kafka finds invalid, and where the framing breaks."""
+    import tempfile
+    from kdump.spark.jobs import export_local
+    log = CORRUPT / "v2-crc-mismatch/00000000000000000000.log"
+    bad = [(int(b["pos"]), int(b["pos"]) + int(b["size"]), int(b["base"]), int(b["last"]))
+           for b in _kafka_check(log).values() if b["valid"] == "false"]
+    result = export_local([str(log.parent)], tempfile.mkdtemp())
+    assert [(d["start"], d["end"], d["first_offset"], d["last_offset"]) for d in result.damage] == bad
+    for name in ("v2-zero-hole", "v2-garbage-at-end"):
+        expected = json.load(open(ROOT / "fixtures/corrupt" / name / "expected.json"))["findings"]
+        damaged_range = next(f for f in expected if f["code"] == "damaged-range")
+        result = export_local([str(ROOT / "fixtures/corrupt" / name)], tempfile.mkdtemp())
+        (d,) = result.damage
+        path = ROOT / "fixtures/corrupt" / name / damaged_range["file"]
+        # the reader stops where the framing breaks, as Kafka's consumer does: the rest of the file is lost
+        assert (d["start"], d["end"], d["first_offset"]) == (damaged_range["position"], path.stat().st_size,
+                                                              damaged_range["first_offset"])
+        assert d["code"] == expected[0]["code"]
+
+
+def test_spark_scan_reports_damage_on_stderr_and_exits_1(spark, tmp_path):
+    log = CORRUPT / "v2-crc-mismatch/00000000000000000000.log"
+    (bad,) = [b for b in _kafka_check(log).values() if b["valid"] == "false"]
+    start, end = int(bad["pos"]), int(bad["pos"]) + int(bad["size"])
+    result = run("spark", "scan", str(CORRUPT), "--out", str(tmp_path / "p"))
+    assert result.exit_code == 1, result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith("kdump: ")]
+    assert f"kdump: {log}: bytes {start}-{end} skipped (crc-mismatch" in "\n".join(lines)
+    assert f"offsets {bad['base']}-{bad['last']} lost" in "\n".join(lines)
+    assert len(lines) == 3  # v0 CRC, v2 CRC, v2 bad length field (the truncated tail is an active segment's)
+    failfast = run("spark", "scan", str(log.parent), "--mode", "FAILFAST", "--out", str(tmp_path / "f"))
+    assert failfast.exit_code == 1
+    assert f"kdump: {log}: at byte {start}: the batch's CRC does not match" in failfast.stderr
+    assert "Traceback" not in failfast.stderr

@@ -5,16 +5,17 @@ runs under ``spark-submit``), shows a progress line counting segments on stderr,
 """
 from __future__ import annotations
 
+import re
 import sys
 
 import click
 
-from kdump.errors import EXIT_OK, EXIT_USAGE
+from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
 
 EXIT_HELP = """\b
 Exit codes:
   0  success (verify: every file is sound)
-  1  verify: findings (errors or warnings)
+  1  verify: findings (errors or warnings); scan: damaged regions were skipped (listed on stderr)
   2  usage error, a path is missing or unreadable, or Spark cannot start (no Java 17, no pyspark)
   70 a bug in kdump (rerun with KDUMP_DEBUG=1 for the traceback)"""
 
@@ -51,6 +52,9 @@ def _progress(verb):
     return show
 
 
+_DAMAGED = re.compile(r"DamagedData: (.*)")
+
+
 def _run(session, fn):
     """Run a job; a path problem is a usage error (exit 2); kdump's own session is stopped."""
     from kdump.spark.plan import PathError
@@ -60,6 +64,12 @@ def _run(session, fn):
     except (PathError, FileExistsError) as e:
         click.echo(f"kdump: {e}", err=True)
         sys.exit(EXIT_USAGE)
+    except Exception as e:  # FAILFAST: a task met damage; Spark wraps the task's error in its own
+        damaged = _DAMAGED.search(str(e))
+        if damaged is None:
+            raise
+        click.echo(f"kdump: {damaged.group(1)}", err=True)
+        sys.exit(EXIT_DATA)
     finally:
         if owned:
             spark.stop()
@@ -81,18 +91,31 @@ def command():
 @click.option("--out", "out_dir", required=True, metavar="DIR", help="New directory for the exported files.")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "json"]), default="parquet", show_default=True)
 @click.option("--include-headers/--no-include-headers", default=True, show_default=True)
+@click.option("--mode", type=click.Choice(["PERMISSIVE", "FAILFAST"], case_sensitive=False), default="PERMISSIVE",
+              show_default=True, help="PERMISSIVE: skip damaged regions, list them on stderr and exit 1; "
+              "FAILFAST: stop at the first one.")
 @_session_options
-def scan(paths, out_dir, fmt, include_headers, master, verbose):
+def scan(paths, out_dir, fmt, include_headers, mode, master, verbose):
     """Export the records of log directories, partition directories or segments (local, s3://, hdfs://)
     to Parquet or JSON, in Spark's Kafka schema."""
     from kdump.spark import jobs
     from kdump.spark.arrow import ReadOptions
     from kdump.spark.schema import default_columns
-    options = ReadOptions(columns=tuple(default_columns(include_headers, False)))
-    n = _run(_start(master, verbose),
-             lambda spark: jobs.export(spark, paths, out_dir, fmt, options, progress=_progress("scan")))
-    click.echo(f"{n} records written to {out_dir}")
-    sys.exit(EXIT_OK)
+    options = ReadOptions(columns=tuple(default_columns(include_headers, False)), failfast=mode.upper() == "FAILFAST")
+    result = _run(_start(master, verbose),
+                  lambda spark: jobs.export(spark, paths, out_dir, fmt, options, progress=_progress("scan")))
+    click.echo(f"{result.records} records written to {out_dir}")
+    for d in result.damage:
+        click.echo(f"kdump: {_damage_line(d)}", err=True)
+    sys.exit(EXIT_DATA if result.damage else EXIT_OK)
+
+
+def _damage_line(d: dict) -> str:
+    from kdump.spark.arrow import DamagedRegion
+    region = DamagedRegion(d["code"], d["message"], position=d["start"], end=d["end"],
+                           first_offset=d["first_offset"], last_offset=d["last_offset"])
+    # a file name is the user's bytes: no control character reaches the terminal raw
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in region.describe(d["file"]))
 
 
 @command.command("verify", epilog=EXIT_HELP)

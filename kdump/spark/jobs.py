@@ -3,6 +3,7 @@ on the driver.
 
 * :func:`export` -- each task converts its segment slices straight to one Parquet file with pyarrow
   (Spark's Parquet writer is far slower here, see bench/RESULTS.md); JSON goes through Spark's writer;
+  the damaged regions the tasks skipped come back to the driver with their record counts;
 * :func:`verify` -- the deep verifier (:mod:`kdump.verify`) per unit of its own walk (a segment file, or a
   partition directory, whose segments share producer state and are checked against each other), the
   reports put back in the order ``kdump verify`` gives them;
@@ -15,8 +16,9 @@ from __future__ import annotations
 import os
 import threading
 import uuid
+from dataclasses import dataclass, field, replace
 
-from kdump.spark.arrow import ReadOptions, read_slices
+from kdump.spark.arrow import DamagedRegion, ReadOptions, read_slices
 from kdump.spark.plan import find_segments, plan_tasks, remote
 from kdump.spark.schema import default_columns
 
@@ -52,55 +54,97 @@ class _Progress:
 
 
 # --- export ------------------------------------------------------------------------------------------
+@dataclass
+class Export:
+    """What an export wrote: ``records``, and the damaged regions skipped (PERMISSIVE), each a dict with
+    ``file``, ``start``, ``end`` (bytes, ``end`` None: to the end of the file), ``code``, ``message``,
+    ``first_offset``, ``last_offset`` (the offsets lost, None where unknown), in file order."""
+
+    records: int
+    damage: list = field(default_factory=list)
+
+
+def _damage_collector(found: list):
+    def on_damage(sl, error):
+        found.append(error.to_dict(sl.location) if isinstance(error, DamagedRegion) else
+                     DamagedRegion(error.code, error.message, position=error.position, end=None).to_dict(sl.location))
+    return on_damage
+
+
 def _export_task(index, slices, out_dir, options):
-    """Write one task's records to ``out_dir/part-NNNNN.parquet`` (temp name, then rename); record count."""
+    """Write one task's records to ``out_dir/part-NNNNN.parquet`` (temp name, then rename): (record count,
+    damaged regions skipped)."""
     import pyarrow.parquet as pq
     from kdump.spark.schema import arrow_schema
     final = os.path.join(out_dir, f"part-{index:05d}.parquet")
     tmp = os.path.join(out_dir, f".part-{index:05d}-{uuid.uuid4().hex}.tmp")
     n = 0
+    damage: list = []
     try:
         with pq.ParquetWriter(tmp, arrow_schema(options.columns), compression="snappy") as w:
-            for rb in read_slices(slices, options):
+            for rb in read_slices(slices, options, on_damage=_damage_collector(damage)):
                 w.write_batch(rb)
                 n += rb.num_rows
         os.replace(tmp, final)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return n
+    return n, damage
 
 
-def export_local(paths, out_dir, fmt="parquet", options: ReadOptions | None = None) -> int:
+def _damage_task(slices, options):
+    """Only the damaged regions of ``slices`` (for an export that Spark's own writer wrote)."""
+    damage: list = []
+    for _ in read_slices(slices, replace(options, columns=("offset",)), on_damage=_damage_collector(damage)):
+        pass
+    return 0, damage
+
+
+def _merge(results) -> Export:
+    out = Export(0)
+    for n, damage in results:
+        out.records += n
+        out.damage.extend(damage)
+    out.damage.sort(key=lambda d: (d["file"], d["start"]))
+    return out
+
+
+def export_local(paths, out_dir, fmt="parquet", options: ReadOptions | None = None) -> Export:
     """:func:`export` without Spark, in this process (tests and the benchmark)."""
     options = options or ReadOptions()
     os.makedirs(out_dir, exist_ok=True)
     tasks = plan_tasks(find_segments(paths, options.storage_options), parallelism=1)
-    return sum(_export_task(i, t.slices, out_dir, options) for i, t in enumerate(tasks))
+    return _merge(_export_task(i, t.slices, out_dir, options) for i, t in enumerate(tasks))
 
 
-def export(spark, paths, out_dir, fmt="parquet", options: ReadOptions | None = None, *, progress=None) -> int:
-    """Export the records under ``paths`` to ``out_dir`` (a new directory); the number of records."""
+def export(spark, paths, out_dir, fmt="parquet", options: ReadOptions | None = None, *, progress=None) -> Export:
+    """Export the records under ``paths`` to ``out_dir`` (a new directory). In FAILFAST mode
+    (``options.failfast``) the first damaged region fails the job; otherwise damaged regions are skipped
+    and listed in the result."""
     options = options or ReadOptions(columns=tuple(default_columns(True, False)))
     if os.path.exists(out_dir) and os.listdir(out_dir):
         raise FileExistsError(f"{out_dir} exists and is not empty; kdump writes exports to a new directory")
-    if fmt == "json":
-        df = spark.read.format("kafka-log").options(includeHeaders="true").load(list(paths))
-        df.write.mode("errorifexists").json(out_dir)
-        return spark.read.json(out_dir).count()
     segments = find_segments(paths, options.storage_options)
     tasks = plan_tasks(segments, parallelism=spark.sparkContext.defaultParallelism)
+    work = [(i, t.slices) for i, t in enumerate(tasks)]
+    if fmt == "json":  # Spark's JSON writer writes the records; the damage comes from a pass of kdump's tasks
+        mode = "FAILFAST" if options.failfast else "PERMISSIVE"
+        df = spark.read.format("kafka-log").options(includeHeaders="true", mode=mode).load(list(paths))
+        df.write.mode("errorifexists").json(out_dir)
+        result = _merge(spark.sparkContext.parallelize(work, max(1, len(work)))
+                        .map(lambda item: _damage_task(item[1], options)).collect())
+        result.records = spark.read.json(out_dir).count()
+        return result
     os.makedirs(out_dir, exist_ok=True)
     with _Progress(spark, len(segments), progress) as acc:
         def run(item):
             index, slices = item
-            n = _export_task(index, slices, out_dir, options)
+            out = _export_task(index, slices, out_dir, options)
             acc.add(len({s.location for s in slices}))
-            return n
-        work = [(i, t.slices) for i, t in enumerate(tasks)]
-        counts = spark.sparkContext.parallelize(work, max(1, len(work))).map(run).collect()
+            return out
+        results = spark.sparkContext.parallelize(work, max(1, len(work))).map(run).collect()
     open(os.path.join(out_dir, "_SUCCESS"), "w").close()
-    return sum(counts)
+    return _merge(results)
 
 
 # --- verify ------------------------------------------------------------------------------------------
