@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from test_spark_read import cli_records
 
 ROOT = Path(__file__).resolve().parent.parent
-VERIFY_PATHS = [str(ROOT / "fixtures" / d) for d in ("generated", "corrupt")] + [
-    str(ROOT / "fixtures/corpus/kafka-generated/corrupt"), str(ROOT / "fixtures/corpus/broker-written")]
+# the whole corpus and every fixture of segments
+VERIFY_PATHS = [str(ROOT / "fixtures" / d) for d in ("corpus", "generated", "corrupt")]
 
 
 def run(*args):
@@ -25,7 +25,7 @@ def test_spark_verify_gives_the_findings_of_verify_deep(spark):
     distributed = run("spark", "verify", "--format", "json", *VERIFY_PATHS)
     assert local.exit_code == distributed.exit_code == 1
     assert json.loads(distributed.stdout) == json.loads(local.stdout)
-    assert len(json.loads(local.stdout)["files"]) > 50
+    assert len(json.loads(local.stdout)["files"]) > 100
 
 
 def test_spark_verify_exit_codes(spark, tmp_path):
@@ -35,21 +35,69 @@ def test_spark_verify_exit_codes(spark, tmp_path):
     assert run("spark", "verify", missing).exit_code == run("verify", "--deep", missing).exit_code == 2
 
 
-def test_spark_stats_counts_what_the_reader_reads(spark):
-    path = ROOT / "fixtures/generated"
-    result = run("spark", "stats", "--format", "json", str(path))
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+
+
+def reader_stats(path):
+    """The numbers ``kdump stats`` gives for one segment, worked out from what the CLI reader prints
+    (``kdump dump --format json``: batch headers, the tail; deep iteration for legacy record counts)."""
+    from kdump.cli import cli
+    result = CliRunner().invoke(cli, ["dump", "--format", "json", path])
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    batches = [b for b in lines if "magic" in b]
+    deep: dict = {}
+    for r in cli_records(path):
+        deep.setdefault(r[1], []).append(r[2])  # position -> record offsets
+    ts = [b["maxTimestamp"] for b in batches if b["maxTimestamp"] >= 0]
+    first = None
+    if batches:
+        b = batches[0]
+        first = b["baseOffset"] if b["baseOffset"] is not None else (deep.get(b["position"]) or [b["lastOffset"]])[0]
+    codecs, magics = {}, {}
+    for b in batches:
+        codecs[b["codec"]] = codecs.get(b["codec"], 0) + 1
+        magics[str(b["magic"])] = magics.get(str(b["magic"]), 0) + 1
+    damaged = any("tail" in x for x in lines) or f"kdump: {path}:" in result.stderr
+    return {"segments": 1, "batches": len(batches),
+            "records": sum(b["recordCount"] if b["recordCount"] is not None else len(deep.get(b["position"], ()))
+                           for b in batches),
+            "bytes": os.path.getsize(path), "first_offset": first,
+            "last_offset": batches[-1]["lastOffset"] if batches else None,
+            "min_timestamp": min(ts) if ts else None, "max_timestamp": max(ts) if ts else None,
+            "codecs": codecs, "magics": magics, "damaged_segments": int(damaged)}
+
+
+def merged(stats):
+    out = dict(stats[0])
+    for s in stats[1:]:
+        for k in ("segments", "batches", "records", "bytes", "damaged_segments"):
+            out[k] += s[k]
+        for k, pick in (("first_offset", min), ("min_timestamp", min), ("last_offset", max), ("max_timestamp", max)):
+            values = [v for v in (out[k], s[k]) if v is not None]
+            out[k] = pick(values) if values else None
+        for k in ("codecs", "magics"):
+            out[k] = {n: out[k].get(n, 0) + s[k].get(n, 0) for n in set(out[k]) | set(s[k])}
+    return {**out, "codecs": dict(sorted(out["codecs"].items())), "magics": dict(sorted(out["magics"].items()))}
+
+
+def test_spark_stats_gives_the_numbers_of_the_cli_reader(spark):
+    """Every segment of the corpus and the fixtures: per directory and in total, the numbers of the reader."""
+    from test_spark_read import segment_files
+    result = run("spark", "stats", "--format", "json", *VERIFY_PATHS)
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    logs = sorted(str(p) for p in path.rglob("*.log"))
-    records = [r for f in logs for r in cli_records(f)]
-    total = doc["total"]
-    assert total["segments"] == len(logs)
-    assert total["records"] == len(records)
-    assert total["bytes"] == sum(os.path.getsize(f) for f in logs)
-    assert set(doc["partitions"]) == {os.path.dirname(f) for f in logs}
-    assert sum(p["records"] for p in doc["partitions"].values()) == total["records"]
-    assert set(total["magics"]) == {"0", "1", "2"}
-    assert {"none", "gzip", "snappy", "lz4", "zstd"} <= set(total["codecs"])
+    logs = segment_files()
+    per_file = {f: reader_stats(f) for f in logs}
+    from kdump.logdir import topic_partition
+    by_dir: dict = {}
+    for f, st in per_file.items():  # a partition directory's name gives topic-N; other directories their path
+        named = topic_partition(os.path.dirname(f))
+        by_dir.setdefault(os.path.dirname(f) if named is None else "%s-%d" % named, []).append(st)
+    assert doc["partitions"] == {d: merged(v) for d, v in by_dir.items()}
+    assert doc["total"] == merged(list(per_file.values()))
+    assert doc["total"]["segments"] == len(logs) > 100
+    assert set(doc["total"]["magics"]) == {"0", "1", "2"} and set(CODECS) <= set(doc["total"]["codecs"])
+    assert 0 < doc["total"]["damaged_segments"] < len(logs)
 
 
 def test_spark_scan_exports_every_record_to_parquet(spark, tmp_path):
