@@ -12,7 +12,13 @@ import click
 
 from kdump import __version__
 from kdump.commands.options import GroupOptions, exit_help
-from kdump.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, OutputError
+from kdump.errors import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    OutputError,
+)
 
 # (command name, module, attribute): one line per command.
 COMMANDS = [

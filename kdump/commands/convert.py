@@ -7,7 +7,13 @@ import sys
 
 import click
 
-from kdump.commands.options import Ui, exit_help, output_options, output_path_option, renamed_option
+from kdump.commands.options import (
+    Ui,
+    exit_help,
+    output_options,
+    output_path_option,
+    renamed_option,
+)
 from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
 
 CODEC_CHOICES = ["keep", "none", "gzip", "snappy", "lz4", "zstd"]
@@ -90,8 +96,11 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
     if split_batch_bytes is not None:
         limits["max_batch_bytes"] = split_batch_bytes
     fmt = ui.format
-    if not os.path.exists(path):
-        _fail(f"{path}: no such file or directory", EXIT_USAGE)
+    from kdump.logdir import expand
+    refused = None if os.path.isdir(path) else expand([path])[0].refused
+    if refused is not None:  # missing, a FIFO or device: never opened
+        ui.cannot(path, refused.as_oserror())
+        ui.exit()
 
     if dry_run:
         _dry_run(conv, path, to_magic, codec, compression, recompress_map, limits, fmt)

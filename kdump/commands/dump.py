@@ -6,7 +6,7 @@ import os
 import click
 
 from kdump.commands.decoder_options import chosen_decoder, decoder_options
-from kdump.commands.options import Ui, exit_help, output_options, reject
+from kdump.commands.options import Ui, exit_help, output_options, reject, text_only
 from kdump.segment import DEFAULT_MAX_BATCH_BYTES
 
 EPILOG = exit_help(ok="every file named was dumped (Kafka's \"Found N invalid bytes at the end\" of a crash-cut "
@@ -107,9 +107,7 @@ def command(paths, files_csv, deep_iteration, print_data_log, skip_record_metada
         all_paths.extend(p for p in files_csv.split(",") if p)
     if not all_paths:
         raise click.UsageError("no files given: name one or more segment files or directories")
-    ctx = click.get_current_context()
-    if ui.format == "json" and ctx.get_parameter_source("compat") is not click.core.ParameterSource.DEFAULT:
-        reject("--compat", "chooses between the texts of Kafka's tools; it does not apply to --format json")
+    text_only(ui, "--compat")
     key_spec = key_decoder or key_decoder_class
     value_spec = value_decoder or value_decoder_class
     record_decoder = chosen_decoder(decoder_flags)

@@ -6,7 +6,14 @@ import os
 
 import click
 
-from kdump.commands.options import Ui, exit_help, make_output_dir, output_options, output_path_option
+from kdump.commands.options import (
+    Ui,
+    exit_help,
+    make_output_dir,
+    output_options,
+    output_path_option,
+    text_only,
+)
 from kdump.errors import EXIT_DATA, EXIT_USAGE
 
 CHECK_EXIT_HELP = exit_help(ok="every file is sound (info findings, e.g. a zero tail on the active segment, do not "
@@ -37,7 +44,14 @@ def command():
 # --- dump ------------------------------------------------------------------------------------------------
 def _companions_of(paths: list[str]) -> list[str]:
     """Companion files to dump: a segment gives its own; a directory all of them; a file itself."""
-    from kdump.logdir import COMPANION_KINDS, TEXT_KINDS, FileKind, expand, named_kind, sibling
+    from kdump.logdir import (
+        COMPANION_KINDS,
+        TEXT_KINDS,
+        FileKind,
+        expand,
+        named_kind,
+        sibling,
+    )
     out = []
     for p in paths:
         if os.path.isdir(p):
@@ -66,10 +80,7 @@ def dump_command(paths, verify_index_only, index_sanity_check, compat, ui: Ui):
 
     if not paths:
         raise click.UsageError("no paths given")
-    ctx = click.get_current_context()
-    if ui.format == "json" and ctx.get_parameter_source("compat") is not click.core.ParameterSource.DEFAULT:
-        raise click.UsageError("--compat chooses between the texts of Kafka's tools; it does not apply to "
-                               "--format json")
+    text_only(ui, "--compat")
     files = _companions_of(list(paths))
     if not files:
         ui.nothing(None, "no index, snapshot or checkpoint files found")
@@ -138,6 +149,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui):
     from kdump.commands.progress import file_sizes, with_progress
     from kdump.errors import KdumpError, WriteError
     from kdump.index.rebuild import RebuildError, rebuild_directory, rebuild_segment
+    from kdump.logdir import expand
 
     if not paths:
         raise click.UsageError("no paths given: name .log segments or partition directories")
@@ -150,8 +162,9 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui):
 
     def rebuild_all(advance):
         for p in paths:
-            if not os.path.exists(p):
-                ui.cannot(p, FileNotFoundError(2, "No such file or directory"))
+            refused = None if os.path.isdir(p) else expand([p])[0].refused
+            if refused is not None:  # missing, a FIFO or device: never opened
+                ui.cannot(p, refused.as_oserror())
                 continue
             try:
                 if os.path.isdir(p):

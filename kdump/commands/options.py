@@ -187,3 +187,10 @@ def make_output_dir(path: str) -> str:
 def reject(flag: str, reason: str):
     """An option that does not apply: a usage error naming it."""
     raise click.UsageError(f"{flag} {reason}")
+
+
+def text_only(ui: Ui, flag: str) -> None:
+    """A text-only option given explicitly with ``--format json``: a usage error."""
+    source = click.get_current_context().get_parameter_source(flag.lstrip("-").replace("-", "_"))
+    if ui.format == "json" and source is not click.core.ParameterSource.DEFAULT:
+        reject(flag, "shapes the text output; it does not apply to --format json")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 # A progress bar is worth its noise only when a run takes a while.
 PROGRESS_MIN_BYTES = 256 << 20
@@ -22,9 +22,15 @@ class Bar:
         self.label = label
         self.color = color
 
-    def __enter__(self) -> "Bar":
+    def __enter__(self) -> Bar:
         from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
         self._bar = Progress(self.label, BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
                              console=Console(stderr=True, **({} if self.color else {"color_system": None})),
                              transient=True)
