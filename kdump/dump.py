@@ -40,12 +40,14 @@ class DumpOptions:
     from_offset: int | None = None
     to_offset: int | None = None
     from_time: int | None = None
+    to_time: int | None = None  # up to the last batch starting at or before it
     # internal-topic decoders (kdump.decoders): a decoder name, "auto" (by partition directory) or None
     record_decoder: str | None = None
 
     @property
     def seeking(self) -> bool:
-        return self.from_offset is not None or self.from_time is not None or self.to_offset is not None
+        return (self.from_offset is not None or self.from_time is not None or self.to_offset is not None
+                or self.to_time is not None)
 
     @property
     def deep(self) -> bool:
@@ -62,12 +64,42 @@ class FileResult:
     skipped: bool = False
 
 
+# Files of Kafka's (and kdump's) own that a directory dump passes over without calling them unknown.
+PASSED_OVER_KINDS = frozenset((FileKind.META_PROPERTIES, FileKind.BROKER_STATE, FileKind.DELETED, FileKind.SWAP,
+                               FileKind.CLEANED, FileKind.KAFKA_TEMP, FileKind.KDUMP_TEMP, FileKind.KDUMP_BACKUP))
+PRE_08_SUFFIX = ".kafka"  # Kafka 0.7's segments: <offset>.kafka, messages without offsets
+
+
 def entries_to_dump(paths, *, companions: bool = False) -> list[Entry]:
     """What a dump of ``paths`` visits (:func:`kdump.logdir.expand`): files as named; from directories, their
     segments in offset order and every other file (so that unknown files are named and skipped), but not the
-    index-like companions unless ``companions`` (then each segment is followed by its .index, .timeindex,
-    .txnindex and the snapshot of its offset)."""
-    return [e for e in expand(paths) if companions or not e.from_dir or e.kind not in COMPANION_KINDS]
+    index-like companions and text checkpoints unless ``companions`` (then each segment is followed by its
+    .index, .timeindex, .txnindex and the snapshot of its offset), nor Kafka's other files
+    (:func:`passed_over`)."""
+    return [e for e in expand(paths) if passed_over(e, companions) is None]
+
+
+def passed_over(entry: Entry, companions: bool = False) -> FileKind | None:
+    """The kind of a file found in a directory that a dump passes over quietly, or None."""
+    if not entry.from_dir or entry.refused is not None:
+        return None
+    if entry.kind in PASSED_OVER_KINDS:
+        return entry.kind
+    if not companions and (entry.kind in COMPANION_KINDS or entry.kind in TEXT_KINDS):
+        return entry.kind
+    return None
+
+
+def _outside_range(entry: Entry, next_base: int | None, opts: "DumpOptions") -> bool:
+    """A segment wholly outside ``from_offset``..``to_offset`` (by its base offset and the next segment's)."""
+    if entry.kind is not FileKind.LOG or not entry.from_dir:
+        return False  # a file named by the user is read (its name need not be its first offset)
+    base = segment_base_offset(entry.path)
+    if base is None:
+        return False
+    if opts.from_offset is not None and next_base is not None and next_base <= opts.from_offset:
+        return True
+    return opts.to_offset is not None and base > opts.to_offset
 
 
 def _next_segment_bases(entries: list[Entry]) -> dict[str, int | None]:
@@ -101,13 +133,24 @@ class Dumper:
         self.results: list[FileResult] = []
         self.index_reports = IndexReports()  # Kafka's index mismatch reports, printed after all files
         self._seek_done: set = set()  # directories whose seek start has been passed
+        self.passed_over: list[tuple[str, FileKind]] = []  # files of a directory not dumped, and their kinds
 
     def dump_paths(self, paths) -> list[FileResult]:
         """Dump files and directories in order; a file that cannot be opened is reported and skipped."""
-        entries = entries_to_dump(paths, companions=self.options.companions)
+        everything = expand(paths)
+        entries = []
+        for e in everything:
+            kind = passed_over(e, self.options.companions)
+            if kind is None:
+                entries.append(e)
+            else:
+                self.passed_over.append((e.path, kind))
         self._next_base = _next_segment_bases(entries)
         for entry in entries:
             path = entry.path
+            if self.options.seeking and _outside_range(entry, self._next_base.get(path), self.options):
+                self.passed_over.append((path, entry.kind))
+                continue
             try:
                 if entry.refused is not None:  # missing, a symlink loop, a FIFO: never opened
                     raise entry.refused.as_oserror()
@@ -144,13 +187,21 @@ class Dumper:
         self.renderer.begin_file(_display_path(path), header)
         if kind not in (FileKind.LOG, FileKind.KRAFT_CHECKPOINT):
             result.skipped = True
-            self.on_unknown(path)
+            if path.endswith(PRE_08_SUFFIX):
+                self._error(result, FormatError("pre-0.8-format", "a Kafka 0.7 segment (.kafka): pre-0.8 format, "
+                                                "not supported (its messages carry no offsets)"))
+            else:
+                self.on_unknown(path)
             return result
         if header is None:
             what = ("<20-digit base offset>.log" if kind is FileKind.LOG
                     else "<20-digit end offset>-<10-digit epoch>.checkpoint or bootstrap.checkpoint")
             self._error(result, FormatError(
                 "file-name-invalid", f"the file name is not {what}, so its offsets are not known; dumping it anyway"))
+        foreign = _foreign_start(path)
+        if foreign is not None:
+            self._error(result, foreign)
+            return result
         self._dump_batches(path, result)
         return result
 
@@ -159,11 +210,11 @@ class Dumper:
         self.on_error(result.path, err)
 
     def _dump_companion(self, path: str, kind: str, result: FileResult) -> None:
-        from kdump.index.dump import CompanionDumper, CompanionOptions, emit_to
+        from kdump.index.dump import CompanionDumper, CompanionOptions
         opts = self.options
         dumper = CompanionDumper(
             CompanionOptions(opts.verify_index_only, opts.index_sanity_check, opts.compat, opts.max_decompressed_bytes),
-            self.index_reports, emit=emit_to(self.renderer), error=lambda err: self._error(result, err),
+            self.index_reports, emit=self.renderer.companion, error=lambda err: self._error(result, err),
             missing=lambda p, msg: self._missing(result, p, msg), note=lambda msg: self.on_note(path, msg))
         try:
             dumper.dump(path, kind)
@@ -273,12 +324,15 @@ class _SeekWindow:
         self.from_offset = opts.from_offset
         self.to_offset = opts.to_offset
         self.from_time = opts.from_time
+        self.to_time = opts.to_time
         self.started = self.from_offset is None and self.from_time is None
         self.first_batch = None  # the batch the window starts in (records before the start are hidden)
 
     def batch_verdict(self, batch, limit: int) -> str:
         if self.to_offset is not None and batch.last_offset > self.to_offset and \
                 _first_offset(batch, limit) > self.to_offset:
+            return "stop"
+        if self.to_time is not None and _first_timestamp(batch) > self.to_time:
             return "stop"
         if self.started:
             return "show"
@@ -311,6 +365,14 @@ class _SeekWindow:
         return records.slice(lo, hi)
 
 
+def _first_timestamp(batch) -> int:
+    """The timestamp a batch starts with: a v2 batch's base timestamp (unless it holds a delete horizon), else
+    its max timestamp (a legacy entry's, or every record's under LogAppendTime)."""
+    if batch.magic >= 2 and batch.delete_horizon_ms is None and int(batch.timestamp_type) == 0:
+        return batch.base_timestamp
+    return batch.max_timestamp
+
+
 def _first_offset(batch, limit: int) -> int:
     try:
         return batch.base_offset  # decompresses a legacy wrapper
@@ -318,9 +380,22 @@ def _first_offset(batch, limit: int) -> int:
         return batch.last_offset
 
 
+def _foreign_start(path: str) -> FormatError | None:
+    """An error when the file's first bytes cannot start a Kafka log (:func:`kdump.format.framing.foreign_start`),
+    e.g. text renamed .log: said as such, not as an incomplete last batch."""
+    from kdump.format.framing import foreign_start
+    with open(path, "rb") as f:
+        head = f.read(64)
+        size = os.fstat(f.fileno()).st_size
+    why = foreign_start(head, size)
+    return None if why is None else FormatError("not-a-kafka-log", f"not a Kafka log segment: {why}", position=0)
+
+
 def _display_path(path: str) -> str:
-    """Java's File.toString: the path as given, without a trailing separator."""
-    return path.rstrip("/") or path
+    """Java's File.toString: the path as given, without a trailing separator (escaped where it is not
+    printable: :func:`kdump.render.escape.printable_path`)."""
+    from kdump.render.escape import printable_path
+    return printable_path(path.rstrip("/") or path)
 
 
 def non_consecutive_report(results, compat: str = "java") -> list[str]:

@@ -180,7 +180,10 @@ def test_partition_directory_windows(partition):
     for t in (T0 - 1, T0 + 2995, T0 + 3000, T0 + 7777, T0 + 9000):
         assert body(dump("--from-time", t, partition).stdout) == window(batches, from_time=t), t
     out = dump("--from-offset", 650, partition).stdout
-    assert out.count("Dumping ") == 3  # every segment is named, only the last one read
+    # issue 11 point 5: segments wholly before the start are passed over (no empty "Dumping" headers)
+    assert re.findall(r"^Dumping .*/(\S+)$", out, re.M) == ["00000000000000000600.log"]
+    out = dump("--to-offset", 250, partition).stdout  # and segments starting after the end
+    assert re.findall(r"^Dumping .*/(\S+)$", out, re.M) == ["00000000000000000000.log"]
 
 
 def test_damaged_index_is_not_trusted(partition):

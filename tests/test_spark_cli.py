@@ -104,7 +104,7 @@ def test_spark_scan_exports_every_record_to_parquet(spark, tmp_path):
     import pyarrow.parquet as pq
     path = ROOT / "fixtures/generated"
     out = tmp_path / "out"
-    result = run("spark", "scan", str(path), "--out", str(out))
+    result = run("spark", "scan", str(path), "-o", str(out))
     assert result.exit_code == 0, result.output
     table = pq.read_table(out)
     got = sorted(((r["offset"], r["key"], r["value"]) for r in table.select(["offset", "key", "value"]).to_pylist()),
@@ -113,7 +113,7 @@ def test_spark_scan_exports_every_record_to_parquet(spark, tmp_path):
     expected = sorted(((r[2], r[5], r[6]) for f in sorted(map(str, path.rglob("*.log"))) for r in cli_records(f)
                        if not r[15]), key=repr)
     assert got == expected
-    again = run("spark", "scan", str(path), "--out", str(out))
+    again = run("spark", "scan", str(path), "-o", str(out))
     assert again.exit_code == 2 and "not empty" in again.output
 
 
@@ -168,13 +168,13 @@ def test_spark_scan_reports_damage_on_stderr_and_exits_1(spark, tmp_path):
     log = CORRUPT / "v2-crc-mismatch/00000000000000000000.log"
     (bad,) = [b for b in _kafka_check(log).values() if b["valid"] == "false"]
     start, end = int(bad["pos"]), int(bad["pos"]) + int(bad["size"])
-    result = run("spark", "scan", str(CORRUPT), "--out", str(tmp_path / "p"))
+    result = run("spark", "scan", str(CORRUPT), "-o", str(tmp_path / "p"))
     assert result.exit_code == 1, result.output
     lines = [line for line in result.stderr.splitlines() if line.startswith("kdump: ")]
     assert f"kdump: {log}: bytes {start}-{end} skipped (crc-mismatch" in "\n".join(lines)
     assert f"offsets {bad['base']}-{bad['last']} lost" in "\n".join(lines)
     assert len(lines) == 3  # v0 CRC, v2 CRC, v2 bad length field (the truncated tail is an active segment's)
-    failfast = run("spark", "scan", str(log.parent), "--mode", "FAILFAST", "--out", str(tmp_path / "f"))
+    failfast = run("spark", "scan", str(log.parent), "--mode", "FAILFAST", "-o", str(tmp_path / "f"))
     assert failfast.exit_code == 1
     assert f"kdump: {log}: at byte {start}: the batch's CRC does not match" in failfast.stderr
     assert "Traceback" not in failfast.stderr

@@ -10,21 +10,18 @@ import sys
 
 import click
 
+from kdump.commands.options import exit_help, output_options, output_path_option
 from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
 
-EXIT_HELP = """\b
-Exit codes:
-  0  success (verify: every file is sound)
-  1  verify: findings (errors or warnings); scan: damaged regions were skipped (listed on stderr)
-  2  usage error, a path is missing or unreadable, or Spark cannot start (no Java 17, no pyspark)
-  70 a bug in kdump (rerun with KDUMP_DEBUG=1 for the traceback)"""
+EXIT_HELP = exit_help(
+    ok="success (verify: every file is sound)", data="verify: findings (errors or warnings); scan: damaged regions were skipped (listed on stderr)",
+    usage="usage error, a path is missing or unreadable, or Spark cannot start (no Java 17, no pyspark)")
 
 
 def _session_options(f):
     f = click.option("--master", default=None, metavar="URL",
                      help="Spark master (default: local[*], or what spark-submit set).")(f)
-    f = click.option("-v", "--verbose", is_flag=True, help="Show Spark's own log output.")(f)
-    return f
+    return output_options(verbose_help="Also show Spark's own log output.")(f)
 
 
 def _start(master, verbose):
@@ -41,8 +38,10 @@ def _start(master, verbose):
         sys.exit(EXIT_USAGE)
 
 
-def _progress(verb):
+def _progress(verb, ui):
     tty = sys.stderr.isatty()
+    if ui.quiet:
+        return None
 
     def show(done, total):
         end = "" if tty and done < total else "\n"
@@ -88,49 +87,63 @@ def command():
 
 @command.command("scan", epilog=EXIT_HELP)
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--out", "out_dir", required=True, metavar="DIR", help="New directory for the exported files.")
-@click.option("--format", "fmt", type=click.Choice(["parquet", "json"]), default="parquet", show_default=True)
+@output_path_option("New directory for the exported files (required).", old="--out")
+@click.option("--to", "to_format", type=click.Choice(["parquet", "json"]), default="parquet", show_default=True,
+              help="What the exported files are.")
 @click.option("--include-headers/--no-include-headers", default=True, show_default=True)
 @click.option("--mode", type=click.Choice(["PERMISSIVE", "FAILFAST"], case_sensitive=False), default="PERMISSIVE",
               show_default=True, help="PERMISSIVE: skip damaged regions, list them on stderr and exit 1; "
               "FAILFAST: stop at the first one.")
 @_session_options
-def scan(paths, out_dir, fmt, include_headers, mode, master, verbose):
+def scan(paths, output, to_format, include_headers, mode, master, ui):
     """Export the records of log directories, partition directories or segments (local, s3://, hdfs://)
-    to Parquet or JSON, in Spark's Kafka schema."""
+    to Parquet or JSON files, in Spark's Kafka schema.
+
+    \b
+    Examples:
+      kdump spark scan fixtures/generated -o /tmp/records
+      kdump spark scan --to json --master spark://host:7077 s3://bucket/kafka/orders-0 -o /data/orders
+    """
+    import json
+
     from kdump.spark import jobs
     from kdump.spark.arrow import ReadOptions
     from kdump.spark.schema import default_columns
+    if output is None:
+        raise click.UsageError("name the new directory for the exported files with -o/--output")
     options = ReadOptions(columns=tuple(default_columns(include_headers, False)), failfast=mode.upper() == "FAILFAST")
-    result = _run(_start(master, verbose),
-                  lambda spark: jobs.export(spark, paths, out_dir, fmt, options, progress=_progress("scan")))
-    click.echo(f"{result.records} records written to {out_dir}")
+    result = _run(_start(master, ui.verbose),
+                  lambda spark: jobs.export(spark, paths, output, to_format, options, progress=_progress("scan", ui)))
     for d in result.damage:
         click.echo(f"kdump: {_damage_line(d)}", err=True)
-    sys.exit(EXIT_DATA if result.damage else EXIT_OK)
+    if ui.format == "json":
+        ui.stdout.write(json.dumps({"records": result.records, "output": output, "format": to_format,
+                                    "damage": result.damage}) + "\n")
+    else:
+        ui.stdout.write(f"{result.records} records written to {output}\n")
+    ui.exit(EXIT_DATA if result.damage else EXIT_OK)
 
 
 def _damage_line(d: dict) -> str:
+    from kdump.render.escape import printable_path
     from kdump.spark.arrow import DamagedRegion
     region = DamagedRegion(d["code"], d["message"], position=d["start"], end=d["end"],
                            first_offset=d["first_offset"], last_offset=d["last_offset"])
-    # a file name is the user's bytes: no control character reaches the terminal raw
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in region.describe(d["file"]))
+    return printable_path(region.describe(d["file"]))  # a file name is the user's bytes: escaped
 
 
 @command.command("verify", epilog=EXIT_HELP)
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_session_options
-def verify(paths, fmt, master, verbose):
+def verify(paths, master, ui):
     """``kdump verify --deep`` on Spark: one report, the same JSON and exit codes."""
     from kdump.findings import PlainConsole, exit_code, render_json, render_text
     from kdump.spark import jobs
     from kdump.verify import VerifyOptions
-    reports = _run(_start(master, verbose),
-                   lambda spark: jobs.verify(spark, paths, VerifyOptions(deep=True), progress=_progress("verify")))
-    out = click.get_text_stream("stdout")
-    if fmt == "json":
+    reports = _run(_start(master, ui.verbose),
+                   lambda spark: jobs.verify(spark, paths, VerifyOptions(deep=True), progress=_progress("verify", ui)))
+    out = ui.stdout
+    if ui.format == "json":
         render_json(reports, out)
     else:
         render_text(reports, PlainConsole(out), list_ok=len(reports) <= 20)
@@ -140,13 +153,12 @@ def verify(paths, fmt, master, verbose):
 
 @command.command("stats", epilog=EXIT_HELP)
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_session_options
-def stats(paths, fmt, master, verbose):
+def stats(paths, master, ui):
     """Segments, batches, records, bytes, offset and time ranges, codec and magic mix per topic-partition
     and in total."""
     from kdump import stats as S
     from kdump.spark import jobs
-    summary = _run(_start(master, verbose), lambda spark: jobs.stats(spark, paths, progress=_progress("stats")))
-    click.echo(S.render_json(summary) if fmt == "json" else S.render_text(summary))
-    sys.exit(EXIT_OK)
+    summary = _run(_start(master, ui.verbose), lambda spark: jobs.stats(spark, paths, progress=_progress("stats", ui)))
+    ui.stdout.write((S.render_json(summary) if ui.format == "json" else S.render_text(summary)) + "\n")
+    ui.exit(EXIT_OK)

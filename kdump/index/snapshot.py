@@ -60,21 +60,6 @@ class ProducerEntry:
     def first_sequence(self) -> int:
         return decrement_sequence(self.last_sequence, self.offset_delta)
 
-    def dump_line(self, compat: str = "java") -> str:
-        """DumpLogSegments' line (spec §2.9); the Scala tool left a space after lastTimestamp."""
-        txn = ("OptionalLong.empty" if self.current_txn_first_offset < 0
-               else f"OptionalLong[{self.current_txn_first_offset}]")
-        line = (f"producerId: {self.producer_id} producerEpoch: {self.epoch} coordinatorEpoch: "
-                f"{self.coordinator_epoch} currentTxnFirstOffset: {txn} lastTimestamp: {self.timestamp}")
-        sep = " "
-        if compat == "scala":
-            line += " "
-            sep = ""
-        if self.has_batch_metadata:
-            line += (f"{sep}firstSequence: {self.first_sequence} lastSequence: {self.last_sequence} "
-                     f"lastOffset: {self.last_offset} offsetDelta: {self.offset_delta} timestamp: {self.timestamp}")
-        return line
-
     def encode(self) -> bytes:
         return ENTRY.pack(self.producer_id, self.epoch, self.last_sequence, self.last_offset, self.offset_delta,
                           self.timestamp, self.coordinator_epoch, self.current_txn_first_offset)

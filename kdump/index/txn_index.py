@@ -37,10 +37,6 @@ class AbortedTxn:
         return (f"AbortedTxn(version={self.version}, producerId={self.producer_id}, firstOffset={self.first_offset}, "
                 f"lastOffset={self.last_offset}, lastStableOffset={self.last_stable_offset})")
 
-    def dump_line(self) -> str:
-        """The line DumpLogSegments prints for this entry (spec §2.8)."""
-        return (f"version: {self.version} producerId: {self.producer_id} firstOffset: {self.first_offset} "
-                f"lastOffset: {self.last_offset} lastStableOffset: {self.last_stable_offset}")
 
 
 def decode_entry(data: bytes, offset: int = 0) -> AbortedTxn:

@@ -115,6 +115,12 @@ class JsonLinesRenderer:
     def begin_file(self, display_path: str, header: str | None) -> None:
         self.path = display_path
 
+    def companion(self, item) -> None:
+        """An entry of an index, snapshot or checkpoint file, as objects with the file's name."""
+        from kdump.render.companions import companion_objects
+        for obj in companion_objects(item):
+            self.out.write(json.dumps({"file": self.path, **obj}, ensure_ascii=False) + "\n")
+
     def trailing(self, file_name: str, tail) -> None:
         obj = {"file": self.path, "trailingBytes": tail.length, "position": tail.position, "tail": tail.kind}
         self.out.write(json.dumps(obj) + "\n")

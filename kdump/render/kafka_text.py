@@ -67,9 +67,11 @@ class KafkaTextRenderer:
         if header is not None:
             self.out.write(header + "\n")
 
-    def companion(self, text: str, obj=None) -> None:
-        """One line of an index, snapshot or checkpoint dump (kdump.index.dump builds the text)."""
-        self.out.write(text + "\n")
+    def companion(self, item) -> None:
+        """An entry of an index, snapshot or checkpoint file (:class:`kdump.index.dump.CompanionDumper`)."""
+        from kdump.render.companions import companion_lines
+        for line in companion_lines(item, "scala" if self.scala else "java"):
+            self.out.write(line + "\n")
 
     def trailing(self, file_name: str, tail) -> None:
         self.out.write(f"Found {tail.length} invalid bytes at the end of {file_name}\n")
