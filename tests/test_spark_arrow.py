@@ -138,3 +138,22 @@ def test_small_segments_share_arrow_batches(tmp_path):
     batches = list(read_slices(slices, ReadOptions(columns=("partition", "offset"))))
     assert len(batches) == 1
     assert sorted(set(batches[0].column("partition").to_pylist())) == [0, 1, 2, 3, 4]
+
+
+def test_export_tasks_are_balanced_over_the_cores():
+    """8 partitions of 16 + 16 + 5 MiB segments: Spark's packing for 2 cores gives tasks of 118, 127, 118 and
+    29 MiB with their open costs (one core runs 236 MiB); the export plan takes the packing that ends first
+    when tasks go to the first free core (4 of 98 MiB)."""
+    from kdump.spark.plan import SegmentFile, balanced_tasks, plan_tasks
+    segs = [SegmentFile(f"t{p}", 0, base, f"/x/t{p}-0/{base:020d}.log", size)
+            for p in range(8) for base, size in ((0, 16 << 20), (1000, 16 << 20), (2000, 5 << 20))]
+
+    def end_time(tasks, cores):
+        loads = [0] * cores
+        for t in tasks:
+            loads[loads.index(min(loads))] += t.cost
+        return max(loads)
+    spark_plan = plan_tasks(segs, parallelism=2)
+    balanced = balanced_tasks(segs, cores=2)
+    assert end_time(balanced, 2) < 0.9 * end_time(spark_plan, 2)
+    assert sorted(s.location for t in balanced for s in t.slices) == sorted(s.location for s in segs)

@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 
 from kdump.spark.arrow import DamagedRegion, ReadOptions, read_slices
-from kdump.spark.plan import find_segments, plan_tasks, remote
+from kdump.spark.plan import balanced_tasks, find_segments, plan_tasks, remote
 from kdump.spark.schema import default_columns
 
 
@@ -54,6 +54,14 @@ class _Progress:
 
 
 # --- export ------------------------------------------------------------------------------------------
+# Snappy; dictionaries only for the columns with few values and min/max statistics only for the small ones:
+# a dictionary attempt and min/max over every key and value cost about a quarter of the write time and
+# rarely pay off for Kafka payloads (bench/RESULTS.md).
+_SMALL_COLUMNS = ["topic", "partition", "offset", "timestamp", "timestampType"]
+PARQUET_OPTIONS = {"compression": "snappy", "use_dictionary": ["topic", "partition", "timestampType"],
+                   "write_statistics": _SMALL_COLUMNS}
+
+
 @dataclass
 class Export:
     """What an export wrote: ``records``, and the damaged regions skipped (PERMISSIVE), each a dict with
@@ -81,7 +89,7 @@ def _export_task(index, slices, out_dir, options):
     n = 0
     damage: list = []
     try:
-        with pq.ParquetWriter(tmp, arrow_schema(options.columns), compression="snappy") as w:
+        with pq.ParquetWriter(tmp, arrow_schema(options.columns), **PARQUET_OPTIONS) as w:
             for rb in read_slices(slices, options, on_damage=_damage_collector(damage)):
                 w.write_batch(rb)
                 n += rb.num_rows
@@ -125,7 +133,7 @@ def export(spark, paths, out_dir, fmt="parquet", options: ReadOptions | None = N
     if os.path.exists(out_dir) and os.listdir(out_dir):
         raise FileExistsError(f"{out_dir} exists and is not empty; kdump writes exports to a new directory")
     segments = find_segments(paths, options.storage_options)
-    tasks = plan_tasks(segments, parallelism=spark.sparkContext.defaultParallelism)
+    tasks = balanced_tasks(segments, cores=spark.sparkContext.defaultParallelism)
     work = [(i, t.slices) for i, t in enumerate(tasks)]
     if fmt == "json":  # Spark's JSON writer writes the records; the damage comes from a pass of kdump's tasks
         mode = "FAILFAST" if options.failfast else "PERMISSIVE"

@@ -78,7 +78,8 @@ def read_options(options, columns) -> ReadOptions:
         include_control=flag(options, "includeControl"),
         failfast=mode == "FAILFAST",
         check_crcs=flag(options, "checkCrcs", True),
-        max_rows=integer(options, "maxRecordsPerArrowBatch", 1 << 17, 1),
+        # Spark turns each Arrow batch into rows; smaller batches keep that in cache (bench/RESULTS.md)
+        max_rows=integer(options, "maxRecordsPerArrowBatch", 1 << 14, 1),
         max_bytes=integer(options, "maxBytesPerArrowBatch", 64 << 20, 1024),
         isolation=choice(options, "isolationLevel", ("read_uncommitted", "read_committed"), "read_uncommitted"),
         backend=choice(options, "backend", ("auto", "compiled", "python"), "auto"),
