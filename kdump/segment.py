@@ -31,13 +31,11 @@ from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.format.framing import BatchHeader, Stop, entry_batch
 from kdump.format.legacy import LegacyBatch
+from kdump.format.limits import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES  # noqa: F401  (re-exported)
 from kdump.format.v2 import RecordBatch
 
 Batch = Union[RecordBatch, LegacyBatch]
 
-DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024
-# Bounds the decompressed size of one batch's records; Kafka's own limits are far below this.
-DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024
 WINDOW = 1 << 20  # bytes scanned at a time when resynchronising
 CHUNK = 1 << 20  # bytes held at a time when computing the CRC of a large entry
 
