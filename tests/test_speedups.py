@@ -1,4 +1,5 @@
-"""The compiled record decoder (kdump._speedups.parse_records) against the pure one (parse_records_py).
+"""The compiled record decoder (kdump.format._records.parse_records) against the pure one (parse_records_py),
+and the compiled record-line renderer (kdump.render._lines.render_v2_lines) against render_v2_lines_py.
 
 Differential: both must give the same RecordColumns (every list) and the same FormatError (code and
 message) or None, for payloads built by the independent encoder below (valid records, overlong and huge
@@ -40,7 +41,8 @@ def test_backend_is_compiled_when_required():
     """CI sets KDUMP_REQUIRE_COMPILED=1: there a missing or broken extension is a failure, not a skip."""
     if not (_on("KDUMP_REQUIRE_COMPILED") or os.environ.get("CI") == "true"):
         pytest.skip("neither KDUMP_REQUIRE_COMPILED=1 nor CI=true is set")
-    import kdump._speedups  # noqa: F401  (an ImportError here says why it is not built)
+    import kdump.format._records  # noqa: F401  (an ImportError here says why it is not built)
+    import kdump.render._lines  # noqa: F401
     if _on("KDUMP_PURE_PYTHON"):  # the pure run of the suite: the switch must still win
         assert backend.BACKEND == "python"
     else:
@@ -49,17 +51,21 @@ def test_backend_is_compiled_when_required():
 
 @pytest.fixture(scope="module")
 def fast():
-    return pytest.importorskip("kdump._speedups", reason="the compiled extension is not built").parse_records
+    return pytest.importorskip("kdump.format._records", reason="the compiled extension is not built").parse_records
 
 
 def test_backend_picks_compiled_whatever_is_imported_first(fast):
-    """Importing kdump._speedups before anything else must not trip the v2 <-> _backend import cycle."""
+    """Whichever module is imported first (a compiled one included), the pure modules pick the compiled twins
+    and hand them their pure twins (no import order to get right: there is no cycle)."""
     if _on("KDUMP_PURE_PYTHON"):
         pytest.skip("KDUMP_PURE_PYTHON forces the pure path")
     env = dict(os.environ, PYTHONPATH=str(Path(kdump.__file__).parent.parent))
-    for first in ("kdump._speedups", "kdump._backend", "kdump.format.v2", "kdump"):
-        code = (f"import {first}; import kdump._backend as b, kdump.format.v2 as v2, kdump._speedups as s; "
-                "print(b.BACKEND, v2.parse_records is s.parse_records)")
+    for first in ("kdump.format._records", "kdump.render._lines", "kdump._backend", "kdump.format.v2",
+                  "kdump.render.kafka_text", "kdump"):
+        code = (f"import {first}; import kdump._backend as b, kdump.format.v2 as v2, kdump.format._records as r, "
+                "kdump.render.kafka_text as k, kdump.render._lines as l; "
+                "print(b.BACKEND, v2.parse_records is r.parse_records and k.render_v2_lines is l.render_v2_lines "
+                "and r.parse_records_py is v2.parse_records_py and l.render_v2_lines_py is k.render_v2_lines_py)")
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                              cwd=str(ROOT / "tests"), check=True).stdout.split()
         assert out == ["compiled", "True"], (first, out)
@@ -380,7 +386,7 @@ def test_corpus_has_magic2_records(fast):
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(batches(), st.integers(-3, 2**31 - 1), st.booleans(), st.booleans())
 def test_render_v2_lines_same_text(fast, args, base_seq, print_data, skip_metadata):
-    from kdump._speedups import render_v2_lines
+    from kdump.render._lines import render_v2_lines
     from kdump.render.kafka_text import render_v2_lines_py
     buf, start, end, count, base_offset, base_timestamp, append_time = args
     cols = parse_records_py(buf, start, end, count, base_offset, base_timestamp, append_time)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import struct
 import zlib
 
-from . import CodecError, DecompressedTooLarge, _view
+from .errors import CodecError, DecompressedTooLarge, _view
 
 _NAME = "gzip"
 

@@ -44,7 +44,7 @@ import struct
 
 import lz4.block as _lz4_block  # python-lz4 (C): raw LZ4 blocks
 
-from . import CodecError, DecompressedTooLarge, _view
+from .errors import CodecError, DecompressedTooLarge, _view
 
 _NAME = "lz4"
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import snappy as _snappy_lib  # python-snappy: raw snappy blocks (compress / uncompress)
 
-from . import CodecError, DecompressedTooLarge, _view
+from .errors import CodecError, DecompressedTooLarge, _view
 
 _NAME = "snappy"
 

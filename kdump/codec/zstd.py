@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import zstandard as _zstd_lib
 
-from . import CodecError, DecompressedTooLarge, _view
+from .errors import CodecError, DecompressedTooLarge, _view
 
 _NAME = "zstd"
 

@@ -20,6 +20,7 @@ from kdump import codec as _codec
 from kdump.errors import FormatError
 from kdump.format import layout as L
 from kdump.format.columns import Record, RecordColumns, iter_records
+from kdump.format.limits import DEFAULT_MAX_DECOMPRESSED_BYTES
 from kdump.format.types import TimestampType
 
 _INT32 = struct.Struct(">i")  # key and value lengths
@@ -166,7 +167,6 @@ class LegacyBatch:
         limit); may raise FormatError for a wrapper that cannot be read."""
         if self.message.codec_id == _codec.NONE:
             return self.message.offset
-        from kdump.segment import DEFAULT_MAX_DECOMPRESSED_BYTES
         return self.columns(DEFAULT_MAX_DECOMPRESSED_BYTES).offsets[0]  # columns() raises if there is none
 
     def records(self, limit: int) -> Iterator[Record]:

@@ -50,7 +50,7 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
     """
     # The single-byte varint case is written out inline for every field below (instead of a helper call)
     # because this loop is the pure path's hot spot; _uvarint handles the rest. Its compiled twin lives in
-    # kdump/_speedups.pyx and must stay statement-for-statement in step.
+    # kdump/format/_records.pyx and must stay statement-for-statement in step.
     cols = RecordColumns(buf)
     offsets = cols.offsets
     timestamps = cols.timestamps

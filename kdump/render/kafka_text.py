@@ -114,7 +114,7 @@ class KafkaTextRenderer:
             getattr(self.key_decoder, "name", "") == "string" and getattr(self.value_decoder, "name", "") == "string")
         if not batch.is_control and default_decoders and not (self.scala and self.skip_metadata) \
                 and decoded is None:
-            # the common case, with a compiled twin (kdump/_speedups.pyx)
+            # the common case, with a compiled twin (kdump/render/_lines.pyx)
             render_v2_lines(cols, batch.timestamp_type.display_name, batch.base_offset, batch.base_sequence,
                             self.print_data, self.skip_metadata, lines)
             return
@@ -182,7 +182,7 @@ def _text(buf, pos: int, n: int) -> str:
 def render_v2_lines_py(cols, ts_name: str, base_offset: int, base_seq: int, print_data: bool,
                        skip_metadata: bool, lines: list) -> None:
     """Record lines of a non-control magic-2 batch with the default (string) decoders, newest tool's text.
-    The compiled twin in kdump/_speedups.pyx must print exactly the same."""
+    The compiled twin in kdump/render/_lines.pyx must print exactly the same."""
     key_pos, key_len, value_pos, value_len = cols.key_pos, cols.key_len, cols.value_pos, cols.value_len
     buf = cols.buf
     prefix = "| " if skip_metadata else " "
