@@ -212,7 +212,7 @@ def test_continuation_runs(fast):
 
 
 def test_huge_timestamp_deltas_and_sums(fast):
-    """A 10-byte varlong carries up to 70 bits; the pure path keeps them (Python ints), never wraps."""
+    """A 10-byte varlong keeps its low 64 bits (Java's readVarlong); the sums are Python ints, never wrapped."""
     cases = []
     for ts in (2**63 - 1, -(2**63), 2**63, -(2**63) - 1, 2**64, 2**69 - 1, -(2**69), 2**40):
         cases.append(record(0, ts, 1))

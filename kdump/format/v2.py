@@ -34,6 +34,9 @@ def _uvarint(buf, pos, end, what, index, max_bytes):
         pos += 1
         value |= (b & 0x7F) << shift
         if b < 0x80:
+            if max_bytes == 10:
+                # Java's readVarlong: bits past the 64th (of a 10th byte above 1) fall off the long
+                value &= 0xFFFFFFFFFFFFFFFF
             return zigzag_decode(value), pos
         shift += 7
     raise FormatError("varint-too-long", f"record {index}: {what} is a varint longer than {max_bytes} bytes")

@@ -52,12 +52,18 @@ def check_v2(v, batch) -> int:
     """Deep checks of one CRC-valid magic 2 batch; ``v`` is the SegmentVerifier (findings, gap counts).
     Returns the number of records decoded."""
     count = batch.records_count
-    if count <= 0:
-        return 0  # an empty batch (compaction keeps its header) has nothing to decode; Kafka does not try
     pos = batch.position
     base = batch.base_offset
     lod = batch.last_offset_delta
     where = {"position": pos, "first_offset": base, "last_offset": base + lod}
+    if count <= 0:
+        # An empty batch (compaction keeps its header) is the header alone: Kafka does not decompress it,
+        # so bytes after it would go unread, whatever they hold.
+        extra = len(batch.body) - L.V2_BODY_HEAD_SIZE
+        if count == 0 and extra > 0:
+            v._add("records-remaining", f"the batch declares 0 records, yet {extra} bytes follow its header",
+                   **where)
+        return 0
     limit = v.options.max_batch_bytes
     try:
         cols = batch.columns(limit)
