@@ -117,24 +117,28 @@ cdef bint _fast_buffer(object buf):
     return False
 
 
-def parse_records(buf, start, end, count, base_offset, base_timestamp, append_time):
+def parse_records(buf, start, end, count, base_offset, base_timestamp, append_time, first=0, stop=None, at=None):
     """Decode ``count`` records from ``buf[start:end]``; see :func:`kdump.format.v2.parse_records_py`."""
     if not (_fast_buffer(buf) and type(start) is int and type(end) is int and type(count) is int
-            and type(base_offset) is int and type(base_timestamp) is int) or not (0 <= start <= end <= len(buf)):
+            and type(base_offset) is int and type(base_timestamp) is int and type(first) is int
+            and (stop is None or type(stop) is int) and (at is None or type(at) is int)) \
+            or not (0 <= start <= end <= len(buf)) or not (at is None or start <= at <= end) \
+            or not (0 <= first <= _SSIZE_MAX) or not (stop is None or first <= stop <= _SSIZE_MAX):
         # inputs the fast path is not written for: the pure function decides, so results are identical
         from kdump.format.v2 import parse_records_py
-        return parse_records_py(buf, start, end, count, base_offset, base_timestamp, append_time)
+        return parse_records_py(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at)
     cdef Py_buffer view
     PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
     try:
         return _parse(buf, <const unsigned char *>view.buf, view.len, start, end, count, base_offset,
-                      base_timestamp, append_time)
+                      base_timestamp, append_time, first, stop, start if at is None else at)
     finally:
         PyBuffer_Release(&view)
 
 
 cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssize_t start, Py_ssize_t end,
-                   object count_obj, object base_offset, object base_timestamp, object append_time):
+                   object count_obj, object base_offset, object base_timestamp, object append_time,
+                   Py_ssize_t first, object stop, Py_ssize_t at):
     # Mirrors parse_records_py statement by statement; keep the two in step.
     cols = RecordColumns(buf)
     cdef list offsets = cols.offsets
@@ -156,8 +160,9 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
     cdef int64_t c_base_ts = base_timestamp if ts_small else 0
 
     cdef Py_ssize_t count
-    cdef Py_ssize_t pos = start
-    cdef Py_ssize_t i = 0
+    cdef Py_ssize_t last
+    cdef Py_ssize_t pos = at
+    cdef Py_ssize_t i = first
     cdef Py_ssize_t rec_start, body_start, body_end, kpos, vpos, h
     cdef int64_t length, ts_delta, off_delta, klen, vlen, nheaders, hk, hv
     cdef uint64_t raw
@@ -169,7 +174,8 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
             raise FormatError("record-count-invalid", f"invalid record count {count_obj}")
         # Every record takes at least one byte, so a count above _SSIZE_MAX can never be reached.
         count = _SSIZE_MAX if count_obj > _SSIZE_MAX else count_obj
-        while i < count:
+        last = count if stop is None or stop > count else stop
+        while i < last:
             rec_start = pos
             if pos >= end:
                 raise FormatError("record-truncated",
@@ -290,14 +296,16 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
             headers.append(hdrs)
             sizes.append(pos - rec_start)
             i += 1
-        if pos != end:
+        if last < count:
+            cols.resume_at = pos
+        elif pos != end:
             raise FormatError(
                 "records-remaining",
                 f"incorrect declared batch size: {end - pos} bytes remain after the {count_obj} records the header declares",
             )
     except FormatError as e:
         cols.error = e
-    cols.count = i
+    cols.count = i - first
     return cols
 
 

@@ -21,6 +21,7 @@ from kdump.logdir import (BOOTSTRAP_CHECKPOINT, COMPANION_KINDS, TEXT_KINDS, Ent
                           kraft_snapshot_id, named_kind, segment_base_offset)
 from kdump.segment import (DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES, BadEntry, DamagedRange,
                            GoodBatch, LargeEntry, SegmentReader)
+from kdump.format import columns as _columns
 from kdump.format.columns import RecordColumns
 
 @dataclass
@@ -228,18 +229,38 @@ class Dumper:
                 if not deep:
                     r.batch(batch)
                     continue
-                records, error = _decode(batch, limit)
-                if window is not None:
-                    records = window.filter_records(batch, records)
-                r.batch(batch, records, decode_records(batch, records, record_decoder))
-                offsets = records.offsets[:records.count]
-                result.records += len(offsets)
-                for off in offsets:
-                    if last is not None and off != last + 1:
-                        result.non_consecutive_pair(last, off)
-                    last = off
-                if error is not None:
-                    self._error(result, error.at(batch.position))
+                # In chunks of records: a batch may declare millions (memory stays bounded by the chunk). The
+                # next chunk is decoded before the current one is rendered, so that a batch of one chunk is
+                # rendered whole, and a renderer is told when a batch goes on (open_batch .. close_batch).
+                chunks = _decode(batch, limit)
+                current = next(chunks)
+                following = next(chunks, None)
+                whole = following is None
+                first = True
+                while current is not None:
+                    records, error = current
+                    if window is not None:
+                        records = window.filter_records(batch, records, last_chunk=following is None)
+                    decoded = decode_records(batch, records, record_decoder)
+                    if whole:
+                        r.batch(batch, records, decoded)
+                    elif first:
+                        r.open_batch(batch, records, decoded)
+                    else:
+                        r.more_records(batch, records, decoded)
+                    first = False
+                    offsets = records.offsets[:records.count]
+                    result.records += len(offsets)
+                    for off in offsets:
+                        if last is not None and off != last + 1:
+                            result.non_consecutive_pair(last, off)
+                        last = off
+                    if error is not None:
+                        self._error(result, error.at(batch.position))
+                    current = following
+                    following = None if following is None else next(chunks, None)
+                if not whole:
+                    r.close_batch(batch)
             tail = reader.tail
         if window is not None and window.started:
             self._seek_done.add(os.path.dirname(os.path.abspath(path)))
@@ -363,12 +384,17 @@ def _large_message(entry: LargeEntry, max_batch_bytes: int) -> str:
 
 
 def _decode(batch, limit):
-    """(records, error): the batch's RecordColumns, plus the error that stopped decoding (or None)."""
+    """(records, error) per chunk of the batch's records: RecordColumns, plus the error that stopped
+    decoding (or None). A batch that cannot be decoded at all is one empty chunk with its error."""
+    chunks = batch.column_chunks(limit, _columns.RECORDS_PER_CHUNK)
     try:
-        cols = batch.columns(limit)
+        cols = next(chunks)
     except FormatError as e:
-        return RecordColumns(b""), e
-    return cols, cols.error
+        yield RecordColumns(b""), e
+        return
+    yield cols, cols.error
+    for cols in chunks:
+        yield cols, cols.error
 
 
 class _SeekWindow:
@@ -382,6 +408,7 @@ class _SeekWindow:
         self.from_time = opts.from_time
         self.started = self.from_offset is None and self.from_time is None
         self.first_batch = None  # the batch the window starts in (records before the start are hidden)
+        self.first_record_shown = False  # in that batch, read in chunks: the start has been found
 
     def batch_verdict(self, batch, limit: int) -> str:
         if self.to_offset is not None and batch.last_offset > self.to_offset and \
@@ -397,16 +424,19 @@ class _SeekWindow:
         self.first_batch = batch
         return "show"
 
-    def filter_records(self, batch, records):
+    def filter_records(self, batch, records, *, last_chunk: bool = True):
+        """The records of one chunk of ``batch`` to show (a batch comes in one or more chunks, in order)."""
         lo = hi = None
         n = records.count
         offsets = records.offsets
-        if batch is self.first_batch:
+        if batch is self.first_batch and not self.first_record_shown:
             if self.from_offset is not None:
                 lo = next((i for i in range(n) if offsets[i] >= self.from_offset), n)
             elif self.from_time is not None:
                 times = records.timestamps
-                lo = next((i for i in range(n) if times[i] >= self.from_time), 0)
+                # no record at or after the time in a whole batch (its max timestamp says there is): show it all
+                lo = next((i for i in range(n) if times[i] >= self.from_time), 0 if last_chunk else n)
+            self.first_record_shown = lo < n
         if self.to_offset is not None:
             hi = next((i for i in range(n) if offsets[i] > self.to_offset), n)
         if lo is None and hi is None:
