@@ -204,7 +204,7 @@ class SegmentReader:
             if remaining <= L.HEADER_SIZE_UP_TO_MAGIC:
                 if remaining <= 0:
                     yield self._stop(F.end_stop(pos))
-                elif probe.all_zero(pos, end):
+                elif not self.limited and probe.all_zero(pos, end):  # bytes cut by --max-bytes are no tail
                     yield self._stop(F.zeros_stop(pos, remaining))
                 else:
                     yield self._stop(F.short_stop(pos, remaining))

@@ -116,8 +116,8 @@ def outcome(fn, args):
         return None, (type(e), str(e))
 
 
-def check_same(fast, buf, start, end, count, base_offset=0, base_timestamp=0, append_time=None):
-    args = (buf, start, end, count, base_offset, base_timestamp, append_time)
+def check_same(fast, buf, start, end, count, base_offset=0, base_timestamp=0, append_time=None, chunk=()):
+    args = (buf, start, end, count, base_offset, base_timestamp, append_time, *chunk)
     want, want_exc = outcome(parse_records_py, args)
     got, got_exc = outcome(fast, args)
     assert got_exc == want_exc
@@ -129,6 +129,7 @@ def check_same(fast, buf, start, end, count, base_offset=0, base_timestamp=0, ap
         assert getattr(got, name) == getattr(want, name), name
     for name in ("offsets", "timestamps", "attributes", "key_pos", "key_len", "value_pos", "value_len", "sizes"):
         assert [type(x) for x in getattr(got, name)] == [type(x) for x in getattr(want, name)], name
+    assert got.resume_at == want.resume_at
     assert all(h is EMPTY for h in got.headers if not h)
     assert all(type(k) is bytes and (v is None or type(v) is bytes) for h in got.headers for k, v in h)
     if want.error is None:
@@ -218,7 +219,7 @@ def test_continuation_runs(fast):
 
 
 def test_huge_timestamp_deltas_and_sums(fast):
-    """A 10-byte varlong carries up to 70 bits; the pure path keeps them (Python ints), never wraps."""
+    """A 10-byte varlong keeps its low 64 bits (Java's readVarlong); the sums are Python ints, never wrapped."""
     cases = []
     for ts in (2**63 - 1, -(2**63), 2**63, -(2**63) - 1, 2**64, 2**69 - 1, -(2**69), 2**40):
         cases.append(record(0, ts, 1))
@@ -394,3 +395,24 @@ def test_render_v2_lines_same_text(fast, args, base_seq, print_data, skip_metada
     render_v2_lines(cols, "CreateTime", base_offset, base_seq, print_data, skip_metadata, ours)
     render_v2_lines_py(cols, "CreateTime", base_offset, base_seq, print_data, skip_metadata, pure)
     assert ours == pure
+
+
+def test_chunks(fast):
+    """Decoding in chunks (first record index, stop index, resume position): both paths give the same
+    chunks, resume positions and errors, including a records-remaining error only in the last chunk."""
+    payload = b"".join(sample_payload())
+    n = len(sample_payload())
+    whole = check_same(fast, payload, 0, len(payload), n, 5, 7)
+    for extra in (b"", b"\x00\x00"):
+        data = payload + extra
+        for size in (1, 2, 3, n, n + 1):
+            first, at = 0, 0
+            while True:
+                got = check_same(fast, data, 0, len(data), n, 5, 7, chunk=(first, first + size, at))
+                assert got.offsets == whole.offsets[first:first + got.count]
+                if got.resume_at is None:
+                    break
+                first, at = first + got.count, got.resume_at
+            assert (got.error is not None) == bool(extra)
+    for bad in ((0, None, -1), (0, None, len(payload) + 1), (-1, 2, 0), (3, 1, 0), (0, 2, 1)):
+        check_same(fast, payload, 0, len(payload), n, 5, 7, chunk=bad)

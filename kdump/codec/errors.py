@@ -38,3 +38,33 @@ def _view(data) -> memoryview:
         # e.g. a signed-char view or an array('I'); cast needs C-contiguous data (raises TypeError otherwise)
         mv = mv.cast("B")
     return mv
+
+
+class _Output:
+    """Decompressed output, gathered without holding it twice: pieces are appended to one growing buffer
+    (``io.BytesIO``, whose ``getvalue`` hands over that buffer as ``bytes`` without a copy), so a payload
+    near the limit costs about its own size, not the size of the pieces plus their join."""
+
+    __slots__ = ("_io", "_first", "size")
+
+    def __init__(self):
+        self._io = None
+        self._first = None  # a single piece is returned as it is
+        self.size = 0
+
+    def append(self, piece: bytes) -> None:
+        self.size += len(piece)
+        if self._first is None and self._io is None:
+            self._first = piece
+            return
+        if self._io is None:
+            import io
+            self._io = io.BytesIO()
+            self._io.write(self._first)
+            self._first = None
+        self._io.write(piece)
+
+    def value(self) -> bytes:
+        if self._io is not None:
+            return self._io.getvalue()
+        return b"" if self._first is None else bytes(self._first)

@@ -13,8 +13,8 @@ preceded by an explicit bounds check (``pos < end``, ``pos < body_end`` with ``b
 typed buffers anyway).
 
 Integer semantics follow the pure path, which uses Python ints: 5-byte varints are not range-checked to
-32 bits (35 significant bits, held exactly in ``int64_t``); a 10-byte varlong may carry up to 70 bits,
-which is decoded as a Python int when it does not fit in 64; ``base_offset + delta`` and
+32 bits (35 significant bits, held exactly in ``int64_t``); a 10-byte varlong keeps its low 64 bits, as
+Java's ``readVarlong`` does (a 10th byte above 1 does not make it a 70-bit number); ``base_offset + delta`` and
 ``base_timestamp + delta`` are computed in C only when the sum provably fits in ``int64_t`` and with
 Python ints otherwise (never wrapped). Inputs the fast path is not written for (other buffer types,
 non-``int`` numbers, out-of-range ``start``/``end``) are handed to the pure function, so the results
@@ -83,9 +83,11 @@ cdef inline int _read_field(const unsigned char *p, Py_ssize_t *ppos, Py_ssize_t
             ppos[0] = pos + 1
             return VI_OK
     st = _read_raw(p, ppos, end, max_bytes, &raw)
-    if st == VI_OK:
-        # raw < 2**64: raw >> 1 fits in int64_t and the result equals Python's (n >> 1) ^ -(n & 1)
+    if st == VI_OK or st == VI_BIG:
+        # raw < 2**64: raw >> 1 fits in int64_t and the result equals Python's (n >> 1) ^ -(n & 1). A varlong
+        # above 64 bits keeps its low 64, as Java's readVarlong does (the pure path masks it the same way).
         out[0] = <int64_t>(raw >> 1) ^ -<int64_t>(raw & 1)
+        return VI_OK
     return st
 
 
@@ -102,20 +104,6 @@ cdef object _varint_error(int st, str what, Py_ssize_t i, int max_bytes):
     return FormatError("varint-too-long", f"record {i}: {what} is a varint longer than {max_bytes} bytes")
 
 
-cdef object _big_varlong(const unsigned char *p, Py_ssize_t pos):
-    """The exact (Python int) zig-zag value of a varlong _read_raw reported as VI_BIG (so it is complete)."""
-    value = 0
-    cdef unsigned int shift = 0
-    cdef unsigned char b
-    while True:
-        b = p[pos]
-        pos += 1
-        value |= (<object>(b & 0x7F)) << shift
-        if b < 0x80:
-            return (value >> 1) ^ -(value & 1)
-        shift += 7
-
-
 cdef bint _fast_buffer(object buf):
     """Buffers whose indexing (``buf[i]``) gives the i-th byte as an int, and which read as one C array."""
     t = type(buf)
@@ -129,23 +117,27 @@ cdef bint _fast_buffer(object buf):
     return False
 
 
-def parse_records(buf, start, end, count, base_offset, base_timestamp, append_time):
+def parse_records(buf, start, end, count, base_offset, base_timestamp, append_time, first=0, stop=None, at=None):
     """Decode ``count`` records from ``buf[start:end]``; see :func:`kdump.format.v2.parse_records_py`."""
     if not (_fast_buffer(buf) and type(start) is int and type(end) is int and type(count) is int
-            and type(base_offset) is int and type(base_timestamp) is int) or not (0 <= start <= end <= len(buf)):
+            and type(base_offset) is int and type(base_timestamp) is int and type(first) is int
+            and (stop is None or type(stop) is int) and (at is None or type(at) is int)) \
+            or not (0 <= start <= end <= len(buf)) or not (at is None or start <= at <= end) \
+            or not (0 <= first <= _SSIZE_MAX) or not (stop is None or first <= stop <= _SSIZE_MAX):
         # inputs the fast path is not written for: the pure function decides, so results are identical
-        return parse_records_py(buf, start, end, count, base_offset, base_timestamp, append_time)
+        return parse_records_py(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at)
     cdef Py_buffer view
     PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
     try:
         return _parse(buf, <const unsigned char *>view.buf, view.len, start, end, count, base_offset,
-                      base_timestamp, append_time)
+                      base_timestamp, append_time, first, stop, start if at is None else at)
     finally:
         PyBuffer_Release(&view)
 
 
 cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssize_t start, Py_ssize_t end,
-                   object count_obj, object base_offset, object base_timestamp, object append_time):
+                   object count_obj, object base_offset, object base_timestamp, object append_time,
+                   Py_ssize_t first, object stop, Py_ssize_t at):
     # Mirrors parse_records_py statement by statement; keep the two in step.
     cols = RecordColumns(buf)
     cdef list offsets = cols.offsets
@@ -167,22 +159,22 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
     cdef int64_t c_base_ts = base_timestamp if ts_small else 0
 
     cdef Py_ssize_t count
-    cdef Py_ssize_t pos = start
-    cdef Py_ssize_t i = 0
-    cdef Py_ssize_t rec_start, body_start, body_end, kpos, vpos, h, ts_start
+    cdef Py_ssize_t last
+    cdef Py_ssize_t pos = at
+    cdef Py_ssize_t i = first
+    cdef Py_ssize_t rec_start, body_start, body_end, kpos, vpos, h
     cdef int64_t length, ts_delta, off_delta, klen, vlen, nheaders, hk, hv
     cdef uint64_t raw
     cdef int st
     cdef unsigned char b, attr
-    cdef bint ts_big
-    cdef object ts_big_value = None
     cdef list hl
     try:
         if count_obj < 0:
             raise FormatError("record-count-invalid", f"invalid record count {count_obj}")
         # Every record takes at least one byte, so a count above _SSIZE_MAX can never be reached.
         count = _SSIZE_MAX if count_obj > _SSIZE_MAX else count_obj
-        while i < count:
+        last = count if stop is None or stop > count else stop
+        while i < last:
             rec_start = pos
             if pos >= end:
                 raise FormatError("record-truncated",
@@ -211,16 +203,9 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                 raise FormatError("record-truncated", f"record {i}: invalid record structure (ran out of bytes)")
             attr = p[pos]
             pos += 1
-            ts_big = False
-            ts_start = pos
             st = _read_field(p, &pos, body_end, 10, &ts_delta)
             if st != VI_OK:
-                if st != VI_BIG:
-                    raise _varint_error(st, "timestamp delta", i, 10)
-                # a complete 10-byte varlong above 64 bits (pos is already past it): exact Python int
-                ts_big = True
-                ts_big_value = _big_varlong(p, ts_start)
-                ts_delta = 0  # unused when ts_big
+                raise _varint_error(st, "timestamp delta", i, 10)
             st = _read_field(p, &pos, body_end, 5, &off_delta)
             if st != VI_OK:
                 raise _varint_error(st, "offset delta", i, 5)
@@ -298,8 +283,6 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                 offsets.append(base_offset + off_delta)
             if use_append_time:
                 timestamps.append(append_time)
-            elif ts_big:
-                timestamps.append(base_timestamp + ts_big_value)
             elif ts_small and _add_fits(c_base_ts, ts_delta):
                 timestamps.append(c_base_ts + ts_delta)
             else:
@@ -312,12 +295,14 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
             headers.append(hdrs)
             sizes.append(pos - rec_start)
             i += 1
-        if pos != end:
+        if last < count:
+            cols.resume_at = pos
+        elif pos != end:
             raise FormatError(
                 "records-remaining",
                 f"incorrect declared batch size: {end - pos} bytes remain after the {count_obj} records the header declares",
             )
     except FormatError as e:
         cols.error = e
-    cols.count = i
+    cols.count = i - first
     return cols

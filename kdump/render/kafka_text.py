@@ -83,13 +83,25 @@ class KafkaTextRenderer:
         if records is None:
             self.out.write(batch_line(batch) + "\n")
             return
-        lines = [batch_line(batch)]
+        self._record_lines(batch, records, decoded, [batch_line(batch)])
+
+    # a batch whose records come in chunks: the first with the batch line, then the others
+    open_batch = batch
+
+    def more_records(self, batch, records, decoded=None) -> None:
+        self._record_lines(batch, records, decoded, [])
+
+    def close_batch(self, batch) -> None:
+        pass
+
+    def _record_lines(self, batch, records, decoded, lines: list) -> None:
         if batch.magic >= 2:  # Kafka prints different record lines for legacy messages
             self._v2_lines(batch, records, decoded, lines)
         else:
             self._legacy_lines(batch, records, decoded, lines)
-        lines.append("")
-        self.out.write("\n".join(lines))
+        if lines:
+            lines.append("")
+            self.out.write("\n".join(lines))
 
     # --- records ------------------------------------------------------------------------------
     def _payload(self, key, value, prefix: str, decoded=None) -> str:
