@@ -215,7 +215,7 @@ def main(argv=None):
 def _register_commands():
     """Subcommands living in their own modules (kdump/commands/*.py), each a thin layer over its library."""
     import importlib
-    for name in ("verify", "index", "convert", "groups", "metadata", "txn_state", "spark", "salvage", "txn"):
+    for name in ("verify", "index", "convert", "groups", "metadata", "txn_state", "spark", "salvage", "txn", "stats"):
         try:
             module = importlib.import_module(f"kdump.commands.{name}")
         except ModuleNotFoundError as e:

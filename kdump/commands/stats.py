@@ -1,0 +1,74 @@
+"""``kdump stats``: a thin Click layer over :mod:`kdump.stats`."""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from kdump.errors import EXIT_OK, EXIT_USAGE
+
+EXIT_HELP = """\b
+Exit codes:
+  0  success
+  2  usage error, or a path is missing or unreadable
+  70 a bug in kdump (rerun with KDUMP_DEBUG=1 for the traceback)"""
+
+
+def _size(text: str) -> int:
+    """``256M``, ``2G``, ``512k`` or a number of bytes."""
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(t[-1:], 1)
+    digits = t[:-1] if scale > 1 else t
+    if not digits.isdigit() or int(digits) == 0:
+        raise click.BadParameter(f"{text!r} is not a size such as 256M or 2G", param_hint="--memory")
+    return int(digits) * scale
+
+
+@click.command("stats", epilog=EXIT_HELP)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option("--memory", default="256M", show_default=True, metavar="SIZE",
+              help="Memory for the key digests of one partition; beyond it they are spilled to disk (the counts "
+                   "stay exact).")
+@click.option("--spill-dir", type=click.Path(file_okay=False, path_type=str), default=None,
+              help="Where key digests are spilled (default: the system temporary directory).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def command(paths, memory, spill_dir, fmt):
+    """The numbers of a log, per topic-partition and in total: segments, batches, records, bytes, offset and
+    time ranges, magic and codec mix with compression ratios, producers, transactions, control records, key
+    cardinality, and what a compaction would remove (records superseded by a later record with the same key,
+    tombstones).
+
+    PATHS: segments, partition directories or log directories. The header numbers are those of
+    `kdump spark stats`; the others need every record decoded. Key counts are exact: 16-byte key digests are
+    kept in --memory, and spilled to disk beyond it.
+
+    \b
+    Examples:
+      kdump stats /var/lib/kafka/data/orders-0
+      kdump stats --memory 1G --format json /var/lib/kafka/data | jq '.total.compaction'
+    """
+    from kdump.logdir import segment_groups
+    from kdump.stats import render_json, render_text, stats_paths
+
+    if not paths:
+        raise click.UsageError("no paths given: name segments, partition directories or log directories")
+    memory_bytes = _size(memory)
+    groups, refused = segment_groups(paths)
+    for r in refused:
+        click.echo(f"kdump: {r.path}: {r.reason}", err=True)
+    total = sum(os.path.getsize(log) for g in groups for log in g.logs)
+    try:
+        if sys.stderr.isatty() and total:
+            from rich.progress import Progress
+            with Progress(transient=True) as bar:
+                task = bar.add_task("stats", total=total)
+                summary = stats_paths(groups, memory_bytes=memory_bytes, spill_dir=spill_dir,
+                                      progress=lambda n: bar.advance(task, n))
+        else:
+            summary = stats_paths(groups, memory_bytes=memory_bytes, spill_dir=spill_dir)
+    except OSError as e:
+        click.echo(f"kdump: {e.filename}: cannot read: {e.strerror or e}", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(render_json(summary) if fmt == "json" else render_text(summary))
+    sys.exit(EXIT_USAGE if refused else EXIT_OK)
