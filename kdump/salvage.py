@@ -207,20 +207,13 @@ class _SalvagedSegmentWriter(SegmentWriter):
         self.verified = deep_verify(path, self.path, self.record_limit)
 
 
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
 def salvage_segment(source, destination, *, overwrite: bool = False, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
                     rebuild_indexes: bool = True, progress=None) -> SalvageResult:
     """Copy the batches of ``source`` that verify into the new segment ``destination`` (a file path; an existing
     directory takes the source's name) with its indexes. Raises FileExistsError (the output or one of its index
     files exists and not ``overwrite``, or it is the input), OSError, and
     :class:`~kdump.writer.WriteVerificationError` if the new file does not read back clean."""
-    from kdump.convert.files import _add_indexes, _index_targets, output_path_for
+    from kdump.convert.files import _add_indexes, _index_targets, _same_file, output_path_for
 
     source = os.fspath(source)
     destination = os.path.abspath(output_path_for(source, destination))
@@ -265,6 +258,8 @@ def salvage_directory(source_dir, output_dir, *, max_batch_bytes: int = DEFAULT_
     the next) and ``partition.metadata``/``leader-epoch-checkpoint`` are written into a temporary directory that
     becomes ``output_dir`` in one rename. Producer snapshots are not copied: they may describe batches that were
     dropped, and Kafka rebuilds the producer state from the log without them."""
+    from kdump.convert.files import _same_file
+
     source_dir = os.fspath(source_dir)
     output_dir = os.path.abspath(os.fspath(output_dir))
     partition = Partition(source_dir)

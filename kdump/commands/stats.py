@@ -48,15 +48,11 @@ def command(paths, memory, spill_dir, fmt):
       kdump stats /var/lib/kafka/data/orders-0
       kdump stats --memory 1G --format json /var/lib/kafka/data | jq '.total.compaction'
     """
-    from kdump.logdir import segment_groups
+    from kdump.commands.partition_paths import partition_groups
     from kdump.stats import render_json, render_text, stats_paths
 
-    if not paths:
-        raise click.UsageError("no paths given: name segments, partition directories or log directories")
     memory_bytes = _size(memory)
-    groups, refused = segment_groups(paths)
-    for r in refused:
-        click.echo(f"kdump: {r.path}: {r.reason}", err=True)
+    groups, refused = partition_groups(paths)
     total = sum(os.path.getsize(log) for g in groups for log in g.logs)
     try:
         if sys.stderr.isatty() and total:

@@ -50,15 +50,11 @@ def command(paths, timeout, open_only, fmt):
       kdump txn --timeout 1h /var/lib/kafka/data || alert "hanging transaction"
       kdump txn --format json payments-0/ | jq '.partitions[].transactions[] | select(.hanging)'
     """
-    from kdump.logdir import segment_groups
+    from kdump.commands.partition_paths import partition_groups
     from kdump.txn import partition_transactions
 
-    if not paths:
-        raise click.UsageError("no paths given: name segments, partition directories or log directories")
     timeout_ms = _duration(timeout)
-    groups, refused = segment_groups(paths)
-    for r in refused:
-        click.echo(f"kdump: {r.path}: {r.reason}", err=True)
+    groups, refused = partition_groups(paths)
     try:
         results = [partition_transactions(g, timeout_ms=timeout_ms) for g in groups]
     except OSError as e:
