@@ -15,12 +15,13 @@ stays bounded and the counts stay exact at any size; the disk used is 24 bytes p
 from __future__ import annotations
 
 import os
-import struct
 import tempfile
+
+from kdump.format import layout as L
 
 ENTRY_MEMORY = 128  # bytes a dict entry takes: a 16-byte bytes object, an int, and its slots (measured ~120)
 FANOUT = 256
-SPILL = struct.Struct(">16sQ")  # digest, size << 1 | tombstone
+SPILL = L.KEY_SPILL_ENTRY  # digest, size << 1 | tombstone
 _READ = SPILL.size * 8192
 
 
