@@ -79,11 +79,11 @@ class Recovery:
 
     def offset_entries(self) -> list[oi.OffsetPosition]:
         return [oi.OffsetPosition(self.base_offset + r, p)
-                for r, p in (oi.ENTRY.unpack_from(self.offset_index, k) for k in range(0, len(self.offset_index), 8))]
+                for r, p in (oi.ENTRY.unpack_from(self.offset_index, k) for k in range(0, len(self.offset_index), oi.ENTRY_SIZE))]
 
     def time_entries(self) -> list[ti.TimestampOffset]:
         return [ti.TimestampOffset(t, self.base_offset + r)
-                for t, r in (ti.ENTRY.unpack_from(self.time_index, k) for k in range(0, len(self.time_index), 12))]
+                for t, r in (ti.ENTRY.unpack_from(self.time_index, k) for k in range(0, len(self.time_index), ti.ENTRY_SIZE))]
 
 
 def recover_segment(log_path, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,

@@ -111,6 +111,7 @@ class JsonLinesRenderer:
         self.print_data = print_data
         self.deep = deep
         self.path = None
+        self._records_written = False  # in a batch written in chunks
 
     def begin_file(self, display_path: str, header: str | None) -> None:
         self.path = display_path
@@ -126,9 +127,30 @@ class JsonLinesRenderer:
         self.out.write(json.dumps(obj) + "\n")
 
     def batch(self, batch, records=None, decoded=None) -> None:
+        self.out.write(self._batch_text(batch, records, decoded) + "\n")
+
+    def _batch_text(self, batch, records, decoded) -> str:
         obj = batch_object(batch, self.path)
         if records is not None:
             if obj["baseOffset"] is None and records.count:
                 obj["baseOffset"] = records.offsets[0]  # a legacy entry's first record, once decoded
             obj["records"] = record_objects(batch, records, self.print_data, decoded)
-        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        return json.dumps(obj, ensure_ascii=False)
+
+    # A batch whose records come in chunks is still one JSON object; "records" is its last member, so the
+    # object is written up to the end of that list, the later chunks continue the list, then it is closed.
+    def open_batch(self, batch, records, decoded=None) -> None:
+        text = self._batch_text(batch, records, decoded)
+        assert text.endswith("]}")
+        self.out.write(text[:-2])
+        self._records_written = records.count > 0
+
+    def more_records(self, batch, records, decoded=None) -> None:
+        objs = record_objects(batch, records, self.print_data, decoded)
+        if objs:
+            text = json.dumps(objs, ensure_ascii=False)[1:-1]
+            self.out.write(", " + text if self._records_written else text)
+            self._records_written = True
+
+    def close_batch(self, batch) -> None:
+        self.out.write("]}\n")

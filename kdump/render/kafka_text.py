@@ -83,13 +83,25 @@ class KafkaTextRenderer:
         if records is None:
             self.out.write(batch_line(batch) + "\n")
             return
-        lines = [batch_line(batch)]
+        self._record_lines(batch, records, decoded, [batch_line(batch)])
+
+    # a batch whose records come in chunks: the first with the batch line, then the others
+    open_batch = batch
+
+    def more_records(self, batch, records, decoded=None) -> None:
+        self._record_lines(batch, records, decoded, [])
+
+    def close_batch(self, batch) -> None:
+        pass
+
+    def _record_lines(self, batch, records, decoded, lines: list) -> None:
         if batch.magic >= 2:  # Kafka prints different record lines for legacy messages
             self._v2_lines(batch, records, decoded, lines)
         else:
             self._legacy_lines(batch, records, decoded, lines)
-        lines.append("")
-        self.out.write("\n".join(lines))
+        if lines:
+            lines.append("")
+            self.out.write("\n".join(lines))
 
     # --- records ------------------------------------------------------------------------------
     def _payload(self, key, value, prefix: str, decoded=None) -> str:
@@ -114,7 +126,7 @@ class KafkaTextRenderer:
             getattr(self.key_decoder, "name", "") == "string" and getattr(self.value_decoder, "name", "") == "string")
         if not batch.is_control and default_decoders and not (self.scala and self.skip_metadata) \
                 and decoded is None:
-            # the common case, with a compiled twin (kdump/_speedups.pyx)
+            # the common case, with a compiled twin (kdump/render/_lines.pyx)
             render_v2_lines(cols, batch.timestamp_type.display_name, batch.base_offset, batch.base_sequence,
                             self.print_data, self.skip_metadata, lines)
             return
@@ -182,7 +194,7 @@ def _text(buf, pos: int, n: int) -> str:
 def render_v2_lines_py(cols, ts_name: str, base_offset: int, base_seq: int, print_data: bool,
                        skip_metadata: bool, lines: list) -> None:
     """Record lines of a non-control magic-2 batch with the default (string) decoders, newest tool's text.
-    The compiled twin in kdump/_speedups.pyx must print exactly the same."""
+    The compiled twin in kdump/render/_lines.pyx must print exactly the same."""
     key_pos, key_len, value_pos, value_len = cols.key_pos, cols.key_len, cols.value_pos, cols.value_len
     buf = cols.buf
     prefix = "| " if skip_metadata else " "
