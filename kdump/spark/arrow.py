@@ -26,8 +26,8 @@ from typing import Callable, Iterable, Iterator
 
 import pyarrow as pa
 
-from kdump.logdir import segment_base_offset
 from kdump.spark import _source
+from kdump.spark._source import DamagedRegion
 from kdump.spark.schema import ALL_COLUMNS, KAFKA_COLUMNS, RECORD_COLUMNS, arrow_schema
 
 log = logging.getLogger("kdump.spark")
@@ -37,49 +37,6 @@ CODEC_LABELS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 class DamagedData(_source.KdumpError):
     """A damaged region met in FAILFAST mode."""
-
-
-class DamagedRegion(_source.FormatError):
-    """Bytes ``position``..``end`` (exclusive; ``end`` None: to the end of the file) of a segment that gave no
-    records, and the offsets lost with them (``first_offset``..``last_offset``, None where the bytes do not
-    tell)."""
-
-    def __init__(self, code: str, message: str, *, position: int, end: int | None,
-                 first_offset: int | None = None, last_offset: int | None = None):
-        super().__init__(code, message, position=position)
-        self.end, self.first_offset, self.last_offset = end, first_offset, last_offset
-
-    @classmethod
-    def of_batch(cls, batch, error, first_offset: int | None = None) -> "DamagedRegion":
-        """The records of ``batch`` from ``first_offset`` on (its first record when None) were not read."""
-        if first_offset is None:
-            try:
-                first_offset = batch.base_offset
-            except _source.FormatError:  # a legacy wrapper that does not decompress: its first offset is unknown
-                pass
-        return cls(error.code, error.message, position=batch.position, end=batch.position + batch.size,
-                   first_offset=first_offset, last_offset=batch.last_offset)
-
-    def offsets_lost(self) -> str:
-        first, last = self.first_offset, self.last_offset
-        if first is not None and last is not None and last < first:  # a header whose last offset is wrong
-            last = None
-        if first is None and last is None:
-            return "offsets unknown"
-        if last is None:
-            return f"offsets from {first} on"
-        if first is None:
-            return f"offsets up to {last}"
-        return f"offset {first}" if first == last else f"offsets {first}-{last}"
-
-    def to_dict(self, location: str) -> dict:
-        return {"file": location, "start": self.position, "end": self.end, "code": self.code,
-                "message": self.message, "first_offset": self.first_offset, "last_offset": self.last_offset}
-
-    def describe(self, location: str) -> str:
-        """One line for a terminal: the file, the byte range, what was wrong, the offsets lost."""
-        span = f"bytes {self.position}-{self.end}" if self.end is not None else f"bytes {self.position}-end"
-        return f"{location}: {span} skipped ({self.code}: {self.message}); {self.offsets_lost()} lost"
 
 
 @dataclass(frozen=True)
@@ -322,11 +279,10 @@ def slice_batches(sl: SegmentSlice, options: ReadOptions, damaged) -> Iterator:
     """The Kafka batches of one slice that the options keep (control, CRC, pruning)."""
     from kdump.spark.remote import local_copy
     with local_copy(sl, options.storage_options) as path:
+        # the resynchronising walk, as `kdump dump` reads: damage is skipped and reported, the walk goes on
         w = _source.walk(path, sl.start, sl.end, live=options.live or sl.active,
-                         max_batch_bytes=options.max_batch_bytes)
-        next_offset = None  # after the last batch walked: where the offsets lost in damage begin
+                         max_batch_bytes=options.max_batch_bytes, on_damage=lambda region: damaged(sl, region))
         for batch in w:
-            next_offset = batch.last_offset + 1
             if batch.is_control and not options.include_control:
                 continue
             if _pruned(batch, options):
@@ -338,13 +294,6 @@ def slice_batches(sl: SegmentSlice, options: ReadOptions, damaged) -> Iterator:
             if sl.txns is not None and sl.txns.drops(batch):  # after the CRC check, as Kafka's consumer
                 continue
             yield batch
-        stop = w.result.damage
-        if stop is not None:  # the walk cannot go on: the rest of the slice is lost
-            if next_offset is None and sl.start == 0:
-                next_offset = segment_base_offset(sl.location)
-            end = sl.end if sl.end is not None else os.path.getsize(path)
-            damaged(sl, DamagedRegion(stop.code, stop.message, position=stop.position, end=end,
-                                      first_offset=next_offset))
 
 
 def _pruned(batch, o: ReadOptions) -> bool:
