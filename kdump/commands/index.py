@@ -9,8 +9,8 @@ import click
 
 CHECK_EXIT_HELP = """\b
 Exit codes:
-  0  every file is sound (info findings, e.g. a zero tail on the active segment, do not count)
-  1  findings: at least one error or warning (each with file, byte position, cause)
+  0  no error (warnings and info findings are reported; --fail-on warning makes warnings fail)
+  1  findings: at least one error, or warning with --fail-on warning (each with file, byte position, cause)
   2  usage error, or a path is missing or unreadable
   70 a bug in kdump (rerun with KDUMP_DEBUG=1 for the traceback)"""
 
@@ -89,8 +89,11 @@ def dump_command(paths, verify_index_only, index_sanity_check, fmt, compat):
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text: a short summary for people. json: per file its status and every finding.")
 @click.option("-v", "--verbose", is_flag=True, help="Also show info findings and every sound file.")
+@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
+              help="Lowest severity that makes the exit code 1 (as linters and fsck: warnings are reported, "
+                   "and fail the run only with --fail-on warning).")
 @click.option("--no-color", is_flag=True, help="No colour on a terminal (also: NO_COLOR=1).")
-def check_command(paths, deep, index_interval_bytes, fmt, verbose, no_color):
+def check_command(paths, deep, index_interval_bytes, fmt, verbose, fail_on, no_color):
     """Check index, time-index, transaction-index, producer-snapshot and checkpoint files, on their own and
     against the log: every entry points where it claims, offsets and timestamps increase, entries lie inside
     the log, Kafka's own sanity checks hold.
@@ -111,7 +114,7 @@ def check_command(paths, deep, index_interval_bytes, fmt, verbose, no_color):
     reports = check_paths(paths, deep=deep, index_interval_bytes=index_interval_bytes)
     out = click.get_text_stream("stdout")
     if fmt == "json":
-        render_json(reports, out)
+        render_json(reports, out, fail_on)
     else:
         from rich.console import Console
         color = not no_color and not os.environ.get("NO_COLOR")
@@ -121,7 +124,7 @@ def check_command(paths, deep, index_interval_bytes, fmt, verbose, no_color):
         except TypeError:  # findings.render_text without list_ok
             render_text(reports, console, verbose=verbose)
     out.flush()
-    sys.exit(exit_code(reports))
+    sys.exit(exit_code(reports, fail_on))
 
 
 # --- rebuild ---------------------------------------------------------------------------------------------

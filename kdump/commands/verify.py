@@ -10,8 +10,8 @@ from kdump.segment import DEFAULT_MAX_BATCH_BYTES
 
 EXIT_HELP = """\b
 Exit codes:
-  0  every file is sound (info findings, e.g. compaction gaps, do not count)
-  1  findings: at least one error or warning (each with file, byte position, cause)
+  0  no error (warnings and info findings are reported; --fail-on warning makes warnings fail)
+  1  findings: at least one error, or warning with --fail-on warning (each with file, byte position, cause)
   2  usage error, or a path is missing or unreadable
   70 a bug in kdump (rerun with KDUMP_DEBUG=1 for the traceback)"""
 
@@ -31,8 +31,11 @@ PROGRESS_MIN_BYTES = 256 << 20
               help="Largest batch, or decompressed payload, read into memory; a larger one is a finding "
                    "(its CRC is still checked, in chunks).")
 @click.option("-v", "--verbose", is_flag=True, help="Also show info findings (offset gaps, ...) and every sound file.")
+@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
+              help="Lowest severity that makes the exit code 1 (as linters and fsck: warnings are reported, "
+                   "and fail the run only with --fail-on warning).")
 @click.option("--no-color", is_flag=True, help="No colour on a terminal (also: NO_COLOR=1).")
-def command(paths, deep, fmt, max_batch_bytes, verbose, no_color):
+def command(paths, deep, fmt, max_batch_bytes, verbose, fail_on, no_color):
     """Check Kafka log segments, partition directories or whole log directories, and say exactly where
     and how they are damaged.
 
@@ -68,7 +71,7 @@ def command(paths, deep, fmt, max_batch_bytes, verbose, no_color):
             reports = verify_paths(paths, options, progress=lambda n: bar.advance(task, n))
     out = click.get_text_stream("stdout")
     if fmt == "json":
-        render_json(reports, out)
+        render_json(reports, out, fail_on)
     else:
         if color and (out.isatty() or os.environ.get("FORCE_COLOR")):
             from rich.console import Console
@@ -78,7 +81,7 @@ def command(paths, deep, fmt, max_batch_bytes, verbose, no_color):
             console = PlainConsole(out)
         render_text(reports, console, verbose=verbose, list_ok=verbose or len(reports) <= 20)
     out.flush()
-    sys.exit(exit_code(reports))
+    sys.exit(exit_code(reports, fail_on))
 
 
 def _stderr_is_terminal() -> bool:
