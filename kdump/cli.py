@@ -31,7 +31,8 @@ def cli():
 
 
 def _stderr(msg: str) -> None:
-    click.echo(msg, err=True)
+    from kdump.render.terminal import for_stream
+    click.echo(for_stream(msg, sys.stderr), err=True)
 
 
 def _decoder_option(value, which):
@@ -142,6 +143,8 @@ def dump(paths, files_csv, deep_iteration, print_data_log, skip_record_metadata,
         status["code"] = max(status["code"], EXIT_DATA)
         where = f"at byte {err.position}: " if err.position is not None else ""
         _stderr(f"kdump: {path}: {where}{err.message}")
+        if fmt == "json":  # errors are in the JSON stream too
+            renderer.error(path, err)
 
     def on_unknown(path):
         _stderr(f"Ignoring unknown file {path}")
@@ -149,6 +152,8 @@ def dump(paths, files_csv, deep_iteration, print_data_log, skip_record_metadata,
     def on_io_error(path, err):
         status["code"] = max(status["code"], EXIT_USAGE)
         _stderr(f"kdump: {path}: cannot read: {err.strerror or err}")
+        if fmt == "json":
+            renderer.io_error(path, f"cannot read: {err.strerror or err}")
 
     def on_note(path, message):
         _stderr(f"kdump: {path}: note: {message}")
@@ -175,16 +180,17 @@ def _internal_topic_hint(paths) -> None:
 
 
 def _make_renderer(fmt, out, opts, key_dec, value_dec, no_color):
+    terminal = out.isatty()  # record bytes are shown escaped on a terminal, never raw (kdump.render.terminal)
     if fmt == "json":
         from kdump.render.jsonl import JsonLinesRenderer
-        return JsonLinesRenderer(out, print_data=opts.print_data, deep=opts.deep)
+        return JsonLinesRenderer(out, print_data=opts.print_data, deep=opts.deep, terminal=terminal)
     from kdump.render.kafka_text import KafkaTextRenderer
-    use_rich = out.isatty() and not no_color and not os.environ.get("NO_COLOR")
+    use_rich = terminal and not no_color and not os.environ.get("NO_COLOR")
     if use_rich:
         from kdump.render.rich_text import RichTextOut
         out = RichTextOut()
     return KafkaTextRenderer(out, print_data=opts.print_data, skip_record_metadata=opts.skip_record_metadata,
-                             key_decoder=key_dec, value_decoder=value_dec, compat=opts.compat)
+                             key_decoder=key_dec, value_decoder=value_dec, compat=opts.compat, terminal=terminal)
 
 
 def main(argv=None):

@@ -267,14 +267,18 @@ def render_text(reports: list[FileReport], console, *, verbose: bool = False, li
     message, the span of positions and offsets). ``list_ok=False`` leaves out the line of each sound file
     without shown findings (a log directory has thousands), keeping the totals line. The totals count every
     finding, listed or capped. ``console``: a rich Console, or a :class:`PlainConsole`."""
+    from kdump.render.terminal import escape as safe  # paths and messages quote the data: never raw
     if getattr(console, "plain", False):
         def escape(text):
-            return text
+            return safe(text)
 
         def styled(style, text):
             return text
     else:
-        from rich.markup import escape
+        from rich.markup import escape as markup_escape
+
+        def escape(text):
+            return markup_escape(safe(text))
 
         def styled(style, text):
             return f"[{style}]{text}[/]"
