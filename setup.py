@@ -1,12 +1,12 @@
-"""Build script for kdump's optional compiled fast path (``kdump._speedups``, from ``kdump/_speedups.pyx``).
+"""Build script for kdump's optional compiled fast path: one extension per layer (see ``EXTENSIONS``).
 
 Project metadata lives in pyproject.toml; this file only declares the extension. The extension is
 optional: if Cython is missing, or compiling fails (no C compiler, missing Python headers, ...), the
-build prints a warning and carries on, and kdump uses its pure-Python decoder
+build prints a warning and carries on, and kdump uses its pure-Python twins
 (``kdump._backend.BACKEND == "python"``).
 
     pip install .        # wheel with the compiled module (when it builds)
-    pip install -e .     # editable: the module is built in place, next to kdump/_speedups.pyx
+    pip install -e .     # editable: the modules are built in place, next to their .pyx files
 
 Set ``KDUMP_REQUIRE_COMPILED=1`` to make a failed build an error instead of a warning.
 """
@@ -18,9 +18,12 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PYX = os.path.join("kdump", "_speedups.pyx")
-# Optional too: records straight into Arrow buffers for the Spark data source (kdump.spark.arrow).
-ARROW_PYX = os.path.join("kdump", "_arrow.pyx")
+# module name -> source; each is optional, each imports only from its own layer or below.
+EXTENSIONS = {
+    "kdump.format._records": "kdump/format/_records.pyx",  # magic-2 record decoder (twin: format.v2.parse_records_py)
+    "kdump.render._lines": "kdump/render/_lines.pyx",  # DumpLogSegments record lines (twin: render_v2_lines_py)
+    "kdump._arrow": "kdump/_arrow.pyx",  # records straight into Arrow buffers for the Spark data source
+}
 REQUIRED = os.environ.get("KDUMP_REQUIRE_COMPILED", "") in ("1", "true", "yes")
 
 
@@ -30,18 +33,17 @@ def warn(message: str) -> None:
 
 
 def extensions():
-    if not os.path.exists(os.path.join(HERE, PYX)):
+    sources = {name: pyx for name, pyx in EXTENSIONS.items() if os.path.exists(os.path.join(HERE, pyx))}
+    if not sources:
         return []
     try:
         from Cython.Build import cythonize
     except ImportError:
         if REQUIRED:
             raise
-        warn("Cython is not installed, so kdump._speedups is not built.")
+        warn("Cython is not installed, so kdump's compiled modules are not built.")
         return []
-    exts = [Extension("kdump._speedups", [PYX])]
-    if os.path.exists(os.path.join(HERE, ARROW_PYX)):
-        exts.append(Extension("kdump._arrow", [ARROW_PYX]))
+    exts = [Extension(name, [pyx]) for name, pyx in sources.items()]
     try:
         return cythonize(exts, language_level=3, quiet=True)
     except Exception:

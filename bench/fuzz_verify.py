@@ -11,13 +11,22 @@ batches, header and record changes with the CRC recomputed, decompression bombs)
 longer than --slow seconds, reports an I/O error, misses a mandatory finding (CRC-protected bytes changed,
 or a cut/splice off an entry boundary), or a bomb is not refused. Peak RSS is reported at the end.
 Failing inputs are saved to bench/out/fuzz-failures/ for replay.
+
+Then the hostile structures of issue 11 (tests/support/hostile.py: a small batch of millions of empty
+records, a legacy wrapper of millions of inner messages, decompression bombs of each codec, an empty batch
+holding a record, a varlong above 64 bits) go through `kdump dump --deep-iteration --print-data-log` (text
+and JSON) and `kdump verify --deep`, each in a fresh subprocess, and their peak RSS is reported per case; a
+case fails if it takes more than --hostile-max-rss MB (bombs: 1.2 x --max-batch-bytes plus that) or exits
+with anything but 0 or 1. --hostile-only skips the mutation part; --hostile-records scales the record counts.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -30,6 +39,8 @@ sys.path.insert(0, str(ROOT))
 
 from kdump.findings import ERROR, WARNING  # noqa: E402
 from kdump.verify import VerifyOptions, verify_one  # noqa: E402
+from kdump import codec as _codec  # noqa: E402
+from tests.support import hostile as H  # noqa: E402
 from tests.support.mutate import Mutator  # noqa: E402
 
 MAX_BATCH = 1 << 20
@@ -55,7 +66,19 @@ def main() -> int:
     ap.add_argument("--max-file-bytes", type=int, default=200_000)
     ap.add_argument("--slow", type=float, default=10.0, help="seconds above which a case counts as a hang")
     ap.add_argument("--report", type=Path, default=None, help="write the summary as JSON here too")
+    ap.add_argument("--hostile-only", action="store_true", help="only the hostile structures, no mutations")
+    ap.add_argument("--hostile-records", type=int, default=4_000_000,
+                    help="records in the many-records batch (the legacy wrapper holds a quarter as many)")
+    ap.add_argument("--hostile-max-rss", type=float, default=200.0, help="MB a hostile case may take")
     args = ap.parse_args()
+    if args.hostile_only:
+        hostile = hostile_campaign(args)
+        text = json.dumps({"command": "python bench/fuzz_verify.py " + " ".join(sys.argv[1:]), "hostile": hostile},
+                          indent=1)
+        print(text)
+        if args.report:
+            args.report.write_text(text + "\n")
+        return 1 if any(not h["ok"] for h in hostile) else 0
 
     options = VerifyOptions(deep=True, max_batch_bytes=MAX_BATCH)
     files = sources(args.max_file_bytes)
@@ -129,11 +152,62 @@ def main() -> int:
         "peak_rss_mb": round(peak_rss / 2**20, 1), "kinds": dict(sorted(kinds.items())),
         "failure_list": failures[:50],
     }
+    summary["hostile"] = hostile = hostile_campaign(args)
+    failed_hostile = [h for h in hostile if not h["ok"]]
     text = json.dumps(summary, indent=1)
     print(text)
     if args.report:
         args.report.write_text(text + "\n")
-    return 1 if failures else 0
+    return 1 if failures or failed_hostile else 0
+
+
+_MEASURE = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
+            "stderr=subprocess.DEVNULL); print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+HOSTILE_COMMANDS = {
+    "dump-text": ["dump", "--deep-iteration", "--print-data-log"],
+    "dump-json": ["dump", "--deep-iteration", "--print-data-log", "--format", "json"],
+    "verify-deep": ["verify", "--deep"],
+}
+BOMB_LIMIT = 64 << 20  # --max-batch-bytes for the bombs (which decompress to twice that)
+
+
+def hostile_cases(records: int) -> dict:
+    cases = {
+        "many-empty-records-zstd": H.many_records_batch(records),
+        "legacy-gzip-wrapper": H.legacy_wrapper_of(max(records // 4, 1)),
+        "empty-batch-holding-a-record": H.empty_batch_holding_a_record(),
+        "varlong-above-64-bits": H.varlong_timestamp_batch(),
+    }
+    for codec in (_codec.GZIP, _codec.SNAPPY, _codec.LZ4, _codec.ZSTD):
+        cases[f"bomb-{_codec.CODEC_NAMES[codec]}"] = H.bomb_batch(2 * BOMB_LIMIT, codec)
+    return cases
+
+
+def hostile_campaign(args) -> list[dict]:
+    """Each hostile structure through each command in a fresh subprocess: exit code, seconds, peak RSS."""
+    out = []
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with tempfile.TemporaryDirectory(prefix="kdump-hostile-") as tmp:
+        for name, data in hostile_cases(args.hostile_records).items():
+            path = Path(tmp) / name / "00000000000000000000.log"
+            path.parent.mkdir()
+            path.write_bytes(data)
+            bomb = name.startswith("bomb-")
+            bound = args.hostile_max_rss + (1.2 * BOMB_LIMIT / 2**20 if bomb else 0)
+            for command, flags in HOSTILE_COMMANDS.items():
+                extra = ["--max-batch-bytes", str(BOMB_LIMIT)] if bomb else []
+                t = time.perf_counter()
+                res = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, "-m", "kdump", *flags, *extra,
+                                      str(path)], capture_output=True, text=True, env=env, check=True)
+                code, rss_kb = (int(x) for x in res.stdout.split())
+                rss = rss_kb / 1024
+                case = {"case": name, "command": command, "file_bytes": len(data), "exit": code,
+                        "seconds": round(time.perf_counter() - t, 2), "peak_rss_mb": round(rss, 1),
+                        "ok": code in (0, 1) and rss <= bound}
+                out.append(case)
+                print(f"# hostile {name} {command}: exit {code}, {case['seconds']} s, peak RSS {rss:.0f} MB"
+                      f"{'' if case['ok'] else ' FAIL'}", file=sys.stderr, flush=True)
+    return out
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Rough timing of the magic-2 record decoder: pure Python vs the compiled kdump._speedups.
+"""Rough timing of the magic-2 record decoder: pure Python vs the compiled kdump.format._records.
 
     python bench/parse_records_speed.py [--records 1000] [--iterations 200] [--headers 0]
 
@@ -68,7 +68,7 @@ def main() -> None:
     pure = time_it(parse_records_py, payload, args.records, args.iterations)
     print(f"pure Python : {pure:8.1f} ns/record")
     try:
-        from kdump._speedups import parse_records as compiled_fn
+        from kdump.format._records import parse_records as compiled_fn
     except ImportError as e:
         print(f"compiled    : not built ({e})")
         return

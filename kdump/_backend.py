@@ -1,47 +1,53 @@
-"""Chooses between the compiled fast path (``kdump._speedups``, built from ``kdump/_speedups.pyx`` by
-``pip install`` when a C compiler is available) and the pure-Python functions it mirrors.
+"""Chooses between the compiled fast path and the pure-Python functions it mirrors.
 
-Accelerated functions, each with a pure twin of the same contract:
+The compiled modules are built by ``pip install`` when a C compiler is available, one per layer, each
+importing only from its own layer or below (never the pure module that uses it):
 
-* ``kdump.format.v2.parse_records`` (twin ``parse_records_py``): decode a batch's records column-wise;
-* ``kdump.render.kafka_text.render_v2_lines`` (twin ``render_v2_lines_py``): DumpLogSegments record lines.
+* ``kdump.format._records`` (``kdump/format/_records.pyx``): ``parse_records``, twin of
+  ``kdump.format.v2.parse_records_py`` (decode a batch's records column-wise);
+* ``kdump.render._lines`` (``kdump/render/_lines.pyx``): ``render_v2_lines``, twin of
+  ``kdump.render.kafka_text.render_v2_lines_py`` (DumpLogSegments record lines).
 
+A pure module picks its implementation with :func:`pick` when it is imported, which also hands the pure
+twin to the compiled module (for the inputs its fast path leaves to the pure function).
 ``KDUMP_PURE_PYTHON=1`` forces the pure path. :func:`use` switches at run time (the test suite runs its
 reader and renderer tests on both).
 """
 import os
+import sys
 
 try:
-    from kdump import _speedups
+    from kdump.format import _records
+    from kdump.render import _lines
 except ImportError:
-    _speedups = None
+    _records = _lines = None
 
-COMPILED_AVAILABLE = _speedups is not None and hasattr(_speedups, "render_v2_lines")
+COMPILED_AVAILABLE = _records is not None and _lines is not None
 BACKEND = "compiled" if COMPILED_AVAILABLE and os.environ.get("KDUMP_PURE_PYTHON", "") not in (
     "1", "true", "yes") else "python"
 
-ACCELERATED = {
-    "parse_records": ("kdump.format.v2", "parse_records_py"),
-    "render_v2_lines": ("kdump.render.kafka_text", "render_v2_lines_py"),
-}
+COMPILED = {"parse_records": _records, "render_v2_lines": _lines}  # accelerated name -> its compiled module
+_PURE: dict = {}  # accelerated name -> the pure twin, as the pure modules picked
 
 
 def pick(name: str, pure):
     """The implementation of ``name`` for the current backend (``pure`` is the Python twin)."""
-    if BACKEND == "compiled":
-        return getattr(_speedups, name)
-    return pure
+    _PURE[name] = pure
+    if not COMPILED_AVAILABLE:
+        return pure
+    compiled = COMPILED[name]
+    setattr(compiled, pure.__name__, pure)
+    return getattr(compiled, name) if BACKEND == "compiled" else pure
 
 
 def use(backend: str) -> None:
-    """Switch every accelerated function to ``"compiled"`` or ``"python"``."""
+    """Switch every accelerated function to ``"compiled"`` or ``"python"`` (modules imported later pick
+    the new one by themselves)."""
     global BACKEND
-    import importlib
     if backend == "compiled" and not COMPILED_AVAILABLE:
-        raise RuntimeError("the compiled extension kdump._speedups is not built")
+        raise RuntimeError("the compiled extensions kdump.format._records and kdump.render._lines are not built")
     if backend not in ("compiled", "python"):
         raise ValueError(backend)
     BACKEND = backend
-    for name, (module_name, pure_name) in ACCELERATED.items():
-        module = importlib.import_module(module_name)
-        setattr(module, name, pick(name, getattr(module, pure_name)))
+    for name, pure in _PURE.items():
+        setattr(sys.modules[pure.__module__], name, pick(name, pure))

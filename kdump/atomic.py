@@ -179,7 +179,7 @@ class AtomicFile:
             if self.path == p or (os.path.lexists(self.path) and _same_file(self.path, p)):
                 raise AtomicWriteError(f"refusing to write {self.path}: it is an input file ({p})")
         if not overwrite and os.path.lexists(self.path):
-            raise FileExistsError(f"{self.path} exists (use --force to replace it; the old file is kept as .bak)")
+            raise FileExistsError(f"{self.path} exists (not replaced unless asked to; the old file is then kept as .bak)")
         fd, self._tmp = _mkstemp(self.path)
         try:
             umask = os.umask(0)
@@ -268,7 +268,7 @@ class AtomicFile:
         try:
             if os.path.lexists(self.path):
                 if not self.overwrite:
-                    raise FileExistsError(f"{self.path} exists (use --force to replace it)")
+                    raise FileExistsError(f"{self.path} exists (not replaced unless asked to)")
                 if self.backup:
                     self.backup_path = self._keep_backup()
                 os.replace(self._tmp, self.path)
@@ -286,7 +286,7 @@ class AtomicFile:
         if not os.path.lexists(self.path):
             return
         if not self.overwrite:
-            raise FileExistsError(f"{self.path} exists (use --force to replace it)")
+            raise FileExistsError(f"{self.path} exists (not replaced unless asked to)")
         if self.backup:
             self.backup_path = backup_path(self.path)
             os.replace(self.path, self.backup_path)
@@ -338,10 +338,10 @@ class AtomicFile:
         try:
             os.link(self._tmp, self.path)  # fails if the target appeared meanwhile
         except FileExistsError:
-            raise FileExistsError(f"{self.path} exists (use --force to replace it)") from None
+            raise FileExistsError(f"{self.path} exists (not replaced unless asked to)") from None
         except OSError:
             if os.path.lexists(self.path):  # no hard links here: check, then rename
-                raise FileExistsError(f"{self.path} exists (use --force to replace it)") from None
+                raise FileExistsError(f"{self.path} exists (not replaced unless asked to)") from None
             os.replace(self._tmp, self.path)
         else:
             os.unlink(self._tmp)

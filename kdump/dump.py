@@ -19,7 +19,9 @@ from kdump.decode.records import decode_records
 from kdump.errors import FormatError
 from kdump.logdir import (BOOTSTRAP_CHECKPOINT, COMPANION_KINDS, TEXT_KINDS, Entry, FileKind, expand,
                           kraft_snapshot_id, named_kind, segment_base_offset)
-from kdump.segment import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
+from kdump.segment import (DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES, BadEntry, DamagedRange,
+                           GoodBatch, LargeEntry, SegmentReader)
+from kdump.format import columns as _columns
 from kdump.format.columns import RecordColumns
 
 @dataclass
@@ -40,16 +42,24 @@ class DumpOptions:
     from_offset: int | None = None
     to_offset: int | None = None
     from_time: int | None = None
+    to_time: int | None = None  # up to the last batch starting at or before it
     # internal-topic decoders (kdump.decoders): a decoder name, "auto" (by partition directory) or None
     record_decoder: str | None = None
 
     @property
     def seeking(self) -> bool:
-        return self.from_offset is not None or self.from_time is not None or self.to_offset is not None
+        return (self.from_offset is not None or self.from_time is not None or self.to_offset is not None
+                or self.to_time is not None)
 
     @property
     def deep(self) -> bool:
         return self.deep_iteration or self.print_data
+
+
+# A dump keeps at most this many errors and non-consecutive offset pairs per file for its end-of-run report
+# (a damaged or compacted file could otherwise make the report, and memory, grow with the file); the rest
+# are counted.
+MAX_KEPT = 1000
 
 
 @dataclass
@@ -57,17 +67,59 @@ class FileResult:
     path: str
     batches: int = 0
     records: int = 0
-    errors: list = field(default_factory=list)  # FormatError, position set
-    non_consecutive: list = field(default_factory=list)  # (previous offset, offset) in discovery order
+    errors: list = field(default_factory=list)  # the first MAX_KEPT FormatErrors, position set
+    error_count: int = 0
+    non_consecutive: list = field(default_factory=list)  # the first MAX_KEPT (previous offset, offset) pairs
+    non_consecutive_count: int = 0  # all of them
     skipped: bool = False
+
+    def add_error(self, err: FormatError) -> None:
+        self.error_count += 1
+        if len(self.errors) < MAX_KEPT:
+            self.errors.append(err)
+
+    def non_consecutive_pair(self, previous: int, offset: int) -> None:
+        self.non_consecutive_count += 1
+        if len(self.non_consecutive) < MAX_KEPT:
+            self.non_consecutive.append((previous, offset))
+
+
+# Files of Kafka's (and kdump's) own that a directory dump passes over without calling them unknown.
+PASSED_OVER_KINDS = frozenset((FileKind.META_PROPERTIES, FileKind.BROKER_STATE, FileKind.DELETED, FileKind.SWAP,
+                               FileKind.CLEANED, FileKind.KAFKA_TEMP, FileKind.KDUMP_TEMP, FileKind.KDUMP_BACKUP))
+PRE_08_SUFFIX = ".kafka"  # Kafka 0.7's segments: <offset>.kafka, messages without offsets
 
 
 def entries_to_dump(paths, *, companions: bool = False) -> list[Entry]:
     """What a dump of ``paths`` visits (:func:`kdump.logdir.expand`): files as named; from directories, their
     segments in offset order and every other file (so that unknown files are named and skipped), but not the
-    index-like companions unless ``companions`` (then each segment is followed by its .index, .timeindex,
-    .txnindex and the snapshot of its offset)."""
-    return [e for e in expand(paths) if companions or not e.from_dir or e.kind not in COMPANION_KINDS]
+    index-like companions and text checkpoints unless ``companions`` (then each segment is followed by its
+    .index, .timeindex, .txnindex and the snapshot of its offset), nor Kafka's other files
+    (:func:`passed_over`)."""
+    return [e for e in expand(paths) if passed_over(e, companions) is None]
+
+
+def passed_over(entry: Entry, companions: bool = False) -> FileKind | None:
+    """The kind of a file found in a directory that a dump passes over quietly, or None."""
+    if not entry.from_dir or entry.refused is not None:
+        return None
+    if entry.kind in PASSED_OVER_KINDS:
+        return entry.kind
+    if not companions and (entry.kind in COMPANION_KINDS or entry.kind in TEXT_KINDS):
+        return entry.kind
+    return None
+
+
+def _outside_range(entry: Entry, next_base: int | None, opts: "DumpOptions") -> bool:
+    """A segment wholly outside ``from_offset``..``to_offset`` (by its base offset and the next segment's)."""
+    if entry.kind is not FileKind.LOG or not entry.from_dir:
+        return False  # a file named by the user is read (its name need not be its first offset)
+    base = segment_base_offset(entry.path)
+    if base is None:
+        return False
+    if opts.from_offset is not None and next_base is not None and next_base <= opts.from_offset:
+        return True
+    return opts.to_offset is not None and base > opts.to_offset
 
 
 def _next_segment_bases(entries: list[Entry]) -> dict[str, int | None]:
@@ -101,13 +153,24 @@ class Dumper:
         self.results: list[FileResult] = []
         self.index_reports = IndexReports()  # Kafka's index mismatch reports, printed after all files
         self._seek_done: set = set()  # directories whose seek start has been passed
+        self.passed_over: list[tuple[str, FileKind]] = []  # files of a directory not dumped, and their kinds
 
     def dump_paths(self, paths) -> list[FileResult]:
         """Dump files and directories in order; a file that cannot be opened is reported and skipped."""
-        entries = entries_to_dump(paths, companions=self.options.companions)
+        everything = expand(paths)
+        entries = []
+        for e in everything:
+            kind = passed_over(e, self.options.companions)
+            if kind is None:
+                entries.append(e)
+            else:
+                self.passed_over.append((e.path, kind))
         self._next_base = _next_segment_bases(entries)
         for entry in entries:
             path = entry.path
+            if self.options.seeking and _outside_range(entry, self._next_base.get(path), self.options):
+                self.passed_over.append((path, entry.kind))
+                continue
             try:
                 if entry.refused is not None:  # missing, a symlink loop, a FIFO: never opened
                     raise entry.refused.as_oserror()
@@ -144,26 +207,34 @@ class Dumper:
         self.renderer.begin_file(_display_path(path), header)
         if kind not in (FileKind.LOG, FileKind.KRAFT_CHECKPOINT):
             result.skipped = True
-            self.on_unknown(path)
+            if path.endswith(PRE_08_SUFFIX):
+                self._error(result, FormatError("pre-0.8-format", "a Kafka 0.7 segment (.kafka): pre-0.8 format, "
+                                                "not supported (its messages carry no offsets)"))
+            else:
+                self.on_unknown(path)
             return result
         if header is None:
             what = ("<20-digit base offset>.log" if kind is FileKind.LOG
                     else "<20-digit end offset>-<10-digit epoch>.checkpoint or bootstrap.checkpoint")
             self._error(result, FormatError(
                 "file-name-invalid", f"the file name is not {what}, so its offsets are not known; dumping it anyway"))
+        foreign = _foreign_start(path)
+        if foreign is not None:
+            self._error(result, foreign)
+            return result
         self._dump_batches(path, result)
         return result
 
     def _error(self, result: FileResult, err: FormatError) -> None:
-        result.errors.append(err)
+        result.add_error(err)
         self.on_error(result.path, err)
 
     def _dump_companion(self, path: str, kind: str, result: FileResult) -> None:
-        from kdump.index.dump import CompanionDumper, CompanionOptions, emit_to
+        from kdump.index.dump import CompanionDumper, CompanionOptions
         opts = self.options
         dumper = CompanionDumper(
             CompanionOptions(opts.verify_index_only, opts.index_sanity_check, opts.compat, opts.max_decompressed_bytes),
-            self.index_reports, emit=emit_to(self.renderer), error=lambda err: self._error(result, err),
+            self.index_reports, emit=self.renderer.companion, error=lambda err: self._error(result, err),
             missing=lambda p, msg: self._missing(result, p, msg), note=lambda msg: self.on_note(path, msg))
         try:
             dumper.dump(path, kind)
@@ -188,16 +259,16 @@ class Dumper:
             from kdump.decoders import record_decoder_for
             record_decoder = record_decoder_for(path, opts.record_decoder, opts.compat)
         last = None  # last record offset seen, for the non-consecutive report
-        non_consecutive = result.non_consecutive
         window = _SeekWindow(opts) if opts.seeking else None
         start = 0
         if window is not None:
             start = self._seek_start(path, window)
             if start is None:
                 return  # nothing of this segment is wanted
+        walk = _DamageWalk(self, result, path)
         reached_end = True
         with SegmentReader(path, start=start, max_bytes=opts.max_bytes, max_batch_bytes=opts.max_batch_bytes) as reader:
-            for batch in reader:
+            for batch in walk.batches(reader, window):
                 if window is not None:
                     verdict = window.batch_verdict(batch, limit)
                     if verdict == "skip":
@@ -209,23 +280,45 @@ class Dumper:
                 if not deep:
                     r.batch(batch)
                     continue
-                records, error = _decode(batch, limit)
-                if window is not None:
-                    records = window.filter_records(batch, records)
-                r.batch(batch, records, decode_records(batch, records, record_decoder))
-                offsets = records.offsets[:records.count]
-                result.records += len(offsets)
-                for off in offsets:
-                    if last is not None and off != last + 1:
-                        non_consecutive.append((last, off))
-                    last = off
-                if error is not None:
-                    self._error(result, error.at(batch.position))
+                # In chunks of records: a batch may declare millions (memory stays bounded by the chunk). The
+                # next chunk is decoded before the current one is rendered, so that a batch of one chunk is
+                # rendered whole, and a renderer is told when a batch goes on (open_batch .. close_batch).
+                chunks = _decode(batch, limit)
+                current = next(chunks)
+                following = next(chunks, None)
+                whole = following is None
+                first = True
+                while current is not None:
+                    records, error = current
+                    if window is not None:
+                        records = window.filter_records(batch, records, last_chunk=following is None)
+                    decoded = decode_records(batch, records, record_decoder)
+                    if whole:
+                        r.batch(batch, records, decoded)
+                    elif first:
+                        r.open_batch(batch, records, decoded)
+                    else:
+                        r.more_records(batch, records, decoded)
+                    first = False
+                    offsets = records.offsets[:records.count]
+                    result.records += len(offsets)
+                    for off in offsets:
+                        if last is not None and off != last + 1:
+                            result.non_consecutive_pair(last, off)
+                        last = off
+                    if error is not None:
+                        self._error(result, error.at(batch.position))
+                    current = following
+                    following = None if following is None else next(chunks, None)
+                if not whole:
+                    r.close_batch(batch)
             tail = reader.tail
         if window is not None and window.started:
             self._seek_done.add(os.path.dirname(os.path.abspath(path)))
         if tail is None or not reached_end:
             return
+        if tail.code == "damaged-range":
+            return  # its DamagedRange was reported where the walk met it
         if tail.fatal:
             self._error(result, FormatError(tail.code, tail.message, position=tail.position))
         elif tail.kind in ("short", "truncated") and tail.length > 0:
@@ -255,13 +348,104 @@ class Dumper:
             self.on_note(path, res.note)
         return res.position
 
+class _DamageWalk:
+    """The batches a dump shows, from the resynchronising walk (:meth:`SegmentReader.events`): every intact
+    batch before and after damage; a batch that parsed but fails its CRC is shown (Kafka prints it with
+    ``isvalid: false``); an entry that is not a batch (an unknown magic byte, too small for its format,
+    above ``--max-batch-bytes``) is skipped by its size; bytes that hold no entry are one error per region,
+    naming its byte range, its cause and the offsets lost. An entry whose size field cannot be trusted
+    either is reported once, with the region it starts."""
+
+    def __init__(self, dumper: "Dumper", result: FileResult, path: str):
+        self.dumper, self.result, self.path = dumper, result, path
+
+    def batches(self, reader: SegmentReader, window: "_SeekWindow | None"):
+        pending = None  # an entry that is no batch, reported with the damaged range that may start at it
+        for event in reader.events():
+            kind = type(event)
+            if pending is not None and not (kind is DamagedRange and event.start == pending.position):
+                self._skipped(pending)
+                pending = None
+            if kind is GoodBatch:
+                yield event.batch
+            elif kind is BadEntry:
+                if event.batch is not None:  # parsed but fails its CRC: Kafka prints it, isvalid: false
+                    yield event.batch
+                else:
+                    pending = event
+            elif kind is DamagedRange:
+                if not _before_window(event, window):
+                    code = event.code or (pending.error.code if pending is not None else "damaged-range")
+                    self._report(FormatError(code, _damage_message(event, pending, reader.start),
+                                             position=event.start))
+                pending = None
+            elif kind is LargeEntry:
+                self._report(FormatError("batch-too-large", _large_message(event, reader.max_batch_bytes),
+                                         position=event.position))
+            else:  # the Stop that ends every walk (also in reader.tail)
+                return
+
+    def _skipped(self, bad: BadEntry) -> None:
+        self._report(FormatError(bad.error.code, f"{bad.error.message}; skipped this entry of {bad.size} bytes "
+                                 f"(offset field {bad.offset})", position=bad.position))
+
+    def _report(self, err: FormatError) -> None:
+        self.dumper._error(self.result, err)
+
+
+def _before_window(damage: DamagedRange, window: "_SeekWindow | None") -> bool:
+    """Does a seeking dump's window leave out every offset lost in ``damage``?"""
+    if window is None:
+        return False
+    if not window.started and window.from_offset is not None and damage.next_good_offset is not None:
+        return damage.next_good_offset <= window.from_offset
+    return window.to_offset is not None and damage.last_good_offset is not None and \
+        damage.last_good_offset >= window.to_offset
+
+
+def _damage_message(damage: DamagedRange, bad: BadEntry | None, walk_start: int) -> str:
+    cause = damage.cause if bad is None else f"{bad.error.message}, and {damage.cause}"
+    n = damage.end - damage.start
+    return f"{n} bytes (to byte {damage.end}) hold no batch: {cause}; {_lost(damage, walk_start)}"
+
+
+def _lost(damage: DamagedRange, walk_start: int) -> str:
+    last, nxt = damage.last_good_offset, damage.next_good_offset
+    if last is None and walk_start > 0 and nxt is not None:  # a seek started the walk here
+        return (f"the offsets lost before {nxt} are not known (the dump started at byte {walk_start}); "
+                f"the dump goes on at byte {damage.end}")
+    if not damage.resumed:
+        after = "" if last is None else f" after offset {last}"
+        return f"no intact batch follows: every offset{after} in this file is lost"
+    if last is None and nxt is None:
+        return "the offsets lost are not known"
+    if last is None:
+        return f"offsets before {nxt} are lost; the dump goes on at byte {damage.end}"
+    if nxt is None:
+        return f"offsets after {last} are lost; the dump goes on at byte {damage.end}"
+    if nxt <= last + 1:
+        return f"no offsets lost (last good offset {last}, next {nxt}); the dump goes on at byte {damage.end}"
+    return f"offsets {last + 1} to {nxt - 1} are lost; the dump goes on at byte {damage.end}"
+
+
+def _large_message(entry: LargeEntry, max_batch_bytes: int) -> str:
+    last = entry.header.last_offset if entry.header is not None else entry.offset
+    return (f"an entry of {entry.size} bytes (offsets up to {last}) is above the limit of {max_batch_bytes}; "
+            "skipped it (raise --max-batch-bytes to read it)")
+
+
 def _decode(batch, limit):
-    """(records, error): the batch's RecordColumns, plus the error that stopped decoding (or None)."""
+    """(records, error) per chunk of the batch's records: RecordColumns, plus the error that stopped
+    decoding (or None). A batch that cannot be decoded at all is one empty chunk with its error."""
+    chunks = batch.column_chunks(limit, _columns.RECORDS_PER_CHUNK)
     try:
-        cols = batch.columns(limit)
+        cols = next(chunks)
     except FormatError as e:
-        return RecordColumns(b""), e
-    return cols, cols.error
+        yield RecordColumns(b""), e
+        return
+    yield cols, cols.error
+    for cols in chunks:
+        yield cols, cols.error
 
 
 class _SeekWindow:
@@ -273,12 +457,16 @@ class _SeekWindow:
         self.from_offset = opts.from_offset
         self.to_offset = opts.to_offset
         self.from_time = opts.from_time
+        self.to_time = opts.to_time
         self.started = self.from_offset is None and self.from_time is None
         self.first_batch = None  # the batch the window starts in (records before the start are hidden)
+        self.first_record_shown = False  # in that batch, read in chunks: the start has been found
 
     def batch_verdict(self, batch, limit: int) -> str:
         if self.to_offset is not None and batch.last_offset > self.to_offset and \
                 _first_offset(batch, limit) > self.to_offset:
+            return "stop"
+        if self.to_time is not None and _first_timestamp(batch) > self.to_time:
             return "stop"
         if self.started:
             return "show"
@@ -290,16 +478,19 @@ class _SeekWindow:
         self.first_batch = batch
         return "show"
 
-    def filter_records(self, batch, records):
+    def filter_records(self, batch, records, *, last_chunk: bool = True):
+        """The records of one chunk of ``batch`` to show (a batch comes in one or more chunks, in order)."""
         lo = hi = None
         n = records.count
         offsets = records.offsets
-        if batch is self.first_batch:
+        if batch is self.first_batch and not self.first_record_shown:
             if self.from_offset is not None:
                 lo = next((i for i in range(n) if offsets[i] >= self.from_offset), n)
             elif self.from_time is not None:
                 times = records.timestamps
-                lo = next((i for i in range(n) if times[i] >= self.from_time), 0)
+                # no record at or after the time in a whole batch (its max timestamp says there is): show it all
+                lo = next((i for i in range(n) if times[i] >= self.from_time), 0 if last_chunk else n)
+            self.first_record_shown = lo < n
         if self.to_offset is not None:
             hi = next((i for i in range(n) if offsets[i] > self.to_offset), n)
         if lo is None and hi is None:
@@ -311,6 +502,14 @@ class _SeekWindow:
         return records.slice(lo, hi)
 
 
+def _first_timestamp(batch) -> int:
+    """The timestamp a batch starts with: a v2 batch's base timestamp (unless it holds a delete horizon), else
+    its max timestamp (a legacy entry's, or every record's under LogAppendTime)."""
+    if batch.magic >= 2 and batch.delete_horizon_ms is None and int(batch.timestamp_type) == 0:
+        return batch.base_timestamp
+    return batch.max_timestamp
+
+
 def _first_offset(batch, limit: int) -> int:
     try:
         return batch.base_offset  # decompresses a legacy wrapper
@@ -318,9 +517,22 @@ def _first_offset(batch, limit: int) -> int:
         return batch.last_offset
 
 
+def _foreign_start(path: str) -> FormatError | None:
+    """An error when the file's first bytes cannot start a Kafka log (:func:`kdump.format.framing.foreign_start`),
+    e.g. text renamed .log: said as such, not as an incomplete last batch."""
+    from kdump.format.framing import foreign_start
+    with open(path, "rb") as f:
+        head = f.read(64)
+        size = os.fstat(f.fileno()).st_size
+    why = foreign_start(head, size)
+    return None if why is None else FormatError("not-a-kafka-log", f"not a Kafka log segment: {why}", position=0)
+
+
 def _display_path(path: str) -> str:
-    """Java's File.toString: the path as given, without a trailing separator."""
-    return path.rstrip("/") or path
+    """Java's File.toString: the path as given, without a trailing separator (escaped where it is not
+    printable: :func:`kdump.render.escape.printable_path`)."""
+    from kdump.render.escape import printable_path
+    return printable_path(path.rstrip("/") or path)
 
 
 def non_consecutive_report(results, compat: str = "java") -> list[str]:
@@ -336,4 +548,7 @@ def non_consecutive_report(results, compat: str = "java") -> list[str]:
         else:  # Java keeps a TreeMap keyed by the previous offset: ascending, duplicates collapsed
             ordered = sorted(dict(pairs).items())
         lines.extend(f"  {a} is followed by {b}" for a, b in ordered)
+        if res.non_consecutive_count > len(pairs):
+            lines.append(f"  ... {res.non_consecutive_count - len(pairs)} more non-consecutive offsets not listed "
+                         f"({res.non_consecutive_count} in all)")
     return lines

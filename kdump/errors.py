@@ -8,7 +8,9 @@ from __future__ import annotations
 # Exit codes shared by every subcommand (documented in the README and in ``kdump --help``).
 EXIT_OK = 0
 EXIT_DATA = 1  # the data is damaged or unreadable (dump: printed what it could; verify: findings)
-EXIT_USAGE = 2  # bad options, missing or unreadable files
+EXIT_USAGE = 2  # bad options, nothing to read, missing or unreadable files, an output that cannot be written
+EXIT_INTERNAL = 70  # a bug in kdump (EX_SOFTWARE); KDUMP_DEBUG=1 shows the traceback
+EXIT_INTERRUPTED = 130  # Ctrl-C
 
 
 class KdumpError(Exception):
@@ -45,3 +47,19 @@ class FormatError(KdumpError):
         if self.position is None:
             return self.message
         return f"at byte {self.position}: {self.message}"
+
+
+class WriteError(OSError):
+    """An output file could not be written (``filename`` names it): told apart from a failed read of the input."""
+
+
+class OutputError(Exception):
+    """Writing kdump's own output (standard output) failed: the reader went away (``EPIPE``, ``| head``) or
+    the disk is full (``ENOSPC``). Not an ``OSError``, so that no handler of input errors can take it for a
+    problem with the file being read."""
+
+    def __init__(self, name: str, error: OSError):
+        super().__init__(f"{name}: cannot write: {error.strerror or error}")
+        self.name = name
+        self.errno = error.errno
+        self.strerror = error.strerror or str(error)

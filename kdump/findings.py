@@ -267,7 +267,7 @@ def render_text(reports: list[FileReport], console, *, verbose: bool = False, li
     message, the span of positions and offsets). ``list_ok=False`` leaves out the line of each sound file
     without shown findings (a log directory has thousands), keeping the totals line. The totals count every
     finding, listed or capped. ``console``: a rich Console, or a :class:`PlainConsole`."""
-    from kdump.render.terminal import escape as safe  # paths and messages quote the data: never raw
+    from kdump.render.escape import escape as safe  # paths and messages quote the data: never raw
     if getattr(console, "plain", False):
         def escape(text):
             return safe(text)

@@ -183,6 +183,15 @@ def named_kind(path) -> FileKind:
     return _BY_SUFFIX.get(suffix, FileKind.UNKNOWN)
 
 
+_SEGMENT_NAME = re.compile(r"^(\d+)\.")
+
+
+def base_offset_from_name(path) -> int | None:
+    """Kafka's ``offsetFromFileName``: the number before the first dot, or None if there is none."""
+    m = _SEGMENT_NAME.match(os.path.basename(os.fspath(path)))
+    return int(m.group(1)) if m else None
+
+
 def segment_base_offset(path) -> int | None:
     """The base offset of a segment or of one of its indexes (``<digits>.log|.index|.timeindex|.txnindex``), None
     for any other name."""

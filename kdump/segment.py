@@ -23,7 +23,6 @@ event walk computes its CRC in chunks instead); the resynchronising scan holds a
 from __future__ import annotations
 
 import os
-import re
 from typing import Iterator, Union
 
 from kdump.errors import FormatError
@@ -31,24 +30,14 @@ from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.format.framing import BatchHeader, Stop, entry_batch
 from kdump.format.legacy import LegacyBatch
+from kdump.format.limits import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES  # noqa: F401  (re-exported)
 from kdump.format.v2 import RecordBatch
+from kdump.logdir import base_offset_from_name  # (kdump.index and spark import it from here too)
 
 Batch = Union[RecordBatch, LegacyBatch]
 
-DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024
-# Bounds the decompressed size of one batch's records; Kafka's own limits are far below this.
-DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024
 WINDOW = 1 << 20  # bytes scanned at a time when resynchronising
 CHUNK = 1 << 20  # bytes held at a time when computing the CRC of a large entry
-
-_SEGMENT_NAME = re.compile(r"^(\d+)\.")
-
-
-def base_offset_from_name(path) -> int | None:
-    """Kafka's ``offsetFromFileName``: the number before the first dot, or None if there is none."""
-    m = _SEGMENT_NAME.match(os.path.basename(os.fspath(path)))
-    return int(m.group(1)) if m else None
-
 
 # --- events of the resynchronising walk ----------------------------------------------------------------
 class GoodBatch:
@@ -215,7 +204,7 @@ class SegmentReader:
             if remaining <= L.HEADER_SIZE_UP_TO_MAGIC:
                 if remaining <= 0:
                     yield self._stop(F.end_stop(pos))
-                elif probe.all_zero(pos, end):
+                elif not self.limited and probe.all_zero(pos, end):  # bytes cut by --max-bytes are no tail
                     yield self._stop(F.zeros_stop(pos, remaining))
                 else:
                     yield self._stop(F.short_stop(pos, remaining))

@@ -27,7 +27,7 @@ def backend(request):
     from kdump import _backend
     if request.param == "compiled" and not _backend.COMPILED_AVAILABLE:
         if os.environ.get("KDUMP_REQUIRE_COMPILED", "") in ("1", "true", "yes") or os.environ.get("CI") == "true":
-            pytest.fail("KDUMP_REQUIRE_COMPILED=1 but the compiled extension kdump._speedups is not built")
+            pytest.fail("KDUMP_REQUIRE_COMPILED=1 but the compiled extensions (kdump.format._records, kdump.render._lines) are not built")
         pytest.skip("the compiled extension is not built")
     previous = _backend.BACKEND
     _backend.use(request.param)

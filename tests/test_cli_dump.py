@@ -120,7 +120,7 @@ def test_files_option_like_kafka(in_dir):
     assert result.stdout.count(f"Dumping {TXN.name}\n") == 2
 
 
-def test_directory_dumps_segments_in_offset_order_and_names_unknown_files(tmp_path):
+def test_directory_dumps_segments_in_offset_order_and_passes_over_kafkas_own_files(tmp_path):
     part = tmp_path / "topic-0"
     part.mkdir()
     shutil.copy(MIXED, part / "00000000000000000000.log")
@@ -132,9 +132,12 @@ def test_directory_dumps_segments_in_offset_order_and_names_unknown_files(tmp_pa
     result = run("dump", str(part) + "/")
     dumped = re.findall(r"^Dumping (.*)$", result.stdout, re.M)
     assert [os.path.basename(p) for p in dumped] == [
-        "00000000000000000000.log", "00000000000000000262.log", "00000000000000001000.log", "partition.metadata"]
-    assert f"Ignoring unknown file {part / 'partition.metadata'}" in result.stderr
+        "00000000000000000000.log", "00000000000000000262.log", "00000000000000001000.log"]
+    # issue 11 point 5: Kafka's own files are known kinds, passed over quietly (named with -v), not "unknown"
+    assert "Ignoring unknown file" not in result.stderr and "partition.metadata" not in result.stderr
     assert result.exit_code == 0
+    verbose = run("dump", "-v", str(part) + "/")
+    assert f"kdump: {part / 'partition.metadata'}: note: passed over (partition-metadata" in verbose.stderr
 
 
 def test_json_lines_carry_kafkas_field_names_and_values():
@@ -169,7 +172,7 @@ def test_json_shallow_has_no_records():
 
 
 def test_rich_rendering_on_a_terminal_and_no_color(monkeypatch):
-    from kdump.cli import _make_renderer
+    from kdump.commands.dump import make_renderer as _make_renderer
     from kdump.decode.payload import load_decoder
     from kdump.dump import DumpOptions
     from kdump.render.rich_text import RichTextOut

@@ -73,7 +73,7 @@ def test_generated_tables_are_what_the_generator_writes(tmp_path):
     src = gen.Source(str(tmp_path), "HEAD")
     src.commit = lambda: tables.module("metadata").KAFKA_COMMIT
     for module in gen.GROUPS:
-        text = (CORPUS.parent.parent / "kdump/decoders/schemas" / f"{module}.py").read_text()
+        text = (CORPUS.parent.parent / "kdump/format/schemas" / f"{module}.py").read_text()
         assert gen.generate(src, module) == text
 
 

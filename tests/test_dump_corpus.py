@@ -4,6 +4,11 @@ Two comparisons per file and mode: with ``--compat scala`` the output must be by
 Kafka's Scala tool printed (the corpus), and by default it must equal the same text in the newest
 (Java) tool's form. Where Kafka's tool died, stdout must still match up to that point, and kdump must
 say what stopped it (file, byte position) and exit 1 instead of dumping a stack trace.
+
+Two corpus files are an intact segment with the size field of one batch damaged (:data:`DAMAGED_FRAMING`):
+Kafka dies there or calls everything after it "invalid bytes at the end"; kdump reads past the damage
+(issue 11), so its output is Kafka's dump of the intact segment without the lost batch, one error line
+naming the region and the offsets lost, and exit 1.
 """
 import re
 
@@ -17,12 +22,47 @@ from kdump.cli import cli
 pytestmark = pytest.mark.usefixtures("backend")  # each test runs on the compiled and the pure path
 
 CASES = [(p, m) for p in LOG_FILES for m in MODES]
+# corrupt case -> (the intact segment it was made from, position of the batch whose size field is damaged)
+DAMAGED_FRAMING = {"v2-bad-length-field": ("v2-none", 219), "v2-length-beyond-eof": ("v2-none", 219)}
 LEADER_CHANGE_JSON = re.compile(rb" LeaderChange: \{[^\n]*\}")
 
 
 def run_dump(path, flags, in_dir):
     in_dir(path.parent)
     return CliRunner().invoke(cli, ["dump", *flags, path.name], catch_exceptions=False)
+
+
+def without_batch(dump: bytes, position: int) -> bytes:
+    """Kafka's dump text without the batch at ``position`` (its batch line and its record lines)."""
+    out, skipping = [], False
+    for line in dump.splitlines(keepends=True):
+        if not line.startswith(b"| "):
+            skipping = f" position: {position} ".encode() in line
+        if not skipping:
+            out.append(line)
+    return b"".join(out)
+
+
+def past_damage(path, stem):
+    """For a DAMAGED_FRAMING case: (stdout, the damaged batch's position, its (first, last) offsets) from
+    Kafka's dump of the intact segment."""
+    intact_dir, position = DAMAGED_FRAMING[path.parent.name]
+    intact = path.parent.parent.parent / intact_dir / path.name
+    exp_out, _ = expected(intact, stem)
+    line = next(x for x in exp_out.splitlines() if f" position: {position} ".encode() in x)
+    first, last = (int(v) for v in re.match(rb"baseOffset: (\d+) lastOffset: (\d+)", line).groups())
+    return without_batch(exp_out, position), position, (first, last)
+
+
+def check_past_damage(result, path, stem, deep):
+    exp_out, position, (first, last) = past_damage(path, stem)
+    assert result.stdout_bytes == exp_out
+    err = abs_dir_placeholder(result.stderr_bytes, path.parent).decode().splitlines()
+    assert err[0].startswith(f"kdump: {path.name}: at byte {position}: ")
+    assert f"offsets {first} to {last} are lost" in err[0]
+    non_consecutive = [f"Non-consecutive offsets in <dir>/{path.name}", f"  {first - 1} is followed by {last + 1}"]
+    assert err[1:] == (non_consecutive if deep else [])
+    assert result.exit_code == 1
 
 
 def check_result(result, path, exp_out, exp_err):
@@ -45,6 +85,9 @@ def test_scala_compat_output_is_kafkas(path, mode, in_dir):
     flags, stem = MODES[mode]
     exp_out, exp_err = expected(path, stem)
     result = run_dump(path, ["--compat", "scala", *flags], in_dir)
+    if path.parent.name in DAMAGED_FRAMING:
+        check_past_damage(result, path, stem, bool(flags))
+        return
     check_result(result, path, exp_out, exp_err)
 
 
@@ -52,6 +95,9 @@ def test_scala_compat_output_is_kafkas(path, mode, in_dir):
 def test_default_output_is_newest_kafkas(path, mode, in_dir):
     flags, stem = MODES[mode]
     exp_out, exp_err = expected(path, stem)
+    if path.parent.name in DAMAGED_FRAMING:
+        check_past_damage(run_dump(path, flags, in_dir), path, stem, bool(flags))
+        return
     exp_out = scala_to_java_stdout(exp_out)
     if exp_err is not None and not kafka_died(exp_err):
         exp_err = scala_to_java_stderr(exp_err)

@@ -1,5 +1,6 @@
 """File-format readers of kdump.index against the layouts of spec §5 and Kafka's rules, with values worked
 out by hand (byte strings written out below), and the corpus files where they exist."""
+from kdump.render.companions import checkpoint_lines
 import struct
 
 import pytest
@@ -128,7 +129,7 @@ def test_checkpoint_parsing_follows_checkpointfile():
     assert [p.code for p in bad.problems] == ["checkpoint-malformed"] and bad.problems[0].line == 3
     off = cps.parse_checkpoint("replication-offset-checkpoint", "0\n2\norders 0 17\n__consumer_offsets 49 0\n")
     assert off.entries == [("orders", 0, 17), ("__consumer_offsets", 49, 0)]
-    assert cps.dump_lines(off)[0] == "Offset checkpoint (high watermark per partition) version: 0 entries: 2"
+    assert checkpoint_lines(off)[0] == "Offset checkpoint (high watermark per partition) version: 0 entries: 2"
     big = cps.parse_checkpoint("replication-offset-checkpoint", "0\n1\norders 0 9223372036854775808\n")
     assert [p.code for p in big.problems] == ["checkpoint-malformed"]  # beyond Long.parseLong
 

@@ -238,7 +238,12 @@ def test_directory_rebuild_and_usage_errors(tmp_path):
                                         "00000000000000000020.log", "00000000000000000020.timeindex"]
     assert CliRunner().invoke(cli, ["index", "rebuild", str(part / "00000000000000000000.index")]).exit_code == 2
     assert CliRunner().invoke(cli, ["index", "rebuild", str(tmp_path / "missing.log")]).exit_code == 2
-    assert CliRunner().invoke(cli, ["index", "rebuild", "--out", str(tmp_path / "nope"), str(part)]).exit_code == 2
+    # issue 11 point 5: -o/--output is created if missing (was: exit 2); --out still works, with a note
+    made = CliRunner().invoke(cli, ["index", "rebuild", "--out", str(tmp_path / "nope"), str(part)])
+    assert made.exit_code == 0 and "--out is deprecated here; use -o/--output" in made.stderr
+    assert sorted(os.listdir(tmp_path / "nope"))[:2] == ["00000000000000000000.index", "00000000000000000000.timeindex"]
+    (tmp_path / "afile").write_text("")
+    assert CliRunner().invoke(cli, ["index", "rebuild", "-o", str(tmp_path / "afile"), str(part)]).exit_code == 2
     assert CliRunner().invoke(cli, ["index", "rebuild"]).exit_code == 2
 
 

@@ -89,10 +89,15 @@ def test_offset_and_time_windows_equal_the_full_scan(log):
     full = dump(log)
     batches = parse_dump(full.stdout)
     picks = targets(batches)
+    # damage whose lost offsets all lie before the window is not the window's problem (dump reads past it)
+    lost = [(int(a), int(b)) for a, b in re.findall(r"offsets (\d+) to (\d+) are lost", full.stderr)]
     for n in picks:
         got = dump("--from-offset", n, log)
         assert body(got.stdout) == window(batches, from_offset=n), n
-        assert got.exit_code == full.exit_code
+        if lost and all(b < n for _, b in lost):
+            assert got.exit_code == 0 and "lost" not in got.stderr
+        else:
+            assert got.exit_code == full.exit_code
     for n in picks[1:3]:
         got = dump("--from-offset", n, "--to-offset", n + 2, log)
         assert body(got.stdout) == window(batches, from_offset=n, to_offset=n + 2), n
@@ -180,7 +185,10 @@ def test_partition_directory_windows(partition):
     for t in (T0 - 1, T0 + 2995, T0 + 3000, T0 + 7777, T0 + 9000):
         assert body(dump("--from-time", t, partition).stdout) == window(batches, from_time=t), t
     out = dump("--from-offset", 650, partition).stdout
-    assert out.count("Dumping ") == 3  # every segment is named, only the last one read
+    # issue 11 point 5: segments wholly before the start are passed over (no empty "Dumping" headers)
+    assert re.findall(r"^Dumping .*/(\S+)$", out, re.M) == ["00000000000000000600.log"]
+    out = dump("--to-offset", 250, partition).stdout  # and segments starting after the end
+    assert re.findall(r"^Dumping .*/(\S+)$", out, re.M) == ["00000000000000000000.log"]
 
 
 def test_damaged_index_is_not_trusted(partition):

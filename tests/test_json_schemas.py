@@ -41,7 +41,7 @@ def validator(name: str) -> Draft202012Validator:
 
 def run(*args) -> str:
     result = CliRunner().invoke(cli, [str(a) for a in args])
-    assert result.exit_code in (0, 1), (args, result.output)
+    assert result.exit_code in (0, 1, 2), (args, result.output)  # 2: nothing to dump in that directory
     return result.stdout
 
 

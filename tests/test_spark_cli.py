@@ -56,7 +56,7 @@ def test_spark_scan_exports_every_record_to_parquet(spark, tmp_path):
     import pyarrow.parquet as pq
     path = ROOT / "fixtures/generated"
     out = tmp_path / "out"
-    result = run("spark", "scan", str(path), "--out", str(out))
+    result = run("spark", "scan", str(path), "-o", str(out))
     assert result.exit_code == 0, result.output
     table = pq.read_table(out)
     got = sorted(((r["offset"], r["key"], r["value"]) for r in table.select(["offset", "key", "value"]).to_pylist()),
@@ -65,7 +65,7 @@ def test_spark_scan_exports_every_record_to_parquet(spark, tmp_path):
     expected = sorted(((r[2], r[5], r[6]) for f in sorted(map(str, path.rglob("*.log"))) for r in cli_records(f)
                        if not r[15]), key=repr)
     assert got == expected
-    again = run("spark", "scan", str(path), "--out", str(out))
+    again = run("spark", "scan", str(path), "-o", str(out))
     assert again.exit_code == 2 and "not empty" in again.output
 
 

@@ -1,4 +1,5 @@
-"""The compiled record decoder (kdump._speedups.parse_records) against the pure one (parse_records_py).
+"""The compiled record decoder (kdump.format._records.parse_records) against the pure one (parse_records_py),
+and the compiled record-line renderer (kdump.render._lines.render_v2_lines) against render_v2_lines_py.
 
 Differential: both must give the same RecordColumns (every list) and the same FormatError (code and
 message) or None, for payloads built by the independent encoder below (valid records, overlong and huge
@@ -40,7 +41,8 @@ def test_backend_is_compiled_when_required():
     """CI sets KDUMP_REQUIRE_COMPILED=1: there a missing or broken extension is a failure, not a skip."""
     if not (_on("KDUMP_REQUIRE_COMPILED") or os.environ.get("CI") == "true"):
         pytest.skip("neither KDUMP_REQUIRE_COMPILED=1 nor CI=true is set")
-    import kdump._speedups  # noqa: F401  (an ImportError here says why it is not built)
+    import kdump.format._records  # noqa: F401  (an ImportError here says why it is not built)
+    import kdump.render._lines  # noqa: F401
     if _on("KDUMP_PURE_PYTHON"):  # the pure run of the suite: the switch must still win
         assert backend.BACKEND == "python"
     else:
@@ -49,17 +51,21 @@ def test_backend_is_compiled_when_required():
 
 @pytest.fixture(scope="module")
 def fast():
-    return pytest.importorskip("kdump._speedups", reason="the compiled extension is not built").parse_records
+    return pytest.importorskip("kdump.format._records", reason="the compiled extension is not built").parse_records
 
 
 def test_backend_picks_compiled_whatever_is_imported_first(fast):
-    """Importing kdump._speedups before anything else must not trip the v2 <-> _backend import cycle."""
+    """Whichever module is imported first (a compiled one included), the pure modules pick the compiled twins
+    and hand them their pure twins (no import order to get right: there is no cycle)."""
     if _on("KDUMP_PURE_PYTHON"):
         pytest.skip("KDUMP_PURE_PYTHON forces the pure path")
     env = dict(os.environ, PYTHONPATH=str(Path(kdump.__file__).parent.parent))
-    for first in ("kdump._speedups", "kdump._backend", "kdump.format.v2", "kdump"):
-        code = (f"import {first}; import kdump._backend as b, kdump.format.v2 as v2, kdump._speedups as s; "
-                "print(b.BACKEND, v2.parse_records is s.parse_records)")
+    for first in ("kdump.format._records", "kdump.render._lines", "kdump._backend", "kdump.format.v2",
+                  "kdump.render.kafka_text", "kdump"):
+        code = (f"import {first}; import kdump._backend as b, kdump.format.v2 as v2, kdump.format._records as r, "
+                "kdump.render.kafka_text as k, kdump.render._lines as l; "
+                "print(b.BACKEND, v2.parse_records is r.parse_records and k.render_v2_lines is l.render_v2_lines "
+                "and r.parse_records_py is v2.parse_records_py and l.render_v2_lines_py is k.render_v2_lines_py)")
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                              cwd=str(ROOT / "tests"), check=True).stdout.split()
         assert out == ["compiled", "True"], (first, out)
@@ -110,8 +116,8 @@ def outcome(fn, args):
         return None, (type(e), str(e))
 
 
-def check_same(fast, buf, start, end, count, base_offset=0, base_timestamp=0, append_time=None):
-    args = (buf, start, end, count, base_offset, base_timestamp, append_time)
+def check_same(fast, buf, start, end, count, base_offset=0, base_timestamp=0, append_time=None, chunk=()):
+    args = (buf, start, end, count, base_offset, base_timestamp, append_time, *chunk)
     want, want_exc = outcome(parse_records_py, args)
     got, got_exc = outcome(fast, args)
     assert got_exc == want_exc
@@ -123,6 +129,7 @@ def check_same(fast, buf, start, end, count, base_offset=0, base_timestamp=0, ap
         assert getattr(got, name) == getattr(want, name), name
     for name in ("offsets", "timestamps", "attributes", "key_pos", "key_len", "value_pos", "value_len", "sizes"):
         assert [type(x) for x in getattr(got, name)] == [type(x) for x in getattr(want, name)], name
+    assert got.resume_at == want.resume_at
     assert all(h is EMPTY for h in got.headers if not h)
     assert all(type(k) is bytes and (v is None or type(v) is bytes) for h in got.headers for k, v in h)
     if want.error is None:
@@ -212,7 +219,7 @@ def test_continuation_runs(fast):
 
 
 def test_huge_timestamp_deltas_and_sums(fast):
-    """A 10-byte varlong carries up to 70 bits; the pure path keeps them (Python ints), never wraps."""
+    """A 10-byte varlong keeps its low 64 bits (Java's readVarlong); the sums are Python ints, never wrapped."""
     cases = []
     for ts in (2**63 - 1, -(2**63), 2**63, -(2**63) - 1, 2**64, 2**69 - 1, -(2**69), 2**40):
         cases.append(record(0, ts, 1))
@@ -380,7 +387,7 @@ def test_corpus_has_magic2_records(fast):
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(batches(), st.integers(-3, 2**31 - 1), st.booleans(), st.booleans())
 def test_render_v2_lines_same_text(fast, args, base_seq, print_data, skip_metadata):
-    from kdump._speedups import render_v2_lines
+    from kdump.render._lines import render_v2_lines
     from kdump.render.kafka_text import render_v2_lines_py
     buf, start, end, count, base_offset, base_timestamp, append_time = args
     cols = parse_records_py(buf, start, end, count, base_offset, base_timestamp, append_time)
@@ -388,3 +395,24 @@ def test_render_v2_lines_same_text(fast, args, base_seq, print_data, skip_metada
     render_v2_lines(cols, "CreateTime", base_offset, base_seq, print_data, skip_metadata, ours)
     render_v2_lines_py(cols, "CreateTime", base_offset, base_seq, print_data, skip_metadata, pure)
     assert ours == pure
+
+
+def test_chunks(fast):
+    """Decoding in chunks (first record index, stop index, resume position): both paths give the same
+    chunks, resume positions and errors, including a records-remaining error only in the last chunk."""
+    payload = b"".join(sample_payload())
+    n = len(sample_payload())
+    whole = check_same(fast, payload, 0, len(payload), n, 5, 7)
+    for extra in (b"", b"\x00\x00"):
+        data = payload + extra
+        for size in (1, 2, 3, n, n + 1):
+            first, at = 0, 0
+            while True:
+                got = check_same(fast, data, 0, len(data), n, 5, 7, chunk=(first, first + size, at))
+                assert got.offsets == whole.offsets[first:first + got.count]
+                if got.resume_at is None:
+                    break
+                first, at = first + got.count, got.resume_at
+            assert (got.error is not None) == bool(extra)
+    for bad in ((0, None, -1), (0, None, len(payload) + 1), (-1, 2, 0), (3, 1, 0), (0, 2, 1)):
+        check_same(fast, payload, 0, len(payload), n, 5, 7, chunk=bad)

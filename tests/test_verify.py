@@ -205,7 +205,7 @@ def test_every_reader_error_code_maps_to_a_documented_finding():
     verify code or be mapped to one explicitly (the catch-all in finding_code is only a safety net)."""
     from kdump.findings import READER_CODES as _READER_CODES
     reader_codes = set()
-    for rel in ("kdump/format/v2.py", "kdump/_speedups.pyx", "kdump/format/legacy.py", "kdump/format/control.py",
+    for rel in ("kdump/format/v2.py", "kdump/format/_records.pyx", "kdump/format/legacy.py", "kdump/format/control.py",
                 "kdump/decode/control.py",
                 "kdump/format/schema.py"):
         reader_codes |= set(re.findall(r'FormatError\(\s*"([a-z0-9-]+)"', (ROOT / rel).read_text()))

@@ -182,7 +182,7 @@ def test_colour_only_on_request_and_never_with_no_color(monkeypatch):
 
 
 def test_progress_bar_on_a_terminal_for_large_inputs(monkeypatch):
-    import kdump.commands.verify as cmd
+    import kdump.commands.progress as cmd
     import kdump.verify as lib
     calls = []
     real = lib.verify_paths
@@ -192,7 +192,7 @@ def test_progress_bar_on_a_terminal_for_large_inputs(monkeypatch):
         return real(paths, options, progress=progress)
     monkeypatch.setattr(lib, "verify_paths", spy)
     monkeypatch.setattr(cmd, "PROGRESS_MIN_BYTES", 1000)
-    monkeypatch.setattr(cmd, "_stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(cmd, "stderr_is_terminal", lambda: True)
     result = run(str(CORPUS / "kafka-generated/v2-none"))
     assert result.exit_code == 0
     assert calls and calls[0] is not None  # the bar's callback was handed to the walk

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate kdump's schema tables (``kdump/decoders/schemas/*.py``) from Kafka's message definitions.
+"""Generate kdump's schema tables (``kdump/format/schemas/*.py``) from Kafka's message definitions.
 
 Usage: ``python tools/gen_schemas.py KAFKA [--rev REV]`` where KAFKA is a Kafka checkout (a work tree)
 or a bare git directory of apache/kafka (then the files are read at REV, default HEAD).
@@ -28,7 +28,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "kdump", "decoders", "schemas")
+OUT = os.path.join(ROOT, "kdump", "format", "schemas")
 
 # module -> (what it holds, directories in Kafka, name filter, how record types are found)
 GROUPS = {

@@ -25,6 +25,8 @@ Everything here is byte-level: no file I/O, no printing.
 
 from __future__ import annotations
 
+from kdump.codec.errors import CodecError, DecompressedTooLarge, _view  # noqa: F401  (re-exported)
+
 __all__ = [
     "NONE",
     "GZIP",
@@ -42,42 +44,6 @@ __all__ = [
 NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
 
 CODEC_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
-
-
-class CodecError(Exception):
-    """Compressed data could not be decoded (or a codec/magic combination Kafka refuses was asked for).
-
-    Attributes:
-        codec:  codec name (``"gzip"``, ``"snappy"``, ``"lz4"``, ``"zstd"``, or ``"unknown"``).
-        detail: what was wrong and where -- the byte offset inside the compressed input when known, e.g.
-                ``"lz4 block at byte 7 declares 70000 bytes, the frame allows at most 65536"``.
-    """
-
-    def __init__(self, codec: str, detail: str) -> None:
-        self.codec = codec
-        self.detail = detail
-        super().__init__(f"{codec}: {detail}")
-
-
-class DecompressedTooLarge(CodecError):
-    """The decompressed output would exceed ``limit`` bytes.
-
-    Raised *before* more than about ``limit`` bytes are allocated, so a decompression bomb costs neither memory
-    nor much time. ``limit`` is the limit that was exceeded.
-    """
-
-    def __init__(self, codec: str, detail: str, limit: int) -> None:
-        self.limit = limit
-        super().__init__(codec, detail)
-
-
-def _view(data) -> memoryview:
-    """A flat unsigned-byte memoryview over ``data`` (no copy for bytes, bytearray or a byte memoryview)."""
-    mv = data if isinstance(data, memoryview) else memoryview(data)
-    if mv.ndim != 1 or mv.format != "B":
-        # e.g. a signed-char view or an array('I'); cast needs C-contiguous data (raises TypeError otherwise)
-        mv = mv.cast("B")
-    return mv
 
 
 def _unknown(codec) -> CodecError:

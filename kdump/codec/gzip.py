@@ -22,7 +22,7 @@ from __future__ import annotations
 import struct
 import zlib
 
-from . import CodecError, DecompressedTooLarge, _view
+from .errors import CodecError, DecompressedTooLarge, _Output, _view
 
 _NAME = "gzip"
 
@@ -31,6 +31,7 @@ _NAME = "gzip"
 KAFKA_HEADER = bytes.fromhex("1f8b08000000000000ff")
 
 _FHCRC, _FEXTRA, _FNAME, _FCOMMENT = 0x02, 0x04, 0x08, 0x10
+_PIECE = 1 << 20  # largest output asked of zlib at a time: one call for the whole limit would take it twice
 
 
 class _BadHeader(Exception):
@@ -92,7 +93,7 @@ def decompress(data, *, limit: int) -> bytes:
     n = len(mv)
     if n == 0:
         raise CodecError(_NAME, "empty input: not in gzip format")
-    chunks: list[bytes] = []
+    chunks = _Output()
     total = 0
     pos = 0
     member = 0
@@ -114,7 +115,7 @@ def decompress(data, *, limit: int) -> bytes:
             room = limit - total
             try:
                 # max_length bounds the output buffer zlib allocates: at most room + 1 bytes per call.
-                out = d.decompress(buf, room + 1)
+                out = d.decompress(buf, min(room + 1, _PIECE))
             except zlib.error as e:
                 raise CodecError(
                     _NAME, f"corrupt deflate data in gzip member at byte {pos} (data starts at byte {body}): {e}"
@@ -157,9 +158,7 @@ def decompress(data, *, limit: int) -> bytes:
         if pos >= n:
             break
 
-    if len(chunks) == 1:
-        return chunks[0]
-    return b"".join(chunks)
+    return chunks.value()
 
 
 def compress(data, *, level: int | None = None) -> bytes:

@@ -44,7 +44,7 @@ import struct
 
 import lz4.block as _lz4_block  # python-lz4 (C): raw LZ4 blocks
 
-from . import CodecError, DecompressedTooLarge, _view
+from .errors import CodecError, DecompressedTooLarge, _Output, _view
 
 _NAME = "lz4"
 
@@ -184,7 +184,7 @@ def decompress(data, *, magic: int, limit: int) -> bytes:
     # magic 0: Kafka's old writer computed HC over magic+FLG+BD, so Kafka skips the byte unchecked.
     pos += 1
 
-    chunks: list[bytes] = []
+    chunks = _Output()
     total = 0
     while True:
         if n - pos < 4:
@@ -238,9 +238,7 @@ def decompress(data, *, magic: int, limit: int) -> bytes:
         chunks.append(out)
         pos = next_pos
 
-    if len(chunks) == 1:
-        return chunks[0]
-    return b"".join(chunks)
+    return chunks.value()
 
 
 def _decompress_block(block: memoryview, pos: int, max_block: int, room: int, limit: int) -> bytes:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import snappy as _snappy_lib  # python-snappy: raw snappy blocks (compress / uncompress)
 
-from . import CodecError, DecompressedTooLarge, _view
+from .errors import CodecError, DecompressedTooLarge, _Output, _view
 
 _NAME = "snappy"
 
@@ -94,7 +94,7 @@ def decompress(data, *, limit: int) -> bytes:
         # Not xerial framing: the whole input is one raw snappy block (kafkajs / librdkafka style).
         return _raw_block(mv, 0, n, limit, limit, "raw snappy block at byte 0")
 
-    chunks: list[bytes] = []
+    chunks = _Output()
     total = 0
     pos = HEADER_SIZE
     while n - pos >= 4:
@@ -139,9 +139,7 @@ def decompress(data, *, limit: int) -> bytes:
         pos = start + size
     # 1..3 bytes left over where a chunk length would be: snappy-java's readNext returns short and the stream
     # ends without error, so they are ignored here too.
-    if len(chunks) == 1:
-        return chunks[0]
-    return b"".join(chunks)
+    return chunks.value()
 
 
 def compress(data) -> bytes:

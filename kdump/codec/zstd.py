@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import zstandard as _zstd_lib
 
-from . import CodecError, DecompressedTooLarge, _view
+from .errors import CodecError, DecompressedTooLarge, _Output, _view
 
 _NAME = "zstd"
 
@@ -105,7 +105,7 @@ def decompress(data, *, limit: int) -> bytes:
     """Decompress one or more concatenated zstd frames; never produces more than ``limit + 1`` bytes."""
     mv = _view(data)
     _walk(mv)
-    chunks: list[bytes] = []
+    chunks = _Output()
     total = 0
     try:
         # A fresh context per call: ZstdDecompressor objects must not be shared between threads.
@@ -125,9 +125,7 @@ def decompress(data, *, limit: int) -> bytes:
         raise
     except Exception as e:  # ZstdError, and defensively anything else the C layer might raise
         raise _err(f"corrupt zstd data: {e or type(e).__name__}") from None
-    if len(chunks) == 1:
-        return chunks[0]
-    return b"".join(chunks)
+    return chunks.value()
 
 
 def compress(data, *, level: int | None = None) -> bytes:

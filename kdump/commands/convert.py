@@ -7,18 +7,24 @@ import sys
 
 import click
 
+from kdump.commands.options import (
+    Ui,
+    exit_help,
+    output_options,
+    output_path_option,
+    renamed_option,
+)
 from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
 
 CODEC_CHOICES = ["keep", "none", "gzip", "snappy", "lz4", "zstd"]
 CODEC_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
-EPILOG = """\b
-Exit codes:
-  0  converted (or, with --dry-run, measured)
-  1  the input is damaged, the conversion is refused (zstd below magic 2), a loss under --strict, or
-     the output did not verify (nothing is written then); or the segment was written but its
-     indexes could not be rebuilt
-  2  usage error, a missing or unreadable input, or an output that exists (use --force) or is the input"""
+EPILOG = exit_help(ok="converted (or, with --dry-run, measured)",
+                   data="the input is damaged, the conversion is refused (zstd below magic 2), a loss under "
+                        "--strict, or the output did not verify (nothing is written then); or the segment was "
+                        "written but its indexes could not be rebuilt",
+                   usage="usage error, a missing or unreadable input, nothing to convert, an output that cannot "
+                         "be written, or an output that exists (use --force) or is the input")
 
 
 def _parse_recompress(values) -> dict[int, int]:
@@ -37,9 +43,9 @@ def _parse_recompress(values) -> dict[int, int]:
 @click.argument("path", type=click.Path(path_type=str))
 @click.option("--to-magic", type=click.Choice(["0", "1", "2"]), default=None,
               help="Message format to write: 0 (Kafka 0.8-0.9), 1 (0.10), 2 (0.11+). Required unless --dry-run.")
-@click.option("-o", "--output", default=None, metavar="FILE|DIR/",
-              help="Where to write: a file, or a directory (existing, or named with a trailing /) that gets "
-                   "the input's own NNN.log name. Required (the input is never modified).")
+@output_path_option("Where to write: a file, or a directory (existing, or named with a trailing /; created if "
+                    "missing) that gets the input's own NNN.log name. Required (the input is never modified).",
+                    metavar="FILE|DIR/")
 @click.option("--compression", type=click.Choice(CODEC_CHOICES), default="keep", show_default=True,
               help="Codec of the output batches; keep = each batch keeps its own (Kafka's rule).")
 @click.option("--recompress", multiple=True, metavar="FROM=TO",
@@ -54,17 +60,18 @@ def _parse_recompress(values) -> dict[int, int]:
 @click.option("--max-batch-records", type=click.IntRange(min=0), default=0, show_default=True,
               help="Cut runs of uncompressed legacy messages (one batch going up, one wrapper with --compression) "
                    "after N records (0: no limit).")
-@click.option("--max-batch-bytes", type=click.IntRange(min=0), default=None,
+@click.option("--split-batch-bytes", type=click.IntRange(min=0), default=None,
               help="Cut those runs so that no new batch exceeds N bytes before compression "
                    "[default: 1048588, Kafka's message.max.bytes; 0: no limit].")
+@renamed_option("--max-batch-bytes", "--split-batch-bytes (--max-batch-bytes is the memory guard of dump and "
+                "verify)", "split_batch_bytes", type=click.IntRange(min=0))
 @click.option("--all-in-target-magic", is_flag=True,
               help="Write every batch in the target magic. By default a down-conversion (the input has batches "
                    "above the target magic) copies batches already below it as they are, as Kafka does "
                    "(magic-0 batches stay magic 0 going to 1).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="text for people; json: one JSON document with every count.")
+@output_options(format_help="text for people; json: one JSON document with every count.")
 def command(path, to_magic, output, compression, recompress, force, strict, dry_run, max_batch_records,
-            max_batch_bytes, all_in_target_magic, fmt):
+            split_batch_bytes, all_in_target_magic, ui: Ui):
     """Rewrite a segment (or every segment of a partition directory) in another message format.
 
     Offsets are kept. Batches already in the target format are copied byte for byte; the others are
@@ -86,10 +93,14 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
     recompress_map = _parse_recompress(recompress)
     codec = None if compression == "keep" else CODEC_IDS[compression]
     limits = {"max_batch_records": max_batch_records, "all_in_target_magic": all_in_target_magic}
-    if max_batch_bytes is not None:
-        limits["max_batch_bytes"] = max_batch_bytes
-    if not os.path.exists(path):
-        _fail(f"{path}: no such file or directory", EXIT_USAGE)
+    if split_batch_bytes is not None:
+        limits["max_batch_bytes"] = split_batch_bytes
+    fmt = ui.format
+    from kdump.logdir import expand
+    refused = None if os.path.isdir(path) else expand([path])[0].refused
+    if refused is not None:  # missing, a FIFO or device: never opened
+        ui.cannot(path, refused.as_oserror())
+        ui.exit()
 
     if dry_run:
         _dry_run(conv, path, to_magic, codec, compression, recompress_map, limits, fmt)
@@ -112,6 +123,7 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
             _print_result(result)
 
     status = EXIT_OK
+    from kdump.commands.progress import file_sizes, with_progress
     from kdump.render.jsonl import error_object
     errors = []  # --format json: each error as an object in the document too
     try:
@@ -121,7 +133,11 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
             segments = conv.segments_in(path)
             if not segments:
                 _fail(f"{path}: no NNN.log segments in this directory", EXIT_USAGE)
-            conv.convert_directory(path, output, options, overwrite=force, on_result=on_result)
+
+            def convert_all(advance):
+                done = on_result if advance is None else (lambda r: (on_result(r), advance(r.stats.source_bytes)))
+                conv.convert_directory(path, output, options, overwrite=force, on_result=done)
+            with_progress(ui, lambda: file_sizes([path]), "converting", convert_all)
         else:
             dest = conv.output_path_for(path, output)
             if dest != output:
@@ -133,16 +149,17 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
         errors.append(error_object(e.source or path, e.code, e.message, e.position))
     except FileExistsError as e:
         status = EXIT_USAGE
-        errors.append(error_object(e.filename or output, "output-exists", str(e.strerror or e)))
+        errors.append(error_object(e.filename or output, "output-exists", f"{e.strerror or e} (use --force to replace)"))
         if e.filename:
-            click.echo(f"kdump: {e.filename}: {e.strerror}", err=True)
+            click.echo(f"kdump: {e.filename}: {e.strerror} (use --force to replace)", err=True)
         else:
-            click.echo(f"kdump: {e}", err=True)
+            click.echo(f"kdump: {e} (use --force to replace)", err=True)
     except OSError as e:
         status = EXIT_USAGE
-        name = e.filename or path
-        click.echo(f"kdump: {name}: {e.strerror or e}", err=True)
-        errors.append(error_object(name, "io-error", str(e.strerror or e)))
+        doing = "write" if _is_output(e.filename, output) else "read"
+        ui.cannot(e.filename or (output if doing == "write" else path), e, doing)
+        errors.append(error_object(os.fsdecode(e.filename or (output if doing == "write" else path)), f"cannot-{doing}",
+                                   f"cannot {doing}: {e.strerror or e}"))
     except WriteVerificationError as e:
         status = EXIT_DATA
         click.echo(f"kdump: {e}; nothing was written", err=True)
@@ -152,6 +169,16 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
     if fmt == "json":
         click.echo(json.dumps({"results": [r.to_dict() for r in results], "errors": errors}, indent=2))
     sys.exit(status)
+
+
+def _is_output(filename, output) -> bool:
+    """Whether a failed file (None: unnamed, as a full disk leaves it) is on the output side."""
+    if filename is None:
+        return True
+    out = os.path.abspath(output)
+    name = os.path.abspath(os.fsdecode(filename))
+    return (name == out or name.startswith(os.path.join(out, ""))
+            or os.path.basename(name).startswith(f".{os.path.basename(out)}."))  # its temporary
 
 
 def _report_error(path, e, whole: bool = False) -> None:

@@ -3,15 +3,14 @@ from __future__ import annotations
 
 import click
 
-from kdump.commands.replay_common import EXIT_HELP, format_option, no_color_option, run
+from kdump.commands.replay_common import EXIT_HELP, replay_output_options, run
 
 
 @click.command("groups", epilog=EXIT_HELP)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("--group", "names", multiple=True, metavar="NAME", help="Show only this group (repeatable).")
-@format_option
-@no_color_option
-def command(paths, names, fmt, no_color):
+@replay_output_options
+def command(paths, names, ui):
     """Replay __consumer_offsets into each consumer group's state: what the group coordinator would load.
 
     PATHS: __consumer_offsets-N partition directories, a log directory holding them, or their .log
@@ -31,4 +30,4 @@ def command(paths, names, fmt, no_color):
     from kdump.replay.groups import replay_groups
     from kdump.replay.render import groups_blocks
     wanted = set(names)
-    run(replay_groups, paths, fmt, no_color, lambda r: r.to_json(wanted), groups_blocks)
+    run(replay_groups, paths, ui, lambda r: r.to_json(wanted), groups_blocks)

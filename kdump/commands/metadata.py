@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import click
 
-from kdump.commands.replay_common import EXIT_HELP, format_option, no_color_option, run
+from kdump.commands.replay_common import EXIT_HELP, replay_output_options, run
 
 
 @click.command("metadata", epilog=EXIT_HELP)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
-@format_option
-@no_color_option
-def command(paths, fmt, no_color):
+@replay_output_options
+def command(paths, ui):
     """Replay a KRaft snapshot and the __cluster_metadata log after it into the cluster image, as
     Kafka's metadata shell shows it.
 
@@ -33,4 +32,4 @@ def command(paths, fmt, no_color):
     """
     from kdump.replay.metadata import replay_metadata
     from kdump.replay.render import metadata_blocks
-    run(replay_metadata, paths, fmt, no_color, lambda r: r.to_json(), metadata_blocks)
+    run(replay_metadata, paths, ui, lambda r: r.to_json(), metadata_blocks)

@@ -9,21 +9,18 @@ import sys
 
 import click
 
+from kdump.commands.options import exit_help, output_options, output_path_option
 from kdump.errors import EXIT_OK, EXIT_USAGE
 
-EXIT_HELP = """\b
-Exit codes:
-  0  success (verify: every file is sound)
-  1  verify: findings (errors or warnings)
-  2  usage error, a path is missing or unreadable, or Spark cannot start (no Java 17, no pyspark)
-  70 a bug in kdump (rerun with KDUMP_DEBUG=1 for the traceback)"""
+EXIT_HELP = exit_help(
+    ok="success (verify: every file is sound)", data="verify: findings (errors or warnings)",
+    usage="usage error, a path is missing or unreadable, or Spark cannot start (no Java 17, no pyspark)")
 
 
 def _session_options(f):
     f = click.option("--master", default=None, metavar="URL",
                      help="Spark master (default: local[*], or what spark-submit set).")(f)
-    f = click.option("-v", "--verbose", is_flag=True, help="Show Spark's own log output.")(f)
-    return f
+    return output_options(verbose_help="Also show Spark's own log output.")(f)
 
 
 def _start(master, verbose):
@@ -40,8 +37,10 @@ def _start(master, verbose):
         sys.exit(EXIT_USAGE)
 
 
-def _progress(verb):
+def _progress(verb, ui):
     tty = sys.stderr.isatty()
+    if ui.quiet:
+        return None
 
     def show(done, total):
         end = "" if tty and done < total else "\n"
@@ -78,36 +77,49 @@ def command():
 
 @command.command("scan", epilog=EXIT_HELP)
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--out", "out_dir", required=True, metavar="DIR", help="New directory for the exported files.")
-@click.option("--format", "fmt", type=click.Choice(["parquet", "json"]), default="parquet", show_default=True)
+@output_path_option("New directory for the exported files (required).", old="--out")
+@click.option("--to", "to_format", type=click.Choice(["parquet", "json"]), default="parquet", show_default=True,
+              help="What the exported files are.")
 @click.option("--include-headers/--no-include-headers", default=True, show_default=True)
 @_session_options
-def scan(paths, out_dir, fmt, include_headers, master, verbose):
+def scan(paths, output, to_format, include_headers, master, ui):
     """Export the records of log directories, partition directories or segments (local, s3://, hdfs://)
-    to Parquet or JSON, in Spark's Kafka schema."""
+    to Parquet or JSON files, in Spark's Kafka schema.
+
+    \b
+    Examples:
+      kdump spark scan fixtures/generated -o /tmp/records
+      kdump spark scan --to json --master spark://host:7077 s3://bucket/kafka/orders-0 -o /data/orders
+    """
+    import json
+
     from kdump.spark import jobs
     from kdump.spark.arrow import ReadOptions
     from kdump.spark.schema import default_columns
+    if output is None:
+        raise click.UsageError("name the new directory for the exported files with -o/--output")
     options = ReadOptions(columns=tuple(default_columns(include_headers, False)))
-    n = _run(_start(master, verbose),
-             lambda spark: jobs.export(spark, paths, out_dir, fmt, options, progress=_progress("scan")))
-    click.echo(f"{n} records written to {out_dir}")
-    sys.exit(EXIT_OK)
+    n = _run(_start(master, ui.verbose),
+             lambda spark: jobs.export(spark, paths, output, to_format, options, progress=_progress("scan", ui)))
+    if ui.format == "json":
+        ui.stdout.write(json.dumps({"records": n, "output": output, "format": to_format}) + "\n")
+    else:
+        ui.stdout.write(f"{n} records written to {output}\n")
+    ui.exit(EXIT_OK)
 
 
 @command.command("verify", epilog=EXIT_HELP)
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_session_options
-def verify(paths, fmt, master, verbose):
+def verify(paths, master, ui):
     """``kdump verify --deep`` on Spark: one report, the same JSON and exit codes."""
     from kdump.findings import PlainConsole, exit_code, render_json, render_text
     from kdump.spark import jobs
     from kdump.verify import VerifyOptions
-    reports = _run(_start(master, verbose),
-                   lambda spark: jobs.verify(spark, paths, VerifyOptions(deep=True), progress=_progress("verify")))
-    out = click.get_text_stream("stdout")
-    if fmt == "json":
+    reports = _run(_start(master, ui.verbose),
+                   lambda spark: jobs.verify(spark, paths, VerifyOptions(deep=True), progress=_progress("verify", ui)))
+    out = ui.stdout
+    if ui.format == "json":
         render_json(reports, out)
     else:
         render_text(reports, PlainConsole(out), list_ok=len(reports) <= 20)
@@ -117,13 +129,12 @@ def verify(paths, fmt, master, verbose):
 
 @command.command("stats", epilog=EXIT_HELP)
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_session_options
-def stats(paths, fmt, master, verbose):
+def stats(paths, master, ui):
     """Segments, batches, records, bytes, offset and time ranges, codec and magic mix per topic-partition
     and in total."""
     from kdump import stats as S
     from kdump.spark import jobs
-    summary = _run(_start(master, verbose), lambda spark: jobs.stats(spark, paths, progress=_progress("stats")))
-    click.echo(S.render_json(summary) if fmt == "json" else S.render_text(summary))
-    sys.exit(EXIT_OK)
+    summary = _run(_start(master, ui.verbose), lambda spark: jobs.stats(spark, paths, progress=_progress("stats", ui)))
+    ui.stdout.write((S.render_json(summary) if ui.format == "json" else S.render_text(summary)) + "\n")
+    ui.exit(EXIT_OK)

@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import click
 
-from kdump.commands.replay_common import EXIT_HELP, format_option, no_color_option, run
+from kdump.commands.replay_common import EXIT_HELP, replay_output_options, run
 
 
 @click.command("txn-state", epilog=EXIT_HELP)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
-@format_option
-@no_color_option
-def command(paths, fmt, no_color):
+@replay_output_options
+def command(paths, ui):
     """Replay __transaction_state into every transactional id's state: what the transaction
     coordinator would load.
 
@@ -28,4 +27,4 @@ def command(paths, fmt, no_color):
     """
     from kdump.replay.render import txn_blocks
     from kdump.replay.txn_state import replay_transactions
-    run(replay_transactions, paths, fmt, no_color, lambda r: r.to_json(), txn_blocks)
+    run(replay_transactions, paths, ui, lambda r: r.to_json(), txn_blocks)

@@ -27,7 +27,6 @@ read-back verification recomputes from the written file (:mod:`kdump.convert.out
 """
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -144,7 +143,7 @@ class ConversionStats:
 
 
 # --- canonical record form (what the verification compares) --------------------------------------
-_CANON_HEAD = struct.Struct(">qqbiii")  # offset, timestamp, timestamp type, key length, value length, headers
+_CANON_HEAD = L.CANONICAL_RECORD_HEAD  # offset, timestamp, timestamp type, key length, value length, headers
 
 
 def canonical_record(offset: int, timestamp: int, timestamp_type: int, key, value, headers=()) -> bytes:

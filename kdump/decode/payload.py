@@ -5,7 +5,7 @@ Kafka's DumpLogSegments prints keys and payloads through a ``Decoder`` class
 ``StringDecoder``, i.e. Java's ``new String(bytes, UTF_8)``.  This module
 provides the same thing for kdump:
 
-* :func:`java_utf8` -- byte-for-byte Java's UTF-8 decoding, including how it
+* :func:`java_utf8` (from :mod:`kdump.format.text`) -- byte-for-byte Java's UTF-8 decoding, including how it
   substitutes U+FFFD for invalid input, so ``--print-data-log`` output equals
   Kafka's even for binary payloads.
 * Built-in decoders by short name (:data:`BUILTIN_DECODERS`): ``string``,
@@ -30,12 +30,13 @@ without a traceback:
 from __future__ import annotations
 
 import base64
-import codecs
 import importlib
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, runtime_checkable
+
+from kdump.format.text import java_utf8
 
 __all__ = [
     "BUILTIN_DECODERS",
@@ -70,79 +71,6 @@ class Decoder(Protocol):
     name: str
 
     def decode(self, data: bytes) -> str: ...
-
-
-# ---------------------------------------------------------------------------
-# Java's UTF-8 decoding
-# ---------------------------------------------------------------------------
-
-_REPLACEMENT = "\ufffd"
-_JAVA_ERROR_HANDLER = "kdump-java"
-
-# An encoded UTF-16 surrogate as Java's decoder sees it: ED, A0-BF, and the
-# following continuation byte if there is one.
-_ENCODED_SURROGATE = re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]?")
-
-
-def _java_replace(exc: UnicodeError) -> tuple[str, int]:
-    """Codec error handler (``errors="kdump-java"``) substituting U+FFFD like Java.
-
-    Python's ``errors="replace"`` and Java's decoder agree on every malformed
-    sequence except one: an encoded UTF-16 surrogate, ``ED`` followed by
-    ``A0``-``BF``.  Python's decoder rejects the ``ED`` at once (its second
-    byte may only be ``80``-``9F``) and then each following byte on its own,
-    giving one U+FFFD per byte.  Java's decoder first takes the bytes as a
-    3-byte sequence and only then notices the result is a surrogate, so it
-    emits a single U+FFFD for ``ED``, the ``A0``-``BF`` byte and one more
-    continuation byte (``80``-``BF``) if one follows.  Verified against
-    fixtures/java-utf8/vectors.txt (all 1-3 byte sequences and random strings
-    run through Java).
-
-    At an encoded surrogate the handler returns one U+FFFD covering it.  At
-    any other error it returns what ``"replace"`` gives for everything up to
-    the next encoded surrogate (or the end), not just for the one malformed
-    sequence it was called for: the result is the same, but binary data is
-    then handled by the C decoder in a few calls instead of one Python call
-    per bad byte (about 20x faster on random bytes).  Cutting the input just
-    before an ``ED`` is safe because ``ED`` is never a continuation byte, so
-    both decoders always start a new sequence there.
-    """
-    if not isinstance(exc, UnicodeDecodeError):
-        # Only meaningful for decoding; let encode/translate errors surface.
-        raise exc
-    data = exc.object
-    start = exc.start
-    match = _ENCODED_SURROGATE.search(data, start)
-    if match is None:
-        return str(data[start:], "utf-8", "replace"), len(data)
-    if match.start() == start:
-        return _REPLACEMENT, match.end()
-    # Decoding resumes at the surrogate, which calls us again with it at start.
-    return str(data[start : match.start()], "utf-8", "replace"), match.start()
-
-
-codecs.register_error(_JAVA_ERROR_HANDLER, _java_replace)
-
-
-def java_utf8(data: bytes) -> str:
-    """Decode ``data`` exactly like Java's ``new String(data, UTF_8)``.
-
-    Invalid UTF-8 becomes U+FFFD following Java's rules, which differ from
-    Python's ``errors="replace"`` only for encoded surrogates (see
-    :func:`_java_replace`).  The result never contains a surrogate code point,
-    so it can always be encoded back to UTF-8 for output.
-
-    Accepts any bytes-like object (``bytes``, ``bytearray``, ``memoryview``).
-    """
-    # Almost every real key and value is valid UTF-8: the strict C decoder is
-    # the fastest way to handle it, and for valid input Java and Python agree.
-    try:
-        return str(data, "utf-8")
-    except UnicodeDecodeError:
-        pass
-    # The error handler works on exc.object, which must be real bytes for the
-    # slicing in it; copying is cheap next to decoding malformed input.
-    return str(bytes(data), "utf-8", _JAVA_ERROR_HANDLER)
 
 
 # ---------------------------------------------------------------------------

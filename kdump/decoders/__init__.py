@@ -1,7 +1,7 @@
 """Decoders of Kafka's internal topics: what DumpLogSegments' ``--offsets-decoder``,
 ``--transaction-log-decoder``, ``--cluster-metadata-decoder``, ``--share-group-state-decoder`` and
 ``--remote-log-metadata-decoder`` print, from schema tables generated from Kafka's message definitions
-(:mod:`kdump.decoders.schemas`, read by :mod:`kdump.format.schema`).
+(:mod:`kdump.format.schemas`, read by :mod:`kdump.format.schema`).
 
 A record decoder has ``decode(offset, key, value) -> Decoded`` (:class:`kdump.decoders.base.Decoded`:
 the key and payload texts, the same as JSON-able objects, and the error if the record did not decode).

@@ -1,13 +1,11 @@
 """What every internal-topic decoder gives for a record, and the error texts they share."""
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from typing import Any
 
+from kdump.format.layout import INT16  # noqa: F401  (the decoders read it from here)
 from kdump.format.schema import SchemaError
-
-INT16 = struct.Struct(">h")
 
 
 @dataclass

@@ -11,7 +11,7 @@ GROUPS = ("group_coordinator", "transaction_coordinator", "share_coordinator", "
 
 
 def module(group: str):
-    return importlib.import_module(f"kdump.decoders.schemas.{group}")
+    return importlib.import_module(f"kdump.format.schemas.{group}")
 
 
 @lru_cache(maxsize=None)

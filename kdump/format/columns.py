@@ -13,6 +13,10 @@ from kdump.errors import FormatError
 from kdump.format.types import TimestampType
 
 
+# Records decoded (and rendered) at a time by whoever walks a batch in chunks: a few MB of columns.
+RECORDS_PER_CHUNK = 16384
+
+
 class RecordColumns:
     """The records of one batch, column-wise.
 
@@ -26,11 +30,14 @@ class RecordColumns:
 
     Magic 0/1 records also have ``crcs`` (the stored CRC-32), ``magics`` and ``valid`` (the CRC matches);
     for magic 2 these are None (the batch CRC covers its records).
+
+    A batch's records may come in chunks (its ``column_chunks``: memory bounded by a record count, whatever
+    the batch declares); ``resume_at`` is where in ``buf`` the next chunk starts, None after the last.
     """
 
     __slots__ = (
         "buf", "count", "offsets", "timestamps", "attributes", "key_pos", "key_len",
-        "value_pos", "value_len", "headers", "sizes", "error", "crcs", "magics", "valid",
+        "value_pos", "value_len", "headers", "sizes", "error", "crcs", "magics", "valid", "resume_at",
     )
 
     def __init__(self, buf):
@@ -49,6 +56,7 @@ class RecordColumns:
         self.crcs: list[int] | None = None
         self.magics: list[int] | None = None
         self.valid: list[bool] | None = None
+        self.resume_at: int | None = None  # a chunk of a batch's records: where in ``buf`` the next chunk starts
 
     def key(self, i: int) -> bytes | None:
         n = self.key_len[i]

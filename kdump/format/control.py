@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from kdump.errors import FormatError
 from kdump.format import layout as L
 from kdump.format.schema import Struct, compile_message
+from kdump.format.schemas import raft_control
 from kdump.format.types import ControlRecordType
 
 _KEY = L.CONTROL_RECORD_KEY
@@ -55,7 +56,6 @@ def parse_end_txn_marker(ctype: ControlRecordType, value: bytes | None) -> EndTx
 # KRaft control record schemas (clients/src/main/resources/common/message/*.json, as generated tables), read
 # at version 0 as Kafka's ControlRecordUtils does. Every one starts with its own int16 "Version" field.
 def _schema(name: str) -> Struct:
-    from kdump.decoders.schemas import raft_control
     return compile_message(raft_control.MESSAGES[name])
 
 

@@ -93,8 +93,8 @@ def size_stop(position: int, size: int, remaining: int) -> Stop:
 
 def too_large_stop(position: int, size: int, remaining: int, max_batch_bytes: int) -> Stop:
     return Stop(TOO_LARGE, position, remaining,
-                f"entry declares {size} bytes, above the limit of {max_batch_bytes} "
-                "(raise --max-batch-bytes to read it)", code="batch-too-large", fatal=True,
+                f"entry declares {size} bytes, above the memory limit of {max_batch_bytes} bytes per batch "
+                "(a higher limit reads it)", code="batch-too-large", fatal=True,
                 declared=L.LOG_OVERHEAD + size)
 
 
@@ -107,12 +107,12 @@ def settle(stop: Stop, *, limited: bool = False, live: bool = False) -> Stop:
     end (or an entry cut by it) is the limit's; in a live file a partial last entry is not written yet."""
     if stop.kind in TRAILING and not stop.fatal:
         if limited:
-            return Stop(LIMIT, stop.position, stop.length, "stopped at --max-bytes")
+            return Stop(LIMIT, stop.position, stop.length, "stopped at the byte limit given")
         if live:
             return Stop(INCOMPLETE, stop.position, stop.length,
                         f"{stop.length} bytes of an entry that is not completely written yet", declared=stop.declared)
     elif stop.kind == END and limited:
-        return Stop(LIMIT, stop.position, 0, "stopped at --max-bytes")
+        return Stop(LIMIT, stop.position, 0, "stopped at the byte limit given")
     return stop
 
 
@@ -279,3 +279,21 @@ def crc_span(head: bytes) -> tuple[int, int, int, Callable]:
     if head[L.MAGIC_AT] == 2:
         return L.UINT32.unpack_from(head, L.V2_CRC_AT)[0], L.V2_CRC_FROM, L.LOG_OVERHEAD + size, crc32c
     return L.UINT32.unpack_from(head, L.LEGACY_CRC_AT)[0], L.LEGACY_CRC_FROM, L.LOG_OVERHEAD + size, zlib.crc32
+
+
+def foreign_start(head: bytes, file_size: int) -> str | None:
+    """Why the first bytes of a file cannot start a Kafka log (0.8 or later), or None if they can: the first
+    entry's size field does not fit the file (or is below the smallest entry) *and* its magic byte is not 0, 1 or
+    2. Damage inside a real segment leaves at least one of the two plausible; text renamed ``.log`` does not.
+    ``head``: the file's first bytes (at least 17 to judge)."""
+    if len(head) < L.MAGIC_AT + 1 or file_size < L.MAGIC_AT + 1:
+        return None
+    _offset, size = L.PREFIX.unpack_from(head, 0)
+    magic = head[L.MAGIC_AT]
+    if magic <= 2 or L.LEGACY_RECORD_OVERHEAD_V0 <= size <= file_size - L.LOG_OVERHEAD:
+        return None
+    start = head[:16]
+    text = start.decode("ascii", "replace")
+    looks = f"; it starts with text: {text!r}" if text.isprintable() else ""
+    return (f"the first entry declares {L.LOG_OVERHEAD + size} bytes (the file has {file_size}) and magic byte "
+            f"{magic} (Kafka writes 0, 1 or 2){looks}")

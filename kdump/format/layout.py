@@ -19,6 +19,7 @@ MAGIC_AT = LOG_OVERHEAD + struct.calcsize(">i")  # 16: after the legacy crc / th
 HEADER_SIZE_UP_TO_MAGIC = MAGIC_AT + 1  # 17: Kafka needs this many bytes to decide what an entry is
 BODY_MAGIC = MAGIC_AT - LOG_OVERHEAD  # 4: magic byte, for every format
 MAGIC = struct.Struct(">B")  # read unsigned, as Kafka's framing compares it
+INT16 = struct.Struct(">h")  # e.g. the version / record type leading an internal-topic key or value
 INT32 = struct.Struct(">i")
 INT64 = struct.Struct(">q")
 UINT32 = struct.Struct(">I")  # a stored CRC
@@ -92,3 +93,6 @@ def decrement_sequence(sequence: int, decrement: int) -> int:
 # --- control records (kdump/format/control.py reads them, the encoders write them) ----------------------
 CONTROL_RECORD_KEY = struct.Struct(">hh")  # a control record's key: version, type id (ControlRecordType.recordKey)
 END_TXN_MARKER = struct.Struct(">hi")  # a COMMIT/ABORT marker's value: version, coordinator epoch (EndTransactionMarker)
+
+# --- kdump's canonical record form (not Kafka's: what convert's verification digests compare) -------------
+CANONICAL_RECORD_HEAD = struct.Struct(">qqbiii")  # offset, timestamp, timestamp type, key/value length, headers

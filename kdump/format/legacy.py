@@ -19,7 +19,8 @@ from typing import Iterator
 from kdump import codec as _codec
 from kdump.errors import FormatError
 from kdump.format import layout as L
-from kdump.format.columns import Record, RecordColumns, iter_records
+from kdump.format.columns import RECORDS_PER_CHUNK, Record, RecordColumns, iter_records
+from kdump.format.limits import DEFAULT_MAX_DECOMPRESSED_BYTES
 from kdump.format.types import TimestampType
 
 _INT32 = struct.Struct(">i")  # key and value lengths
@@ -166,7 +167,6 @@ class LegacyBatch:
         limit); may raise FormatError for a wrapper that cannot be read."""
         if self.message.codec_id == _codec.NONE:
             return self.message.offset
-        from kdump.segment import DEFAULT_MAX_DECOMPRESSED_BYTES
         return self.columns(DEFAULT_MAX_DECOMPRESSED_BYTES).offsets[0]  # columns() raises if there is none
 
     def records(self, limit: int) -> Iterator[Record]:
@@ -189,25 +189,60 @@ class LegacyBatch:
                 self._columns = self._wrapper_columns(limit)
         return self._columns
 
+    def column_chunks(self, limit: int, chunk: int = RECORDS_PER_CHUNK) -> Iterator[RecordColumns]:
+        """The records in chunks of at most ``chunk`` (memory bounded by the decompressed size and the chunk,
+        however many inner messages a wrapper holds). Magic 1 offsets depend on the last inner offset, so a
+        wrapper of more than one chunk is walked twice: once for that offset, once for the chunks."""
+        if self._columns is not None or self.message.codec_id == _codec.NONE:
+            yield self.columns(limit)
+            return
+        data = self._decompress(limit)
+        cols, inner_offsets, _, resume = _inner_columns(data, self.position, 0, chunk)
+        if resume is None:
+            yield self.columns_from(cols, inner_offsets, inner_offsets[-1])
+            return
+        last_inner, pos = inner_offsets[-1], resume
+        while pos is not None:
+            _, offsets, _, pos = _inner_columns(data, self.position, pos, chunk)
+            if offsets:
+                last_inner = offsets[-1]
+        base = self._base(last_inner)  # raises before any record is shown, as a whole-wrapper read does
+        pos = 0
+        while pos is not None:
+            cols, inner_offsets, _, pos = _inner_columns(data, self.position, pos, chunk)
+            cols.resume_at = pos
+            yield self._absolute(cols, inner_offsets, base)
+
     def _wrapper_columns(self, limit: int) -> RecordColumns:
+        cols, inner_offsets, _, _ = _inner_columns(self._decompress(limit), self.position)
+        return self.columns_from(cols, inner_offsets, inner_offsets[-1])
+
+    def columns_from(self, cols: RecordColumns, inner_offsets: list[int], last_inner: int) -> RecordColumns:
+        """Kafka's offsets and timestamps for inner messages read with their stored ones."""
+        return self._absolute(cols, inner_offsets, self._base(last_inner))
+
+    def _base(self, last_inner: int) -> int | None:
+        """What magic 1 inner offsets are relative to (None: magic 0, whose inner offsets are absolute)."""
         msg = self.message
-        cols, inner_offsets, _ = _inner_columns(self._decompress(limit), self.position)
         if msg.magic == 0:
+            return None
+        if msg.offset == 0:
+            return 0  # librdkafka wrote wrapper offset 0: Kafka then takes inner offsets as they are
+        if msg.offset < last_inner:
+            raise FormatError(
+                "wrapper-offset-invalid",
+                f"wrapper offset {msg.offset} is less than the last inner message offset {last_inner} "
+                "and it is not zero",
+                position=self.position,
+            )
+        return msg.offset - last_inner
+
+    def _absolute(self, cols: RecordColumns, inner_offsets: list[int], base: int | None) -> RecordColumns:
+        msg = self.message
+        if base is None:
             cols.offsets = inner_offsets
             cols.timestamps = [L.NO_TIMESTAMP] * cols.count
             return cols
-        if msg.offset == 0:
-            base = 0  # librdkafka wrote wrapper offset 0: Kafka then takes inner offsets as they are
-        else:
-            last_inner = inner_offsets[-1]
-            if msg.offset < last_inner:
-                raise FormatError(
-                    "wrapper-offset-invalid",
-                    f"wrapper offset {msg.offset} is less than the last inner message offset {last_inner} "
-                    "and it is not zero",
-                    position=self.position,
-                )
-            base = msg.offset - last_inner
         cols.offsets = [base + o for o in inner_offsets]
         if msg.attributes & L.LEGACY_TIMESTAMP_TYPE_MASK:
             cols.timestamps = [msg.timestamp] * cols.count  # LogAppendTime: the wrapper's time for every record
@@ -237,7 +272,7 @@ class LegacyBatch:
         """The wrapper's inner messages as stored (stored offsets and timestamps), and the error that ended
         them (or None)."""
         data = self._decompress(limit)
-        cols, inner_offsets, bounds = _inner_columns(data, self.position)
+        cols, inner_offsets, bounds, _ = _inner_columns(data, self.position)
         return [LegacyMessage(offset, data[start:stop]) for offset, (start, stop) in zip(inner_offsets, bounds)], \
             cols.error
 
@@ -270,11 +305,12 @@ def _single(msg: LegacyMessage) -> RecordColumns:
     return cols
 
 
-def _inner_columns(data: bytes, pos0: int) -> tuple[RecordColumns, list[int], list[tuple[int, int]]]:
+def _inner_columns(data: bytes, pos0: int, start_at: int = 0, max_count: int | None = None):
     """Split a decompressed inner message set: columns with the stored timestamps (offsets not set), the
-    stored inner offsets and each message's (start, end) in ``data``. Raises FormatError when not even
-    one message can be read; ``error`` holds what ended the set after some were. Kafka ends the set
-    silently at a truncated last entry."""
+    stored inner offsets, each message's (start, end) in ``data``, and where to resume (None: the set
+    ended). Raises FormatError when not even one message can be read; ``error`` holds what ended the set
+    after some were. Kafka ends the set silently at a truncated last entry. In chunks: from byte
+    ``start_at``, at most ``max_count`` messages."""
     cols = RecordColumns(data)
     cols.crcs, cols.magics, cols.valid = crcs, magics, valid = [], [], []
     timestamps, attributes, sizes, headers = cols.timestamps, cols.attributes, cols.sizes, cols.headers
@@ -283,10 +319,14 @@ def _inner_columns(data: bytes, pos0: int) -> tuple[RecordColumns, list[int], li
     bounds: list[tuple[int, int]] = []
     no_headers = ()
     error = None
-    pos = 0
+    pos = start_at
     end = len(data)
+    resume = None
     while end - pos >= L.LOG_OVERHEAD:
         k = len(inner_offsets)
+        if k == max_count:
+            resume = pos
+            break
         offset, size = L.PREFIX.unpack_from(data, pos)
         if size < L.LEGACY_RECORD_OVERHEAD_V0:
             error = FormatError(
@@ -323,8 +363,8 @@ def _inner_columns(data: bytes, pos0: int) -> tuple[RecordColumns, list[int], li
         magics.append(magic)
         valid.append(_crc_ok(data, start, stop, crc))
         pos = stop
-    if not inner_offsets:
+    if not inner_offsets and start_at == 0:
         raise error or FormatError("wrapper-empty", "compressed wrapper holds no inner messages", position=pos0)
     cols.count = len(inner_offsets)
     cols.error = error
-    return cols, inner_offsets, bounds
+    return cols, inner_offsets, bounds, resume

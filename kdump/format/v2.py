@@ -18,7 +18,7 @@ from kdump._crc import crc32c as _crc
 from kdump import codec as _codec
 from kdump.errors import FormatError
 from kdump.format import layout as L
-from kdump.format.columns import Record, RecordColumns, iter_records
+from kdump.format.columns import RECORDS_PER_CHUNK, Record, RecordColumns, iter_records
 from kdump.format.types import TimestampType
 from kdump.format.varint import read_uvarint, zigzag_decode
 
@@ -34,14 +34,23 @@ def _uvarint(buf, pos, end, what, index, max_bytes):
         pos += 1
         value |= (b & 0x7F) << shift
         if b < 0x80:
+            if max_bytes == 10:
+                # Java's readVarlong: bits past the 64th (of a 10th byte above 1) fall off the long
+                value &= 0xFFFFFFFFFFFFFFFF
             return zigzag_decode(value), pos
         shift += 7
     raise FormatError("varint-too-long", f"record {index}: {what} is a varint longer than {max_bytes} bytes")
 
 
 def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, base_timestamp: int,
-                     append_time: int | None) -> RecordColumns:
+                     append_time: int | None, first: int = 0, stop: int | None = None,
+                     at: int | None = None) -> RecordColumns:
     """Decode ``count`` records from ``buf[start:end]`` (pure Python; the compiled twin has the same contract).
+
+    In chunks: ``at`` is where the chunk starts (None: ``start``), ``first`` the index of the record there
+    (earlier chunks decoded the ones before), ``stop`` the index to stop before (None: ``count``);
+    ``resume_at`` of the result is where the next chunk starts. The records-remaining check is made by the
+    chunk that reaches ``count``.
 
     Follows ``DefaultRecord.readFrom``: each record's declared length must match what its fields take,
     counts of headers must be non-negative, keys and values must lie inside the record. For
@@ -50,7 +59,7 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
     """
     # The single-byte varint case is written out inline for every field below (instead of a helper call)
     # because this loop is the pure path's hot spot; _uvarint handles the rest. Its compiled twin lives in
-    # kdump/_speedups.pyx and must stay statement-for-statement in step.
+    # kdump/format/_records.pyx and must stay statement-for-statement in step.
     cols = RecordColumns(buf)
     offsets = cols.offsets
     timestamps = cols.timestamps
@@ -62,12 +71,13 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
     headers = cols.headers
     sizes = cols.sizes
     no_headers = ()
-    pos = start
-    i = 0
+    pos = start if at is None else at
+    i = first
+    last = count if stop is None or stop > count else stop
     try:
         if count < 0:
             raise FormatError("record-count-invalid", f"invalid record count {count}")
-        while i < count:
+        while i < last:
             rec_start = pos
             # length (varint), inlined single-byte fast path
             if pos >= end:
@@ -178,7 +188,9 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
             headers.append(hdrs)
             sizes.append(pos - rec_start)
             i += 1
-        if pos != end:
+        if last < count:
+            cols.resume_at = pos
+        elif pos != end:
             raise FormatError(
                 "records-remaining",
                 f"incorrect declared batch size: {end - pos} bytes remain after the {count} records the header declares",
@@ -188,7 +200,7 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
     except IndexError:
         # A field ran past the end of the buffer in a way the explicit checks above did not foresee.
         cols.error = FormatError("record-truncated", f"record {i}: invalid record structure (ran out of bytes)")
-    cols.count = i
+    cols.count = i - first
     return cols
 
 
@@ -314,6 +326,26 @@ class RecordBatch:
         if cols.error is not None:
             cols.error.at(self.position)
         return cols
+
+    def column_chunks(self, limit: int, chunk: int = RECORDS_PER_CHUNK) -> Iterator[RecordColumns]:
+        """The records in chunks of at most ``chunk`` (what a batch of millions of tiny records needs: memory
+        bounded by the decompressed size and the chunk, not by the count it declares). Raises FormatError
+        as :meth:`columns` does, at the first chunk; a record-level problem ends the chunks (``error``)."""
+        if self.records_count == 0:
+            yield RecordColumns(b"")
+            return
+        buf, start, end = self.records_payload(limit)
+        count, first, at = self.records_count, 0, start
+        while True:
+            cols = parse_records(buf, start, end, count, self.base_offset, self.base_timestamp, self.append_time,
+                                 first, first + chunk, at)
+            if cols.error is not None:
+                cols.error.at(self.position)
+            yield cols
+            if cols.resume_at is None:
+                return
+            first += cols.count
+            at = cols.resume_at
 
     def records(self, limit: int) -> Iterator[Record]:
         """One :class:`Record` per record; raises the decoding error after yielding the good ones."""

@@ -672,7 +672,7 @@ class PartitionChecker:
             elif (e.producer_id, e.first_offset, e.last_stable_offset) != (t.producer_id, t.first_offset,
                                                                           t.last_stable_offset):
                 r.add("txnindex-entry-differs", ERROR,
-                      f"entry {t.dump_line()}; recomputed from the log: {e.dump_line()}", **where)
+                      f"entry {t.kafka_repr()}; recomputed from the log: {e.kafka_repr()}", **where)
         for e in expected:
             if e.last_offset not in ours_by_last:
                 r.add("txnindex-missing-entry", ERROR,

@@ -256,25 +256,7 @@ def parse_any(path, text: str | None = None, kind: str | None = None) -> Checkpo
     return cp
 
 
-def dump_lines(cp: CheckpointFile) -> list[str]:
-    """kdump's readable dump of a text checkpoint (docs/index.md): a header line, then one line per entry,
-    in DumpLogSegments' ``name: value`` style."""
-    name = os.path.basename(cp.path)
-    if cp.kind == "partition-metadata":
-        lines = [f"Partition metadata version: {cp.version}"] if cp.version is not None else []
-        if cp.topic_id is not None:
-            raw = _uuid_from_base64(cp.topic_id)
-            lines.append(f"topicId: {cp.topic_id} uuid: {uuid_hex(raw)}")
-        return lines
-    if cp.version is None:
-        return []
-    head = "Leader epoch checkpoint" if cp.kind == "leader-epoch-checkpoint" else \
-        f"Offset checkpoint ({OFFSET_CHECKPOINTS.get(name, 'offset per partition')})"
-    count = "?" if cp.declared_count is None else cp.declared_count
-    lines = [f"{head} version: {cp.version} entries: {count}"]
-    for e in cp.entries:
-        if cp.kind == "leader-epoch-checkpoint":
-            lines.append(f"epoch: {e[0]} startOffset: {e[1]}")
-        else:
-            lines.append(f"topic: {e[0]} partition: {e[1]} offset: {e[2]}")
-    return lines
+def topic_uuid(cp: CheckpointFile) -> str | None:
+    """The topic id of a ``partition.metadata`` as Java's ``UUID.toString`` writes it, or None."""
+    raw = _uuid_from_base64(cp.topic_id) if cp.topic_id is not None else None
+    return uuid_hex(raw) if raw is not None else None

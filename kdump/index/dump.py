@@ -10,7 +10,6 @@ is printed unverified. Every such case is on stderr as ``kdump: FILE: ...``.
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Callable
@@ -32,9 +31,27 @@ class CompanionOptions:
     max_decompressed_bytes: int = 256 * 1024 * 1024
 
 
+@dataclass(frozen=True)
+class Empty:
+    """An index file with no entries (Kafka's tool prints ``<path> is empty.``)."""
+
+    path: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class SanityPassed:
+    """An index file that passed Kafka's sanity check (``--index-sanity-check``)."""
+
+    path: str
+    kind: str
+
+
 class CompanionDumper:
-    """Dumps one companion file. ``emit(text, obj)`` prints a line (text renderer: ``text``; JSON Lines:
-    ``obj``); ``error(FormatError)`` reports damage (exit 1); ``missing(path, message)`` a missing or
+    """Dumps one companion file. ``emit(item)`` hands each thing found to the renderer
+    (:mod:`kdump.render.companions` words it): an index entry (``OffsetPosition``, ``TimestampOffset``), an
+    ``AbortedTxn``, a ``ProducerEntry``, a parsed ``CheckpointFile``, :class:`Empty` or :class:`SanityPassed`;
+    ``error(FormatError)`` reports damage (exit 1); ``missing(path, message)`` a missing or
     unreadable file the dump needed (exit 2); ``note(message)`` something worth knowing (no exit change)."""
 
     def __init__(self, options: CompanionOptions, reports: IndexReports, *, emit: Callable, error: Callable,
@@ -87,7 +104,7 @@ class CompanionDumper:
         opts = self.options
         with OffsetIndex(path, base_offset=base) as idx:
             if idx.entries == 0:
-                self.emit(f"{path} is empty.", {"kind": "index", "empty": True})
+                self.emit(Empty(path, "index"))
                 return
             if opts.index_sanity_check:
                 self._sanity(path, "index", idx.sanity_problems())
@@ -109,8 +126,7 @@ class CompanionDumper:
                         elif h.last_offset != entry.offset:
                             mismatches.setdefault(key, []).append((entry.offset, h.last_offset))
                     if not opts.verify_index_only:
-                        self.emit(f"offset: {entry.offset} position: {entry.position}",
-                                  {"kind": "index", "offset": entry.offset, "position": entry.position})
+                        self.emit(entry)
             finally:
                 if log_fd is not None:
                     os.close(log_fd)
@@ -120,7 +136,7 @@ class CompanionDumper:
             for p in problems:
                 self.error(FormatError(f"{kind}-sanity", f"fails Kafka's sanity check: {p}"))
             return
-        self.emit(f"{path} passed sanity check.", {"kind": kind, "sanityCheck": "passed"})
+        self.emit(SanityPassed(path, kind))
 
     # --- .timeindex -----------------------------------------------------------------------------
     def dump_time_index(self, path: str) -> None:
@@ -205,8 +221,7 @@ class CompanionDumper:
                         if prev_ts >= entry.timestamp:
                             reports.time_out_of_order.setdefault(key, []).append((entry.timestamp, prev_ts))
             if not opts.verify_index_only:
-                self.emit(f"timestamp: {entry.timestamp} offset: {entry.offset}",
-                          {"kind": "timeindex", "timestamp": entry.timestamp, "offset": entry.offset})
+                self.emit(entry)
             prev_ts = entry.timestamp
 
     # --- .txnindex --------------------------------------------------------------------------------
@@ -221,9 +236,7 @@ class CompanionDumper:
                                            f"{os.path.abspath(path)}, current version is {CURRENT_VERSION} (Kafka's "
                                            "tool dies here, printing none of the entries)", position=pos))
                     return
-                self.emit(txn.dump_line(), {"kind": "txnindex", "version": txn.version, "producerId": txn.producer_id,
-                                            "firstOffset": txn.first_offset, "lastOffset": txn.last_offset,
-                                            "lastStableOffset": txn.last_stable_offset})
+                self.emit(txn)
 
     # --- .snapshot ----------------------------------------------------------------------------------
     def dump_snapshot(self, path: str) -> None:
@@ -235,14 +248,7 @@ class CompanionDumper:
             self.error(FormatError(snap.error_code, snap.error, position=snap.error_position))
             return
         for e in snap.entries:
-            obj = {"kind": "snapshot", "producerId": e.producer_id, "producerEpoch": e.epoch,
-                   "coordinatorEpoch": e.coordinator_epoch,
-                   "currentTxnFirstOffset": None if e.current_txn_first_offset < 0 else e.current_txn_first_offset,
-                   "lastTimestamp": e.timestamp}
-            if e.has_batch_metadata:
-                obj.update(firstSequence=e.first_sequence, lastSequence=e.last_sequence, lastOffset=e.last_offset,
-                           offsetDelta=e.offset_delta, timestamp=e.timestamp)
-            self.emit(e.dump_line(self.options.compat), obj)
+            self.emit(e)
 
     # --- text checkpoints ---------------------------------------------------------------------------
     def dump_text_checkpoint(self, path: str) -> None:
@@ -251,32 +257,7 @@ class CompanionDumper:
         except ValueError as e:
             self.error(FormatError("checkpoint-too-large", str(e)))
             return
-        for line in cps.dump_lines(cp):
-            self.emit(line, _checkpoint_obj(cp, line))
+        self.emit(cp)
         for p in cp.problems:
             where = f"line {p.line}: " if p.line is not None else ""
             self.error(FormatError(p.code, f"{where}{p.message}", position=p.position))
-
-
-def _checkpoint_obj(cp, line: str) -> dict:
-    """The JSON form of a checkpoint dump line (same fields as the text)."""
-    obj = {"kind": cp.kind}
-    words = line.split()
-    if words and words[0] in ("epoch:", "topic:", "topicId:"):
-        for k, v in zip(words[::2], words[1::2]):
-            k = k.rstrip(":")
-            obj[k] = int(v) if v.lstrip("-").isdigit() and k != "topic" else v
-    else:
-        obj["header"] = line
-    return obj
-
-
-def emit_to(renderer) -> Callable:
-    """An ``emit`` for a renderer: the text renderer writes the text line, the JSON Lines renderer an object."""
-    companion = getattr(renderer, "companion", None)
-    if companion is not None:
-        return companion
-
-    def emit(text: str, obj: dict) -> None:
-        renderer.out.write(json.dumps({"file": getattr(renderer, "path", None), **obj}, ensure_ascii=False) + "\n")
-    return emit

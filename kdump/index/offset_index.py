@@ -3,12 +3,12 @@ int32 position``, sparse, one entry per roughly ``index.interval.bytes`` of log.
 from __future__ import annotations
 
 import os
-import struct
 from typing import Iterator, NamedTuple
 
+from kdump.format import index_layout as IL
 from kdump.index.base import FixedEntryIndex
 
-ENTRY = struct.Struct(">ii")
+ENTRY = IL.OFFSET_INDEX_ENTRY
 ENTRY_SIZE = ENTRY.size  # 8
 
 

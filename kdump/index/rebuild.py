@@ -31,6 +31,7 @@ import os
 from dataclasses import dataclass, field
 
 from kdump.atomic import AtomicGroup
+from kdump.errors import WriteError
 from kdump.errors import FormatError, KdumpError
 from kdump.index import offset_index as oi
 from kdump.index import time_index as ti
@@ -78,11 +79,11 @@ class Recovery:
 
     def offset_entries(self) -> list[oi.OffsetPosition]:
         return [oi.OffsetPosition(self.base_offset + r, p)
-                for r, p in (oi.ENTRY.unpack_from(self.offset_index, k) for k in range(0, len(self.offset_index), 8))]
+                for r, p in (oi.ENTRY.unpack_from(self.offset_index, k) for k in range(0, len(self.offset_index), oi.ENTRY_SIZE))]
 
     def time_entries(self) -> list[ti.TimestampOffset]:
         return [ti.TimestampOffset(t, self.base_offset + r)
-                for t, r in (ti.ENTRY.unpack_from(self.time_index, k) for k in range(0, len(self.time_index), 12))]
+                for t, r in (ti.ENTRY.unpack_from(self.time_index, k) for k in range(0, len(self.time_index), ti.ENTRY_SIZE))]
 
 
 def recover_segment(log_path, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
@@ -296,9 +297,14 @@ def write_recovery(rec: Recovery, out_dir: str | None = None, *, force: bool = F
     if out_dir is not None and not os.path.isdir(out_dir):
         raise NotADirectoryError(f"{out_dir}: not a directory")
     paths = index_paths(rec.log_path, out_dir)
-    group = AtomicGroup(os.path.dirname(paths["index"]), overwrite=force, protect=[rec.log_path])
-    add_recovery(group, rec, paths, outcome)
-    placed = group.commit()
+    try:
+        group = AtomicGroup(os.path.dirname(paths["index"]), overwrite=force, protect=[rec.log_path])
+        add_recovery(group, rec, paths, outcome)
+        placed = group.commit()
+    except FileExistsError:
+        raise
+    except OSError as e:  # every step here writes (or lists the directory written to)
+        raise WriteError(e.errno, e.strerror or str(e), e.filename or paths["index"]) from e
     unchanged = {os.path.abspath(p) for p in outcome.unchanged}
     outcome.written = [p for p in placed if p not in unchanged]
     outcome.backups = group.backups
@@ -320,7 +326,7 @@ def add_recovery(group: AtomicGroup, rec: Recovery, paths: dict[str, str], outco
     outcome.notes.extend(f"removed {p}: left by an interrupted kdump run" for p in group.cleaned)
     if existing:
         raise FileExistsError(f"{', '.join(existing)} exist{'s' if len(existing) == 1 else ''} "
-                              "(use --force to replace; the old files are kept as .bak)")
+                              "(not replaced unless asked to; the old files are then kept as .bak)")
     verifiers = {"index": _verify_offset_index(contents["index"], rec.base_offset),
                  "timeindex": _verify_time_index(rec.base_offset), "txnindex": None}
     changed = [k for k in targets if not _holds(paths[k], contents[k])]

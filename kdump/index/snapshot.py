@@ -12,17 +12,17 @@ Bytes after the last entry are ignored by Kafka's reader (the CRC still covers t
 from __future__ import annotations
 
 import os
-import struct
 from dataclasses import dataclass
 
 from kdump._crc import crc32c
+from kdump.format import index_layout as IL
 from kdump.format import layout as L
 
 SNAPSHOT_VERSION = 1
-HEADER = struct.Struct(">hIi")  # version, crc, entry count
-ENTRY = struct.Struct(">qhiqiqiq")
+HEADER = IL.SNAPSHOT_HEADER  # version, crc, entry count
+ENTRY = IL.SNAPSHOT_ENTRY
 ENTRY_SIZE = ENTRY.size  # 46
-CRC_START = 6
+CRC_START = IL.SNAPSHOT_CRC_START
 _ENTRY_FIELDS = ("producer_id", "epoch", "last_sequence", "last_offset", "offset_delta", "timestamp",
                  "coordinator_epoch", "current_txn_first_offset")
 MAX_SNAPSHOT_BYTES = 256 << 20  # refuse to load anything larger (46 bytes per producer: 5.8 million)
@@ -59,21 +59,6 @@ class ProducerEntry:
     @property
     def first_sequence(self) -> int:
         return decrement_sequence(self.last_sequence, self.offset_delta)
-
-    def dump_line(self, compat: str = "java") -> str:
-        """DumpLogSegments' line (spec §2.9); the Scala tool left a space after lastTimestamp."""
-        txn = ("OptionalLong.empty" if self.current_txn_first_offset < 0
-               else f"OptionalLong[{self.current_txn_first_offset}]")
-        line = (f"producerId: {self.producer_id} producerEpoch: {self.epoch} coordinatorEpoch: "
-                f"{self.coordinator_epoch} currentTxnFirstOffset: {txn} lastTimestamp: {self.timestamp}")
-        sep = " "
-        if compat == "scala":
-            line += " "
-            sep = ""
-        if self.has_batch_metadata:
-            line += (f"{sep}firstSequence: {self.first_sequence} lastSequence: {self.last_sequence} "
-                     f"lastOffset: {self.last_offset} offsetDelta: {self.offset_delta} timestamp: {self.timestamp}")
-        return line
 
     def encode(self) -> bytes:
         return ENTRY.pack(self.producer_id, self.epoch, self.last_sequence, self.last_offset, self.offset_delta,
@@ -126,27 +111,28 @@ def parse_snapshot(data: bytes, path: str = "<bytes>") -> ProducerSnapshot:
 
     underflow = "java.nio.BufferUnderflowException"
     n = len(data)
-    if n < 2:
-        return schema(f"Error reading field 'version': {underflow}", 0)
-    (snap.version,) = struct.unpack_from(">h", data, 0)
-    if n < 6:
-        return schema(f"Error reading field 'crc': {underflow}", 2)
-    (snap.stored_crc,) = struct.unpack_from(">I", data, 2)
-    if n < 10:
-        return schema(f"Error reading field 'producer_entries': {underflow}", 6)
-    (count,) = struct.unpack_from(">i", data, 6)
+    if n < IL.SNAPSHOT_CRC_AT:
+        return schema(f"Error reading field 'version': {underflow}", IL.SNAPSHOT_VERSION_AT)
+    (snap.version,) = IL.SNAPSHOT_VERSION_FIELD.unpack_from(data, IL.SNAPSHOT_VERSION_AT)
+    if n < IL.SNAPSHOT_COUNT_AT:
+        return schema(f"Error reading field 'crc': {underflow}", IL.SNAPSHOT_CRC_AT)
+    (snap.stored_crc,) = IL.SNAPSHOT_CRC_FIELD.unpack_from(data, IL.SNAPSHOT_CRC_AT)
+    if n < IL.SNAPSHOT_ENTRIES_AT:
+        return schema(f"Error reading field 'producer_entries': {underflow}", IL.SNAPSHOT_COUNT_AT)
+    (count,) = IL.SNAPSHOT_COUNT_FIELD.unpack_from(data, IL.SNAPSHOT_COUNT_AT)
     snap.declared_count = count
     if count < 0:
-        return schema(f"Error reading field 'producer_entries': Array size {count} cannot be negative", 6)
-    remaining = n - 10
+        return schema(f"Error reading field 'producer_entries': Array size {count} cannot be negative",
+                      IL.SNAPSHOT_COUNT_AT)
+    remaining = n - IL.SNAPSHOT_ENTRIES_AT
     if count > remaining:
         return schema(f"Error reading field 'producer_entries': Error reading array of size {count}, only "
-                      f"{remaining} bytes available", 6)
-    pos = 10
+                      f"{remaining} bytes available", IL.SNAPSHOT_COUNT_AT)
+    pos = IL.SNAPSHOT_ENTRIES_AT
     for i in range(count):
         if pos + ENTRY_SIZE > n:
             # the field that runs out first, as Kafka's per-field read would name it
-            field_sizes = (8, 2, 4, 8, 4, 8, 4, 8)
+            field_sizes = IL.SNAPSHOT_ENTRY_FIELD_SIZES
             p = pos
             name = _ENTRY_FIELDS[0]
             for fname, fsize in zip(_ENTRY_FIELDS, field_sizes):
@@ -175,5 +161,5 @@ def parse_snapshot(data: bytes, path: str = "<bytes>") -> ProducerSnapshot:
 
 def encode_snapshot(entries) -> bytes:
     """A version-1 snapshot holding ``entries`` (ProducerEntry), with its CRC (as ``writeSnapshot`` lays it out)."""
-    body = struct.pack(">i", len(entries)) + b"".join(e.encode() for e in entries)
-    return struct.pack(">hI", SNAPSHOT_VERSION, crc32c(body)) + body
+    body = IL.SNAPSHOT_COUNT_FIELD.pack(len(entries)) + b"".join(e.encode() for e in entries)
+    return IL.SNAPSHOT_VERSION_CRC.pack(SNAPSHOT_VERSION, crc32c(body)) + body

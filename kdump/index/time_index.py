@@ -3,13 +3,13 @@ int32 relativeOffset``. An entry (T, O) says: the largest timestamp seen up to a
 from __future__ import annotations
 
 import os
-import struct
 from typing import Iterator, NamedTuple
 
+from kdump.format import index_layout as IL
 from kdump.format import layout as L
 from kdump.index.base import FixedEntryIndex
 
-ENTRY = struct.Struct(">qi")
+ENTRY = IL.TIME_INDEX_ENTRY
 ENTRY_SIZE = ENTRY.size  # 12
 
 

@@ -9,13 +9,13 @@ reports the same byte.
 from __future__ import annotations
 
 import os
-import struct
 from dataclasses import dataclass
 from typing import Iterator
 
+from kdump.format import index_layout as IL
 from kdump.index.base import ReadOnlyFile
 
-ENTRY = struct.Struct(">hqqqq")
+ENTRY = IL.TXN_INDEX_ENTRY
 ENTRY_SIZE = ENTRY.size  # 34
 CURRENT_VERSION = 0
 
@@ -37,15 +37,11 @@ class AbortedTxn:
         return (f"AbortedTxn(version={self.version}, producerId={self.producer_id}, firstOffset={self.first_offset}, "
                 f"lastOffset={self.last_offset}, lastStableOffset={self.last_stable_offset})")
 
-    def dump_line(self) -> str:
-        """The line DumpLogSegments prints for this entry (spec §2.8)."""
-        return (f"version: {self.version} producerId: {self.producer_id} firstOffset: {self.first_offset} "
-                f"lastOffset: {self.last_offset} lastStableOffset: {self.last_stable_offset}")
 
 
 def decode_entry(data: bytes, offset: int = 0) -> AbortedTxn:
     _v16, pid, first, last, lso = ENTRY.unpack_from(data, offset)
-    version = data[offset] - 256 if data[offset] > 127 else data[offset]
+    (version,) = IL.TXN_INDEX_VERSION_BYTE.unpack_from(data, offset)
     return AbortedTxn(pid, first, last, lso, version)
 
 

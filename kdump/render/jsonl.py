@@ -13,7 +13,7 @@ import json
 from kdump.decode.records import decode_records
 from kdump.format import layout as L
 from kdump.render.kafka_text import codec_label
-from kdump.render.terminal import escape_json
+from kdump.render.escape import escape_json
 
 _TS_NAMES = {-1: "NO_TIMESTAMP_TYPE", 0: "CREATE_TIME", 1: "LOG_APPEND_TIME"}
 
@@ -120,9 +120,16 @@ class JsonLinesRenderer:
         self.print_data = print_data
         self.deep = deep
         self.path = None
+        self._records_written = False  # in a batch written in chunks
 
     def begin_file(self, display_path: str, header: str | None) -> None:
         self.path = display_path
+
+    def companion(self, item) -> None:
+        """An entry of an index, snapshot or checkpoint file, as objects with the file's name."""
+        from kdump.render.companions import companion_objects
+        for obj in companion_objects(item):
+            self._write({"type": "entry", "file": self.path, **obj})
 
     def trailing(self, file_name: str, tail) -> None:
         obj = {"type": "tail", "file": self.path, "position": tail.position, "trailingBytes": tail.length,
@@ -137,18 +144,38 @@ class JsonLinesRenderer:
     def io_error(self, path: str, message: str) -> None:
         self._write(error_object(path, "cannot-read", message))
 
-    def companion(self, text: str, obj: dict) -> None:
-        """One entry of an index, snapshot or checkpoint file (kdump.index.dump builds ``obj``)."""
-        self._write({"type": "entry", "file": self.path, **obj})
-
     def batch(self, batch, records=None, decoded=None) -> None:
+        self.out.write(self._batch_text(batch, records, decoded) + "\n")
+
+    def _batch_text(self, batch, records, decoded) -> str:
         obj = batch_object(batch, self.path)
         if records is not None:
             if obj["baseOffset"] is None and records.count:
                 obj["baseOffset"] = records.offsets[0]  # a legacy entry's first record, once decoded
             obj["records"] = record_objects(batch, records, self.print_data, decoded)
-        self._write(obj)
+        return self._json(obj)
 
     def _write(self, obj: dict) -> None:
-        text = json.dumps(obj, ensure_ascii=False)
-        self.out.write((escape_json(text) if self.terminal else text) + "\n")
+        self.out.write(self._json(obj) + "\n")
+
+    def _json(self, value) -> str:
+        text = json.dumps(value, ensure_ascii=False)
+        return escape_json(text) if self.terminal else text
+
+    # A batch whose records come in chunks is still one JSON object; "records" is its last member, so the
+    # object is written up to the end of that list, the later chunks continue the list, then it is closed.
+    def open_batch(self, batch, records, decoded=None) -> None:
+        text = self._batch_text(batch, records, decoded)
+        assert text.endswith("]}")
+        self.out.write(text[:-2])
+        self._records_written = records.count > 0
+
+    def more_records(self, batch, records, decoded=None) -> None:
+        objs = record_objects(batch, records, self.print_data, decoded)
+        if objs:
+            text = self._json(objs)[1:-1]
+            self.out.write(", " + text if self._records_written else text)
+            self._records_written = True
+
+    def close_batch(self, batch) -> None:
+        self.out.write("]}\n")

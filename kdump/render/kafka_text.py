@@ -10,7 +10,7 @@ from kdump.decode.payload import DecoderError, java_utf8
 from kdump.decode.records import decode_records
 from kdump.format import layout as L
 from kdump.format.types import ControlRecordType
-from kdump.render.terminal import escape
+from kdump.render.escape import escape
 
 
 def _unchanged(text: str) -> str:
@@ -59,7 +59,7 @@ class KafkaTextRenderer:
     def __init__(self, out, *, print_data: bool = False, skip_record_metadata: bool = False,
                  key_decoder=None, value_decoder=None, compat: str = "java", on_error=None, terminal: bool = False):
         self.out = out
-        # On a terminal every line is escaped (kdump.render.terminal): record bytes never reach it raw.
+        # On a terminal every line is escaped (kdump.render.escape): record bytes never reach it raw.
         self.safe = escape if terminal else _unchanged
         self.print_data = print_data
         self.skip_metadata = skip_record_metadata
@@ -74,9 +74,11 @@ class KafkaTextRenderer:
         if header is not None:
             self.out.write(self.safe(header) + "\n")
 
-    def companion(self, text: str, obj=None) -> None:
-        """One line of an index, snapshot or checkpoint dump (kdump.index.dump builds the text)."""
-        self.out.write(self.safe(text) + "\n")
+    def companion(self, item) -> None:
+        """An entry of an index, snapshot or checkpoint file (:class:`kdump.index.dump.CompanionDumper`)."""
+        from kdump.render.companions import companion_lines
+        for line in companion_lines(item, "scala" if self.scala else "java"):
+            self.out.write(self.safe(line) + "\n")
 
     def trailing(self, file_name: str, tail) -> None:
         self.out.write(self.safe(f"Found {tail.length} invalid bytes at the end of {file_name}") + "\n")
@@ -88,15 +90,27 @@ class KafkaTextRenderer:
         if records is None:
             self.out.write(self.safe(batch_line(batch)) + "\n")
             return
-        lines = [batch_line(batch)]
+        self._record_lines(batch, records, decoded, [batch_line(batch)])
+
+    # a batch whose records come in chunks: the first with the batch line, then the others
+    open_batch = batch
+
+    def more_records(self, batch, records, decoded=None) -> None:
+        self._record_lines(batch, records, decoded, [])
+
+    def close_batch(self, batch) -> None:
+        pass
+
+    def _record_lines(self, batch, records, decoded, lines: list) -> None:
         if batch.magic >= 2:  # Kafka prints different record lines for legacy messages
             self._v2_lines(batch, records, decoded, lines)
         else:
             self._legacy_lines(batch, records, decoded, lines)
-        if self.safe is escape:
-            lines = [escape(line) for line in lines]
-        lines.append("")
-        self.out.write("\n".join(lines))
+        if lines:
+            if self.safe is escape:
+                lines = [escape(line) for line in lines]
+            lines.append("")
+            self.out.write("\n".join(lines))
 
     # --- records ------------------------------------------------------------------------------
     def _payload(self, key, value, prefix: str, decoded=None) -> str:
@@ -121,7 +135,7 @@ class KafkaTextRenderer:
             getattr(self.key_decoder, "name", "") == "string" and getattr(self.value_decoder, "name", "") == "string")
         if not batch.is_control and default_decoders and not (self.scala and self.skip_metadata) \
                 and decoded is None:
-            # the common case, with a compiled twin (kdump/_speedups.pyx)
+            # the common case, with a compiled twin (kdump/render/_lines.pyx)
             render_v2_lines(cols, batch.timestamp_type.display_name, batch.base_offset, batch.base_sequence,
                             self.print_data, self.skip_metadata, lines)
             return
@@ -189,7 +203,7 @@ def _text(buf, pos: int, n: int) -> str:
 def render_v2_lines_py(cols, ts_name: str, base_offset: int, base_seq: int, print_data: bool,
                        skip_metadata: bool, lines: list) -> None:
     """Record lines of a non-control magic-2 batch with the default (string) decoders, newest tool's text.
-    The compiled twin in kdump/_speedups.pyx must print exactly the same."""
+    The compiled twin in kdump/render/_lines.pyx must print exactly the same."""
     key_pos, key_len, value_pos, value_len = cols.key_pos, cols.key_len, cols.value_pos, cols.value_len
     buf = cols.buf
     prefix = "| " if skip_metadata else " "

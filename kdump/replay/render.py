@@ -6,11 +6,11 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass
 
-from kdump.render.terminal import escape
+from kdump.render.escape import escape
 
 
 def printable(value) -> str:
-    """``value`` as text safe for a terminal and a table cell (:func:`kdump.render.terminal.escape`, tabs
+    """``value`` as text safe for a terminal and a table cell (:func:`kdump.render.escape.escape`, tabs
     too), and None as ``-``."""
     if value is None:
         return "-"

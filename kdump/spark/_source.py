@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from kdump import SegmentReader
 from kdump.errors import FormatError, KdumpError
+from kdump.format import layout as L
 from kdump.segment import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES, base_offset_from_name
 
 __all__ = ["walk", "Walk", "v2_payload", "record_columns", "batch_fields", "first_batch_at",
@@ -171,7 +172,7 @@ def aborted_ranges_from_markers(batch, cols) -> tuple[int, bool] | None:
     key = cols.key(0)
     if key is None or len(key) < 4:
         return None
-    kind = int.from_bytes(key[2:4], "big", signed=True)
+    _version, kind = L.CONTROL_RECORD_KEY.unpack_from(key, 0)
     if kind not in (0, 1):  # ControlRecordType ABORT / COMMIT
         return None
     return batch.producer_id, kind == 1

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from kdump import codec as _codec
 from kdump.errors import FormatError
+from kdump.format import columns as _columns
 from kdump.format import layout as L
 from kdump.decode.control import InvalidControl, TxnMarker, UnknownControl, decode_control
 from kdump.format.legacy import LegacyMessage
@@ -37,75 +38,118 @@ def check_v2(v, batch) -> int:
     """Deep checks of one CRC-valid magic 2 batch; ``v`` is the SegmentVerifier (findings, gap counts).
     Returns the number of records decoded."""
     count = batch.records_count
-    if count <= 0:
-        return 0  # an empty batch (compaction keeps its header) has nothing to decode; Kafka does not try
     pos = batch.position
     base = batch.base_offset
     lod = batch.last_offset_delta
     where = {"position": pos, "first_offset": base, "last_offset": base + lod}
+    if count <= 0:
+        # An empty batch (compaction keeps its header) is the header alone: Kafka does not decompress it,
+        # so bytes after it would go unread, whatever they hold.
+        extra = len(batch.body) - L.V2_BODY_HEAD_SIZE
+        if count == 0 and extra > 0:
+            v._add("records-remaining", f"the batch declares 0 records, yet {extra} bytes follow its header",
+                   **where)
+        return 0
     limit = v.options.max_batch_bytes
+    chunks = batch.column_chunks(limit, _columns.RECORDS_PER_CHUNK)  # bounded memory, whatever the count declared
     try:
-        cols = batch.columns(limit)
+        cols = next(chunks)
     except FormatError as e:
         code = finding_code(e.code)
         v._add(code, e.message + (" (raise --max-batch-bytes to check it)" if code == "batch-too-large" else ""),
                **where)
         return 0
-    n = cols.count
-    if cols.error is not None:
-        v._add(finding_code(cols.error.code), f"record {n} of {count}: {cols.error.message}", **where)
+    first_chunk = cols
+    offsets = _OffsetCheck(base)
+    append_time = bool(batch.attributes & L.V2_TIMESTAMP_TYPE_MASK)
+    top = low = low_at = None
+    nonzero_attributes = None  # (record index, attributes) of the first record with attributes set
+    n = 0
+    error = None
+    while cols is not None:
+        k = cols.count
+        if cols.error is not None:
+            error = cols.error
+            v._add(finding_code(error.code), f"record {n + k} of {count}: {error.message}", **where)
+        if k:
+            offsets.feed(v, cols.offsets, n, where)
+            if not append_time:
+                ts = cols.timestamps
+                chunk_low = min(ts)
+                top = max(ts) if top is None else max(top, max(ts))
+                if low is None or chunk_low < low:
+                    low, low_at = chunk_low, n + ts.index(chunk_low)
+            if nonzero_attributes is None and any(cols.attributes):
+                i = next(i for i, a in enumerate(cols.attributes) if a)
+                nonzero_attributes = (n + i, cols.attributes[i])
+        n += k
+        cols = next(chunks, None)
     if n == 0:
         return 0
-    offsets = cols.offsets
-    last = base + lod
-    # Fast test: consecutive offsets from the base to the last offset, as every non-compacted batch has.
-    if not (n == lod + 1 and offsets[0] == base and offsets[-1] == last and offsets == list(range(base, last + 1))):
-        _check_offsets(v, offsets, base, last, where)
-    if cols.error is None and not batch.attributes & L.V2_TIMESTAMP_TYPE_MASK:
-        ts = cols.timestamps
-        top = max(ts)
+    offsets.finish(v, base + lod, where)
+    if error is None and top is not None:
         if top != batch.max_timestamp:
             v._add("max-timestamp-mismatch", f"max timestamp {batch.max_timestamp} but the largest record timestamp "
                    f"is {top}", **where)
-        low = min(ts)
         if low < -1:
-            v._add("timestamp-invalid", f"record timestamp {low} is below -1 (record {ts.index(low)})", **where)
-    if any(cols.attributes):
-        i = next(i for i, a in enumerate(cols.attributes) if a)
-        v._add("record-attributes-nonzero", f"record {i} has attributes {cols.attributes[i]} (Kafka writes 0)",
-               **where)
+            v._add("timestamp-invalid", f"record timestamp {low} is below -1 (record {low_at})", **where)
+    if nonzero_attributes is not None:
+        i, a = nonzero_attributes
+        v._add("record-attributes-nonzero", f"record {i} has attributes {a} (Kafka writes 0)", **where)
     if batch.is_control:
-        _check_control(v, batch, cols, where)
+        _check_control(v, batch, first_chunk, where, n)
     return n
 
 
-def _check_offsets(v, offsets, base: int, last: int, where: dict) -> None:
-    prev = base - 1
-    for i, off in enumerate(offsets):
-        if off <= prev:
-            what = "is negative" if i == 0 else f"does not follow record {i - 1}'s delta {prev - base}"
-            v._add("record-offset-invalid", f"record {i}: offset delta {off - base} {what}", **where)
+class _OffsetCheck:
+    """The offset deltas of a batch's records, chunk by chunk: strictly increasing from the base, the last
+    at most ``lastOffsetDelta``; gaps (left by compaction: allowed) are counted and located at the first.
+    The fast test (consecutive offsets, as every non-compacted batch has) is one list comparison a chunk."""
+
+    def __init__(self, base: int):
+        self.base = base
+        self.prev = base - 1
+        self.n = 0
+        self.bad = False
+        self.gap_after = None  # the offset before the first gap
+
+    def feed(self, v, offsets, first_index: int, where: dict) -> None:
+        if self.bad:
             return
-        prev = off
-    if prev > last:
-        v._add("record-offset-invalid", f"the last record's offset delta {prev - base} is above the batch's "
-               f"lastOffsetDelta {last - base}", **where)
-        return
-    # Gaps left by compaction: counted for the file's offset-gap summary, located at the first one.
-    missing = (last - base + 1) - len(offsets)
-    if missing:
-        after = base - 1
-        for off in offsets:
-            if off != after + 1:
-                break
-            after = off
-        v._gap(where["position"], after, missing)
+        k = len(offsets)
+        p = self.prev
+        if offsets[0] == p + 1 and offsets[-1] == p + k and offsets == list(range(p + 1, p + k + 1)):
+            self.prev, self.n = p + k, self.n + k
+            return
+        base = self.base
+        for i, off in enumerate(offsets):
+            if off <= p:
+                j = first_index + i
+                what = "is negative" if j == 0 else f"does not follow record {j - 1}'s delta {p - base}"
+                v._add("record-offset-invalid", f"record {j}: offset delta {off - base} {what}", **where)
+                self.bad = True
+                return
+            if off != p + 1 and self.gap_after is None:
+                self.gap_after = p
+            p = off
+        self.prev, self.n = p, self.n + k
+
+    def finish(self, v, last: int, where: dict) -> None:
+        if self.bad:
+            return
+        if self.prev > last:
+            v._add("record-offset-invalid", f"the last record's offset delta {self.prev - self.base} is above the "
+                   f"batch's lastOffsetDelta {last - self.base}", **where)
+            return
+        missing = (last - self.base + 1) - self.n
+        if missing:
+            v._gap(where["position"], self.prev if self.gap_after is None else self.gap_after, missing)
 
 
-def _check_control(v, batch, cols, where: dict) -> None:
-    n = cols.count
+def _check_control(v, batch, cols, where: dict, n: int) -> None:
+    """``cols``: the first chunk of the batch's records (a control batch holds a handful); ``n``: all of them."""
     markers = 0
-    for i in range(n):
+    for i in range(cols.count):
         record = decode_control(cols.key(i), cols.value(i))
         if isinstance(record, InvalidControl):
             e = record.error
@@ -153,60 +197,63 @@ def check_legacy_wrapper(v, batch) -> tuple[int, int | None]:
     except _codec.CodecError as e:
         v._add("decompress-failed", f"failed to decompress the wrapper's inner messages: {e}", **where)
         return 0, None
-    inner = []
+    # One pass, keeping counts and the first of each problem (not a message object per inner message: a
+    # wrapper may hold millions); the problems are reported in the order magic, CRC, offsets.
+    n = 0
+    first_inner = prev = last_inner = None
+    low = high = None  # magic 1 inner timestamps
+    first_problem: dict[str, str] = {}
     p = 0
     end = len(data)
     broken = False
     while end - p >= L.LOG_OVERHEAD:
         offset, size = L.PREFIX.unpack_from(data, p)
-        k = len(inner)
         if size < L.LEGACY_RECORD_OVERHEAD_V0:
-            v._add("inner-message-too-small", f"inner message {k} (decompressed byte {p}) declares size {size}; "
+            v._add("inner-message-too-small", f"inner message {n} (decompressed byte {p}) declares size {size}; "
                    f"the minimum is {L.LEGACY_RECORD_OVERHEAD_V0}", **where)
             broken = True
             break
         if p + L.LOG_OVERHEAD + size > end:
             break  # reported below as trailing bytes (Kafka's reader ends the set silently here)
         try:
-            m = LegacyMessage(offset, data[p + L.LOG_OVERHEAD:p + L.LOG_OVERHEAD + size], where=f"inner message {k}")
+            m = LegacyMessage(offset, data[p + L.LOG_OVERHEAD:p + L.LOG_OVERHEAD + size], where=f"inner message {n}")
         except FormatError as e:
             v._add("inner-message-invalid", e.message, **where)
             broken = True
             break
         if m.codec_id != _codec.NONE:
-            v._add("inner-compressed", f"inner message {k} is itself compressed (codec {m.codec_id})", **where)
+            v._add("inner-compressed", f"inner message {n} is itself compressed (codec {m.codec_id})", **where)
             broken = True
             break
-        inner.append(m)
+        if m.magic != msg.magic and "inner-magic-mismatch" not in first_problem:
+            first_problem["inner-magic-mismatch"] = f"inner message {n} has magic {m.magic}, its wrapper magic {msg.magic}"
+        if "inner-crc-mismatch" not in first_problem and not m.is_valid():
+            first_problem["inner-crc-mismatch"] = f"inner message {n}: stored CRC-32 {m.crc}, computed {m.compute_crc()}"
+        if prev is not None and m.offset <= prev and "inner-offset-invalid" not in first_problem:
+            first_problem["inner-offset-invalid"] = f"inner message {n} has offset {m.offset} after {prev}"
+        prev = m.offset
+        if first_inner is None:
+            first_inner = m.offset
+        if m.magic == 1:
+            low = m.timestamp if low is None else min(low, m.timestamp)
+            high = m.timestamp if high is None else max(high, m.timestamp)
+        n += 1
         p += L.LOG_OVERHEAD + size
     if not broken and p < end:
         v._add("inner-trailing-bytes", f"{end - p} bytes after the last whole inner message (decompressed byte {p}) "
                "are ignored by Kafka's reader", **where)
-    if not inner:
+    if not n:
         if not broken:
             v._add("wrapper-empty", "compressed wrapper holds no inner messages", **where)
         return 0, None
-    for k, m in enumerate(inner):
-        if m.magic != msg.magic:
-            v._add("inner-magic-mismatch", f"inner message {k} has magic {m.magic}, its wrapper magic {msg.magic}",
-                   **where)
-            break
-    for k, m in enumerate(inner):
-        if not m.is_valid():
-            v._add("inner-crc-mismatch", f"inner message {k}: stored CRC-32 {m.crc}, computed {m.compute_crc()}",
-                   **where)
-            break
-    prev = None
-    for k, m in enumerate(inner):
-        if prev is not None and m.offset <= prev:
-            v._add("inner-offset-invalid", f"inner message {k} has offset {m.offset} after {prev}", **where)
-            break
-        prev = m.offset
-    last_inner = inner[-1].offset
+    for code in ("inner-magic-mismatch", "inner-crc-mismatch", "inner-offset-invalid"):
+        if code in first_problem:
+            v._add(code, first_problem[code], **where)
+    last_inner = prev
     # After a broken inner message the rest of the set is unknown: its last offset and largest timestamp
     # cannot be compared with the wrapper's.
     if msg.magic == 0:
-        first = inner[0].offset
+        first = first_inner
         if msg.offset != last_inner and not broken:
             v._add("wrapper-offset-invalid", f"wrapper offset {msg.offset} is not its last inner message's offset "
                    f"{last_inner}", **where)
@@ -214,19 +261,17 @@ def check_legacy_wrapper(v, batch) -> tuple[int, int | None]:
         if msg.offset == 0 and last_inner != 0:
             v._add("wrapper-offset-zero", f"wrapper offset 0 with inner relative offsets up to {last_inner}; Kafka "
                    "reads them as absolute", **where)
-            first = inner[0].offset
+            first = first_inner
         elif msg.offset < last_inner:  # (the inner offsets that were read already say so)
             v._add("wrapper-offset-invalid", f"wrapper offset {msg.offset} is less than the last inner message offset "
                    f"{last_inner} and it is not zero", **where)
             first = None
         else:
-            first = msg.offset - last_inner + inner[0].offset
-        stamps = [m.timestamp for m in inner if m.magic == 1]
-        if stamps and not broken:
-            low = min(stamps)
+            first = msg.offset - last_inner + first_inner
+        if low is not None and not broken:
             if low < -1:
                 v._add("timestamp-invalid", f"inner message timestamp {low} is below -1", **where)
-            if not msg.attributes & L.LEGACY_TIMESTAMP_TYPE_MASK and max(stamps) != msg.timestamp:
+            if not msg.attributes & L.LEGACY_TIMESTAMP_TYPE_MASK and high != msg.timestamp:
                 v._add("max-timestamp-mismatch", f"CreateTime wrapper timestamp {msg.timestamp} but the largest inner "
-                       f"timestamp is {max(stamps)}", **where)
-    return len(inner), first
+                       f"timestamp is {high}", **where)
+    return n, first

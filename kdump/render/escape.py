@@ -1,4 +1,5 @@
-"""Untrusted text made safe for a terminal: the one escaping function of kdump.
+"""Untrusted text made safe for a terminal: the one escaping function of kdump (:func:`escape`), used for
+record data on a terminal, file names in messages (:func:`printable_path`) and the replays' tables.
 
 Keys, values, header values, file names and messages quoting them come from the data; written raw to a
 terminal, their control characters and escape sequences act (``ESC ] 52`` writes the clipboard, ``ESC ] 0``
@@ -14,9 +15,10 @@ columns).
 """
 from __future__ import annotations
 
+import os
 import re
 
-__all__ = ["escape", "escape_json", "for_stream", "is_terminal"]
+__all__ = ["escape", "escape_json", "for_stream", "is_terminal", "printable_path"]
 
 _UNSAFE_CLASS = "\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 _UNSAFE = re.compile(f"[{_UNSAFE_CLASS}]")
@@ -58,3 +60,12 @@ def is_terminal(stream) -> bool:
 def for_stream(text: str, stream) -> str:
     """``text`` escaped when ``stream`` is a terminal, unchanged otherwise (a pipe or a file gets the bytes)."""
     return escape(text) if is_terminal(stream) else text
+
+
+def printable_path(path) -> str:
+    """A file name as it can be printed anywhere: a name is bytes to the kernel, and may be neither UTF-8 nor
+    free of control characters; undecodable bytes (kept as surrogates by ``os.fsdecode``) and control
+    characters appear as backslash escapes (``\\xff``), tabs too."""
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    return escape(str(path), keep_tab=False)

@@ -13,8 +13,8 @@ preceded by an explicit bounds check (``pos < end``, ``pos < body_end`` with ``b
 typed buffers anyway).
 
 Integer semantics follow the pure path, which uses Python ints: 5-byte varints are not range-checked to
-32 bits (35 significant bits, held exactly in ``int64_t``); a 10-byte varlong may carry up to 70 bits,
-which is decoded as a Python int when it does not fit in 64; ``base_offset + delta`` and
+32 bits (35 significant bits, held exactly in ``int64_t``); a 10-byte varlong keeps its low 64 bits, as
+Java's ``readVarlong`` does (a 10th byte above 1 does not make it a 70-bit number); ``base_offset + delta`` and
 ``base_timestamp + delta`` are computed in C only when the sum provably fits in ``int64_t`` and with
 Python ints otherwise (never wrapped). Inputs the fast path is not written for (other buffer types,
 non-``int`` numbers, out-of-range ``start``/``end``) are handed to the pure function, so the results
@@ -28,9 +28,9 @@ from libc.stdint cimport int64_t, uint64_t, INT64_MAX, INT64_MIN
 from kdump.errors import FormatError
 from kdump.format.columns import RecordColumns  # a leaf module (no kdump import of ours back here)
 
-# kdump.format.v2 (parse_records_py) is imported on first use, never at import time: v2 and kafka_text
-# pick their implementation from this module through kdump._backend while they are being imported, so
-# importing them from here at load time would be a cycle.
+# The pure twin, for the inputs the fast path is not written for. kdump.format.v2 imports this module
+# (through kdump._backend), so it is handed over by kdump._backend.pick rather than imported from here.
+parse_records_py = None
 
 cdef enum:
     VI_OK = 0
@@ -83,9 +83,11 @@ cdef inline int _read_field(const unsigned char *p, Py_ssize_t *ppos, Py_ssize_t
             ppos[0] = pos + 1
             return VI_OK
     st = _read_raw(p, ppos, end, max_bytes, &raw)
-    if st == VI_OK:
-        # raw < 2**64: raw >> 1 fits in int64_t and the result equals Python's (n >> 1) ^ -(n & 1)
+    if st == VI_OK or st == VI_BIG:
+        # raw < 2**64: raw >> 1 fits in int64_t and the result equals Python's (n >> 1) ^ -(n & 1). A varlong
+        # above 64 bits keeps its low 64, as Java's readVarlong does (the pure path masks it the same way).
         out[0] = <int64_t>(raw >> 1) ^ -<int64_t>(raw & 1)
+        return VI_OK
     return st
 
 
@@ -102,20 +104,6 @@ cdef object _varint_error(int st, str what, Py_ssize_t i, int max_bytes):
     return FormatError("varint-too-long", f"record {i}: {what} is a varint longer than {max_bytes} bytes")
 
 
-cdef object _big_varlong(const unsigned char *p, Py_ssize_t pos):
-    """The exact (Python int) zig-zag value of a varlong _read_raw reported as VI_BIG (so it is complete)."""
-    value = 0
-    cdef unsigned int shift = 0
-    cdef unsigned char b
-    while True:
-        b = p[pos]
-        pos += 1
-        value |= (<object>(b & 0x7F)) << shift
-        if b < 0x80:
-            return (value >> 1) ^ -(value & 1)
-        shift += 7
-
-
 cdef bint _fast_buffer(object buf):
     """Buffers whose indexing (``buf[i]``) gives the i-th byte as an int, and which read as one C array."""
     t = type(buf)
@@ -129,24 +117,27 @@ cdef bint _fast_buffer(object buf):
     return False
 
 
-def parse_records(buf, start, end, count, base_offset, base_timestamp, append_time):
+def parse_records(buf, start, end, count, base_offset, base_timestamp, append_time, first=0, stop=None, at=None):
     """Decode ``count`` records from ``buf[start:end]``; see :func:`kdump.format.v2.parse_records_py`."""
     if not (_fast_buffer(buf) and type(start) is int and type(end) is int and type(count) is int
-            and type(base_offset) is int and type(base_timestamp) is int) or not (0 <= start <= end <= len(buf)):
+            and type(base_offset) is int and type(base_timestamp) is int and type(first) is int
+            and (stop is None or type(stop) is int) and (at is None or type(at) is int)) \
+            or not (0 <= start <= end <= len(buf)) or not (at is None or start <= at <= end) \
+            or not (0 <= first <= _SSIZE_MAX) or not (stop is None or first <= stop <= _SSIZE_MAX):
         # inputs the fast path is not written for: the pure function decides, so results are identical
-        from kdump.format.v2 import parse_records_py
-        return parse_records_py(buf, start, end, count, base_offset, base_timestamp, append_time)
+        return parse_records_py(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at)
     cdef Py_buffer view
     PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
     try:
         return _parse(buf, <const unsigned char *>view.buf, view.len, start, end, count, base_offset,
-                      base_timestamp, append_time)
+                      base_timestamp, append_time, first, stop, start if at is None else at)
     finally:
         PyBuffer_Release(&view)
 
 
 cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssize_t start, Py_ssize_t end,
-                   object count_obj, object base_offset, object base_timestamp, object append_time):
+                   object count_obj, object base_offset, object base_timestamp, object append_time,
+                   Py_ssize_t first, object stop, Py_ssize_t at):
     # Mirrors parse_records_py statement by statement; keep the two in step.
     cols = RecordColumns(buf)
     cdef list offsets = cols.offsets
@@ -168,22 +159,22 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
     cdef int64_t c_base_ts = base_timestamp if ts_small else 0
 
     cdef Py_ssize_t count
-    cdef Py_ssize_t pos = start
-    cdef Py_ssize_t i = 0
-    cdef Py_ssize_t rec_start, body_start, body_end, kpos, vpos, h, ts_start
+    cdef Py_ssize_t last
+    cdef Py_ssize_t pos = at
+    cdef Py_ssize_t i = first
+    cdef Py_ssize_t rec_start, body_start, body_end, kpos, vpos, h
     cdef int64_t length, ts_delta, off_delta, klen, vlen, nheaders, hk, hv
     cdef uint64_t raw
     cdef int st
     cdef unsigned char b, attr
-    cdef bint ts_big
-    cdef object ts_big_value = None
     cdef list hl
     try:
         if count_obj < 0:
             raise FormatError("record-count-invalid", f"invalid record count {count_obj}")
         # Every record takes at least one byte, so a count above _SSIZE_MAX can never be reached.
         count = _SSIZE_MAX if count_obj > _SSIZE_MAX else count_obj
-        while i < count:
+        last = count if stop is None or stop > count else stop
+        while i < last:
             rec_start = pos
             if pos >= end:
                 raise FormatError("record-truncated",
@@ -212,16 +203,9 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                 raise FormatError("record-truncated", f"record {i}: invalid record structure (ran out of bytes)")
             attr = p[pos]
             pos += 1
-            ts_big = False
-            ts_start = pos
             st = _read_field(p, &pos, body_end, 10, &ts_delta)
             if st != VI_OK:
-                if st != VI_BIG:
-                    raise _varint_error(st, "timestamp delta", i, 10)
-                # a complete 10-byte varlong above 64 bits (pos is already past it): exact Python int
-                ts_big = True
-                ts_big_value = _big_varlong(p, ts_start)
-                ts_delta = 0  # unused when ts_big
+                raise _varint_error(st, "timestamp delta", i, 10)
             st = _read_field(p, &pos, body_end, 5, &off_delta)
             if st != VI_OK:
                 raise _varint_error(st, "offset delta", i, 5)
@@ -299,8 +283,6 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                 offsets.append(base_offset + off_delta)
             if use_append_time:
                 timestamps.append(append_time)
-            elif ts_big:
-                timestamps.append(base_timestamp + ts_big_value)
             elif ts_small and _add_fits(c_base_ts, ts_delta):
                 timestamps.append(c_base_ts + ts_delta)
             else:
@@ -313,89 +295,14 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
             headers.append(hdrs)
             sizes.append(pos - rec_start)
             i += 1
-        if pos != end:
+        if last < count:
+            cols.resume_at = pos
+        elif pos != end:
             raise FormatError(
                 "records-remaining",
                 f"incorrect declared batch size: {end - pos} bytes remain after the {count_obj} records the header declares",
             )
     except FormatError as e:
         cols.error = e
-    cols.count = i
+    cols.count = i - first
     return cols
-
-
-
-
-# --- text rendering: compiled twin of kdump.render.kafka_text.render_v2_lines_py ----------------------
-from cpython.unicode cimport PyUnicode_DecodeUTF8
-
-
-cdef inline str _text(object buf, Py_ssize_t pos, Py_ssize_t n):
-    """Java's ``new String(bytes, UTF_8)``: strict UTF-8 first (the common case), Java's rules otherwise."""
-    try:
-        return buf[pos:pos + n].decode("utf-8")
-    except UnicodeDecodeError:
-        return java_utf8(bytes(buf[pos:pos + n]))
-
-
-def render_v2_lines(cols, str ts_name, base_offset, base_seq, bint print_data, bint skip_metadata, list lines):
-    """Append one DumpLogSegments record line per record of a non-control magic-2 batch (default string
-    decoders, newest tool's text). Same output as the pure function, character for character."""
-    cdef Py_ssize_t first = len(lines)
-    # imported here, not at module level: kafka_text picks its implementation from this module on import
-    from kdump.render.kafka_text import render_v2_lines_py
-    if not isinstance(cols.buf, bytes):
-        render_v2_lines_py(cols, ts_name, base_offset, base_seq, print_data, skip_metadata, lines)
-        return
-    try:
-        _render(cols, ts_name, base_offset, base_seq, print_data, skip_metadata, lines)
-    except OverflowError:  # an offset or sequence beyond int64 (hostile input): the pure path copes
-        del lines[first:]
-        render_v2_lines_py(cols, ts_name, base_offset, base_seq, print_data, skip_metadata, lines)
-
-
-cdef _render(cols, str ts_name, base_offset, base_seq, bint print_data, bint skip_metadata, list lines):
-    cdef Py_ssize_t i, n = cols.count
-    cdef Py_ssize_t kl, vl
-    cdef int64_t off, bo = base_offset
-    cdef int64_t seq, bs = base_seq
-    cdef list offsets = cols.offsets, timestamps = cols.timestamps, key_pos = cols.key_pos
-    cdef list key_len = cols.key_len, value_pos = cols.value_pos, value_len = cols.value_len
-    cdef list headers = cols.headers
-    cdef object buf = cols.buf
-    cdef str meta, prefix = "| " if skip_metadata else " "
-    cdef tuple hdrs
-    for i in range(n):
-        kl = key_len[i]
-        vl = value_len[i]
-        if skip_metadata:
-            meta = ""
-        else:
-            off = offsets[i]
-            if bs < 0:
-                seq = -1
-            elif bs > 2147483647 - (off - bo):
-                seq = (off - bo) - (2147483647 - bs) - 1
-            else:
-                seq = bs + (off - bo)
-            hdrs = headers[i]
-            if hdrs:
-                meta = (f"| offset: {off} {ts_name}: {timestamps[i]} keySize: {kl} valueSize: {vl} "
-                        f"sequence: {seq} headerKeys: [{','.join([java_utf8(h[0]) for h in hdrs])}]")
-            else:
-                meta = (f"| offset: {off} {ts_name}: {timestamps[i]} keySize: {kl} valueSize: {vl} "
-                        f"sequence: {seq} headerKeys: []")
-        if not print_data:
-            lines.append(meta)
-        elif kl >= 0:
-            if vl >= 0:
-                lines.append(f"{meta}{prefix}key: {_text(buf, key_pos[i], kl)} payload: {_text(buf, value_pos[i], vl)}")
-            else:
-                lines.append(f"{meta}{prefix}key: {_text(buf, key_pos[i], kl)}")
-        elif vl >= 0:
-            lines.append(f"{meta}{prefix}payload: {_text(buf, value_pos[i], vl)}")
-        else:
-            lines.append(meta)
-
-
-from kdump.decode.payload import java_utf8  # noqa: E402  (a leaf module: no cycle)

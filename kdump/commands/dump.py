@@ -1,0 +1,236 @@
+"""``kdump dump``: a thin Click layer over :mod:`kdump.dump` (options in, a renderer, problems to stderr, exit code)."""
+from __future__ import annotations
+
+import os
+
+import click
+
+from kdump.commands.decoder_options import chosen_decoder, decoder_options
+from kdump.commands.options import Ui, exit_help, output_options, reject, text_only
+from kdump.segment import DEFAULT_MAX_BATCH_BYTES
+
+EPILOG = exit_help(ok="every file named was dumped (Kafka's \"Found N invalid bytes at the end\" of a crash-cut "
+                      "tail included)",
+                   data="a file is damaged or is not a Kafka file (each problem on stderr: file, byte position, "
+                        "cause); everything readable was still printed")
+
+
+def _decoder_option(value, which):
+    from kdump.decode.payload import DecoderLoadError, load_decoder
+    try:
+        return load_decoder(value)
+    except DecoderLoadError as e:
+        raise click.BadParameter(str(e), param_hint=f"--{which}-decoder") from None
+
+
+def _time_option(value, flag):
+    if value is None:
+        return None
+    from kdump.index.seek import parse_time
+    try:
+        return parse_time(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint=flag) from None
+
+
+@click.command("dump", epilog=EPILOG)
+@click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, path_type=str))
+@click.option("--files", "files_csv", metavar="F1,F2", help="Comma-separated files, as Kafka's tool takes them.")
+@click.option("--deep-iteration", is_flag=True, help="Print one line per record (inside compressed batches too).")
+@click.option("--print-data-log", is_flag=True, help="Print keys and values. Implies --deep-iteration.")
+@click.option("--skip-record-metadata", is_flag=True,
+              help="Leave out the per-record metadata (and control records); with --print-data-log only data.")
+@click.option("--max-bytes", type=click.IntRange(min=0), default=None,
+              help="Read at most this many bytes from the start of each file (whole batches only).")
+@click.option("--key-decoder", default=None, metavar="NAME|MODULE:ATTR",
+              help="How to print keys: string (default, Java's UTF-8), hex, base64, json, int32, int64, "
+                   "or an import path to your own. Implies --print-data-log.")
+@click.option("--value-decoder", default=None, metavar="NAME|MODULE:ATTR",
+              help="How to print values; same choices as --key-decoder. Implies --print-data-log.")
+@click.option("--key-decoder-class", default=None, hidden=True)
+@click.option("--value-decoder-class", default=None, hidden=True)
+@click.option("--compat", type=click.Choice(["java", "scala"]), default="java", show_default=True,
+              help="Text of the newest (Java) tool, or of the Scala tool of Kafka 2.x-3.9 (text format only).")
+@click.option("--max-batch-bytes", type=click.IntRange(min=1024), default=DEFAULT_MAX_BATCH_BYTES, show_default=True,
+              help="Refuse a batch, or a decompressed payload, larger than this (protects memory).")
+@click.option("--verify-index-only", is_flag=True,
+              help="For .index/.timeindex files: check the entries against the log, print only the mismatches.")
+@click.option("--index-sanity-check", is_flag=True,
+              help="For .index/.timeindex files: only run Kafka's index sanity check.")
+@click.option("--max-message-size", type=int, default=None, hidden=True)  # Kafka's; kdump reads headers only
+@click.option("--companions", is_flag=True,
+              help="In directory dumps, also dump each segment's .index, .timeindex, .txnindex and .snapshot, "
+                   "and the text checkpoints (leader-epoch-checkpoint, partition.metadata, ...).")
+@click.option("--from-offset", type=int, default=None, metavar="N",
+              help="Start at the batch holding offset N (found with the offset index when there is one); "
+                   "segments wholly before it are passed over.")
+@click.option("--to-offset", type=int, default=None, metavar="M",
+              help="Stop after offset M; segments starting after it are passed over.")
+@click.option("--from-time", default=None, metavar="T",
+              help="Start at the first batch with a timestamp at or after T: epoch ms or ISO-8601 "
+                   "(2024-05-01T12:00:00Z; no zone = UTC). Uses the time index when there is one.")
+@click.option("--to-time", default=None, metavar="T",
+              help="Stop before the first batch whose timestamps are all after T (same forms as --from-time).")
+@decoder_options
+@output_options(format_help="text: DumpLogSegments' lines (coloured on a terminal). json: JSON Lines, one object "
+                            "per batch.",
+                verbose_help="Also name the files of a directory that are passed over (checkpoints, "
+                             "meta.properties, .deleted, ...).")
+def command(paths, files_csv, deep_iteration, print_data_log, skip_record_metadata, max_bytes, key_decoder,
+            value_decoder, key_decoder_class, value_decoder_class, compat, max_batch_bytes, verify_index_only,
+            index_sanity_check, max_message_size, companions, from_offset, to_offset, from_time, to_time, ui: Ui,
+            **decoder_flags):
+    """Print the batches and records of log segments, as Kafka's DumpLogSegments does.
+
+    PATHS are .log segments, KRaft .checkpoint snapshots, their companion files (.index, .timeindex,
+    .txnindex, producer .snapshot, leader-epoch-checkpoint and the other text checkpoints), or directories (a
+    partition directory gives its segments in offset order; a log directory, every partition; --companions
+    adds the companion files; Kafka's own checkpoint and metadata files are passed over). The text is Kafka's,
+    line for line, so existing scripts keep working; where Kafka's tool dies on damaged data, kdump prints
+    everything it can read and one error line per problem (file, byte position, cause) on stderr, and exits 1.
+
+    \b
+    Examples:
+      kdump dump 00000000000000000000.log
+      kdump dump --deep-iteration --print-data-log --value-decoder json my-topic-0/
+      kdump dump --files a.log,b.log --max-bytes 1048576
+      kdump dump --deep-iteration --from-offset 1200000 --to-offset 1200010 my-topic-0/
+      kdump dump --verify-index-only 00000000000000000000.index 00000000000000000000.timeindex
+      kdump dump --offsets-decoder __consumer_offsets-12/00000000000000000000.log
+      kdump dump --cluster-metadata-decoder __cluster_metadata-0/00000000000000012345-0000000007.checkpoint
+      kdump dump --decoder auto --format json /var/kafka/__transaction_state-3/
+    """
+    from kdump.dump import DumpOptions
+
+    all_paths = list(paths)
+    if files_csv:
+        all_paths.extend(p for p in files_csv.split(",") if p)
+    if not all_paths:
+        raise click.UsageError("no files given: name one or more segment files or directories")
+    text_only(ui, "--compat")
+    key_spec = key_decoder or key_decoder_class
+    value_spec = value_decoder or value_decoder_class
+    record_decoder = chosen_decoder(decoder_flags)
+    print_data = print_data_log or key_spec is not None or value_spec is not None or record_decoder is not None
+    key_dec = _decoder_option(key_spec or "string", "key")
+    value_dec = _decoder_option(value_spec or "string", "value")
+    from_time_ms = _time_option(from_time, "--from-time")
+    to_time_ms = _time_option(to_time, "--to-time")
+    if from_offset is not None and from_time_ms is not None:
+        raise click.UsageError("--from-offset and --from-time cannot be combined")
+    if from_offset is not None and to_offset is not None and to_offset < from_offset:
+        raise click.UsageError(f"--to-offset {to_offset} is below --from-offset {from_offset}")
+    if from_time_ms is not None and to_time_ms is not None and to_time_ms < from_time_ms:
+        raise click.UsageError(f"--to-time {to_time} is before --from-time {from_time}")
+    opts = DumpOptions(deep_iteration=deep_iteration, print_data=print_data,
+                       skip_record_metadata=skip_record_metadata, max_bytes=max_bytes, compat=compat,
+                       max_batch_bytes=max_batch_bytes, max_decompressed_bytes=max_batch_bytes,
+                       verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
+                       companions=companions, from_offset=from_offset, to_offset=to_offset, from_time=from_time_ms,
+                       to_time=to_time_ms, record_decoder=record_decoder)
+    run_dump(ui, all_paths, opts, key_dec, value_dec)
+
+
+def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None) -> None:
+    """Dump ``paths`` with ``opts`` (:class:`kdump.dump.DumpOptions`) and exit (also used by ``kdump index dump``)."""
+    from kdump.dump import Dumper, entries_to_dump, non_consecutive_report
+    from kdump.logdir import FileKind
+    from kdump.render.companions import index_report_lines
+
+    if opts.verify_index_only or opts.index_sanity_check:
+        kinds = {e.kind for e in entries_to_dump(paths, companions=opts.companions)}
+        if not kinds & {FileKind.INDEX, FileKind.TIMEINDEX}:
+            flag = "--verify-index-only" if opts.verify_index_only else "--index-sanity-check"
+            reject(flag, "applies to .index and .timeindex files, and none was named (add --companions to take "
+                         "them from a directory, or use `kdump index dump`)")
+    if key_dec is None:
+        from kdump.decode.payload import load_decoder
+        key_dec = value_dec = load_decoder("string")
+    out = ui.stdout
+
+    def on_error(path, err):
+        hint = FLAG_HINTS.get(err.code, "")
+        ui.problem(path, err.message + hint, position=err.position)
+        if ui.format == "json":  # errors are in the JSON stream too
+            renderer.error(path, err)
+
+    def on_unknown(path):
+        ui.info(f"Ignoring unknown file {ui_path(path)}")
+
+    def on_io_error(path, err):
+        ui.cannot(path, err)
+        if ui.format == "json":
+            renderer.io_error(path, f"cannot read: {err.strerror or err}")
+
+    renderer = make_renderer(ui.format, out, opts, key_dec, value_dec, not ui.color)
+    dumper = Dumper(opts, renderer, on_error=on_error, on_unknown=on_unknown, on_io_error=on_io_error,
+                    on_note=ui.note)
+    if ui.format == "json":
+        from kdump.commands.progress import file_sizes, with_progress
+        def work(advance):
+            if advance is not None:
+                renderer.batch = _counting(renderer.batch, advance)
+            dumper.dump_paths(paths)
+        with_progress(ui, lambda: file_sizes(paths), "dumping", work)
+    else:
+        dumper.dump_paths(paths)
+    renderer.out.flush()
+    if ui.verbose:
+        for path, kind in dumper.passed_over:
+            ui.note(path, f"passed over ({kind.value}; not a segment)")
+    _nothing_dumped(ui, paths, dumper)
+    for line in index_report_lines(dumper.index_reports, opts.compat):
+        click.echo(line, err=True)
+    for line in non_consecutive_report(dumper.results, opts.compat):
+        click.echo(line, err=True)
+    if opts.record_decoder is None:
+        _internal_topic_hint(ui, paths)
+    ui.exit()
+
+
+# What the command line can do about a problem the library reports (library messages name no flags).
+FLAG_HINTS = {"batch-too-large": " (raise --max-batch-bytes to read it)"}
+
+
+def ui_path(path) -> str:
+    from kdump.render.escape import printable_path
+    return printable_path(path)
+
+
+def _counting(batch_method, advance):
+    def batch(b, *args, **kwargs):
+        batch_method(b, *args, **kwargs)
+        advance(b.size)
+    return batch
+
+
+def _nothing_dumped(ui: Ui, paths, dumper) -> None:
+    """A directory that gave nothing to dump is not a success: say so (exit 2)."""
+    for p in paths:
+        if not os.path.isdir(p):
+            continue
+        prefix = os.path.join(p, "")
+        if not any(r.path.startswith(prefix) and not r.skipped for r in dumper.results):
+            ui.nothing(p, "nothing to dump: no log segments (<base offset>.log), KRaft snapshots (.checkpoint) "
+                          "or companion files in this directory or below it")
+
+
+def _internal_topic_hint(ui: Ui, paths) -> None:
+    from kdump.decoders import internal_topic_hint
+    hint = next((h for h in map(internal_topic_hint, paths) if h), None)
+    if hint:
+        ui.info(hint)
+
+
+def make_renderer(fmt, out, opts, key_dec, value_dec, no_color):
+    terminal = out.isatty()  # record bytes are shown escaped on a terminal, never raw (kdump.render.escape)
+    if fmt == "json":
+        from kdump.render.jsonl import JsonLinesRenderer
+        return JsonLinesRenderer(out, print_data=opts.print_data, deep=opts.deep, terminal=terminal)
+    from kdump.render.kafka_text import KafkaTextRenderer
+    use_rich = terminal and not no_color and not os.environ.get("NO_COLOR")
+    if use_rich:
+        from kdump.render.rich_text import RichTextOut
+        out = RichTextOut()
+    return KafkaTextRenderer(out, print_data=opts.print_data, skip_record_metadata=opts.skip_record_metadata,
+                             key_decoder=key_dec, value_decoder=value_dec, compat=opts.compat, terminal=terminal)

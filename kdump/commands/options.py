@@ -1,0 +1,202 @@
+"""What every kdump command shares: the output options (``--format``, ``--no-color``, ``-v``/``-q``; as
+sqlite-utils shares ``output_options``), the ``-o/--output`` option, renamed options kept as hidden aliases, the
+exit-code epilog, and :class:`Ui`, the one place that turns problems into ``kdump: FILE: ...`` lines on stderr
+and into the exit code.
+
+``--no-color``, ``-v`` and ``-q`` are also options of the ``kdump`` group (``kdump --no-color dump F.log``); a
+command's own flag and the group's add up.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from dataclasses import dataclass
+
+import click
+
+from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from kdump.render.escape import for_stream
+from kdump.render.escape import printable_path as shown
+
+# The meaning of each exit code shared by every command; a command's epilog may say more about 0 and 1.
+EXIT_MEANINGS = {
+    EXIT_OK: "success: everything named was read (and, where asked, written and verified)",
+    EXIT_DATA: "the data is damaged, not a Kafka file, or could not be fully read (each problem on stderr: file, "
+               "byte position, cause)",
+    EXIT_USAGE: "usage error; nothing to read (an empty directory, no segments, a FIFO or device); a path missing "
+                "or unreadable; an output that cannot be written (disk full, ...)",
+    EXIT_INTERNAL: "a bug in kdump (rerun with KDUMP_DEBUG=1 for the traceback)",
+}
+
+
+def exit_help(**meanings: str) -> str:
+    """The ``Exit codes:`` epilog of a command: the shared meanings, with a command's own words for some codes
+    (keyword ``ok=`` for 0, ``data=`` for 1, ``usage=`` for 2)."""
+    own = {EXIT_OK: meanings.get("ok"), EXIT_DATA: meanings.get("data"), EXIT_USAGE: meanings.get("usage")}
+    lines = ["\b", "Exit codes:"]
+    for code, text in EXIT_MEANINGS.items():
+        text = own.get(code) or text
+        first, *rest = _wrap(text, 88)
+        lines.append(f"  {code:<3}{first}")
+        lines.extend(f"     {more}" for more in rest)
+    lines.append("  A broken pipe (| head) ends quietly with 0.")
+    return "\n".join(lines)
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    out, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            out.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return out + [line]
+
+
+@dataclass
+class GroupOptions:
+    """The ``kdump`` group's own output options (``ctx.obj``)."""
+
+    no_color: bool = False
+    verbose: bool = False
+    quiet: bool = False
+
+
+class Ui:
+    """A command's view of its user: the output options, standard output, and the problems reported so far.
+
+    Every ``kdump: FILE: ...`` line goes through :meth:`problem`, :meth:`cannot` or :meth:`note`; each problem
+    raises :attr:`status` to its exit code, and :meth:`exit` ends the command with the highest."""
+
+    def __init__(self, fmt: str = "text", *, no_color: bool = False, verbose: bool = False, quiet: bool = False):
+        self.format = fmt
+        self.color = not no_color and not os.environ.get("NO_COLOR")
+        self.verbose = verbose
+        self.quiet = quiet
+        self.status = EXIT_OK
+
+    @property
+    def stdout(self):
+        return sys.stdout  # looked up on use: main() guards it, CliRunner replaces it
+
+    def styled(self, stream=None) -> bool:
+        """Whether to colour ``stream`` (standard output): on a terminal (or FORCE_COLOR), unless --no-color."""
+        stream = self.stdout if stream is None else stream
+        return self.color and (stream.isatty() or bool(os.environ.get("FORCE_COLOR")))
+
+    def raise_status(self, code: int) -> None:
+        self.status = max(self.status, code)
+
+    def problem(self, path, message: str, *, position: int | None = None, code: int = EXIT_DATA) -> None:
+        """A problem with the file ``path`` (``None``: with the run as a whole)."""
+        self.raise_status(code)
+        where = f"at byte {position}: " if position is not None else ""
+        prefix = "kdump: " if path is None else f"kdump: {shown(path)}: "
+        _say(f"{prefix}{where}{message}")
+
+    def cannot(self, path, error: OSError, doing: str = "read") -> None:
+        """``path`` could not be read (or written, listed, ...): exit 2."""
+        self.problem(path, f"cannot {doing}: {error.strerror or error}", code=EXIT_USAGE)
+
+    def nothing(self, path, message: str) -> None:
+        """Nothing to read where the user pointed: never a success (exit 2)."""
+        self.problem(path, message, code=EXIT_USAGE)
+
+    def note(self, path, message: str) -> None:
+        """Worth knowing, not a problem (left out with --quiet)."""
+        if not self.quiet:
+            _say(f"kdump: {shown(path) + ': ' if path is not None else ''}note: {message}")
+
+    def info(self, message: str) -> None:
+        """A line on stderr for people (hints; left out with --quiet)."""
+        if not self.quiet:
+            _say(message)
+
+    def exit(self, code: int = EXIT_OK):
+        sys.exit(max(self.status, code))
+
+
+def _say(line: str) -> None:
+    """A line on stderr; escaped when stderr is a terminal (messages quote names and bytes from the data)."""
+    click.echo(for_stream(line, sys.stderr), err=True)
+
+
+def _ui_from(ctx: click.Context, fmt: str, no_color: bool, verbose: bool, quiet: bool) -> Ui:
+    group = ctx.find_root().obj if isinstance(ctx.find_root().obj, GroupOptions) else GroupOptions()
+    verbose = verbose or group.verbose
+    quiet = quiet or group.quiet
+    if verbose and quiet:
+        raise click.UsageError("-v/--verbose and -q/--quiet cannot be combined")
+    return Ui(fmt, no_color=no_color or group.no_color, verbose=verbose, quiet=quiet)
+
+
+def color_option(f):
+    return click.option("--no-color", is_flag=True, help="No colour on a terminal (also: NO_COLOR=1).")(f)
+
+
+def output_options(*, format_help: str = "text for people; json for programs.", verbose_help: str | None = None):
+    """``--format text|json``, ``--no-color``, ``-v/--verbose``, ``-q/--quiet``; the command receives one
+    ``ui`` (:class:`Ui`) instead of the four."""
+    def decorate(f):
+        @functools.wraps(f)
+        def command(*args, fmt, no_color, verbose, quiet, **kwargs):
+            return f(*args, ui=_ui_from(click.get_current_context(), fmt, no_color, verbose, quiet), **kwargs)
+        command = click.option("-q", "--quiet", is_flag=True,
+                               help="Only problems on stderr: no notes, hints or progress.")(command)
+        command = click.option("-v", "--verbose", is_flag=True, help=verbose_help or "Say more.")(command)
+        command = color_option(command)
+        return click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+                            show_default=True, help=format_help)(command)
+    return decorate
+
+
+def output_path_option(help: str, *, metavar: str = "DIR", old: str | None = None):
+    """``-o/--output`` (one spelling for every command that writes); ``old``: a former spelling kept as a hidden
+    alias that says it is deprecated."""
+    def decorate(f):
+        if old is not None:
+            f = renamed_option(old, "-o/--output", "output")(f)
+        return click.option("-o", "--output", "output", default=None, metavar=metavar, help=help)(f)
+    return decorate
+
+
+def renamed_option(old: str, new: str, dest: str, **kwargs):
+    """Keep ``old`` working as a hidden alias of the option ``new`` (parameter ``dest``), with a note on stderr."""
+    alias = f"{dest}__{old.lstrip('-').replace('-', '_')}"
+
+    def decorate(f):
+        @functools.wraps(f)
+        def command(*args, **kw):
+            value = kw.pop(alias)
+            if value is not None:
+                click.echo(f"kdump: note: {old} is deprecated here; use {new}", err=True)
+                if kw.get(dest) is None:
+                    kw[dest] = value
+            return f(*args, **kw)
+        return click.option(old, alias, default=None, hidden=True, **kwargs)(command)
+    return decorate
+
+
+def make_output_dir(path: str) -> str:
+    """An output directory, created (with its parents) if missing; a usage error if it is a file."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise click.BadParameter(f"{shown(path)} is a file, not a directory", param_hint="-o/--output")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise click.UsageError(f"-o/--output {shown(path)}: cannot create the directory: {e.strerror or e}") from None
+    return path
+
+
+def reject(flag: str, reason: str):
+    """An option that does not apply: a usage error naming it."""
+    raise click.UsageError(f"{flag} {reason}")
+
+
+def text_only(ui: Ui, flag: str) -> None:
+    """A text-only option given explicitly with ``--format json``: a usage error."""
+    source = click.get_current_context().get_parameter_source(flag.lstrip("-").replace("-", "_"))
+    if ui.format == "json" and source is not click.core.ParameterSource.DEFAULT:
+        reject(flag, "shapes the text output; it does not apply to --format json")

@@ -1,0 +1,190 @@
+"""The shape of the package (docs/architecture.md), checked on the source: no import cycle, imports only in the
+direction data flows, byte layouts only in ``kdump/format/`` (and the codecs' own framings in ``kdump/codec/``).
+
+Imports are read with ``ast`` wherever they are (module level or inside functions), from the ``.pyx`` sources
+too, and ``importlib.import_module("kdump....")`` with a literal (or f-string prefix) counts as an import.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "kdump"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for pattern in ("*.py", "*.pyx") for p in sorted(PACKAGE.rglob(pattern))}
+
+
+def _tree(path: Path) -> ast.AST:
+    text = path.read_text()
+    if path.suffix == ".pyx":  # Cython: only its Python import lines parse as Python
+        text = "\n".join(line.strip() for line in text.splitlines()
+                         if line.strip().startswith(("from kdump", "import kdump")))
+    return ast.parse(text, str(path))
+
+
+def _known(name: str) -> str | None:
+    """The module of ours ``name`` refers to (a name imported from a module resolves to that module)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imported_names(module: str, path: Path):
+    package = module if path.stem == "__init__" else module.rpartition(".")[0]
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Import):
+            yield from (a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            for a in node.names:
+                yield f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "import_module" and node.args):
+            arg = node.args[0]
+            if isinstance(arg, ast.JoinedStr) and arg.values and isinstance(arg.values[0], ast.Constant):
+                arg = arg.values[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                yield arg.value.rstrip(".")
+
+
+def _graph() -> dict[str, set[str]]:
+    edges = {}
+    for module, path in MODULES.items():
+        targets = {_known(n) for n in _imported_names(module, path) if n.startswith("kdump")}
+        edges[module] = {t for t in targets if t is not None and t != module}
+    return edges
+
+
+GRAPH = _graph()
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in edges:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_checker_sees_imports_of_every_kind():
+    """The graph is not vacuous: module-level, function-level, relative, .pyx and importlib imports all count."""
+    assert "kdump.segment" in GRAPH["kdump.verify.walk"]
+    assert "kdump._backend" in GRAPH["kdump.format.v2"]  # inside a function
+    assert "kdump.codec.errors" in GRAPH["kdump.codec.gzip"]  # relative
+    assert "kdump.format.columns" in GRAPH["kdump.format._records"]  # .pyx
+    assert "kdump.format.schemas" in GRAPH["kdump.decoders.tables"]  # importlib.import_module(f"...")
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_cycle():
+    assert _cycles(GRAPH) == []
+
+
+def _in(module: str, *packages: str) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+ABOVE_FORMAT = ("kdump.decode", "kdump.decoders", "kdump.render", "kdump.commands", "kdump.cli", "kdump.verify",
+                "kdump.index", "kdump.convert", "kdump.spark")
+LAYER_RULES = [
+    # (importing packages, packages they must not import, why)
+    (("kdump.format", "kdump.codec"), ABOVE_FORMAT, "byte-level code knows nothing of what reads it"),
+    (("kdump.codec",), ("kdump.format",), "codecs sit below the formats that use them"),
+    (("kdump.render",), ("kdump.commands", "kdump.cli"), "renderers are called by commands, not the reverse"),
+]
+
+
+@pytest.mark.parametrize("importers, forbidden, why", LAYER_RULES)
+def test_imports_follow_the_direction_of_flow(importers, forbidden, why):
+    wrong = sorted(f"{m} imports {t}" for m, targets in GRAPH.items() if _in(m, *importers)
+                   for t in targets if _in(t, *forbidden))
+    assert wrong == [], why
+
+
+# --- byte layouts ---------------------------------------------------------------------------------------
+LAYOUT_HOMES = ("kdump.format", "kdump.codec")
+STRUCT_CALLS = {"Struct", "pack", "pack_into", "unpack", "unpack_from", "iter_unpack", "calcsize"}
+# names that hold raw bytes of an entry, a header or a file, where a literal position is a layout spelled inline
+BYTE_NAMES = {"head", "header", "hdr", "body", "buf", "data", "raw", "entry", "prefix", "chunk", "blob", "key",
+              "value", "payload"}
+
+
+def _int_constant(node) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def _layout_spellings(path: Path) -> list[str]:
+    found = []
+    if path.suffix != ".py":  # the compiled twins live in format/ and render/ and read through C pointers
+        return found
+    for node in ast.walk(_tree(path)):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.ImportFrom) and node.module == "struct":
+            found.append(f"{line}: from struct import ...")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in STRUCT_CALLS
+              and isinstance(node.func.value, ast.Name) and node.func.value.id == "struct"):
+            found.append(f"{line}: struct.{node.func.attr}(...)")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "from_bytes"
+              and node.args and isinstance(node.args[0], ast.Subscript)
+              and isinstance(node.args[0].slice, ast.Slice)
+              and any(_int_constant(b) for b in (node.args[0].slice.lower, node.args[0].slice.upper))):
+            found.append(f"{line}: int.from_bytes of a fixed slice")
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in BYTE_NAMES:
+            s = node.slice
+            bounds = (s.lower, s.upper) if isinstance(s, ast.Slice) else (s,)
+            if any(_int_constant(b) and b.value not in (0, 1) for b in bounds):
+                found.append(f"{line}: {ast.unparse(node)}")
+    return found
+
+
+def test_byte_layouts_only_in_format_and_codec():
+    """No module outside kdump/format/ (and kdump/codec/, whose compression framings are its own) builds a
+    struct, calls struct.pack/unpack*, or reads a field of raw bytes at a literal position (``head[16]``):
+    every layout is named in kdump/format/layout.py or kdump/format/index_layout.py."""
+    spelled = {m: found for m, p in MODULES.items() if not _in(m, *LAYOUT_HOMES)
+               for found in [_layout_spellings(p)] if found}
+    assert spelled == {}
+
+
+def test_the_layout_check_finds_what_it_looks_for(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text("import struct\nH = struct.Struct('>q')\nstruct.unpack_from('>i', b, 2)\nm = head[16]\n"
+                      "t = int.from_bytes(key[2:4], 'big')\nfrom struct import pack\nok = items[5]\n")
+    assert sorted(_layout_spellings(sample)) == [
+        "2: struct.Struct(...)", "3: struct.unpack_from(...)", "4: head[16]", "5: int.from_bytes of a fixed slice",
+        "5: key[2:4]", "6: from struct import ..."]

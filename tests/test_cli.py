@@ -1,0 +1,358 @@
+"""The command line as one CLI (issue 9 item 9, issue 11 points 2, 5 and 8): the static command registry, the shared
+options of every command, exit codes that tell the truth, output errors (``| head``, ``> /dev/full``), progress."""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+from corpus import CORPUS
+from test_index_support import T0, data_batch, write_log
+
+from kdump import cli as cli_module
+from kdump.cli import cli
+from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+
+ROOT = Path(__file__).resolve().parent.parent
+V2 = CORPUS / "kafka-generated/v2-none/00000000000000000000.log"  # 820 KB, 6117 records: output > a pipe buffer
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def kdump(*args, stdout=subprocess.PIPE, timeout=120):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "kdump", *map(str, args)], stdout=stdout, stderr=subprocess.PIPE,
+                          env=env, timeout=timeout, check=False)
+
+
+def every_command():
+    """(name words, click command) of every command and subcommand."""
+    ctx = click.Context(cli)
+    out = []
+    for name in cli.list_commands(ctx):
+        command = cli.get_command(ctx, name)
+        if isinstance(command, click.Group):
+            out.extend(((name, sub), command.get_command(ctx, sub)) for sub in command.list_commands(ctx))
+        else:
+            out.append(((name,), command))
+    return out
+
+
+@pytest.fixture
+def many_segments(tmp_path):
+    """A partition of 400 one-batch segments: every command's output is larger than a pipe buffer."""
+    part = tmp_path / "big-0"
+    part.mkdir()
+    for base in range(0, 4000, 10):
+        write_log(part, base, [data_batch(base, 10, ts=T0 + base)])
+    return part
+
+
+# --- structure ---------------------------------------------------------------------------------------------
+def test_the_registry_is_a_static_list_and_commands_load_lazily():
+    assert [name for name, _m, _a in cli_module.COMMANDS] == [
+        "dump", "verify", "index", "convert", "groups", "metadata", "txn-state", "spark"]
+    for name, module, attr in cli_module.COMMANDS:  # each entry names the command it registers
+        import importlib
+        assert getattr(importlib.import_module(module), attr).name == name
+    source = (ROOT / "kdump/cli.py").read_text()
+    assert "not written yet" not in source and "ModuleNotFoundError" not in source
+    code = ("import sys, kdump.cli; print(sorted(m for m in sys.modules if m.startswith('kdump.commands.') "
+            "and m not in ('kdump.commands.options',)))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(
+        os.environ, PYTHONPATH=str(ROOT)), check=True).stdout.strip()
+    assert loaded == "[]"  # importing the group imports no command
+
+
+def test_commands_do_not_call_back_into_the_cli_module():
+    for path in (ROOT / "kdump/commands").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                assert node.module != "kdump.cli", path
+            if isinstance(node, ast.Import):
+                assert all(a.name != "kdump.cli" for a in node.names), path
+
+
+def test_exit_internal_beside_the_other_codes():
+    from kdump import errors
+    assert (errors.EXIT_OK, errors.EXIT_DATA, errors.EXIT_USAGE, errors.EXIT_INTERNAL) == (0, 1, 2, 70)
+
+
+def test_a_bug_is_exit_70_without_a_traceback(monkeypatch, capsys):
+    import kdump.dump as lib
+
+    def broken(self, paths):
+        raise ZeroDivisionError("boom")
+    monkeypatch.setattr(lib.Dumper, "dump_paths", broken)
+    monkeypatch.delenv("KDUMP_DEBUG", raising=False)
+    with pytest.raises(SystemExit) as e:
+        cli_module.main(["dump", str(V2)])
+    assert e.value.code == EXIT_INTERNAL
+    err = capsys.readouterr().err
+    assert "internal error: ZeroDivisionError: boom" in err and "Traceback" not in err
+
+
+def test_companion_text_is_the_renderers_the_library_yields_entries():
+    from kdump.index.dump import CompanionDumper, CompanionOptions
+    from kdump.index.offset_index import OffsetPosition
+    from kdump.index.reports import IndexReports
+    items = []
+    index = CORPUS / "broker-written/consumer-offsets-v2/00000000000000000000.index"
+    CompanionDumper(CompanionOptions(), IndexReports(), emit=items.append, error=lambda e: None,
+                    missing=lambda p, m: None, note=lambda m: None).dump(str(index), "index")
+    assert items and all(isinstance(i, OffsetPosition) for i in items)
+    from kdump.index import checkpoints, snapshot, txn_index
+    assert not hasattr(txn_index.AbortedTxn, "dump_line") and not hasattr(snapshot.ProducerEntry, "dump_line")
+    assert not hasattr(checkpoints, "dump_lines")
+
+
+# --- one CLI: shared options -------------------------------------------------------------------------------
+def test_every_command_shows_the_shared_options_and_its_exit_codes():
+    commands = every_command()
+    assert {" ".join(words) for words, _c in commands} >= {
+        "dump", "verify", "index check", "index dump", "index rebuild", "convert", "groups", "metadata", "txn-state"}
+    for words, _command in commands:
+        result = run(*words, "--help")
+        assert result.exit_code == 0, words
+        for flag in ("--format [text|json]", "--no-color", "-v, --verbose", "-q, --quiet", "Exit codes:", "70"):
+            assert flag in result.output, (words, flag)
+
+
+def test_group_level_output_options():
+    plain = run("dump", "--no-color", "-q", V2)
+    assert plain.exit_code == 0
+    assert run("--no-color", "-q", "dump", V2).stdout == plain.stdout
+    assert run("-v", "dump", "-q", V2).exit_code == EXIT_USAGE  # the group's -v and the command's -q clash
+
+
+def test_quiet_leaves_out_notes_and_hints(tmp_path):
+    part = tmp_path / "__consumer_offsets-3"
+    shutil.copytree(CORPUS / "broker-written/consumer-offsets-v2", part, ignore=shutil.ignore_patterns("*.txt",
+                                                                                                      "*.json"))
+    loud = run("dump", part)
+    assert "--offsets-decoder" in loud.stderr  # the internal-topic hint
+    assert run("-q", "dump", part).stderr == ""
+
+
+def test_options_that_do_not_apply_say_so():
+    result = run("dump", "--format", "json", "--compat", "scala", V2)
+    assert result.exit_code == EXIT_USAGE and "--compat" in result.output and "--format json" in result.output
+    assert run("dump", "--format", "json", V2).exit_code == EXIT_OK  # the default compat is no choice
+    result = run("dump", "--verify-index-only", V2)
+    assert result.exit_code == EXIT_USAGE and "--verify-index-only applies to .index and .timeindex" in result.output
+
+
+def test_convert_split_size_has_its_own_name_and_the_old_one_still_works(tmp_path):
+    src = CORPUS / "kafka-generated/v0-none/00000000000000000000.log"
+    new = run("convert", src, "--to-magic", "2", "--split-batch-bytes", "2000", "-o", f"{tmp_path}/a/")
+    old = run("convert", src, "--to-magic", "2", "--max-batch-bytes", "2000", "-o", f"{tmp_path}/b/")
+    assert new.exit_code == old.exit_code == 0, new.output + old.output
+    assert "--max-batch-bytes is deprecated here; use --split-batch-bytes" in old.stderr
+    assert (tmp_path / "a/00000000000000000000.log").read_bytes() == (tmp_path / "b/00000000000000000000.log").read_bytes()
+    assert "--max-batch-bytes" not in run("convert", "--help").output
+
+
+def test_to_time_beside_from_time(tmp_path):
+    part = tmp_path / "t-0"
+    part.mkdir()
+    write_log(part, 0, [data_batch(i, 1, ts=T0 + 1000 * i) for i in range(10)])
+    result = run("dump", "--to-time", T0 + 3000, part)
+    assert result.exit_code == 0
+    assert [line.split()[1] for line in result.stdout.splitlines() if line.startswith("baseOffset")] == \
+        ["0", "1", "2", "3"]
+    both = run("dump", "--from-time", T0 + 2000, "--to-time", T0 + 3000, part)
+    assert [line.split()[1] for line in both.stdout.splitlines() if line.startswith("baseOffset")] == ["2", "3"]
+    assert run("dump", "--from-time", T0 + 3000, "--to-time", T0, part).exit_code == EXIT_USAGE
+
+
+def test_version_says_which_path_is_in_use(monkeypatch):
+    from kdump import _backend
+    assert "compiled fast path in use" in run("--version").stdout or not _backend.COMPILED_AVAILABLE
+    monkeypatch.setattr(_backend, "BACKEND", "python")
+    assert "pure-Python path in use" in run("--version").stdout
+
+
+# --- exit codes that tell the truth ------------------------------------------------------------------------
+def test_nothing_to_read_is_never_success(tmp_path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "nosegs").mkdir()
+    (tmp_path / "nosegs/meta.properties").write_text("version=1\n")
+    for args in (("dump",), ("index", "dump"), ("index", "check"), ("index", "rebuild"), ("verify",)):
+        for d in ("empty", "nosegs"):
+            result = run(*args, tmp_path / d)
+            assert result.exit_code == EXIT_USAGE, (args, d, result.output)
+    result = run("dump", tmp_path / "empty")
+    assert "nothing to dump" in result.stderr
+    result = run("dump", "/dev/null")
+    assert result.exit_code == EXIT_USAGE and "a device, not a regular file" in result.stderr
+
+
+def test_a_text_file_named_log_is_not_a_kafka_segment(tmp_path):
+    text = tmp_path / "00000000000000000000.log"
+    text.write_text("2024-05-01 12:00:00 INFO server started\n" * 3)
+    result = run("dump", text)
+    assert result.exit_code == EXIT_DATA
+    assert "at byte 0: not a Kafka log segment" in result.stderr and "starts with text" in result.stderr
+    assert "invalid bytes" not in result.stdout  # not Kafka's "incomplete last batch" report
+
+
+def test_a_kafka_07_segment_is_recognised(tmp_path):
+    import struct
+    message = b"\x00" + struct.pack(">I", 0) + b"hello"  # 0.7: size, magic 0, crc, payload; no offsets
+    path = tmp_path / "00000000000000000000.kafka"
+    path.write_bytes(struct.pack(">i", len(message)) + message)
+    result = run("dump", path)
+    assert result.exit_code == EXIT_DATA and "pre-0.8 format, not supported" in result.stderr
+
+
+def test_a_fifo_is_refused_not_waited_on(tmp_path):
+    fifo = tmp_path / "00000000000000000000.log"
+    os.mkfifo(fifo)
+    for args in (("dump",), ("verify",), ("index", "check"), ("index", "rebuild"), ("convert", "--dry-run"),
+                 ("convert", "--to-magic", "1", "-o", tmp_path / "out.log")):
+        result = kdump(*args, fifo, timeout=30)
+        assert result.returncode == EXIT_USAGE, (args, result.stderr)
+
+
+def test_a_name_that_is_not_utf8_is_printed_escaped(tmp_path):
+    part = tmp_path / "p-0"
+    part.mkdir()
+    shutil.copy(V2, part / "00000000000000000000.log")
+    with open(os.path.join(os.fsencode(part), b"\xff\xfe.log"), "wb") as f:
+        f.write(b"x" * 40)
+    result = kdump("dump", part)
+    assert result.returncode == EXIT_OK, result.stderr
+    assert b"Ignoring unknown file " + os.fsencode(part) + b"/\\xff\\xfe.log" in result.stderr
+    assert b"baseOffset: 6116" in result.stdout  # the whole directory was dumped
+
+
+def test_a_broken_pipe_ends_quietly_with_0_for_every_command(many_segments, tmp_path):
+    index = tmp_path / "idx-0"
+    index.mkdir()
+    # an offset index of 20,000 entries (no log beside it: printed unverified)
+    (index / "00000000000000000000.index").write_bytes(b"".join(
+        i.to_bytes(4, "big") + (i * 100).to_bytes(4, "big") for i in range(20000)))
+    out = tmp_path / "out"
+    cases = [("dump", "--deep-iteration", V2), ("dump", "--format", "json", "--deep-iteration", V2),
+             ("verify", "-v", many_segments), ("verify", "--format", "json", many_segments),
+             ("index", "check", "-v", many_segments), ("index", "dump", index),
+             ("index", "rebuild", "-o", out, many_segments), ("convert", "--dry-run", many_segments),
+             ("--help",)]
+    for args in cases:
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        shutil.rmtree(out, ignore_errors=True)
+        with subprocess.Popen([sys.executable, "-m", "kdump", *map(str, args)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=env) as p:
+            first = p.stdout.readline()
+            p.stdout.close()  # the reader goes away, as `| head -1` does
+            err = p.stderr.read()
+            code = p.wait(timeout=120)
+        assert first, args
+        assert code == 0 and b"Traceback" not in err and b"Broken pipe" not in err, (args, code, err)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_output_is_named_and_exits_2(many_segments):
+    for args in (("dump", V2), ("verify", many_segments), ("index", "check", many_segments),
+                 ("convert", "--dry-run", V2), ("--version",)):
+        with open("/dev/full", "w") as full:
+            result = kdump(*args, stdout=full)
+        assert result.returncode == EXIT_USAGE, (args, result.stderr)
+        assert result.stderr.decode().endswith("kdump: standard output: cannot write: No space left on device\n"), \
+            (args, result.stderr)
+        assert str(V2).encode() not in result.stderr  # the input is not blamed
+
+
+def test_a_failed_write_names_the_file_written(tmp_path, monkeypatch):
+    import errno
+
+    from kdump import atomic
+    part = tmp_path / "w-0"
+    part.mkdir()
+    write_log(part, 0, [data_batch(0, 3)])
+    out = tmp_path / "out"
+
+    def full(self):
+        raise OSError(errno.ENOSPC, "No space left on device")  # as a full disk leaves it: no file name
+    monkeypatch.setattr(atomic.AtomicGroup, "commit", full)
+    result = run("index", "rebuild", "-o", out, part)
+    assert result.exit_code == EXIT_USAGE
+    assert f"kdump: {out / '00000000000000000000.index'}: cannot write: " in result.stderr, result.stderr
+    assert "cannot read" not in result.stderr
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads everything")
+def test_an_unreadable_segment_is_named_as_read(tmp_path):
+    part = tmp_path / "r-0"
+    part.mkdir()
+    log = write_log(part, 0, [data_batch(0, 3)])
+    write_log(part, 3, [data_batch(3, 3)])
+    os.chmod(log, 0)
+    result = run("index", "rebuild", "-o", tmp_path / "out", part)
+    assert result.exit_code == EXIT_USAGE and f"kdump: {log}: cannot read: Permission denied" in result.stderr
+
+
+# --- progress -------------------------------------------------------------------------------------------
+def test_progress_on_a_terminal_for_long_work(monkeypatch, many_segments, tmp_path):
+    from kdump.commands import progress
+    shown = []
+
+    class Spy(progress.Bar):
+        def __enter__(self):
+            shown.append(self.label)
+            self.done = 0
+            return self
+
+        def advance(self, n):
+            self.done += n
+
+        def __exit__(self, *exc):
+            shown.append(self.done)
+    monkeypatch.setattr(progress, "Bar", Spy)
+    monkeypatch.setattr(progress, "PROGRESS_MIN_BYTES", 1000)
+    monkeypatch.setattr(progress, "stderr_is_terminal", lambda: True)
+    total = sum(p.stat().st_size for p in many_segments.glob("*.log"))
+    for args, label in ((("dump", "--format", "json", many_segments), "dumping"),
+                        (("index", "rebuild", "-o", tmp_path / "idx", many_segments), "rebuilding"),
+                        (("index", "check", "--deep", many_segments), "checking"),
+                        (("convert", "--to-magic", "1", "-o", tmp_path / "conv/", many_segments), "converting"),
+                        (("verify", many_segments), "verifying")):
+        shown.clear()
+        assert run(*args).exit_code in (0, 1), args  # (index check: no indexes yet is a finding)
+        assert shown and shown[0] == label, args
+        if label in ("dumping", "rebuilding", "converting"):
+            assert shown[1] == total, (args, shown)
+        shown.clear()
+        run("-q", *args[:1], *args[1:]) if label != "verifying" else run("verify", "-q", many_segments)
+        assert not shown  # never with --quiet
+    monkeypatch.setattr(progress, "stderr_is_terminal", lambda: False)
+    run("dump", "--format", "json", many_segments)
+    assert not shown  # never when stderr is piped
+
+
+def test_no_deprecation_warnings_from_our_click_calls():
+    result = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-m", "kdump", "dump", str(V2)],
+                            capture_output=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120, check=False)
+    assert result.returncode == 0 and b"Warning" not in result.stderr, result.stderr
+    assert "get_text_stream" not in "".join(p.read_text() for p in (ROOT / "kdump").rglob("*.py"))
+
+
+def test_json_dump_of_a_directory_with_companion_entries_is_one_stream(tmp_path):
+    part = tmp_path / "orders-0"
+    part.mkdir()
+    write_log(part, 0, [data_batch(0, 3)])
+    run("index", "rebuild", part)
+    result = run("dump", "--format", "json", "--companions", part)
+    objs = [json.loads(line) for line in result.stdout.splitlines()]
+    assert result.exit_code == 0 and [o.get("kind") for o in objs][:1] == [None]
+    assert {"type": "entry", "kind": "index", "empty": True} in [{k: v for k, v in o.items() if k != "file"} for o in objs]
