@@ -13,7 +13,7 @@ from kdump.commands.options import exit_help, output_options, output_path_option
 from kdump.errors import EXIT_OK, EXIT_USAGE
 
 EXIT_HELP = exit_help(
-    ok="success (verify: every file is sound)", data="verify: findings (errors or warnings)",
+    ok="success (verify: no error)", data="verify: findings (errors; warnings are reported, not failing)",
     usage="usage error, a path is missing or unreadable, or Spark cannot start (no Java 17, no pyspark)")
 
 
