@@ -29,6 +29,9 @@ COMMANDS = [
     ("groups", "kdump.commands.groups", "command"),
     ("metadata", "kdump.commands.metadata", "command"),
     ("txn-state", "kdump.commands.txn_state", "command"),
+    ("txn", "kdump.commands.txn", "command"),
+    ("stats", "kdump.commands.stats", "command"),
+    ("salvage", "kdump.commands.salvage", "command"),
     ("spark", "kdump.commands.spark", "command"),
 ]
 

@@ -471,3 +471,36 @@ def _expand_dir(d: str, out: list, seen: set) -> None:
             out.append(Entry(path, classify(name), True))
     for sub in sorted(subdirs):
         _expand_dir(sub, out, seen)
+
+
+@dataclass
+class SegmentGroup:
+    """The segments of one partition that a command was pointed at (:func:`segment_groups`), in offset order.
+    ``key``: ``<topic>-<partition>`` when the directory is named so, else the directory as reached."""
+
+    key: str
+    directory: str
+    logs: list[str] = field(default_factory=list)
+
+
+def segment_groups(paths) -> tuple[list[SegmentGroup], list[Refused]]:
+    """The ``.log`` segments ``paths`` stand for (:func:`expand`: segments, partition and log directories), grouped
+    by the directory holding them, in offset order; and what was refused (missing, not a regular file)."""
+    groups: dict[str, SegmentGroup] = {}
+    refused = []
+    for e in expand(paths):
+        if e.refused is not None:
+            refused.append(e.refused)
+            continue
+        if e.kind is not FileKind.LOG:
+            continue
+        directory = os.path.dirname(e.path)
+        group = groups.get(directory)
+        if group is None:
+            named = topic_partition(os.path.basename(os.path.abspath(directory)))
+            key = f"{named[0]}-{named[1]}" if named is not None else directory
+            group = groups[directory] = SegmentGroup(key, directory)
+        group.logs.append(e.path)
+    for group in groups.values():
+        group.logs.sort(key=lambda p: (segment_base_offset(p) is None, segment_base_offset(p) or 0))
+    return list(groups.values()), refused

@@ -14,6 +14,7 @@ from kdump.errors import KdumpError
 from kdump.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
 
 CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
+DEFAULT_MEMORY = 256 << 20  # for the key digests of one partition (kdump stats --memory)
 
 
 @dataclass
@@ -65,12 +66,15 @@ def _records(batch) -> int:
     return n
 
 
-def segment_stats(path: str, size: int | None = None) -> Stats:
-    """The numbers of one segment file."""
+def segment_stats(path: str, size: int | None = None, observe=None) -> Stats:
+    """The numbers of one segment file; ``observe(batch)``, if given, sees every batch (the record-level pass of
+    :class:`RecordAnalysis`, in the same walk)."""
     import os
     s = Stats(segments=1, bytes=os.path.getsize(path) if size is None else size)
     with SegmentReader(path) as reader:
         for batch in reader:
+            if observe is not None:
+                observe(batch)
             s.batches += 1
             s.records += _records(batch)
             first = batch.base_offset if batch.magic >= 2 else None
@@ -103,9 +107,18 @@ def summarize(per_segment) -> dict:
 
 
 def render_json(summary: dict) -> str:
+    """The summary as JSON; with the record-level numbers (``summary["records"]``, from :func:`partition_stats`)
+    each partition and the total carry them too."""
     import json
-    return json.dumps({"partitions": {k: v.to_dict() for k, v in summary["partitions"].items()},
-                       "total": summary["total"].to_dict()}, indent=2)
+    details = summary.get("records")
+
+    def entry(key, st):
+        d = st.to_dict()
+        if details is not None:
+            d.update(details[key].to_dict())
+        return d
+    return json.dumps({"partitions": {k: entry(k, v) for k, v in summary["partitions"].items()},
+                       "total": entry("total", summary["total"])}, indent=2)
 
 
 def render_text(summary: dict) -> str:
@@ -118,4 +131,183 @@ def render_text(summary: dict) -> str:
         damaged = f", {s.damaged_segments} damaged" if s.damaged_segments else ""
         lines.append(f"{key}: {s.segments} segments{damaged}, {s.batches} batches, {s.records} records, "
                      f"{s.bytes} bytes, {offsets}{times}; codecs: {mix or '-'}; magic: {magics or '-'}")
+        if summary.get("records") is not None:
+            lines.extend("  " + line for line in _record_lines(summary["records"][key]))
     return "\n".join(lines)
+
+
+def _record_lines(r: RecordStats) -> list[str]:
+    d = r.to_dict()
+    ratios = ", ".join(f"{codec} {c['bytes']} -> {c['uncompressedBytes']} bytes uncompressed (x{c['ratio']})"
+                       for codec, c in d["compression"].items())
+    k, c, t = d["keys"], d["compaction"], d["transactions"]
+    lines = [f"compression: {ratios or '-'}",
+             f"producers {r.producers}; transactions: {t['committed']} committed, {t['aborted']} aborted, "
+             f"{t['open']} open; control records {r.control_records}",
+             f"keys: {k['distinct']} distinct in {k['keyedRecords']} keyed records, {k['keylessRecords']} without a "
+             f"key ({k['method']})",
+             f"compaction would remove {c['supersededRecords']} superseded records ({c['supersededBytes']} bytes); "
+             f"tombstones {c['tombstones']}, {c['liveTombstones']} of them the last record of their key"]
+    if r.unreadable_batches:
+        lines.append(f"{r.unreadable_batches} batches whose records could not be decoded are left out of these")
+    return lines
+
+
+def partition_stats(logs, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str | None = None,
+                    progress=None) -> tuple[Stats, RecordStats]:
+    """The numbers of one partition's segments (in offset order), header and record level in one walk."""
+    analysis = RecordAnalysis(memory_bytes, spill_dir=spill_dir, progress=progress)
+    st = Stats()
+    for log in logs:
+        st = st.merge(segment_stats(log, observe=analysis.batch))
+    return st, analysis.finish()
+
+
+def stats_paths(groups, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str | None = None, progress=None) -> dict:
+    """:func:`summarize` of the :class:`kdump.logdir.SegmentGroup` s, with the record-level numbers under
+    ``"records"`` (per partition key, and ``"total"``). One partition at a time: ``memory_bytes`` bounds each."""
+    per_partition = []
+    details: dict[str, RecordStats] = {}
+    for g in groups:
+        st, rs = partition_stats(g.logs, memory_bytes=memory_bytes, spill_dir=spill_dir, progress=progress)
+        per_partition.append((g.key, st))
+        details[g.key] = details[g.key].merge(rs) if g.key in details else rs
+    summary = summarize(per_partition)
+    total = RecordStats()
+    for rs in details.values():
+        total = total.merge(rs)
+    details["total"] = total
+    summary["records"] = details
+    return summary
+
+
+# --- record-level numbers (kdump stats) -------------------------------------------------------------------
+
+
+@dataclass
+class RecordStats:
+    """What only the records tell, per partition (summed over partitions for the total): compression, producers,
+    transactions, control records, keys and what a compaction would remove (:mod:`kdump.keytable`)."""
+
+    compression: dict = field(default_factory=dict)  # codec -> [batches, bytes, uncompressed bytes]
+    producers: int = 0
+    committed: int = 0
+    aborted: int = 0
+    open_transactions: int = 0
+    control_records: int = 0
+    keyed_records: int = 0
+    keyless_records: int = 0
+    tombstones: int = 0
+    distinct_keys: int = 0
+    superseded_records: int = 0
+    superseded_bytes: int = 0
+    live_tombstones: int = 0
+    spilled_partitions: int = 0  # partitions whose keys did not fit --memory and were counted on disk
+    unreadable_batches: int = 0  # batches whose records could not be decoded (left out of these numbers)
+
+    def merge(self, other: "RecordStats") -> "RecordStats":
+        out = RecordStats(**{k: v for k, v in asdict(self).items() if k != "compression"})
+        for k, v in asdict(other).items():
+            if k != "compression":
+                setattr(out, k, getattr(out, k) + v)
+        for mine in (self.compression, other.compression):
+            for codec, counts in mine.items():
+                have = out.compression.setdefault(codec, [0, 0, 0])
+                for i, n in enumerate(counts):
+                    have[i] += n
+        return out
+
+    def to_dict(self) -> dict:
+        return {
+            "compression": {codec: {"batches": b, "bytes": n, "uncompressedBytes": u,
+                                    "ratio": round(u / n, 3) if n else None}
+                            for codec, (b, n, u) in sorted(self.compression.items())},
+            "producers": self.producers,
+            "transactions": {"committed": self.committed, "aborted": self.aborted, "open": self.open_transactions},
+            "controlRecords": self.control_records,
+            "keys": {"distinct": self.distinct_keys, "keyedRecords": self.keyed_records,
+                     "keylessRecords": self.keyless_records,
+                     "method": "exact, key digests in memory" if not self.spilled_partitions else
+                     f"exact, key digests spilled to disk in {self.spilled_partitions} partition(s)"},
+            "compaction": {"supersededRecords": self.superseded_records, "supersededBytes": self.superseded_bytes,
+                           "tombstones": self.tombstones, "liveTombstones": self.live_tombstones},
+            "unreadableBatches": self.unreadable_batches,
+        }
+
+
+class RecordAnalysis:
+    """The record-level pass over one partition's batches, in offset order (:meth:`batch`, the ``observe`` of
+    :func:`segment_stats`), then :meth:`finish`.
+
+    * compression: per codec the batches' bytes on disk and what they would take uncompressed (magic 2: the
+      61-byte header and the records; magic 0/1: the inner messages as plain entries); ratio = uncompressed / on disk;
+    * producers: distinct producer ids of magic 2 batches; transactions: the COMMIT and ABORT markers that end one,
+      and those still open, by the producer state machine (:mod:`kdump.producer_state`);
+    * keys: every data record with a key (control records are not data); superseded: a record whose key comes again
+      later in the partition (the cleaner removes it), its bytes its record size; tombstones: records with a key
+      and a null value; live tombstones: the last record of their key (removed after ``delete.retention.ms``).
+    """
+
+    def __init__(self, memory_bytes: int = DEFAULT_MEMORY, *, spill_dir: str | None = None,
+                 limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES, progress=None):
+        from kdump.keytable import KeyTable
+        from kdump.producer_state import ProducerStates
+        self.stats = RecordStats()
+        self.keys = KeyTable(memory_bytes, spill_dir=spill_dir)
+        self.state = ProducerStates()
+        self.limit = limit
+        self.progress = progress  # callable(bytes) per batch, or None
+
+    def batch(self, batch) -> None:
+        from hashlib import blake2b
+
+        from kdump.format.layout import V2_RECORD_BATCH_OVERHEAD
+        from kdump.producer_state import TxnAborted, TxnCommitted
+        s = self.stats
+        if self.progress is not None:
+            self.progress(batch.size)
+        try:
+            cols = batch.columns(self.limit)
+        except KdumpError:
+            s.unreadable_batches += 1
+            return
+        if cols.error is not None:
+            s.unreadable_batches += 1
+        record_bytes = sum(cols.sizes)
+        codec = CODEC_NAMES[batch.codec_id] if batch.codec_id < len(CODEC_NAMES) else f"unknown({batch.codec_id})"
+        counts = s.compression.setdefault(codec, [0, 0, 0])
+        counts[0] += 1
+        counts[1] += batch.size
+        counts[2] += record_bytes + (V2_RECORD_BATCH_OVERHEAD if batch.magic == 2 else 0)
+        if batch.magic == 2:
+            for event in self.state.apply(batch, self.limit):
+                if type(event) is TxnCommitted:
+                    s.committed += 1
+                elif type(event) is TxnAborted:
+                    s.aborted += 1
+            if batch.is_control:
+                s.control_records += cols.count
+                return
+        add = self.keys.add
+        buf = cols.buf
+        keyless = s.keyless_records
+        for kp, kl, vl, size in zip(cols.key_pos, cols.key_len, cols.value_len, cols.sizes):
+            if kl < 0:
+                s.keyless_records += 1
+                continue
+            tombstone = vl < 0
+            s.tombstones += tombstone
+            add(blake2b(buf[kp:kp + kl], digest_size=16).digest(), size, tombstone)
+        s.keyed_records += cols.count - (s.keyless_records - keyless)
+
+    def finish(self) -> RecordStats:
+        s = self.stats
+        keys = self.keys.finish()
+        s.distinct_keys = keys.keys
+        s.superseded_records = keys.superseded
+        s.superseded_bytes = keys.superseded_bytes
+        s.live_tombstones = keys.live_tombstones
+        s.spilled_partitions = 1 if keys.spilled_buckets else 0
+        s.producers = len(self.state.producers)
+        s.open_transactions = len(self.state.ongoing)
+        return s

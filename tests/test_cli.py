@@ -60,7 +60,7 @@ def many_segments(tmp_path):
 # --- structure ---------------------------------------------------------------------------------------------
 def test_the_registry_is_a_static_list_and_commands_load_lazily():
     assert [name for name, _m, _a in cli_module.COMMANDS] == [
-        "dump", "verify", "index", "convert", "groups", "metadata", "txn-state", "spark"]
+        "dump", "verify", "index", "convert", "groups", "metadata", "txn-state", "txn", "stats", "salvage", "spark"]
     for name, module, attr in cli_module.COMMANDS:  # each entry names the command it registers
         import importlib
         assert getattr(importlib.import_module(module), attr).name == name
@@ -120,7 +120,7 @@ def test_companion_text_is_the_renderers_the_library_yields_entries():
 def test_every_command_shows_the_shared_options_and_its_exit_codes():
     commands = every_command()
     assert {" ".join(words) for words, _c in commands} >= {
-        "dump", "verify", "index check", "index dump", "index rebuild", "convert", "groups", "metadata", "txn-state"}
+        "dump", "verify", "index check", "index dump", "index rebuild", "convert", "groups", "metadata", "txn-state", "txn", "stats", "salvage"}
     for words, _command in commands:
         result = run(*words, "--help")
         assert result.exit_code == 0, words

@@ -20,8 +20,7 @@ import json
 from dataclasses import dataclass
 
 from kdump.errors import FormatError
-from kdump.format.control import KRAFT_SCHEMAS, parse_control_key, parse_end_txn_marker
-from kdump.format.schema import read_struct, to_json
+from kdump.format.control import kraft_schema, parse_control_key, parse_end_txn_marker
 from kdump.format.types import ControlRecordType
 
 JSON_FIELD = "control"
@@ -97,7 +96,8 @@ _VERSIONS_TO_TRY = {ControlRecordType.LEADER_CHANGE: (0, 1)}
 
 def kraft_control_json(ctype: ControlRecordType, value: bytes | None) -> str:
     """The JSON Kafka prints for a KRaft control record's value."""
-    label, schema = KRAFT_SCHEMAS[ctype]
+    from kdump.format.schema import read_struct, to_json  # KRaft records only: not on every run's start-up
+    label, schema = kraft_schema(ctype)
     if value is None:
         raise FormatError("control-value-invalid", f"{label} control record has a null value")
     versions = _VERSIONS_TO_TRY.get(ctype, (0,))
@@ -124,6 +124,6 @@ def decode_control(key: bytes | None, value: bytes | None):
             return TxnMarker(ctype, marker.version, marker.coordinator_epoch)
         if ctype is ControlRecordType.UNKNOWN:
             return UnknownControl(type_id)
-        return KRaftControl(ctype, type_id, KRAFT_SCHEMAS[ctype][0], kraft_control_json(ctype, value))
+        return KRaftControl(ctype, type_id, kraft_schema(ctype)[0], kraft_control_json(ctype, value))
     except FormatError as e:
         return InvalidControl(ctype, e)

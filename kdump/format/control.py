@@ -8,12 +8,15 @@ renderer receives are made in :mod:`kdump.decode.control`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
 
 from kdump.errors import FormatError
 from kdump.format import layout as L
-from kdump.format.schema import Struct, compile_message
-from kdump.format.schemas import raft_control
 from kdump.format.types import ControlRecordType
+
+if TYPE_CHECKING:
+    from kdump.format.schema import Struct
 
 _KEY = L.CONTROL_RECORD_KEY
 _END_TXN = L.END_TXN_MARKER
@@ -54,21 +57,31 @@ def parse_end_txn_marker(ctype: ControlRecordType, value: bytes | None) -> EndTx
 
 
 # KRaft control record schemas (clients/src/main/resources/common/message/*.json, as generated tables), read
-# at version 0 as Kafka's ControlRecordUtils does. Every one starts with its own int16 "Version" field.
-def _schema(name: str) -> Struct:
-    return compile_message(raft_control.MESSAGES[name])
-
-
-LEADER_CHANGE = _schema("LeaderChangeMessage")
-SNAPSHOT_HEADER = _schema("SnapshotHeaderRecord")
-SNAPSHOT_FOOTER = _schema("SnapshotFooterRecord")
-KRAFT_VERSION = _schema("KRaftVersionRecord")
-KRAFT_VOTERS = _schema("VotersRecord")
-
-KRAFT_SCHEMAS = {
-    ControlRecordType.LEADER_CHANGE: ("LeaderChange", LEADER_CHANGE),
-    ControlRecordType.SNAPSHOT_HEADER: ("SnapshotHeader", SNAPSHOT_HEADER),
-    ControlRecordType.SNAPSHOT_FOOTER: ("SnapshotFooter", SNAPSHOT_FOOTER),
-    ControlRecordType.KRAFT_VERSION: ("KRaftVersion", KRAFT_VERSION),
-    ControlRecordType.KRAFT_VOTERS: ("KRaftVoters", KRAFT_VOTERS),
+# at version 0 as Kafka's ControlRecordUtils does. Every one starts with its own int16 "Version" field. They
+# are compiled on first use: most runs (every data topic) never meet one, and start-up should not pay for it.
+_KRAFT_MESSAGES = {
+    ControlRecordType.LEADER_CHANGE: ("LeaderChange", "LeaderChangeMessage"),
+    ControlRecordType.SNAPSHOT_HEADER: ("SnapshotHeader", "SnapshotHeaderRecord"),
+    ControlRecordType.SNAPSHOT_FOOTER: ("SnapshotFooter", "SnapshotFooterRecord"),
+    ControlRecordType.KRAFT_VERSION: ("KRaftVersion", "KRaftVersionRecord"),
+    ControlRecordType.KRAFT_VOTERS: ("KRaftVoters", "VotersRecord"),
 }
+_BY_NAME = {"LEADER_CHANGE": ControlRecordType.LEADER_CHANGE, "SNAPSHOT_HEADER": ControlRecordType.SNAPSHOT_HEADER,
+            "SNAPSHOT_FOOTER": ControlRecordType.SNAPSHOT_FOOTER, "KRAFT_VERSION": ControlRecordType.KRAFT_VERSION,
+            "KRAFT_VOTERS": ControlRecordType.KRAFT_VOTERS}
+
+
+@cache
+def kraft_schema(ctype: ControlRecordType) -> tuple[str, Struct]:
+    """(Kafka's label, compiled schema) of a KRaft control record type; KeyError for other types."""
+    from kdump.format.schema import compile_message
+    from kdump.format.schemas import raft_control
+    label, message = _KRAFT_MESSAGES[ctype]
+    return label, compile_message(raft_control.MESSAGES[message])
+
+
+def __getattr__(name: str):
+    """``LEADER_CHANGE``, ``SNAPSHOT_HEADER``, ...: the compiled schemas, by the names the writer uses."""
+    if name in _BY_NAME:
+        return kraft_schema(_BY_NAME[name])[1]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

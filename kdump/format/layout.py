@@ -96,3 +96,7 @@ END_TXN_MARKER = struct.Struct(">hi")  # a COMMIT/ABORT marker's value: version,
 
 # --- kdump's canonical record form (not Kafka's: what convert's verification digests compare) -------------
 CANONICAL_RECORD_HEAD = struct.Struct(">qqbiii")  # offset, timestamp, timestamp type, key/value length, headers
+
+
+# --- kdump's own scratch files --------------------------------------------------------------------------
+KEY_SPILL_ENTRY = struct.Struct(">16sQ")  # kdump stats' spilled keys: key digest, record size << 1 | tombstone

@@ -1,0 +1,99 @@
+"""``kdump txn``: a thin Click layer over :mod:`kdump.txn`."""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from kdump.commands.options import exit_help, output_options
+from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
+
+EXIT_HELP = exit_help(
+    ok="no hanging transaction",
+    data="at least one hanging transaction (open longer than --timeout, or open across a segment roll)")
+
+
+def _duration(text: str) -> int:
+    """``900``/``900s``, ``15m``, ``2h``, ``1d``, ``500ms`` -> milliseconds."""
+    units = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+    t = text.strip().lower()
+    for unit in ("ms", "s", "m", "h", "d"):
+        if t.endswith(unit) and t[:-len(unit)].isdigit():
+            return int(t[:-len(unit)]) * units[unit]
+    if t.isdigit():
+        return int(t) * 1000
+    raise click.BadParameter(f"{text!r} is not a duration such as 900s, 15m, 2h or 1d", param_hint="--timeout")
+
+
+@click.command("txn", epilog=EXIT_HELP)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option("--timeout", default="15m", show_default=True, metavar="DURATION",
+              help="An open transaction older than this is hanging (Kafka's default transaction.max.timeout.ms). "
+                   "Age: the newest timestamp in the partition minus the transaction's first timestamp.")
+@click.option("--open-only", is_flag=True, help="List only the transactions still open (the counts stay complete).")
+@output_options()
+def command(paths, timeout, open_only, ui):
+    """Every transaction in the log, per partition and producer: its first and last offset, its outcome
+    (COMMIT, ABORT, or OPEN at the end of the log) and its age; hanging transactions flagged; the last stable
+    offset; disagreements with the .txnindex files and producer .snapshot files.
+
+    PATHS: segments, partition directories or log directories. A transaction is hanging when it is still open
+    and older than --timeout, or was begun before the active segment (open across a segment roll): it holds
+    the LSO, and every read_committed consumer, back.
+
+    \b
+    Examples:
+      kdump txn /var/lib/kafka/data/payments-0
+      kdump txn --timeout 1h /var/lib/kafka/data || alert "hanging transaction"
+      kdump txn --format json payments-0/ | jq '.partitions[].transactions[] | select(.hanging)'
+    """
+    from kdump.commands.partition_paths import partition_groups
+    from kdump.txn import partition_transactions
+
+    timeout_ms = _duration(timeout)
+    groups, refused = partition_groups(paths)
+    try:
+        results = [partition_transactions(g, timeout_ms=timeout_ms) for g in groups]
+    except OSError as e:
+        ui.cannot(e.filename, e)
+        ui.exit()
+    hanging = sum(len(r.hanging) for r in results)
+    if ui.format == "json":
+        doc = {"partitions": [_filtered(r.to_dict(), open_only) for r in results], "hanging": hanging,
+               "timeoutMs": timeout_ms}
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        for r in results:
+            _print(r, open_only)
+        if not results:
+            click.echo("no segments found")
+    ui.exit(EXIT_USAGE if refused else EXIT_DATA if hanging else EXIT_OK)
+
+
+def _filtered(doc: dict, open_only: bool) -> dict:
+    if open_only:
+        doc["transactions"] = [t for t in doc["transactions"] if t["outcome"] == "OPEN"]
+    return doc
+
+
+def _print(r, open_only: bool) -> None:
+    from kdump.txn import OPEN, format_ms
+    click.echo(f"{r.key}: {r.segments} segments, log end offset {r.log_end_offset}, last stable offset "
+               f"{r.last_stable_offset}; {len(r.transactions)} transactions: {r.count('COMMIT')} committed, "
+               f"{r.count('ABORT')} aborted, {r.count(OPEN)} open, {len(r.hanging)} hanging")
+    by_producer: dict = {}
+    for t in r.transactions:
+        if not open_only or t.outcome == OPEN:
+            by_producer.setdefault((t.producer_id, t.producer_epoch), []).append(t)
+    for (pid, epoch), txns in sorted(by_producer.items()):
+        click.echo(f"  producer {pid} epoch {epoch}:")
+        for t in txns:
+            age = f", age {format_ms(t.age_ms)}" if t.age_ms is not None else ""
+            end = f" (marker at {t.marker_offset})" if t.marker_offset is not None else ""
+            flag = f"  HANGING: {'; '.join(t.hanging)}" if t.hanging else ""
+            click.echo(f"    offsets {t.first_offset}-{t.last_offset} {t.outcome}{end}, {t.records} records{age}{flag}")
+    for d in r.disagreements:
+        click.echo(f"  DISAGREES {d}")
+    for n in r.notes:
+        click.echo(f"  note: {n}")

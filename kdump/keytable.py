@@ -1,0 +1,95 @@
+"""What a log compaction would remove, counted exactly in bounded memory: :class:`KeyTable`.
+
+Feed it the keyed records of one partition in offset order (:meth:`KeyTable.add`: a digest of the key, the
+record's size, whether it is a tombstone). The log cleaner keeps the last record of each key and removes every
+earlier one, so each record whose key comes again later is *superseded*; a key whose last record is a tombstone
+(null value) is a *live tombstone*, removed in turn once ``delete.retention.ms`` has passed.
+
+Keys are held as 16-byte BLAKE2b digests, never the keys themselves (two distinct keys share a digest with
+probability about n^2 / 2^129: nil for any real log). While the table fits ``memory_bytes`` it is a dict; beyond
+that, every entry so far and every later record go to ``FANOUT`` bucket files on disk by the digest's first byte
+(the records of one key all land in one bucket, in offset order), and :meth:`finish` counts each bucket with a
+dict of its own. A bucket that does not fit either is split again by the next byte of the digest, so memory
+stays bounded and the counts stay exact at any size; the disk used is 24 bytes per keyed record.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+
+from kdump.format import layout as L
+
+ENTRY_MEMORY = 128  # bytes a dict entry takes: a 16-byte bytes object, an int, and its slots (measured ~120)
+FANOUT = 256
+SPILL = L.KEY_SPILL_ENTRY  # digest, size << 1 | tombstone
+_READ = SPILL.size * 8192
+
+
+class KeyTable:
+    def __init__(self, memory_bytes: int, *, spill_dir: str | None = None, level: int = 0):
+        self.max_keys = max(64, memory_bytes // ENTRY_MEMORY)
+        self.memory_bytes = memory_bytes
+        self.spill_dir = spill_dir
+        self.level = level  # which byte of the digest picks a bucket
+        self.table: dict[bytes, int] = {}
+        self.superseded = 0
+        self.superseded_bytes = 0
+        self.keys = 0
+        self.live_tombstones = 0
+        self.spilled_buckets = 0  # 0: counted in memory
+        self._dir: tempfile.TemporaryDirectory | None = None
+        self._files: list | None = None
+
+    @property
+    def spilled(self) -> bool:
+        return self._files is not None
+
+    def add(self, digest: bytes, size: int, tombstone: bool) -> None:
+        value = size << 1 | tombstone
+        if self._files is not None:
+            self._files[digest[self.level]].write(SPILL.pack(digest, value))
+            return
+        table = self.table
+        prev = table.get(digest)
+        if prev is not None:
+            self.superseded += 1
+            self.superseded_bytes += prev >> 1
+        table[digest] = value
+        if prev is None and len(table) > self.max_keys and self.level < SPILL.size - 9:
+            self._spill()
+
+    def _spill(self) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix=".kdump-keys.", dir=self.spill_dir)
+        self._files = [open(os.path.join(self._dir.name, f"{i:03d}"), "wb", buffering=1 << 16) for i in range(FANOUT)]
+        table, self.table = self.table, {}
+        for digest, value in table.items():  # each once, and before every record still to come
+            self._files[digest[self.level]].write(SPILL.pack(digest, value))
+
+    def finish(self) -> "KeyTable":
+        """Count what is left (the buckets on disk, if any); the table is empty afterwards."""
+        if self._files is None:
+            self.keys += len(self.table)
+            self.live_tombstones += sum(v & 1 for v in self.table.values())
+            self.table = {}
+            return self
+        try:
+            for f in self._files:
+                f.close()
+            self.spilled_buckets = FANOUT
+            for f in self._files:
+                sub = KeyTable(self.memory_bytes, spill_dir=self.spill_dir, level=self.level + 1)
+                with open(f.name, "rb") as src:
+                    while chunk := src.read(_READ):
+                        for digest, value in SPILL.iter_unpack(chunk):
+                            sub.add(digest, value >> 1, bool(value & 1))
+                sub.finish()
+                os.unlink(f.name)
+                self.superseded += sub.superseded
+                self.superseded_bytes += sub.superseded_bytes
+                self.keys += sub.keys
+                self.live_tombstones += sub.live_tombstones
+                self.spilled_buckets += sub.spilled_buckets
+        finally:
+            self._files = None
+            self._dir.cleanup()
+        return self

@@ -1,0 +1,294 @@
+"""Salvage a damaged segment: copy every batch that verifies into a new segment, say exactly what was left out.
+
+The input is walked with :meth:`kdump.segment.SegmentReader.events` (Kafka's framing, going on after damage),
+so the intact batches *after* a damaged region are kept too, not only those Kafka's own reader reaches before
+it. A batch is kept when ``kdump verify --deep`` has no error for it: a whole entry with a valid CRC, a sane
+header, records that decode and agree with the header, offsets above those of the batches kept before it
+(:class:`BatchJudge` runs the verifier's own checks on it). Everything else is a :class:`Dropped` range:
+
+* a bad entry (CRC mismatch, unknown magic, ...): its bytes, the offsets and record count its header
+  *claims* (not trustworthy: the bytes are damaged);
+* a damaged range (bytes that are no entry): its bytes and the offsets lost between the batches around it;
+* a batch with a valid CRC whose records fail ``--deep`` (the errors are named), or one above
+  ``max_batch_bytes`` (its records cannot be checked: raise the limit to keep it);
+* what is after the last whole entry (a truncated tail; zero padding is reported, but holds no data).
+
+Writing follows kdump's rules (:mod:`kdump.atomic`): the input is only ever opened read-only and is never the
+output; the new segment goes to a temporary file, is read back and verified with ``kdump verify --deep``, and
+is placed together with its rebuilt ``.index``/``.timeindex``/``.txnindex`` (Kafka's recovery,
+:mod:`kdump.index.rebuild`) as one :class:`~kdump.atomic.AtomicGroup`. A partition directory is salvaged into a
+new directory all or nothing (:func:`salvage_directory`).
+"""
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+
+from kdump.atomic import AtomicGroup, TemporaryDirectory, fsync_directory
+from kdump.findings import ERROR
+from kdump.logdir import FileKind, Partition
+from kdump.segment import (DEFAULT_MAX_BATCH_BYTES, BadEntry, DamagedRange, GoodBatch, LargeEntry, SegmentReader,
+                           Stop)
+from kdump.verify.walk import SegmentVerifier, VerifyOptions
+from kdump.writer import SegmentWriter, WriteVerificationError
+
+
+@dataclass
+class Dropped:
+    """Bytes ``start``..``end`` (exclusive) of the input that are not in the output, and why."""
+
+    start: int
+    end: int
+    code: str  # a finding code (docs/findings.md): crc-mismatch, damaged-range, truncated-tail, ...
+    reason: str
+    first_offset: int | None = None
+    last_offset: int | None = None
+    records: int | None = None  # records lost, when known (a bad entry's header claim)
+    claimed: bool = False  # offsets/records come from a damaged header (not trustworthy)
+    data: bool = True  # False for zero padding: nothing was lost
+
+    def to_dict(self) -> dict:
+        return {"start": self.start, "end": self.end, "bytes": self.end - self.start, "code": self.code,
+                "reason": self.reason, "firstOffset": self.first_offset, "lastOffset": self.last_offset,
+                "records": self.records, "claimed": self.claimed, "data": self.data}
+
+
+@dataclass
+class SalvageResult:
+    source: str
+    output: str
+    input_bytes: int = 0
+    kept_batches: int = 0
+    kept_records: int = 0
+    kept_bytes: int = 0
+    first_offset: int | None = None
+    last_offset: int | None = None
+    dropped: list[Dropped] = field(default_factory=list)
+    kept_positions: list[int] = field(default_factory=list)  # input byte position of every kept batch
+    verified: str = ""
+    indexes: list[str] = field(default_factory=list)  # index files written with the segment
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def lost_data(self) -> bool:
+        return any(d.data for d in self.dropped)
+
+    def to_dict(self) -> dict:
+        return {"source": self.source, "output": self.output, "inputBytes": self.input_bytes,
+                "kept": {"batches": self.kept_batches, "records": self.kept_records, "bytes": self.kept_bytes,
+                         "firstOffset": self.first_offset, "lastOffset": self.last_offset},
+                "dropped": [d.to_dict() for d in self.dropped], "verified": self.verified,
+                "indexes": self.indexes, "notes": self.notes}
+
+
+class BatchJudge:
+    """``kdump verify --deep``'s checks of one CRC-valid batch, in the context of the batches kept before it
+    (offsets increasing, producer epochs). It drives a :class:`~kdump.verify.walk.SegmentVerifier` batch by
+    batch, so "verifies" means exactly what ``verify --deep`` means; a rejected batch is taken back out of the
+    offset context, so that the batches after it are judged against the ones actually kept."""
+
+    def __init__(self, path: str, max_batch_bytes: int):
+        options = VerifyOptions(deep=True, max_batch_bytes=max_batch_bytes, max_findings_per_code=sys.maxsize)
+        self.verifier = SegmentVerifier(path, options)
+
+    def errors(self, batch) -> list:
+        """The error findings of ``batch`` (empty: it verifies and is now part of the context)."""
+        v = self.verifier
+        findings = v.report.findings
+        findings.clear()  # one batch's findings at a time: memory stays flat
+        saved = (v.prev_last, v.prev_position, v.after_damage, v.report.records)
+        v._good(batch)  # the verifier's own per-batch checks (header, --deep records, offsets, producer)
+        errors = [f for f in findings if f.severity == ERROR]
+        if errors:
+            v.prev_last, v.prev_position, _, v.report.records = saved
+            v.after_damage = True  # offsets missing after a dropped batch are not a compaction gap
+        return errors
+
+    def damage(self) -> None:
+        self.verifier.after_damage = True
+
+    def records_of_last(self, before: int) -> int:
+        return self.verifier.report.records - before
+
+
+def _bad_entry(e: BadEntry) -> Dropped:
+    b = e.batch
+    if b is not None and b.magic == 2:
+        return Dropped(e.position, e.position + e.size, e.error.code, e.error.message, b.base_offset, b.last_offset,
+                       max(b.records_count, 0), claimed=True)
+    return Dropped(e.position, e.position + e.size, e.error.code, e.error.message, e.offset, e.offset, claimed=True)
+
+
+def _damaged_range(d: DamagedRange) -> Dropped:
+    first = d.last_good_offset + 1 if d.last_good_offset is not None else None
+    last = d.next_good_offset - 1 if d.next_good_offset is not None else None
+    if first is not None and last is not None and last < first:
+        first = last = None  # no offsets missing between the batches around it
+    return Dropped(d.start, d.end, d.code or "damaged-range", d.cause, first, last, data=not d.zeros)
+
+
+def _tail(stop: Stop, last_kept: int | None, base_offset: int | None) -> Dropped | None:
+    if stop.kind in ("end", "limit") or stop.kind == "corrupt":  # corrupt: after a damaged range, already said
+        return None
+    first = last_kept + 1 if last_kept is not None else base_offset
+    if stop.kind == "zeros":
+        return Dropped(stop.position, stop.position + stop.length, "zero-padding", stop.message, data=False)
+    return Dropped(stop.position, stop.position + stop.length, "truncated-tail", stop.message, first, None)
+
+
+def plan(source: str, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_batch=None,
+         progress=None) -> SalvageResult:
+    """Walk ``source`` and decide, batch by batch, what is kept; ``on_batch(batch)`` is called with each kept
+    batch, in order (the writer). Nothing is written here."""
+    result = SalvageResult(source, "")
+    judge = BatchJudge(source, max_batch_bytes)
+    last_kept = None
+    with SegmentReader(source, max_batch_bytes=max_batch_bytes) as reader:
+        result.input_bytes = reader.file_size
+        for event in reader.events():
+            kind = type(event)
+            if kind is GoodBatch:
+                batch = event.batch
+                before = judge.verifier.report.records
+                errors = judge.errors(batch)
+                if errors:
+                    first = errors[0]
+                    result.dropped.append(Dropped(
+                        batch.position, batch.position + batch.size, first.code,
+                        "; ".join(f"{f.code}: {f.message}" for f in errors[:3]), batch.base_offset,
+                        batch.last_offset, batch.records_count))
+                    continue
+                result.kept_batches += 1
+                result.kept_records += judge.records_of_last(before)
+                result.kept_bytes += batch.size
+                result.kept_positions.append(batch.position)
+                if result.first_offset is None:
+                    result.first_offset = batch.base_offset
+                last_kept = result.last_offset = batch.last_offset
+                if on_batch is not None:
+                    on_batch(batch)
+                if progress is not None:
+                    progress(batch.position + batch.size)
+            elif kind is BadEntry:
+                result.dropped.append(_bad_entry(event))
+                judge.damage()
+            elif kind is DamagedRange:
+                result.dropped.append(_damaged_range(event))
+                judge.damage()
+            elif kind is LargeEntry:
+                result.dropped.append(Dropped(
+                    event.position, event.position + event.size, "batch-too-large",
+                    f"CRC-valid entry of {event.size} bytes, above --max-batch-bytes {max_batch_bytes}: its records "
+                    "cannot be checked (raise --max-batch-bytes to keep it)",
+                    event.header.base_offset if event.header is not None else None,
+                    event.header.last_offset if event.header is not None else event.offset,
+                    event.header.records_count if event.header is not None else None))
+                judge.damage()
+            else:
+                tail = _tail(event, last_kept, reader.base_offset)
+                if tail is not None:
+                    result.dropped.append(tail)
+    return result
+
+
+class _SalvagedSegmentWriter(SegmentWriter):
+    """A :class:`~kdump.writer.SegmentWriter` whose check also runs ``kdump verify --deep`` on the new file."""
+
+    def __init__(self, path, *, overwrite: bool, record_limit: int):
+        super().__init__(path, overwrite=overwrite, deep_verify=True, record_limit=record_limit)
+        self.verified = ""
+
+    def verify(self, path: str) -> None:
+        from kdump.convert.output import deep_verify
+        super().verify(path)
+        self.verified = deep_verify(path, self.path, self.record_limit)
+
+
+def salvage_segment(source, destination, *, overwrite: bool = False, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+                    rebuild_indexes: bool = True, progress=None) -> SalvageResult:
+    """Copy the batches of ``source`` that verify into the new segment ``destination`` (a file path; an existing
+    directory takes the source's name) with its indexes. Raises FileExistsError (the output or one of its index
+    files exists and not ``overwrite``, or it is the input), OSError, and
+    :class:`~kdump.writer.WriteVerificationError` if the new file does not read back clean."""
+    from kdump.convert.files import _add_indexes, _index_targets, _same_file, output_path_for
+
+    source = os.fspath(source)
+    destination = os.path.abspath(output_path_for(source, destination))
+    if os.path.exists(destination) and _same_file(source, destination):
+        raise FileExistsError(errno.EEXIST, "this is the input itself, and kdump never modifies its input "
+                              "(write elsewhere with -o)", destination)
+    os.makedirs(os.path.dirname(destination), exist_ok=True)
+    group = AtomicGroup(os.path.dirname(destination), overwrite=overwrite, protect=[source])
+    blocked = group.clean([destination, *_index_targets(destination)])
+    if blocked:
+        raise FileExistsError(errno.EEXIST, "exists; it is not replaced without --force", blocked[0])
+    writer = _SalvagedSegmentWriter(destination, overwrite=group.may_replace(destination),
+                                    record_limit=max_batch_bytes)
+    try:
+        result = plan(source, max_batch_bytes=max_batch_bytes, progress=progress,
+                      on_batch=lambda b: writer.write(b.entry_bytes(), 1))
+        writer.atomic_file.prepare()  # read back and verified before its indexes are computed from it
+    except BaseException:
+        writer.abort()
+        raise
+    result.output = destination
+    result.verified = writer.verified
+    group.adopt(writer.atomic_file)
+    if rebuild_indexes:
+        status = _add_indexes(group, writer.temporary_path, destination)
+        result.indexes = [p for p in status.files if p != destination]
+        if status.note:
+            result.notes.append(status.note)
+    try:
+        group.commit()
+    except BaseException:
+        group.abort()
+        raise
+    result.notes.extend(f"removed {p}: left by an interrupted kdump run" for p in group.cleaned)
+    return result
+
+
+def salvage_directory(source_dir, output_dir, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+                      progress=None) -> list[SalvageResult]:
+    """Salvage every segment of a partition directory into the new directory ``output_dir`` (missing or empty),
+    all or nothing: the segments (in offset order, each with its indexes, the producer state carried from one to
+    the next) and ``partition.metadata``/``leader-epoch-checkpoint`` are written into a temporary directory that
+    becomes ``output_dir`` in one rename. Producer snapshots are not copied: they may describe batches that were
+    dropped, and Kafka rebuilds the producer state from the log without them."""
+    from kdump.convert.files import _same_file
+
+    source_dir = os.fspath(source_dir)
+    output_dir = os.path.abspath(os.fspath(output_dir))
+    partition = Partition(source_dir)
+    if os.path.exists(output_dir) and _same_file(source_dir, output_dir):
+        raise FileExistsError(errno.EEXIST, "this is the input directory, and kdump never modifies its input",
+                              output_dir)
+    if os.path.isdir(output_dir) and os.listdir(output_dir):
+        raise FileExistsError(errno.EEXIST, "is not empty; salvage writes a partition into a new directory",
+                              output_dir)
+    os.makedirs(os.path.dirname(output_dir), exist_ok=True)
+    work = TemporaryDirectory(output_dir)
+    try:
+        results = [salvage_segment(seg.log, os.path.join(work.work, os.path.basename(seg.log)),
+                                   max_batch_bytes=max_batch_bytes, progress=progress)
+                   for seg in partition.segments]
+        for kind in (FileKind.PARTITION_METADATA, FileKind.LEADER_EPOCH_CHECKPOINT):
+            if kind in partition.checkpoints:
+                path = partition.checkpoints[kind]
+                shutil.copyfile(path, os.path.join(work.work, os.path.basename(path)))
+        fsync_directory(work.work)
+        if not work.publish():
+            raise FileExistsError(errno.EEXIST, "was filled while salvaging; nothing was written", output_dir)
+    finally:
+        work.remove()
+    for r in results:
+        r.output = os.path.join(output_dir, os.path.relpath(r.output, work.work))
+        r.indexes = [os.path.join(output_dir, os.path.relpath(p, work.work)) for p in r.indexes]
+    return results
+
+
+__all__ = ["Dropped", "SalvageResult", "BatchJudge", "plan", "salvage_segment", "salvage_directory",
+           "WriteVerificationError"]

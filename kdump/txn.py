@@ -1,0 +1,310 @@
+"""Transactions of a partition, as its log tells them: every transaction with its outcome, the hanging ones, the
+last stable offset, and where the ``.txnindex`` and producer ``.snapshot`` files disagree with the log.
+
+The batches of each partition are fed, in offset order, to the one producer/transaction state machine
+(:class:`kdump.producer_state.ProducerStates`, Kafka's ``ProducerStateManager``): a transactional data batch of
+a producer without an open transaction opens one at its base offset, the producer's next COMMIT or ABORT marker
+ends it. A transaction is keyed by its producer id and the epoch of the batch that opened it (a marker may carry a
+bumped epoch: the coordinator aborts a fenced transaction with the new one).
+
+* **age**: the newest batch timestamp of the partition minus the first timestamp of the transaction's first
+  batch (Kafka's transaction timeout counts from the coordinator's start time, which the log does not hold;
+  the first batch's timestamp is the nearest the log knows);
+* **hanging**: still open at the end of the log and either older than ``timeout_ms`` (Kafka's default
+  ``transaction.max.timeout.ms`` is 15 minutes, so the coordinator would have aborted it by then) or open across
+  a segment roll (begun before the active segment: a hanging transaction holds the LSO back, and with it every
+  ``read_committed`` consumer, and keeps the old segments from being cleaned);
+* **LSO**: :meth:`ProducerStates.last_stable_offset` at the end of the log: the first offset of the earliest open
+  transaction, else the log end offset;
+* **cross-checks**: each segment's ``.txnindex`` holds Kafka's ``AbortedTxn`` entries for the aborts whose marker
+  is in that segment (spec §5.4); each producer ``<offset>.snapshot`` holds the producer state after the batches
+  below its offset (spec §5.5): an open transaction's first offset and the producer epoch are compared.
+  A snapshot at or below the first segment's base offset seeds the state instead, as Kafka's
+  ``loadProducerState`` does (transactions opened before the log start are then known).
+
+The walk stops in a segment at its first damaged batch, as Kafka's reader does (reported as a note).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from kdump.format.types import TimestampType
+from kdump.logdir import FileKind, Partition, SegmentGroup, segment_base_offset, sibling
+from kdump.producer_state import (MarkerWithoutTxn, ProducerProblem, ProducerStates, TxnAborted, TxnCommitted,
+                                  TxnOpened)
+from kdump.segment import SegmentReader
+
+DEFAULT_TIMEOUT_MS = 15 * 60 * 1000  # transaction.max.timeout.ms
+COMMIT, ABORT, OPEN = "COMMIT", "ABORT", "OPEN"
+
+
+@dataclass
+class Transaction:
+    producer_id: int
+    producer_epoch: int  # of the batch that opened it
+    first_offset: int
+    last_offset: int  # the marker, or the last data batch of an open transaction
+    outcome: str = OPEN
+    marker_offset: int | None = None
+    marker_epoch: int | None = None
+    start_time: int | None = None  # first timestamp of its first batch (None: opened before the log start)
+    end_time: int | None = None  # the marker batch's timestamp
+    batches: int = 0
+    records: int = 0
+    first_segment: int | None = None  # base offset of the segment it began in
+    age_ms: int | None = None
+    hanging: list[str] = field(default_factory=list)  # why it is hanging (empty: it is not)
+
+    def to_dict(self) -> dict:
+        return {"producerId": self.producer_id, "producerEpoch": self.producer_epoch,
+                "firstOffset": self.first_offset, "lastOffset": self.last_offset, "outcome": self.outcome,
+                "markerOffset": self.marker_offset, "markerEpoch": self.marker_epoch, "startTime": self.start_time,
+                "endTime": self.end_time, "batches": self.batches, "records": self.records,
+                "firstSegment": self.first_segment, "ageMs": self.age_ms, "hanging": bool(self.hanging),
+                "hangingReasons": self.hanging}
+
+
+@dataclass
+class PartitionTxns:
+    key: str
+    directory: str
+    segments: int = 0
+    transactions: list[Transaction] = field(default_factory=list)
+    log_end_offset: int = 0
+    last_stable_offset: int = 0
+    newest_timestamp: int | None = None
+    disagreements: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def hanging(self) -> list[Transaction]:
+        return [t for t in self.transactions if t.hanging]
+
+    def count(self, outcome: str) -> int:
+        return sum(1 for t in self.transactions if t.outcome == outcome)
+
+    def to_dict(self) -> dict:
+        return {"partition": self.key, "directory": self.directory, "segments": self.segments,
+                "logEndOffset": self.log_end_offset, "lastStableOffset": self.last_stable_offset,
+                "newestTimestamp": self.newest_timestamp, "committed": self.count(COMMIT),
+                "aborted": self.count(ABORT), "open": self.count(OPEN), "hanging": len(self.hanging),
+                "transactions": [t.to_dict() for t in self.transactions], "disagreements": self.disagreements,
+                "notes": self.notes}
+
+
+def _first_timestamp(batch) -> int:
+    """The first record's timestamp from the header (a delete horizon takes the base timestamp's place)."""
+    if batch.has_delete_horizon or batch.timestamp_type is TimestampType.LOG_APPEND_TIME:
+        return batch.max_timestamp
+    return batch.base_timestamp
+
+
+class _Walk:
+    """The state of one partition's walk."""
+
+    def __init__(self, result: PartitionTxns, state: ProducerStates, snapshots: list):
+        self.result = result
+        self.state = state
+        self.open: dict[int, Transaction] = {}  # producer id -> its open transaction
+        self.snapshots = snapshots  # (offset, ProducerSnapshot) still to compare, in offset order
+        self.segment_base: int | None = None
+        self.aborted: list = []  # AbortedTxn of the markers in the current segment
+
+    def batch(self, batch) -> None:
+        r = self.result
+        while self.snapshots and self.snapshots[0][0] <= batch.base_offset:
+            self.compare_snapshot(*self.snapshots.pop(0))
+        if batch.max_timestamp >= 0 and (r.newest_timestamp is None or batch.max_timestamp > r.newest_timestamp):
+            r.newest_timestamp = batch.max_timestamp
+        if batch.magic < 2:
+            self.state.apply(batch)
+            return
+        for event in self.state.apply(batch):
+            kind = type(event)
+            if kind is TxnOpened:
+                t = Transaction(event.producer_id, event.producer_epoch, event.first_offset, batch.last_offset,
+                                start_time=_first_timestamp(batch), first_segment=self.segment_base)
+                self.open[event.producer_id] = t
+                r.transactions.append(t)
+            elif kind is TxnCommitted or kind is TxnAborted:
+                t = self.open.pop(event.producer_id, None)
+                if t is None:  # opened before the log start (the state came from a snapshot)
+                    t = Transaction(event.producer_id, event.producer_epoch, event.first_offset, event.marker_offset)
+                    r.transactions.append(t)
+                t.outcome = COMMIT if kind is TxnCommitted else ABORT
+                t.marker_offset = t.last_offset = event.marker_offset
+                t.marker_epoch = batch.producer_epoch
+                t.end_time = batch.max_timestamp
+                if kind is TxnAborted:
+                    self.aborted.append(event.aborted_txn())
+            elif kind is MarkerWithoutTxn:
+                pass  # Kafka writes markers for transactions without data on this partition: nothing to report
+            elif kind is ProducerProblem and event.fatal:
+                r.notes.append(f"at byte {event.position} of segment {self.segment_base}: {event.message}")
+        if batch.is_transactional and not batch.is_control:
+            t = self.open.get(batch.producer_id)
+            if t is not None:
+                t.last_offset = batch.last_offset
+                t.batches += 1
+                t.records += max(batch.records_count, 0)
+
+    def seed_open(self) -> None:
+        """Transactions the seed snapshot says are open: begun before the log start."""
+        for o in self.state.open_transactions():
+            t = Transaction(o.producer_id, o.producer_epoch, o.first_offset, o.first_offset)
+            self.open[o.producer_id] = t
+            self.result.transactions.append(t)
+
+    def compare_snapshot(self, offset: int, snap) -> None:
+        """The snapshot at ``offset`` against the state after the batches below it."""
+        r = self.result
+        name = os.path.basename(snap.path)
+        if self.state.end_offset != offset:
+            r.notes.append(f"{name}: offset {offset} falls inside a batch (the log continues at "
+                           f"{self.state.end_offset}); not compared")
+            return
+        producers = self.state.producers
+        seen = set()
+        for e in snap.entries:
+            seen.add(e.producer_id)
+            mine = producers.get(e.producer_id)
+            theirs = e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None
+            if mine is None:
+                if theirs is not None:
+                    r.disagreements.append(f"{name}: producer {e.producer_id} has a transaction open from offset "
+                                           f"{theirs}, but the log below {offset} has no batch of that producer")
+                continue
+            if mine.txn_first_offset != theirs:
+                said = f"open from offset {theirs}" if theirs is not None else "no open transaction"
+                log = (f"open from offset {mine.txn_first_offset}" if mine.txn_first_offset is not None
+                       else "no open transaction")
+                r.disagreements.append(f"{name}: producer {e.producer_id}: the snapshot says {said}, the log says {log}")
+            if mine.epoch != e.epoch:
+                r.disagreements.append(f"{name}: producer {e.producer_id}: epoch {e.epoch} in the snapshot, "
+                                       f"{mine.epoch} in the log")
+        for pid, entry in producers.items():
+            if entry.txn_first_offset is not None and pid not in seen:
+                # Kafka never expires a producer with an open transaction, so it must be in the snapshot
+                r.disagreements.append(f"{name}: producer {pid} has a transaction open from offset "
+                                       f"{entry.txn_first_offset} in the log, and no entry in the snapshot")
+
+    def end_segment(self, log: str) -> None:
+        """The segment's ``.txnindex`` against the aborts whose markers are in it."""
+        r = self.result
+        path = sibling(log, FileKind.TXNINDEX)
+        name = os.path.basename(path)
+        mine = self.aborted
+        self.aborted = []
+        if not os.path.isfile(path):
+            if mine:
+                what = (f"missing, but the segment holds {len(mine)} aborted transaction(s) (first: producer "
+                        f"{mine[0].producer_id}, offsets {mine[0].first_offset}-{mine[0].last_offset})")
+                if os.path.isfile(sibling(log, FileKind.INDEX)):
+                    r.disagreements.append(f"{name}: {what}")
+                else:  # a segment copied without its companion files: nothing to compare with
+                    r.notes.append(f"{name}: {what}; the segment has no index files, so this is not a disagreement")
+            return
+        from kdump.index.txn_index import TxnIndexFile
+        try:
+            with TxnIndexFile(path) as f:
+                theirs = [e for _, e in f.entries()]
+        except OSError as e:
+            r.notes.append(f"{name}: unreadable ({e.strerror or e})")
+            return
+
+        def entry_key(t):
+            return (t.producer_id, t.first_offset, t.last_offset, t.last_stable_offset)
+        in_index = {entry_key(t) for t in theirs}
+        in_log = {entry_key(t) for t in mine}
+        for pid, first, last, lso in sorted(in_log - in_index, key=lambda k: k[2]):
+            r.disagreements.append(f"{name}: no entry for the aborted transaction of producer {pid}, offsets "
+                                   f"{first}-{last} (last stable offset {lso})")
+        for pid, first, last, lso in sorted(in_index - in_log, key=lambda k: k[2]):
+            r.disagreements.append(f"{name}: entry for producer {pid}, offsets {first}-{last} (last stable offset "
+                                   f"{lso}) matches no aborted transaction in the segment")
+
+
+def _snapshots(directory: str, notes: list) -> list:
+    from kdump.index.snapshot import read_snapshot
+    out = []
+    for offset, path in Partition(directory).snapshots:
+        try:
+            snap = read_snapshot(path)
+        except OSError as e:
+            notes.append(f"{os.path.basename(path)}: unreadable ({e.strerror or e})")
+            continue
+        if snap.error is not None:
+            notes.append(f"{os.path.basename(path)}: {snap.error} (Kafka ignores it); not compared")
+            continue
+        out.append((offset, snap))
+    return out
+
+
+def partition_transactions(group: SegmentGroup, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> PartitionTxns:
+    """The transactions of the segments of one partition (see the module docstring)."""
+    result = PartitionTxns(group.key, group.directory, segments=len(group.logs))
+    snapshots = _snapshots(group.directory, result.notes)
+    first_base = segment_base_offset(group.logs[0]) if group.logs else None
+    state = ProducerStates()
+    seeded = False
+    if first_base is not None:
+        below = [(o, s) for o, s in snapshots if o <= first_base]
+        if below:
+            offset, snap = below[-1]
+            state = ProducerStates.from_snapshot(snap.entries, offset)
+            seeded = True
+        snapshots = [(o, s) for o, s in snapshots if o > first_base]
+    walk = _Walk(result, state, snapshots)
+    if seeded:
+        walk.seed_open()
+    for log in group.logs:
+        walk.segment_base = segment_base_offset(log)
+        with SegmentReader(log) as reader:
+            for batch in reader:
+                if not batch.is_valid():
+                    result.notes.append(f"{os.path.basename(log)}: the batch at byte {batch.position} is damaged "
+                                        "(CRC mismatch); the rest of the segment was not read, as Kafka's reader "
+                                        "stops there")
+                    break
+                walk.batch(batch)
+            tail = reader.tail
+        if tail is not None and tail.kind not in ("end", "limit"):
+            result.notes.append(f"{os.path.basename(log)}: at byte {tail.position}: {tail.message}")
+        walk.end_segment(log)
+    for offset, snap in walk.snapshots:
+        if offset == state.end_offset:
+            walk.compare_snapshot(offset, snap)
+        else:
+            result.notes.append(f"{os.path.basename(snap.path)}: offset {offset} is beyond the log end "
+                                f"{state.end_offset}; not compared")
+    result.log_end_offset = state.end_offset
+    result.last_stable_offset = state.last_stable_offset()
+    active = segment_base_offset(group.logs[-1]) if group.logs else None
+    newest = result.newest_timestamp
+    for t in result.transactions:
+        if t.start_time is not None and newest is not None:
+            t.age_ms = newest - t.start_time
+        if t.outcome != OPEN:
+            continue
+        if t.age_ms is not None and t.age_ms > timeout_ms:
+            t.hanging.append(f"open for {format_ms(t.age_ms)}, longer than the timeout {format_ms(timeout_ms)}")
+        if t.first_segment is None or (active is not None and t.first_segment != active):
+            where = "before the log start" if t.first_segment is None else f"in segment {t.first_segment}"
+            t.hanging.append(f"open across a segment roll (begun {where}, the active segment starts at {active})")
+    return result
+
+
+def format_ms(ms: int) -> str:
+    """``1h 2m 3s`` (or ``450 ms`` below a second)."""
+    if ms < 1000:
+        return f"{ms} ms"
+    s = ms // 1000
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if s >= size:
+            parts.append(f"{s // size}{unit}")
+            s %= size
+    if s or not parts:
+        parts.append(f"{s}s")
+    return " ".join(parts)
