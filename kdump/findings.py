@@ -6,8 +6,9 @@ severity, the byte position and offsets it concerns, and a message for people. A
 the findings of one file with its counts; every checker fills it through a :class:`Findings` collector
 (severity from the registry, at most :data:`MAX_PER_CODE` per code). :func:`finding_code` and
 :func:`tail_finding_code` map reader errors and the reasons a walk stopped to codes. Renderers: a short human
-summary (rich) and JSON (``--format json``). Exit codes are kdump's: 0 sound, 1 findings (errors or
-warnings), 2 usage or I/O errors.
+summary (rich) and JSON (``--format json``). Exit codes are kdump's: 0 sound, 1 findings at or above the
+``--fail-on`` severity (errors by default; ``--fail-on warning`` as linters and fsck offer it), 2 usage or
+I/O errors. Counts (per file, per severity and per code) are those of every finding, listed or capped.
 """
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ from kdump.finding_codes import CODES, ERROR, INFO, SEVERITIES, WARNING
 
 __all__ = ["ERROR", "WARNING", "INFO", "SEVERITIES", "CODES", "MAX_PER_CODE", "Finding", "FileReport", "Findings",
            "READER_CODES", "finding_code", "tail_finding_code", "exit_code", "render_json", "render_text",
-           "PlainConsole"]
+           "PlainConsole", "FAIL_ON", "summary"]
+
+# ``--fail-on``: the lowest severity that makes ``verify`` and ``index check`` exit 1.
+FAIL_ON = (ERROR, WARNING)
 
 # Findings of one code listed per file; the rest are counted in one ``findings-capped`` finding (a hostile
 # file could otherwise make millions). 100 keeps a report readable and still shows a pattern.
@@ -36,7 +40,11 @@ class Finding:
     length: int | None = None  # bytes concerned (e.g. a damaged range), when known
 
     def to_dict(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        """The JSON object: camelCase names, as every JSON kdump writes (``firstOffset``...); absent fields left out."""
+        return {_JSON_NAMES.get(k, k): v for k, v in asdict(self).items() if v is not None}
+
+
+_JSON_NAMES = {"first_offset": "firstOffset", "last_offset": "lastOffset"}
 
 
 @dataclass
@@ -48,11 +56,32 @@ class FileReport:
     bytes: int = 0
     findings: list[Finding] = field(default_factory=list)
     io_error: str | None = None
+    # Findings beyond the cap, not listed: how many of each code, and of each severity (Findings fills them).
+    unlisted: dict[str, int] = field(default_factory=dict)
+    unlisted_severities: dict[str, int] = field(default_factory=dict)
 
     def add(self, code: str, severity: str, message: str, **where) -> Finding:
         f = Finding(code, severity, message, **where)
         self.findings.append(f)
         return f
+
+    def counts(self) -> dict[str, int]:
+        """Findings of each severity, listed or not (the ``findings-capped`` notes themselves not counted)."""
+        out = {sev: self.unlisted_severities.get(sev, 0) for sev in SEVERITIES}
+        for f in self.findings:
+            if f.code != "findings-capped":
+                out[f.severity] += 1
+        return out
+
+    def code_counts(self) -> dict[str, int]:
+        """Findings of each code, listed or not."""
+        out: dict[str, int] = {}
+        for f in self.findings:
+            if f.code != "findings-capped":
+                out[f.code] = out.get(f.code, 0) + 1
+        for code, n in self.unlisted.items():
+            out[code] = out.get(code, 0) + n
+        return out
 
     @property
     def status(self) -> str:
@@ -62,9 +91,18 @@ class FileReport:
             return "findings"
         return "ok"
 
+    def fails(self, fail_on: str = ERROR) -> bool:
+        """Whether this file makes the run fail at ``--fail-on`` (an unreadable file always does)."""
+        if self.io_error is not None:
+            return True
+        counts = self.counts()
+        return counts[ERROR] > 0 or (fail_on == WARNING and counts[WARNING] > 0)
+
     def to_dict(self) -> dict:
+        counts = self.counts()
         d = {"path": self.path, "kind": self.kind, "status": self.status, "batches": self.batches,
-             "records": self.records, "bytes": self.bytes, "findings": [f.to_dict() for f in self.findings]}
+             "records": self.records, "bytes": self.bytes, "errors": counts[ERROR], "warnings": counts[WARNING],
+             "infos": counts[INFO], "codes": self.code_counts(), "findings": [f.to_dict() for f in self.findings]}
         if self.io_error is not None:
             d["ioError"] = self.io_error
         return d
@@ -89,12 +127,16 @@ class Findings:
         registered = CODES[code]
         n = self.counts.get(code, 0) + 1
         self.counts[code] = n
+        if severity is None or severity not in (registered.severity, registered.also):
+            severity = registered.severity
         if n > self.cap:
             if n == self.cap + 1:
                 self.first_dropped[code] = where.get("position")
+            unlisted = self.report.unlisted
+            unlisted[code] = unlisted.get(code, 0) + 1
+            by_severity = self.report.unlisted_severities
+            by_severity[severity] = by_severity.get(severity, 0) + 1
             return
-        if severity is None or severity not in (registered.severity, registered.also):
-            severity = registered.severity
         self.report.add(code, severity, message, **where)
 
     def finish(self) -> FileReport:
@@ -137,19 +179,41 @@ def tail_finding_code(kind: str, reader_code: str = "") -> str | None:
     return TAIL_CODES.get(kind) or finding_code(reader_code, "damaged-range", in_batch=False)
 
 
-def exit_code(reports: list[FileReport]) -> int:
-    """0 when every file is sound, 1 when any has an error or warning finding, 2 when any is unreadable."""
+def exit_code(reports: list[FileReport], fail_on: str = ERROR) -> int:
+    """2 when any file is unreadable; else 1 when any has a finding at or above ``fail_on`` (``error``: errors
+    only; ``warning``: errors and warnings); else 0. Info findings never fail a run."""
+    if fail_on not in FAIL_ON:
+        raise ValueError(f"fail_on must be one of {FAIL_ON}, not {fail_on!r}")
     if any(r.io_error is not None for r in reports):
         return 2
-    if any(r.status == "findings" for r in reports):
+    if any(r.fails(fail_on) for r in reports):
         return 1
     return 0
 
 
-def render_json(reports: list[FileReport], out) -> None:
-    """One JSON document: per file its status, counts and every finding."""
+def summary(reports: list[FileReport], fail_on: str = ERROR) -> dict:
+    """The totals of a run, from every finding (listed or capped): files, files with findings, unreadable
+    files, errors, warnings, infos, batches, records, bytes, and the exit code at ``fail_on``."""
+    out = {"files": len(reports), "filesWithFindings": 0, "unreadable": 0, "errors": 0, "warnings": 0, "infos": 0,
+           "batches": 0, "records": 0, "bytes": 0, "failOn": fail_on, "exitCode": exit_code(reports, fail_on)}
+    for r in reports:
+        counts = r.counts()
+        out["errors"] += counts[ERROR]
+        out["warnings"] += counts[WARNING]
+        out["infos"] += counts[INFO]
+        out["batches"] += r.batches
+        out["records"] += r.records
+        out["bytes"] += r.bytes
+        out["filesWithFindings"] += r.status == "findings"
+        out["unreadable"] += r.io_error is not None
+    return out
+
+
+def render_json(reports: list[FileReport], out, fail_on: str = ERROR) -> None:
+    """One JSON document: per file its status, counts and every finding (up to the cap), then the totals."""
+    totals = summary(reports, fail_on)
     doc = {"files": [r.to_dict() for r in reports],
-           "status": {0: "ok", 1: "findings", 2: "error"}[exit_code(reports)]}
+           "status": {0: "ok", 1: "findings", 2: "error"}[totals["exitCode"]], "summary": totals}
     out.write(json.dumps(doc, indent=2) + "\n")
 
 
@@ -166,18 +230,55 @@ class PlainConsole:
         self.file.write(text + "\n")
 
 
+def _grouped(report: FileReport, findings: list[Finding]) -> list[tuple[Finding, int, Finding]]:
+    """(first finding, how many in all, last listed) per code and severity, in the order they first appear;
+    a code's findings beyond the cap count in its first group."""
+    groups: dict[tuple[str, str], list] = {}
+    for f in findings:
+        g = groups.get((f.code, f.severity))
+        if g is None:
+            groups[(f.code, f.severity)] = [f, 1 + report.unlisted.get(f.code, 0) * all(
+                c != f.code for c, _ in groups), f]
+        else:
+            g[1] += 1
+            g[2] = f
+    return [(first, n, last) for first, n, last in groups.values()]
+
+
+def _where(f: Finding, last: Finding | None = None) -> str:
+    """`` at byte P offsets A-B`` for one finding, or the span from ``f`` to ``last`` for a group."""
+    first_pos, last_pos = f.position, (last.position if last is not None else f.position)
+    if first_pos is None:
+        where = ""
+    elif last_pos is not None and last_pos != first_pos:
+        where = f" at bytes {first_pos}-{last_pos}"
+    else:
+        where = f" at byte {first_pos}"
+    lo = f.first_offset
+    hi = (last.last_offset if last.last_offset is not None else last.first_offset) if last is not None else f.last_offset
+    if lo is None:
+        return where
+    return where + (f" offsets {lo}-{hi}" if hi not in (None, lo) else f" offset {lo}")
+
+
 def render_text(reports: list[FileReport], console, *, verbose: bool = False, list_ok: bool = True) -> None:
-    """A short summary for people: one line per file, then its findings (info only with ``verbose``).
-    ``list_ok=False`` leaves out the line of each sound file without shown findings (a log directory
-    has thousands), keeping the totals line. ``console``: a rich Console, or a :class:`PlainConsole`."""
+    """A short summary for people: one line per file, then its findings (info only with ``verbose``), one
+    line per code: several findings of one code in one file are one line with their count (the first one's
+    message, the span of positions and offsets). ``list_ok=False`` leaves out the line of each sound file
+    without shown findings (a log directory has thousands), keeping the totals line. The totals count every
+    finding, listed or capped. ``console``: a rich Console, or a :class:`PlainConsole`."""
+    from kdump.render.escape import escape as safe  # paths and messages quote the data: never raw
     if getattr(console, "plain", False):
         def escape(text):
-            return text
+            return safe(text)
 
         def styled(style, text):
             return text
     else:
-        from rich.markup import escape
+        from rich.markup import escape as markup_escape
+
+        def escape(text):
+            return markup_escape(safe(text))
 
         def styled(style, text):
             return f"[{style}]{text}[/]"
@@ -186,22 +287,20 @@ def render_text(reports: list[FileReport], console, *, verbose: bool = False, li
         if r.io_error is not None:
             console.print(f"{styled('bold red', 'UNREADABLE')} {escape(r.path)}: {escape(r.io_error)}")
             continue
-        shown = [f for f in r.findings if verbose or f.severity != INFO]
+        shown = [f for f in r.findings if (verbose or f.severity != INFO) and f.code != "findings-capped"]
         if not list_ok and r.status == "ok" and not shown:
             continue
         mark = styled("green", "OK") if r.status == "ok" else styled("bold red", "FAIL")
         counts = (f"{r.batches} batches, {r.records} records, " if r.kind in ("log", "checkpoint") else "")
         console.print(f"{mark} {escape(r.path)} ({r.kind}): {counts}{r.bytes} bytes")
-        for f in shown:
-            where = f" at byte {f.position}" if f.position is not None else ""
-            offsets = ""
-            if f.first_offset is not None:
-                offsets = (f" offsets {f.first_offset}-{f.last_offset}" if f.last_offset not in (None, f.first_offset)
-                           else f" offset {f.first_offset}")
-            console.print(f"  {styled(style[f.severity], f.severity)} {f.code}{where}{offsets}: {escape(f.message)}")
-    n_err = sum(1 for r in reports for f in r.findings if f.severity == ERROR)
-    n_warn = sum(1 for r in reports for f in r.findings if f.severity == WARNING)
-    bad = sum(1 for r in reports if r.status == "findings")
-    unreadable = sum(1 for r in reports if r.io_error is not None)
-    tail = f", {unreadable} unreadable" if unreadable else ""
-    console.print(f"{len(reports)} files checked, {bad} with findings: {n_err} errors, {n_warn} warnings{tail}")
+        for first, n, last in _grouped(r, shown):
+            sev = styled(style[first.severity], first.severity)
+            if n == 1:
+                console.print(f"  {sev} {first.code}{_where(first)}: {escape(first.message)}")
+            else:
+                console.print(f"  {sev} {first.code} x{n}{_where(first, last)}: {escape(first.message)} "
+                              f"(the first of {n})")
+    totals = summary(reports)
+    tail = f", {totals['unreadable']} unreadable" if totals["unreadable"] else ""
+    console.print(f"{totals['files']} files checked, {totals['filesWithFindings']} with findings: "
+                  f"{totals['errors']} errors, {totals['warnings']} warnings{tail}")

@@ -202,6 +202,46 @@ def test_time_index_offset_past_the_log(part):
         assert "timeindex-offset-past-end" in {f.code for f in r.findings}
 
 
+def _damage_index_entries(path, how):
+    """Rewrite every entry of an offset index: ``inside`` points each into the middle of its batch, ``later``
+    makes each claim the previous entry's offset (so a lookup lands on a batch after the offset sought),
+    ``past-end`` points each beyond the log."""
+    data = bytearray(path.read_bytes())
+    entries = [struct.unpack_from(">ii", data, k) for k in range(0, len(data), 8)]
+    for k, (rel, pos) in enumerate(entries):
+        if how == "inside":
+            pos += 7
+        elif how == "later":
+            rel = entries[k - 1][0] if k else 0
+        else:
+            pos += 1 << 30
+        struct.pack_into(">ii", data, 8 * k, rel, pos)
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("how", ["inside", "later", "past-end"])
+def test_damaged_offset_index_does_not_condemn_an_intact_time_index(tmp_path, how):
+    """Only the .index is damaged: its findings are reported, the intact .timeindex has none, shallow or
+    deep, in `index check` and in `verify` (the offset index is a hint to walk the log from, never the
+    judge of where the log ends)."""
+    d = tmp_path / "topic-0"
+    write_log(d, 0, [data_batch(i * 10, 10, ts=T0 + i * 1000) for i in range(40)])
+    result = CliRunner().invoke(cli, ["index", "rebuild", "--index-interval-bytes", "500",
+                                      str(d / "00000000000000000000.log")])
+    assert result.exit_code == 0, result.output
+    tidx_before = tidx_path(d).read_bytes()
+    assert len(tidx_before) >= 12 * 5
+    _damage_index_entries(idx_path(d), how)
+    for command in (["index", "check"], ["verify"]):
+        for deep in ([], ["--deep"]):
+            result = CliRunner().invoke(cli, command + deep + ["--format", "json", str(d)])
+            files = {f["kind"]: f for f in json.loads(result.stdout)["files"]}
+            assert files["index"]["status"] == "findings", (command, deep)
+            assert [f for f in files["timeindex"]["findings"] if f["severity"] != "info"] == [], (command, deep)
+            assert result.exit_code == 1
+    assert tidx_path(d).read_bytes() == tidx_before
+
+
 def test_offset_index_mismatch_reports_like_kafka(part, in_dir):
     """DumpLogSegments: 'Mismatches in :<abs path>', the Java tool sorted by index offset descending, the
     Scala tool in reverse discovery order (both descending here)."""

@@ -57,7 +57,7 @@ def reader_stats(path):
     for b in batches:
         codecs[b["codec"]] = codecs.get(b["codec"], 0) + 1
         magics[str(b["magic"])] = magics.get(str(b["magic"]), 0) + 1
-    damaged = any("tail" in x for x in lines) or f"kdump: {path}:" in result.stderr
+    damaged = any(x.get("type") == "tail" for x in lines) or f"kdump: {path}:" in result.stderr
     return {"segments": 1, "batches": len(batches),
             "records": sum(b["recordCount"] if b["recordCount"] is not None else len(deep.get(b["position"], ()))
                            for b in batches),

@@ -61,12 +61,17 @@ def test_ci_corrupt_fixtures_fail_with_the_expected_findings(deep):
     for args, cases in groups.items():
         code, out, err = kdump("verify", *(["--deep"] if deep else []), *args, "--format", "json",
                                *(str(c) for c, _ in cases))
-        assert code == 1, err
         doc = json.loads(out)
+        # warnings are reported but fail the run only with --fail-on warning (every damaged fixture then fails)
+        assert code == (1 if doc["summary"]["errors"] else 0), err
+        assert doc["summary"]["errors"] + doc["summary"]["warnings"] >= len(cases)
+        strict, _, err = kdump("verify", *(["--deep"] if deep else []), *args, "--fail-on", "warning",
+                               *(str(c) for c, _ in cases))
+        assert strict == 1, err
         for case, exp in cases:
             files = [f for f in doc["files"] if Path(f["path"]).parent == case]
-            got = sorted((Path(f["path"]).name, x["code"], x.get("position"), x.get("first_offset"),
-                          x.get("last_offset"))
+            got = sorted((Path(f["path"]).name, x["code"], x.get("position"), x.get("firstOffset"),
+                          x.get("lastOffset"))
                          for f in files for x in f["findings"] if x["severity"] != "info")
             want = sorted((e["file"], e["code"], e["position"], e["first_offset"], e["last_offset"])
                           for e in exp["findings"])
@@ -107,8 +112,8 @@ def test_exit_codes(tmp_path):
 def test_help_documents_the_exit_codes():
     result = run("--help")
     assert result.exit_code == 0
-    for line in ("0  every file is sound", "1  findings", "2  usage error", "--deep", "--max-batch-bytes",
-                 "--format"):
+    for line in ("0  no error", "1  findings", "2  usage error", "--deep", "--max-batch-bytes",
+                 "--format", "--fail-on"):
         assert line in result.output
 
 
@@ -127,12 +132,19 @@ def test_json_document_shape():
     doc = json.loads(result.output)
     assert doc["status"] == "findings"
     bad, good = doc["files"]
-    assert set(bad) == {"path", "kind", "status", "batches", "records", "bytes", "findings"}
+    assert set(bad) == {"path", "kind", "status", "batches", "records", "bytes", "errors", "warnings", "infos",
+                        "codes", "findings"}
+    listed = [x for x in bad["findings"]]  # nothing capped here: the counts are those of the listed findings
+    assert bad["errors"] == sum(x["severity"] == "error" for x in listed) >= 1
+    assert bad["codes"] == {c: sum(x["code"] == c for x in listed) for c in {x["code"] for x in listed}}
+    assert doc["summary"]["files"] == 2 and doc["summary"]["errors"] == bad["errors"]
+    assert doc["summary"]["bytes"] == bad["bytes"] + good["bytes"]
+    assert doc["summary"]["records"] == bad["records"] + good["records"]
     assert (bad["status"], bad["kind"], bad["bytes"]) == ("findings", "log", path.stat().st_size)
     assert good["status"] == "ok" and good["findings"] == []
     damaged = next(x for x in bad["findings"] if x["code"] == "damaged-range")
     assert damaged == {"code": "damaged-range", "severity": "error", "message": damaged["message"],
-                       "position": 219, "first_offset": 1, "last_offset": 2, "length": 290}
+                       "position": 219, "firstOffset": 1, "lastOffset": 2, "length": 290}
 
 
 def test_json_of_an_unreadable_path(tmp_path):
@@ -200,3 +212,57 @@ def test_corrupt_fixtures_are_what_make_corrupt_writes(tmp_path):
     assert made == kept
     for rel in made:
         assert (tmp_path / rel).read_bytes() == (CORRUPT / rel).read_bytes(), rel
+
+
+# --- counts, grouping, --fail-on ------------------------------------------------------------------------------
+CODE = "leader-epoch-decreasing"
+
+
+@pytest.fixture
+def many_warnings(tmp_path):
+    """A segment of 2,001 batches whose partition leader epoch goes down at each: 2,000 leader-epoch-decreasing
+    warnings (and nothing else), twenty times the cap of listed findings."""
+    from test_index_support import data_batch, write_log
+    write_log(tmp_path / "t-0", 0, [data_batch(i, 1, ple=2001 - i) for i in range(2001)])
+    return tmp_path / "t-0" / "00000000000000000000.log"
+
+
+def test_capped_findings_are_all_counted(many_warnings):
+    doc = json.loads(run("--format", "json", str(many_warnings)).output)
+    (f,) = doc["files"]
+    listed = [x for x in f["findings"] if x["code"] == CODE]
+    assert len(listed) == 100 and all(x["severity"] == "warning" for x in listed)
+    assert [x["message"] for x in f["findings"] if x["code"] == "findings-capped"] == [
+        f"1900 more {CODE} findings not listed (2000 in all, the first of them at byte "
+        f"{_batch_positions(many_warnings)[101]})"]
+    assert (f["warnings"], f["errors"], f["codes"]) == (2000, 0, {CODE: 2000})
+    assert (doc["summary"]["warnings"], doc["summary"]["errors"], doc["summary"]["files"]) == (2000, 0, 1)
+    text = run(str(many_warnings)).output.splitlines()
+    assert text[-1] == "1 files checked, 1 with findings: 0 errors, 2000 warnings"
+
+
+def _batch_positions(log):
+    from kdump.segment import SegmentReader
+    with SegmentReader(str(log)) as reader:
+        return [b.position for b in reader]
+
+
+def test_identical_findings_are_one_text_line_with_a_count(many_warnings):
+    lines = run(str(many_warnings)).output.splitlines()
+    (line,) = [x for x in lines if CODE in x]
+    positions = _batch_positions(many_warnings)
+    assert line.startswith(f"  warning {CODE} x2000 at bytes {positions[1]}-{positions[100]} offsets 1-100: ")
+    assert line.endswith("(the first of 2000)")
+    assert len(lines) == 3  # the file, its one finding line, the totals (no findings-capped line)
+
+
+def test_warnings_fail_the_run_only_with_fail_on_warning(many_warnings):
+    assert run(str(many_warnings)).exit_code == 0
+    assert run("--fail-on", "error", str(many_warnings)).exit_code == 0
+    strict = run("--fail-on", "warning", "--format", "json", str(many_warnings))
+    assert strict.exit_code == 1 and json.loads(strict.output)["status"] == "findings"
+    assert json.loads(run("--format", "json", str(many_warnings)).output)["status"] == "ok"
+    check = CliRunner().invoke(cli, ["index", "check", "--fail-on", "warning", str(many_warnings.parent)])
+    assert check.exit_code == 1 and "warning index-missing" in check.output
+    assert CliRunner().invoke(cli, ["index", "check", str(many_warnings.parent)]).exit_code == 0
+    assert run("--fail-on", "info", str(many_warnings)).exit_code == 2  # not a choice

@@ -124,6 +124,8 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
 
     status = EXIT_OK
     from kdump.commands.progress import file_sizes, with_progress
+    from kdump.render.jsonl import error_object
+    errors = []  # --format json: each error as an object in the document too
     try:
         if os.path.isdir(path):
             if os.path.exists(output) and not os.path.isdir(output):
@@ -144,8 +146,10 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
     except conv.ConversionRefused as e:
         status = EXIT_DATA
         _report_error(e.source or path, e, whole=os.path.isdir(path))
+        errors.append(error_object(e.source or path, e.code, e.message, e.position))
     except FileExistsError as e:
         status = EXIT_USAGE
+        errors.append(error_object(e.filename or output, "output-exists", f"{e.strerror or e} (use --force to replace)"))
         if e.filename:
             click.echo(f"kdump: {e.filename}: {e.strerror} (use --force to replace)", err=True)
         else:
@@ -154,13 +158,16 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
         status = EXIT_USAGE
         doing = "write" if _is_output(e.filename, output) else "read"
         ui.cannot(e.filename or (output if doing == "write" else path), e, doing)
+        errors.append(error_object(os.fsdecode(e.filename or (output if doing == "write" else path)), f"cannot-{doing}",
+                                   f"cannot {doing}: {e.strerror or e}"))
     except WriteVerificationError as e:
         status = EXIT_DATA
         click.echo(f"kdump: {e}; nothing was written", err=True)
+        errors.append(error_object(path, "write-verification-failed", f"{e}; nothing was written"))
     if any(r.indexes is not None and r.indexes.problem for r in results):
         status = max(status, EXIT_DATA)  # the segment is written and verified, its indexes are not
     if fmt == "json":
-        click.echo(json.dumps({"results": [r.to_dict() for r in results]}, indent=2))
+        click.echo(json.dumps({"results": [r.to_dict() for r in results], "errors": errors}, indent=2))
     sys.exit(status)
 
 
@@ -230,7 +237,7 @@ def _dry_run(conv, path, to_magic, codec, compression, recompress_map, limits, f
         except OSError as e:
             _fail(f"{p}: {e.strerror or e}", EXIT_USAGE)
         if fmt == "json":
-            docs.append({"source": p, "bytes": size, "estimates": [e.to_dict() for e in estimates]})
+            docs.append({"sourcePath": p, "bytes": size, "estimates": [e.to_dict() for e in estimates]})
         else:
             _print_estimates(p, size, estimates, magics, codecs)
         if all(e.refused for e in estimates):

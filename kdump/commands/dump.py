@@ -151,12 +151,16 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None) -> No
     def on_error(path, err):
         hint = FLAG_HINTS.get(err.code, "")
         ui.problem(path, err.message + hint, position=err.position)
+        if ui.format == "json":  # errors are in the JSON stream too
+            renderer.error(path, err)
 
     def on_unknown(path):
         ui.info(f"Ignoring unknown file {ui_path(path)}")
 
     def on_io_error(path, err):
         ui.cannot(path, err)
+        if ui.format == "json":
+            renderer.io_error(path, f"cannot read: {err.strerror or err}")
 
     renderer = make_renderer(ui.format, out, opts, key_dec, value_dec, not ui.color)
     dumper = Dumper(opts, renderer, on_error=on_error, on_unknown=on_unknown, on_io_error=on_io_error,
@@ -219,13 +223,14 @@ def _internal_topic_hint(ui: Ui, paths) -> None:
 
 
 def make_renderer(fmt, out, opts, key_dec, value_dec, no_color):
+    terminal = out.isatty()  # record bytes are shown escaped on a terminal, never raw (kdump.render.escape)
     if fmt == "json":
         from kdump.render.jsonl import JsonLinesRenderer
-        return JsonLinesRenderer(out, print_data=opts.print_data, deep=opts.deep)
+        return JsonLinesRenderer(out, print_data=opts.print_data, deep=opts.deep, terminal=terminal)
     from kdump.render.kafka_text import KafkaTextRenderer
-    use_rich = out.isatty() and not no_color and not os.environ.get("NO_COLOR")
+    use_rich = terminal and not no_color and not os.environ.get("NO_COLOR")
     if use_rich:
         from kdump.render.rich_text import RichTextOut
         out = RichTextOut()
     return KafkaTextRenderer(out, print_data=opts.print_data, skip_record_metadata=opts.skip_record_metadata,
-                             key_decoder=key_dec, value_decoder=value_dec, compat=opts.compat)
+                             key_decoder=key_dec, value_decoder=value_dec, compat=opts.compat, terminal=terminal)

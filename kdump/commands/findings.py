@@ -2,14 +2,27 @@
 on a terminal) or JSON, then the exit code the findings give (or a higher one a problem already gave)."""
 from __future__ import annotations
 
+import click
+
 from kdump.commands.options import Ui
 
+# ``--fail-on``: which findings fail the run (kdump.findings.exit_code), as linters and fsck offer it.
+FAIL_ON_HELP = ("Lowest severity that makes the exit code 1: error (default; warnings are reported, not failing) "
+                "or warning.")
+FAIL_ON_EXIT = "findings: at least one error, or warning with --fail-on warning (each with file, byte position, cause)"
+FAIL_ON_OK = "no error (warnings and info findings are reported; --fail-on warning makes warnings fail)"
 
-def render_reports(ui: Ui, reports) -> None:
+
+def fail_on_option(f):
+    return click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
+                        help=FAIL_ON_HELP)(f)
+
+
+def render_reports(ui: Ui, reports, fail_on: str = "error") -> None:
     from kdump.findings import exit_code, render_json, render_text
     out = ui.stdout
     if ui.format == "json":
-        render_json(reports, out)
+        render_json(reports, out, fail_on)
     else:
         if ui.styled(out):
             from rich.console import Console
@@ -19,4 +32,4 @@ def render_reports(ui: Ui, reports) -> None:
             console = PlainConsole(out)
         render_text(reports, console, verbose=ui.verbose, list_ok=ui.verbose or len(reports) <= 20)
     out.flush()
-    ui.exit(exit_code(reports))
+    ui.exit(exit_code(reports, fail_on))

@@ -14,11 +14,10 @@ from kdump.commands.options import (
     output_path_option,
     text_only,
 )
+from kdump.commands.findings import FAIL_ON_EXIT, FAIL_ON_OK, fail_on_option
 from kdump.errors import EXIT_DATA, EXIT_USAGE
 
-CHECK_EXIT_HELP = exit_help(ok="every file is sound (info findings, e.g. a zero tail on the active segment, do not "
-                               "count)",
-                            data="findings: at least one error or warning (each with file, byte position, cause)")
+CHECK_EXIT_HELP = exit_help(ok=FAIL_ON_OK, data=FAIL_ON_EXIT)
 REBUILD_EXIT_HELP = exit_help(ok="the indexes were written (and verified)",
                               data="written, but Kafka's recovery would also truncate the log (damaged tail, "
                                    "reported); or nothing written because Kafka's recovery itself would fail on "
@@ -100,7 +99,8 @@ def dump_command(paths, verify_index_only, index_sanity_check, compat, ui: Ui):
               help="The topic's index.interval.bytes, for --deep's comparison with what recovery would write.")
 @output_options(format_help="text: a short summary for people. json: per file its status and every finding.",
                 verbose_help="Also show info findings and every sound file.")
-def check_command(paths, deep, index_interval_bytes, ui: Ui):
+@fail_on_option
+def check_command(paths, deep, index_interval_bytes, ui: Ui, fail_on):
     """Check index, time-index, transaction-index, producer-snapshot and checkpoint files, on their own and
     against the log: every entry points where it claims, offsets and timestamps increase, entries lie inside
     the log, Kafka's own sanity checks hold.
@@ -123,7 +123,7 @@ def check_command(paths, deep, index_interval_bytes, ui: Ui):
                             lambda advance: check_paths(paths, deep=deep, index_interval_bytes=index_interval_bytes))
     if not reports:
         ui.nothing(None, "nothing to check: no segments or companion files among the paths")
-    render_reports(ui, reports)
+    render_reports(ui, reports, fail_on)
 
 
 # --- rebuild ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import click
 
 from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from kdump.render.escape import for_stream
 from kdump.render.escape import printable_path as shown
 
 # The meaning of each exit code shared by every command; a command's epilog may say more about 0 and 1.
@@ -93,7 +94,7 @@ class Ui:
         self.raise_status(code)
         where = f"at byte {position}: " if position is not None else ""
         prefix = "kdump: " if path is None else f"kdump: {shown(path)}: "
-        click.echo(f"{prefix}{where}{message}", err=True)
+        _say(f"{prefix}{where}{message}")
 
     def cannot(self, path, error: OSError, doing: str = "read") -> None:
         """``path`` could not be read (or written, listed, ...): exit 2."""
@@ -106,15 +107,20 @@ class Ui:
     def note(self, path, message: str) -> None:
         """Worth knowing, not a problem (left out with --quiet)."""
         if not self.quiet:
-            click.echo(f"kdump: {shown(path) + ': ' if path is not None else ''}note: {message}", err=True)
+            _say(f"kdump: {shown(path) + ': ' if path is not None else ''}note: {message}")
 
     def info(self, message: str) -> None:
         """A line on stderr for people (hints; left out with --quiet)."""
         if not self.quiet:
-            click.echo(message, err=True)
+            _say(message)
 
     def exit(self, code: int = EXIT_OK):
         sys.exit(max(self.status, code))
+
+
+def _say(line: str) -> None:
+    """A line on stderr; escaped when stderr is a terminal (messages quote names and bytes from the data)."""
+    click.echo(for_stream(line, sys.stderr), err=True)
 
 
 def _ui_from(ctx: click.Context, fmt: str, no_color: bool, verbose: bool, quiet: bool) -> Ui:

@@ -14,7 +14,9 @@ from kdump.commands.options import exit_help, output_options, output_path_option
 from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
 
 EXIT_HELP = exit_help(
-    ok="success (verify: every file is sound)", data="verify: findings (errors or warnings); scan: damaged regions were skipped (listed on stderr)",
+    ok="success (verify: no error)",
+    data="verify: findings (errors; warnings are reported, not failing); scan: damaged regions were skipped "
+         "(listed on stderr)",
     usage="usage error, a path is missing or unreadable, or Spark cannot start (no Java 17, no pyspark)")
 
 

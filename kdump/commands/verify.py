@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import click
 
+from kdump.commands.findings import FAIL_ON_EXIT, FAIL_ON_OK, fail_on_option
 from kdump.commands.options import Ui, exit_help, output_options
 from kdump.segment import DEFAULT_MAX_BATCH_BYTES
 
-EXIT_HELP = exit_help(ok="every file is sound (info findings, e.g. compaction gaps, do not count)",
-                      data="findings: at least one error or warning (each with file, byte position, cause)")
+EXIT_HELP = exit_help(ok=FAIL_ON_OK, data=FAIL_ON_EXIT)
 
 
 @click.command("verify", epilog=EXIT_HELP)
@@ -21,7 +21,8 @@ EXIT_HELP = exit_help(ok="every file is sound (info findings, e.g. compaction ga
                    "(its CRC is still checked, in chunks).")
 @output_options(format_help="text: a short summary for people. json: per file its status, counts and every finding.",
                 verbose_help="Also show info findings (offset gaps, ...) and every sound file.")
-def command(paths, deep, max_batch_bytes, ui: Ui):
+@fail_on_option
+def command(paths, deep, max_batch_bytes, ui: Ui, fail_on):
     """Check Kafka log segments, partition directories or whole log directories, and say exactly where
     and how they are damaged.
 
@@ -46,4 +47,4 @@ def command(paths, deep, max_batch_bytes, ui: Ui):
         raise click.UsageError("no paths given: name segment files, partition directories or log directories")
     options = VerifyOptions(deep=deep, max_batch_bytes=max_batch_bytes)
     reports = with_progress(ui, lambda: total_bytes(paths), "verifying", lambda advance: verify_paths(paths, options, progress=advance))
-    render_reports(ui, reports)
+    render_reports(ui, reports, fail_on)

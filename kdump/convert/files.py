@@ -40,7 +40,9 @@ class ConversionResult:
     indexes: IndexStatus | None = None
 
     def to_dict(self) -> dict:
-        d = {"source": self.source, "output": self.output, **self.stats.to_dict(), "verified": list(self.verified)}
+        # the paths: "source" and "output" are the statistics of each side (ConversionStats.to_dict)
+        d = {"sourcePath": self.source, "outputPath": self.output, **self.stats.to_dict(),
+             "verified": list(self.verified)}
         if self.indexes is not None:
             d["indexes"] = {"rebuilt": self.indexes.rebuilt, "files": self.indexes.files, "note": self.indexes.note,
                             "problem": self.indexes.problem}

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from kdump.errors import FormatError
 from kdump.findings import ERROR, INFO, WARNING, FileReport, Findings
 from kdump.index import checkpoints as cps
+from kdump.index.seek import batch_problem
 from kdump.index.time_index import max_record_timestamp
 from kdump.logdir import FileKind, Partition, segment_base_offset, sibling
 from kdump.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
@@ -198,20 +199,25 @@ class PartitionChecker:
             return None
         from kdump.index.offset_index import OffsetIndex
         seg = self.segments[max(self.segments)]
-        start = 0
+        entry = None
         try:
             with OffsetIndex(sibling(seg.log_path, FileKind.INDEX), base_offset=seg.base) as idx:
                 n = idx.valid_entry_count_fast()
                 if n:
-                    start = idx.entry(n - 1).position
+                    entry = idx.entry(n - 1)
         except (OSError, FormatError):
-            start = 0
+            entry = None
         try:
             fd = os.open(seg.log_path, os.O_RDONLY)
         except OSError:
             return None
         try:
             size = os.fstat(fd).st_size
+            # The last index entry is only a place to start the walk: a damaged index must not decide the end.
+            start = 0
+            if entry is not None and entry.position < size and batch_problem(fd, size, entry.position,
+                                                                             entry.offset) is None:
+                start = entry.position
             end = None
             for h in walk_headers(fd, start if start < size else 0, size):
                 if isinstance(h, Stop):
@@ -473,22 +479,19 @@ class PartitionChecker:
             if self.deep:
                 self._time_deep(fd, log_size, entries, r, seg)
                 return
+            hints = _IndexHints(fd, log_size, oidx, n_valid)
             cursor = None
             for i, e in enumerate(entries):
                 where = dict(position=i * 12, first_offset=e.offset)
-                start = oidx.lookup(e.offset, entries=n_valid).position if oidx is not None and n_valid else 0
-                if start > log_size:
-                    start = 0
+                start = hints.start_for(e.offset)
                 walk_from = start
                 if cursor is not None and cursor[0] == start and cursor[1] <= e.offset and cursor[2] is not None:
                     walk_from = cursor[2].position
-                found = None
-                for h in walk_headers(fd, walk_from, log_size):
-                    if isinstance(h, Stop):
-                        break
-                    if h.last_offset >= e.offset:
-                        found = h
-                        break
+                found = _first_batch_reaching(fd, walk_from, log_size, e.offset)
+                if found is None and start:  # the index led past the batches (damaged index): ask the log itself
+                    hints.distrust()
+                    start = walk_from = 0
+                    found = _first_batch_reaching(fd, 0, log_size, e.offset)
                 cursor = (start, e.offset, found)
                 self._time_entry_vs_batch(fd, i, e, found, r, where, decode=False)
         finally:
@@ -815,6 +818,50 @@ def check_text_checkpoint(path: str) -> FileReport:
                 r.add("checkpoint-negative", ERROR, f"line {line}: {topic} {part} {off}: negative partition or offset",
                       position=pos)
     return r.finish()
+
+
+class _IndexHints:
+    """Where to start walking the log for an offset: the offset index's entry when the batch it points at
+    is real and starts at or before the offset (checked once per entry), else the log's start. After one
+    misleading entry the index is not used again for this file (its own report says what is wrong with it);
+    findings about the time index must come from the log, never from a damaged offset index."""
+
+    def __init__(self, fd: int, log_size: int, oidx, n_valid: int):
+        self.fd = fd
+        self.log_size = log_size
+        self.oidx = oidx if n_valid else None
+        self.n_valid = n_valid
+        self.checked: dict[int, bool] = {}
+
+    def start_for(self, offset: int) -> int:
+        if self.oidx is None:
+            return 0
+        slot = self.oidx.largest_lower_bound_slot(offset, entries=self.n_valid)
+        if slot < 0:
+            return 0
+        entry = self.oidx.entry(slot)
+        ok = self.checked.get(slot)
+        if ok is None:
+            ok = entry.position < self.log_size and batch_problem(self.fd, self.log_size, entry.position, entry.offset,
+                                                                  verify_crc=False) is None
+            self.checked[slot] = ok
+        if not ok:
+            self.distrust()
+            return 0
+        return entry.position
+
+    def distrust(self) -> None:
+        self.oidx = None
+
+
+def _first_batch_reaching(fd: int, start: int, log_size: int, offset: int) -> BatchHeader | None:
+    """The first batch from ``start`` whose last offset is at or above ``offset`` (None: the walk ended first)."""
+    for h in walk_headers(fd, start, log_size):
+        if isinstance(h, Stop):
+            return None
+        if h.last_offset >= offset:
+            return h
+    return None
 
 
 def _present(seg) -> dict:

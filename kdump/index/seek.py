@@ -74,22 +74,24 @@ class _Log:
         os.close(self.fd)
 
 
-def _plausible(log: _Log, position: int, target_offset: int) -> str | None:
-    """None if a batch starts at ``position`` whose first offset is <= target_offset; else why not."""
-    h = header_at(log.fd, position, log.size)
+def batch_problem(fd: int, file_size: int, position: int, target_offset: int, *, verify_crc: bool = True) -> str | None:
+    """None if a batch starts at ``position`` whose first offset is <= target_offset (an index entry may be
+    trusted as a place to walk from); else why not. ``verify_crc``: also check a magic-2 batch's CRC when it
+    is under 1 MiB (a seek does; a check of every entry of an index leaves it to the log's own checks)."""
+    h = header_at(fd, position, file_size)
     if isinstance(h, Stop):
         return h.message
     if h.last_offset < (h.base_offset if h.base_offset is not None else h.last_offset):
         return f"the batch at position {position} has its last offset below its first"
-    if h.magic == 2 and h.size <= _VERIFY_CRC_BELOW:
+    if verify_crc and h.magic == 2 and h.size <= _VERIFY_CRC_BELOW:
         try:
-            if not read_batch_at(log.fd, h).is_valid():
+            if not read_batch_at(fd, h).is_valid():
                 return f"the bytes at position {position} are not a valid batch (CRC mismatch)"
         except Exception as e:  # any parse problem: not a batch boundary
             return f"the bytes at position {position} are not a batch ({e})"
     first = h.base_offset
     if first is None and h.last_offset > target_offset:
-        first = first_offset(log.fd, h)
+        first = first_offset(fd, h)
     if first is not None and first > target_offset:
         return f"the batch at position {position} starts at offset {first}, after {target_offset}"
     return None
@@ -107,7 +109,7 @@ def _index_position(log: _Log, index_path: str, base: int, target: int) -> tuple
         if slot < 0:
             return 0, None, 1
         entry = idx.entry(slot)
-    problem = _plausible(log, entry.position, target)
+    problem = batch_problem(log.fd, log.size, entry.position, target)
     if problem is not None:
         return -1, (f"offset index entry {slot} (offset {entry.offset}, position {entry.position}) does not match "
                     f"the log: {problem}; walking the log from its start"), slot

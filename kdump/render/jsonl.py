@@ -13,6 +13,7 @@ import json
 from kdump.decode.records import decode_records
 from kdump.format import layout as L
 from kdump.render.kafka_text import codec_label
+from kdump.render.escape import escape_json
 
 _TS_NAMES = {-1: "NO_TIMESTAMP_TYPE", 0: "CREATE_TIME", 1: "LOG_APPEND_TIME"}
 
@@ -26,9 +27,16 @@ def _text_or_base64(data):
         return base64.b64encode(data).decode("ascii"), "base64"
 
 
+def error_object(path: str, code: str, message: str, position: int | None = None) -> dict:
+    """``{"type": "error", "file", "position", "code", "message"}``: how every JSON stream of kdump carries an
+    error (``position`` is null when the error is about no place in the file)."""
+    return {"type": "error", "file": path, "position": position, "code": code, "message": message}
+
+
 def batch_object(batch, path: str, valid: bool | None = None) -> dict:
     v2 = batch.magic >= 2
     return {
+        "type": "batch",
         "file": path,
         "position": batch.position,
         "size": batch.size,
@@ -106,8 +114,9 @@ def _put_data(obj: dict, key, value, decoded=None) -> None:
 
 
 class JsonLinesRenderer:
-    def __init__(self, out, *, print_data: bool, deep: bool):
+    def __init__(self, out, *, print_data: bool, deep: bool, terminal: bool = False):
         self.out = out
+        self.terminal = terminal  # on a terminal, C1 and bidi characters are \u escapes (the same JSON values)
         self.print_data = print_data
         self.deep = deep
         self.path = None
@@ -120,11 +129,20 @@ class JsonLinesRenderer:
         """An entry of an index, snapshot or checkpoint file, as objects with the file's name."""
         from kdump.render.companions import companion_objects
         for obj in companion_objects(item):
-            self.out.write(json.dumps({"file": self.path, **obj}, ensure_ascii=False) + "\n")
+            self._write({"type": "entry", "file": self.path, **obj})
 
     def trailing(self, file_name: str, tail) -> None:
-        obj = {"file": self.path, "trailingBytes": tail.length, "position": tail.position, "tail": tail.kind}
-        self.out.write(json.dumps(obj) + "\n")
+        obj = {"type": "tail", "file": self.path, "position": tail.position, "trailingBytes": tail.length,
+               "kind": tail.kind}
+        self._write(obj)
+
+    def error(self, path: str, err) -> None:
+        """A problem found in a file, in the stream where it happened (also said on stderr, for people)."""
+        self._write(error_object(path, getattr(err, "code", None) or "damaged", err.message,
+                                 getattr(err, "position", None)))
+
+    def io_error(self, path: str, message: str) -> None:
+        self._write(error_object(path, "cannot-read", message))
 
     def batch(self, batch, records=None, decoded=None) -> None:
         self.out.write(self._batch_text(batch, records, decoded) + "\n")
@@ -135,7 +153,14 @@ class JsonLinesRenderer:
             if obj["baseOffset"] is None and records.count:
                 obj["baseOffset"] = records.offsets[0]  # a legacy entry's first record, once decoded
             obj["records"] = record_objects(batch, records, self.print_data, decoded)
-        return json.dumps(obj, ensure_ascii=False)
+        return self._json(obj)
+
+    def _write(self, obj: dict) -> None:
+        self.out.write(self._json(obj) + "\n")
+
+    def _json(self, value) -> str:
+        text = json.dumps(value, ensure_ascii=False)
+        return escape_json(text) if self.terminal else text
 
     # A batch whose records come in chunks is still one JSON object; "records" is its last member, so the
     # object is written up to the end of that list, the later chunks continue the list, then it is closed.
@@ -148,7 +173,7 @@ class JsonLinesRenderer:
     def more_records(self, batch, records, decoded=None) -> None:
         objs = record_objects(batch, records, self.print_data, decoded)
         if objs:
-            text = json.dumps(objs, ensure_ascii=False)[1:-1]
+            text = self._json(objs)[1:-1]
             self.out.write(", " + text if self._records_written else text)
             self._records_written = True
 

@@ -10,6 +10,11 @@ from kdump.decode.payload import DecoderError, java_utf8
 from kdump.decode.records import decode_records
 from kdump.format import layout as L
 from kdump.format.types import ControlRecordType
+from kdump.render.escape import escape
+
+
+def _unchanged(text: str) -> str:
+    return text
 
 
 def codec_label(codec_id: int) -> str:
@@ -52,8 +57,10 @@ class KafkaTextRenderer:
     """Writes DumpLogSegments text for the batches handed to it."""
 
     def __init__(self, out, *, print_data: bool = False, skip_record_metadata: bool = False,
-                 key_decoder=None, value_decoder=None, compat: str = "java", on_error=None):
+                 key_decoder=None, value_decoder=None, compat: str = "java", on_error=None, terminal: bool = False):
         self.out = out
+        # On a terminal every line is escaped (kdump.render.escape): record bytes never reach it raw.
+        self.safe = escape if terminal else _unchanged
         self.print_data = print_data
         self.skip_metadata = skip_record_metadata
         self.key_decoder = key_decoder
@@ -63,25 +70,25 @@ class KafkaTextRenderer:
 
     # --- file level ---------------------------------------------------------------------------
     def begin_file(self, display_path: str, header: str | None) -> None:
-        self.out.write(f"Dumping {display_path}\n")
+        self.out.write(self.safe(f"Dumping {display_path}") + "\n")
         if header is not None:
-            self.out.write(header + "\n")
+            self.out.write(self.safe(header) + "\n")
 
     def companion(self, item) -> None:
         """An entry of an index, snapshot or checkpoint file (:class:`kdump.index.dump.CompanionDumper`)."""
         from kdump.render.companions import companion_lines
         for line in companion_lines(item, "scala" if self.scala else "java"):
-            self.out.write(line + "\n")
+            self.out.write(self.safe(line) + "\n")
 
     def trailing(self, file_name: str, tail) -> None:
-        self.out.write(f"Found {tail.length} invalid bytes at the end of {file_name}\n")
+        self.out.write(self.safe(f"Found {tail.length} invalid bytes at the end of {file_name}") + "\n")
 
     def batch(self, batch, records=None, decoded=None) -> None:
         """The batch line, and with ``records`` (RecordColumns) one line each; ``decoded`` holds the decode
         layer's object per record (:func:`kdump.decode.records.decode_records`: control records, and records
         decoded by an internal-topic decoder)."""
         if records is None:
-            self.out.write(batch_line(batch) + "\n")
+            self.out.write(self.safe(batch_line(batch)) + "\n")
             return
         self._record_lines(batch, records, decoded, [batch_line(batch)])
 
@@ -100,6 +107,8 @@ class KafkaTextRenderer:
         else:
             self._legacy_lines(batch, records, decoded, lines)
         if lines:
+            if self.safe is escape:
+                lines = [escape(line) for line in lines]
             lines.append("")
             self.out.write("\n".join(lines))
 

@@ -4,17 +4,17 @@ printed: untrusted bytes never reach a terminal raw."""
 from __future__ import annotations
 
 import datetime as _dt
-import re
 from dataclasses import dataclass
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+from kdump.render.escape import escape
 
 
 def printable(value) -> str:
-    """``value`` as text with control characters shown as ``\\xNN`` (and None as ``-``)."""
+    """``value`` as text safe for a terminal and a table cell (:func:`kdump.render.escape.escape`, tabs
+    too), and None as ``-``."""
     if value is None:
         return "-"
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+    return escape(str(value), keep_tab=False)
 
 
 def when(ms) -> str:
