@@ -19,8 +19,9 @@ from kdump.decode.records import decode_records
 from kdump.errors import FormatError
 from kdump.logdir import (BOOTSTRAP_CHECKPOINT, COMPANION_KINDS, TEXT_KINDS, Entry, FileKind, expand,
                           kraft_snapshot_id, named_kind, segment_base_offset)
-from kdump.segment import (DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES, BadEntry, DamagedRange,
-                           GoodBatch, LargeEntry, SegmentReader)
+from kdump.format.framing import Stop
+from kdump.segment import (DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES, BadEntry, Damage, DamagedRange,
+                           LargeEntry, SegmentReader, readable)
 from kdump.format import columns as _columns
 from kdump.format.columns import RecordColumns
 
@@ -360,30 +361,20 @@ class _DamageWalk:
         self.dumper, self.result, self.path = dumper, result, path
 
     def batches(self, reader: SegmentReader, window: "_SeekWindow | None"):
-        pending = None  # an entry that is no batch, reported with the damaged range that may start at it
-        for event in reader.events():
-            kind = type(event)
-            if pending is not None and not (kind is DamagedRange and event.start == pending.position):
-                self._skipped(pending)
-                pending = None
-            if kind is GoodBatch:
-                yield event.batch
-            elif kind is BadEntry:
-                if event.batch is not None:  # parsed but fails its CRC: Kafka prints it, isvalid: false
-                    yield event.batch
-                else:
-                    pending = event
-            elif kind is DamagedRange:
-                if not _before_window(event, window):
-                    code = event.code or (pending.error.code if pending is not None else "damaged-range")
-                    self._report(FormatError(code, _damage_message(event, pending, reader.start),
-                                             position=event.start))
-                pending = None
-            elif kind is LargeEntry:
-                self._report(FormatError("batch-too-large", _large_message(event, reader.max_batch_bytes),
-                                         position=event.position))
-            else:  # the Stop that ends every walk (also in reader.tail)
+        for item in readable(reader.events()):
+            if isinstance(item, Damage):
+                if item.large is not None:
+                    self._report(FormatError("batch-too-large", _large_message(item.large, reader.max_batch_bytes),
+                                             position=item.start))
+                elif item.damaged is None:
+                    self._skipped(item.entry)
+                elif not _before_window(item.damaged, window):
+                    self._report(FormatError(item.code, _damage_message(item.damaged, item.entry, reader.start),
+                                             position=item.start))
+            elif isinstance(item, Stop):  # the Stop that ends every walk (also in reader.tail)
                 return
+            else:
+                yield item
 
     def _skipped(self, bad: BadEntry) -> None:
         self._report(FormatError(bad.error.code, f"{bad.error.message}; skipped this entry of {bad.size} bytes "

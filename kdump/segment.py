@@ -94,6 +94,50 @@ class DamagedRange:
 Event = Union[GoodBatch, LargeEntry, BadEntry, DamagedRange, Stop]
 
 
+class Damage:
+    """One damaged area as a reader that goes on past damage shows it (:func:`readable`): ``entry``, a framed
+    entry that is no batch (skipped by its size), and/or ``damaged``, a region of bytes that hold no entry
+    (when both are set, the region starts at the entry: its size field is not trusted either); or ``large``,
+    an entry above ``max_batch_bytes``. ``code``: the finding code; ``start``/``end``: the bytes it covers."""
+
+    __slots__ = ("code", "start", "end", "entry", "damaged", "large")
+
+    def __init__(self, code: str, start: int, end: int, *, entry: BadEntry | None = None,
+                 damaged: DamagedRange | None = None, large: LargeEntry | None = None):
+        self.code, self.start, self.end = code, start, end
+        self.entry, self.damaged, self.large = entry, damaged, large
+
+    def __repr__(self) -> str:
+        return f"Damage({self.code!r}, {self.start}, {self.end})"
+
+
+def readable(events: Iterator[Event]) -> Iterator[Batch | Damage | Stop]:
+    """The batches a reader past damage shows, from :meth:`SegmentReader.events`: every intact batch, and a
+    batch that parsed but fails its CRC too (Kafka shows it, ``isValid: false``; the caller decides), one
+    :class:`Damage` per damaged area, and last the :class:`Stop`."""
+    pending = None  # an entry that is no batch, reported with the damaged range that may start at it
+    for event in events:
+        kind = type(event)
+        if pending is not None and not (kind is DamagedRange and event.start == pending.position):
+            yield Damage(pending.error.code, pending.position, pending.position + pending.size, entry=pending)
+            pending = None
+        if kind is GoodBatch:
+            yield event.batch
+        elif kind is BadEntry:
+            if event.batch is not None:
+                yield event.batch
+            else:
+                pending = event
+        elif kind is DamagedRange:
+            code = event.code or (pending.error.code if pending is not None else "damaged-range")
+            yield Damage(code, event.start, event.end, entry=pending, damaged=event)
+            pending = None
+        elif kind is LargeEntry:
+            yield Damage("batch-too-large", event.position, event.position + event.size, large=event)
+        else:
+            yield event
+
+
 class SegmentReader:
     """Walk the entries of one log file.
 

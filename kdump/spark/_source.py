@@ -18,8 +18,7 @@ from kdump import SegmentReader
 from kdump.errors import FormatError, KdumpError
 from kdump.format import framing
 from kdump.logdir import segment_base_offset
-from kdump.segment import (DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES, BadEntry, DamagedRange,
-                           GoodBatch, LargeEntry)
+from kdump.segment import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES, Damage, readable
 
 __all__ = ["walk", "Walk", "DamagedRegion", "batch_fields", "first_batch_at", "offset_index_positions",
            "DEFAULT_MAX_DECOMPRESSED_BYTES", "FormatError", "KdumpError"]
@@ -120,46 +119,38 @@ class _Batches:
         batch and each region of bytes that hold none goes to ``on_damage`` as a :class:`DamagedRegion`."""
         reader, report = self.reader, self.on_damage
         self._next = None  # the offset after the last batch walked: where the offsets lost at the end begin
-        pending = None  # an entry that is no batch, reported with the damaged range that may start at it
         stop = None
-        for event in reader.events():
-            kind = type(event)
-            if pending is not None and not (kind is DamagedRange and event.start == pending.position):
-                report(DamagedRegion(pending.error.code, f"{pending.error.message}; skipped this entry",
-                                     position=pending.position, end=pending.position + pending.size))
-                pending = None
-            if kind is GoodBatch or (kind is BadEntry and event.batch is not None):
-                batch = event.batch
-                self.result.end = batch.position + batch.size
-                self._next = batch.last_offset + 1
-                yield batch
-            elif kind is BadEntry:
-                pending = event
-            elif kind is DamagedRange:
-                code = event.code or (pending.error.code if pending is not None else "damaged-range")
-                cause = event.cause if pending is None else f"{pending.error.message}, and {event.cause}"
-                first = None if event.last_good_offset is None else event.last_good_offset + 1
-                if first is None and event.start == 0:
-                    first = segment_base_offset(self.path)
-                last = event.next_good_offset - 1 if event.resumed and event.next_good_offset is not None else None
-                report(DamagedRegion(code, cause, position=event.start, end=event.end, first_offset=first,
-                                     last_offset=last))
-                pending = None
-            elif kind is LargeEntry:
-                report(DamagedRegion("batch-too-large", f"an entry of {event.size} bytes is above the limit of "
-                                     f"{reader.max_batch_bytes}", position=event.position,
-                                     end=event.position + event.size))
+        for item in readable(reader.events()):
+            if isinstance(item, Damage):
+                report(self._region(item, reader.max_batch_bytes))
+            elif isinstance(item, framing.Stop):
+                stop = item
             else:
-                stop = event
-        if pending is not None:
-            report(DamagedRegion(pending.error.code, f"{pending.error.message}; skipped this entry",
-                                 position=pending.position, end=pending.position + pending.size))
+                self.result.end = item.position + item.size
+                self._next = item.last_offset + 1
+                yield item
         if stop is not None and stop.code != "damaged-range":  # a damaged range was reported where it was met
             self._tail(stop)
             if self.result.damage is not None:
                 end = reader.end
                 report(DamagedRegion(stop.code or stop.kind, stop.message or stop.kind, position=stop.position,
                                      end=end, first_offset=self._next_offset(stop.position)))
+
+    def _region(self, damage: Damage, max_batch_bytes: int) -> DamagedRegion:
+        entry, event = damage.entry, damage.damaged
+        if damage.large is not None:
+            return DamagedRegion("batch-too-large", f"an entry of {damage.large.size} bytes is above the limit of "
+                                 f"{max_batch_bytes}", position=damage.start, end=damage.end)
+        if event is None:
+            return DamagedRegion(damage.code, f"{entry.error.message}; skipped this entry", position=damage.start,
+                                 end=damage.end)
+        cause = event.cause if entry is None else f"{entry.error.message}, and {event.cause}"
+        first = None if event.last_good_offset is None else event.last_good_offset + 1
+        if first is None and event.start == 0:
+            first = segment_base_offset(self.path)
+        last = event.next_good_offset - 1 if event.resumed and event.next_good_offset is not None else None
+        return DamagedRegion(damage.code, cause, position=event.start, end=event.end, first_offset=first,
+                             last_offset=last)
 
     def _next_offset(self, position):
         if self._next is not None:
