@@ -251,3 +251,33 @@ def test_fixture_files_have_wrappers_and_damage(fast):
                 got = check_same(fast, bytes(bad[:rnd.randrange(len(bad) + 1)]), batch.position)
                 mutated += got[0] == "raised" or got[3] is not None
     assert magics == {0, 1} and walked > 20 and mutated > 5
+
+
+# --- the record-line renderer for legacy messages: compiled vs pure -----------------------------------------
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inner_sets(), st.sampled_from(["CreateTime", "LogAppendTime", "NoTimestampType"]), st.sampled_from(["", "}"]),
+       st.booleans(), st.booleans())
+def test_render_legacy_lines_same_text(fast, data, ts_name, brace, print_data, skip_metadata):
+    from kdump.render._lines import render_legacy_lines
+    from kdump.render.kafka_text import render_legacy_lines_py
+    try:
+        cols, offsets, _ = inner_columns_py(data, 0)
+    except FormatError:
+        return
+    cols.offsets = offsets
+    ours, pure = [], []
+    render_legacy_lines(cols, ts_name, brace, print_data, skip_metadata, ours)
+    render_legacy_lines_py(cols, ts_name, brace, print_data, skip_metadata, pure)
+    assert ours == pure
+
+
+def test_render_legacy_lines_non_utf8(fast):
+    from kdump.render._lines import render_legacy_lines
+    from kdump.render.kafka_text import render_legacy_lines_py
+    data = message(0, 1, 0, 1, b"\xed\xa0\x80\xff", b"caf\xc3\xa9 \xc3") + message(1, 0, 0, 0, None, b"")
+    cols, cols.offsets, _ = inner_columns_py(data, 0)
+    ours, pure = [], []
+    render_legacy_lines(cols, "CreateTime", "", True, False, ours)
+    render_legacy_lines_py(cols, "CreateTime", "", True, False, pure)
+    assert ours == pure and "\ufffd" in ours[0]
