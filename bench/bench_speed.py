@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_dump import make_segment  # noqa: E402
+from bench_dump import make_segment, run_once  # noqa: E402
 
 LOG = "00000000000000000000.log"
 CRC_PASS = (
@@ -43,18 +42,9 @@ CRC_PASS = (
 
 
 def run(cmd: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (bytes) of one child process."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    with open(os.devnull, "wb") as devnull:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=devnull, stderr=subprocess.PIPE, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - start
-        err = proc.stderr.read()
-        proc.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed: {err.decode(errors='replace')}")
-    return elapsed, usage.ru_maxrss * 1024
+    """Wall seconds and peak RSS (bytes) of one child process running this checkout's kdump."""
+    os.environ["PYTHONPATH"] = str(ROOT)
+    return run_once(cmd)
 
 
 def best(cmd: list[str], runs: int) -> tuple[float, int]:

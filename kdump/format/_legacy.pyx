@@ -16,6 +16,7 @@ itself checked ``<= end``, inside a message), which is what makes the directives
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from libc.stdint cimport int64_t, uint32_t, int32_t
 
+from kdump.format._records import fast_buffer
 from kdump.format.columns import RecordColumns  # a leaf module (no kdump import of ours back here)
 
 # The pure twin (handed over by kdump._backend.pick: kdump.format.legacy imports this module).
@@ -53,21 +54,9 @@ cdef inline unsigned long _crc(const unsigned char *p, Py_ssize_t n) noexcept no
     return crc32(c, p, <unsigned int>n)
 
 
-cdef bint _fast_buffer(object data):
-    t = type(data)
-    if t is bytes or t is bytearray:
-        return True
-    if t is memoryview:
-        try:
-            return data.ndim == 1 and data.format == "B" and data.c_contiguous
-        except ValueError:  # released: the pure path fails (or not) as it does
-            return False
-    return False
-
-
 def inner_columns(data, pos0, start_at=0, max_count=None, first_index=0):
     """See :func:`kdump.format.legacy.inner_columns_py`."""
-    if (not _fast_buffer(data) or type(start_at) is not int or type(first_index) is not int
+    if (not fast_buffer(data) or type(start_at) is not int or type(first_index) is not int
             or (max_count is not None and type(max_count) is not int)):
         return inner_columns_py(data, pos0, start_at, max_count, first_index)
     cdef Py_buffer view
@@ -124,28 +113,12 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
         else:
             error = _error_at(data, pos0, pos, first_index + k)
             break
-        klen = <int32_t>_u32(p + q)  # q + 4 <= stop: the overhead sizes cover both length fields
-        q += 4
-        kp = q
-        if klen >= 0:
-            if klen > stop - q:
-                error = _error_at(data, pos0, pos, first_index + k)
-                break
-            q += klen
-        else:
-            klen = -1
-        if stop - q < 4:
+        q = _sized(p, q, stop, &kp, &klen)
+        if q >= 0:
+            q = _sized(p, q, stop, &vp, &vlen)
+        if q < 0:
             error = _error_at(data, pos0, pos, first_index + k)
             break
-        vlen = <int32_t>_u32(p + q)
-        q += 4
-        vp = q
-        if vlen >= 0:
-            if vlen > stop - q:
-                error = _error_at(data, pos0, pos, first_index + k)
-                break
-        else:
-            vlen = -1
         if attrs & CODEC_MASK:
             error = _error_at(data, pos0, pos, first_index + k)
             break
@@ -169,6 +142,24 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
     cols.count = k
     cols.error = error
     return cols, offsets, resume
+
+
+cdef inline Py_ssize_t _sized(const unsigned char *p, Py_ssize_t q, Py_ssize_t stop, Py_ssize_t *at,
+                              int32_t *length) noexcept nogil:
+    """An int32-length-prefixed byte string at ``q`` (-1: null): its position and length, and the position
+    after it; -1 when it does not fit before ``stop``."""
+    if stop - q < 4:
+        return -1
+    cdef int32_t n = <int32_t>_u32(p + q)
+    q += 4
+    at[0] = q
+    if n < 0:
+        length[0] = -1
+        return q
+    if n > stop - q:
+        return -1
+    length[0] = n
+    return q + n
 
 
 cdef object _error_at(object data, object pos0, Py_ssize_t pos, Py_ssize_t index):
