@@ -21,9 +21,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # module name -> source; each is optional, each imports only from its own layer or below.
 EXTENSIONS = {
     "kdump.format._records": "kdump/format/_records.pyx",  # magic-2 record decoder (twin: format.v2.parse_records_py)
+    "kdump.format._legacy": "kdump/format/_legacy.pyx",  # magic 0/1 inner message walk (twin: legacy.inner_columns_py)
     "kdump.render._lines": "kdump/render/_lines.pyx",  # DumpLogSegments record lines (twin: render_v2_lines_py)
     "kdump._arrow": "kdump/_arrow.pyx",  # records straight into Arrow buffers for the Spark data source
 }
+LIBRARIES = {"kdump.format._legacy": ["z"]}  # zlib's crc32 (the library Python's own zlib module links)
 REQUIRED = os.environ.get("KDUMP_REQUIRE_COMPILED", "") in ("1", "true", "yes")
 
 
@@ -43,7 +45,7 @@ def extensions():
             raise
         warn("Cython is not installed, so kdump's compiled modules are not built.")
         return []
-    exts = [Extension(name, [pyx]) for name, pyx in sources.items()]
+    exts = [Extension(name, [pyx], libraries=LIBRARIES.get(name, [])) for name, pyx in sources.items()]
     try:
         return cythonize(exts, language_level=3, quiet=True)
     except Exception:

@@ -6,7 +6,10 @@ importing only from its own layer or below (never the pure module that uses it):
 * ``kdump.format._records`` (``kdump/format/_records.pyx``): ``parse_records``, twin of
   ``kdump.format.v2.parse_records_py`` (decode a batch's records column-wise);
 * ``kdump.render._lines`` (``kdump/render/_lines.pyx``): ``render_v2_lines``, twin of
-  ``kdump.render.kafka_text.render_v2_lines_py`` (DumpLogSegments record lines).
+  ``kdump.render.kafka_text.render_v2_lines_py`` (DumpLogSegments record lines), and
+  ``render_legacy_lines``, twin of ``render_legacy_lines_py`` (the same for magic 0/1 messages);
+* ``kdump.format._legacy`` (``kdump/format/_legacy.pyx``): ``inner_columns``, twin of
+  ``kdump.format.legacy.inner_columns_py`` (walk a magic 0/1 wrapper's inner messages column-wise).
 
 A pure module picks its implementation with :func:`pick` when it is imported, which also hands the pure
 twin to the compiled module (for the inputs its fast path leaves to the pure function).
@@ -17,16 +20,17 @@ import os
 import sys
 
 try:
-    from kdump.format import _records
+    from kdump.format import _legacy, _records
     from kdump.render import _lines
 except ImportError:
-    _records = _lines = None
+    _legacy = _records = _lines = None
 
-COMPILED_AVAILABLE = _records is not None and _lines is not None
+COMPILED_AVAILABLE = _records is not None and _lines is not None and _legacy is not None
 BACKEND = "compiled" if COMPILED_AVAILABLE and os.environ.get("KDUMP_PURE_PYTHON", "") not in (
     "1", "true", "yes") else "python"
 
-COMPILED = {"parse_records": _records, "render_v2_lines": _lines}  # accelerated name -> its compiled module
+COMPILED = {"parse_records": _records, "render_v2_lines": _lines, "inner_columns": _legacy,
+            "render_legacy_lines": _lines}  # accelerated name -> its compiled module
 _PURE: dict = {}  # accelerated name -> the pure twin, as the pure modules picked
 
 
@@ -45,7 +49,7 @@ def use(backend: str) -> None:
     the new one by themselves)."""
     global BACKEND
     if backend == "compiled" and not COMPILED_AVAILABLE:
-        raise RuntimeError("the compiled extensions kdump.format._records and kdump.render._lines are not built")
+        raise RuntimeError("the compiled extensions kdump.format._records, _legacy and kdump.render._lines are not built")
     if backend not in ("compiled", "python"):
         raise ValueError(backend)
     BACKEND = backend

@@ -104,6 +104,11 @@ cdef object _varint_error(int st, str what, Py_ssize_t i, int max_bytes):
     return FormatError("varint-too-long", f"record {i}: {what} is a varint longer than {max_bytes} bytes")
 
 
+def fast_buffer(buf):
+    """Whether the compiled walks take ``buf`` (else the pure twin does); for the other compiled modules."""
+    return _fast_buffer(buf)
+
+
 cdef bint _fast_buffer(object buf):
     """Buffers whose indexing (``buf[i]``) gives the i-th byte as an int, and which read as one C array."""
     t = type(buf)

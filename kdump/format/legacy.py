@@ -197,24 +197,25 @@ class LegacyBatch:
             yield self.columns(limit)
             return
         data = self._decompress(limit)
-        cols, inner_offsets, _, resume = _inner_columns(data, self.position, 0, chunk)
+        cols, inner_offsets, resume = inner_columns(data, self.position, 0, chunk)
         if resume is None:
             yield self.columns_from(cols, inner_offsets, inner_offsets[-1])
             return
         last_inner, pos = inner_offsets[-1], resume
         while pos is not None:
-            _, offsets, _, pos = _inner_columns(data, self.position, pos, chunk)
+            _, offsets, pos = inner_columns(data, self.position, pos, chunk)
             if offsets:
                 last_inner = offsets[-1]
         base = self._base(last_inner)  # raises before any record is shown, as a whole-wrapper read does
-        pos = 0
+        pos, n = 0, 0
         while pos is not None:
-            cols, inner_offsets, _, pos = _inner_columns(data, self.position, pos, chunk)
+            cols, inner_offsets, pos = inner_columns(data, self.position, pos, chunk, n)
             cols.resume_at = pos
+            n += cols.count
             yield self._absolute(cols, inner_offsets, base)
 
     def _wrapper_columns(self, limit: int) -> RecordColumns:
-        cols, inner_offsets, _, _ = _inner_columns(self._decompress(limit), self.position)
+        cols, inner_offsets, _ = inner_columns(self._decompress(limit), self.position)
         return self.columns_from(cols, inner_offsets, inner_offsets[-1])
 
     def columns_from(self, cols: RecordColumns, inner_offsets: list[int], last_inner: int) -> RecordColumns:
@@ -272,9 +273,13 @@ class LegacyBatch:
         """The wrapper's inner messages as stored (stored offsets and timestamps), and the error that ended
         them (or None)."""
         data = self._decompress(limit)
-        cols, inner_offsets, bounds, _ = _inner_columns(data, self.position)
-        return [LegacyMessage(offset, data[start:stop]) for offset, (start, stop) in zip(inner_offsets, bounds)], \
-            cols.error
+        cols, inner_offsets, _ = inner_columns(data, self.position)
+        messages = []
+        stop = 0
+        for offset, size in zip(inner_offsets, cols.sizes):  # the inner messages follow each other
+            start, stop = stop + L.LOG_OVERHEAD, stop + size
+            messages.append(LegacyMessage(offset, data[start:stop]))
+        return messages, cols.error
 
     def __repr__(self) -> str:
         return f"LegacyBatch(position={self.position}, offset={self.last_offset}, magic={self.magic}, codec={self.codec_id})"
@@ -305,28 +310,31 @@ def _single(msg: LegacyMessage) -> RecordColumns:
     return cols
 
 
-def _inner_columns(data: bytes, pos0: int, start_at: int = 0, max_count: int | None = None):
+def inner_columns_py(data, pos0: int, start_at: int = 0, max_count: int | None = None, first_index: int = 0):
     """Split a decompressed inner message set: columns with the stored timestamps (offsets not set), the
-    stored inner offsets, each message's (start, end) in ``data``, and where to resume (None: the set
-    ended). Raises FormatError when not even one message can be read; ``error`` holds what ended the set
-    after some were. Kafka ends the set silently at a truncated last entry. In chunks: from byte
-    ``start_at``, at most ``max_count`` messages."""
+    stored inner offsets, and where to resume (None: the set ended). The messages follow each other, so
+    message ``i`` ends ``sum(cols.sizes[:i + 1])`` bytes after ``start_at``. Raises FormatError when not
+    even one message can be read; ``error`` holds what ended the set after some were (``error`` is None
+    and the messages end before ``len(data)``: the bytes after them are not a whole entry, where Kafka
+    ends the set silently). In chunks: from byte ``start_at``, at most ``max_count`` messages, numbered
+    from ``first_index`` in messages. ``pos0`` (the wrapper's position) is the errors' position.
+
+    Compiled twin: ``kdump.format._legacy.inner_columns`` (chosen by :mod:`kdump._backend`)."""
     cols = RecordColumns(data)
     cols.crcs, cols.magics, cols.valid = crcs, magics, valid = [], [], []
     timestamps, attributes, sizes, headers = cols.timestamps, cols.attributes, cols.sizes, cols.headers
     key_pos, key_len, value_pos, value_len = cols.key_pos, cols.key_len, cols.value_pos, cols.value_len
     inner_offsets: list[int] = []
-    bounds: list[tuple[int, int]] = []
     no_headers = ()
     error = None
     pos = start_at
     end = len(data)
     resume = None
     while end - pos >= L.LOG_OVERHEAD:
-        k = len(inner_offsets)
-        if k == max_count:
+        if len(inner_offsets) == max_count:
             resume = pos
             break
+        k = first_index + len(inner_offsets)
         offset, size = L.PREFIX.unpack_from(data, pos)
         if size < L.LEGACY_RECORD_OVERHEAD_V0:
             error = FormatError(
@@ -350,7 +358,6 @@ def _inner_columns(data: bytes, pos0: int, start_at: int = 0, max_count: int | N
                                 "(inner messages must not be compressed)", position=pos0)
             break
         inner_offsets.append(offset)
-        bounds.append((start, stop))
         timestamps.append(ts)
         attributes.append(attrs)
         key_pos.append(kpos)
@@ -367,4 +374,13 @@ def _inner_columns(data: bytes, pos0: int, start_at: int = 0, max_count: int | N
         raise error or FormatError("wrapper-empty", "compressed wrapper holds no inner messages", position=pos0)
     cols.count = len(inner_offsets)
     cols.error = error
-    return cols, inner_offsets, bounds, resume
+    return cols, inner_offsets, resume
+
+
+def _select():
+    # Chosen at import (the compiled twin when built, see kdump/_backend.py).
+    from kdump import _backend
+    return _backend.pick("inner_columns", inner_columns_py)
+
+
+inner_columns = _select()

@@ -130,11 +130,15 @@ class KafkaTextRenderer:
             parts.append(f"{prefix}payload: {value_text}")
         return "".join(parts)
 
-    def _v2_lines(self, batch, cols, decoded, lines: list) -> None:
+    def _fast_lines(self, decoded) -> bool:
+        """The common case, with compiled twins (kdump/render/_lines.pyx): default string decoders, nothing
+        decoded by an internal-topic decoder, and not the Scala tool's skip-metadata quirk."""
         default_decoders = not self.print_data or (
             getattr(self.key_decoder, "name", "") == "string" and getattr(self.value_decoder, "name", "") == "string")
-        if not batch.is_control and default_decoders and not (self.scala and self.skip_metadata) \
-                and decoded is None:
+        return default_decoders and not (self.scala and self.skip_metadata) and decoded is None
+
+    def _v2_lines(self, batch, cols, decoded, lines: list) -> None:
+        if not batch.is_control and self._fast_lines(decoded):
             # the common case, with a compiled twin (kdump/render/_lines.pyx)
             render_v2_lines(cols, batch.timestamp_type.display_name, batch.base_offset, batch.base_sequence,
                             self.print_data, self.skip_metadata, lines)
@@ -168,6 +172,9 @@ class KafkaTextRenderer:
     def _legacy_lines(self, batch, cols, decoded, lines: list) -> None:
         ts_name = batch.timestamp_type.display_name
         brace = "}" if self.scala else ""
+        if self._fast_lines(decoded):
+            render_legacy_lines(cols, ts_name, brace, self.print_data, self.skip_metadata, lines)
+            return
         skip = self.skip_metadata
         prefix = "| " if skip else " "
         offsets, timestamps, key_len, value_len = cols.offsets, cols.timestamps, cols.key_len, cols.value_len
@@ -204,31 +211,49 @@ def render_v2_lines_py(cols, ts_name: str, base_offset: int, base_seq: int, prin
                        skip_metadata: bool, lines: list) -> None:
     """Record lines of a non-control magic-2 batch with the default (string) decoders, newest tool's text.
     The compiled twin in kdump/render/_lines.pyx must print exactly the same."""
-    key_pos, key_len, value_pos, value_len = cols.key_pos, cols.key_len, cols.value_pos, cols.value_len
-    buf = cols.buf
-    prefix = "| " if skip_metadata else " "
-    append = lines.append
     for i in range(cols.count):
         meta = "" if skip_metadata else _v2_meta(cols, i, ts_name, base_offset, base_seq)
-        if not print_data:
-            append(meta)
-            continue
-        kl = key_len[i]
-        vl = value_len[i]
-        if kl >= 0:
-            if vl >= 0:
-                append(f"{meta}{prefix}key: {_text(buf, key_pos[i], kl)} payload: {_text(buf, value_pos[i], vl)}")
-            else:
-                append(f"{meta}{prefix}key: {_text(buf, key_pos[i], kl)}")
-        elif vl >= 0:
-            append(f"{meta}{prefix}payload: {_text(buf, value_pos[i], vl)}")
+        _append_line(lines, cols, i, meta, print_data, skip_metadata)
+
+
+def render_legacy_lines_py(cols, ts_name: str, brace: str, print_data: bool, skip_metadata: bool,
+                           lines: list) -> None:
+    """Record lines of magic 0/1 messages with the default (string) decoders (``brace``: the Scala tool's
+    stray ``}``). The compiled twin in kdump/render/_lines.pyx must print exactly the same."""
+    offsets, timestamps, key_len, value_len = cols.offsets, cols.timestamps, cols.key_len, cols.value_len
+    valid, crcs = cols.valid, cols.crcs
+    for i in range(cols.count):
+        meta = "" if skip_metadata else (
+            f"| offset: {offsets[i]} {ts_name}: {timestamps[i]} keySize: {key_len[i]} "
+            f"valueSize: {value_len[i]} isValid: {_bool(valid[i])} crc: {crcs[i]}{brace}")
+        _append_line(lines, cols, i, meta, print_data, skip_metadata)
+
+
+def _append_line(lines: list, cols, i: int, meta: str, print_data: bool, skip_metadata: bool) -> None:
+    """Record ``i``'s line: its metadata, then with ``print_data`` its key and payload as text."""
+    if not print_data:
+        lines.append(meta)
+        return
+    buf = cols.buf
+    prefix = "| " if skip_metadata else " "
+    kl = cols.key_len[i]
+    vl = cols.value_len[i]
+    if kl >= 0:
+        if vl >= 0:
+            lines.append(f"{meta}{prefix}key: {_text(buf, cols.key_pos[i], kl)} "
+                         f"payload: {_text(buf, cols.value_pos[i], vl)}")
         else:
-            append(meta)
+            lines.append(f"{meta}{prefix}key: {_text(buf, cols.key_pos[i], kl)}")
+    elif vl >= 0:
+        lines.append(f"{meta}{prefix}payload: {_text(buf, cols.value_pos[i], vl)}")
+    else:
+        lines.append(meta)
 
 
-def _select():
+def _select(name, pure):
     from kdump import _backend
-    return _backend.pick("render_v2_lines", render_v2_lines_py)
+    return _backend.pick(name, pure)
 
 
-render_v2_lines = _select()
+render_v2_lines = _select("render_v2_lines", render_v2_lines_py)
+render_legacy_lines = _select("render_legacy_lines", render_legacy_lines_py)

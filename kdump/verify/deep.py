@@ -25,12 +25,14 @@ The rules, with where they come from:
 """
 from __future__ import annotations
 
+import zlib
+
 from kdump import codec as _codec
 from kdump.errors import FormatError
 from kdump.format import columns as _columns
 from kdump.format import layout as L
 from kdump.decode.control import InvalidControl, TxnMarker, UnknownControl, decode_control
-from kdump.format.legacy import LegacyMessage
+from kdump.format import legacy as _legacy
 from kdump.findings import finding_code
 
 
@@ -176,8 +178,9 @@ def _check_control(v, batch, cols, where: dict, n: int) -> None:
 def check_legacy_wrapper(v, batch) -> tuple[int, int | None]:
     """Deep checks of one CRC-valid compressed magic 0/1 wrapper. Returns (records, first offset or None).
 
-    The inner message set is walked here rather than through ``LegacyBatch.records`` because verify also
-    wants what that reader forgives: bytes after the last whole inner message, inner CRCs, inner magics.
+    The inner message set is walked by the reader's own walk (``legacy.inner_columns``, compiled when
+    built), in chunks, and checked here for what Kafka's reader forgives: bytes after the last whole inner
+    message, inner CRCs, inner magics, offsets that do not increase.
     """
     msg = batch.message
     pos = batch.position
@@ -197,59 +200,39 @@ def check_legacy_wrapper(v, batch) -> tuple[int, int | None]:
     except _codec.CodecError as e:
         v._add("decompress-failed", f"failed to decompress the wrapper's inner messages: {e}", **where)
         return 0, None
-    # One pass, keeping counts and the first of each problem (not a message object per inner message: a
-    # wrapper may hold millions); the problems are reported in the order magic, CRC, offsets.
-    n = 0
-    first_inner = prev = last_inner = None
-    low = high = None  # magic 1 inner timestamps
-    first_problem: dict[str, str] = {}
-    p = 0
-    end = len(data)
+    # Chunk by chunk, keeping counts and the first of each problem (a wrapper may hold millions of
+    # messages); the problems are reported in the order magic, CRC, offsets.
+    inner = _InnerChecks(msg.magic)
+    p = 0  # where the next chunk starts in ``data``
     broken = False
-    while end - p >= L.LOG_OVERHEAD:
-        offset, size = L.PREFIX.unpack_from(data, p)
-        if size < L.LEGACY_RECORD_OVERHEAD_V0:
-            v._add("inner-message-too-small", f"inner message {n} (decompressed byte {p}) declares size {size}; "
-                   f"the minimum is {L.LEGACY_RECORD_OVERHEAD_V0}", **where)
-            broken = True
-            break
-        if p + L.LOG_OVERHEAD + size > end:
-            break  # reported below as trailing bytes (Kafka's reader ends the set silently here)
+    while True:
         try:
-            m = LegacyMessage(offset, data[p + L.LOG_OVERHEAD:p + L.LOG_OVERHEAD + size], where=f"inner message {n}")
-        except FormatError as e:
-            v._add("inner-message-invalid", e.message, **where)
+            cols, offsets, resume = _legacy.inner_columns(data, pos, p, _columns.RECORDS_PER_CHUNK, inner.n)
+        except FormatError as e:  # nothing at all could be read
+            cols, offsets, resume = None, [], None
+            error = e
+        else:
+            error = cols.error
+            inner.feed(data, p, cols, offsets)
+            p += sum(cols.sizes)
+        if error is not None and error.code != "wrapper-empty":
+            v._add(*_inner_error(error, inner.n, data, p), **where)
             broken = True
             break
-        if m.codec_id != _codec.NONE:
-            v._add("inner-compressed", f"inner message {n} is itself compressed (codec {m.codec_id})", **where)
-            broken = True
+        if resume is None:
             break
-        if m.magic != msg.magic and "inner-magic-mismatch" not in first_problem:
-            first_problem["inner-magic-mismatch"] = f"inner message {n} has magic {m.magic}, its wrapper magic {msg.magic}"
-        if "inner-crc-mismatch" not in first_problem and not m.is_valid():
-            first_problem["inner-crc-mismatch"] = f"inner message {n}: stored CRC-32 {m.crc}, computed {m.compute_crc()}"
-        if prev is not None and m.offset <= prev and "inner-offset-invalid" not in first_problem:
-            first_problem["inner-offset-invalid"] = f"inner message {n} has offset {m.offset} after {prev}"
-        prev = m.offset
-        if first_inner is None:
-            first_inner = m.offset
-        if m.magic == 1:
-            low = m.timestamp if low is None else min(low, m.timestamp)
-            high = m.timestamp if high is None else max(high, m.timestamp)
-        n += 1
-        p += L.LOG_OVERHEAD + size
-    if not broken and p < end:
-        v._add("inner-trailing-bytes", f"{end - p} bytes after the last whole inner message (decompressed byte {p}) "
-               "are ignored by Kafka's reader", **where)
+    n = inner.n
+    if not broken and p < len(data):
+        v._add("inner-trailing-bytes", f"{len(data) - p} bytes after the last whole inner message (decompressed "
+               f"byte {p}) are ignored by Kafka's reader", **where)
     if not n:
         if not broken:
             v._add("wrapper-empty", "compressed wrapper holds no inner messages", **where)
         return 0, None
-    for code in ("inner-magic-mismatch", "inner-crc-mismatch", "inner-offset-invalid"):
-        if code in first_problem:
-            v._add(code, first_problem[code], **where)
-    last_inner = prev
+    for code, message in inner.first_problem.items():
+        v._add(code, message, **where)
+    first_inner, last_inner = inner.first, inner.prev
+    low, high = inner.low, inner.high
     # After a broken inner message the rest of the set is unknown: its last offset and largest timestamp
     # cannot be compared with the wrapper's.
     if msg.magic == 0:
@@ -275,3 +258,61 @@ def check_legacy_wrapper(v, batch) -> tuple[int, int | None]:
                 v._add("max-timestamp-mismatch", f"CreateTime wrapper timestamp {msg.timestamp} but the largest inner "
                        f"timestamp is {high}", **where)
     return n, first
+
+
+def _inner_error(error: FormatError, n: int, data, p: int) -> tuple[str, str]:
+    """The finding for the walk's error at inner message ``n`` (at byte ``p`` of ``data``)."""
+    if error.code == "inner-compressed":
+        attributes = data[p + L.LOG_OVERHEAD + L.LEGACY_BODY_ATTRIBUTES_AT]
+        return error.code, f"inner message {n} is itself compressed (codec {attributes & L.LEGACY_CODEC_MASK})"
+    if error.code == "inner-message-too-small":
+        return error.code, error.message
+    return "inner-message-invalid", error.message
+
+
+class _InnerChecks:
+    """What verify checks over a wrapper's inner messages, fed chunk by chunk of columns (stored offsets
+    and timestamps): the first magic unlike the wrapper's, the first bad CRC, the first offset that does
+    not increase; the first and last offsets, the range of magic-1 timestamps. Whole-list operations for
+    the common case (every check passes), a loop only to find where one fails."""
+
+    def __init__(self, magic: int):
+        self.magic = magic
+        self.n = 0
+        self.first = self.prev = None
+        self.low = self.high = None
+        self.first_problem: dict[str, str] = {}
+
+    def feed(self, data, p: int, cols, offsets) -> None:
+        k = cols.count
+        if not k:
+            return
+        n, problems, magics = self.n, self.first_problem, cols.magics
+        if "inner-magic-mismatch" not in problems and magics.count(self.magic) != k:
+            i = next(i for i, m in enumerate(magics) if m != self.magic)
+            problems["inner-magic-mismatch"] = f"inner message {n + i} has magic {magics[i]}, its wrapper magic {self.magic}"
+        if "inner-crc-mismatch" not in problems and not all(cols.valid):
+            i = cols.valid.index(False)
+            stop = p + sum(cols.sizes[:i + 1])
+            start = stop - cols.sizes[i] + L.LOG_OVERHEAD
+            computed = zlib.crc32(memoryview(data)[start + L.LEGACY_CRC_START:stop])
+            problems["inner-crc-mismatch"] = f"inner message {n + i}: stored CRC-32 {cols.crcs[i]}, computed {computed}"
+        if "inner-offset-invalid" not in problems:
+            prev = self.prev
+            first = offsets[0]
+            if not ((prev is None or first > prev) and offsets == list(range(first, first + k))):
+                for i, off in enumerate(offsets):
+                    if prev is not None and off <= prev:
+                        problems["inner-offset-invalid"] = f"inner message {n + i} has offset {off} after {prev}"
+                        break
+                    prev = off
+        if self.first is None:
+            self.first = offsets[0]
+        self.prev = offsets[-1]
+        if self.magic == 1 or 1 in magics:
+            ts = cols.timestamps if magics.count(1) == k else [t for t, m in zip(cols.timestamps, magics) if m == 1]
+            if ts:
+                low, high = min(ts), max(ts)
+                self.low = low if self.low is None else min(self.low, low)
+                self.high = high if self.high is None else max(self.high, high)
+        self.n = n + k

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Every row of issue 13's speed table in one go, with ratios beside the absolute figures.
+
+    python bench/bench_speed.py [--records 2000000] [--runs 3] [--convert-runs 1] [--out bench/out]
+
+Prepares (once, cached under OUT): the segments of bench_dump.py (RECORDS records in magic-2 batches of
+1,000, 12-byte keys, 100-byte values; codec none and lz4), and the same records in magic 1 written by
+kdump's own ``convert --to-magic 1`` (lz4 wrappers from the lz4 segment, plain messages from the other).
+Then runs each command as a child process (stdout to /dev/null) and prints the best wall-clock seconds of
+RUNS, records/s, the ratio the table's target is about, and the peak RSS of the child.
+
+The shallow-verify row compares ``kdump verify`` with a bare CRC-32C pass over the same file, done here:
+the file read in 1 MiB chunks, each chunk CRC-32C'd (the C function kdump itself uses), in a child
+process of its own so that both sides pay the interpreter's start-up.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_dump import make_segment, run_once  # noqa: E402
+
+LOG = "00000000000000000000.log"
+CRC_PASS = (
+    "import sys\n"
+    "from kdump._crc import crc32c\n"
+    "with open(sys.argv[1], 'rb', buffering=0) as f:\n"
+    "    while True:\n"
+    "        chunk = f.read(1 << 20)\n"
+    "        if not chunk:\n"
+    "            break\n"
+    "        crc32c(chunk)\n"
+)
+
+
+def run(cmd: list[str]) -> tuple[float, int]:
+    """Wall seconds and peak RSS (bytes) of one child process running this checkout's kdump."""
+    os.environ["PYTHONPATH"] = str(ROOT)
+    return run_once(cmd)
+
+
+def best(cmd: list[str], runs: int) -> tuple[float, int]:
+    results = [run(cmd) for _ in range(runs)]
+    return min(r[0] for r in results), max(r[1] for r in results)
+
+
+def kdump(*args: str) -> list[str]:
+    return [sys.executable, "-m", "kdump", *args]
+
+
+def convert_cmd(src: Path, out_dir: Path, magic: int, compression: str = "keep") -> list[str]:
+    return kdump("convert", str(src), "--to-magic", str(magic), "--compression", compression, "-o", f"{out_dir}/",
+                 "--force")
+
+
+def prepare(out: Path, records: int) -> dict[str, Path]:
+    files = {}
+    for name, codec in (("none", 0), ("lz4", 3)):
+        path = out / f"{name}-{records}" / LOG
+        t = time.perf_counter()
+        make_segment(path, records, 1000, codec)
+        files[f"v2-{name}"] = path
+        v1 = out / "speed" / f"v1-{name}-{records}"
+        if not (v1 / LOG).exists():
+            run(convert_cmd(path, v1, 1))
+        files[f"v1-{name}"] = v1 / LOG
+        print(f"# {name}: magic 2 {path.stat().st_size / 1e6:.1f} MB, magic 1 {(v1 / LOG).stat().st_size / 1e6:.1f} MB "
+              f"({time.perf_counter() - t:.1f} s to prepare)", flush=True)
+    return files
+
+
+class Table:
+    def __init__(self, records: int):
+        self.records = records
+        print(f"{'row':58} {'seconds':>8} {'records/s':>12} {'ratio':>7} {'target':>14} {'RSS MB':>7}")
+
+    def row(self, label: str, seconds: float, rss: int, ratio: str = "", target: str = "") -> None:
+        print(f"{label:58} {seconds:8.2f} {self.records / seconds:12,.0f} {ratio:>7} {target:>14} {rss / 1e6:7.1f}",
+              flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--records", type=int, default=2_000_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--convert-runs", type=int, default=1)
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    ap.add_argument("--skip-convert", action="store_true")
+    args = ap.parse_args()
+
+    from kdump._backend import BACKEND
+    files = prepare(args.out, args.records)
+    print(f"# python {sys.version.split()[0]}, backend {BACKEND}, best of {args.runs} runs "
+          f"({args.convert_runs} for convert), {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    t = Table(args.records)
+    runs = args.runs
+
+    # 1. verify --deep, magic 1 (lz4 wrappers) vs magic 2 (lz4 batches): the same records.
+    v2, rss2 = best(kdump("verify", "--deep", str(files["v2-lz4"])), runs)
+    v1, rss1 = best(kdump("verify", "--deep", str(files["v1-lz4"])), runs)
+    t.row("verify --deep, magic 2 lz4", v2, rss2)
+    t.row("verify --deep, magic 1 lz4 wrappers", v1, rss1, f"{v1 / v2:.2f}x", "<= 1.5x v2")
+
+    # 2. dump --deep-iteration --print-data-log, magic 1 vs magic 2.
+    deep = ("dump", "--deep-iteration", "--print-data-log")
+    d2, rss2 = best(kdump(*deep, str(files["v2-lz4"])), runs)
+    d1, rss1 = best(kdump(*deep, str(files["v1-lz4"])), runs)
+    t.row("dump --deep-iteration --print-data-log, magic 2 lz4", d2, rss2)
+    t.row("dump --deep-iteration --print-data-log, magic 1 lz4", d1, rss1, f"{d1 / d2:.2f}x", "<= 1.5x v2")
+
+    # 4-5. JSON vs text, and the text rate (magic 2, none).
+    text, rss_t = best(kdump(*deep, str(files["v2-none"])), runs)
+    js, rss_j = best(kdump(*deep, "--format", "json", str(files["v2-none"])), runs)
+    t.row("dump --deep-iteration --print-data-log, v2 none (text)", text, rss_t, "", ">= 1.5M rec/s")
+    t.row("dump --format json --deep-iteration --print-data-log", js, rss_j, f"{js / text:.2f}x", "<= 1x text")
+
+    # 6. verify --deep rate (magic 2, none).
+    vd, rss = best(kdump("verify", "--deep", str(files["v2-none"])), runs)
+    t.row("verify --deep, v2 none", vd, rss, "", ">= 6M rec/s")
+
+    # 7. shallow verify vs a bare CRC-32C pass over the file.
+    crc, rss_c = best([sys.executable, "-c", CRC_PASS, str(files["v2-none"])], runs)
+    sv, rss = best(kdump("verify", str(files["v2-none"])), runs)
+    t.row("bare CRC-32C pass over the v2 none file (1 MiB reads)", crc, rss_c)
+    t.row("verify (shallow), v2 none", sv, rss, f"{sv / crc:.2f}x", "<= 1.5x CRC")
+
+    # 3. convert, either direction, codec none (target), lz4 and gzip (reported).
+    if args.skip_convert:
+        return
+    work = args.out / "speed" / "convert"
+    legs = [
+        ("convert none, magic 2 -> 1", files["v2-none"], 1, "keep"),
+        ("convert none, magic 1 -> 2", files["v1-none"], 2, "keep"),
+        ("convert lz4, magic 2 -> 1", files["v2-lz4"], 1, "keep"),
+        ("convert lz4, magic 1 -> 2", files["v1-lz4"], 2, "keep"),
+        ("convert gzip, magic 2 (lz4) -> 1 gzip", files["v2-lz4"], 1, "gzip"),
+        ("convert gzip, magic 1 (lz4) -> 2 gzip", files["v1-lz4"], 2, "gzip"),
+    ]
+    for label, src, magic, compression in legs:
+        dst = work / label.replace(" ", "_").replace(",", "").replace(">", "").replace("(", "").replace(")", "")
+        secs, rss = best(convert_cmd(src, dst, magic, compression), args.convert_runs)
+        target = ">= 1M rec/s" if "none" in label else "(report)"
+        t.row(label, secs, rss, "", target)
+        shutil.rmtree(dst, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+# cython: language_level=3
+# cython: boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
+"""Compiled twin of :func:`kdump.format.legacy.inner_columns_py`: the walk of a decompressed magic 0/1
+inner message set into :class:`~kdump.format.columns.RecordColumns` (spec §3.2-3.3).
+
+Same contract, to the value: the same columns (stored inner offsets and timestamps, key/value positions,
+sizes, CRCs, magics, CRC validity), the same place to resume, the same error. Errors are rare, so they
+are not rebuilt here: at the first message the fast walk cannot take (too small, unparseable, itself
+compressed) the pure twin walks that one message and its error is used as it is, which makes the
+messages identical by construction. ``tests/test_speedups.py`` checks the whole contract differentially.
+
+Every byte read is preceded by a bounds check against ``end = len(data)`` (the message's own ``stop``,
+itself checked ``<= end``, inside a message), which is what makes the directives above safe.
+"""
+
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+from libc.stdint cimport int64_t, uint32_t, int32_t
+
+from kdump.format._records import fast_buffer
+from kdump.format.columns import RecordColumns  # a leaf module (no kdump import of ours back here)
+
+# The pure twin (handed over by kdump._backend.pick: kdump.format.legacy imports this module).
+inner_columns_py = None
+
+cdef extern from "zlib.h":
+    unsigned long crc32(unsigned long crc, const unsigned char *buf, unsigned int length) nogil
+
+cdef enum:
+    LOG_OVERHEAD = 12          # offset int64 + size int32
+    OVERHEAD_V0 = 14           # crc 4, magic 1, attributes 1, key size 4, value size 4
+    OVERHEAD_V1 = 22           # + timestamp 8
+    CRC_START = 4              # the CRC covers magic .. end
+    CODEC_MASK = 0x07
+    NO_TIMESTAMP = -1
+
+
+cdef inline int64_t _i64(const unsigned char *p) noexcept nogil:
+    return <int64_t>((<unsigned long long>p[0] << 56) | (<unsigned long long>p[1] << 48) |
+                     (<unsigned long long>p[2] << 40) | (<unsigned long long>p[3] << 32) |
+                     (<unsigned long long>p[4] << 24) | (<unsigned long long>p[5] << 16) |
+                     (<unsigned long long>p[6] << 8) | <unsigned long long>p[7])
+
+
+cdef inline uint32_t _u32(const unsigned char *p) noexcept nogil:
+    return (<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | <uint32_t>p[3]
+
+
+cdef inline unsigned long _crc(const unsigned char *p, Py_ssize_t n) noexcept nogil:
+    cdef unsigned long c = crc32(0, NULL, 0)
+    while n > 0x40000000:  # zlib takes an unsigned int length
+        c = crc32(c, p, 0x40000000)
+        p += 0x40000000
+        n -= 0x40000000
+    return crc32(c, p, <unsigned int>n)
+
+
+def inner_columns(data, pos0, start_at=0, max_count=None, first_index=0):
+    """See :func:`kdump.format.legacy.inner_columns_py`."""
+    if (not fast_buffer(data) or type(start_at) is not int or type(first_index) is not int
+            or (max_count is not None and type(max_count) is not int)):
+        return inner_columns_py(data, pos0, start_at, max_count, first_index)
+    cdef Py_buffer view
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        return _walk(data, <const unsigned char *>view.buf, view.len, pos0, start_at, max_count, first_index)
+    finally:
+        PyBuffer_Release(&view)
+
+
+cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object pos0, object start_at_obj,
+                  object max_count_obj, object first_index):
+    if start_at_obj < 0 or start_at_obj > end:
+        return inner_columns_py(data, pos0, start_at_obj, max_count_obj, first_index)
+    cdef Py_ssize_t start_at = start_at_obj
+    cdef Py_ssize_t max_count = -1 if max_count_obj is None else max_count_obj
+    if max_count_obj is not None and max_count_obj < 0:
+        max_count = -1  # as in the pure walk, a count never equals a negative limit
+    cols = RecordColumns(data)
+    cdef list offsets = [], timestamps = cols.timestamps, attributes = cols.attributes, sizes = cols.sizes
+    cdef list headers = cols.headers, key_pos = cols.key_pos, key_len = cols.key_len
+    cdef list value_pos = cols.value_pos, value_len = cols.value_len
+    cdef list crcs = [], magics = [], valid = []
+    cols.crcs, cols.magics, cols.valid = crcs, magics, valid
+    no_headers = ()
+    cdef Py_ssize_t pos = start_at, start, stop, q, kp, vp, k = 0
+    cdef int32_t size, klen, vlen
+    cdef int64_t ts
+    cdef uint32_t crc
+    cdef int magic, attrs
+    error = None
+    resume = None
+    while end - pos >= LOG_OVERHEAD:
+        if k == max_count:
+            resume = pos
+            break
+        size = <int32_t>_u32(p + pos + 8)
+        start = pos + LOG_OVERHEAD
+        if size >= OVERHEAD_V0 and start + size > end:
+            break  # Kafka ends the inner set silently at a truncated last entry
+        stop = start + size
+        # The fast walk: an uncompressed magic 0/1 message whose key and value fit (else the pure twin says why).
+        if size < OVERHEAD_V0:
+            error = _error_at(data, pos0, pos, first_index + k)
+            break
+        magic = p[start + 4]
+        attrs = <signed char>p[start + 5]
+        if magic == 0:
+            ts = NO_TIMESTAMP
+            q = start + 6
+        elif magic == 1 and size >= OVERHEAD_V1:
+            ts = _i64(p + start + 6)
+            q = start + 14
+        else:
+            error = _error_at(data, pos0, pos, first_index + k)
+            break
+        q = _sized(p, q, stop, &kp, &klen)
+        if q >= 0:
+            q = _sized(p, q, stop, &vp, &vlen)
+        if q < 0:
+            error = _error_at(data, pos0, pos, first_index + k)
+            break
+        if attrs & CODEC_MASK:
+            error = _error_at(data, pos0, pos, first_index + k)
+            break
+        crc = _u32(p + start)
+        offsets.append(_i64(p + pos))
+        timestamps.append(ts)
+        attributes.append(attrs)
+        key_pos.append(kp)
+        key_len.append(klen)
+        value_pos.append(vp)
+        value_len.append(vlen)
+        headers.append(no_headers)
+        sizes.append(LOG_OVERHEAD + size)
+        crcs.append(crc)
+        magics.append(magic)
+        valid.append(_crc(p + start + CRC_START, size - CRC_START) == crc)
+        k += 1
+        pos = stop
+    if k == 0 and start_at == 0:
+        return inner_columns_py(data, pos0, start_at_obj, max_count_obj, first_index)  # raises its error
+    cols.count = k
+    cols.error = error
+    return cols, offsets, resume
+
+
+cdef inline Py_ssize_t _sized(const unsigned char *p, Py_ssize_t q, Py_ssize_t stop, Py_ssize_t *at,
+                              int32_t *length) noexcept nogil:
+    """An int32-length-prefixed byte string at ``q`` (-1: null): its position and length, and the position
+    after it; -1 when it does not fit before ``stop``."""
+    if stop - q < 4:
+        return -1
+    cdef int32_t n = <int32_t>_u32(p + q)
+    q += 4
+    at[0] = q
+    if n < 0:
+        length[0] = -1
+        return q
+    if n > stop - q:
+        return -1
+    length[0] = n
+    return q + n
+
+
+cdef object _error_at(object data, object pos0, Py_ssize_t pos, Py_ssize_t index):
+    """The pure twin's error for the message at ``pos`` (the ``index``-th of the walk)."""
+    return inner_columns_py(data, pos0, pos, 1, index)[0].error
