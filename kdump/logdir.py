@@ -213,6 +213,12 @@ def kraft_snapshot_id(path) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+def file_name(base_offset: int, kind: FileKind) -> str:
+    """Kafka's name for a segment file (``LogFileUtils.filenamePrefixFromOffset``): the base offset zero-padded
+    to 20 digits, then the kind's suffix (``00000000000000000042.log``)."""
+    return f"{base_offset:020d}{SUFFIXES[kind]}"
+
+
 def sibling(path, kind: FileKind) -> str:
     """The file of ``kind`` beside ``path`` for the same offset: the name up to its first dot, then the kind's
     suffix (``…/00000000000000000042.log`` -> ``…/00000000000000000042.index``)."""

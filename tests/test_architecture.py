@@ -7,6 +7,7 @@ too, and ``importlib.import_module("kdump....")`` with a literal (or f-string pr
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,32 @@ def test_the_layout_check_finds_what_it_looks_for(tmp_path):
     assert sorted(_layout_spellings(sample)) == [
         "2: struct.Struct(...)", "3: struct.unpack_from(...)", "4: head[16]", "5: int.from_bytes of a fixed slice",
         "5: key[2:4]", "6: from struct import ..."]
+
+
+# --- Kafka's directory layout: one module -----------------------------------------------------------------
+# File-name rules of a log directory (segment names, index suffixes) are spelled only in
+# kdump/logdir.py; everything else asks it (classify, named_kind, sibling, file_name, segment_base_offset...).
+_NAME_RULES = re.compile(
+    r""":020d|%020d|\.endswith\(\s*["'](?:\.log|\.index|\.timeindex|\.txnindex|\.snapshot|\.checkpoint)["']"""
+    r"""|["']\.(?:timeindex|txnindex)["']""")
+
+
+def _name_rules(path: Path) -> list[str]:
+    found = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        code = line.split("#", 1)[0]
+        if _NAME_RULES.search(code) and not code.lstrip().startswith(('"', "'", "``")):
+            found.append(f"{n}: {line.strip()}")
+    return found
+
+
+def test_directory_layout_only_in_logdir():
+    spelled = {m: found for m, p in MODULES.items() if m != "kdump.logdir"
+               for found in [_name_rules(p)] if found}
+    assert spelled == {}
+
+
+def test_the_name_rule_check_finds_what_it_looks_for(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text('name = f"{base:020d}.log"\nok = p.endswith(".timeindex")\n')
+    assert len(_name_rules(bad)) == 2

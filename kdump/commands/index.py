@@ -149,12 +149,12 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui):
     from kdump.commands.progress import file_sizes, with_progress
     from kdump.errors import KdumpError, WriteError
     from kdump.index.rebuild import RebuildError, rebuild_directory, rebuild_segment
-    from kdump.logdir import expand
+    from kdump.logdir import FileKind, expand, named_kind
 
     if not paths:
         raise click.UsageError("no paths given: name .log segments or partition directories")
     for p in paths:
-        if not os.path.isdir(p) and os.path.exists(p) and not p.endswith(".log"):
+        if not os.path.isdir(p) and os.path.exists(p) and named_kind(p) is not FileKind.LOG:
             raise click.BadParameter(f"{p}: name the segment's .log file (or its directory)")
     if output is not None:
         make_output_dir(output)

@@ -56,7 +56,7 @@ def segments_in(directory) -> list[str]:
 
 def output_path_for(source, output) -> str:
     """Where the converted ``source`` goes: ``output`` itself, or ``output/<source name>`` when ``output``
-    is an existing directory or ends with a path separator (which keeps Kafka's ``%020d.log`` name)."""
+    is an existing directory or ends with a path separator (which keeps Kafka's 20-digit segment name)."""
     source = os.fspath(source)
     output = os.fspath(output)
     if os.path.isdir(output) or output.endswith(os.sep) or (os.altsep and output.endswith(os.altsep)):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from kdump.errors import FormatError
-from kdump.logdir import FileKind, LogDir, Partition, classify, directory_state, topic_partition
+from kdump.logdir import FileKind, LogDir, Partition, directory_state, named_kind, topic_partition
 from kdump.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
 
 
@@ -76,9 +76,7 @@ def sources(paths, topic: str) -> list[Source]:
             raise ReplayInputError(f"{path}: not a regular file: not opened (reading it could block)")
         directory = os.path.dirname(os.path.abspath(path))
         _check_topic(directory, topic, path)
-        kind = classify(path)
-        if kind is FileKind.UNKNOWN and path.endswith(".checkpoint"):
-            kind = FileKind.KRAFT_CHECKPOINT  # bootstrap.checkpoint and other snapshot copies
+        kind = named_kind(path)  # by suffix for copies: bootstrap.checkpoint and other snapshot copies
         if kind not in (FileKind.LOG, FileKind.KRAFT_CHECKPOINT):
             raise ReplayInputError(f"{path}: not a log segment (.log) or KRaft snapshot (.checkpoint)")
         src = named_files.get(directory)

@@ -22,6 +22,7 @@ import shutil
 import uuid
 from dataclasses import dataclass, field
 
+from kdump.logdir import FileKind, classify, file_name
 from kdump.spark import options as O
 
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
@@ -105,7 +106,7 @@ class PartitionWriter:
             self._roll()
         if self._segment is None:
             from kdump import SegmentWriter
-            path = os.path.join(self.directory, f"{b.base_offset:020d}.log")
+            path = os.path.join(self.directory, file_name(b.base_offset, FileKind.LOG))
             if os.path.exists(path):
                 raise WriteError(f"{path} exists; kdump never replaces a segment")
             self._segment = [SegmentWriter(path), b.base_offset, 0, b.base_offset]
@@ -224,7 +225,7 @@ class KafkaLogWriter(DataSourceArrowWriter):
                                      "'partition') so that one task writes each topic-partition")
             target = os.path.join(self.path, f"{topic}-{part}")
             os.makedirs(target, exist_ok=True)
-            if any(n.endswith(".log") for n in os.listdir(target)):
+            if any(classify(n) is FileKind.LOG for n in os.listdir(target)):
                 raise WriteError(f"{target} already holds segments; kdump never adds to or replaces them")
             for staging, w in items:
                 src_dir = os.path.join(staging, f"{topic}-{part}")
