@@ -54,8 +54,8 @@ import os
 import shutil
 import signal
 import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from kdump.errors import KdumpError
 from kdump.logdir import backup_path, kdump_temporary, temporary_affixes
@@ -179,7 +179,8 @@ class AtomicFile:
             if self.path == p or (os.path.lexists(self.path) and _same_file(self.path, p)):
                 raise AtomicWriteError(f"refusing to write {self.path}: it is an input file ({p})")
         if not overwrite and os.path.lexists(self.path):
-            raise FileExistsError(f"{self.path} exists (not replaced unless asked to; the old file is then kept as .bak)")
+            raise FileExistsError(f"{self.path} exists (not replaced unless asked to; "
+                                  "the old file is then kept as .bak)")
         fd, self._tmp = _mkstemp(self.path)
         try:
             umask = os.umask(0)
@@ -194,13 +195,13 @@ class AtomicFile:
         self._prepared = False
 
     @classmethod
-    def from_file(cls, path, source, *, overwrite: bool = False, backup: bool = True) -> "AtomicFile":
+    def from_file(cls, path, source, *, overwrite: bool = False, backup: bool = True) -> AtomicFile:
         """A finished, already verified file ``source`` (on the same file system) to be moved to ``path``: it is
         renamed to a temporary name beside ``path`` now and placed like a written one (:class:`AtomicGroup`)."""
         f = cls(path, overwrite=overwrite, backup=backup, compare_bytes=False)
         f._file.close()
         os.replace(source, f._tmp)
-        f._file = open(f._tmp, "rb")  # holds the lock on the moved file
+        f._file = open(f._tmp, "rb")  # noqa: SIM115 -- holds the lock on the moved file until close()
         _lock(f._file.fileno())
         f._size = os.path.getsize(f._tmp)
         f._prepared = True
@@ -310,7 +311,7 @@ class AtomicFile:
         except OSError:
             pass
 
-    def __enter__(self) -> "AtomicFile":
+    def __enter__(self) -> AtomicFile:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -417,7 +418,8 @@ class AtomicGroup:
         return self.adopt(f, last=last)
 
     def adopt(self, f: AtomicFile, *, last: bool = False) -> AtomicFile:
-        """A member made elsewhere (e.g. :class:`kdump.writer.SegmentWriter`'s file, or :meth:`AtomicFile.from_file`)."""
+        """A member made elsewhere (e.g. :class:`kdump.writer.SegmentWriter`'s file, or
+        :meth:`AtomicFile.from_file`)."""
         if os.path.dirname(f.path) != self.directory:
             f.abort()
             self.abort()

@@ -255,7 +255,10 @@ def _where(f: Finding, last: Finding | None = None) -> str:
     else:
         where = f" at byte {first_pos}"
     lo = f.first_offset
-    hi = (last.last_offset if last.last_offset is not None else last.first_offset) if last is not None else f.last_offset
+    if last is None:
+        hi = f.last_offset
+    else:
+        hi = last.last_offset if last.last_offset is not None else last.first_offset
     if lo is None:
         return where
     return where + (f" offsets {lo}-{hi}" if hi not in (None, lo) else f" offset {lo}")

@@ -69,7 +69,7 @@ SUFFIXES = {FileKind.LOG: ".log", FileKind.INDEX: ".index", FileKind.TIMEINDEX: 
 _BY_SUFFIX = {suffix: kind for kind, suffix in SUFFIXES.items()}
 SEGMENT_COMPANIONS = (FileKind.INDEX, FileKind.TIMEINDEX, FileKind.TXNINDEX)
 # files a partition's segments are read with (dumped with ``companions``, checked by ``index check``)
-COMPANION_KINDS = frozenset(SEGMENT_COMPANIONS + (FileKind.PRODUCER_SNAPSHOT,))
+COMPANION_KINDS = frozenset((*SEGMENT_COMPANIONS, FileKind.PRODUCER_SNAPSHOT))
 TEXT_KINDS = frozenset((FileKind.LEADER_EPOCH_CHECKPOINT, FileKind.PARTITION_METADATA, FileKind.OFFSET_CHECKPOINT))
 
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
@@ -195,7 +195,7 @@ def base_offset_from_name(path) -> int | None:
 def segment_base_offset(path) -> int | None:
     """The base offset of a segment or of one of its indexes (``<digits>.log|.index|.timeindex|.txnindex``), None
     for any other name."""
-    if classify(path) in (FileKind.LOG,) + SEGMENT_COMPANIONS:
+    if classify(path) in (FileKind.LOG, *SEGMENT_COMPANIONS):
         return int(_name(path).split(".", 1)[0])
     return None
 
@@ -312,7 +312,7 @@ class Partition:
         self.topic, self.partition = named if named is not None else (None, None)
         self.rescan()
 
-    def rescan(self) -> "Partition":
+    def rescan(self) -> Partition:
         self.files: list[tuple[str, FileKind]] = []
         self.refused: list[Refused] = []
         self.subdirectories: list[str] = []

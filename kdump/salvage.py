@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 from kdump.atomic import AtomicGroup, TemporaryDirectory, fsync_directory
 from kdump.findings import ERROR
 from kdump.logdir import FileKind, Partition
-from kdump.segment import (DEFAULT_MAX_BATCH_BYTES, BadEntry, DamagedRange, GoodBatch, LargeEntry, SegmentReader,
-                           Stop)
+from kdump.segment import DEFAULT_MAX_BATCH_BYTES, BadEntry, DamagedRange, GoodBatch, LargeEntry, SegmentReader, Stop
 from kdump.verify.walk import SegmentVerifier, VerifyOptions
 from kdump.writer import SegmentWriter, WriteVerificationError
 

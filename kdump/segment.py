@@ -23,7 +23,7 @@ event walk computes its CRC in chunks instead); the resynchronising scan holds a
 from __future__ import annotations
 
 import os
-from typing import Iterator, Union
+from collections.abc import Iterator
 
 from kdump.errors import FormatError
 from kdump.format import framing as F
@@ -34,7 +34,7 @@ from kdump.format.limits import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSE
 from kdump.format.v2 import RecordBatch
 from kdump.logdir import base_offset_from_name  # (kdump.index and spark import it from here too)
 
-Batch = Union[RecordBatch, LegacyBatch]
+Batch = RecordBatch | LegacyBatch
 
 WINDOW = 1 << 20  # bytes scanned at a time when resynchronising
 CHUNK = 1 << 20  # bytes held at a time when computing the CRC of a large entry
@@ -91,7 +91,7 @@ class DamagedRange:
                 f"next_good_offset={self.next_good_offset}, code={self.code!r})")
 
 
-Event = Union[GoodBatch, LargeEntry, BadEntry, DamagedRange, Stop]
+Event = GoodBatch | LargeEntry | BadEntry | DamagedRange | Stop
 
 
 class SegmentReader:
@@ -113,7 +113,7 @@ class SegmentReader:
         self.start = start
         self.max_batch_bytes = max_batch_bytes
         self.live = live
-        self._file = open(self.path, "rb", buffering=1 << 20)  # read-only, always
+        self._file = open(self.path, "rb", buffering=1 << 20)  # noqa: SIM115 -- read-only, always; closed by close()
         self.file_size = os.fstat(self._file.fileno()).st_size
         self.end = self.file_size if max_bytes is None else min(self.file_size, max_bytes)
         self.limited = max_bytes is not None and max_bytes < self.file_size
@@ -124,7 +124,7 @@ class SegmentReader:
     def close(self) -> None:
         self._file.close()
 
-    def __enter__(self) -> "SegmentReader":
+    def __enter__(self) -> SegmentReader:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -267,7 +267,7 @@ class SegmentReader:
             pos = damage.end
             f.seek(pos)
 
-    def _large_entry(self, probe: "Prober", pos: int, offset: int, size: int):
+    def _large_entry(self, probe: Prober, pos: int, offset: int, size: int):
         """An entry above max_batch_bytes: magic and CRC checked (in chunks), the body not read."""
         total = L.LOG_OVERHEAD + size
         head = probe.read(pos, L.V2_RECORD_BATCH_OVERHEAD)
@@ -283,7 +283,7 @@ class SegmentReader:
         return LargeEntry(pos, total, offset, magic, header)
 
 
-def _damaged(probe: "Prober", start: int, q: int | None, last_good, code: str | None, cause: str) -> DamagedRange:
+def _damaged(probe: Prober, start: int, q: int | None, last_good, code: str | None, cause: str) -> DamagedRange:
     """Bytes from ``start`` are no entry; ``q``: where the next good entry starts (None: none does);
     ``last_good``: the last good batch (or LargeEntry) before them."""
     if last_good is None:

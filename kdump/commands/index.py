@@ -6,6 +6,7 @@ import os
 
 import click
 
+from kdump.commands.findings import FAIL_ON_EXIT, FAIL_ON_OK, fail_on_option
 from kdump.commands.options import (
     Ui,
     exit_help,
@@ -14,7 +15,6 @@ from kdump.commands.options import (
     output_path_option,
     text_only,
 )
-from kdump.commands.findings import FAIL_ON_EXIT, FAIL_ON_OK, fail_on_option
 from kdump.errors import EXIT_DATA, EXIT_USAGE
 
 CHECK_EXIT_HELP = exit_help(ok=FAIL_ON_OK, data=FAIL_ON_EXIT)

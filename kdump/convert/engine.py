@@ -27,8 +27,8 @@ read-back verification recomputes from the written file (:mod:`kdump.convert.out
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from kdump import codec as _codec
 from kdump.errors import EXIT_DATA, FormatError, KdumpError
@@ -641,7 +641,8 @@ class Converter:
         try:
             self._write_batch(run)
         except ValueError as e:
-            self._refuse_bad_value(e, self._run_position, f"the messages at offsets {run.base_offset}-{run.last_offset}")
+            self._refuse_bad_value(e, self._run_position,
+                                   f"the messages at offsets {run.base_offset}-{run.last_offset}")
 
     def _single_message(self, batch, padding: int) -> None:
         """An uncompressed legacy message written below magic 2 without compression: copied, or converted

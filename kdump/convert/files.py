@@ -160,12 +160,13 @@ def _add_indexes(group, temporary_log: str, log_path: str) -> IndexStatus:
         from kdump.index.rebuild import RebuildError, RebuildOutcome, add_recovery, recover_segment, state_before
     except ImportError:
         return IndexStatus(False, note="indexes were not rebuilt: this kdump has no index rebuild "
-                                       "(kdump.index.rebuild); Kafka rebuilds missing indexes when it loads the segment")
+                                       "(kdump.index.rebuild); "
+                                       "Kafka rebuilds missing indexes when it loads the segment")
     try:
         state = state_before(os.path.dirname(log_path), base)
         rec = recover_segment(temporary_log, producer_state=state, base_offset=base)
         outcome = RebuildOutcome(rec)
-        paths = dict(zip(("index", "timeindex", "txnindex"), _index_targets(log_path)))
+        paths = dict(zip(("index", "timeindex", "txnindex"), _index_targets(log_path), strict=True))
         add_recovery(group, rec, paths, outcome)
     except (RebuildError, OSError) as e:
         return IndexStatus(False, problem=True, note=f"indexes were not rebuilt: {e}")
@@ -241,7 +242,7 @@ def _move_into(work: str, output_dir: str, results: list, overwrite: bool) -> No
         members = [r.output] + (list(r.indexes.files) if r.indexes is not None else [])
         targets = [os.path.join(output_dir, os.path.basename(p)) for p in members]
         group.clean(targets)
-        for src, target in zip(members, targets):
+        for src, target in zip(members, targets, strict=True):
             ours = group.may_replace(target)
             group.adopt(AtomicFile.from_file(target, src, overwrite=ours, backup=target != targets[0]),
                         last=classify(target) is FileKind.INDEX)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import Iterator
+from collections.abc import Iterator
 
 from kdump import codec as _codec
 from kdump.errors import FormatError
@@ -135,7 +135,7 @@ class LegacyBatch:
         try:
             self.message = LegacyMessage(offset, body, where=f"magic {body[L.BODY_MAGIC]} message")
         except FormatError as e:
-            raise e.at(position)
+            raise e.at(position) from None
         self._columns = None
 
     # Kafka reports the wrapper's own fields at batch level.
@@ -253,13 +253,15 @@ class LegacyBatch:
         msg = self.message
         pos0 = self.position
         if msg.codec_id == _codec.ZSTD:
-            raise FormatError("codec-invalid", f"zstd is not allowed in a magic {msg.magic} wrapper (only in magic 2 batches)",
+            raise FormatError("codec-invalid", f"zstd is not allowed in a magic {msg.magic} wrapper "
+                                               "(only in magic 2 batches)",
                               position=pos0)
         if msg.codec_id > _codec.ZSTD:
             raise FormatError("codec-invalid", f"unknown compression type id {msg.codec_id}", position=pos0)
         if msg.value is None:
             raise FormatError("wrapper-invalid",
-                              f"compressed magic {msg.magic} wrapper has a null value (no inner messages)", position=pos0)
+                              f"compressed magic {msg.magic} wrapper has a null value "
+                              "(no inner messages)", position=pos0)
         try:
             return _codec.decompress(msg.codec_id, msg.value, magic=msg.magic, limit=limit)
         except _codec.DecompressedTooLarge as e:
@@ -273,11 +275,13 @@ class LegacyBatch:
         them (or None)."""
         data = self._decompress(limit)
         cols, inner_offsets, bounds, _ = _inner_columns(data, self.position)
-        return [LegacyMessage(offset, data[start:stop]) for offset, (start, stop) in zip(inner_offsets, bounds)], \
-            cols.error
+        messages = [LegacyMessage(offset, data[start:stop])
+                    for offset, (start, stop) in zip(inner_offsets, bounds, strict=False)]
+        return messages, cols.error
 
     def __repr__(self) -> str:
-        return f"LegacyBatch(position={self.position}, offset={self.last_offset}, magic={self.magic}, codec={self.codec_id})"
+        return (f"LegacyBatch(position={self.position}, offset={self.last_offset}, magic={self.magic}, "
+                f"codec={self.codec_id})")
 
 
 def _no_sequence(offset: int) -> int:

@@ -109,7 +109,7 @@ class Field:
     tagged: Versions = NONE
     tag: int | None = None
     default: Any = None  # the Python default value (already parsed)
-    struct: "Struct | None" = None
+    struct: Struct | None = None
     flexible: Versions | None = None  # a string/bytes field's own flexibleVersions override
     ignorable: bool = False
     json_name: str = ""
@@ -166,7 +166,7 @@ def _kafka_error(text: str, code: str = "schema-invalid") -> SchemaError:
 
 
 # --- building schemas from message definitions --------------------------------------------------------
-def _parse_default(ftype: str, text, nullable: Versions, struct_: "Struct | None"):
+def _parse_default(ftype: str, text, nullable: Versions, struct_: Struct | None):
     if ftype.startswith("[]"):
         return None if text == "null" else []
     if text == "null":

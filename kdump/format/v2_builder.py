@@ -14,13 +14,25 @@ Every function returns whole entries (the 12-byte offset/size prefix included).
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from kdump import codec as _codec
 from kdump._crc import crc32c as _crc32c
 from kdump.format import layout as L
-from kdump.format.builder_args import (INT16_MAX, INT16_MIN, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, check_bytes,
-                                       check_codec, check_int, check_timestamp, check_timestamp_type, refuse_record)
+from kdump.format.builder_args import (
+    INT16_MAX,
+    INT16_MIN,
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    check_bytes,
+    check_codec,
+    check_int,
+    check_timestamp,
+    check_timestamp_type,
+    refuse_record,
+)
 from kdump.format.types import TimestampType
 from kdump.format.varint import encode_varint
 
@@ -116,7 +128,8 @@ def _encode_header_key(key) -> bytes:
 
 
 def encode_headers(headers) -> list[tuple[bytes, bytes | None]]:
-    """``(key, value)`` pairs (key str or bytes, value bytes or None) checked and as :func:`encode_record` takes them."""
+    """``(key, value)`` pairs (key str or bytes, value bytes or None) checked and as :func:`encode_record` takes
+    them."""
     if headers is None:
         raise TypeError("headers must be a sequence of (key, value) pairs (use () for none), not None")
     out = []

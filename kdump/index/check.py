@@ -86,7 +86,7 @@ class PartitionChecker:
                                                       logs[i + 1].base_offset if i + 1 < len(logs) else None,
                                                       i == len(logs) - 1)
         self._facts: _PartitionFacts | None = None
-        self._log_end: int | None | bool = False
+        self._log_end: int | bool | None = False
 
     # --- whole directory ------------------------------------------------------------------------------
     def check_all(self) -> list[FileReport]:
@@ -134,8 +134,8 @@ class PartitionChecker:
             reports.append(self._guard("index", present["index"], self.check_offset_index, base, seg))
         elif seg is not None:
             r = _Report(sibling(seg.log_path, FileKind.INDEX), "index")
-            r.add("index-missing", WARNING, "the segment has no offset index: Kafka rebuilds it at startup (recovery of "
-                  "this segment); `kdump index rebuild` writes the same file")
+            r.add("index-missing", WARNING, "the segment has no offset index: Kafka rebuilds it at startup "
+                  "(recovery of this segment); `kdump index rebuild` writes the same file")
             reports.append(r.finish())
         if "timeindex" in present:
             reports.append(self._guard("timeindex", present["timeindex"], self.check_time_index, base, seg))
@@ -145,7 +145,8 @@ class PartitionChecker:
             r = _Report(sibling(seg.log_path, FileKind.TXNINDEX), "txnindex")
             first = seg.recovery.aborted[0]
             r.add("txnindex-missing", ERROR,
-                  f"the log has {len(seg.recovery.aborted)} aborted transaction(s) (first: producer {first.producer_id}, "
+                  f"the log has {len(seg.recovery.aborted)} aborted transaction(s) "
+                  f"(first: producer {first.producer_id}, "
                   f"offsets {first.first_offset}-{first.last_offset}) but there is no transaction index: consumers "
                   "reading committed data would see the aborted records", first_offset=first.first_offset,
                   last_offset=first.last_offset)
@@ -292,8 +293,9 @@ class PartitionChecker:
         last = idx.entry(n - 1).offset if n else base
         if n and last < base:
             r.add("index-last-offset-below-base", ERROR,
-                  f"Kafka's sanity check: Corrupt index found, index file {os.path.abspath(idx.path)} has non-zero size "
-                  f"but the last offset is {last} which is less than the base offset {base}", position=(n - 1) * 8)
+                  f"Kafka's sanity check: Corrupt index found, index file {os.path.abspath(idx.path)} "
+                  f"has non-zero size but the last offset is {last} which is less than the base offset {base}",
+                  position=(n - 1) * 8)
         if seg is None:
             r.add("index-log-missing", ERROR, f"no segment {_log_name(idx.path)} beside this index (an orphan: Kafka "
                   "deletes it at startup)")
@@ -391,7 +393,7 @@ class PartitionChecker:
         theirs = rec.offset_entries() if kind == "index" else rec.time_entries()
         if ours == theirs:
             return
-        k = next((j for j, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
+        k = next((j for j, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b), min(len(ours), len(theirs)))
         at = (f"first difference at entry {k}: here {tuple(ours[k]) if k < len(ours) else 'nothing'}, recovery "
               f"{tuple(theirs[k]) if k < len(theirs) else 'nothing'}")
         r.add(f"{kind}-differs-from-recovery", INFO,
@@ -448,7 +450,8 @@ class PartitionChecker:
                           f"entry {i}: offset {e.offset} repeats the previous entry's", **where)
             prev = e
         if seg is None:
-            r.add("timeindex-log-missing", ERROR, f"no segment {_log_name(tidx.path)} beside this time index (an orphan)")
+            r.add("timeindex-log-missing", ERROR,
+                  f"no segment {_log_name(tidx.path)} beside this time index (an orphan)")
             return
         if not entries:
             if self.deep and seg.recovery is not None and seg.recovery.time_index:
@@ -736,7 +739,7 @@ class PartitionChecker:
         for p in cp.problems:
             r.add(p.code, ERROR, (f"line {p.line}: " if p.line else "") + p.message, position=p.position)
         prev = None
-        for (epoch, start), (line, pos) in zip(cp.entries, cp.entry_lines):
+        for (epoch, start), (line, pos) in zip(cp.entries, cp.entry_lines, strict=True):
             if epoch < 0 or start < 0:
                 r.add("leader-epoch-negative", ERROR, f"line {line}: epoch {epoch} start offset {start}: negative",
                       position=pos)
@@ -748,7 +751,7 @@ class PartitionChecker:
         if not self.segments:
             return r.finish()
         end = self.log_end_offset()
-        for (epoch, start), (line, pos) in zip(cp.entries, cp.entry_lines):
+        for (epoch, start), (line, pos) in zip(cp.entries, cp.entry_lines, strict=True):
             if end is not None and start > end:
                 r.add("leader-epoch-beyond-log-end", WARNING,
                       f"line {line}: epoch {epoch} starts at offset {start}, above the log end offset {end}",
@@ -766,8 +769,8 @@ class PartitionChecker:
                           "not list", first_offset=start)
                 elif in_file[epoch] != start and in_file[epoch] >= bases[0]:
                     r.add("leader-epoch-differs", WARNING,
-                          f"epoch {epoch}: the checkpoint says it starts at offset {in_file[epoch]}, its first batch in "
-                          f"the log is at offset {start}", first_offset=start)
+                          f"epoch {epoch}: the checkpoint says it starts at offset {in_file[epoch]}, "
+                          f"its first batch in the log is at offset {start}", first_offset=start)
         return r.finish()
 
 
@@ -810,7 +813,7 @@ def check_text_checkpoint(path: str) -> FileReport:
         r.add(p.code, ERROR, (f"line {p.line}: " if p.line else "") + p.message, position=p.position)
     if cp.kind == "offset-checkpoint":
         seen = set()
-        for (topic, part, off), (line, pos) in zip(cp.entries, cp.entry_lines):
+        for (topic, part, off), (line, pos) in zip(cp.entries, cp.entry_lines, strict=True):
             if (topic, part) in seen:
                 r.add("checkpoint-duplicate", WARNING, f"line {line}: {topic}-{part} is listed twice", position=pos)
             seen.add((topic, part))
@@ -901,8 +904,7 @@ def _check_path(p: str, deep: bool, index_interval_bytes: int) -> list[FileRepor
             if pm is not None:
                 reports.append(check_text_checkpoint(pm))
         else:
-            for q in here.files_of(FileKind.OFFSET_CHECKPOINT):
-                reports.append(check_text_checkpoint(q))
+            reports.extend(check_text_checkpoint(q) for q in here.files_of(FileKind.OFFSET_CHECKPOINT))
             for q in here.subdirectories:
                 if Partition(q).is_partition and not is_leftover_directory(q):
                     reports.extend(check_paths([q], deep=deep, index_interval_bytes=index_interval_bytes))

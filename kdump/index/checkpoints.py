@@ -19,8 +19,14 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from kdump.logdir import (LEADER_EPOCH_CHECKPOINT, OFFSET_CHECKPOINTS, PARTITION_METADATA,  # noqa: F401
-                          TEXT_CHECKPOINT_NAMES, FileKind, classify)
+from kdump.logdir import (  # noqa: F401
+    LEADER_EPOCH_CHECKPOINT,
+    OFFSET_CHECKPOINTS,
+    PARTITION_METADATA,
+    TEXT_CHECKPOINT_NAMES,
+    FileKind,
+    classify,
+)
 
 MAX_CHECKPOINT_BYTES = 64 << 20  # a checkpoint with a million partitions is ~50 MB; refuse anything larger
 

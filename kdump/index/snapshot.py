@@ -129,13 +129,13 @@ def parse_snapshot(data: bytes, path: str = "<bytes>") -> ProducerSnapshot:
         return schema(f"Error reading field 'producer_entries': Error reading array of size {count}, only "
                       f"{remaining} bytes available", IL.SNAPSHOT_COUNT_AT)
     pos = IL.SNAPSHOT_ENTRIES_AT
-    for i in range(count):
+    for _ in range(count):
         if pos + ENTRY_SIZE > n:
             # the field that runs out first, as Kafka's per-field read would name it
             field_sizes = IL.SNAPSHOT_ENTRY_FIELD_SIZES
             p = pos
             name = _ENTRY_FIELDS[0]
-            for fname, fsize in zip(_ENTRY_FIELDS, field_sizes):
+            for fname, fsize in zip(_ENTRY_FIELDS, field_sizes, strict=True):
                 if p + fsize > n:
                     name = fname
                     break

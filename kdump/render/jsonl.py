@@ -12,8 +12,8 @@ import json
 
 from kdump.decode.records import decode_records
 from kdump.format import layout as L
-from kdump.render.kafka_text import codec_label
 from kdump.render.escape import escape_json
+from kdump.render.kafka_text import codec_label
 
 _TS_NAMES = {-1: "NO_TIMESTAMP_TYPE", 0: "CREATE_TIME", 1: "LOG_APPEND_TIME"}
 

@@ -106,7 +106,7 @@ class _Log:
         try:
             if rec.key is None:
                 raise RecordError("the record has no key")
-            rtype, key_name, key_obj, value_name, version, value_obj = read_record(OFFSETS, rec.key, rec.value)
+            rtype, _key_name, key_obj, _value_name, version, value_obj = read_record(OFFSETS, rec.key, rec.value)
         except UnknownRecordType as e:
             self.skipped.append(Skipped(rec.file, rec.offset, f"unknown record type {e.record_type}"))
             return

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
 
 import pyarrow as pa
 
@@ -296,6 +296,4 @@ def _pruned(batch, o: ReadOptions) -> bool:
         return True
     if o.min_offset is not None and batch.last_offset < o.min_offset:
         return True
-    if o.min_timestamp is not None and batch.magic >= 2 and batch.max_timestamp < o.min_timestamp:
-        return True
-    return False
+    return o.min_timestamp is not None and batch.magic >= 2 and batch.max_timestamp < o.min_timestamp

@@ -55,6 +55,7 @@ class _Progress:
 def _export_task(index, slices, out_dir, options):
     """Write one task's records to ``out_dir/part-NNNNN.parquet`` (temp name, then rename); record count."""
     import pyarrow.parquet as pq
+
     from kdump.spark.schema import arrow_schema
     final = os.path.join(out_dir, f"part-{index:05d}.parquet")
     tmp = os.path.join(out_dir, f".part-{index:05d}-{uuid.uuid4().hex}.tmp")

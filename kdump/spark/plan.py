@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import glob
+import itertools
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -146,9 +147,7 @@ class Pruning:
     def keeps_partition(self, seg: SegmentFile) -> bool:
         if self.topics is not None and seg.topic not in self.topics:
             return False
-        if self.partitions is not None and seg.partition not in self.partitions:
-            return False
-        return True
+        return self.partitions is None or seg.partition in self.partitions
 
 
 def prune_segments(segments: list[SegmentFile], pruning: Pruning) -> list[SegmentFile]:
@@ -194,15 +193,15 @@ def slices_of(seg: SegmentFile, split: int) -> list[SegmentSlice]:
     cuts = []
     target = split
     for _, position in _source.offset_index_positions(index, seg.base_offset):
-        if position >= target and position < seg.size and (not cuts or position > cuts[-1]):
-            if _source.first_batch_at(seg.location, position) is not None:
-                cuts.append(position)
-                target = position + split
+        if (position >= target and position < seg.size and (not cuts or position > cuts[-1])
+                and _source.first_batch_at(seg.location, position) is not None):
+            cuts.append(position)
+            target = position + split
     if not cuts:
         return whole
     bounds = [0, *cuts, seg.size]
     out = []
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in itertools.pairwise(bounds):
         last = b == seg.size
         out.append(SegmentSlice(seg.location, seg.topic, seg.partition, a, None if last else b, b - a,
                                 seg.active and last))

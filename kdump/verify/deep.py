@@ -26,12 +26,12 @@ The rules, with where they come from:
 from __future__ import annotations
 
 from kdump import codec as _codec
+from kdump.decode.control import InvalidControl, TxnMarker, UnknownControl, decode_control
 from kdump.errors import FormatError
+from kdump.findings import finding_code
 from kdump.format import columns as _columns
 from kdump.format import layout as L
-from kdump.decode.control import InvalidControl, TxnMarker, UnknownControl, decode_control
 from kdump.format.legacy import LegacyMessage
-from kdump.findings import finding_code
 
 
 def check_v2(v, batch) -> int:
@@ -156,7 +156,7 @@ def _check_control(v, batch, cols, where: dict, n: int) -> None:
             if record.type is None:
                 v._add("control-key-invalid", f"control record {i}: {e.message}", **where)
             else:
-                code = e.code if e.code in ("end-txn-marker-invalid", "control-value-invalid") else "control-value-invalid"
+                code = e.code if e.code == "end-txn-marker-invalid" else "control-value-invalid"
                 v._add(code, f"control record {i} ({record.type.name}): {e.message}", **where)
             return
         if isinstance(record, TxnMarker):
@@ -226,9 +226,11 @@ def check_legacy_wrapper(v, batch) -> tuple[int, int | None]:
             broken = True
             break
         if m.magic != msg.magic and "inner-magic-mismatch" not in first_problem:
-            first_problem["inner-magic-mismatch"] = f"inner message {n} has magic {m.magic}, its wrapper magic {msg.magic}"
+            first_problem["inner-magic-mismatch"] = (f"inner message {n} has magic {m.magic}, "
+                                                     f"its wrapper magic {msg.magic}")
         if "inner-crc-mismatch" not in first_problem and not m.is_valid():
-            first_problem["inner-crc-mismatch"] = f"inner message {n}: stored CRC-32 {m.crc}, computed {m.compute_crc()}"
+            first_problem["inner-crc-mismatch"] = (f"inner message {n}: stored CRC-32 {m.crc}, "
+                                                   f"computed {m.compute_crc()}")
         if prev is not None and m.offset <= prev and "inner-offset-invalid" not in first_problem:
             first_problem["inner-offset-invalid"] = f"inner message {n} has offset {m.offset} after {prev}"
         prev = m.offset

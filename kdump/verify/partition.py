@@ -41,7 +41,7 @@ def file_kind(path: str) -> str:
 
 
 def verify_file(path: str, options: VerifyOptions, *, state: PartitionState | None = None,
-                progress=None) -> tuple[FileReport, "SegmentVerifier"]:
+                progress=None) -> tuple[FileReport, SegmentVerifier]:
     v = SegmentVerifier(path, options, kind=file_kind(path), state=state, progress=progress)
     v.run()
     return v.report, v
@@ -93,8 +93,7 @@ def _walk_dir(d: str, out: list) -> str | None:
             out.append(("leftovers", part.directory))
         out.append(("partition", (part.directory, [s.log for s in part.segments], part.kraft_snapshots,
                                   _has_companions(part))))
-    for refused in logdir.refused:
-        out.append(("error", (refused.path, refused.reason)))
+    out.extend(("error", (refused.path, refused.reason)) for refused in logdir.refused)
     return None
 
 

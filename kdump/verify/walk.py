@@ -23,15 +23,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kdump import codec as _codec
-from kdump.errors import FormatError
 from kdump.findings import MAX_PER_CODE, FileReport, Findings
 from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.format.legacy import LegacyBatch
 from kdump.format.v2 import RecordBatch
 from kdump.producer_state import ProducerStates
-from kdump.segment import (DEFAULT_MAX_BATCH_BYTES, BadEntry, DamagedRange, GoodBatch, LargeEntry, SegmentReader, Stop,
-                           base_offset_from_name)
+from kdump.segment import (
+    DEFAULT_MAX_BATCH_BYTES,
+    BadEntry,
+    DamagedRange,
+    GoodBatch,
+    LargeEntry,
+    SegmentReader,
+    Stop,
+    base_offset_from_name,
+)
 from kdump.verify.codes import CODES
 
 INT32_MAX = L.INT32_MAX
