@@ -377,26 +377,25 @@ class _DamageWalk:
         self.dumper, self.result, self.path = dumper, result, path
 
     def batches(self, reader: SegmentReader, window: _SeekWindow | None):
-        pending = None  # an entry that is no batch, reported with the damaged range that may start at it
+        pending: BadEntry | None = None  # a non-batch entry, reported with the damaged range that may start at it
         for event in reader.events():
-            kind = type(event)
-            if pending is not None and not (kind is DamagedRange and event.start == pending.position):
+            if pending is not None and not (isinstance(event, DamagedRange) and event.start == pending.position):
                 self._skipped(pending)
                 pending = None
-            if kind is GoodBatch:
+            if isinstance(event, GoodBatch):
                 yield event.batch
-            elif kind is BadEntry:
+            elif isinstance(event, BadEntry):
                 if event.batch is not None:  # parsed but fails its CRC: Kafka prints it, isvalid: false
                     yield event.batch
                 else:
                     pending = event
-            elif kind is DamagedRange:
+            elif isinstance(event, DamagedRange):
                 if not _before_window(event, window):
                     code = event.code or (pending.error.code if pending is not None else "damaged-range")
                     self._report(FormatError(code, _damage_message(event, pending, reader.start),
                                              position=event.start))
                 pending = None
-            elif kind is LargeEntry:
+            elif isinstance(event, LargeEntry):
                 self._report(FormatError("batch-too-large", _large_message(event, reader.max_batch_bytes),
                                          position=event.position))
             else:  # the Stop that ends every walk (also in reader.tail)

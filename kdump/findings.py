@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from kdump.finding_codes import CODES, ERROR, INFO, SEVERITIES, WARNING
 
@@ -194,6 +195,7 @@ def exit_code(reports: list[FileReport], fail_on: str = ERROR) -> int:
 def summary(reports: list[FileReport], fail_on: str = ERROR) -> dict:
     """The totals of a run, from every finding (listed or capped): files, files with findings, unreadable
     files, errors, warnings, infos, batches, records, bytes, and the exit code at ``fail_on``."""
+    out: dict[str, Any]
     out = {"files": len(reports), "filesWithFindings": 0, "unreadable": 0, "errors": 0, "warnings": 0, "infos": 0,
            "batches": 0, "records": 0, "bytes": 0, "failOn": fail_on, "exitCode": exit_code(reports, fail_on)}
     for r in reports:

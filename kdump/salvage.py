@@ -148,8 +148,7 @@ def plan(source: str, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_batc
     with SegmentReader(source, max_batch_bytes=max_batch_bytes) as reader:
         result.input_bytes = reader.file_size
         for event in reader.events():
-            kind = type(event)
-            if kind is GoodBatch:
+            if isinstance(event, GoodBatch):
                 batch = event.batch
                 before = judge.verifier.report.records
                 errors = judge.errors(batch)
@@ -171,13 +170,13 @@ def plan(source: str, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_batc
                     on_batch(batch)
                 if progress is not None:
                     progress(batch.position + batch.size)
-            elif kind is BadEntry:
+            elif isinstance(event, BadEntry):
                 result.dropped.append(_bad_entry(event))
                 judge.damage()
-            elif kind is DamagedRange:
+            elif isinstance(event, DamagedRange):
                 result.dropped.append(_damaged_range(event))
                 judge.damage()
-            elif kind is LargeEntry:
+            elif isinstance(event, LargeEntry):
                 result.dropped.append(Dropped(
                     event.position, event.position + event.size, "batch-too-large",
                     f"CRC-valid entry of {event.size} bytes, above --max-batch-bytes {max_batch_bytes}: its records "

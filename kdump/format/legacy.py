@@ -136,7 +136,7 @@ class LegacyBatch:
             self.message = LegacyMessage(offset, body, where=f"magic {body[L.BODY_MAGIC]} message")
         except FormatError as e:
             raise e.at(position) from None
-        self._columns = None
+        self._columns: RecordColumns | None = None
 
     # Kafka reports the wrapper's own fields at batch level.
     magic = property(lambda self: self.message.magic)

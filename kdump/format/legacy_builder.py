@@ -266,5 +266,6 @@ class LegacyMessageBuilder:
             wrapper_timestamp = L.NO_TIMESTAMP  # not written anyway
         else:
             wrapper_timestamp = self._max_timestamp
+        assert self.last_record_offset is not None  # set by every append, and _entries is not empty
         offset = self.last_record_offset if wrapper_offset is None else wrapper_offset
         return encode_message(offset, self.magic, self.timestamp_type, wrapper_timestamp, None, compressed, self.codec)

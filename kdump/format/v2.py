@@ -69,7 +69,7 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
     value_len = cols.value_len
     headers = cols.headers
     sizes = cols.sizes
-    no_headers = ()
+    no_headers: tuple[tuple[bytes, bytes | None], ...] = ()
     pos = start if at is None else at
     i = first
     last = count if stop is None or stop > count else stop
@@ -234,7 +234,7 @@ class RecordBatch:
         (self.partition_leader_epoch, _magic, self.crc, self.attributes, self.last_offset_delta,
          self.base_timestamp, self.max_timestamp, self.producer_id, self.producer_epoch,
          self.base_sequence, self.records_count) = L.V2_BODY_HEAD.unpack_from(body, 0)
-        self._valid = None
+        self._valid: bool | None = None
 
     # --- header-derived properties -------------------------------------------------------------
     @property

@@ -274,12 +274,14 @@ class RecordBatchBuilder:
         if not self._records:
             # Kafka's builder writes nothing for zero records; a count-0 batch only comes from the cleaner.
             raise ValueError("a record batch needs at least one record (use empty_batch() for a count-0 batch)")
+        assert self._base_timestamp is not None and self.last_offset is not None  # the first take() set them
         records = b"".join(self._records)
         if self.codec == _codec.NONE:
             payload = records
         else:
             payload = _codec.compress(self.codec, records, magic=MAGIC, level=self.compression_level)
         if self.timestamp_type is TimestampType.LOG_APPEND_TIME:
+            assert self.log_append_time is not None  # __init__ refuses a LOG_APPEND_TIME batch without it
             max_timestamp = self.log_append_time  # the broker's append time replaces every record's timestamp
         else:
             max_timestamp = self._max_timestamp

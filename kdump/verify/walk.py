@@ -126,19 +126,18 @@ class SegmentVerifier:
                       f"{MAX_SEGMENT_BYTES} bytes", length=end)
         good = self._good
         for event in reader.events():
-            kind = type(event)
-            if kind is GoodBatch:
+            if isinstance(event, GoodBatch):
                 batch = event.batch
                 if self.progress is not None:
                     self._tick(batch.position)
                 good(batch)
-            elif kind is BadEntry:
+            elif isinstance(event, BadEntry):
                 self._tick(event.position)
                 self._bad_entry(event)
-            elif kind is DamagedRange:
+            elif isinstance(event, DamagedRange):
                 self._tick(event.start)
                 self._damaged(event)
-            elif kind is LargeEntry:
+            elif isinstance(event, LargeEntry):
                 self._tick(event.position)
                 self._large_entry(event)
             else:
