@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kdump.errors import FormatError
 from kdump.findings import ERROR, INFO, WARNING, FileReport, Findings
@@ -34,6 +35,9 @@ from kdump.index.time_index import max_record_timestamp
 from kdump.logdir import FileKind, Partition, segment_base_offset, sibling
 from kdump.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
 
+if TYPE_CHECKING:
+    from kdump.index.rebuild import Recovery
+
 # Entries checked against the log per index file: 4x what Kafka's default segment.index.bytes (10 MiB) holds.
 # Bounds memory (the deep checks keep entries in a list); larger files are checked up to here, and said so.
 MAX_CHECK_ENTRIES = 4 * 1310720
@@ -42,14 +46,19 @@ _KAFKA_VERSIONS_RECORD_OFFSET = ("written by a broker that stored the offset of 
                                  "KAFKA-16310); time lookups still find the right batch")
 
 
-class _Report(Findings):
-    """The shared collector, with the severity given at each call (index check's call sites name it)."""
+class _Report:
+    """The shared collector (:class:`Findings`), with the severity given at each call (index check's call sites
+    name it); a wrapper, not a subclass, because ``add`` takes the severity first."""
 
     def __init__(self, path: str, kind: str, size: int = 0):
-        super().__init__(FileReport(path, kind, bytes=size))
+        self._findings = Findings(FileReport(path, kind, bytes=size))
+        self.report = self._findings.report
 
     def add(self, code: str, severity: str, message: str, **where) -> None:
-        super().add(code, message, severity=severity, **where)
+        self._findings.add(code, message, severity=severity, **where)
+
+    def finish(self) -> FileReport:
+        return self._findings.finish()
 
 
 @dataclass
@@ -59,7 +68,7 @@ class _Segment:
     next_base: int | None
     is_last: bool
     log_size: int | None = None
-    recovery: object = None  # kdump.index.rebuild.Recovery, deep mode
+    recovery: Recovery | None = None  # deep mode
     recovery_error: str | None = None
 
 
@@ -82,6 +91,7 @@ class PartitionChecker:
         logs = self.partition.segments
         self.segments = {}
         for i, seg in enumerate(logs):
+            assert seg.log is not None  # Partition.segments are those with a log
             self.segments[seg.base_offset] = _Segment(seg.base_offset, seg.log,
                                                       logs[i + 1].base_offset if i + 1 < len(logs) else None,
                                                       i == len(logs) - 1)
@@ -154,10 +164,10 @@ class PartitionChecker:
         return reports
 
     # --- deep context ---------------------------------------------------------------------------------
-    def _recover(self, seg: _Segment) -> None:
+    def _recover(self, seg: _Segment) -> _PartitionFacts:
         """Recovery of every segment up to ``seg``, in order, carrying producer state (once per checker)."""
         if self._facts is not None:
-            return
+            return self._facts
         from kdump.index.rebuild import RebuildError, recover_segment, state_before
         facts = _PartitionFacts()
         bases = sorted(self.segments)
@@ -180,6 +190,7 @@ class PartitionChecker:
             if rec.leader_epochs:
                 epoch = rec.leader_epochs[-1][0]
         self._facts = facts
+        return facts
 
     def _segment_log_size(self, seg: _Segment | None) -> int | None:
         if seg is None:
@@ -304,8 +315,11 @@ class PartitionChecker:
         if seg is not None:
             try:
                 fd = os.open(seg.log_path, os.O_RDONLY)
-            except OSError as e:
-                r.add("index-log-unreadable", ERROR, f"cannot read {seg.log_path}: {e.strerror or e}")
+            except OSError as err:
+                r.add("index-log-unreadable", ERROR, f"cannot read {seg.log_path}: {err.strerror or err}")
+            else:
+                if log_size is None:  # the size could not be read before the open
+                    log_size = os.fstat(fd).st_size
         entries = []  # (slot, offset, position) of plausible entries, for the deep chain check
         try:
             prev = None
@@ -325,7 +339,7 @@ class PartitionChecker:
                               f"entry {i}: position {e.position} is not above the previous entry's {prev.position}",
                               **where)
                 prev = e
-                if fd is None:
+                if fd is None or log_size is None:
                     continue
                 if e.position >= log_size:
                     r.add("index-position-past-end", ERROR,
@@ -353,7 +367,7 @@ class PartitionChecker:
                           f"entry {i}: offset {e.offset}, but the batch at position {e.position} ends at offset "
                           f"{h.last_offset}{why}; DumpLogSegments reports this as a mismatch", **where)
                 entries.append((i, e.offset, e.position))
-            if fd is not None and self.deep and entries:
+            if fd is not None and log_size is not None and self.deep and entries:
                 self._offset_chain(fd, log_size, entries, r)
         finally:
             if fd is not None:
@@ -469,9 +483,11 @@ class PartitionChecker:
         log_size = self._segment_log_size(seg)
         try:
             fd = os.open(seg.log_path, os.O_RDONLY)
-        except OSError as e:
-            r.add("timeindex-log-unreadable", ERROR, f"cannot read {seg.log_path}: {e.strerror or e}")
+        except OSError as err:
+            r.add("timeindex-log-unreadable", ERROR, f"cannot read {seg.log_path}: {err.strerror or err}")
             return
+        if log_size is None:  # the size could not be read before the open
+            log_size = os.fstat(fd).st_size
         oidx = None
         try:
             try:
@@ -691,11 +707,12 @@ class PartitionChecker:
         r = _Report(path, "snapshot")
         try:
             snap = read_snapshot(path)
-        except OSError as e:
-            r.report.io_error = f"cannot read: {e.strerror or e}"
+        except OSError as err:
+            r.report.io_error = f"cannot read: {err.strerror or err}"
             return r.report
         r.report.bytes = snap.size
         if snap.error is not None:
+            assert snap.error_code is not None  # read_snapshot sets both
             r.add(snap.error_code, ERROR, snap.error + " (Kafka deletes the snapshot and rebuilds producer state "
                   "from the log)", position=snap.error_position)
             return r.finish()
@@ -703,7 +720,7 @@ class PartitionChecker:
             r.add("snapshot-trailing-bytes", WARNING,
                   f"{snap.trailing_bytes} bytes after the {len(snap.entries)} entries (Kafka ignores them; the CRC "
                   "covers them)", position=snap.size - snap.trailing_bytes, length=snap.trailing_bytes)
-        seen = {}
+        seen: dict[int, int] = {}  # producer id -> position of its entry
         for e in snap.entries:
             where = dict(position=e.position)
             if e.producer_id in seen:
@@ -758,9 +775,9 @@ class PartitionChecker:
                       position=pos)
         if self.deep and not cp.problems:
             bases = sorted(self.segments)
-            self._recover(self.segments[bases[0]])
+            facts = self._recover(self.segments[bases[0]])
             in_file = dict(cp.entries)
-            for epoch, start in self._facts.leader_epochs:
+            for epoch, start in facts.leader_epochs:
                 if start < bases[0]:
                     continue
                 if epoch not in in_file:

@@ -163,7 +163,7 @@ def parse_checkpoint(path, text: str | None = None, kind: str | None = None) -> 
     cp.declared_count = count
     for n, pos, line in lines[2:]:
         parts = _java_split(line)
-        entry = None
+        entry: tuple | None = None
         if len(parts) == nfields:
             if nfields == 2:
                 epoch, start = _parse_int(parts[0], INT32), _parse_int(parts[1], INT64)

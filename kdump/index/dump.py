@@ -244,6 +244,7 @@ class CompanionDumper:
         snap = read_snapshot(path)
         if snap.error is not None:
             # Kafka prints the CorruptSnapshotException message on stderr and goes on with the next file.
+            assert snap.error_code is not None  # read_snapshot sets both
             self.error(FormatError(snap.error_code, snap.error, position=snap.error_position))
             return
         for e in snap.entries:

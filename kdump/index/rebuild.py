@@ -216,6 +216,7 @@ def state_before(directory: str, base_offset: int, *, notes: list | None = None,
         next_base = segments[i + 1].base_offset if i + 1 < len(segments) else None
         if start is not None and next_base is not None and next_base <= start:
             continue
+        assert seg.log is not None  # Partition.segments are those with a log
         _replay(seg.log, state, start, base_offset)
     return state
 
@@ -384,7 +385,7 @@ def rebuild_directory(directory, out_dir=None, *, index_interval_bytes: int = DE
     """Every segment of a partition directory, in offset order, carrying producer state and leader epoch
     from one segment to the next. Stops at the first segment that raises."""
     partition = Partition(directory)
-    outcomes = []
+    outcomes: list[RebuildOutcome] = []
     if not partition.segments:
         return outcomes
     notes: list = []
