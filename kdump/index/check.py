@@ -91,7 +91,6 @@ class PartitionChecker:
         logs = self.partition.segments
         self.segments = {}
         for i, seg in enumerate(logs):
-            assert seg.log is not None  # Partition.segments are those with a log
             self.segments[seg.base_offset] = _Segment(seg.base_offset, seg.log,
                                                       logs[i + 1].base_offset if i + 1 < len(logs) else None,
                                                       i == len(logs) - 1)
