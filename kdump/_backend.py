@@ -17,8 +17,8 @@ import os
 import sys
 
 try:
-    from kdump.format import _records
-    from kdump.render import _lines
+    import kdump.format._records as _records
+    import kdump.render._lines as _lines
 except ImportError:
     _records = _lines = None
 

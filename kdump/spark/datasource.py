@@ -14,6 +14,7 @@ Options (all optional): ``includeHeaders``, ``includeMetadata``, ``includeContro
 from __future__ import annotations
 
 import sys
+from types import FrameType
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
@@ -50,7 +51,7 @@ class KafkaLogDataSource(DataSource):
 
 
 def _called_for_pushdown() -> bool:
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_filename.endswith("data_source_pushdown_filters.py"):
             return True

@@ -29,7 +29,7 @@ class _Progress:
         self.progress = progress
         self.acc = spark.sparkContext.accumulator(0)
         self._stop = threading.Event()
-        self._thread = None
+        self._thread: threading.Thread | None = None
 
     def __enter__(self):
         if self.progress is not None:

@@ -162,7 +162,7 @@ def prune_segments(segments: list[SegmentFile], pruning: Pruning) -> list[Segmen
             and seg.topic is not None
         if pruning.max_offset is not None and seg.base_offset > pruning.max_offset:
             continue
-        if pruning.min_offset is not None and same and nxt.base_offset <= pruning.min_offset:
+        if pruning.min_offset is not None and same and nxt is not None and nxt.base_offset <= pruning.min_offset:
             continue
         kept.append(seg)
     return kept
@@ -190,7 +190,7 @@ def slices_of(seg: SegmentFile, split: int) -> list[SegmentSlice]:
     index = seg.location[:-len(".log")] + ".index"
     if not os.path.exists(index):
         return whole
-    cuts = []
+    cuts: list[int] = []
     target = split
     for _, position in _source.offset_index_positions(index, seg.base_offset):
         if (position >= target and position < seg.size and (not cuts or position > cuts[-1])

@@ -76,7 +76,7 @@ class PartitionWriter:
         self._builder = None
         self._builder_bytes = 0
         self._segment = None  # (SegmentWriter, base offset, bytes)
-        self._last_offset = None
+        self._last_offset: int | None = None
         os.makedirs(directory, exist_ok=True)
 
     def append(self, offset: int | None, timestamp_ms: int, key, value, headers=()) -> None:
@@ -183,8 +183,8 @@ def write_arrow(batches, directory: str, options: WriteOptions) -> list[Written]
 try:
     from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 except ImportError:  # the library above works without Spark
-    DataSourceArrowWriter = object
-    WriterCommitMessage = object
+    DataSourceArrowWriter = object  # type: ignore[misc,assignment]  # plain bases when pyspark is absent
+    WriterCommitMessage = object  # type: ignore[misc,assignment]  # plain bases when pyspark is absent
 
 
 @dataclass
@@ -212,7 +212,7 @@ class KafkaLogWriter(DataSourceArrowWriter):
         return TaskWritten(staging, written)
 
     def commit(self, messages):
-        moves = []
+        moves: list[tuple[str, str]] = []
         by_partition: dict = {}
         for m in messages:
             for w in m.written:

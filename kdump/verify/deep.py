@@ -91,7 +91,7 @@ def check_v2(v, batch) -> int:
         if top != batch.max_timestamp:
             v._add("max-timestamp-mismatch", f"max timestamp {batch.max_timestamp} but the largest record timestamp "
                    f"is {top}", **where)
-        if low < -1:
+        if low is not None and low < -1:  # (set with top)
             v._add("timestamp-invalid", f"record timestamp {low} is below -1 (record {low_at})", **where)
     if nonzero_attributes is not None:
         i, a = nonzero_attributes
@@ -111,7 +111,7 @@ class _OffsetCheck:
         self.prev = base - 1
         self.n = 0
         self.bad = False
-        self.gap_after = None  # the offset before the first gap
+        self.gap_after: int | None = None  # the offset before the first gap
 
     def feed(self, v, offsets, first_index: int, where: dict) -> None:
         if self.bad:

@@ -17,6 +17,7 @@ named on the command line is checked the same way. Other files (the broker's che
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from kdump.findings import FileReport
 from kdump.logdir import COMPANION_KINDS, FileKind, LogDir, Partition, expand, named_kind
@@ -47,15 +48,15 @@ def verify_file(path: str, options: VerifyOptions, *, state: PartitionState | No
     return v.report, v
 
 
-def collect(paths) -> list[tuple[str, object]]:
+def collect(paths) -> list[tuple[str, Any]]:
     """What to verify, in order: ("file", path), ("companion", path), ("partition", (directory, [segment
     paths], [snapshot paths], has companions)), ("leftovers", directory) for kdump's crash leftovers in a directory
     searched, or ("error", (path, message)) for a path that cannot be used."""
-    out: list[tuple[str, object]] = []
+    out: list[tuple[str, Any]] = []
     for p in paths:
         p = os.fspath(p)
         if os.path.isdir(p):
-            found = []
+            found: list[tuple[str, Any]] = []
             error = _walk_dir(p, found)
             if error is not None:
                 out.append(("error", (p, error)))

@@ -357,6 +357,7 @@ class SegmentVerifier:
         which avoids decompressing): a segment may be named after a wrapper whose inner offsets start
         below that name."""
         pos = batch.position if batch is not None else position
+        assert pos is not None  # callers give a batch or a position
         lo = first if first is not None else last
         prev = self.prev_last
         if prev is not None:
@@ -414,7 +415,7 @@ class SegmentVerifier:
         if self.progress is not None and self.report.bytes > self._reported:
             self.progress(self.report.bytes - self._reported)
             self._reported = self.report.bytes
-        if self.gap_places:
+        if self.first_gap is not None:  # set by the first _gap
             pos, after = self.first_gap
             self._add("offset-gap", f"{self.gap_offsets} offsets missing in {self.gap_places} places, the first "
                       f"missing one is {after + 1} (batch at byte {pos}); normal in a compacted partition",
