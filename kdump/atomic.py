@@ -56,6 +56,7 @@ import signal
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from kdump.errors import KdumpError
 from kdump.logdir import backup_path, kdump_temporary, temporary_affixes
@@ -63,7 +64,7 @@ from kdump.logdir import backup_path, kdump_temporary, temporary_affixes
 try:
     import fcntl
 except ImportError:  # no flock (Windows): no temporary can be proven stale, none is removed
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # tested for None before each use
 
 KILL_AT_ENV = "KDUMP_TEST_KILL_AT"
 _passes: dict[str, int] = {}
@@ -188,8 +189,8 @@ class AtomicFile:
             os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; give what a plain open() would
         except (AttributeError, OSError):
             pass
-        self._file = os.fdopen(fd, "wb")
-        self._hash = hashlib.sha256()
+        self._file: BinaryIO = os.fdopen(fd, "wb")
+        self._hash: hashlib._Hash | None = hashlib.sha256()
         self._size = 0
         self._done = False
         self._prepared = False
@@ -224,6 +225,7 @@ class AtomicFile:
     def write(self, data) -> None:
         if self._done or self._prepared:
             raise ValueError("atomic file already finished")
+        assert self._hash is not None  # None only for from_file, which is prepared
         try:
             self._file.write(data)
             self._hash.update(data)
@@ -331,6 +333,7 @@ class AtomicFile:
                     break
                 h.update(chunk)
                 n += len(chunk)
+        assert self._hash is not None  # None only for from_file, which is never read back
         if n != self._size or h.digest() != self._hash.digest():
             raise AtomicWriteError(f"verification of {self.path} failed: read back {n} bytes that differ from "
                                    f"the {self._size} bytes written")
@@ -582,7 +585,7 @@ class TemporaryDirectory:
         parent, name = os.path.split(self.path)
         prefix, suffix = temporary_affixes(name)
         self.work = tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent)
-        self._fd = os.open(self.work, os.O_RDONLY)
+        self._fd: int | None = os.open(self.work, os.O_RDONLY)
         _lock(self._fd)
 
     def publish(self) -> bool:

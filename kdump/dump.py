@@ -277,11 +277,9 @@ class Dumper:
             record_decoder = record_decoder_for(path, opts.record_decoder, opts.compat)
         last = None  # last record offset seen, for the non-consecutive report
         window = _SeekWindow(opts) if opts.seeking else None
-        start = 0
-        if window is not None:
-            start = self._seek_start(path, window)
-            if start is None:
-                return  # nothing of this segment is wanted
+        start = self._seek_start(path, window) if window is not None else 0
+        if start is None:
+            return  # nothing of this segment is wanted
         walk = _DamageWalk(self, result, path)
         reached_end = True
         with SegmentReader(path, start=start, max_bytes=opts.max_bytes, max_batch_bytes=opts.max_batch_bytes) as reader:

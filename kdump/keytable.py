@@ -93,5 +93,6 @@ class KeyTable:
                 self.spilled_buckets += sub.spilled_buckets
         finally:
             self._files = None
+            assert self._dir is not None  # made with _files, in _spill
             self._dir.cleanup()
         return self

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from kdump.atomic import AtomicGroup, TemporaryDirectory, fsync_directory
 from kdump.findings import ERROR
+from kdump.format.v2 import RecordBatch
 from kdump.logdir import FileKind, Partition
 from kdump.segment import DEFAULT_MAX_BATCH_BYTES, BadEntry, DamagedRange, GoodBatch, LargeEntry, SegmentReader, Stop
 from kdump.verify.walk import SegmentVerifier, VerifyOptions
@@ -115,7 +116,7 @@ class BatchJudge:
 
 def _bad_entry(e: BadEntry) -> Dropped:
     b = e.batch
-    if b is not None and b.magic == 2:
+    if isinstance(b, RecordBatch):  # magic 2: the header's record count
         return Dropped(e.position, e.position + e.size, e.error.code, e.error.message, b.base_offset, b.last_offset,
                        max(b.records_count, 0), claimed=True)
     return Dropped(e.position, e.position + e.size, e.error.code, e.error.message, e.offset, e.offset, claimed=True)

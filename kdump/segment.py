@@ -461,7 +461,7 @@ def _skip_zeros(buf: bytes, j: int) -> int:
 def entries_in(data) -> tuple[list[tuple[int, int, int]], Stop]:
     """The whole entries of ``data`` (bytes of a log, e.g. what a writer is given): ``(position, offset field,
     size field)`` of each, and the :class:`Stop` after the last (``end`` when ``data`` is whole entries)."""
-    out = []
+    out: list[tuple[int, int, int]] = []
     pos = 0
     n = len(data)
     unpack = L.PREFIX.unpack_from

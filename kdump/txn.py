@@ -119,6 +119,7 @@ class _Walk:
         if batch.magic < 2:
             self.state.apply(batch)
             return
+        t: Transaction | None
         for event in self.state.apply(batch):
             kind = type(event)
             if kind is TxnOpened:

@@ -161,8 +161,8 @@ def _split_entries(chunk: bytes) -> list[tuple[int, int]]:
     if stop.kind == framing.SHORT:
         raise ValueError(f"entry data ends with {stop.length} bytes that are not a whole entry")
     if stop.kind != framing.END:
-        raise ValueError(f"entry at byte {stop.position} of the data declares size {stop.declared - L.LOG_OVERHEAD}, "
-                         "which does not fit the data")
+        size = "?" if stop.declared is None else stop.declared - L.LOG_OVERHEAD
+        raise ValueError(f"entry at byte {stop.position} of the data declares size {size}, which does not fit the data")
     return [(offset, size) for _pos, offset, size in entries]
 
 

@@ -51,7 +51,7 @@ def _companions_of(paths: list[str]) -> list[str]:
         named_kind,
         sibling,
     )
-    out = []
+    out: list[str] = []
     for p in paths:
         if os.path.isdir(p):
             out.extend(e.path for e in expand([p]) if e.kind in COMPANION_KINDS or e.kind in TEXT_KINDS)
@@ -158,7 +158,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui):
             raise click.BadParameter(f"{p}: name the segment's .log file (or its directory)")
     if output is not None:
         make_output_dir(output)
-    docs = []
+    docs: list[dict] = []
 
     def rebuild_all(advance):
         for p in paths:

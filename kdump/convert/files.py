@@ -13,6 +13,7 @@ import errno
 import os
 import shutil
 from dataclasses import dataclass, field
+from typing import Any
 
 from kdump import codec as _codec
 from kdump.atomic import AtomicFile, AtomicGroup, TemporaryDirectory, clean_leftovers, crash_point, fsync_directory
@@ -214,6 +215,7 @@ def convert_directory(source_dir, output_dir, options: ConvertOptions, *, overwr
     finally:
         work.remove()
     for r in results:
+        assert r.output is not None  # a written conversion (not a dry run)
         r.output = _moved(r.output, work.work, output_dir)
         if r.indexes is not None:
             r.indexes.files = [_moved(f, work.work, output_dir) for f in r.indexes.files]
@@ -293,7 +295,7 @@ def estimate_sizes(source, magics=(0, 1, 2), codecs=DRY_RUN_CODECS, *, recompres
     Each combination is a full conversion into a byte counter (one read of the file each); a target
     Kafka refuses (zstd below magic 2) is reported as refused with the reason.
     """
-    extra = {}
+    extra: dict[str, Any] = {}
     if max_batch_bytes is not None:
         extra["max_batch_bytes"] = max_batch_bytes
     if record_limit is not None:

@@ -69,7 +69,8 @@ class DecoderLoadError(ValueError):
 class Decoder(Protocol):
     """What every decoder provides."""
 
-    name: str
+    @property
+    def name(self) -> str: ...  # a property, so that frozen dataclasses (read-only fields) qualify
 
     def decode(self, data: bytes) -> str: ...
 

@@ -149,7 +149,7 @@ class ScalaTransactionLogDecoder:
         if not 0 <= status < len(TRANSACTION_STATES):
             raise RecordError(f"Unknown transaction state id {status} from the transaction status message")
         state = TRANSACTION_STATES[status]
-        partitions = []
+        partitions: list[str] = []
         if state != "Empty":
             for p in obj["transactionPartitions"] or ():
                 partitions.extend(f"{p['topic']}-{i}" for i in p["partitionIds"])

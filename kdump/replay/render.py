@@ -86,7 +86,7 @@ def _assignment(value) -> str:
 
 
 def group_blocks(g: dict) -> list:
-    out = [f"Group {printable(g['group'])}"]
+    out: list[str | Table] = [f"Group {printable(g['group'])}"]
     if g["type"] == "classic":
         out.append(f"  classic group: protocol type {printable(g['protocolType'])}, "
                    f"protocol {printable(g['protocol'])}, "
