@@ -19,7 +19,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from kdump.logdir import (  # noqa: F401
+from kdump.logdir import (  # noqa: F401 -- re-exports the checkpoint names (imported from here)
     LEADER_EPOCH_CHECKPOINT,
     OFFSET_CHECKPOINTS,
     PARTITION_METADATA,
