@@ -20,8 +20,9 @@ import os
 import sys
 
 try:
-    from kdump.format import _legacy, _records
-    from kdump.render import _lines
+    import kdump.format._legacy as _legacy
+    import kdump.format._records as _records
+    import kdump.render._lines as _lines
 except ImportError:
     _legacy = _records = _lines = None
 
@@ -49,7 +50,8 @@ def use(backend: str) -> None:
     the new one by themselves)."""
     global BACKEND
     if backend == "compiled" and not COMPILED_AVAILABLE:
-        raise RuntimeError("the compiled extensions kdump.format._records, _legacy and kdump.render._lines are not built")
+        raise RuntimeError("the compiled extensions kdump.format._records, _legacy and kdump.render._lines "
+                           "are not built")
     if backend not in ("compiled", "python"):
         raise ValueError(backend)
     BACKEND = backend

@@ -54,8 +54,9 @@ import os
 import shutil
 import signal
 import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import BinaryIO
 
 from kdump.errors import KdumpError
 from kdump.logdir import backup_path, kdump_temporary, temporary_affixes
@@ -63,7 +64,7 @@ from kdump.logdir import backup_path, kdump_temporary, temporary_affixes
 try:
     import fcntl
 except ImportError:  # no flock (Windows): no temporary can be proven stale, none is removed
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # tested for None before each use
 
 KILL_AT_ENV = "KDUMP_TEST_KILL_AT"
 _passes: dict[str, int] = {}
@@ -179,7 +180,8 @@ class AtomicFile:
             if self.path == p or (os.path.lexists(self.path) and _same_file(self.path, p)):
                 raise AtomicWriteError(f"refusing to write {self.path}: it is an input file ({p})")
         if not overwrite and os.path.lexists(self.path):
-            raise FileExistsError(f"{self.path} exists (not replaced unless asked to; the old file is then kept as .bak)")
+            raise FileExistsError(f"{self.path} exists (not replaced unless asked to; "
+                                  "the old file is then kept as .bak)")
         fd, self._tmp = _mkstemp(self.path)
         try:
             umask = os.umask(0)
@@ -187,20 +189,20 @@ class AtomicFile:
             os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; give what a plain open() would
         except (AttributeError, OSError):
             pass
-        self._file = os.fdopen(fd, "wb")
-        self._hash = hashlib.sha256()
+        self._file: BinaryIO = os.fdopen(fd, "wb")
+        self._hash: hashlib._Hash | None = hashlib.sha256()
         self._size = 0
         self._done = False
         self._prepared = False
 
     @classmethod
-    def from_file(cls, path, source, *, overwrite: bool = False, backup: bool = True) -> "AtomicFile":
+    def from_file(cls, path, source, *, overwrite: bool = False, backup: bool = True) -> AtomicFile:
         """A finished, already verified file ``source`` (on the same file system) to be moved to ``path``: it is
         renamed to a temporary name beside ``path`` now and placed like a written one (:class:`AtomicGroup`)."""
         f = cls(path, overwrite=overwrite, backup=backup, compare_bytes=False)
         f._file.close()
         os.replace(source, f._tmp)
-        f._file = open(f._tmp, "rb")  # holds the lock on the moved file
+        f._file = open(f._tmp, "rb")  # noqa: SIM115 -- holds the lock on the moved file until close()
         _lock(f._file.fileno())
         f._size = os.path.getsize(f._tmp)
         f._prepared = True
@@ -223,6 +225,7 @@ class AtomicFile:
     def write(self, data) -> None:
         if self._done or self._prepared:
             raise ValueError("atomic file already finished")
+        assert self._hash is not None  # None only for from_file, which is prepared
         try:
             self._file.write(data)
             self._hash.update(data)
@@ -310,7 +313,7 @@ class AtomicFile:
         except OSError:
             pass
 
-    def __enter__(self) -> "AtomicFile":
+    def __enter__(self) -> AtomicFile:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -330,6 +333,7 @@ class AtomicFile:
                     break
                 h.update(chunk)
                 n += len(chunk)
+        assert self._hash is not None  # None only for from_file, which is never read back
         if n != self._size or h.digest() != self._hash.digest():
             raise AtomicWriteError(f"verification of {self.path} failed: read back {n} bytes that differ from "
                                    f"the {self._size} bytes written")
@@ -417,7 +421,8 @@ class AtomicGroup:
         return self.adopt(f, last=last)
 
     def adopt(self, f: AtomicFile, *, last: bool = False) -> AtomicFile:
-        """A member made elsewhere (e.g. :class:`kdump.writer.SegmentWriter`'s file, or :meth:`AtomicFile.from_file`)."""
+        """A member made elsewhere (e.g. :class:`kdump.writer.SegmentWriter`'s file, or
+        :meth:`AtomicFile.from_file`)."""
         if os.path.dirname(f.path) != self.directory:
             f.abort()
             self.abort()
@@ -580,7 +585,7 @@ class TemporaryDirectory:
         parent, name = os.path.split(self.path)
         prefix, suffix = temporary_affixes(name)
         self.work = tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent)
-        self._fd = os.open(self.work, os.O_RDONLY)
+        self._fd: int | None = os.open(self.work, os.O_RDONLY)
         _lock(self._fd)
 
     def publish(self) -> bool:

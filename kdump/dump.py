@@ -12,18 +12,36 @@ seeking (``from_offset``/``to_offset``/``from_time``) uses the segment's indexes
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from kdump.decode.records import decode_records
 from kdump.errors import FormatError
-from kdump.logdir import (BOOTSTRAP_CHECKPOINT, COMPANION_KINDS, TEXT_KINDS, Entry, FileKind, expand,
-                          kraft_snapshot_id, named_kind, segment_base_offset)
-from kdump.format.framing import Stop
-from kdump.segment import (DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES, BadEntry, Damage, DamagedRange,
-                           LargeEntry, SegmentReader, readable)
 from kdump.format import columns as _columns
 from kdump.format.columns import RecordColumns
+from kdump.format.framing import Stop
+from kdump.logdir import (
+    BOOTSTRAP_CHECKPOINT,
+    COMPANION_KINDS,
+    TEXT_KINDS,
+    Entry,
+    FileKind,
+    expand,
+    kraft_snapshot_id,
+    named_kind,
+    segment_base_offset,
+)
+from kdump.segment import (
+    DEFAULT_MAX_BATCH_BYTES,
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
+    BadEntry,
+    Damage,
+    DamagedRange,
+    LargeEntry,
+    SegmentReader,
+    readable,
+)
+
 
 @dataclass
 class DumpOptions:
@@ -111,7 +129,7 @@ def passed_over(entry: Entry, companions: bool = False) -> FileKind | None:
     return None
 
 
-def _outside_range(entry: Entry, next_base: int | None, opts: "DumpOptions") -> bool:
+def _outside_range(entry: Entry, next_base: int | None, opts: DumpOptions) -> bool:
     """A segment wholly outside ``from_offset``..``to_offset`` (by its base offset and the next segment's)."""
     if entry.kind is not FileKind.LOG or not entry.from_dir:
         return False  # a file named by the user is read (its name need not be its first offset)
@@ -133,7 +151,7 @@ def _next_segment_bases(entries: list[Entry]) -> dict[str, int | None]:
     out: dict[str, int | None] = {}
     for items in by_dir.values():
         items.sort()
-        for (base, p), nxt in zip(items, items[1:] + [(None, None)]):
+        for (_, p), nxt in zip(items, [*items[1:], (None, None)], strict=True):
             out[p] = nxt[0]
     return out
 
@@ -261,11 +279,9 @@ class Dumper:
             record_decoder = record_decoder_for(path, opts.record_decoder, opts.compat)
         last = None  # last record offset seen, for the non-consecutive report
         window = _SeekWindow(opts) if opts.seeking else None
-        start = 0
-        if window is not None:
-            start = self._seek_start(path, window)
-            if start is None:
-                return  # nothing of this segment is wanted
+        start = self._seek_start(path, window) if window is not None else 0
+        if start is None:
+            return  # nothing of this segment is wanted
         walk = _DamageWalk(self, result, path)
         reached_end = True
         with SegmentReader(path, start=start, max_bytes=opts.max_bytes, max_batch_bytes=opts.max_batch_bytes) as reader:
@@ -325,7 +341,7 @@ class Dumper:
         elif tail.kind in ("short", "truncated") and tail.length > 0:
             r.trailing(os.path.basename(path), tail)
 
-    def _seek_start(self, path: str, window: "_SeekWindow") -> int | None:
+    def _seek_start(self, path: str, window: _SeekWindow) -> int | None:
         """Byte position to start reading a segment at, or None to skip it. Once a partition's start has
         been found, its later segments are read from their first byte."""
         opts = self.options
@@ -357,16 +373,17 @@ class _DamageWalk:
     naming its byte range, its cause and the offsets lost. An entry whose size field cannot be trusted
     either is reported once, with the region it starts."""
 
-    def __init__(self, dumper: "Dumper", result: FileResult, path: str):
+    def __init__(self, dumper: Dumper, result: FileResult, path: str):
         self.dumper, self.result, self.path = dumper, result, path
 
-    def batches(self, reader: SegmentReader, window: "_SeekWindow | None"):
+    def batches(self, reader: SegmentReader, window: _SeekWindow | None):
         for item in readable(reader.events()):
             if isinstance(item, Damage):
                 if item.large is not None:
                     self._report(FormatError("batch-too-large", _large_message(item.large, reader.max_batch_bytes),
                                              position=item.start))
                 elif item.damaged is None:
+                    assert item.entry is not None  # a Damage is a large entry, a damaged range, or a bad entry
                     self._skipped(item.entry)
                 elif not _before_window(item.damaged, window):
                     self._report(FormatError(item.code, _damage_message(item.damaged, item.entry, reader.start),
@@ -384,7 +401,7 @@ class _DamageWalk:
         self.dumper._error(self.result, err)
 
 
-def _before_window(damage: DamagedRange, window: "_SeekWindow | None") -> bool:
+def _before_window(damage: DamagedRange, window: _SeekWindow | None) -> bool:
     """Does a seeking dump's window leave out every offset lost in ``damage``?"""
     if window is None:
         return False

@@ -37,7 +37,7 @@ class FormatError(KdumpError):
         self.message = message
         self.position = position
 
-    def at(self, position: int) -> "FormatError":
+    def at(self, position: int) -> FormatError:
         """Return this error with ``position`` filled in if it had none (callers know the batch start)."""
         if self.position is None:
             self.position = position

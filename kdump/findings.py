@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from kdump.finding_codes import CODES, ERROR, INFO, SEVERITIES, WARNING
 
@@ -194,6 +195,7 @@ def exit_code(reports: list[FileReport], fail_on: str = ERROR) -> int:
 def summary(reports: list[FileReport], fail_on: str = ERROR) -> dict:
     """The totals of a run, from every finding (listed or capped): files, files with findings, unreadable
     files, errors, warnings, infos, batches, records, bytes, and the exit code at ``fail_on``."""
+    out: dict[str, Any]
     out = {"files": len(reports), "filesWithFindings": 0, "unreadable": 0, "errors": 0, "warnings": 0, "infos": 0,
            "batches": 0, "records": 0, "bytes": 0, "failOn": fail_on, "exitCode": exit_code(reports, fail_on)}
     for r in reports:
@@ -255,7 +257,10 @@ def _where(f: Finding, last: Finding | None = None) -> str:
     else:
         where = f" at byte {first_pos}"
     lo = f.first_offset
-    hi = (last.last_offset if last.last_offset is not None else last.first_offset) if last is not None else f.last_offset
+    if last is None:
+        hi = f.last_offset
+    else:
+        hi = last.last_offset if last.last_offset is not None else last.first_offset
     if lo is None:
         return where
     return where + (f" offsets {lo}-{hi}" if hi not in (None, lo) else f" offset {lo}")

@@ -60,12 +60,14 @@ class KeyTable:
 
     def _spill(self) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix=".kdump-keys.", dir=self.spill_dir)
-        self._files = [open(os.path.join(self._dir.name, f"{i:03d}"), "wb", buffering=1 << 16) for i in range(FANOUT)]
+        # the buckets stay open across add() calls; finish() closes them
+        self._files = [open(os.path.join(self._dir.name, f"{i:03d}"), "wb", buffering=1 << 16)  # noqa: SIM115
+                       for i in range(FANOUT)]
         table, self.table = self.table, {}
         for digest, value in table.items():  # each once, and before every record still to come
             self._files[digest[self.level]].write(SPILL.pack(digest, value))
 
-    def finish(self) -> "KeyTable":
+    def finish(self) -> KeyTable:
         """Count what is left (the buckets on disk, if any); the table is empty afterwards."""
         if self._files is None:
             self.keys += len(self.table)
@@ -91,5 +93,6 @@ class KeyTable:
                 self.spilled_buckets += sub.spilled_buckets
         finally:
             self._files = None
+            assert self._dir is not None  # made with _files, in _spill
             self._dir.cleanup()
         return self

@@ -69,7 +69,7 @@ SUFFIXES = {FileKind.LOG: ".log", FileKind.INDEX: ".index", FileKind.TIMEINDEX: 
 _BY_SUFFIX = {suffix: kind for kind, suffix in SUFFIXES.items()}
 SEGMENT_COMPANIONS = (FileKind.INDEX, FileKind.TIMEINDEX, FileKind.TXNINDEX)
 # files a partition's segments are read with (dumped with ``companions``, checked by ``index check``)
-COMPANION_KINDS = frozenset(SEGMENT_COMPANIONS + (FileKind.PRODUCER_SNAPSHOT,))
+COMPANION_KINDS = frozenset((*SEGMENT_COMPANIONS, FileKind.PRODUCER_SNAPSHOT))
 TEXT_KINDS = frozenset((FileKind.LEADER_EPOCH_CHECKPOINT, FileKind.PARTITION_METADATA, FileKind.OFFSET_CHECKPOINT))
 
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
@@ -196,7 +196,7 @@ def base_offset_from_name(path) -> int | None:
 def segment_base_offset(path) -> int | None:
     """The base offset of a segment or of one of its indexes (``<digits>.log|.index|.timeindex|.txnindex``), None
     for any other name."""
-    if classify(path) in (FileKind.LOG,) + SEGMENT_COMPANIONS:
+    if classify(path) in (FileKind.LOG, *SEGMENT_COMPANIONS):
         return int(_name(path).split(".", 1)[0])
     return None
 
@@ -274,6 +274,13 @@ class Segment:
 
 
 @dataclass
+class LogSegment(Segment):
+    """A :class:`Segment` whose log is present: what :attr:`Partition.segments` holds."""
+
+    log: str = ""
+
+
+@dataclass
 class Refused:
     """A path a command cannot read, and why (missing, a symlink loop, not a regular file, unlistable)."""
 
@@ -285,8 +292,8 @@ class Refused:
         return OSError(self.errno, self.reason, self.path)
 
 
-def _file_problem(path: str) -> tuple[os.stat_result | None, Refused | None]:
-    """stat() following links; a refusal for what cannot or must not be opened."""
+def _stat_or_refusal(path: str) -> os.stat_result | Refused:
+    """stat() following links, or a refusal for what cannot or must not be opened."""
     try:
         st = os.stat(path)
     except OSError as e:
@@ -295,12 +302,12 @@ def _file_problem(path: str) -> tuple[os.stat_result | None, Refused | None]:
             reason = "a symbolic link to nothing (No such file or directory)"
         elif e.errno == errno.ELOOP:
             reason = "too many levels of symbolic links (a symlink loop)"
-        return None, Refused(path, reason, e.errno or 0)
+        return Refused(path, reason, e.errno or 0)
     if stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
-        return st, None
+        return st
     what = ("a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
             else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file")
-    return st, Refused(path, f"{what}, not a regular file: not opened (reading it could block or never end)",
+    return Refused(path, f"{what}, not a regular file: not opened (reading it could block or never end)",
                        errno.EINVAL)
 
 
@@ -316,10 +323,12 @@ class Partition:
     def __init__(self, directory):
         self.directory = os.fspath(directory)
         named = topic_partition(self.directory)
+        self.topic: str | None
+        self.partition: int | None
         self.topic, self.partition = named if named is not None else (None, None)
         self.rescan()
 
-    def rescan(self) -> "Partition":
+    def rescan(self) -> Partition:
         self.files: list[tuple[str, FileKind]] = []
         self.refused: list[Refused] = []
         self.subdirectories: list[str] = []
@@ -329,9 +338,9 @@ class Partition:
         by_base: dict[int, Segment] = {}
         for name in sorted(os.listdir(self.directory)):
             path = os.path.join(self.directory, name)
-            st, refused = _file_problem(path)
-            if refused is not None:
-                self.refused.append(refused)
+            st = _stat_or_refusal(path)
+            if isinstance(st, Refused):
+                self.refused.append(st)
                 continue
             if stat.S_ISDIR(st.st_mode):
                 self.subdirectories.append(path)
@@ -354,7 +363,7 @@ class Partition:
             elif kind is FileKind.OFFSET_CHECKPOINT:
                 self.checkpoints.setdefault(kind, path)
         ordered = [by_base[b] for b in sorted(by_base)]
-        self.segments = [s for s in ordered if s.log is not None]
+        self.segments: list[LogSegment] = [LogSegment(**vars(s)) for s in ordered if s.log is not None]
         self.orphans = [s for s in ordered if s.log is None]
         self.snapshots.sort()
         return self
@@ -444,9 +453,9 @@ def expand(paths) -> list[Entry]:
     seen: set = set()
     for p in paths:
         p = os.fspath(p)
-        st, refused = _file_problem(p)
-        if refused is not None:
-            out.append(Entry(p, named_kind(p), False, refused))
+        st = _stat_or_refusal(p)
+        if isinstance(st, Refused):
+            out.append(Entry(p, named_kind(p), False, st))
         elif stat.S_ISDIR(st.st_mode):
             _expand_dir(p, out, seen)
         else:  # named by the user: visited as often as named (Kafka's tool dumps --files a,a twice)
@@ -468,13 +477,13 @@ def _expand_dir(d: str, out: list, seen: set) -> None:
     subdirs = []
     for name in sorted(names, key=_directory_order):
         path = os.path.join(d, name)
-        st, refused = _file_problem(path)
-        if refused is not None:
-            out.append(Entry(path, classify(name), True, refused))
-        elif stat.S_ISDIR(st.st_mode):
+        found = _stat_or_refusal(path)
+        if isinstance(found, Refused):
+            out.append(Entry(path, classify(name), True, found))
+        elif stat.S_ISDIR(found.st_mode):
             subdirs.append(path)
-        elif (st.st_dev, st.st_ino) not in seen:
-            seen.add((st.st_dev, st.st_ino))
+        elif (found.st_dev, found.st_ino) not in seen:
+            seen.add((found.st_dev, found.st_ino))
             out.append(Entry(path, classify(name), True))
     for sub in sorted(subdirs):
         _expand_dir(sub, out, seen)

@@ -142,7 +142,7 @@ class ProducerStates:
         self.untracked = 0  # batches of producer ids beyond max_producers
 
     @classmethod
-    def from_snapshot(cls, entries, snapshot_offset: int, **kwargs) -> "ProducerStates":
+    def from_snapshot(cls, entries, snapshot_offset: int, **kwargs) -> ProducerStates:
         """Seed from a producer snapshot's entries (:class:`kdump.index.snapshot.ProducerEntry`) at its offset."""
         state = cls(end_offset=snapshot_offset, **kwargs)
         for e in sorted(entries, key=lambda e: e.current_txn_first_offset):

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 
 from kdump.atomic import AtomicGroup, TemporaryDirectory, fsync_directory
 from kdump.findings import ERROR
+from kdump.format.v2 import RecordBatch
 from kdump.logdir import FileKind, Partition
-from kdump.segment import (DEFAULT_MAX_BATCH_BYTES, BadEntry, DamagedRange, GoodBatch, LargeEntry, SegmentReader,
-                           Stop)
+from kdump.segment import DEFAULT_MAX_BATCH_BYTES, BadEntry, DamagedRange, GoodBatch, LargeEntry, SegmentReader, Stop
 from kdump.verify.walk import SegmentVerifier, VerifyOptions
 from kdump.writer import SegmentWriter, WriteVerificationError
 
@@ -116,7 +116,7 @@ class BatchJudge:
 
 def _bad_entry(e: BadEntry) -> Dropped:
     b = e.batch
-    if b is not None and b.magic == 2:
+    if isinstance(b, RecordBatch):  # magic 2: the header's record count
         return Dropped(e.position, e.position + e.size, e.error.code, e.error.message, b.base_offset, b.last_offset,
                        max(b.records_count, 0), claimed=True)
     return Dropped(e.position, e.position + e.size, e.error.code, e.error.message, e.offset, e.offset, claimed=True)
@@ -149,8 +149,7 @@ def plan(source: str, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_batc
     with SegmentReader(source, max_batch_bytes=max_batch_bytes) as reader:
         result.input_bytes = reader.file_size
         for event in reader.events():
-            kind = type(event)
-            if kind is GoodBatch:
+            if isinstance(event, GoodBatch):
                 batch = event.batch
                 before = judge.verifier.report.records
                 errors = judge.errors(batch)
@@ -172,13 +171,13 @@ def plan(source: str, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_batc
                     on_batch(batch)
                 if progress is not None:
                     progress(batch.position + batch.size)
-            elif kind is BadEntry:
+            elif isinstance(event, BadEntry):
                 result.dropped.append(_bad_entry(event))
                 judge.damage()
-            elif kind is DamagedRange:
+            elif isinstance(event, DamagedRange):
                 result.dropped.append(_damaged_range(event))
                 judge.damage()
-            elif kind is LargeEntry:
+            elif isinstance(event, LargeEntry):
                 result.dropped.append(Dropped(
                     event.position, event.position + event.size, "batch-too-large",
                     f"CRC-valid entry of {event.size} bytes, above --max-batch-bytes {max_batch_bytes}: its records "

@@ -23,7 +23,7 @@ event walk computes its CRC in chunks instead); the resynchronising scan holds a
 from __future__ import annotations
 
 import os
-from typing import Iterator, Union
+from collections.abc import Iterator
 
 from kdump.errors import FormatError
 from kdump.format import framing as F
@@ -34,7 +34,7 @@ from kdump.format.limits import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSE
 from kdump.format.v2 import RecordBatch
 from kdump.logdir import base_offset_from_name  # (kdump.index and spark import it from here too)
 
-Batch = Union[RecordBatch, LegacyBatch]
+Batch = RecordBatch | LegacyBatch
 
 WINDOW = 1 << 20  # bytes scanned at a time when resynchronising
 CHUNK = 1 << 20  # bytes held at a time when computing the CRC of a large entry
@@ -91,7 +91,7 @@ class DamagedRange:
                 f"next_good_offset={self.next_good_offset}, code={self.code!r})")
 
 
-Event = Union[GoodBatch, LargeEntry, BadEntry, DamagedRange, Stop]
+Event = GoodBatch | LargeEntry | BadEntry | DamagedRange | Stop
 
 
 class Damage:
@@ -115,24 +115,23 @@ def readable(events: Iterator[Event]) -> Iterator[Batch | Damage | Stop]:
     """The batches a reader past damage shows, from :meth:`SegmentReader.events`: every intact batch, and a
     batch that parsed but fails its CRC too (Kafka shows it, ``isValid: false``; the caller decides), one
     :class:`Damage` per damaged area, and last the :class:`Stop`."""
-    pending = None  # an entry that is no batch, reported with the damaged range that may start at it
+    pending: BadEntry | None = None  # an entry that is no batch, reported with the damaged range it may start
     for event in events:
-        kind = type(event)
-        if pending is not None and not (kind is DamagedRange and event.start == pending.position):
+        if pending is not None and not (isinstance(event, DamagedRange) and event.start == pending.position):
             yield Damage(pending.error.code, pending.position, pending.position + pending.size, entry=pending)
             pending = None
-        if kind is GoodBatch:
+        if isinstance(event, GoodBatch):
             yield event.batch
-        elif kind is BadEntry:
+        elif isinstance(event, BadEntry):
             if event.batch is not None:
                 yield event.batch
             else:
                 pending = event
-        elif kind is DamagedRange:
+        elif isinstance(event, DamagedRange):
             code = event.code or (pending.error.code if pending is not None else "damaged-range")
             yield Damage(code, event.start, event.end, entry=pending, damaged=event)
             pending = None
-        elif kind is LargeEntry:
+        elif isinstance(event, LargeEntry):
             yield Damage("batch-too-large", event.position, event.position + event.size, large=event)
         else:
             yield event
@@ -157,7 +156,7 @@ class SegmentReader:
         self.start = start
         self.max_batch_bytes = max_batch_bytes
         self.live = live
-        self._file = open(self.path, "rb", buffering=1 << 20)  # read-only, always
+        self._file = open(self.path, "rb", buffering=1 << 20)  # noqa: SIM115 -- read-only, always; closed by close()
         self.file_size = os.fstat(self._file.fileno()).st_size
         self.end = self.file_size if max_bytes is None else min(self.file_size, max_bytes)
         self.limited = max_bytes is not None and max_bytes < self.file_size
@@ -168,7 +167,7 @@ class SegmentReader:
     def close(self) -> None:
         self._file.close()
 
-    def __enter__(self) -> "SegmentReader":
+    def __enter__(self) -> SegmentReader:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -311,7 +310,7 @@ class SegmentReader:
             pos = damage.end
             f.seek(pos)
 
-    def _large_entry(self, probe: "Prober", pos: int, offset: int, size: int):
+    def _large_entry(self, probe: Prober, pos: int, offset: int, size: int):
         """An entry above max_batch_bytes: magic and CRC checked (in chunks), the body not read."""
         total = L.LOG_OVERHEAD + size
         head = probe.read(pos, L.V2_RECORD_BATCH_OVERHEAD)
@@ -327,7 +326,7 @@ class SegmentReader:
         return LargeEntry(pos, total, offset, magic, header)
 
 
-def _damaged(probe: "Prober", start: int, q: int | None, last_good, code: str | None, cause: str) -> DamagedRange:
+def _damaged(probe: Prober, start: int, q: int | None, last_good, code: str | None, cause: str) -> DamagedRange:
     """Bytes from ``start`` are no entry; ``q``: where the next good entry starts (None: none does);
     ``last_good``: the last good batch (or LargeEntry) before them."""
     if last_good is None:
@@ -505,7 +504,7 @@ def _skip_zeros(buf: bytes, j: int) -> int:
 def entries_in(data) -> tuple[list[tuple[int, int, int]], Stop]:
     """The whole entries of ``data`` (bytes of a log, e.g. what a writer is given): ``(position, offset field,
     size field)`` of each, and the :class:`Stop` after the last (``end`` when ``data`` is whole entries)."""
-    out = []
+    out: list[tuple[int, int, int]] = []
     pos = 0
     n = len(data)
     unpack = L.PREFIX.unpack_from

@@ -31,7 +31,7 @@ class Stats:
     magics: dict = field(default_factory=dict)  # "0"/"1"/"2" -> batches
     damaged_segments: int = 0  # segments whose walk stopped before the end (a truncated tail counts)
 
-    def merge(self, other: "Stats") -> "Stats":
+    def merge(self, other: Stats) -> Stats:
         def lo(a, b):
             return b if a is None else a if b is None else min(a, b)
 
@@ -205,7 +205,7 @@ class RecordStats:
     spilled_partitions: int = 0  # partitions whose keys did not fit --memory and were counted on disk
     unreadable_batches: int = 0  # batches whose records could not be decoded (left out of these numbers)
 
-    def merge(self, other: "RecordStats") -> "RecordStats":
+    def merge(self, other: RecordStats) -> RecordStats:
         out = RecordStats(**{k: v for k, v in asdict(self).items() if k != "compression"})
         for k, v in asdict(other).items():
             if k != "compression":
@@ -291,7 +291,7 @@ class RecordAnalysis:
         add = self.keys.add
         buf = cols.buf
         keyless = s.keyless_records
-        for kp, kl, vl, size in zip(cols.key_pos, cols.key_len, cols.value_len, cols.sizes):
+        for kp, kl, vl, size in zip(cols.key_pos, cols.key_len, cols.value_len, cols.sizes, strict=False):
             if kl < 0:
                 s.keyless_records += 1
                 continue

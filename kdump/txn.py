@@ -31,8 +31,7 @@ from dataclasses import dataclass, field
 
 from kdump.format.types import TimestampType
 from kdump.logdir import FileKind, Partition, SegmentGroup, segment_base_offset, sibling
-from kdump.producer_state import (MarkerWithoutTxn, ProducerProblem, ProducerStates, TxnAborted, TxnCommitted,
-                                  TxnOpened)
+from kdump.producer_state import MarkerWithoutTxn, ProducerProblem, ProducerStates, TxnAborted, TxnCommitted, TxnOpened
 from kdump.segment import SegmentReader
 
 DEFAULT_TIMEOUT_MS = 15 * 60 * 1000  # transaction.max.timeout.ms
@@ -120,6 +119,7 @@ class _Walk:
         if batch.magic < 2:
             self.state.apply(batch)
             return
+        t: Transaction | None
         for event in self.state.apply(batch):
             kind = type(event)
             if kind is TxnOpened:
@@ -179,7 +179,8 @@ class _Walk:
                 said = f"open from offset {theirs}" if theirs is not None else "no open transaction"
                 log = (f"open from offset {mine.txn_first_offset}" if mine.txn_first_offset is not None
                        else "no open transaction")
-                r.disagreements.append(f"{name}: producer {e.producer_id}: the snapshot says {said}, the log says {log}")
+                r.disagreements.append(f"{name}: producer {e.producer_id}: the snapshot says {said}, "
+                                       f"the log says {log}")
             if mine.epoch != e.epoch:
                 r.disagreements.append(f"{name}: producer {e.producer_id}: epoch {e.epoch} in the snapshot, "
                                        f"{mine.epoch} in the log")

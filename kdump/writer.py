@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import uuid as _uuid
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from kdump import codec as _codec
 from kdump.errors import KdumpError
@@ -30,10 +30,9 @@ from kdump.format import layout as L
 from kdump.format.builder_args import INT16_MAX, INT16_MIN, INT32_MAX, INT32_MIN
 from kdump.format.builder_args import check_int as _check_int
 from kdump.format.legacy_builder import LegacyMessageBuilder, legacy_message, legacy_wrapper
-from kdump.format.types import ControlRecordType, TimestampType
 from kdump.format.schema import write_struct
+from kdump.format.types import ControlRecordType, TimestampType
 from kdump.format.v2_builder import RecordBatchBuilder, empty_batch
-from kdump.format.varint import encode_uvarint
 from kdump.segment import entries_in
 
 __all__ = [
@@ -162,8 +161,8 @@ def _split_entries(chunk: bytes) -> list[tuple[int, int]]:
     if stop.kind == framing.SHORT:
         raise ValueError(f"entry data ends with {stop.length} bytes that are not a whole entry")
     if stop.kind != framing.END:
-        raise ValueError(f"entry at byte {stop.position} of the data declares size {stop.declared - L.LOG_OVERHEAD}, "
-                         "which does not fit the data")
+        size = "?" if stop.declared is None else stop.declared - L.LOG_OVERHEAD
+        raise ValueError(f"entry at byte {stop.position} of the data declares size {size}, which does not fit the data")
     return [(offset, size) for _pos, offset, size in entries]
 
 
@@ -248,7 +247,7 @@ class SegmentWriter:
         """Drop the temporary file (idempotent)."""
         self._atomic.abort()
 
-    def __enter__(self) -> "SegmentWriter":
+    def __enter__(self) -> SegmentWriter:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:

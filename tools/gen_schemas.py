@@ -180,9 +180,9 @@ def generate(src: Source, module: str) -> str:
         "# fmt: off",
         f"KAFKA_COMMIT = {src.commit()!r}",
         "",
-        "MESSAGES = " + pprint.pformat(messages, width=120, sort_dicts=False),
+        "MESSAGES: dict[str, dict] = " + pprint.pformat(messages, width=120, sort_dicts=False),
         "",
-        "RECORD_TYPES = " + pprint.pformat(record_types(messages, how), width=120, sort_dicts=False),
+        "RECORD_TYPES: dict[int, tuple[str, str]] = " + pprint.pformat(record_types(messages, how), width=120, sort_dicts=False),
         "",
     ]
     return "\n".join(body)

@@ -54,10 +54,10 @@ class _Output:
 
     def append(self, piece: bytes) -> None:
         self.size += len(piece)
-        if self._first is None and self._io is None:
-            self._first = piece
-            return
         if self._io is None:
+            if self._first is None:
+                self._first = piece
+                return
             import io
             self._io = io.BytesIO()
             self._io.write(self._first)

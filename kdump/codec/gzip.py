@@ -110,7 +110,7 @@ def decompress(data, *, limit: int) -> bytes:
         d = zlib.decompressobj(-15)
         crc = 0
         size = 0
-        buf = mv[body:]
+        buf: memoryview | bytes = mv[body:]
         while True:
             room = limit - total
             try:

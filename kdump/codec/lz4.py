@@ -348,7 +348,7 @@ def compress(data, *, magic: int, level: int | None = None) -> bytes:
             return _lz4_block.compress(piece, mode="high_compression", compression=level, store_size=False)
 
     mv = _view(data)
-    parts = [frame_header(magic)]
+    parts: list[bytes | memoryview] = [frame_header(magic)]
     for i in range(0, len(mv), KAFKA_BLOCK_SIZE):
         piece = mv[i:i + KAFKA_BLOCK_SIZE]
         block = _compress(piece)

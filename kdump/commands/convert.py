@@ -76,7 +76,8 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
 
     Offsets are kept. Batches already in the target format are copied byte for byte; the others are
     re-encoded the way Kafka converts (up: one v2 batch per wrapper or run of messages; down: headers,
-    control batches and producer fields dropped, and batches already below the target format copied). Whatever cannot be carried over is counted and
+    control batches and producer fields dropped, and batches already below the target format copied). Whatever
+    cannot be carried over is counted and
     reported; --strict refuses instead. The output is written to a temporary file, read back and
     checked record by record, and only then renamed into place.
 
@@ -149,7 +150,8 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
         errors.append(error_object(e.source or path, e.code, e.message, e.position))
     except FileExistsError as e:
         status = EXIT_USAGE
-        errors.append(error_object(e.filename or output, "output-exists", f"{e.strerror or e} (use --force to replace)"))
+        errors.append(error_object(e.filename or output, "output-exists",
+                                   f"{e.strerror or e} (use --force to replace)"))
         if e.filename:
             click.echo(f"kdump: {e.filename}: {e.strerror} (use --force to replace)", err=True)
         else:

@@ -25,7 +25,7 @@ def decoder_options(command):
 
 def chosen_decoder(kwargs: dict) -> str | None:
     """Pops the decoder options from a command's keyword arguments; the decoder name, "auto" or None."""
-    chosen = [name for name, flag in zip(DECODER_NAMES, _FLAGS) if kwargs.pop(flag, False)]
+    chosen = [name for name, flag in zip(DECODER_NAMES, _FLAGS, strict=True) if kwargs.pop(flag, False)]
     choice = kwargs.pop("decoder_choice", None)
     if choice is not None:
         chosen.append(choice)

@@ -2,9 +2,16 @@
 on a terminal) or JSON, then the exit code the findings give (or a higher one a problem already gave)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from kdump.commands.options import Ui
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from kdump.findings import PlainConsole
 
 # ``--fail-on``: which findings fail the run (kdump.findings.exit_code), as linters and fsck offer it.
 FAIL_ON_HELP = ("Lowest severity that makes the exit code 1: error (default; warnings are reported, not failing) "
@@ -24,6 +31,7 @@ def render_reports(ui: Ui, reports, fail_on: str = "error") -> None:
     if ui.format == "json":
         render_json(reports, out, fail_on)
     else:
+        console: Console | PlainConsole
         if ui.styled(out):
             from rich.console import Console
             console = Console(file=out, highlight=False, soft_wrap=True)

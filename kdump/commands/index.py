@@ -6,6 +6,7 @@ import os
 
 import click
 
+from kdump.commands.findings import FAIL_ON_EXIT, FAIL_ON_OK, fail_on_option
 from kdump.commands.options import (
     Ui,
     exit_help,
@@ -14,7 +15,6 @@ from kdump.commands.options import (
     output_path_option,
     text_only,
 )
-from kdump.commands.findings import FAIL_ON_EXIT, FAIL_ON_OK, fail_on_option
 from kdump.errors import EXIT_DATA, EXIT_USAGE
 
 CHECK_EXIT_HELP = exit_help(ok=FAIL_ON_OK, data=FAIL_ON_EXIT)
@@ -51,7 +51,7 @@ def _companions_of(paths: list[str]) -> list[str]:
         named_kind,
         sibling,
     )
-    out = []
+    out: list[str] = []
     for p in paths:
         if os.path.isdir(p):
             out.extend(e.path for e in expand([p]) if e.kind in COMPANION_KINDS or e.kind in TEXT_KINDS)
@@ -158,7 +158,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui):
             raise click.BadParameter(f"{p}: name the segment's .log file (or its directory)")
     if output is not None:
         make_output_dir(output)
-    docs = []
+    docs: list[dict] = []
 
     def rebuild_all(advance):
         for p in paths:

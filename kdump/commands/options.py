@@ -52,7 +52,7 @@ def _wrap(text: str, width: int) -> list[str]:
             line = word
         else:
             line = f"{line} {word}" if line else word
-    return out + [line]
+    return [*out, line]
 
 
 @dataclass

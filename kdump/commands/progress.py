@@ -32,7 +32,7 @@ class Bar:
             TransferSpeedColumn,
         )
         self._bar = Progress(self.label, BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
-                             console=Console(stderr=True, **({} if self.color else {"color_system": None})),
+                             console=Console(stderr=True, color_system="auto" if self.color else None),
                              transient=True)
         self._bar.__enter__()
         self._task = self._bar.add_task(self.label, total=self.total)

@@ -46,5 +46,6 @@ def command(paths, deep, max_batch_bytes, ui: Ui, fail_on):
     if not paths:
         raise click.UsageError("no paths given: name segment files, partition directories or log directories")
     options = VerifyOptions(deep=deep, max_batch_bytes=max_batch_bytes)
-    reports = with_progress(ui, lambda: total_bytes(paths), "verifying", lambda advance: verify_paths(paths, options, progress=advance))
+    reports = with_progress(ui, lambda: total_bytes(paths), "verifying",
+                            lambda advance: verify_paths(paths, options, progress=advance))
     render_reports(ui, reports, fail_on)

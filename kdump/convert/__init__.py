@@ -10,10 +10,27 @@ Modules: :mod:`.engine` (the batch walk and re-encoding rules), :mod:`.losses` (
 carried over), :mod:`.output` (verified atomic output, dry-run counter), :mod:`.files` (segments,
 directories, dry-run size estimates). The rules and their Kafka sources are in docs/convert.md.
 """
-from .engine import (KAFKA_MESSAGE_MAX_BYTES, ConversionRefused, ConversionStats, Converter, ConvertOptions,
-                     canonical_record, convert_legacy_message, legacy_entry)
-from .files import (DRY_RUN_CODECS, ConversionResult, IndexStatus, SizeEstimate, convert_directory, convert_segment,
-                    estimate_sizes, output_path_for, segments_in)
+from .engine import (
+                     KAFKA_MESSAGE_MAX_BYTES,
+                     ConversionRefused,
+                     ConversionStats,
+                     Converter,
+                     ConvertOptions,
+                     canonical_record,
+                     convert_legacy_message,
+                     legacy_entry,
+)
+from .files import (
+                     DRY_RUN_CODECS,
+                     ConversionResult,
+                     IndexStatus,
+                     SizeEstimate,
+                     convert_directory,
+                     convert_segment,
+                     estimate_sizes,
+                     output_path_for,
+                     segments_in,
+)
 from .losses import KINDS as LOSS_KINDS
 from .losses import Losses
 

@@ -27,8 +27,9 @@ read-back verification recomputes from the written file (:mod:`kdump.convert.out
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import NoReturn
 
 from kdump import codec as _codec
 from kdump.errors import EXIT_DATA, FormatError, KdumpError
@@ -195,6 +196,8 @@ class _OpenBatch:
         self.canon: list | None = [] if keep_canon else None  # canonical_record of each record taken
         # the timestamp a reader of the output sees: the record's own (None), or one for the whole batch
         self.canon_time = L.NO_TIMESTAMP if magic == 0 else append_time
+        self.builder: RecordBatchBuilder | LegacyMessageBuilder
+        self.encode: Callable[..., bytes]
         if magic == 2:
             self.builder = RecordBatchBuilder(base_offset, codec, ts_type, log_append_time=append_time,
                                               partition_leader_epoch=NO_PARTITION_LEADER_EPOCH)
@@ -366,13 +369,13 @@ class Converter:
             self.stats.recompressed[key] = self.stats.recompressed.get(key, 0) + batches
         return codec
 
-    def _refuse_bad_value(self, e: ValueError, position: int, what: str):
+    def _refuse_bad_value(self, e: ValueError, position: int, what: str) -> NoReturn:
         # The encoders refuse what Kafka's MemoryRecordsBuilder refuses (e.g. a negative timestamp other
         # than -1, offsets that do not increase): the input holds something no Kafka writer produces.
         raise ConversionRefused("unconvertible", f"{what} cannot be written in magic {self.options.to_magic}: {e}",
                                 position) from None
 
-    def _read_failed(self, e: FormatError, position: int):
+    def _read_failed(self, e: FormatError, position: int) -> NoReturn:
         raise ConversionRefused(e.code, f"{e.message}; the batch cannot be read, so it cannot be converted",
                                 e.position if e.position is not None else position) from None
 
@@ -384,7 +387,7 @@ class Converter:
         try:
             if target < 2 and codec == _codec.NONE:
                 parts = []
-                canon = [] if keep_canon else None
+                canon: list | None = [] if keep_canon else None
                 out_type = NTT if target == 0 else ts_type
                 for offset, ts, key, value in records:
                     if append_time is not None:
@@ -392,7 +395,7 @@ class Converter:
                     if ts < L.NO_TIMESTAMP:
                         raise ValueError(f"Invalid negative timestamp {ts} (offset {offset})")
                     parts.append(legacy_entry(offset, target, out_type, ts, key, value))
-                    if keep_canon:
+                    if canon is not None:
                         canon.append(canonical_record(offset, ts if target else L.NO_TIMESTAMP, out_type, key, value))
                 self._write(b"".join(parts), len(parts), len(parts), canon)
                 return
@@ -641,7 +644,8 @@ class Converter:
         try:
             self._write_batch(run)
         except ValueError as e:
-            self._refuse_bad_value(e, self._run_position, f"the messages at offsets {run.base_offset}-{run.last_offset}")
+            self._refuse_bad_value(e, self._run_position,
+                                   f"the messages at offsets {run.base_offset}-{run.last_offset}")
 
     def _single_message(self, batch, padding: int) -> None:
         """An uncompressed legacy message written below magic 2 without compression: copied, or converted

@@ -13,6 +13,7 @@ import errno
 import os
 import shutil
 from dataclasses import dataclass, field
+from typing import Any
 
 from kdump import codec as _codec
 from kdump.atomic import AtomicFile, AtomicGroup, TemporaryDirectory, clean_leftovers, crash_point, fsync_directory
@@ -160,12 +161,13 @@ def _add_indexes(group, temporary_log: str, log_path: str) -> IndexStatus:
         from kdump.index.rebuild import RebuildError, RebuildOutcome, add_recovery, recover_segment, state_before
     except ImportError:
         return IndexStatus(False, note="indexes were not rebuilt: this kdump has no index rebuild "
-                                       "(kdump.index.rebuild); Kafka rebuilds missing indexes when it loads the segment")
+                                       "(kdump.index.rebuild); "
+                                       "Kafka rebuilds missing indexes when it loads the segment")
     try:
         state = state_before(os.path.dirname(log_path), base)
         rec = recover_segment(temporary_log, producer_state=state, base_offset=base)
         outcome = RebuildOutcome(rec)
-        paths = dict(zip(("index", "timeindex", "txnindex"), _index_targets(log_path)))
+        paths = dict(zip(("index", "timeindex", "txnindex"), _index_targets(log_path), strict=True))
         add_recovery(group, rec, paths, outcome)
     except (RebuildError, OSError) as e:
         return IndexStatus(False, problem=True, note=f"indexes were not rebuilt: {e}")
@@ -213,6 +215,7 @@ def convert_directory(source_dir, output_dir, options: ConvertOptions, *, overwr
     finally:
         work.remove()
     for r in results:
+        assert r.output is not None  # a written conversion (not a dry run)
         r.output = _moved(r.output, work.work, output_dir)
         if r.indexes is not None:
             r.indexes.files = [_moved(f, work.work, output_dir) for f in r.indexes.files]
@@ -241,7 +244,7 @@ def _move_into(work: str, output_dir: str, results: list, overwrite: bool) -> No
         members = [r.output] + (list(r.indexes.files) if r.indexes is not None else [])
         targets = [os.path.join(output_dir, os.path.basename(p)) for p in members]
         group.clean(targets)
-        for src, target in zip(members, targets):
+        for src, target in zip(members, targets, strict=True):
             ours = group.may_replace(target)
             group.adopt(AtomicFile.from_file(target, src, overwrite=ours, backup=target != targets[0]),
                         last=classify(target) is FileKind.INDEX)
@@ -292,7 +295,7 @@ def estimate_sizes(source, magics=(0, 1, 2), codecs=DRY_RUN_CODECS, *, recompres
     Each combination is a full conversion into a byte counter (one read of the file each); a target
     Kafka refuses (zstd below magic 2) is reported as refused with the reason.
     """
-    extra = {}
+    extra: dict[str, Any] = {}
     if max_batch_bytes is not None:
         extra["max_batch_bytes"] = max_batch_bytes
     if record_limit is not None:

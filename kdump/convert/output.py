@@ -92,7 +92,7 @@ class ConvertedSegmentWriter(SegmentWriter):
         self.records_digest = hashlib.sha256()
         self.verified: list[str] = []  # what the output was checked with, for the report
 
-    def write(self, entries: bytes, count: int = 1) -> None:
+    def write(self, entries: bytes, count: int | None = 1) -> None:
         """Append ``count`` whole entries (their framing is checked on read-back, not here)."""
         super().write(entries, count)
 

@@ -59,7 +59,9 @@ class KRaftControl(DecodedControl):
         return {"type": self.type.name, **json.loads(self.json)}
 
     def kafka_text(self) -> str:
-        return f" {self.label}: {self.json}" if self.type is ControlRecordType.LEADER_CHANGE else f" {self.label} {self.json}"
+        if self.type is ControlRecordType.LEADER_CHANGE:
+            return f" {self.label}: {self.json}"
+        return f" {self.label} {self.json}"
 
 
 @dataclass(frozen=True)

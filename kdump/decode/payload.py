@@ -33,8 +33,9 @@ import base64
 import importlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from kdump.format.text import java_utf8
 
@@ -68,7 +69,8 @@ class DecoderLoadError(ValueError):
 class Decoder(Protocol):
     """What every decoder provides."""
 
-    name: str
+    @property
+    def name(self) -> str: ...  # a property, so that frozen dataclasses (read-only fields) qualify
 
     def decode(self, data: bytes) -> str: ...
 

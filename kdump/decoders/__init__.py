@@ -14,7 +14,8 @@ import os
 
 from kdump.decoders.base import Decoded
 
-__all__ = ["DECODER_NAMES", "record_decoder_for", "TOPIC_DECODERS", "Decoded", "make_decoder", "decoder_for_path", "internal_topic_hint"]
+__all__ = ["DECODER_NAMES", "record_decoder_for", "TOPIC_DECODERS", "Decoded", "make_decoder", "decoder_for_path",
+           "internal_topic_hint"]
 
 # decoder name -> the internal topic it is for
 TOPIC_DECODERS = {

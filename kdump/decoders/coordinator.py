@@ -69,7 +69,7 @@ def group_metadata_tree(obj: dict, version: int) -> dict:
     """GroupMetadataValue as the offsets decoder prints it (OffsetsMessageParser.prepareGroupMetadataValue)."""
     tree = to_tree(obj, tables.schema(OFFSETS, "GroupMetadataValue"), version)
     if tree.get("protocolType") == "consumer":
-        for member, raw in zip(tree.get("members") or (), obj.get("members") or ()):
+        for member, raw in zip(tree.get("members") or (), obj.get("members") or (), strict=False):
             for field, message in (("subscription", "ConsumerProtocolSubscription"),
                                    ("assignment", "ConsumerProtocolAssignment")):
                 if field in member:
@@ -149,7 +149,7 @@ class ScalaTransactionLogDecoder:
         if not 0 <= status < len(TRANSACTION_STATES):
             raise RecordError(f"Unknown transaction state id {status} from the transaction status message")
         state = TRANSACTION_STATES[status]
-        partitions = []
+        partitions: list[str] = []
         if state != "Empty":
             for p in obj["transactionPartitions"] or ():
                 partitions.extend(f"{p['topic']}-{i}" for i in p["partitionIds"])

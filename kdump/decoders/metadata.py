@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from kdump.decoders import tables
 from kdump.decoders.base import Decoded, RecordError, reason
-from kdump.format.schema import SchemaError, Reader, jackson, read_struct_from, to_tree
+from kdump.format.schema import Reader, SchemaError, jackson, read_struct_from, to_tree
 
 METADATA = "metadata"
 REMOTE_LOG = "remote_log_metadata"

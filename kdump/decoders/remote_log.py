@@ -18,7 +18,8 @@ def _topic_id_partition(t: dict) -> str:
 
 
 def _segment_id(s: dict) -> str:
-    return f"RemoteLogSegmentId{{topicIdPartition={_topic_id_partition(s['topicIdPartition'])}, id={uuid_text(s['id'])}}}"
+    return (f"RemoteLogSegmentId{{topicIdPartition={_topic_id_partition(s['topicIdPartition'])}, "
+            f"id={uuid_text(s['id'])}}}")
 
 
 def _custom(data) -> str:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import importlib
-from functools import lru_cache
+from functools import cache
 
 from kdump.format.schema import Struct, compile_message
 
@@ -14,7 +14,7 @@ def module(group: str):
     return importlib.import_module(f"kdump.format.schemas.{group}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema(group: str, name: str) -> Struct:
     """The compiled schema of message ``name`` of a group's table."""
     return compile_message(module(group).MESSAGES[name])

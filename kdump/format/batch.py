@@ -9,7 +9,8 @@ does not have take Kafka's "none" values (producer id -1, sequence -1, leader ep
 """
 from __future__ import annotations
 
-from typing import Iterator, Protocol, runtime_checkable
+from collections.abc import Iterator
+from typing import Protocol, runtime_checkable
 
 from kdump.format.columns import Record, RecordColumns
 from kdump.format.types import TimestampType

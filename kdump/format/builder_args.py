@@ -58,7 +58,8 @@ def check_timestamp_type(value, *, magic: int) -> TimestampType:
         raise ValueError(f"unknown timestamp type {value!r}") from None
     if magic > 0 and ts_type is TimestampType.NO_TIMESTAMP_TYPE:
         # MemoryRecordsBuilder: "TimestampType must be set for magic >= 0" (sic: it means > 0).
-        raise ValueError(f"magic {magic} needs a timestamp type (CREATE_TIME or LOG_APPEND_TIME), not NO_TIMESTAMP_TYPE")
+        raise ValueError(f"magic {magic} needs a timestamp type (CREATE_TIME or LOG_APPEND_TIME), "
+                         "not NO_TIMESTAMP_TYPE")
     return ts_type
 
 

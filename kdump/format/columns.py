@@ -12,7 +12,6 @@ from __future__ import annotations
 from kdump.errors import FormatError
 from kdump.format.types import TimestampType
 
-
 # Records decoded (and rendered) at a time by whoever walks a batch in chunks: a few MB of columns.
 RECORDS_PER_CHUNK = 16384
 
@@ -72,7 +71,7 @@ class RecordColumns:
         p = self.value_pos[i]
         return bytes(self.buf[p:p + n])
 
-    def slice(self, start: int, stop: int) -> "RecordColumns":
+    def slice(self, start: int, stop: int) -> RecordColumns:
         """Records ``start`` to ``stop`` (as ``range`` clips them), over the same buffer. The decoding
         error stays with the slice that reaches the end of what was decoded."""
         start, stop, _ = slice(start, stop).indices(self.count)
@@ -131,7 +130,8 @@ class Record:
 
     def __repr__(self) -> str:
         magic = "" if self.magic is None else f", magic={self.magic}"
-        return f"Record(offset={self.offset}{magic}, timestamp={self.timestamp}, key={self.key!r}, value={self.value!r})"
+        return (f"Record(offset={self.offset}{magic}, timestamp={self.timestamp}, "
+                f"key={self.key!r}, value={self.value!r})")
 
 
 def iter_records(cols: RecordColumns, timestamp_type: TimestampType, sequences):

@@ -26,7 +26,7 @@ CURRENT_CONTROL_KEY_VERSION = 0
 def parse_control_key(key: bytes | None) -> tuple[ControlRecordType, int]:
     """(type, raw type id) of a control record key, with Kafka's ``ControlRecordType.parse`` checks."""
     n = 0 if key is None else len(key)
-    if n < 4:
+    if key is None or n < 4:
         raise FormatError("control-key-invalid",
                           f"invalid control record key: must have at least 4 bytes, but found only {n}")
     version, type_id = _KEY.unpack_from(key, 0)
@@ -45,7 +45,7 @@ class EndTxnMarker:
 
 def parse_end_txn_marker(ctype: ControlRecordType, value: bytes | None) -> EndTxnMarker:
     n = 0 if value is None else len(value)
-    if n < 6:
+    if value is None or n < 6:
         raise FormatError("end-txn-marker-invalid",
                           f"invalid value size found for end transaction marker: must have at least 6 bytes, "
                           f"but found only {n}")

@@ -14,8 +14,8 @@ on bytes already read; :mod:`kdump.segment` is the one module that reads files a
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from kdump._crc import crc32c
 from kdump.errors import FormatError

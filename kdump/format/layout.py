@@ -25,7 +25,8 @@ INT64 = struct.Struct(">q")
 UINT32 = struct.Struct(">I")  # a stored CRC
 
 # --- legacy messages, magic 0 and 1 (LegacyRecord.java) ----------------------------------------
-# body: crc uint32 | magic int8 | attributes int8 | [timestamp int64, v1] | keyLength int32 | key | valueLength int32 | value
+# body: crc uint32 | magic int8 | attributes int8 | [timestamp int64, v1] | keyLength int32 | key |
+#       valueLength int32 | value
 LEGACY_HEAD = struct.Struct(">IBb")  # crc, magic, attributes
 LEGACY_CRC_START = 4  # CRC-32 covers magic .. end of message
 LEGACY_TIMESTAMP = struct.Struct(">q")
@@ -92,7 +93,8 @@ def decrement_sequence(sequence: int, decrement: int) -> int:
 
 # --- control records (kdump/format/control.py reads them, the encoders write them) ----------------------
 CONTROL_RECORD_KEY = struct.Struct(">hh")  # a control record's key: version, type id (ControlRecordType.recordKey)
-END_TXN_MARKER = struct.Struct(">hi")  # a COMMIT/ABORT marker's value: version, coordinator epoch (EndTransactionMarker)
+# a COMMIT/ABORT marker's value: version, coordinator epoch (EndTransactionMarker)
+END_TXN_MARKER = struct.Struct(">hi")
 
 # --- kdump's canonical record form (not Kafka's: what convert's verification digests compare) -------------
 CANONICAL_RECORD_HEAD = struct.Struct(">qqbiii")  # offset, timestamp, timestamp type, key/value length, headers

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import Iterator
+from collections.abc import Iterator
 
 from kdump import codec as _codec
 from kdump.errors import FormatError
@@ -135,8 +135,8 @@ class LegacyBatch:
         try:
             self.message = LegacyMessage(offset, body, where=f"magic {body[L.BODY_MAGIC]} message")
         except FormatError as e:
-            raise e.at(position)
-        self._columns = None
+            raise e.at(position) from None
+        self._columns: RecordColumns | None = None
 
     # Kafka reports the wrapper's own fields at batch level.
     magic = property(lambda self: self.message.magic)
@@ -254,13 +254,15 @@ class LegacyBatch:
         msg = self.message
         pos0 = self.position
         if msg.codec_id == _codec.ZSTD:
-            raise FormatError("codec-invalid", f"zstd is not allowed in a magic {msg.magic} wrapper (only in magic 2 batches)",
+            raise FormatError("codec-invalid", f"zstd is not allowed in a magic {msg.magic} wrapper "
+                                               "(only in magic 2 batches)",
                               position=pos0)
         if msg.codec_id > _codec.ZSTD:
             raise FormatError("codec-invalid", f"unknown compression type id {msg.codec_id}", position=pos0)
         if msg.value is None:
             raise FormatError("wrapper-invalid",
-                              f"compressed magic {msg.magic} wrapper has a null value (no inner messages)", position=pos0)
+                              f"compressed magic {msg.magic} wrapper has a null value "
+                              "(no inner messages)", position=pos0)
         try:
             return _codec.decompress(msg.codec_id, msg.value, magic=msg.magic, limit=limit)
         except _codec.DecompressedTooLarge as e:
@@ -276,13 +278,14 @@ class LegacyBatch:
         cols, inner_offsets, _ = inner_columns(data, self.position)
         messages = []
         stop = 0
-        for offset, size in zip(inner_offsets, cols.sizes):  # the inner messages follow each other
+        for offset, size in zip(inner_offsets, cols.sizes, strict=True):  # the inner messages follow each other
             start, stop = stop + L.LOG_OVERHEAD, stop + size
             messages.append(LegacyMessage(offset, data[start:stop]))
         return messages, cols.error
 
     def __repr__(self) -> str:
-        return f"LegacyBatch(position={self.position}, offset={self.last_offset}, magic={self.magic}, codec={self.codec_id})"
+        return (f"LegacyBatch(position={self.position}, offset={self.last_offset}, magic={self.magic}, "
+                f"codec={self.codec_id})")
 
 
 def _no_sequence(offset: int) -> int:

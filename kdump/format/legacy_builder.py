@@ -12,12 +12,21 @@ The writing twin of :mod:`kdump.format.legacy` (spec §3.2-3.3, §6.3), used by 
 from __future__ import annotations
 
 import zlib
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from kdump import codec as _codec
 from kdump.format import layout as L
-from kdump.format.builder_args import (INT32_MAX, INT64_MAX, INT64_MIN, check_bytes, check_codec, check_int,
-                                       check_timestamp, check_timestamp_type, refuse_record)
+from kdump.format.builder_args import (
+    INT32_MAX,
+    INT64_MAX,
+    INT64_MIN,
+    check_bytes,
+    check_codec,
+    check_int,
+    check_timestamp,
+    check_timestamp_type,
+    refuse_record,
+)
 from kdump.format.types import TimestampType
 
 __all__ = ["LegacyMessageBuilder", "encode_message", "legacy_message", "legacy_wrapper", "convert_message"]
@@ -120,7 +129,8 @@ def _key_value_end(body, start: int) -> int:
     return pos
 
 
-def legacy_wrapper(magic: int, codec: int, messages: Sequence[tuple], timestamp_type: TimestampType = TimestampType.CREATE_TIME,
+def legacy_wrapper(magic: int, codec: int, messages: Sequence[tuple],
+                   timestamp_type: TimestampType = TimestampType.CREATE_TIME,
                    log_append_time: int | None = None, *, base_offset: int | None = None,
                    wrapper_offset: int | None = None, compression_level: int | None = None) -> bytes:
     """A compressed magic 0/1 wrapper holding ``messages`` = ``[(offset, timestamp, key, value), ...]``.
@@ -256,5 +266,6 @@ class LegacyMessageBuilder:
             wrapper_timestamp = L.NO_TIMESTAMP  # not written anyway
         else:
             wrapper_timestamp = self._max_timestamp
+        assert self.last_record_offset is not None  # set by every append, and _entries is not empty
         offset = self.last_record_offset if wrapper_offset is None else wrapper_offset
         return encode_message(offset, self.magic, self.timestamp_type, wrapper_timestamp, None, compressed, self.codec)

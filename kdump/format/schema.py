@@ -28,7 +28,7 @@ import struct
 import uuid as _uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, overload
 
 from kdump.errors import FormatError
 from kdump.format.text import java_utf8
@@ -41,6 +41,10 @@ UNKNOWN_TAGS = "_unknownTaggedFields"
 Versions = tuple[int, int]
 
 
+@overload
+def parse_versions(text, default: Versions) -> Versions: ...
+@overload
+def parse_versions(text, default: None = None) -> Versions | None: ...
 def parse_versions(text, default: Versions | None = None) -> Versions | None:
     """``"0+"``, ``"1-3"``, ``"2"``, ``"none"`` -> (lowest, highest); None or blank -> ``default``."""
     if text is None or not str(text).strip():
@@ -109,7 +113,7 @@ class Field:
     tagged: Versions = NONE
     tag: int | None = None
     default: Any = None  # the Python default value (already parsed)
-    struct: "Struct | None" = None
+    struct: Struct | None = None
     flexible: Versions | None = None  # a string/bytes field's own flexibleVersions override
     ignorable: bool = False
     json_name: str = ""
@@ -119,6 +123,12 @@ class Field:
             self.json_name = self.name[:1].lower() + self.name[1:]
         self.mandatory = subtract(self.versions, self.tagged) or NONE
         self.valid_tagged = intersect(self.versions, self.tagged)
+
+    @property
+    def sub(self) -> Struct:
+        """The struct of a struct or struct-array field (compile_message sets it for every such field)."""
+        assert self.struct is not None, self.name
+        return self.struct
 
     @property
     def element(self) -> str | None:
@@ -166,7 +176,7 @@ def _kafka_error(text: str, code: str = "schema-invalid") -> SchemaError:
 
 
 # --- building schemas from message definitions --------------------------------------------------------
-def _parse_default(ftype: str, text, nullable: Versions, struct_: "Struct | None"):
+def _parse_default(ftype: str, text, nullable: Versions, struct_: Struct | None):
     if ftype.startswith("[]"):
         return None if text == "null" else []
     if text == "null":
@@ -257,7 +267,7 @@ def default_struct(schema: Struct, version: int) -> dict:
 
 def default_value(f: Field, version: int):
     if f.type == "struct" and f.default is None and f.nullable == NONE:
-        return default_struct(f.struct, version)
+        return default_struct(f.sub, version)
     return list(f.default) if isinstance(f.default, list) else f.default
 
 
@@ -346,7 +356,7 @@ def _read_variable(r: Reader, f: Field, kind: str, name: str, flexible: bool, nu
                            "bytes remaining.", "schema-truncated")
     elem = kind[2:]
     if elem == "struct":
-        return [_read_struct(r, f.struct, version) for _ in range(n)]
+        return [_read_struct(r, f.sub, version) for _ in range(n)]
     if elem in ("string", "bytes"):
         return [_read_variable(r, f, elem, name + " element", flexible, False, version) for _ in range(n)]
     return [_read_primitive(r, elem, name) for _ in range(n)]
@@ -371,7 +381,7 @@ def _read_value(r: Reader, s: Struct, f: Field, present: Versions, version: int,
                 is_null = r.fixed(PRIMITIVES["int8"], f.json_name) < 0
             if is_null:
                 return None
-        return _read_struct(r, f.struct, version)
+        return _read_struct(r, f.sub, version)
     if f.type in ("string", "bytes", "records") or f.type.startswith("[]"):
         flexible = member(f.flexible if f.flexible is not None else s.flexible, present, version)
         return _read_variable(r, f, f.type, f.json_name, flexible, member(f.nullable, present, version), version)
@@ -379,6 +389,7 @@ def _read_value(r: Reader, s: Struct, f: Field, present: Versions, version: int,
 
 
 def _read_struct(r: Reader, s: Struct, version: int) -> dict:
+    assert s.parent is not None  # Struct.__post_init__ sets it
     if not member(s.parent, s.versions, version):
         raise _kafka_error(f"Can't read version {version} of {s.name}", "schema-version")
     cur = s.cur
@@ -394,11 +405,11 @@ def _read_struct(r: Reader, s: Struct, version: int) -> dict:
         for _ in range(count):
             tag = r.uvarint("tag")
             size = r.uvarint("tagged field size")
-            f = s.by_tag.get(tag)
-            if f is None:
+            tf = s.by_tag.get(tag)
+            if tf is None:
                 out.setdefault(UNKNOWN_TAGS, []).append((tag, r.array(size)))
-            elif member(f.valid_tagged, cur_flexible, version):
-                out[f.json_name] = _read_value(r, s, f, intersect(f.valid_tagged, cur_flexible), version, True)
+            elif member(tf.valid_tagged, cur_flexible, version):
+                out[tf.json_name] = _read_value(r, s, tf, intersect(tf.valid_tagged, cur_flexible), version, True)
             else:
                 raise _kafka_error(f"Tag {tag} is not valid for version {version}")
     return out
@@ -448,7 +459,7 @@ def _write_value(out: bytearray, s: Struct, f: Field, value, present: Versions, 
             out += encode_uvarint(1) if tagged else b"\x01"
         elif value is None:
             raise ValueError(f"non-nullable field {f.json_name} is null")
-        _write_struct(out, f.struct, value, version)
+        _write_struct(out, f.sub, value, version)
         return
     if f.type in ("string", "bytes", "records") or f.type.startswith("[]"):
         flexible = member(f.flexible if f.flexible is not None else s.flexible, present, version)
@@ -484,7 +495,7 @@ def _write_variable(out: bytearray, f: Field, kind: str, value, flexible: bool, 
         elem = kind[2:]
         for v in value:
             if elem == "struct":
-                _write_struct(out, f.struct, v, version)
+                _write_struct(out, f.sub, v, version)
             elif elem in ("string", "bytes"):
                 _write_variable(out, f, elem, v, flexible, False, version)
             else:
@@ -510,8 +521,8 @@ def _write_struct(out: bytearray, s: Struct, obj: dict, version: int) -> None:
         tagged.extend(obj.get(UNKNOWN_TAGS, ()))
         tagged.sort(key=lambda t: t[0])
         out += encode_uvarint(len(tagged))
-        for tag, data in tagged:
-            out += encode_uvarint(tag) + encode_uvarint(len(data)) + data
+        for tag, raw in tagged:
+            out += encode_uvarint(tag) + encode_uvarint(len(raw)) + raw
 
 
 def _is_default(f: Field, value, version: int) -> bool:
@@ -543,7 +554,7 @@ def _tree_value(v, f: Field, kind: str, version: int | None):
     if kind == "records":
         return ""  # Kafka's converter writes an empty BinaryNode for records
     if kind == "struct":
-        return to_tree(v, f.struct, version)
+        return to_tree(v, f.sub, version)
     if kind.startswith("[]"):
         return [_tree_value(x, f, kind[2:], version) for x in v]
     if kind == "float64":
@@ -582,6 +593,7 @@ def java_double(d: float) -> str:
     sign = "-" if d < 0 else ""
     digits_t = Decimal(repr(abs(d))).normalize().as_tuple()
     digits = "".join(map(str, digits_t.digits))
+    assert isinstance(digits_t.exponent, int)  # a finite number: NaN and the infinities returned above
     exp10 = len(digits) - 1 + digits_t.exponent  # scientific exponent
     if 1e-3 <= abs(d) < 1e7:
         if exp10 >= 0:

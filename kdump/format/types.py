@@ -35,7 +35,7 @@ class CompressionType(IntEnum):
         return self.name.lower()
 
     @classmethod
-    def from_label(cls, label: str) -> "CompressionType":
+    def from_label(cls, label: str) -> CompressionType:
         return cls[label.upper()]
 
 
@@ -52,7 +52,7 @@ class ControlRecordType(IntEnum):
     KRAFT_VOTERS = 6
 
     @classmethod
-    def from_id(cls, type_id: int) -> "ControlRecordType":
+    def from_id(cls, type_id: int) -> ControlRecordType:
         try:
             return cls(type_id)
         except ValueError:

@@ -11,16 +11,15 @@ an Arrow/Spark consumer wants, and it lets the text renderer skip objects altoge
 """
 from __future__ import annotations
 
-from typing import Iterator
-
-from kdump._crc import crc32c as _crc
+from collections.abc import Iterator
 
 from kdump import codec as _codec
+from kdump._crc import crc32c as _crc
 from kdump.errors import FormatError
 from kdump.format import layout as L
 from kdump.format.columns import RECORDS_PER_CHUNK, Record, RecordColumns, iter_records
 from kdump.format.types import TimestampType
-from kdump.format.varint import read_uvarint, zigzag_decode
+from kdump.format.varint import zigzag_decode
 
 
 def _uvarint(buf, pos, end, what, index, max_bytes):
@@ -70,7 +69,7 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
     value_len = cols.value_len
     headers = cols.headers
     sizes = cols.sizes
-    no_headers = ()
+    no_headers: tuple[tuple[bytes, bytes | None], ...] = ()
     pos = start if at is None else at
     i = first
     last = count if stop is None or stop > count else stop
@@ -149,17 +148,21 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
                 hdrs = no_headers
             else:
                 if nheaders < 0:
-                    raise FormatError("record-headers-invalid", f"record {i}: invalid number of record headers {nheaders}")
+                    raise FormatError("record-headers-invalid",
+                                      f"record {i}: invalid number of record headers {nheaders}")
                 if nheaders > body_end - pos:
                     raise FormatError("record-headers-invalid",
-                                      f"record {i}: {nheaders} headers declared, more than the {body_end - pos} bytes left")
+                                      f"record {i}: {nheaders} headers declared, "
+                                      f"more than the {body_end - pos} bytes left")
                 hl = []
                 for _ in range(nheaders):
                     hk, pos = _uvarint(buf, pos, body_end, "header key length", i, 5)
                     if hk < 0:
-                        raise FormatError("record-headers-invalid", f"record {i}: invalid negative header key size {hk}")
+                        raise FormatError("record-headers-invalid",
+                                          f"record {i}: invalid negative header key size {hk}")
                     if pos + hk > body_end:
-                        raise FormatError("record-size-invalid", f"record {i}: header key runs past the end of the record")
+                        raise FormatError("record-size-invalid",
+                                          f"record {i}: header key runs past the end of the record")
                     hkey = bytes(buf[pos:pos + hk])
                     pos += hk
                     hv, pos = _uvarint(buf, pos, body_end, "header value length", i, 5)
@@ -176,7 +179,8 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
             if pos != body_end:
                 raise FormatError(
                     "record-size-invalid",
-                    f"record {i}: expected to read {length} bytes in record payload, but instead read {pos - body_start}",
+                    f"record {i}: expected to read {length} bytes in record payload, "
+                    f"but instead read {pos - body_start}",
                 )
             offsets.append(base_offset + off_delta)
             timestamps.append(append_time if append_time is not None else base_timestamp + ts_delta)
@@ -193,7 +197,8 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
         elif pos != end:
             raise FormatError(
                 "records-remaining",
-                f"incorrect declared batch size: {end - pos} bytes remain after the {count} records the header declares",
+                f"incorrect declared batch size: {end - pos} bytes remain "
+                f"after the {count} records the header declares",
             )
     except FormatError as e:
         cols.error = e
@@ -229,7 +234,7 @@ class RecordBatch:
         (self.partition_leader_epoch, _magic, self.crc, self.attributes, self.last_offset_delta,
          self.base_timestamp, self.max_timestamp, self.producer_id, self.producer_epoch,
          self.base_sequence, self.records_count) = L.V2_BODY_HEAD.unpack_from(body, 0)
-        self._valid = None
+        self._valid: bool | None = None
 
     # --- header-derived properties -------------------------------------------------------------
     @property
@@ -246,7 +251,9 @@ class RecordBatch:
 
     @property
     def timestamp_type(self) -> TimestampType:
-        return TimestampType.LOG_APPEND_TIME if self.attributes & L.V2_TIMESTAMP_TYPE_MASK else TimestampType.CREATE_TIME
+        if self.attributes & L.V2_TIMESTAMP_TYPE_MASK:
+            return TimestampType.LOG_APPEND_TIME
+        return TimestampType.CREATE_TIME
 
     @property
     def is_transactional(self) -> bool:

@@ -14,13 +14,25 @@ Every function returns whole entries (the 12-byte offset/size prefix included).
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from kdump import codec as _codec
 from kdump._crc import crc32c as _crc32c
 from kdump.format import layout as L
-from kdump.format.builder_args import (INT16_MAX, INT16_MIN, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, check_bytes,
-                                       check_codec, check_int, check_timestamp, check_timestamp_type, refuse_record)
+from kdump.format.builder_args import (
+    INT16_MAX,
+    INT16_MIN,
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    check_bytes,
+    check_codec,
+    check_int,
+    check_timestamp,
+    check_timestamp_type,
+    refuse_record,
+)
 from kdump.format.types import TimestampType
 from kdump.format.varint import encode_varint
 
@@ -116,7 +128,8 @@ def _encode_header_key(key) -> bytes:
 
 
 def encode_headers(headers) -> list[tuple[bytes, bytes | None]]:
-    """``(key, value)`` pairs (key str or bytes, value bytes or None) checked and as :func:`encode_record` takes them."""
+    """``(key, value)`` pairs (key str or bytes, value bytes or None) checked and as :func:`encode_record` takes
+    them."""
     if headers is None:
         raise TypeError("headers must be a sequence of (key, value) pairs (use () for none), not None")
     out = []
@@ -261,12 +274,14 @@ class RecordBatchBuilder:
         if not self._records:
             # Kafka's builder writes nothing for zero records; a count-0 batch only comes from the cleaner.
             raise ValueError("a record batch needs at least one record (use empty_batch() for a count-0 batch)")
+        assert self._base_timestamp is not None and self.last_offset is not None  # the first take() set them
         records = b"".join(self._records)
         if self.codec == _codec.NONE:
             payload = records
         else:
             payload = _codec.compress(self.codec, records, magic=MAGIC, level=self.compression_level)
         if self.timestamp_type is TimestampType.LOG_APPEND_TIME:
+            assert self.log_append_time is not None  # __init__ refuses a LOG_APPEND_TIME batch without it
             max_timestamp = self.log_append_time  # the broker's append time replaces every record's timestamp
         else:
             max_timestamp = self._max_timestamp

@@ -17,7 +17,7 @@ def read_uvarint(buf, pos: int, max_bytes: int = MAX_VARLONG_BYTES) -> tuple[int
     value = 0
     shift = 0
     end = len(buf)
-    for i in range(max_bytes):
+    for _ in range(max_bytes):
         if pos >= end:
             raise FormatError("varint-truncated", f"varint at byte {pos} runs past the end of its data")
         b = buf[pos]
@@ -28,7 +28,8 @@ def read_uvarint(buf, pos: int, max_bytes: int = MAX_VARLONG_BYTES) -> tuple[int
         shift += 7
     raise FormatError(
         "varint-too-long",
-        f"varint ending at byte {pos} is longer than {max_bytes} bytes (the most significant bit of its last byte is set)",
+        f"varint ending at byte {pos} is longer than {max_bytes} bytes "
+        "(the most significant bit of its last byte is set)",
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import Iterator
+from collections.abc import Iterator
 
 from kdump.errors import FormatError
 from kdump.segment import base_offset_from_name

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kdump.errors import FormatError
 from kdump.findings import ERROR, INFO, WARNING, FileReport, Findings
@@ -34,6 +35,9 @@ from kdump.index.time_index import max_record_timestamp
 from kdump.logdir import FileKind, Partition, segment_base_offset, sibling
 from kdump.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
 
+if TYPE_CHECKING:
+    from kdump.index.rebuild import Recovery
+
 # Entries checked against the log per index file: 4x what Kafka's default segment.index.bytes (10 MiB) holds.
 # Bounds memory (the deep checks keep entries in a list); larger files are checked up to here, and said so.
 MAX_CHECK_ENTRIES = 4 * 1310720
@@ -42,14 +46,19 @@ _KAFKA_VERSIONS_RECORD_OFFSET = ("written by a broker that stored the offset of 
                                  "KAFKA-16310); time lookups still find the right batch")
 
 
-class _Report(Findings):
-    """The shared collector, with the severity given at each call (index check's call sites name it)."""
+class _Report:
+    """The shared collector (:class:`Findings`), with the severity given at each call (index check's call sites
+    name it); a wrapper, not a subclass, because ``add`` takes the severity first."""
 
     def __init__(self, path: str, kind: str, size: int = 0):
-        super().__init__(FileReport(path, kind, bytes=size))
+        self._findings = Findings(FileReport(path, kind, bytes=size))
+        self.report = self._findings.report
 
     def add(self, code: str, severity: str, message: str, **where) -> None:
-        super().add(code, message, severity=severity, **where)
+        self._findings.add(code, message, severity=severity, **where)
+
+    def finish(self) -> FileReport:
+        return self._findings.finish()
 
 
 @dataclass
@@ -59,7 +68,7 @@ class _Segment:
     next_base: int | None
     is_last: bool
     log_size: int | None = None
-    recovery: object = None  # kdump.index.rebuild.Recovery, deep mode
+    recovery: Recovery | None = None  # deep mode
     recovery_error: str | None = None
 
 
@@ -86,7 +95,7 @@ class PartitionChecker:
                                                       logs[i + 1].base_offset if i + 1 < len(logs) else None,
                                                       i == len(logs) - 1)
         self._facts: _PartitionFacts | None = None
-        self._log_end: int | None | bool = False
+        self._log_end: int | bool | None = False
 
     # --- whole directory ------------------------------------------------------------------------------
     def check_all(self) -> list[FileReport]:
@@ -134,8 +143,8 @@ class PartitionChecker:
             reports.append(self._guard("index", present["index"], self.check_offset_index, base, seg))
         elif seg is not None:
             r = _Report(sibling(seg.log_path, FileKind.INDEX), "index")
-            r.add("index-missing", WARNING, "the segment has no offset index: Kafka rebuilds it at startup (recovery of "
-                  "this segment); `kdump index rebuild` writes the same file")
+            r.add("index-missing", WARNING, "the segment has no offset index: Kafka rebuilds it at startup "
+                  "(recovery of this segment); `kdump index rebuild` writes the same file")
             reports.append(r.finish())
         if "timeindex" in present:
             reports.append(self._guard("timeindex", present["timeindex"], self.check_time_index, base, seg))
@@ -145,7 +154,8 @@ class PartitionChecker:
             r = _Report(sibling(seg.log_path, FileKind.TXNINDEX), "txnindex")
             first = seg.recovery.aborted[0]
             r.add("txnindex-missing", ERROR,
-                  f"the log has {len(seg.recovery.aborted)} aborted transaction(s) (first: producer {first.producer_id}, "
+                  f"the log has {len(seg.recovery.aborted)} aborted transaction(s) "
+                  f"(first: producer {first.producer_id}, "
                   f"offsets {first.first_offset}-{first.last_offset}) but there is no transaction index: consumers "
                   "reading committed data would see the aborted records", first_offset=first.first_offset,
                   last_offset=first.last_offset)
@@ -153,10 +163,10 @@ class PartitionChecker:
         return reports
 
     # --- deep context ---------------------------------------------------------------------------------
-    def _recover(self, seg: _Segment) -> None:
+    def _recover(self, seg: _Segment) -> _PartitionFacts:
         """Recovery of every segment up to ``seg``, in order, carrying producer state (once per checker)."""
         if self._facts is not None:
-            return
+            return self._facts
         from kdump.index.rebuild import RebuildError, recover_segment, state_before
         facts = _PartitionFacts()
         bases = sorted(self.segments)
@@ -179,6 +189,7 @@ class PartitionChecker:
             if rec.leader_epochs:
                 epoch = rec.leader_epochs[-1][0]
         self._facts = facts
+        return facts
 
     def _segment_log_size(self, seg: _Segment | None) -> int | None:
         if seg is None:
@@ -292,8 +303,9 @@ class PartitionChecker:
         last = idx.entry(n - 1).offset if n else base
         if n and last < base:
             r.add("index-last-offset-below-base", ERROR,
-                  f"Kafka's sanity check: Corrupt index found, index file {os.path.abspath(idx.path)} has non-zero size "
-                  f"but the last offset is {last} which is less than the base offset {base}", position=(n - 1) * 8)
+                  f"Kafka's sanity check: Corrupt index found, index file {os.path.abspath(idx.path)} "
+                  f"has non-zero size but the last offset is {last} which is less than the base offset {base}",
+                  position=(n - 1) * 8)
         if seg is None:
             r.add("index-log-missing", ERROR, f"no segment {_log_name(idx.path)} beside this index (an orphan: Kafka "
                   "deletes it at startup)")
@@ -302,8 +314,11 @@ class PartitionChecker:
         if seg is not None:
             try:
                 fd = os.open(seg.log_path, os.O_RDONLY)
-            except OSError as e:
-                r.add("index-log-unreadable", ERROR, f"cannot read {seg.log_path}: {e.strerror or e}")
+            except OSError as err:
+                r.add("index-log-unreadable", ERROR, f"cannot read {seg.log_path}: {err.strerror or err}")
+            else:
+                if log_size is None:  # the size could not be read before the open
+                    log_size = os.fstat(fd).st_size
         entries = []  # (slot, offset, position) of plausible entries, for the deep chain check
         try:
             prev = None
@@ -323,7 +338,7 @@ class PartitionChecker:
                               f"entry {i}: position {e.position} is not above the previous entry's {prev.position}",
                               **where)
                 prev = e
-                if fd is None:
+                if fd is None or log_size is None:
                     continue
                 if e.position >= log_size:
                     r.add("index-position-past-end", ERROR,
@@ -351,7 +366,7 @@ class PartitionChecker:
                           f"entry {i}: offset {e.offset}, but the batch at position {e.position} ends at offset "
                           f"{h.last_offset}{why}; DumpLogSegments reports this as a mismatch", **where)
                 entries.append((i, e.offset, e.position))
-            if fd is not None and self.deep and entries:
+            if fd is not None and log_size is not None and self.deep and entries:
                 self._offset_chain(fd, log_size, entries, r)
         finally:
             if fd is not None:
@@ -391,7 +406,7 @@ class PartitionChecker:
         theirs = rec.offset_entries() if kind == "index" else rec.time_entries()
         if ours == theirs:
             return
-        k = next((j for j, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
+        k = next((j for j, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b), min(len(ours), len(theirs)))
         at = (f"first difference at entry {k}: here {tuple(ours[k]) if k < len(ours) else 'nothing'}, recovery "
               f"{tuple(theirs[k]) if k < len(theirs) else 'nothing'}")
         r.add(f"{kind}-differs-from-recovery", INFO,
@@ -448,7 +463,8 @@ class PartitionChecker:
                           f"entry {i}: offset {e.offset} repeats the previous entry's", **where)
             prev = e
         if seg is None:
-            r.add("timeindex-log-missing", ERROR, f"no segment {_log_name(tidx.path)} beside this time index (an orphan)")
+            r.add("timeindex-log-missing", ERROR,
+                  f"no segment {_log_name(tidx.path)} beside this time index (an orphan)")
             return
         if not entries:
             if self.deep and seg.recovery is not None and seg.recovery.time_index:
@@ -466,9 +482,11 @@ class PartitionChecker:
         log_size = self._segment_log_size(seg)
         try:
             fd = os.open(seg.log_path, os.O_RDONLY)
-        except OSError as e:
-            r.add("timeindex-log-unreadable", ERROR, f"cannot read {seg.log_path}: {e.strerror or e}")
+        except OSError as err:
+            r.add("timeindex-log-unreadable", ERROR, f"cannot read {seg.log_path}: {err.strerror or err}")
             return
+        if log_size is None:  # the size could not be read before the open
+            log_size = os.fstat(fd).st_size
         oidx = None
         try:
             try:
@@ -688,11 +706,12 @@ class PartitionChecker:
         r = _Report(path, "snapshot")
         try:
             snap = read_snapshot(path)
-        except OSError as e:
-            r.report.io_error = f"cannot read: {e.strerror or e}"
+        except OSError as err:
+            r.report.io_error = f"cannot read: {err.strerror or err}"
             return r.report
         r.report.bytes = snap.size
         if snap.error is not None:
+            assert snap.error_code is not None  # read_snapshot sets both
             r.add(snap.error_code, ERROR, snap.error + " (Kafka deletes the snapshot and rebuilds producer state "
                   "from the log)", position=snap.error_position)
             return r.finish()
@@ -700,7 +719,7 @@ class PartitionChecker:
             r.add("snapshot-trailing-bytes", WARNING,
                   f"{snap.trailing_bytes} bytes after the {len(snap.entries)} entries (Kafka ignores them; the CRC "
                   "covers them)", position=snap.size - snap.trailing_bytes, length=snap.trailing_bytes)
-        seen = {}
+        seen: dict[int, int] = {}  # producer id -> position of its entry
         for e in snap.entries:
             where = dict(position=e.position)
             if e.producer_id in seen:
@@ -736,7 +755,7 @@ class PartitionChecker:
         for p in cp.problems:
             r.add(p.code, ERROR, (f"line {p.line}: " if p.line else "") + p.message, position=p.position)
         prev = None
-        for (epoch, start), (line, pos) in zip(cp.entries, cp.entry_lines):
+        for (epoch, start), (line, pos) in zip(cp.entries, cp.entry_lines, strict=True):
             if epoch < 0 or start < 0:
                 r.add("leader-epoch-negative", ERROR, f"line {line}: epoch {epoch} start offset {start}: negative",
                       position=pos)
@@ -748,16 +767,16 @@ class PartitionChecker:
         if not self.segments:
             return r.finish()
         end = self.log_end_offset()
-        for (epoch, start), (line, pos) in zip(cp.entries, cp.entry_lines):
+        for (epoch, start), (line, pos) in zip(cp.entries, cp.entry_lines, strict=True):
             if end is not None and start > end:
                 r.add("leader-epoch-beyond-log-end", WARNING,
                       f"line {line}: epoch {epoch} starts at offset {start}, above the log end offset {end}",
                       position=pos)
         if self.deep and not cp.problems:
             bases = sorted(self.segments)
-            self._recover(self.segments[bases[0]])
+            facts = self._recover(self.segments[bases[0]])
             in_file = dict(cp.entries)
-            for epoch, start in self._facts.leader_epochs:
+            for epoch, start in facts.leader_epochs:
                 if start < bases[0]:
                     continue
                 if epoch not in in_file:
@@ -766,8 +785,8 @@ class PartitionChecker:
                           "not list", first_offset=start)
                 elif in_file[epoch] != start and in_file[epoch] >= bases[0]:
                     r.add("leader-epoch-differs", WARNING,
-                          f"epoch {epoch}: the checkpoint says it starts at offset {in_file[epoch]}, its first batch in "
-                          f"the log is at offset {start}", first_offset=start)
+                          f"epoch {epoch}: the checkpoint says it starts at offset {in_file[epoch]}, "
+                          f"its first batch in the log is at offset {start}", first_offset=start)
         return r.finish()
 
 
@@ -810,7 +829,7 @@ def check_text_checkpoint(path: str) -> FileReport:
         r.add(p.code, ERROR, (f"line {p.line}: " if p.line else "") + p.message, position=p.position)
     if cp.kind == "offset-checkpoint":
         seen = set()
-        for (topic, part, off), (line, pos) in zip(cp.entries, cp.entry_lines):
+        for (topic, part, off), (line, pos) in zip(cp.entries, cp.entry_lines, strict=True):
             if (topic, part) in seen:
                 r.add("checkpoint-duplicate", WARNING, f"line {line}: {topic}-{part} is listed twice", position=pos)
             seen.add((topic, part))
@@ -901,8 +920,7 @@ def _check_path(p: str, deep: bool, index_interval_bytes: int) -> list[FileRepor
             if pm is not None:
                 reports.append(check_text_checkpoint(pm))
         else:
-            for q in here.files_of(FileKind.OFFSET_CHECKPOINT):
-                reports.append(check_text_checkpoint(q))
+            reports.extend(check_text_checkpoint(q) for q in here.files_of(FileKind.OFFSET_CHECKPOINT))
             for q in here.subdirectories:
                 if Partition(q).is_partition and not is_leftover_directory(q):
                     reports.extend(check_paths([q], deep=deep, index_interval_bytes=index_interval_bytes))

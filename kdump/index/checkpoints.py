@@ -19,8 +19,14 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from kdump.logdir import (LEADER_EPOCH_CHECKPOINT, OFFSET_CHECKPOINTS, PARTITION_METADATA,  # noqa: F401
-                          TEXT_CHECKPOINT_NAMES, FileKind, classify)
+from kdump.logdir import (  # noqa: F401 -- re-exports the checkpoint names (imported from here)
+    LEADER_EPOCH_CHECKPOINT,
+    OFFSET_CHECKPOINTS,
+    PARTITION_METADATA,
+    TEXT_CHECKPOINT_NAMES,
+    FileKind,
+    classify,
+)
 
 MAX_CHECKPOINT_BYTES = 64 << 20  # a checkpoint with a million partitions is ~50 MB; refuse anything larger
 
@@ -157,7 +163,7 @@ def parse_checkpoint(path, text: str | None = None, kind: str | None = None) -> 
     cp.declared_count = count
     for n, pos, line in lines[2:]:
         parts = _java_split(line)
-        entry = None
+        entry: tuple | None = None
         if len(parts) == nfields:
             if nfields == 2:
                 epoch, start = _parse_int(parts[0], INT32), _parse_int(parts[1], INT64)

@@ -11,16 +11,15 @@ is printed unverified. Every such case is on stderr as ``kdump: FILE: ...``.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from kdump.errors import FormatError
 from kdump.index import checkpoints as cps
+from kdump.index.reports import IndexReports
 from kdump.index.time_index import max_record_timestamp
-from kdump.segment import Stop, header_at, read_batch_at, walk_headers
-from kdump.index.reports import IndexReports  # noqa: F401  (re-exported)
 from kdump.logdir import FileKind, sibling
-from kdump.segment import base_offset_from_name
+from kdump.segment import Stop, base_offset_from_name, header_at, read_batch_at, walk_headers
 
 
 @dataclass
@@ -245,6 +244,7 @@ class CompanionDumper:
         snap = read_snapshot(path)
         if snap.error is not None:
             # Kafka prints the CorruptSnapshotException message on stderr and goes on with the next file.
+            assert snap.error_code is not None  # read_snapshot sets both
             self.error(FormatError(snap.error_code, snap.error, position=snap.error_position))
             return
         for e in snap.entries:

@@ -3,7 +3,8 @@ int32 position``, sparse, one entry per roughly ``index.interval.bytes`` of log.
 from __future__ import annotations
 
 import os
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from kdump.format import index_layout as IL
 from kdump.index.base import FixedEntryIndex

@@ -31,8 +31,7 @@ import os
 from dataclasses import dataclass, field
 
 from kdump.atomic import AtomicGroup
-from kdump.errors import WriteError
-from kdump.errors import FormatError, KdumpError
+from kdump.errors import FormatError, KdumpError, WriteError
 from kdump.index import offset_index as oi
 from kdump.index import time_index as ti
 from kdump.logdir import SEGMENT_COMPANIONS, Partition, sibling
@@ -78,12 +77,12 @@ class Recovery:
         return self.log_size - self.valid_bytes
 
     def offset_entries(self) -> list[oi.OffsetPosition]:
-        return [oi.OffsetPosition(self.base_offset + r, p)
-                for r, p in (oi.ENTRY.unpack_from(self.offset_index, k) for k in range(0, len(self.offset_index), oi.ENTRY_SIZE))]
+        entries = (oi.ENTRY.unpack_from(self.offset_index, k) for k in range(0, len(self.offset_index), oi.ENTRY_SIZE))
+        return [oi.OffsetPosition(self.base_offset + r, p) for r, p in entries]
 
     def time_entries(self) -> list[ti.TimestampOffset]:
-        return [ti.TimestampOffset(t, self.base_offset + r)
-                for t, r in (ti.ENTRY.unpack_from(self.time_index, k) for k in range(0, len(self.time_index), ti.ENTRY_SIZE))]
+        entries = (ti.ENTRY.unpack_from(self.time_index, k) for k in range(0, len(self.time_index), ti.ENTRY_SIZE))
+        return [ti.TimestampOffset(t, self.base_offset + r) for t, r in entries]
 
 
 def recover_segment(log_path, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
@@ -385,7 +384,7 @@ def rebuild_directory(directory, out_dir=None, *, index_interval_bytes: int = DE
     """Every segment of a partition directory, in offset order, carrying producer state and leader epoch
     from one segment to the next. Stops at the first segment that raises."""
     partition = Partition(directory)
-    outcomes = []
+    outcomes: list[RebuildOutcome] = []
     if not partition.segments:
         return outcomes
     notes: list = []

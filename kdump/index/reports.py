@@ -1,5 +1,6 @@
 """What DumpLogSegments collects for its stderr reports after all files (spec §2.7), for index files; the text
-is :func:`kdump.render.companions.index_report_lines`. Kept apart (no dependencies): every ``kdump dump`` creates one."""
+is :func:`kdump.render.companions.index_report_lines`. Kept apart (no dependencies): every ``kdump dump``
+creates one."""
 from __future__ import annotations
 
 

@@ -21,8 +21,7 @@ import re
 
 from kdump.errors import FormatError
 from kdump.logdir import FileKind, sibling
-from kdump.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
-from kdump.segment import base_offset_from_name
+from kdump.segment import BatchHeader, Stop, base_offset_from_name, first_offset, header_at, read_batch_at, walk_headers
 
 _VERIFY_CRC_BELOW = 1 << 20
 
@@ -59,8 +58,8 @@ def parse_time(text: str) -> int:
         raise ValueError(f"{text!r} is neither epoch milliseconds nor an ISO-8601 time "
                          "(e.g. 2024-05-01T12:00:00Z)") from None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=_dt.timezone.utc)
-    delta = when - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+        when = when.replace(tzinfo=_dt.UTC)
+    delta = when - _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
     return (delta.days * 86400 + delta.seconds) * 1000 + delta.microseconds // 1000
 
 
@@ -156,7 +155,8 @@ def seek_offset(log_path, target: int, *, use_index: bool = True) -> SeekResult:
             try:
                 pos, note, probed = _index_position(log, index_path, base, target)
             except (OSError, FormatError) as e:
-                pos, note, probed = -1, f"offset index unreadable ({getattr(e, 'strerror', None) or e}); walking the log", 0
+                note = f"offset index unreadable ({getattr(e, 'strerror', None) or e}); walking the log"
+                pos, probed = -1, 0
             if pos >= 0:
                 position, found = _walk_to(log, pos, offset=target)
                 return SeekResult(position, "index", found=found, entries_probed=probed)

@@ -12,7 +12,7 @@ Bytes after the last entry are ignored by Kafka's reader (the CRC still covers t
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kdump._crc import crc32c
 from kdump.format import index_layout as IL
@@ -76,15 +76,11 @@ class ProducerSnapshot:
     stored_crc: int | None = None
     computed_crc: int | None = None
     declared_count: int | None = None
-    entries: list = None
+    entries: list[ProducerEntry] = field(default_factory=list)
     trailing_bytes: int = 0
     error: str | None = None
     error_code: str | None = None
     error_position: int | None = None
-
-    def __post_init__(self):
-        if self.entries is None:
-            self.entries = []
 
 
 def read_snapshot(path) -> ProducerSnapshot:
@@ -129,20 +125,21 @@ def parse_snapshot(data: bytes, path: str = "<bytes>") -> ProducerSnapshot:
         return schema(f"Error reading field 'producer_entries': Error reading array of size {count}, only "
                       f"{remaining} bytes available", IL.SNAPSHOT_COUNT_AT)
     pos = IL.SNAPSHOT_ENTRIES_AT
-    for i in range(count):
+    for _ in range(count):
         if pos + ENTRY_SIZE > n:
             # the field that runs out first, as Kafka's per-field read would name it
             field_sizes = IL.SNAPSHOT_ENTRY_FIELD_SIZES
             p = pos
             name = _ENTRY_FIELDS[0]
-            for fname, fsize in zip(_ENTRY_FIELDS, field_sizes):
+            for fname, fsize in zip(_ENTRY_FIELDS, field_sizes, strict=True):
                 if p + fsize > n:
                     name = fname
                     break
                 p += fsize
             return schema(f"Error reading field 'producer_entries': Error reading field '{name}': "
                           f"{underflow}", pos)
-        snap.entries.append(ProducerEntry(*ENTRY.unpack_from(data, pos), position=pos))
+        # mypy cannot count a Struct's fields: the 8 of ENTRY are ProducerEntry's first 8
+        snap.entries.append(ProducerEntry(*ENTRY.unpack_from(data, pos), position=pos))  # type: ignore[misc]
         pos += ENTRY_SIZE
     snap.trailing_bytes = n - pos
     if snap.version != SNAPSHOT_VERSION:

@@ -3,7 +3,8 @@ int32 relativeOffset``. An entry (T, O) says: the largest timestamp seen up to a
 from __future__ import annotations
 
 import os
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from kdump.format import index_layout as IL
 from kdump.format import layout as L

@@ -9,8 +9,8 @@ reports the same byte.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from kdump.format import index_layout as IL
 from kdump.index.base import ReadOnlyFile

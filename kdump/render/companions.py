@@ -106,10 +106,10 @@ def companion_objects(item) -> list[dict]:
 
 
 def _checkpoint_object(cp: CheckpointFile, line: str) -> dict:
-    obj = {"kind": cp.kind}
+    obj: dict[str, str | int] = {"kind": cp.kind}
     words = line.split()
     if words and words[0] in ("epoch:", "topic:", "topicId:"):
-        for k, v in zip(words[::2], words[1::2]):
+        for k, v in zip(words[::2], words[1::2], strict=False):
             k = k.rstrip(":")
             obj[k] = int(v) if v.lstrip("-").isdigit() and k != "topic" else v
     else:

@@ -12,8 +12,8 @@ import json
 
 from kdump.decode.records import decode_records
 from kdump.format import layout as L
-from kdump.render.kafka_text import codec_label
 from kdump.render.escape import escape_json
+from kdump.render.kafka_text import codec_label
 
 _TS_NAMES = {-1: "NO_TIMESTAMP_TYPE", 0: "CREATE_TIME", 1: "LOG_APPEND_TIME"}
 
@@ -33,7 +33,7 @@ def error_object(path: str, code: str, message: str, position: int | None = None
     return {"type": "error", "file": path, "position": position, "code": code, "message": message}
 
 
-def batch_object(batch, path: str, valid: bool | None = None) -> dict:
+def batch_object(batch, path: str | None, valid: bool | None = None) -> dict:
     v2 = batch.magic >= 2
     return {
         "type": "batch",
@@ -119,7 +119,7 @@ class JsonLinesRenderer:
         self.terminal = terminal  # on a terminal, C1 and bidi characters are \u escapes (the same JSON values)
         self.print_data = print_data
         self.deep = deep
-        self.path = None
+        self.path: str | None = None
         self._records_written = False  # in a batch written in chunks
 
     def begin_file(self, display_path: str, header: str | None) -> None:

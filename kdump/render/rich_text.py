@@ -9,7 +9,7 @@ from rich.theme import Theme
 
 class DumpHighlighter(RegexHighlighter):
     base_style = "kdump."
-    highlights = [
+    highlights = [  # noqa: RUF012 -- rich's RegexHighlighter declares highlights as a mutable list
         r"(?P<field>\b[A-Za-z]+:)(?= )",
         r"(?P<bad>isvalid: false|isValid: false)",
         r"(?P<good>isvalid: true|isValid: true)",

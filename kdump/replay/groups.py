@@ -15,6 +15,7 @@ names them) and committed offsets. Share-group records (types 9-15) are counted 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from kdump.decode.control import TxnMarker, decode_control
 from kdump.decoders import tables
@@ -60,8 +61,9 @@ class GroupState:
     last_offset: int = -1  # log offset of the latest record that makes up this state
 
     def to_json(self) -> dict:
-        out = {"group": self.name, "type": self.kind}
+        out: dict[str, Any] = {"group": self.name, "type": self.kind}
         if self.kind == "classic":
+            assert self.classic is not None  # set with the kind
             out.update(self.classic)
         elif self.kind == "consumer":
             out["groupEpoch"] = self.group_epoch
@@ -106,7 +108,7 @@ class _Log:
         try:
             if rec.key is None:
                 raise RecordError("the record has no key")
-            rtype, key_name, key_obj, value_name, version, value_obj = read_record(OFFSETS, rec.key, rec.value)
+            rtype, _key_name, key_obj, _value_name, version, value_obj = read_record(OFFSETS, rec.key, rec.value)
         except UnknownRecordType as e:
             self.skipped.append(Skipped(rec.file, rec.offset, f"unknown record type {e.record_type}"))
             return
@@ -168,6 +170,7 @@ def replay_groups(paths) -> GroupsReplay:
 
 def _tree(entry: Entry) -> dict:
     _, value_name = tables.record_types(OFFSETS)[entry.record_type]
+    assert entry.value is not None  # log.latest holds no tombstones
     return to_tree(entry.value, tables.schema(OFFSETS, value_name), entry.version)
 
 
@@ -180,7 +183,8 @@ def _group(groups: dict, name: str) -> GroupState:
 
 def _apply_entry(groups: dict, entry: Entry, topic_names: dict) -> None:
     rtype, key, value = entry.record_type, entry.key, entry.value
-    g = _group(groups, key.get("group", key.get("groupId")))
+    assert value is not None and entry.version is not None  # log.latest holds no tombstones
+    g = _group(groups, key["group"] if "group" in key else key["groupId"])  # offset and classic keys: group
     g.last_offset = max(g.last_offset, entry.offset)
     if rtype in OFFSET_COMMIT_TYPES:
         g.offsets[key["topic"], key["partition"]] = {

@@ -22,7 +22,7 @@ def when(ms) -> str:
     if ms is None or ms < 0:
         return "-"
     try:
-        return _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc).isoformat(timespec="milliseconds")[:-6] + "Z"
+        return _dt.datetime.fromtimestamp(ms / 1000, _dt.UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
     except (OverflowError, OSError, ValueError):
         return str(ms)
 
@@ -65,7 +65,7 @@ def _plain_table(t: Table) -> str:
         return f"{t.title}: (none)\n"
     cells = [list(t.columns)] + [[printable(v) for v in row] for row in t.rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(t.columns))]
-    lines = [t.title] + ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    lines = [t.title] + ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip() for r in cells]
     return "\n".join(lines) + "\n"
 
 
@@ -80,14 +80,16 @@ def _assignment(value) -> str:
         parts = value.get("assignedPartitions") or value.get("topics") or []
         return " ".join(f"{p['topic']}[{','.join(map(str, p['partitions']))}]" for p in parts) or "(none)"
     if isinstance(value, list):  # consumer-protocol (KIP-848) topic-id assignments
-        return " ".join(f"{p['topic'] or p['topicId']}[{','.join(map(str, p['partitions']))}]" for p in value) or "(none)"
+        return " ".join(f"{p['topic'] or p['topicId']}[{','.join(map(str, p['partitions']))}]"
+                        for p in value) or "(none)"
     return "(not decoded)" if value else "(none)"
 
 
 def group_blocks(g: dict) -> list:
-    out = [f"Group {printable(g['group'])}"]
+    out: list[str | Table] = [f"Group {printable(g['group'])}"]
     if g["type"] == "classic":
-        out.append(f"  classic group: protocol type {printable(g['protocolType'])}, protocol {printable(g['protocol'])}, "
+        out.append(f"  classic group: protocol type {printable(g['protocolType'])}, "
+                   f"protocol {printable(g['protocol'])}, "
                    f"generation {g['generation']}, leader {printable(g['leader'])}, state since "
                    f"{when(g['currentStateTimestamp'])}")
         members = Table("  Members", ("member id", "instance id", "client id", "host", "session ms", "rebalance ms",
@@ -124,7 +126,7 @@ def groups_blocks(data: dict) -> list:
         summary += f"; {data['pendingTransactionalRecords']} transactional record(s) still wait for their marker"
     if data["ignoredRecords"]:
         summary += f"; {data['ignoredRecords']} share-group record(s) not modelled"
-    return blocks + [summary]
+    return [*blocks, summary]
 
 
 # --- transactions ---------------------------------------------------------------------------------------
@@ -166,15 +168,15 @@ def metadata_blocks(data: dict) -> list:
                       b["inControlledShutdown"]) for b in data["brokers"]])
     controllers = Table("Controllers", ("id", "incarnation id", "listeners"),
                         [(c["id"], c["incarnationId"], _listeners(c["listeners"])) for c in data["controllers"]])
-    blocks = head + [features, brokers, controllers]
+    blocks = [*head, features, brokers, controllers]
     blocks.append(f"Topics: {len(data['topics'])}")
-    for t in data["topics"]:
-        blocks.append(Table(f"  {printable(t['name'])} (id {t['topicId']}, {len(t['partitions'])} partition(s))",
-                            ("partition", "leader", "leader epoch", "isr", "replicas", "elr", "last known elr",
-                             "partition epoch"),
-                            [(p["partition"], "none" if p["leader"] == -1 else p["leader"], p["leaderEpoch"],
-                              _ids(p["isr"]), _ids(p["replicas"]), _ids(p["eligibleLeaderReplicas"]),
-                              _ids(p["lastKnownElr"]), p["partitionEpoch"]) for p in t["partitions"]]))
+    blocks.extend(Table(f"  {printable(t['name'])} (id {t['topicId']}, {len(t['partitions'])} partition(s))",
+                        ("partition", "leader", "leader epoch", "isr", "replicas", "elr", "last known elr",
+                         "partition epoch"),
+                        [(p["partition"], "none" if p["leader"] == -1 else p["leader"], p["leaderEpoch"],
+                          _ids(p["isr"]), _ids(p["replicas"]), _ids(p["eligibleLeaderReplicas"]),
+                          _ids(p["lastKnownElr"]), p["partitionEpoch"]) for p in t["partitions"]])
+                  for t in data["topics"])
     blocks.append(Table("Configs", ("resource", "name", "value"),
                         [(f"{c['resourceType']}:{c['resourceName']}", k, v)
                          for c in data["configs"] for k, v in c["configs"].items()]))

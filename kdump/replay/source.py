@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from kdump.errors import FormatError
 from kdump.logdir import FileKind, LogDir, Partition, directory_state, named_kind, topic_partition

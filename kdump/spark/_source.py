@@ -39,7 +39,7 @@ class DamagedRegion(FormatError):
         self.end, self.first_offset, self.last_offset = end, first_offset, last_offset
 
     @classmethod
-    def of_batch(cls, batch, error, first_offset: int | None = None) -> "DamagedRegion":
+    def of_batch(cls, batch, error, first_offset: int | None = None) -> DamagedRegion:
         """The records of ``batch`` from ``first_offset`` on (its first record when None) were not read."""
         if first_offset is None:
             try:
@@ -142,6 +142,7 @@ class _Batches:
             return DamagedRegion("batch-too-large", f"an entry of {damage.large.size} bytes is above the limit of "
                                  f"{max_batch_bytes}", position=damage.start, end=damage.end)
         if event is None:
+            assert entry is not None  # a Damage is a large entry, a damaged range, or a bad entry
             return DamagedRegion(damage.code, f"{entry.error.message}; skipped this entry", position=damage.start,
                                  end=damage.end)
         cause = event.cause if entry is None else f"{entry.error.message}, and {event.cause}"

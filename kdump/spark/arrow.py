@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -33,6 +34,9 @@ from kdump.spark.schema import ALL_COLUMNS, KAFKA_COLUMNS, RECORD_COLUMNS, arrow
 log = logging.getLogger("kdump.spark")
 
 CODEC_LABELS = ("none", "gzip", "snappy", "lz4", "zstd")
+
+if TYPE_CHECKING:
+    from kdump.spark.txn import TxnFilter
 
 
 class DamagedData(_source.KdumpError):
@@ -50,7 +54,7 @@ class SegmentSlice:
     end: int | None = None
     size: int = 0  # bytes in the slice (for planning)
     active: bool = False  # ends at the end of the active segment: a partial last entry is still being written
-    txns: object = None  # read_committed: the partition's kdump.spark.txn.TxnFilter
+    txns: TxnFilter | None = None  # read_committed: the partition's filter
 
     @property
     def name(self) -> str:
@@ -302,6 +306,4 @@ def _pruned(batch, o: ReadOptions) -> bool:
         return True
     if o.min_offset is not None and batch.last_offset < o.min_offset:
         return True
-    if o.min_timestamp is not None and batch.magic >= 2 and batch.max_timestamp < o.min_timestamp:
-        return True
-    return False
+    return o.min_timestamp is not None and batch.magic >= 2 and batch.max_timestamp < o.min_timestamp

@@ -16,13 +16,13 @@ transactions and everything from the last stable offset on are left out, :mod:`k
 from __future__ import annotations
 
 import sys
+from types import FrameType
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from kdump.spark import options as O
 from kdump.spark.arrow import read_slices
-from kdump.spark.plan import (MAX_SPLIT, OPEN_COST, Pruning, find_segments, plan_tasks, prune_segments,
-                              txn_filters)
+from kdump.spark.plan import MAX_SPLIT, OPEN_COST, Pruning, find_segments, plan_tasks, prune_segments, txn_filters
 from kdump.spark.schema import columns_of, spark_schema
 
 
@@ -53,7 +53,7 @@ class KafkaLogDataSource(DataSource):
 
 
 def _called_for_pushdown() -> bool:
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_filename.endswith("data_source_pushdown_filters.py"):
             return True

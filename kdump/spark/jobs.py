@@ -31,7 +31,7 @@ class _Progress:
         self.progress = progress
         self.acc = spark.sparkContext.accumulator(0)
         self._stop = threading.Event()
-        self._thread = None
+        self._thread: threading.Thread | None = None
 
     def __enter__(self):
         if self.progress is not None:
@@ -83,6 +83,7 @@ def _export_task(index, slices, out_dir, options):
     """Write one task's records to ``out_dir/part-NNNNN.parquet`` (temp name, then rename): (record count,
     damaged regions skipped)."""
     import pyarrow.parquet as pq
+
     from kdump.spark.schema import arrow_schema
     final = os.path.join(out_dir, f"part-{index:05d}.parquet")
     tmp = os.path.join(out_dir, f".part-{index:05d}-{uuid.uuid4().hex}.tmp")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import overload
 
 from kdump.spark.arrow import ReadOptions
 from kdump.spark.schema import default_columns
@@ -24,6 +25,10 @@ def flag(options, name: str, default: bool = False) -> bool:
     raise OptionError(f"option {name}={value!r}: expected true or false")
 
 
+@overload
+def integer(options, name: str, default: int, minimum: int = 0) -> int: ...
+@overload
+def integer(options, name: str, default: None, minimum: int = 0) -> int | None: ...
 def integer(options, name: str, default: int | None, minimum: int = 0) -> int | None:
     value = options.get(name)
     if value is None:

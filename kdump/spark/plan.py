@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import glob
+import itertools
 import os
 from dataclasses import dataclass, field, replace
 
@@ -93,7 +94,9 @@ def _segment(location: str, size: int) -> SegmentFile | None:
         return None
     named = logdir.topic_partition(_parent(location))
     topic, partition = named if named is not None else (None, None)
-    return SegmentFile(topic, partition, logdir.segment_base_offset(location), location, size)
+    base = logdir.segment_base_offset(location)
+    assert base is not None  # classify said LOG: the name is <digits>.log
+    return SegmentFile(topic, partition, base, location, size)
 
 
 def _expand_remote(location: str, storage_options):
@@ -130,9 +133,7 @@ class Pruning:
     def keeps_partition(self, seg: SegmentFile) -> bool:
         if self.topics is not None and seg.topic not in self.topics:
             return False
-        if self.partitions is not None and seg.partition not in self.partitions:
-            return False
-        return True
+        return self.partitions is None or seg.partition in self.partitions
 
 
 def prune_segments(segments: list[SegmentFile], pruning: Pruning) -> list[SegmentFile]:
@@ -147,7 +148,7 @@ def prune_segments(segments: list[SegmentFile], pruning: Pruning) -> list[Segmen
             and seg.topic is not None
         if pruning.max_offset is not None and seg.base_offset > pruning.max_offset:
             continue
-        if pruning.min_offset is not None and same and nxt.base_offset <= pruning.min_offset:
+        if pruning.min_offset is not None and same and nxt is not None and nxt.base_offset <= pruning.min_offset:
             continue
         kept.append(seg)
     return kept
@@ -197,18 +198,18 @@ def slices_of(seg: SegmentFile, split: int, txns=None) -> list[SegmentSlice]:
     index = logdir.sibling(seg.location, FileKind.INDEX)
     if not os.path.exists(index):
         return whole
-    cuts = []
+    cuts: list[int] = []
     target = split
     for _, position in _source.offset_index_positions(index, seg.base_offset):
-        if position >= target and position < seg.size and (not cuts or position > cuts[-1]):
-            if _source.first_batch_at(seg.location, position) is not None:
-                cuts.append(position)
-                target = position + split
+        if (position >= target and position < seg.size and (not cuts or position > cuts[-1])
+                and _source.first_batch_at(seg.location, position) is not None):
+            cuts.append(position)
+            target = position + split
     if not cuts:
         return whole
     bounds = [0, *cuts, seg.size]
     out = []
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in itertools.pairwise(bounds):
         last = b == seg.size
         out.append(SegmentSlice(seg.location, seg.topic, seg.partition, a, None if last else b, b - a,
                                 seg.active and last, txns))
@@ -241,7 +242,8 @@ def balanced_tasks(segments: list[SegmentFile], *, cores: int, open_cost: int = 
     """Tasks for a job that runs them all at once on ``cores`` (an export): Spark's packing for ``cores``,
     ``2 * cores``, ... ``4 * cores`` and the plan that ends first when tasks go, in order, to the first free
     core (3 equal tasks on 2 cores take twice as long as 4 of half the size)."""
-    best, best_end = None, None
+    best: list[Task] = []
+    best_end: float | None = None
     for k in range(1, 5):
         tasks = plan_tasks(segments, parallelism=k * cores, open_cost=open_cost)
         loads = [0] * max(1, cores)

@@ -26,7 +26,7 @@ def apply_filters(filters, pruning, options) -> None:
         return values if current is None else current & values
 
     for f in filters:
-        attribute = getattr(f, "attribute", ())  # Not(...) has a child filter instead
+        attribute: tuple = getattr(f, "attribute", ())  # Not(...) has a child filter instead
         col = attribute[0] if len(attribute) == 1 else None
         if col == "topic" and isinstance(f, EqualTo):
             pruning.topics = narrow(pruning.topics, [f.value])

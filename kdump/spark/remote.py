@@ -41,7 +41,8 @@ def _s3_kwargs(opts: dict) -> dict:
              "allow_bucket_creation", "anonymous"}
     unknown = set(opts) - known
     if unknown:
-        raise ValueError(f"unknown fs.* option(s) for s3: {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+        raise ValueError(f"unknown fs.* option(s) for s3: {', '.join(sorted(unknown))}; "
+                         f"known: {', '.join(sorted(known))}")
     out = dict(opts)
     for flag in ("allow_bucket_creation", "anonymous"):
         if flag in out:

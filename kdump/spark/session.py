@@ -63,13 +63,15 @@ def check_runtime() -> None:
     java = java_executable()
     if java is None:
         raise RuntimeMissing(f"Spark needs Java {MIN_JAVA} or later, and no java was found (JAVA_HOME is not set "
-                             "and java is not on PATH). Install a JDK 17, e.g. apt-get install openjdk-17-jre-headless, "
+                             "and java is not on PATH). Install a JDK 17, "
+                             "e.g. apt-get install openjdk-17-jre-headless, "
                              "and check with: java -version")
     major = java_major(java)
     if major is None:
         raise RuntimeMissing(f"{java} -version did not run or said no version; Spark needs Java {MIN_JAVA} or later")
     if major < MIN_JAVA:
-        raise RuntimeMissing(f"{java} is Java {major}; Spark 4 needs Java {MIN_JAVA} or later (set JAVA_HOME to a JDK 17)")
+        raise RuntimeMissing(f"{java} is Java {major}; Spark 4 needs Java {MIN_JAVA} or later "
+                             "(set JAVA_HOME to a JDK 17)")
 
 
 def _log4j_file() -> str:

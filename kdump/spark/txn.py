@@ -28,7 +28,9 @@ import os
 from dataclasses import dataclass, field
 
 from kdump.errors import FormatError, KdumpError
-from kdump.format.framing import Stop
+from kdump.format.framing import BatchHeader, Stop
+from kdump.format.legacy import LegacyBatch
+from kdump.format.v2 import RecordBatch
 from kdump.logdir import FileKind, sibling
 from kdump.producer_state import ProducerStates, TxnAborted
 from kdump.segment import DEFAULT_MAX_BATCH_BYTES, read_batch_at, walk_headers
@@ -82,6 +84,11 @@ class PartitionTxns:
     position: int = 0  # and the byte position there
     _seen: dict = field(default_factory=dict)  # segment base offset -> took its aborts from its .txnindex
 
+    def _reset(self) -> None:
+        fresh = PartitionTxns()
+        self.states, self.aborted, self.segment, self.position, self._seen = (
+            fresh.states, fresh.aborted, fresh.segment, fresh.position, fresh._seen)
+
     def scan(self, segments, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES) -> None:
         """Apply the batches of ``segments`` (``(base offset, local .log path)`` in offset order) that were not
         applied yet. A partial last entry (a live segment) or damage ends the pass over a segment: what
@@ -89,7 +96,7 @@ class PartitionTxns:
         goes on from there."""
         bases = [b for b, _ in segments]
         if self.segment is not None and self.segment not in bases:
-            self.__init__()  # the segment we were in was deleted (retention): start again from what is there
+            self._reset()  # the segment we were in was deleted (retention): start again from what is there
         for i, (base, path) in enumerate(segments):
             if self.segment is None or base >= self.segment:
                 # the last segment may still be written (its .txnindex still growing): its markers tell
@@ -129,8 +136,8 @@ class PartitionTxns:
             for header in walk_headers(fd, start, os.fstat(fd).st_size):
                 if isinstance(header, Stop):
                     break
-                batch = header
-                if header.is_control:
+                batch: BatchHeader | RecordBatch | LegacyBatch = header
+                if header.is_control:  # its marker is in its record
                     try:
                         batch = read_batch_at(fd, header, max_batch_bytes)
                     except FormatError:

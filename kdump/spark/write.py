@@ -17,6 +17,7 @@ replaced: writing into a partition directory that already holds segments fails (
 """
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import uuid
@@ -76,14 +77,15 @@ class PartitionWriter:
         self._builder = None
         self._builder_bytes = 0
         self._segment = None  # (SegmentWriter, base offset, bytes)
-        self._last_offset = None
+        self._last_offset: int | None = None
         os.makedirs(directory, exist_ok=True)
 
     def append(self, offset: int | None, timestamp_ms: int, key, value, headers=()) -> None:
         if offset is None:
             offset = self.next_offset
         elif self._last_offset is not None and offset <= self._last_offset:
-            raise WriteError(f"{self.written.topic}-{self.written.partition}: offset {offset} after {self._last_offset}; "
+            raise WriteError(f"{self.written.topic}-{self.written.partition}: "
+                             f"offset {offset} after {self._last_offset}; "
                              "records must come in increasing offset order (sortWithinPartitions('offset'))")
         b = self._builder
         if b is None:
@@ -182,8 +184,8 @@ def write_arrow(batches, directory: str, options: WriteOptions) -> list[Written]
 try:
     from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 except ImportError:  # the library above works without Spark
-    DataSourceArrowWriter = object
-    WriterCommitMessage = object
+    DataSourceArrowWriter = object  # type: ignore[misc,assignment]  # plain bases when pyspark is absent
+    WriterCommitMessage = object  # type: ignore[misc,assignment]  # plain bases when pyspark is absent
 
 
 @dataclass
@@ -211,14 +213,14 @@ class KafkaLogWriter(DataSourceArrowWriter):
         return TaskWritten(staging, written)
 
     def commit(self, messages):
-        moves = []
+        moves: list[tuple[str, str]] = []
         by_partition: dict = {}
         for m in messages:
             for w in m.written:
                 by_partition.setdefault((w.topic, w.partition), []).append((m.staging, w))
         for (topic, part), items in by_partition.items():
             ranges = sorted((first, last, path) for _, w in items for path, first, last in w.segments)
-            for (a0, a1, ap), (b0, b1, bp) in zip(ranges, ranges[1:]):
+            for (a0, a1, ap), (b0, b1, bp) in itertools.pairwise(ranges):
                 if b0 <= a1:
                     raise WriteError(f"{topic}-{part}: tasks wrote overlapping offsets ({ap}: {a0}-{a1}, "
                                      f"{bp}: {b0}-{b1}); give an offset column, or repartition('topic', "
@@ -227,11 +229,10 @@ class KafkaLogWriter(DataSourceArrowWriter):
             os.makedirs(target, exist_ok=True)
             if any(classify(n) is FileKind.LOG for n in os.listdir(target)):
                 raise WriteError(f"{target} already holds segments; kdump never adds to or replaces them")
-            for staging, w in items:
+            for staging, _ in items:
                 src_dir = os.path.join(staging, f"{topic}-{part}")
-                for name in os.listdir(src_dir):
-                    moves.append((os.path.join(src_dir, name), os.path.join(target, name)))
-        for src, dst in moves:
+                moves.extend((os.path.join(src_dir, name), os.path.join(target, name)) for name in os.listdir(src_dir))
+        for _, dst in moves:
             if os.path.exists(dst):
                 raise WriteError(f"{dst} exists; kdump never replaces a file")
         for src, dst in moves:

@@ -22,8 +22,8 @@ import os
 
 from kdump.findings import FileReport, exit_code
 from kdump.verify.codes import CODES
-from kdump.verify.partition import collect, verify_companion, verify_file, verify_partition
 from kdump.verify.leftovers import leftover_reports
+from kdump.verify.partition import collect, verify_companion, verify_file, verify_partition
 from kdump.verify.walk import PartitionState, SegmentVerifier, VerifyOptions
 
 __all__ = ["VerifyOptions", "verify_paths", "verify_unit", "verify_one", "collect", "total_bytes", "exit_code", "CODES",

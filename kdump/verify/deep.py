@@ -28,12 +28,12 @@ from __future__ import annotations
 import zlib
 
 from kdump import codec as _codec
+from kdump.decode.control import InvalidControl, TxnMarker, UnknownControl, decode_control
 from kdump.errors import FormatError
+from kdump.findings import finding_code
 from kdump.format import columns as _columns
 from kdump.format import layout as L
-from kdump.decode.control import InvalidControl, TxnMarker, UnknownControl, decode_control
 from kdump.format import legacy as _legacy
-from kdump.findings import finding_code
 
 
 def check_v2(v, batch) -> int:
@@ -93,7 +93,7 @@ def check_v2(v, batch) -> int:
         if top != batch.max_timestamp:
             v._add("max-timestamp-mismatch", f"max timestamp {batch.max_timestamp} but the largest record timestamp "
                    f"is {top}", **where)
-        if low < -1:
+        if low is not None and low < -1:  # (set with top)
             v._add("timestamp-invalid", f"record timestamp {low} is below -1 (record {low_at})", **where)
     if nonzero_attributes is not None:
         i, a = nonzero_attributes
@@ -113,7 +113,7 @@ class _OffsetCheck:
         self.prev = base - 1
         self.n = 0
         self.bad = False
-        self.gap_after = None  # the offset before the first gap
+        self.gap_after: int | None = None  # the offset before the first gap
 
     def feed(self, v, offsets, first_index: int, where: dict) -> None:
         if self.bad:
@@ -158,7 +158,7 @@ def _check_control(v, batch, cols, where: dict, n: int) -> None:
             if record.type is None:
                 v._add("control-key-invalid", f"control record {i}: {e.message}", **where)
             else:
-                code = e.code if e.code in ("end-txn-marker-invalid", "control-value-invalid") else "control-value-invalid"
+                code = e.code if e.code == "end-txn-marker-invalid" else "control-value-invalid"
                 v._add(code, f"control record {i} ({record.type.name}): {e.message}", **where)
             return
         if isinstance(record, TxnMarker):
@@ -290,7 +290,8 @@ class _InnerChecks:
         n, problems, magics = self.n, self.first_problem, cols.magics
         if "inner-magic-mismatch" not in problems and magics.count(self.magic) != k:
             i = next(i for i, m in enumerate(magics) if m != self.magic)
-            problems["inner-magic-mismatch"] = f"inner message {n + i} has magic {magics[i]}, its wrapper magic {self.magic}"
+            problems["inner-magic-mismatch"] = (f"inner message {n + i} has magic {magics[i]}, "
+                                                f"its wrapper magic {self.magic}")
         if "inner-crc-mismatch" not in problems and not all(cols.valid):
             i = cols.valid.index(False)
             stop = p + sum(cols.sizes[:i + 1])
@@ -310,7 +311,8 @@ class _InnerChecks:
             self.first = offsets[0]
         self.prev = offsets[-1]
         if self.magic == 1 or 1 in magics:
-            ts = cols.timestamps if magics.count(1) == k else [t for t, m in zip(cols.timestamps, magics) if m == 1]
+            ts = cols.timestamps if magics.count(1) == k else [
+                t for t, m in zip(cols.timestamps, magics, strict=True) if m == 1]  # one magic per record
             if ts:
                 low, high = min(ts), max(ts)
                 self.low = low if self.low is None else min(self.low, low)

@@ -17,6 +17,7 @@ named on the command line is checked the same way. Other files (the broker's che
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from kdump.findings import FileReport
 from kdump.logdir import COMPANION_KINDS, FileKind, LogDir, Partition, expand, named_kind
@@ -41,21 +42,21 @@ def file_kind(path: str) -> str:
 
 
 def verify_file(path: str, options: VerifyOptions, *, state: PartitionState | None = None,
-                progress=None) -> tuple[FileReport, "SegmentVerifier"]:
+                progress=None) -> tuple[FileReport, SegmentVerifier]:
     v = SegmentVerifier(path, options, kind=file_kind(path), state=state, progress=progress)
     v.run()
     return v.report, v
 
 
-def collect(paths) -> list[tuple[str, object]]:
+def collect(paths) -> list[tuple[str, Any]]:
     """What to verify, in order: ("file", path), ("companion", path), ("partition", (directory, [segment
     paths], [snapshot paths], has companions)), ("leftovers", directory) for kdump's crash leftovers in a directory
     searched, or ("error", (path, message)) for a path that cannot be used."""
-    out: list[tuple[str, object]] = []
+    out: list[tuple[str, Any]] = []
     for p in paths:
         p = os.fspath(p)
         if os.path.isdir(p):
-            found = []
+            found: list[tuple[str, Any]] = []
             error = _walk_dir(p, found)
             if error is not None:
                 out.append(("error", (p, error)))
@@ -93,8 +94,7 @@ def _walk_dir(d: str, out: list) -> str | None:
             out.append(("leftovers", part.directory))
         out.append(("partition", (part.directory, [s.log for s in part.segments], part.kraft_snapshots,
                                   _has_companions(part))))
-    for refused in logdir.refused:
-        out.append(("error", (refused.path, refused.reason)))
+    out.extend(("error", (refused.path, refused.reason)) for refused in logdir.refused)
     return None
 
 

@@ -23,15 +23,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kdump import codec as _codec
-from kdump.errors import FormatError
 from kdump.findings import MAX_PER_CODE, FileReport, Findings
 from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.format.legacy import LegacyBatch
 from kdump.format.v2 import RecordBatch
 from kdump.producer_state import ProducerStates
-from kdump.segment import (DEFAULT_MAX_BATCH_BYTES, BadEntry, DamagedRange, GoodBatch, LargeEntry, SegmentReader, Stop,
-                           base_offset_from_name)
+from kdump.segment import (
+    DEFAULT_MAX_BATCH_BYTES,
+    BadEntry,
+    DamagedRange,
+    GoodBatch,
+    LargeEntry,
+    SegmentReader,
+    Stop,
+    base_offset_from_name,
+)
 from kdump.verify.codes import CODES
 
 INT32_MAX = L.INT32_MAX
@@ -119,19 +126,18 @@ class SegmentVerifier:
                       f"{MAX_SEGMENT_BYTES} bytes", length=end)
         good = self._good
         for event in reader.events():
-            kind = type(event)
-            if kind is GoodBatch:
+            if isinstance(event, GoodBatch):
                 batch = event.batch
                 if self.progress is not None:
                     self._tick(batch.position)
                 good(batch)
-            elif kind is BadEntry:
+            elif isinstance(event, BadEntry):
                 self._tick(event.position)
                 self._bad_entry(event)
-            elif kind is DamagedRange:
+            elif isinstance(event, DamagedRange):
                 self._tick(event.start)
                 self._damaged(event)
-            elif kind is LargeEntry:
+            elif isinstance(event, LargeEntry):
                 self._tick(event.position)
                 self._large_entry(event)
             else:
@@ -351,6 +357,7 @@ class SegmentVerifier:
         which avoids decompressing): a segment may be named after a wrapper whose inner offsets start
         below that name."""
         pos = batch.position if batch is not None else position
+        assert pos is not None  # callers give a batch or a position
         lo = first if first is not None else last
         prev = self.prev_last
         if prev is not None:
@@ -408,7 +415,7 @@ class SegmentVerifier:
         if self.progress is not None and self.report.bytes > self._reported:
             self.progress(self.report.bytes - self._reported)
             self._reported = self.report.bytes
-        if self.gap_places:
+        if self.first_gap is not None:  # set by the first _gap
             pos, after = self.first_gap
             self._add("offset-gap", f"{self.gap_offsets} offsets missing in {self.gap_places} places, the first "
                       f"missing one is {after + 1} (batch at byte {pos}); normal in a compacted partition",

@@ -4,7 +4,7 @@
 # fmt: off
 KAFKA_COMMIT = '1eb7644349cb07139d6a3c1ad1986979647cac99'
 
-MESSAGES = {'ConsumerGroupCurrentMemberAssignmentKey': {'name': 'ConsumerGroupCurrentMemberAssignmentKey',
+MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name': 'ConsumerGroupCurrentMemberAssignmentKey',
                                              'type': 'data',
                                              'validVersions': '8',
                                              'flexibleVersions': 'none',
@@ -359,7 +359,7 @@ MESSAGES = {'ConsumerGroupCurrentMemberAssignmentKey': {'name': 'ConsumerGroupCu
                                                          'type': 'int32',
                                                          'versions': '0+'}]}}
 
-RECORD_TYPES = {0: ('OffsetCommitKey', 'OffsetCommitValue'),
+RECORD_TYPES: dict[int, tuple[str, str]] = {0: ('OffsetCommitKey', 'OffsetCommitValue'),
  1: ('OffsetCommitKey', 'OffsetCommitValue'),
  2: ('GroupMetadataKey', 'GroupMetadataValue'),
  3: ('ConsumerGroupMetadataKey', 'ConsumerGroupMetadataValue'),

@@ -4,7 +4,7 @@
 # fmt: off
 KAFKA_COMMIT = '1eb7644349cb07139d6a3c1ad1986979647cac99'
 
-MESSAGES = {'AbortTransactionRecord': {'name': 'AbortTransactionRecord',
+MESSAGES: dict[str, dict] = {'AbortTransactionRecord': {'name': 'AbortTransactionRecord',
                             'type': 'metadata',
                             'apiKey': 25,
                             'validVersions': '0',
@@ -360,7 +360,7 @@ MESSAGES = {'AbortTransactionRecord': {'name': 'AbortTransactionRecord',
                             'flexibleVersions': '0+',
                             'fields': [{'name': 'ZkMigrationState', 'type': 'int8', 'versions': '0+'}]}}
 
-RECORD_TYPES = {0: ('RegisterBrokerRecord', 'REGISTER_BROKER_RECORD'),
+RECORD_TYPES: dict[int, tuple[str, str]] = {0: ('RegisterBrokerRecord', 'REGISTER_BROKER_RECORD'),
  1: ('UnregisterBrokerRecord', 'UNREGISTER_BROKER_RECORD'),
  2: ('TopicRecord', 'TOPIC_RECORD'),
  3: ('PartitionRecord', 'PARTITION_RECORD'),

@@ -4,7 +4,7 @@
 # fmt: off
 KAFKA_COMMIT = '1eb7644349cb07139d6a3c1ad1986979647cac99'
 
-MESSAGES = {'ConsumerProtocolAssignment': {'name': 'ConsumerProtocolAssignment',
+MESSAGES: dict[str, dict] = {'ConsumerProtocolAssignment': {'name': 'ConsumerProtocolAssignment',
                                 'type': 'data',
                                 'validVersions': '0-3',
                                 'flexibleVersions': 'none',
@@ -100,4 +100,4 @@ MESSAGES = {'ConsumerProtocolAssignment': {'name': 'ConsumerProtocolAssignment',
                                                       'type': 'int16',
                                                       'versions': '0+'}]}]}]}}
 
-RECORD_TYPES = {}
+RECORD_TYPES: dict[int, tuple[str, str]] = {}

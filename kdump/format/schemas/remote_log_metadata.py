@@ -4,7 +4,7 @@
 # fmt: off
 KAFKA_COMMIT = '1eb7644349cb07139d6a3c1ad1986979647cac99'
 
-MESSAGES = {'RemoteLogSegmentMetadataRecord': {'name': 'RemoteLogSegmentMetadataRecord',
+MESSAGES: dict[str, dict] = {'RemoteLogSegmentMetadataRecord': {'name': 'RemoteLogSegmentMetadataRecord',
                                     'type': 'metadata',
                                     'apiKey': 0,
                                     'validVersions': '0',
@@ -121,7 +121,7 @@ MESSAGES = {'RemoteLogSegmentMetadataRecord': {'name': 'RemoteLogSegmentMetadata
                                                      'type': 'int8',
                                                      'versions': '0+'}]}}
 
-RECORD_TYPES = {0: ('RemoteLogSegmentMetadataRecord', 'REMOTE_LOG_SEGMENT_METADATA_RECORD'),
+RECORD_TYPES: dict[int, tuple[str, str]] = {0: ('RemoteLogSegmentMetadataRecord', 'REMOTE_LOG_SEGMENT_METADATA_RECORD'),
  1: ('RemoteLogSegmentMetadataUpdateRecord', 'REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD'),
  2: ('RemotePartitionDeleteMetadataRecord', 'REMOTE_PARTITION_DELETE_METADATA_RECORD'),
  3: ('RemoteLogSegmentMetadataSnapshotRecord', 'REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD')}

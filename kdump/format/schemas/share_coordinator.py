@@ -4,7 +4,7 @@
 # fmt: off
 KAFKA_COMMIT = '1eb7644349cb07139d6a3c1ad1986979647cac99'
 
-MESSAGES = {'ShareSnapshotKey': {'name': 'ShareSnapshotKey',
+MESSAGES: dict[str, dict] = {'ShareSnapshotKey': {'name': 'ShareSnapshotKey',
                       'type': 'data',
                       'validVersions': '0',
                       'flexibleVersions': 'none',
@@ -48,4 +48,4 @@ MESSAGES = {'ShareSnapshotKey': {'name': 'ShareSnapshotKey',
                                              {'name': 'DeliveryState', 'type': 'int8', 'versions': '0'},
                                              {'name': 'DeliveryCount', 'type': 'int16', 'versions': '0'}]}]}}
 
-RECORD_TYPES = {0: ('ShareSnapshotKey', 'ShareSnapshotValue'), 1: ('ShareUpdateKey', 'ShareUpdateValue')}
+RECORD_TYPES: dict[int, tuple[str, str]] = {0: ('ShareSnapshotKey', 'ShareSnapshotValue'), 1: ('ShareUpdateKey', 'ShareUpdateValue')}

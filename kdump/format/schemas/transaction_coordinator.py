@@ -4,7 +4,7 @@
 # fmt: off
 KAFKA_COMMIT = '1eb7644349cb07139d6a3c1ad1986979647cac99'
 
-MESSAGES = {'TransactionLogKey': {'name': 'TransactionLogKey',
+MESSAGES: dict[str, dict] = {'TransactionLogKey': {'name': 'TransactionLogKey',
                        'type': 'data',
                        'validVersions': '0',
                        'flexibleVersions': 'none',
@@ -41,4 +41,4 @@ MESSAGES = {'TransactionLogKey': {'name': 'TransactionLogKey',
                                      'tag': 2,
                                      'default': 0}]}}
 
-RECORD_TYPES = {0: ('TransactionLogKey', 'TransactionLogValue')}
+RECORD_TYPES: dict[int, tuple[str, str]] = {0: ('TransactionLogKey', 'TransactionLogValue')}
