@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kdump.decode.records import decode_records
 from kdump.errors import FormatError
@@ -42,6 +43,9 @@ from kdump.segment import (
     readable,
 )
 
+if TYPE_CHECKING:
+    from kdump.filters import RecordFilter
+
 
 @dataclass
 class DumpOptions:
@@ -64,6 +68,9 @@ class DumpOptions:
     to_time: int | None = None  # up to the last batch starting at or before it
     # internal-topic decoders (kdump.decoders): a decoder name, "auto" (by partition directory) or None
     record_decoder: str | None = None
+    # which batches and records are shown (kdump.filters.RecordFilter), None: all
+    filters: RecordFilter | None = None
+    time_format: str = "epoch"  # how renderers print timestamps (kdump.render.times)
 
     @property
     def seeking(self) -> bool:
@@ -72,7 +79,7 @@ class DumpOptions:
 
     @property
     def deep(self) -> bool:
-        return self.deep_iteration or self.print_data
+        return self.deep_iteration or self.print_data or (self.filters is not None and self.filters.record_level)
 
 
 # A dump keeps at most this many errors and non-consecutive offset pairs per file for its end-of-run report
@@ -279,9 +286,13 @@ class Dumper:
             record_decoder = record_decoder_for(path, opts.record_decoder, opts.compat)
         last = None  # last record offset seen, for the non-consecutive report
         window = _SeekWindow(opts) if opts.seeking else None
-        start = self._seek_start(path, window) if window is not None else 0
-        if start is None:
-            return  # nothing of this segment is wanted
+        start = 0
+        if window is not None:
+            found = self._seek_start(path, window)
+            if found is None:
+                return  # nothing of this segment is wanted
+            start = found
+        filters = opts.filters
         walk = _DamageWalk(self, result, path)
         reached_end = True
         with SegmentReader(path, start=start, max_bytes=opts.max_bytes, max_batch_bytes=opts.max_batch_bytes) as reader:
@@ -293,42 +304,14 @@ class Dumper:
                     if verdict == "stop":
                         reached_end = False
                         break
-                result.batches += 1
+                if filters is not None and not filters.batch_may_match(batch):
+                    last = batch.last_offset  # passed over by its header: not decompressed
+                    continue
                 if not deep:
+                    result.batches += 1
                     r.batch(batch)
                     continue
-                # In chunks of records: a batch may declare millions (memory stays bounded by the chunk). The
-                # next chunk is decoded before the current one is rendered, so that a batch of one chunk is
-                # rendered whole, and a renderer is told when a batch goes on (open_batch .. close_batch).
-                chunks = _decode(batch, limit)
-                current = next(chunks)
-                following = next(chunks, None)
-                whole = following is None
-                first = True
-                while current is not None:
-                    records, error = current
-                    if window is not None:
-                        records = window.filter_records(batch, records, last_chunk=following is None)
-                    decoded = decode_records(batch, records, record_decoder)
-                    if whole:
-                        r.batch(batch, records, decoded)
-                    elif first:
-                        r.open_batch(batch, records, decoded)
-                    else:
-                        r.more_records(batch, records, decoded)
-                    first = False
-                    offsets = records.offsets[:records.count]
-                    result.records += len(offsets)
-                    for off in offsets:
-                        if last is not None and off != last + 1:
-                            result.non_consecutive_pair(last, off)
-                        last = off
-                    if error is not None:
-                        self._error(result, error.at(batch.position))
-                    current = following
-                    following = None if following is None else next(chunks, None)
-                if not whole:
-                    r.close_batch(batch)
+                last = self._dump_records(batch, result, window, filters, record_decoder, last)
             tail = reader.tail
         if window is not None and window.started:
             self._seek_done.add(os.path.dirname(os.path.abspath(path)))
@@ -340,6 +323,51 @@ class Dumper:
             self._error(result, FormatError(tail.code, tail.message, position=tail.position))
         elif tail.kind in ("short", "truncated") and tail.length > 0:
             r.trailing(os.path.basename(path), tail)
+
+    def _dump_records(self, batch, result: FileResult, window, filters, record_decoder, last):
+        """Render one batch with its records; returns the last record offset seen.
+
+        In chunks of records: a batch may declare millions (memory stays bounded by the chunk). The next
+        chunk is decoded before the current one is rendered, so that a batch of one chunk is rendered whole,
+        and a renderer is told when a batch goes on (open_batch .. close_batch). With record filters, a batch
+        is shown from its first chunk holding a match, and not at all without one."""
+        r = self.renderer
+        chunks = _decode(batch, self.options.max_decompressed_bytes)
+        current = next(chunks)
+        following = next(chunks, None)
+        opened = shown = False
+        while current is not None:
+            records, error = current
+            last_chunk = following is None
+            if window is not None:
+                records = window.filter_records(batch, records, last_chunk=last_chunk)
+            offsets = records.offsets[:records.count]
+            for off in offsets:  # of every record read, matching or not: the file's offsets
+                if last is not None and off != last + 1:
+                    result.non_consecutive_pair(last, off)
+                last = off
+            if filters is not None:
+                records = filters.select(records)
+            if records.count or (last_chunk and not shown and (filters is None or not filters.record_level)):
+                decoded = decode_records(batch, records, record_decoder)
+                if not shown and last_chunk:
+                    r.batch(batch, records, decoded)
+                elif not shown:
+                    r.open_batch(batch, records, decoded)
+                    opened = True
+                else:
+                    r.more_records(batch, records, decoded)
+                shown = True
+                result.records += records.count
+            if error is not None:
+                self._error(result, error.at(batch.position))
+            current = following
+            following = None if following is None else next(chunks, None)
+        if opened:
+            r.close_batch(batch)
+        if shown:
+            result.batches += 1
+        return last
 
     def _seek_start(self, path: str, window: _SeekWindow) -> int | None:
         """Byte position to start reading a segment at, or None to skip it. Once a partition's start has

@@ -6,6 +6,7 @@ import os
 import click
 
 from kdump.commands.decoder_options import chosen_decoder, decoder_options
+from kdump.commands.filter_options import build_filter, header_filter_options, record_filter_options
 from kdump.commands.options import Ui, exit_help, output_options, reject, text_only
 from kdump.segment import DEFAULT_MAX_BATCH_BYTES
 
@@ -47,6 +48,13 @@ def _time_option(value, flag):
                    "or an import path to your own. Implies --print-data-log.")
 @click.option("--value-decoder", default=None, metavar="NAME|MODULE:ATTR",
               help="How to print values; same choices as --key-decoder. Implies --print-data-log.")
+@click.option("--header-decoder", default=None, metavar="NAME|MODULE:ATTR",
+              help="Print header values too (` headers: [k=v,...]` after headerKeys; in JSON, header values "
+                   "decoded), decoded like this; same choices as --key-decoder. On a terminal header values are "
+                   "shown with --print-data-log, as string. Implies --print-data-log.")
+@click.option("--time-format", type=click.Choice(["epoch", "iso", "local"]), default="epoch", show_default=True,
+              help="Timestamps as Kafka's epoch milliseconds, UTC ISO-8601 (2024-05-01T12:00:00.000Z) or local "
+                   "time with its offset. In JSON the epoch ms stay and maxTimestampIso/timestampIso are added.")
 @click.option("--key-decoder-class", default=None, hidden=True)
 @click.option("--value-decoder-class", default=None, hidden=True)
 @click.option("--compat", type=click.Choice(["java", "scala"]), default="java", show_default=True,
@@ -71,15 +79,17 @@ def _time_option(value, flag):
                    "(2024-05-01T12:00:00Z; no zone = UTC). Uses the time index when there is one.")
 @click.option("--to-time", default=None, metavar="T",
               help="Stop before the first batch whose timestamps are all after T (same forms as --from-time).")
+@header_filter_options
+@record_filter_options
 @decoder_options
 @output_options(format_help="text: DumpLogSegments' lines (coloured on a terminal). json: JSON Lines, one object "
                             "per batch.",
                 verbose_help="Also name the files of a directory that are passed over (checkpoints, "
                              "meta.properties, .deleted, ...).")
 def command(paths, files_csv, deep_iteration, print_data_log, skip_record_metadata, max_bytes, key_decoder,
-            value_decoder, key_decoder_class, value_decoder_class, compat, max_batch_bytes, verify_index_only,
-            index_sanity_check, max_message_size, companions, from_offset, to_offset, from_time, to_time, ui: Ui,
-            **decoder_flags):
+            value_decoder, header_decoder, time_format, key_decoder_class, value_decoder_class, compat, max_batch_bytes,
+            verify_index_only, index_sanity_check, max_message_size, companions, from_offset, to_offset, from_time,
+            to_time, ui: Ui, **decoder_flags):
     """Print the batches and records of log segments, as Kafka's DumpLogSegments does.
 
     PATHS are .log segments, KRaft .checkpoint snapshots, their companion files (.index, .timeindex,
@@ -99,6 +109,17 @@ def command(paths, files_csv, deep_iteration, print_data_log, skip_record_metada
       kdump dump --offsets-decoder __consumer_offsets-12/00000000000000000000.log
       kdump dump --cluster-metadata-decoder __cluster_metadata-0/00000000000000012345-0000000007.checkpoint
       kdump dump --decoder auto --format json /var/kafka/__transaction_state-3/
+      kdump dump --print-data-log --time-format iso --header-decoder string my-topic-0/
+      kdump dump --key order-1234 my-topic-0/
+      kdump dump --print-data-log --value-match '"status": ?"failed"' --header trace-id my-topic-0/
+      kdump dump --producer-id 4001 --transactional --codec zstd my-topic-0/
+
+    \b
+    Filters (all given must hold): --producer-id, --transactional/--no-transactional, --control-only, --codec
+    and --magic read the batch header only, so a batch they exclude is never decompressed. --key, --key-match,
+    --value-match and --header look at each record (they imply --deep-iteration and pass over control
+    batches); a batch is printed only if one of its records matches, its batch line followed by the matching
+    records only. Kafka's non-consecutive offsets report still covers every record read.
     """
     from kdump.dump import DumpOptions
 
@@ -111,9 +132,12 @@ def command(paths, files_csv, deep_iteration, print_data_log, skip_record_metada
     key_spec = key_decoder or key_decoder_class
     value_spec = value_decoder or value_decoder_class
     record_decoder = chosen_decoder(decoder_flags)
-    print_data = print_data_log or key_spec is not None or value_spec is not None or record_decoder is not None
+    print_data = (print_data_log or key_spec is not None or value_spec is not None or record_decoder is not None
+                  or header_decoder is not None)
     key_dec = _decoder_option(key_spec or "string", "key")
     value_dec = _decoder_option(value_spec or "string", "value")
+    header_dec = None if header_decoder is None else _decoder_option(header_decoder, "header")
+    filters = build_filter(decoder_flags, key_dec, value_dec, header_dec)
     from_time_ms = _time_option(from_time, "--from-time")
     to_time_ms = _time_option(to_time, "--to-time")
     if from_offset is not None and from_time_ms is not None:
@@ -127,11 +151,11 @@ def command(paths, files_csv, deep_iteration, print_data_log, skip_record_metada
                        max_batch_bytes=max_batch_bytes, max_decompressed_bytes=max_batch_bytes,
                        verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
                        companions=companions, from_offset=from_offset, to_offset=to_offset, from_time=from_time_ms,
-                       to_time=to_time_ms, record_decoder=record_decoder)
-    run_dump(ui, all_paths, opts, key_dec, value_dec)
+                       to_time=to_time_ms, record_decoder=record_decoder, filters=filters, time_format=time_format)
+    run_dump(ui, all_paths, opts, key_dec, value_dec, header_dec)
 
 
-def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None) -> None:
+def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, header_dec=None) -> None:
     """Dump ``paths`` with ``opts`` (:class:`kdump.dump.DumpOptions`) and exit (also used by ``kdump index dump``)."""
     from kdump.dump import Dumper, entries_to_dump, non_consecutive_report
     from kdump.logdir import FileKind
@@ -162,7 +186,7 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None) -> No
         if ui.format == "json":
             renderer.io_error(path, f"cannot read: {err.strerror or err}")
 
-    renderer = make_renderer(ui.format, out, opts, key_dec, value_dec, not ui.color)
+    renderer = make_renderer(ui.format, out, opts, key_dec, value_dec, not ui.color, header_dec)
     dumper = Dumper(opts, renderer, on_error=on_error, on_unknown=on_unknown, on_io_error=on_io_error,
                     on_note=ui.note)
     if ui.format == "json":
@@ -222,15 +246,20 @@ def _internal_topic_hint(ui: Ui, paths) -> None:
         ui.info(hint)
 
 
-def make_renderer(fmt, out, opts, key_dec, value_dec, no_color):
+def make_renderer(fmt, out, opts, key_dec, value_dec, no_color, header_dec=None):
     terminal = out.isatty()  # record bytes are shown escaped on a terminal, never raw (kdump.render.escape)
     if fmt == "json":
         from kdump.render.jsonl import JsonLinesRenderer
-        return JsonLinesRenderer(out, print_data=opts.print_data, deep=opts.deep, terminal=terminal)
+        return JsonLinesRenderer(out, print_data=opts.print_data, deep=opts.deep, terminal=terminal,
+                                 time_format=opts.time_format, header_decoder=header_dec)
+    if header_dec is None and terminal and opts.print_data:  # a person reading: header values too
+        from kdump.decode.payload import load_decoder
+        header_dec = load_decoder("string")
     from kdump.render.kafka_text import KafkaTextRenderer
     use_rich = terminal and not no_color and not os.environ.get("NO_COLOR")
     if use_rich:
         from kdump.render.rich_text import RichTextOut
         out = RichTextOut()
     return KafkaTextRenderer(out, print_data=opts.print_data, skip_record_metadata=opts.skip_record_metadata,
-                             key_decoder=key_dec, value_decoder=value_dec, compat=opts.compat, terminal=terminal)
+                             key_decoder=key_dec, value_decoder=value_dec, compat=opts.compat, terminal=terminal,
+                             time_format=opts.time_format, header_decoder=header_dec)

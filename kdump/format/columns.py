@@ -16,6 +16,11 @@ from kdump.format.types import TimestampType
 RECORDS_PER_CHUNK = 16384
 
 
+# The per-record columns of RecordColumns (the last three are None for magic 2).
+_COLUMNS = ("offsets", "timestamps", "attributes", "key_pos", "key_len", "value_pos", "value_len", "headers", "sizes",
+            "crcs", "magics", "valid")
+
+
 class RecordColumns:
     """The records of one batch, column-wise.
 
@@ -77,15 +82,24 @@ class RecordColumns:
         start, stop, _ = slice(start, stop).indices(self.count)
         stop = max(start, stop)
         out = RecordColumns(self.buf)
-        for name in ("offsets", "timestamps", "attributes", "key_pos", "key_len", "value_pos", "value_len",
-                     "headers", "sizes"):
-            setattr(out, name, getattr(self, name)[start:stop])
-        for name in ("crcs", "magics", "valid"):
+        for name in _COLUMNS:
             column = getattr(self, name)
             if column is not None:
                 setattr(out, name, column[start:stop])
         out.count = stop - start
         out.error = self.error if stop == self.count else None
+        return out
+
+    def take(self, indices) -> RecordColumns:
+        """The records at ``indices`` (ascending), over the same buffer; the decoding error stays with the
+        result when it keeps the last record decoded."""
+        out = RecordColumns(self.buf)
+        for name in _COLUMNS:
+            column = getattr(self, name)
+            if column is not None:
+                setattr(out, name, [column[i] for i in indices])
+        out.count = len(indices)
+        out.error = self.error if indices and indices[-1] == self.count - 1 else None
         return out
 
     def __repr__(self) -> str:

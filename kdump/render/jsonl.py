@@ -13,7 +13,8 @@ import json
 from kdump.decode.records import decode_records
 from kdump.format import layout as L
 from kdump.render.escape import escape_json
-from kdump.render.kafka_text import codec_label
+from kdump.render.kafka_text import _decoded, codec_label
+from kdump.render.times import time_formatter
 
 _TS_NAMES = {-1: "NO_TIMESTAMP_TYPE", 0: "CREATE_TIME", 1: "LOG_APPEND_TIME"}
 
@@ -60,9 +61,10 @@ def batch_object(batch, path: str | None, valid: bool | None = None) -> dict:
     }
 
 
-def record_objects(batch, cols, print_data: bool, decoded=None) -> list[dict]:
+def record_objects(batch, cols, print_data: bool, decoded=None, when=None, header_decoder=None) -> list[dict]:
     """One object per record of ``cols``; ``decoded`` holds the decode layer's object per record (control
-    records), carried under its ``json_field``."""
+    records), carried under its ``json_field``. ``when`` (a :mod:`kdump.render.times` formatter) adds
+    ``timestampIso``; ``header_decoder`` gives header values decoded (``valueEncoding: "decoded"``)."""
     out = []
     ts_name = _TS_NAMES[int(batch.timestamp_type)]
     legacy = cols.crcs is not None  # magic 0/1 messages: their own magic and CRC, no headers
@@ -80,6 +82,8 @@ def record_objects(batch, cols, print_data: bool, decoded=None) -> list[dict]:
             "sequence": -1 if base_seq < 0 else L.increment_sequence(base_seq, off - batch.base_offset),
             "sizeInBytes": cols.sizes[i],
         }
+        if when is not None:
+            obj["timestampIso"] = when(obj["timestamp"])
         if legacy:
             obj["legacyMagic"] = cols.magics[i]
             obj["legacyCrc"] = cols.crcs[i]
@@ -92,7 +96,8 @@ def record_objects(batch, cols, print_data: bool, decoded=None) -> list[dict]:
                 _put_data(obj, cols.key(i), cols.value(i), decoded[i] if decoded is not None else None)
                 obj["headers"] = []
                 for k, v in hdrs:
-                    text, enc = _text_or_base64(v)
+                    text, enc = _text_or_base64(v) if header_decoder is None or v is None else \
+                        (_decoded(header_decoder, v), "decoded")
                     obj["headers"].append({"key": k.decode("utf-8", "replace"), "value": text, "valueEncoding": enc})
             else:
                 obj["headerKeys"] = [k.decode("utf-8", "replace") for k, _ in hdrs]
@@ -114,8 +119,12 @@ def _put_data(obj: dict, key, value, decoded=None) -> None:
 
 
 class JsonLinesRenderer:
-    def __init__(self, out, *, print_data: bool, deep: bool, terminal: bool = False):
+    def __init__(self, out, *, print_data: bool, deep: bool, terminal: bool = False, time_format: str = "epoch",
+                 header_decoder=None):
         self.out = out
+        # beside the epoch ms, maxTimestampIso / timestampIso in the chosen form (kdump.render.times)
+        self.when = None if time_format == "epoch" else time_formatter(time_format)
+        self.header_decoder = header_decoder
         self.terminal = terminal  # on a terminal, C1 and bidi characters are \u escapes (the same JSON values)
         self.print_data = print_data
         self.deep = deep
@@ -149,10 +158,12 @@ class JsonLinesRenderer:
 
     def _batch_text(self, batch, records, decoded) -> str:
         obj = batch_object(batch, self.path)
+        if self.when is not None:
+            obj["maxTimestampIso"] = self.when(obj["maxTimestamp"])
         if records is not None:
             if obj["baseOffset"] is None and records.count:
                 obj["baseOffset"] = records.offsets[0]  # a legacy entry's first record, once decoded
-            obj["records"] = record_objects(batch, records, self.print_data, decoded)
+            obj["records"] = record_objects(batch, records, self.print_data, decoded, self.when, self.header_decoder)
         return self._json(obj)
 
     def _write(self, obj: dict) -> None:
@@ -171,7 +182,7 @@ class JsonLinesRenderer:
         self._records_written = records.count > 0
 
     def more_records(self, batch, records, decoded=None) -> None:
-        objs = record_objects(batch, records, self.print_data, decoded)
+        objs = record_objects(batch, records, self.print_data, decoded, self.when, self.header_decoder)
         if objs:
             text = self._json(objs)[1:-1]
             self.out.write(", " + text if self._records_written else text)

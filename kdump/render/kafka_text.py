@@ -11,6 +11,7 @@ from kdump.decode.records import decode_records
 from kdump.format import layout as L
 from kdump.format.types import ControlRecordType
 from kdump.render.escape import escape
+from kdump.render.times import time_formatter
 
 
 def _unchanged(text: str) -> str:
@@ -25,8 +26,9 @@ def _bool(b: bool) -> str:
     return "true" if b else "false"
 
 
-def batch_line(batch) -> str:
-    """The batch line printed for every batch, shallow or deep (§2.2)."""
+def batch_line(batch, when=str) -> str:
+    """The batch line printed for every batch, shallow or deep (§2.2); ``when`` prints its timestamp
+    (:mod:`kdump.render.times`; Kafka's epoch milliseconds by default)."""
     ts = batch.timestamp_type.display_name
     if batch.magic >= 2:
         dh = "OptionalLong.empty" if batch.delete_horizon_ms is None else f"OptionalLong[{batch.delete_horizon_ms}]"
@@ -35,12 +37,12 @@ def batch_line(batch) -> str:
             f"baseSequence: {batch.base_sequence} lastSequence: {batch.last_sequence} producerId: {batch.producer_id} "
             f"producerEpoch: {batch.producer_epoch} partitionLeaderEpoch: {batch.partition_leader_epoch} "
             f"isTransactional: {_bool(batch.is_transactional)} isControl: {_bool(batch.is_control)} "
-            f"deleteHorizonMs: {dh} position: {batch.position} {ts}: {batch.max_timestamp} size: {batch.size} "
+            f"deleteHorizonMs: {dh} position: {batch.position} {ts}: {when(batch.max_timestamp)} size: {batch.size} "
             f"magic: {batch.magic} compresscodec: {codec_label(batch.codec_id)} crc: {batch.crc} "
             f"isvalid: {_bool(batch.is_valid())}"
         )
     return (
-        f"offset: {batch.last_offset} position: {batch.position} {ts}: {batch.max_timestamp} size: {batch.size} "
+        f"offset: {batch.last_offset} position: {batch.position} {ts}: {when(batch.max_timestamp)} size: {batch.size} "
         f"magic: {batch.magic} compresscodec: {codec_label(batch.codec_id)} crc: {batch.crc} "
         f"isvalid: {_bool(batch.is_valid())}"
     )
@@ -57,7 +59,8 @@ class KafkaTextRenderer:
     """Writes DumpLogSegments text for the batches handed to it."""
 
     def __init__(self, out, *, print_data: bool = False, skip_record_metadata: bool = False,
-                 key_decoder=None, value_decoder=None, compat: str = "java", on_error=None, terminal: bool = False):
+                 key_decoder=None, value_decoder=None, compat: str = "java", on_error=None, terminal: bool = False,
+                 time_format: str = "epoch", header_decoder=None):
         self.out = out
         # On a terminal every line is escaped (kdump.render.escape): record bytes never reach it raw.
         self.safe = escape if terminal else _unchanged
@@ -67,6 +70,11 @@ class KafkaTextRenderer:
         self.value_decoder = value_decoder
         self.scala = compat == "scala"
         self.on_error = on_error  # called with a FormatError found while rendering a control record
+        # Beyond Kafka's text, only when asked for: readable timestamps, and header values after headerKeys
+        # (` headers: [k=v,...]`, decoded by ``header_decoder``; None: Kafka's text, keys only).
+        self.when = time_formatter(time_format)
+        self.kafka_times = time_format == "epoch"
+        self.header_decoder = header_decoder
 
     # --- file level ---------------------------------------------------------------------------
     def begin_file(self, display_path: str, header: str | None) -> None:
@@ -88,9 +96,9 @@ class KafkaTextRenderer:
         layer's object per record (:func:`kdump.decode.records.decode_records`: control records, and records
         decoded by an internal-topic decoder)."""
         if records is None:
-            self.out.write(self.safe(batch_line(batch)) + "\n")
+            self.out.write(self.safe(batch_line(batch, self.when)) + "\n")
             return
-        self._record_lines(batch, records, decoded, [batch_line(batch)])
+        self._record_lines(batch, records, decoded, [batch_line(batch, self.when)])
 
     # a batch whose records come in chunks: the first with the batch line, then the others
     open_batch = batch
@@ -135,7 +143,8 @@ class KafkaTextRenderer:
         decoded by an internal-topic decoder, and not the Scala tool's skip-metadata quirk."""
         default_decoders = not self.print_data or (
             getattr(self.key_decoder, "name", "") == "string" and getattr(self.value_decoder, "name", "") == "string")
-        return default_decoders and not (self.scala and self.skip_metadata) and decoded is None
+        return (default_decoders and not (self.scala and self.skip_metadata) and decoded is None
+                and self.kafka_times and self.header_decoder is None)
 
     def _v2_lines(self, batch, cols, decoded, lines: list) -> None:
         if not batch.is_control and self._fast_lines(decoded):
@@ -153,7 +162,9 @@ class KafkaTextRenderer:
             if self.skip_metadata:
                 meta = ""
             else:
-                meta = _v2_meta(cols, i, ts_name, batch.base_offset, batch.base_sequence)
+                meta = _v2_meta(cols, i, ts_name, batch.base_offset, batch.base_sequence, self.when)
+                if self.header_decoder is not None:
+                    meta += self._header_values(cols.headers[i])
                 if is_control:
                     meta += self._control_text(batch, decoded[i])
             if print_data:
@@ -169,6 +180,12 @@ class KafkaTextRenderer:
             self.on_error(control.error.at(batch.position))
         return control.kafka_text()
 
+    def _header_values(self, headers) -> str:
+        """`` headers: [k=v,k2=null]``: each header's value decoded (a null value as ``null``)."""
+        shown = ",".join(f"{java_utf8(k)}={'null' if v is None else _decoded(self.header_decoder, v)}"
+                         for k, v in headers)
+        return f" headers: [{shown}]"
+
     def _legacy_lines(self, batch, cols, decoded, lines: list) -> None:
         ts_name = batch.timestamp_type.display_name
         brace = "}" if self.scala else ""
@@ -183,19 +200,19 @@ class KafkaTextRenderer:
             if skip:
                 meta = ""
             else:
-                meta = (f"| offset: {offsets[i]} {ts_name}: {timestamps[i]} keySize: {key_len[i]} "
+                meta = (f"| offset: {offsets[i]} {ts_name}: {self.when(timestamps[i])} keySize: {key_len[i]} "
                         f"valueSize: {value_len[i]} isValid: {_bool(valid[i])} crc: {crcs[i]}{brace}")
             if self.print_data:
                 meta += self._payload(cols.key(i), cols.value(i), prefix, None if decoded is None else decoded[i])
             lines.append(meta)
 
 
-def _v2_meta(cols, i: int, ts_name: str, base_offset: int, base_seq: int) -> str:
+def _v2_meta(cols, i: int, ts_name: str, base_offset: int, base_seq: int, when=str) -> str:
     off = cols.offsets[i]
     seq = -1 if base_seq < 0 else L.increment_sequence(base_seq, off - base_offset)
     hdrs = cols.headers[i]
     hk = ",".join(java_utf8(k) for k, _ in hdrs) if hdrs else ""
-    return (f"| offset: {off} {ts_name}: {cols.timestamps[i]} keySize: {cols.key_len[i]} "
+    return (f"| offset: {off} {ts_name}: {when(cols.timestamps[i])} keySize: {cols.key_len[i]} "
             f"valueSize: {cols.value_len[i]} sequence: {seq} headerKeys: [{hk}]")
 
 
