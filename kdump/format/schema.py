@@ -32,6 +32,7 @@ from typing import Any, overload
 
 from kdump.errors import FormatError
 from kdump.format.text import java_utf8
+from kdump.format.varint import encode_uvarint as _encode_uvarint
 
 MAX_VERSION = 0x7FFF
 NONE = (0, -1)  # Kafka's Versions.NONE: an empty range
@@ -432,13 +433,8 @@ def read_struct_from(r: Reader, schema: Struct, version: int) -> dict:
 
 # --- writing ------------------------------------------------------------------------------------------
 def encode_uvarint(n: int) -> bytes:
-    n &= 0xFFFFFFFF
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    """Java's ``ByteUtils.writeUnsignedVarint(int)``: the int's 32 bits, unsigned."""
+    return _encode_uvarint(n & 0xFFFFFFFF)
 
 
 def _write_length(out: bytearray, n: int, flexible: bool, kind: str) -> None:
