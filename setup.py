@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EXTENSIONS = {
     "kdump.format._records": "kdump/format/_records.pyx",  # magic-2 record decoder (twin: format.v2.parse_records_py)
     "kdump.render._lines": "kdump/render/_lines.pyx",  # DumpLogSegments record lines (twin: render_v2_lines_py)
+    "kdump.render._jsonl": "kdump/render/_jsonl.pyx",  # --format json records (twin: jsonl.records_json_py)
     "kdump._arrow": "kdump/_arrow.pyx",  # records straight into Arrow buffers for the Spark data source
 }
 REQUIRED = os.environ.get("KDUMP_REQUIRE_COMPILED", "") in ("1", "true", "yes")

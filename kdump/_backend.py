@@ -6,7 +6,9 @@ importing only from its own layer or below (never the pure module that uses it):
 * ``kdump.format._records`` (``kdump/format/_records.pyx``): ``parse_records``, twin of
   ``kdump.format.v2.parse_records_py`` (decode a batch's records column-wise);
 * ``kdump.render._lines`` (``kdump/render/_lines.pyx``): ``render_v2_lines``, twin of
-  ``kdump.render.kafka_text.render_v2_lines_py`` (DumpLogSegments record lines).
+  ``kdump.render.kafka_text.render_v2_lines_py`` (DumpLogSegments record lines);
+* ``kdump.render._jsonl`` (``kdump/render/_jsonl.pyx``): ``records_json``, twin of
+  ``kdump.render.jsonl.records_json_py`` (``--format json`` records).
 
 A pure module picks its implementation with :func:`pick` when it is imported, which also hands the pure
 twin to the compiled module (for the inputs its fast path leaves to the pure function).
@@ -18,15 +20,16 @@ import sys
 
 try:
     from kdump.format import _records
-    from kdump.render import _lines
+    from kdump.render import _jsonl, _lines
 except ImportError:
-    _records = _lines = None
+    _records = _lines = _jsonl = None
 
-COMPILED_AVAILABLE = _records is not None and _lines is not None
+COMPILED_AVAILABLE = _records is not None and _lines is not None and _jsonl is not None
 BACKEND = "compiled" if COMPILED_AVAILABLE and os.environ.get("KDUMP_PURE_PYTHON", "") not in (
     "1", "true", "yes") else "python"
 
-COMPILED = {"parse_records": _records, "render_v2_lines": _lines}  # accelerated name -> its compiled module
+# accelerated name -> its compiled module
+COMPILED = {"parse_records": _records, "render_v2_lines": _lines, "records_json": _jsonl}
 _PURE: dict = {}  # accelerated name -> the pure twin, as the pure modules picked
 
 
