@@ -22,11 +22,14 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _context():
-    # forkserver: workers start from a clean process (no threads, no open files of the parent copied);
-    # spawn where there is none.
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+def _context(preload: str):
+    # forkserver: workers start from a clean process (no threads, no open files of the parent copied), forked
+    # from a server that has imported ``preload`` (the work's module) once; spawn where there is none.
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([preload])
+    return context
 
 
 def ordered_map(fn: Callable, calls: Sequence[tuple], jobs: int, *, done: Callable[[int], None] | None = None) -> list:
@@ -40,7 +43,7 @@ def ordered_map(fn: Callable, calls: Sequence[tuple], jobs: int, *, done: Callab
             if done is not None:
                 done(i)
         return results
-    executor = ProcessPoolExecutor(max_workers=min(jobs, len(calls)), mp_context=_context(),
+    executor = ProcessPoolExecutor(max_workers=min(jobs, len(calls)), mp_context=_context(fn.__module__),
                                    initializer=_ignore_sigint)
     try:
         futures = [executor.submit(fn, *args) for args in calls]
