@@ -7,6 +7,8 @@ the pure path's record objects; ``tests/test_jsonl_speed.py`` checks that on gen
 from cpython.unicode cimport PyUnicode_DecodeUTF8, PyUnicode_DecodeASCII
 from libc.stdint cimport int64_t
 
+from kdump.render._sequence cimport record_sequence
+
 import base64
 from json.encoder import encode_basestring  # what json.dumps(..., ensure_ascii=False) quotes strings with
 
@@ -87,12 +89,7 @@ cdef _render(cols, timestamp_type, base_offset, base_seq, bint print_data, list 
         off = offsets[i]
         ts = timestamps[i]
         size = sizes[i]
-        if bs < 0:
-            seq = -1
-        elif bs > 2147483647 - (off - bo):
-            seq = (off - bo) - (2147483647 - bs) - 1
-        else:
-            seq = bs + (off - bo)
+        seq = record_sequence(bs, off, bo)
         meta = (f'{{"offset": {off}, "timestamp": {ts}, "timestampType": {ts_json}, "keySize": {kl}, '
                 f'"valueSize": {vl}, "sequence": {seq}, "sizeInBytes": {size}, ')
         hdrs = headers[i]
