@@ -82,15 +82,21 @@ def test_workers_end_with_ctrl_c(tmp_path):
     import signal
     import time
     logs = tmp_path / "logs"
-    for p in range(4):
+    _segment(tmp_path / "one.log", 0, 1000, per_batch=1000)
+    batch = (tmp_path / "one.log").read_bytes()
+    for p in range(4):  # 2,000,000 records each (the same batch again and again): seconds of --deep work
         (logs / f"big-{p}").mkdir(parents=True)
-        _segment(logs / f"big-{p}" / "00000000000000000000.log", 0, 60_000, per_batch=1000)
+        (logs / f"big-{p}" / "00000000000000000000.log").write_bytes(batch * 2000)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "kdump", "verify", "--deep", "--jobs", "2", str(logs)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(1.5)
-    children = _children(proc.pid)
-    children += [g for c in children for g in _children(c)]  # the workers, children of the forkserver
+    children: list[int] = []
+    deadline = time.time() + 60
+    while time.time() < deadline and len(children) < 3:  # the forkserver and two workers
+        time.sleep(0.2)
+        children = _children(proc.pid)
+        children += [g for c in children for g in _children(c)]  # the workers, children of the forkserver
+    assert proc.poll() is None, "the work ended before it could be interrupted"
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=60)
     assert proc.returncode != 0
