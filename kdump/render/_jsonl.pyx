@@ -7,7 +7,7 @@ the pure path's record objects; ``tests/test_jsonl_speed.py`` checks that on gen
 from cpython.unicode cimport PyUnicode_DecodeUTF8, PyUnicode_DecodeASCII
 from libc.stdint cimport int64_t
 
-from kdump.render._sequence cimport record_sequence
+from ._sequence cimport record_sequence  # compile-time only (an inline function)
 
 import base64
 from json.encoder import encode_basestring  # what json.dumps(..., ensure_ascii=False) quotes strings with

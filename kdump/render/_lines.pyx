@@ -6,7 +6,7 @@ non-control magic-2 batch, default string decoders). Same output, character for 
 
 from libc.stdint cimport int64_t
 
-from kdump.render._sequence cimport record_sequence
+from ._sequence cimport record_sequence  # compile-time only (an inline function)
 
 from kdump.format.text import java_utf8
 
