@@ -23,6 +23,7 @@ EXTENSIONS = {
     "kdump.format._records": "kdump/format/_records.pyx",  # magic-2 record decoder (twin: format.v2.parse_records_py)
     "kdump.format._legacy": "kdump/format/_legacy.pyx",  # magic 0/1 inner message walk (twin: legacy.inner_columns_py)
     "kdump.render._lines": "kdump/render/_lines.pyx",  # DumpLogSegments record lines (twin: render_v2_lines_py)
+    "kdump.render._jsonl": "kdump/render/_jsonl.pyx",  # --format json records (twin: jsonl.records_json_py)
     "kdump._arrow": "kdump/_arrow.pyx",  # records straight into Arrow buffers for the Spark data source
 }
 LIBRARIES = {"kdump.format._legacy": ["z"]}  # zlib's crc32 (the library Python's own zlib module links)

@@ -9,7 +9,9 @@ importing only from its own layer or below (never the pure module that uses it):
   ``kdump.render.kafka_text.render_v2_lines_py`` (DumpLogSegments record lines), and
   ``render_legacy_lines``, twin of ``render_legacy_lines_py`` (the same for magic 0/1 messages);
 * ``kdump.format._legacy`` (``kdump/format/_legacy.pyx``): ``inner_columns``, twin of
-  ``kdump.format.legacy.inner_columns_py`` (walk a magic 0/1 wrapper's inner messages column-wise).
+  ``kdump.format.legacy.inner_columns_py`` (walk a magic 0/1 wrapper's inner messages column-wise);
+* ``kdump.render._jsonl`` (``kdump/render/_jsonl.pyx``): ``records_json``, twin of
+  ``kdump.render.jsonl.records_json_py`` (``--format json`` records).
 
 A pure module picks its implementation with :func:`pick` when it is imported, which also hands the pure
 twin to the compiled module (for the inputs its fast path leaves to the pure function).
@@ -22,16 +24,17 @@ import sys
 try:
     import kdump.format._legacy as _legacy
     import kdump.format._records as _records
+    import kdump.render._jsonl as _jsonl
     import kdump.render._lines as _lines
 except ImportError:
-    _legacy = _records = _lines = None
+    _legacy = _records = _lines = _jsonl = None
 
-COMPILED_AVAILABLE = _records is not None and _lines is not None and _legacy is not None
+COMPILED_AVAILABLE = _records is not None and _lines is not None and _legacy is not None and _jsonl is not None
 BACKEND = "compiled" if COMPILED_AVAILABLE and os.environ.get("KDUMP_PURE_PYTHON", "") not in (
     "1", "true", "yes") else "python"
 
 COMPILED = {"parse_records": _records, "render_v2_lines": _lines, "inner_columns": _legacy,
-            "render_legacy_lines": _lines}  # accelerated name -> its compiled module
+            "render_legacy_lines": _lines, "records_json": _jsonl}  # accelerated name -> its compiled module
 _PURE: dict = {}  # accelerated name -> the pure twin, as the pure modules picked
 
 

@@ -43,6 +43,7 @@ def test_backend_is_compiled_when_required():
         pytest.skip("neither KDUMP_REQUIRE_COMPILED=1 nor CI=true is set")
     import kdump.format._records  # noqa: F401  (an ImportError here says why it is not built)
     import kdump.render._lines  # noqa: F401
+    import kdump.render._jsonl  # noqa: F401
     if _on("KDUMP_PURE_PYTHON"):  # the pure run of the suite: the switch must still win
         assert backend.BACKEND == "python"
     else:

@@ -187,9 +187,9 @@ def test_progress_bar_on_a_terminal_for_large_inputs(monkeypatch):
     calls = []
     real = lib.verify_paths
 
-    def spy(paths, options=None, *, progress=None):
+    def spy(paths, options=None, *, progress=None, **kwargs):
         calls.append(progress)
-        return real(paths, options, progress=progress)
+        return real(paths, options, progress=progress, **kwargs)
     monkeypatch.setattr(lib, "verify_paths", spy)
     monkeypatch.setattr(cmd, "PROGRESS_MIN_BYTES", 1000)
     monkeypatch.setattr(cmd, "stderr_is_terminal", lambda: True)

@@ -10,6 +10,7 @@ from kdump.commands.findings import FAIL_ON_EXIT, FAIL_ON_OK, fail_on_option
 from kdump.commands.options import (
     Ui,
     exit_help,
+    jobs_option,
     make_output_dir,
     output_options,
     output_path_option,
@@ -100,7 +101,8 @@ def dump_command(paths, verify_index_only, index_sanity_check, compat, ui: Ui):
 @output_options(format_help="text: a short summary for people. json: per file its status and every finding.",
                 verbose_help="Also show info findings and every sound file.")
 @fail_on_option
-def check_command(paths, deep, index_interval_bytes, ui: Ui, fail_on):
+@jobs_option
+def check_command(paths, deep, index_interval_bytes, ui: Ui, fail_on, jobs):
     """Check index, time-index, transaction-index, producer-snapshot and checkpoint files, on their own and
     against the log: every entry points where it claims, offsets and timestamps increase, entries lie inside
     the log, Kafka's own sanity checks hold.
@@ -120,10 +122,19 @@ def check_command(paths, deep, index_interval_bytes, ui: Ui, fail_on):
     if not paths:
         raise click.UsageError("no paths given: name segments, partition directories or log directories")
     reports = with_progress(ui, (lambda: file_sizes(paths)) if deep else 0, "checking",
-                            lambda advance: check_paths(paths, deep=deep, index_interval_bytes=index_interval_bytes))
+                            lambda advance: check_paths(paths, deep=deep, index_interval_bytes=index_interval_bytes,
+                                                        jobs=jobs, done=_advance_by_partition(advance)))
     if not reports:
         ui.nothing(None, "nothing to check: no segments or companion files among the paths")
     render_reports(ui, reports, fail_on)
+
+
+def _advance_by_partition(advance):
+    """Progress of a parallel check: a partition's bytes as its reports arrive."""
+    if advance is None:
+        return None
+    from kdump.commands.progress import file_sizes
+    return lambda directory: advance(file_sizes([directory]))
 
 
 # --- rebuild ---------------------------------------------------------------------------------------------
@@ -136,7 +147,8 @@ def check_command(paths, deep, index_interval_bytes, ui: Ui, fail_on):
 @click.option("--force", is_flag=True, help="Replace existing index files that differ (each old one is kept as "
               "<name>.bak, replacing an older .bak).")
 @output_options(format_help="text for people; json: one object per segment (files written, unchanged, kept).")
-def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui):
+@jobs_option
+def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
     """Write .index, .timeindex and .txnindex exactly as Kafka's segment recovery would (trimmed),
     atomically (temporary file, fsync, read back, rename), next to the segment or into -o/--output. The .log is
     never written. PATHS: segments (.log) or partition directories (every segment, in offset order).
@@ -159,16 +171,28 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui):
     if output is not None:
         make_output_dir(output)
     docs: list[dict] = []
+    # Partition directories written next to their segments are independent: rebuilt in worker processes (not
+    # with -o, where two partitions' files of the same name meet in one directory, first come first written).
+    directories = [p for p in paths if os.path.isdir(p)] if output is None and jobs > 1 else []
 
     def rebuild_all(advance):
+        from kdump.parallel import ordered_map
+        done = None if advance is None else (lambda i: advance(file_sizes([directories[i]])))
+        rebuilt = dict(zip(directories, ordered_map(_rebuild_directory_or_error,
+                                                    [(p, index_interval_bytes, force) for p in directories], jobs,
+                                                    done=done), strict=True))
         for p in paths:
+            counted = p in rebuilt  # its bytes were counted as its worker finished
             refused = None if os.path.isdir(p) else expand([p])[0].refused
             if refused is not None:  # missing, a FIFO or device: never opened
                 ui.cannot(p, refused.as_oserror())
                 continue
             try:
                 if os.path.isdir(p):
-                    outcomes = rebuild_directory(p, output, index_interval_bytes=index_interval_bytes, force=force)
+                    outcomes = rebuilt.pop(p) if p in rebuilt else rebuild_directory(
+                        p, output, index_interval_bytes=index_interval_bytes, force=force)
+                    if isinstance(outcomes, Exception):
+                        raise outcomes
                     if not outcomes:
                         ui.nothing(p, "nothing to rebuild: no segments (<base offset>.log) in this directory")
                 else:
@@ -191,7 +215,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui):
                 continue
             for o in outcomes:
                 _report_outcome(ui, o, docs)
-                if advance is not None:
+                if advance is not None and not counted:
                     advance(o.recovery.valid_bytes + o.recovery.truncated_bytes)
 
     with_progress(ui, lambda: file_sizes(paths), "rebuilding", rebuild_all)
@@ -199,6 +223,15 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui):
         import json
         click.echo(json.dumps({"results": docs}, indent=2))
     ui.exit()
+
+
+def _rebuild_directory_or_error(directory: str, index_interval_bytes: int, force: bool):
+    """A partition directory's outcomes, or the exception that stopped it (raised by the parent in its place)."""
+    from kdump.index.rebuild import rebuild_directory
+    try:
+        return rebuild_directory(directory, None, index_interval_bytes=index_interval_bytes, force=force)
+    except Exception as e:
+        return e
 
 
 def _report_outcome(ui: Ui, o, docs: list) -> None:

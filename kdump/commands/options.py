@@ -200,3 +200,11 @@ def text_only(ui: Ui, flag: str) -> None:
     source = click.get_current_context().get_parameter_source(flag.lstrip("-").replace("-", "_"))
     if ui.format == "json" and source is not click.core.ParameterSource.DEFAULT:
         reject(flag, "shapes the text output; it does not apply to --format json")
+
+
+def jobs_option(f):
+    """``-j/--jobs N``: partitions checked in N worker processes (default: every core); same output as one job."""
+    from kdump.parallel import default_jobs
+    return click.option("-j", "--jobs", type=click.IntRange(min=1), default=default_jobs, show_default="all cores",
+                        help="Worker processes for the partitions of a log directory (1: none). The report is "
+                             "the same, in the same order, whatever the number.")(f)

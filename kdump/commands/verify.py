@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from kdump.commands.findings import FAIL_ON_EXIT, FAIL_ON_OK, fail_on_option
-from kdump.commands.options import Ui, exit_help, output_options
+from kdump.commands.options import Ui, exit_help, jobs_option, output_options
 from kdump.segment import DEFAULT_MAX_BATCH_BYTES
 
 EXIT_HELP = exit_help(ok=FAIL_ON_OK, data=FAIL_ON_EXIT)
@@ -22,7 +22,8 @@ EXIT_HELP = exit_help(ok=FAIL_ON_OK, data=FAIL_ON_EXIT)
 @output_options(format_help="text: a short summary for people. json: per file its status, counts and every finding.",
                 verbose_help="Also show info findings (offset gaps, ...) and every sound file.")
 @fail_on_option
-def command(paths, deep, max_batch_bytes, ui: Ui, fail_on):
+@jobs_option
+def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs):
     """Check Kafka log segments, partition directories or whole log directories, and say exactly where
     and how they are damaged.
 
@@ -47,5 +48,5 @@ def command(paths, deep, max_batch_bytes, ui: Ui, fail_on):
         raise click.UsageError("no paths given: name segment files, partition directories or log directories")
     options = VerifyOptions(deep=deep, max_batch_bytes=max_batch_bytes)
     reports = with_progress(ui, lambda: total_bytes(paths), "verifying",
-                            lambda advance: verify_paths(paths, options, progress=advance))
+                            lambda advance: verify_paths(paths, options, progress=advance, jobs=jobs))
     render_reports(ui, reports, fail_on)

@@ -892,24 +892,44 @@ def _log_name(companion_path: str) -> str:
     return os.path.basename(sibling(companion_path, FileKind.LOG))
 
 
-def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096) -> list[FileReport]:
+def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: int = 1,
+                done=None) -> list[FileReport]:
     """What ``kdump index check`` checks for each argument: a segment (or companion file), a partition
     directory (its companions and partition.metadata), or a log directory (every partition, and the
-    log directory's checkpoints). A path that cannot be read gives a report with ``io_error``."""
-    reports = []
+    log directory's checkpoints). A path that cannot be read gives a report with ``io_error``.
+    ``jobs`` > 1 checks a log directory's partitions in that many worker processes (same reports, same
+    order); ``done(partition_directory)`` is then called as each one's reports arrive."""
+    reports: list = []
     for p in paths:
         p = os.fspath(p)
         try:
-            reports.extend(_check_path(p, deep, index_interval_bytes))
+            reports.extend(_check_path(p, deep, index_interval_bytes, later=jobs > 1))
         except OSError as e:
             r = FileReport(p, "unknown")
             r.io_error = f"cannot read: {e.strerror or e}"
             reports.append(r)
-    return reports
+    later = [r for r in reports if isinstance(r, _Later)]
+    if not later:
+        return reports
+    from kdump.parallel import ordered_map
+    checked = iter(ordered_map(_check_partition_path, [(r.directory, deep, index_interval_bytes) for r in later],
+                               jobs, done=None if done is None else (lambda i: done(later[i].directory))))
+    return [x for r in reports for x in (next(checked) if isinstance(r, _Later) else [r])]
 
 
-def _check_path(p: str, deep: bool, index_interval_bytes: int) -> list[FileReport]:
-    reports = []
+class _Later:
+    """A partition of a log directory whose reports a worker process gives (their place in the list)."""
+
+    def __init__(self, directory: str):
+        self.directory = directory
+
+
+def _check_partition_path(directory: str, deep: bool, index_interval_bytes: int) -> list[FileReport]:
+    return check_paths([directory], deep=deep, index_interval_bytes=index_interval_bytes)
+
+
+def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = False) -> list:
+    reports: list[FileReport | _Later] = []
     if os.path.isdir(p):
         from kdump.verify.leftovers import is_leftover_directory, leftover_reports
         reports.extend(leftover_reports(p))  # kdump's own crash leftovers (temporaries, interrupted group writes)
@@ -923,7 +943,10 @@ def _check_path(p: str, deep: bool, index_interval_bytes: int) -> list[FileRepor
             reports.extend(check_text_checkpoint(q) for q in here.files_of(FileKind.OFFSET_CHECKPOINT))
             for q in here.subdirectories:
                 if Partition(q).is_partition and not is_leftover_directory(q):
-                    reports.extend(check_paths([q], deep=deep, index_interval_bytes=index_interval_bytes))
+                    if later:
+                        reports.append(_Later(q))
+                    else:
+                        reports.extend(check_paths([q], deep=deep, index_interval_bytes=index_interval_bytes))
     elif not os.path.exists(p):
         r = FileReport(p, "unknown")
         r.io_error = "no such file or directory"

@@ -52,6 +52,13 @@ class RebuildError(KdumpError):
         self.code = code
         self.position = position
 
+    def __reduce__(self):  # keyword-only arguments: pickled whole (``--jobs`` workers hand it to the parent)
+        return _rebuild_error, (self.message, self.code, self.position)
+
+
+def _rebuild_error(message: str, code: str, position: int | None) -> RebuildError:
+    return RebuildError(message, code=code, position=position)
+
 
 @dataclass
 class Recovery:

@@ -7,6 +7,8 @@ non-control magic-2 batch, default string decoders) and of ``render_legacy_lines
 
 from libc.stdint cimport int64_t
 
+from ._sequence cimport record_sequence  # compile-time only (an inline function)
+
 from kdump.format.text import java_utf8
 
 # The pure twin, for buffers other than bytes and numbers beyond int64. kdump.render.kafka_text imports
@@ -55,12 +57,7 @@ cdef _render(cols, str ts_name, base_offset, base_seq, bint print_data, bint ski
             meta = ""
         else:
             off = offsets[i]
-            if bs < 0:
-                seq = -1
-            elif bs > 2147483647 - (off - bo):
-                seq = (off - bo) - (2147483647 - bs) - 1
-            else:
-                seq = bs + (off - bo)
+            seq = record_sequence(bs, off, bo)
             hdrs = headers[i]
             if hdrs:
                 meta = (f"| offset: {off} {ts_name}: {timestamps[i]} keySize: {kl} valueSize: {vl} "

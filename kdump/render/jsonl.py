@@ -160,11 +160,23 @@ class JsonLinesRenderer:
         obj = batch_object(batch, self.path)
         if self.when is not None:
             obj["maxTimestampIso"] = self.when(obj["maxTimestamp"])
-        if records is not None:
-            if obj["baseOffset"] is None and records.count:
-                obj["baseOffset"] = records.offsets[0]  # a legacy entry's first record, once decoded
-            obj["records"] = record_objects(batch, records, self.print_data, decoded, self.when, self.header_decoder)
-        return self._json(obj)
+        if records is None:
+            return self._json(obj)
+        if obj["baseOffset"] is None and records.count:
+            obj["baseOffset"] = records.offsets[0]  # a legacy entry's first record, once decoded
+        obj["records"] = []  # "records" is the last member: the batch's text up to "[", its records, "]}"
+        head = self._json(obj)
+        assert head.endswith("[]}")
+        return f"{head[:-2]}{self._records_text(batch, records, decoded)}]}}"
+
+    def _records_text(self, batch, records, decoded) -> str:
+        """The records as the inside of a JSON list."""
+        if (decoded is None and records.crcs is None and not batch.is_control and self.when is None
+                and self.header_decoder is None):
+            text = records_json(batch, records, self.print_data)  # the common case, with a compiled twin
+            return escape_json(text) if self.terminal else text
+        return self._json(record_objects(batch, records, self.print_data, decoded, self.when,
+                                         self.header_decoder))[1:-1]
 
     def _write(self, obj: dict) -> None:
         self.out.write(self._json(obj) + "\n")
@@ -182,11 +194,24 @@ class JsonLinesRenderer:
         self._records_written = records.count > 0
 
     def more_records(self, batch, records, decoded=None) -> None:
-        objs = record_objects(batch, records, self.print_data, decoded, self.when, self.header_decoder)
-        if objs:
-            text = self._json(objs)[1:-1]
+        if records.count:
+            text = self._records_text(batch, records, decoded)
             self.out.write(", " + text if self._records_written else text)
             self._records_written = True
 
     def close_batch(self, batch) -> None:
         self.out.write("]}\n")
+
+
+def records_json_py(batch, cols, print_data: bool) -> str:
+    """The records of a non-control magic-2 batch as the inside of a JSON list (``json.dumps`` of
+    :func:`record_objects`). The compiled twin in kdump/render/_jsonl.pyx must write exactly the same."""
+    return json.dumps(record_objects(batch, cols, print_data), ensure_ascii=False)[1:-1]
+
+
+def _select():
+    from kdump import _backend
+    return _backend.pick("records_json", records_json_py)
+
+
+records_json = _select()
