@@ -164,15 +164,22 @@ def partition_stats(logs, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str 
 
 
 def stats_paths(groups, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str | None = None, progress=None) -> dict:
-    """:func:`summarize` of the :class:`kdump.logdir.SegmentGroup` s, with the record-level numbers under
-    ``"records"`` (per partition key, and ``"total"``). One partition at a time: ``memory_bytes`` bounds each."""
-    per_partition = []
+    """:func:`merge_partitions` of :func:`partition_stats` over the :class:`kdump.logdir.SegmentGroup` s. One
+    partition at a time: ``memory_bytes`` bounds each."""
+    return merge_partitions((g.key, *partition_stats(g.logs, memory_bytes=memory_bytes, spill_dir=spill_dir,
+                                                     progress=progress)) for g in groups)
+
+
+def merge_partitions(per_partition) -> dict:
+    """The summary of ``(key, Stats, RecordStats)`` per partition (``kdump stats`` and ``kdump spark stats``):
+    :func:`summarize` of the header numbers, with the record-level numbers under ``"records"`` (per partition key,
+    and ``"total"``). Partitions sharing a key (the same topic-partition in two log directories) are summed."""
+    header = []
     details: dict[str, RecordStats] = {}
-    for g in groups:
-        st, rs = partition_stats(g.logs, memory_bytes=memory_bytes, spill_dir=spill_dir, progress=progress)
-        per_partition.append((g.key, st))
-        details[g.key] = details[g.key].merge(rs) if g.key in details else rs
-    summary = summarize(per_partition)
+    for key, st, rs in per_partition:
+        header.append((key, st))
+        details[key] = details[key].merge(rs) if key in details else rs
+    summary = summarize(header)
     total = RecordStats()
     for rs in details.values():
         total = total.merge(rs)

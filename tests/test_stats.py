@@ -1,6 +1,6 @@
 """kdump stats: the record-level numbers (compression, producers, transactions, control records, keys, what a
-compaction would remove), exact in memory and when spilled to disk; the header numbers stay those of
-``kdump spark stats`` (:func:`kdump.stats.segment_stats` merged per partition). Expected values by hand."""
+compaction would remove), exact in memory and when spilled to disk; the header numbers are those of
+:func:`kdump.stats.segment_stats` merged per partition. Expected values by hand."""
 from __future__ import annotations
 
 import json
@@ -101,16 +101,16 @@ def test_key_table_splits_a_bucket_that_does_not_fit_either():
     assert table.spilled_buckets > 256
 
 
-def test_header_numbers_are_those_spark_stats_merges():
-    """kdump spark stats sums :func:`segment_stats` per segment (kdump.spark.jobs.stats); kdump stats gives the
-    same header numbers (the Spark test checks those against the reader)."""
+def test_header_numbers_are_those_of_segment_stats_summed():
+    """kdump stats gives the header numbers of :func:`segment_stats` summed per partition directory (the Spark
+    test checks those against the reader, and ``kdump spark stats`` against ``kdump stats``)."""
     path = ROOT / "fixtures/generated"
     logs = sorted(str(p) for p in path.rglob("*.log"))
-    spark_way = summarize((os.path.dirname(f), segment_stats(f)) for f in logs)
+    summed = summarize((os.path.dirname(f), segment_stats(f)) for f in logs)
     ours = _stats([path])
     assert {k: v.to_dict() for k, v in ours["partitions"].items()} == \
-        {k: v.to_dict() for k, v in spark_way["partitions"].items()}
-    assert ours["total"].to_dict() == spark_way["total"].to_dict()
+        {k: v.to_dict() for k, v in summed["partitions"].items()}
+    assert ours["total"].to_dict() == summed["total"].to_dict()
 
 
 def run(*args):

@@ -83,7 +83,7 @@ def command():
     \b
     kdump spark scan fixtures/generated --out /tmp/records      every record to Parquet
     kdump spark verify --master spark://host:7077 /data/kafka  the deep verifier, spread over a cluster
-    kdump spark stats /var/lib/kafka/data                       segments, records, bytes per partition
+    kdump spark stats /var/lib/kafka/data                       the numbers of kdump stats per partition
     """
 
 
@@ -157,8 +157,8 @@ def verify(paths, master, ui):
 @click.argument("paths", nargs=-1, required=True)
 @_session_options
 def stats(paths, master, ui):
-    """Segments, batches, records, bytes, offset and time ranges, codec and magic mix per topic-partition
-    and in total."""
+    """``kdump stats`` on Spark, one task per partition: the same numbers, text and JSON (key memory: the
+    default --memory of `kdump stats`, spilled to the executor's temporary directory beyond it)."""
     from kdump import stats as S
     from kdump.spark import jobs
     summary = _run(_start(master, ui.verbose), lambda spark: jobs.stats(spark, paths, progress=_progress("stats", ui)))

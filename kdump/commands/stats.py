@@ -36,8 +36,8 @@ def command(paths, memory, spill_dir, ui):
     cardinality, and what a compaction would remove (records superseded by a later record with the same key,
     tombstones).
 
-    PATHS: segments, partition directories or log directories. The header numbers are those of
-    `kdump spark stats`; the others need every record decoded. Key counts are exact: 16-byte key digests are
+    PATHS: segments, partition directories or log directories. `kdump spark stats` gives the same numbers,
+    one Spark task per partition. Key counts are exact: 16-byte key digests are
     kept in --memory, and spilled to disk beyond it.
 
     \b

@@ -7,7 +7,8 @@ on the driver.
 * :func:`verify` -- the deep verifier (:mod:`kdump.verify`) per unit of its own walk (a segment file, or a
   partition directory, whose segments share producer state and are checked against each other), the
   reports put back in the order ``kdump verify`` gives them;
-* :func:`stats` -- :func:`kdump.stats.segment_stats` per segment, summed per topic-partition.
+* :func:`stats` -- ``kdump stats``: :func:`kdump.stats.partition_stats` per partition directory, merged as
+  ``kdump stats`` merges them.
 
 ``progress(done, total)`` is called from a driver thread as segments finish.
 """
@@ -173,22 +174,43 @@ def verify(spark, paths, options, *, progress=None):
 
 
 # --- stats -------------------------------------------------------------------------------------------
-def partition_key(seg) -> str:
-    if seg.topic is not None:
-        return f"{seg.topic}-{seg.partition}"
+def _directory(seg) -> str:
     return seg.location.rstrip("/").rsplit("/", 1)[0]
 
 
-def stats(spark, paths, *, storage_options=None, progress=None) -> dict:
-    """:func:`kdump.stats.summarize` of every segment under ``paths``, computed in Spark tasks."""
-    from kdump.stats import segment_stats, summarize
+def partition_key(seg) -> str:
+    """``kdump stats``'s name of a segment's partition: topic-N, or the directory as reached."""
+    return f"{seg.topic}-{seg.partition}" if seg.topic is not None else _directory(seg)
+
+
+def _partitions(segments) -> list[tuple[str, list]]:
+    """``(partition key, its segments in offset order)`` per directory (as :func:`kdump.logdir.segment_groups`
+    groups them), the largest first so that they start early."""
+    groups: dict[str, list] = {}
+    for seg in segments:  # find_segments: by directory, then base offset
+        groups.setdefault(_directory(seg), []).append(seg)
+    return sorted(((partition_key(segs[0]), segs) for segs in groups.values()),
+                  key=lambda g: -sum(s.size for s in g[1]))
+
+
+def stats(spark, paths, *, storage_options=None, memory_bytes=None, progress=None) -> dict:
+    """``kdump stats`` in Spark: :func:`kdump.stats.partition_stats` per partition directory, one task each
+    (keys, producers and transactions span its segments), merged on the driver by
+    :func:`kdump.stats.merge_partitions`. Remote segments are copied to a local temporary file one at a time."""
+    from kdump.stats import DEFAULT_MEMORY, merge_partitions, partition_stats
     segments = find_segments(paths, storage_options)
+    partitions = _partitions(segments)
+    memory = DEFAULT_MEMORY if memory_bytes is None else memory_bytes
     with _Progress(spark, len(segments), progress) as acc:
-        def run(seg):
+        def local_logs(segs):
             from kdump.spark.arrow import SegmentSlice
-            with remote.local_copy(SegmentSlice(seg.location, seg.topic, seg.partition), storage_options) as path:
-                st = segment_stats(path, seg.size)
-            acc.add(1)
-            return partition_key(seg), st
-        per_segment = spark.sparkContext.parallelize(segments, max(1, min(len(segments), 1000))).map(run).collect()
-    return summarize(per_segment)
+            for seg in segs:  # partition_stats walks each before asking for the next: the copy lives that long
+                with remote.local_copy(SegmentSlice(seg.location, seg.topic, seg.partition), storage_options) as path:
+                    yield path
+                acc.add(1)
+
+        def run(partition):
+            key, segs = partition
+            return (key, *partition_stats(local_logs(segs), memory_bytes=memory))
+        done = spark.sparkContext.parallelize(partitions, max(1, len(partitions))).map(run).collect()
+    return merge_partitions(done)
