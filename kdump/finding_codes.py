@@ -41,6 +41,9 @@ _VERIFY = [
          "match its bytes; its header fields and records cannot be trusted"),
     Code("truncated-tail", ERROR, "the last entry is incomplete (it declares more bytes than the file has, or fewer "
          "than 18 bytes remain), as a crash leaves it; Kafka's recovery would truncate the file there"),
+    Code("not-a-kafka-log", ERROR, "the file's first bytes cannot start a Kafka log: the first entry's size field "
+         "does not fit the file and its magic byte is not 0, 1 or 2 (e.g. a text file renamed .log); nothing else "
+         "is checked in it"),
     Code("zero-padding", WARNING, "the file ends in zero bytes (a preallocated or zero-filled tail); Kafka's reader "
          "stops there and its recovery truncates them"),
     Code("size-below-minimum", ERROR, "an entry's size field is below 14, the smallest entry Kafka accepts "

@@ -167,6 +167,11 @@ class SegmentReader:
     def close(self) -> None:
         self._file.close()
 
+    def foreign_start(self) -> str | None:
+        """Why the file's first bytes cannot start a Kafka log (:func:`kdump.format.framing.foreign_start`:
+        e.g. text renamed ``.log``), or None if they can."""
+        return F.foreign_start(os.pread(self._file.fileno(), 64, 0), self.file_size)
+
     def __enter__(self) -> SegmentReader:
         return self
 

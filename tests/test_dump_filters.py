@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from corpus import CORPUS, load_json
 from kdump.cli import cli
 from kdump.writer import RecordBatchBuilder, write_segment
+from support.damaged import sound_then_corrupt_gzip
 
 pytestmark = pytest.mark.usefixtures("backend")  # each test runs on the compiled and the pure path
 
@@ -94,18 +95,8 @@ def test_shallow_dump_filters_batch_lines_too():
 def corrupt_gzip_file(tmp_path):
     """A sound batch of producer 7, then a gzip batch of producer 9 whose compressed bytes are damaged under a
     correct CRC: reading its records fails."""
-    sound = RecordBatchBuilder(0, producer_id=7, producer_epoch=0, base_sequence=0)
-    sound.append(0, 1_700_000_000_000, b"k0", b"v0")
-    bad = RecordBatchBuilder(1, codec=1, producer_id=9, producer_epoch=0, base_sequence=0)
-    for off in range(1, 4):
-        bad.append(off, 1_700_000_000_000 + off, b"k%d" % off, b"value %d" % off)
-    data = bytearray(sound.build() + bad.build())
-    data[-10:] = b"\xff" * 10
-    from support.mutate import Entry, _refresh_crc
-    first = len(sound.build())
-    _refresh_crc(data, Entry(first, len(data) - first, 2))
     path = tmp_path / "00000000000000000000.log"
-    path.write_bytes(bytes(data))  # (the writer would refuse it: it reads back what it wrote)
+    path.write_bytes(sound_then_corrupt_gzip()[0])
     return path
 
 

@@ -1,7 +1,8 @@
 """The batch and record filters of ``kdump dump`` (:mod:`kdump.filters`) as Click options.
 
-``header_filter_options`` are the filters read from a batch's header alone (also on ``kdump verify``);
-``record_filter_options`` the ones on decoded keys, values and headers (``dump`` only).
+``header_filter_options`` are the filters read from a batch's header alone; ``deep_filter_options`` four of
+them on ``kdump verify``, where they choose the batches ``--deep`` decodes; ``record_filter_options`` the ones
+on decoded keys, values and headers (``dump`` only).
 """
 from __future__ import annotations
 
@@ -26,6 +27,28 @@ def header_filter_options(command):
                      help="Only batches compressed with this codec."),
         click.option("--magic", type=click.IntRange(0, 2), default=None, metavar="0|1|2",
                      help="Only batches (message sets) of this magic."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+_DEEP_ONLY = (" With --deep, only these batches have their records decompressed and checked; the framing, CRC, "
+              "header, offset, producer epoch/sequence and leader epoch checks still run on every batch.")
+
+
+def deep_filter_options(command):
+    """``kdump verify``'s choice of the batches whose records ``--deep`` checks: ``--producer-id``,
+    ``--transactional/--no-transactional``, ``--codec``, ``--magic`` (read by :func:`build_filter`)."""
+    options = [
+        click.option("--producer-id", type=int, default=None, metavar="N",
+                     help="Batches of this producer id (-1: of no idempotent producer)." + _DEEP_ONLY),
+        click.option("--transactional/--no-transactional", default=None,
+                     help="Transactional batches / non-transactional ones." + _DEEP_ONLY),
+        click.option("--codec", type=click.Choice(CODEC_CHOICES), default=None,
+                     help="Batches compressed with this codec." + _DEEP_ONLY),
+        click.option("--magic", type=click.IntRange(0, 2), default=None, metavar="0|1|2",
+                     help="Batches (message sets) of this magic." + _DEEP_ONLY),
     ]
     for option in reversed(options):
         command = option(command)

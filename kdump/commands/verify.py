@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import click
 
+from kdump.commands.filter_options import deep_filter_options
 from kdump.commands.findings import FAIL_ON_EXIT, FAIL_ON_OK, fail_on_option
 from kdump.commands.options import Ui, exit_help, jobs_option, output_options
 from kdump.segment import DEFAULT_MAX_BATCH_BYTES
@@ -15,6 +16,7 @@ EXIT_HELP = exit_help(ok=FAIL_ON_OK, data=FAIL_ON_EXIT)
 @click.option("--deep", is_flag=True,
               help="Also decompress every batch and check every record against its batch header "
                    "(counts, offsets, timestamps, control records, legacy wrappers).")
+@deep_filter_options
 @click.option("--max-batch-bytes", type=click.IntRange(min=1024), default=DEFAULT_MAX_BATCH_BYTES,
               show_default=True,
               help="Largest batch, or decompressed payload, read into memory; a larger one is a finding "
@@ -23,7 +25,7 @@ EXIT_HELP = exit_help(ok=FAIL_ON_OK, data=FAIL_ON_EXIT)
                 verbose_help="Also show info findings (offset gaps, ...) and every sound file.")
 @fail_on_option
 @jobs_option
-def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs):
+def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs, **filters):
     """Check Kafka log segments, partition directories or whole log directories, and say exactly where
     and how they are damaged.
 
@@ -32,7 +34,9 @@ def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs):
     increasing and not below the segment's base offset, producer epochs and duplicates, what lies after
     the last whole batch (truncated tail, zero padding). After damage in the middle of a file, verify
     finds the next valid batch, reports the damaged byte range and the offsets lost, and goes on.
-    --deep: every record too. Partition directories: segments in offset order, without overlaps.
+    --deep: every record too (with --producer-id, --transactional, --codec or --magic: only the records of
+    the batches they select; every other check still covers every batch). Partition directories: segments in
+    offset order, without overlaps.
 
     \b
     Examples:
@@ -46,7 +50,12 @@ def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs):
 
     if not paths:
         raise click.UsageError("no paths given: name segment files, partition directories or log directories")
-    options = VerifyOptions(deep=deep, max_batch_bytes=max_batch_bytes)
+    from kdump.commands.filter_options import build_filter
+    deep_filter = build_filter(filters)
+    if deep_filter is not None and not deep:
+        raise click.UsageError("--producer-id, --transactional, --codec and --magic choose the batches whose "
+                               "records --deep checks: give --deep too")
+    options = VerifyOptions(deep=deep, max_batch_bytes=max_batch_bytes, deep_filter=deep_filter)
     reports = with_progress(ui, lambda: total_bytes(paths), "verifying",
                             lambda advance: verify_paths(paths, options, progress=advance, jobs=jobs))
     render_reports(ui, reports, fail_on)

@@ -21,6 +21,7 @@ chunks instead of being read whole), findings capped per code, producer table ca
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kdump import codec as _codec
 from kdump.findings import MAX_PER_CODE, FileReport, Findings
@@ -41,6 +42,9 @@ from kdump.segment import (
 )
 from kdump.verify.codes import CODES
 
+if TYPE_CHECKING:
+    from kdump.filters import RecordFilter
+
 INT32_MAX = L.INT32_MAX
 MAX_SEGMENT_BYTES = INT32_MAX  # Kafka refuses to load a larger segment (spec §3.9)
 _PRODUCER_FINDINGS = frozenset(("producer-epoch-decreasing", "sequence-duplicate"))
@@ -52,6 +56,10 @@ class VerifyOptions:
     deep: bool = False
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES  # also bounds a decompressed payload
     max_findings_per_code: int = MAX_PER_CODE  # per file; the rest are counted in one findings-capped finding
+    # with deep: only batches this filter may match by their header (RecordFilter.batch_may_match) have their
+    # records checked; the structural checks (framing, CRC, header, offsets, producers, leader epochs) still run
+    # on every batch, so a filter hides no finding of those
+    deep_filter: RecordFilter | None = None
 
 
 @dataclass
@@ -118,6 +126,10 @@ class SegmentVerifier:
         end = reader.file_size
         self.report.bytes = end
         self.end = end
+        why = reader.foreign_start()
+        if why is not None:  # e.g. text renamed .log: said as such, not as a truncated tail
+            self._add("not-a-kafka-log", f"not a Kafka log segment: {why}", position=0, length=end)
+            return
         if self.kind == "log" and self.base_offset is None:
             self._add("base-offset-unknown", "the file name is not <base offset>.log (20 digits), so offsets "
                       "were not checked against the segment's base offset")
@@ -146,11 +158,12 @@ class SegmentVerifier:
     def _large_entry(self, e: LargeEntry) -> None:
         """An entry above --max-batch-bytes: CRC streamed in chunks, header checked, records not read."""
         self.report.batches += 1
-        if self.options.deep:
+        batch = e.header
+        wanted = self._deep_checks(batch) if batch is not None else self._deep_checks_magic(e.magic)
+        if wanted:
             self._add("batch-too-large", f"the entry has {e.size} bytes, above --max-batch-bytes "
                       f"({self.options.max_batch_bytes}): its CRC is valid but its records were not decoded",
                       position=e.position, length=e.size)
-        batch = e.header
         if batch is not None:
             self._header_v2(batch)
             self._offsets(batch, batch.base_offset, batch.last_offset)
@@ -254,7 +267,7 @@ class SegmentVerifier:
             if not _v2_header_fast_ok(batch):
                 self._header_v2(batch)
             first = batch.base_offset
-            if self.options.deep:
+            if self._deep_checks(batch):
                 n = self._deep.check_v2(self, batch)
             else:
                 n = batch.records_count if batch.records_count > 0 else 0
@@ -280,12 +293,22 @@ class SegmentVerifier:
             if msg.codec_id == _codec.NONE:
                 first = msg.offset
                 n = 1
-            elif self.options.deep:
+            elif self._deep_checks(batch):
                 n, first = self._deep.check_legacy_wrapper(self, batch)
             else:
                 n, first = 0, None  # a wrapper is only opened with --deep
             self.report.records += n
             self._offsets(batch, first, msg.offset, anchor=msg.offset)
+
+    def _deep_checks(self, batch) -> bool:
+        """Are ``batch``'s records checked (--deep, and the batch not excluded by ``deep_filter``)?"""
+        flt = self.options.deep_filter
+        return self.options.deep and (flt is None or flt.batch_may_match(batch))
+
+    def _deep_checks_magic(self, magic: int) -> bool:
+        """The same for a magic 0/1 entry too large to parse: only its magic is known (so only --magic excludes it)."""
+        flt = self.options.deep_filter
+        return self.options.deep and (flt is None or flt.magic is None or flt.magic == magic)
 
     def _header_v2(self, b: RecordBatch) -> None:
         pos = b.position
