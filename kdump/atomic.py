@@ -48,6 +48,7 @@ A test-only hook, ``KDUMP_TEST_KILL_AT=<point>[:<n>]``, SIGKILLs the process at 
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -143,6 +144,15 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return os.path.realpath(a) == os.path.realpath(b)
+
+
+def refuse_input(source: str, destination: str, *, directory: bool = False) -> None:
+    """Raise FileExistsError when ``destination`` is ``source`` (or a link to it): kdump never writes over its
+    input, whatever the output path says (convert and salvage, of a segment or of a partition directory)."""
+    if os.path.exists(destination) and _same_file(source, destination):
+        message = ("this is the input directory, and kdump never modifies its input" if directory else
+                   "this is the input itself, and kdump never modifies its input (write elsewhere with -o)")
+        raise FileExistsError(errno.EEXIST, message, destination)
 
 
 def file_sha256(path: str) -> str:

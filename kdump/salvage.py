@@ -27,7 +27,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 
-from kdump.atomic import AtomicGroup, TemporaryDirectory, fsync_directory
+from kdump.atomic import AtomicGroup, TemporaryDirectory, fsync_directory, refuse_input
 from kdump.findings import ERROR
 from kdump.format.v2 import RecordBatch
 from kdump.logdir import FileKind, Partition
@@ -212,13 +212,11 @@ def salvage_segment(source, destination, *, overwrite: bool = False, max_batch_b
     directory takes the source's name) with its indexes. Raises FileExistsError (the output or one of its index
     files exists and not ``overwrite``, or it is the input), OSError, and
     :class:`~kdump.writer.WriteVerificationError` if the new file does not read back clean."""
-    from kdump.convert.files import _add_indexes, _index_targets, _same_file, output_path_for
+    from kdump.convert.files import _add_indexes, _index_targets, output_path_for
 
     source = os.fspath(source)
     destination = os.path.abspath(output_path_for(source, destination))
-    if os.path.exists(destination) and _same_file(source, destination):
-        raise FileExistsError(errno.EEXIST, "this is the input itself, and kdump never modifies its input "
-                              "(write elsewhere with -o)", destination)
+    refuse_input(source, destination)
     os.makedirs(os.path.dirname(destination), exist_ok=True)
     group = AtomicGroup(os.path.dirname(destination), overwrite=overwrite, protect=[source])
     blocked = group.clean([destination, *_index_targets(destination)])
@@ -257,14 +255,10 @@ def salvage_directory(source_dir, output_dir, *, max_batch_bytes: int = DEFAULT_
     the next) and ``partition.metadata``/``leader-epoch-checkpoint`` are written into a temporary directory that
     becomes ``output_dir`` in one rename. Producer snapshots are not copied: they may describe batches that were
     dropped, and Kafka rebuilds the producer state from the log without them."""
-    from kdump.convert.files import _same_file
-
     source_dir = os.fspath(source_dir)
     output_dir = os.path.abspath(os.fspath(output_dir))
     partition = Partition(source_dir)
-    if os.path.exists(output_dir) and _same_file(source_dir, output_dir):
-        raise FileExistsError(errno.EEXIST, "this is the input directory, and kdump never modifies its input",
-                              output_dir)
+    refuse_input(source_dir, output_dir, directory=True)
     if os.path.isdir(output_dir) and os.listdir(output_dir):
         raise FileExistsError(errno.EEXIST, "is not empty; salvage writes a partition into a new directory",
                               output_dir)

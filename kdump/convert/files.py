@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kdump import codec as _codec
-from kdump.atomic import AtomicFile, AtomicGroup, TemporaryDirectory, clean_leftovers, crash_point, fsync_directory
+from kdump.atomic import (
+    AtomicFile,
+    AtomicGroup,
+    TemporaryDirectory,
+    clean_leftovers,
+    crash_point,
+    fsync_directory,
+    refuse_input,
+)
 from kdump.logdir import SEGMENT_COMPANIONS, FileKind, Partition, classify, segment_base_offset, sibling
 from kdump.segment import SegmentReader
 
@@ -65,13 +73,6 @@ def output_path_for(source, output) -> str:
     return output
 
 
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
-
-
 def convert_segment(source, destination, options: ConvertOptions, *, overwrite: bool = False,
                     rebuild_indexes: bool = True) -> ConversionResult:
     """Convert one segment file to ``destination`` (a file path) as ``options`` say.
@@ -85,9 +86,7 @@ def convert_segment(source, destination, options: ConvertOptions, *, overwrite: 
     """
     source = os.fspath(source)
     destination = os.path.abspath(os.fspath(destination))
-    if os.path.exists(destination) and _same_file(source, destination):
-        raise FileExistsError(errno.EEXIST, "this is the input itself, and kdump never modifies its input "
-                              "(write elsewhere with -o)", destination)
+    refuse_input(source, destination)
     base = segment_base_offset(destination) if rebuild_indexes else None
     group = AtomicGroup(os.path.dirname(destination), overwrite=overwrite, protect=[source])
     companions = _index_targets(destination) if base is not None else []
@@ -188,9 +187,7 @@ def convert_directory(source_dir, output_dir, options: ConvertOptions, *, overwr
     source_dir = os.fspath(source_dir)
     output_dir = os.path.abspath(os.fspath(output_dir))
     partition = Partition(source_dir)
-    if os.path.exists(output_dir) and _same_file(source_dir, output_dir):
-        raise FileExistsError(errno.EEXIST, "this is the input directory, and kdump never modifies its input",
-                              output_dir)
+    refuse_input(source_dir, output_dir, directory=True)
     parent = os.path.dirname(output_dir)
     os.makedirs(parent, exist_ok=True)
     clean_leftovers(parent, {os.path.basename(output_dir)})  # a temporary directory of an interrupted run
