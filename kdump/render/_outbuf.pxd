@@ -1,0 +1,102 @@
+# cython: language_level=3
+"""A growable C byte buffer for the compiled renderers (kdump/render/_lines.pyx, _jsonl.pyx): a batch's
+output is built in it and copied once into the bytes returned.
+
+Each renderer module keeps one ``Out`` from call to call (``cdef Out _kept``): allocating and freeing a
+fresh buffer per batch costs more in page faults than the copy. A call made while the kept buffer is in use
+(another thread, while this one runs Python code) builds in a buffer of its own."""
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy
+
+
+cdef struct Out:
+    char *data
+    Py_ssize_t size
+    Py_ssize_t capacity
+    bint busy
+
+
+cdef enum:
+    KEEP_AT_MOST = 16 << 20  # a bigger kept buffer (a huge chunk of records) is freed after use
+
+
+cdef inline int reserve(Out *o, Py_ssize_t extra) except -1:
+    cdef Py_ssize_t want = o.size + extra
+    cdef Py_ssize_t cap
+    cdef char *grown
+    if want <= o.capacity:
+        return 0
+    cap = o.capacity * 2 if o.capacity * 2 > want else want + 4096
+    grown = <char *> realloc(o.data, cap)
+    if grown == NULL:
+        raise MemoryError()
+    o.data = grown
+    o.capacity = cap
+    return 0
+
+
+cdef inline int put(Out *o, const char *s, Py_ssize_t n) except -1:
+    reserve(o, n)
+    memcpy(o.data + o.size, s, n)
+    o.size += n
+    return 0
+
+
+cdef inline int put_bytes(Out *o, bytes b) except -1:
+    return put(o, PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b))
+
+
+cdef inline int put_int(Out *o, int64_t v) except -1:
+    """``v`` in decimal (as Java's Long.toString and Python's str)."""
+    cdef char tmp[24]
+    cdef int i = 24
+    cdef uint64_t u = <uint64_t> (-(v + 1)) + 1 if v < 0 else <uint64_t> v
+    while True:
+        i -= 1
+        tmp[i] = <char> (48 + u % 10)
+        u //= 10
+        if u == 0:
+            break
+    if v < 0:
+        i -= 1
+        tmp[i] = b'-'
+    return put(o, tmp + i, 24 - i)
+
+
+cdef inline Out *start(Out *kept) except NULL:
+    """The buffer to build one call's output in: the module's kept one, or a new one while it is in use."""
+    cdef Out *o
+    if not kept.busy:
+        kept.busy = True
+        kept.size = 0
+        return kept
+    o = <Out *> malloc(sizeof(Out))
+    if o == NULL:
+        raise MemoryError()
+    o.data = NULL
+    o.size = o.capacity = 0
+    o.busy = True
+    return o
+
+
+cdef inline void release(Out *o, Out *kept) noexcept:
+    if o != kept:
+        free(o.data)
+        free(o)
+        return
+    kept.busy = False
+    kept.size = 0
+    if kept.capacity > KEEP_AT_MOST:
+        free(kept.data)
+        kept.data = NULL
+        kept.capacity = 0
+
+
+cdef inline bytes finish(Out *o, Out *kept):
+    """The bytes built, and the buffer released."""
+    try:
+        return PyBytes_FromStringAndSize(o.data, o.size)
+    finally:
+        release(o, kept)
