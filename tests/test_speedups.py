@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 import kdump
 import kdump._backend as backend
-from kdump.format.v2 import RecordBatch, RecordColumns, parse_records_py
+from kdump.format.columns import RecordSummary
+from kdump.format.v2 import RecordBatch, RecordColumns, parse_records_py, summarize_records_py
 from kdump.segment import SegmentReader
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,8 +123,15 @@ def check_same(fast, buf, start, end, count, base_offset=0, base_timestamp=0, ap
     want, want_exc = outcome(parse_records_py, args)
     got, got_exc = outcome(fast, args)
     assert got_exc == want_exc
+    # the summary of the same records (verify --deep's walk): compiled, pure, and computed from the columns
+    from kdump.format._records import summarize_records
+    summary, summary_exc = outcome(summarize_records, args)
+    pure_summary, pure_summary_exc = outcome(summarize_records_py, args)
+    assert summary_exc == pure_summary_exc == want_exc
     if want is None:
         return None
+    assert type(summary) is RecordSummary
+    assert summary == pure_summary == RecordSummary.of(want)
     assert type(got) is RecordColumns
     assert got.buf is buf
     for name in COLUMNS:
