@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -39,6 +40,25 @@ CRC_PASS = (
     "            break\n"
     "        crc32c(chunk)\n"
 )
+
+
+IN_PROCESS = CRC_PASS.replace("with open(sys.argv[1]", "def crc_pass():\n  with open(sys.argv[1]").replace(
+    "\n    ", "\n      ") + (
+    "import time\n"
+    "from kdump.verify import verify_one\n"
+    "best = [9e9, 9e9]\n"
+    "for _ in range(int(sys.argv[2])):\n"
+    "    for i, fn in enumerate((crc_pass, lambda: verify_one(sys.argv[1]))):\n"
+    "        t = time.perf_counter(); fn(); best[i] = min(best[i], time.perf_counter() - t)\n"
+    "print(best[0], best[1])\n"
+)
+
+
+def in_process_shallow(path: Path, runs: int) -> tuple[float, float]:
+    """Best seconds of the bare CRC-32C pass and of ``verify_one`` (shallow), alternating in one interpreter."""
+    out = subprocess.run([sys.executable, "-c", IN_PROCESS, str(path), str(runs)], check=True, capture_output=True,
+                         text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout.split()
+    return float(out[0]), float(out[1])
 
 
 def run(cmd: list[str]) -> tuple[float, int]:
@@ -83,7 +103,7 @@ class Table:
         print(f"{'row':58} {'seconds':>8} {'records/s':>12} {'ratio':>7} {'target':>14} {'RSS MB':>7}")
 
     def row(self, label: str, seconds: float, rss: int, ratio: str = "", target: str = "") -> None:
-        print(f"{label:58} {seconds:8.2f} {self.records / seconds:12,.0f} {ratio:>7} {target:>14} {rss / 1e6:7.1f}",
+        print(f"{label:58} {seconds:8.3f} {self.records / seconds:12,.0f} {ratio:>7} {target:>14} {rss / 1e6:7.1f}",
               flush=True)
 
 
@@ -131,6 +151,16 @@ def main() -> None:
     sv, rss = best(kdump("verify", str(files["v2-none"])), runs)
     t.row("bare CRC-32C pass over the v2 none file (1 MiB reads)", crc, rss_c)
     t.row("verify (shallow), v2 none", sv, rss, f"{sv / crc:.2f}x", "<= 1.5x CRC")
+    # ... and what the two child processes spend before reading a byte: the interpreter alone, then the
+    # interpreter importing what `kdump verify` imports (Click and kdump's modules);
+    bare, _ = best([sys.executable, "-c", "pass"], runs)
+    imports, _ = best([sys.executable, "-c", "import kdump.cli, kdump.verify, kdump.commands.verify"], runs)
+    t.row("start-up: python alone", bare, 0)
+    t.row("start-up: python importing kdump verify's modules", imports, 0)
+    # ... and the same two passes in one warm interpreter (start-up and imports excluded), alternating.
+    crc_in, verify_in = in_process_shallow(files["v2-none"], runs)
+    t.row("in one process: bare CRC-32C pass", crc_in, 0)
+    t.row("in one process: verify_one (shallow)", verify_in, 0, f"{verify_in / crc_in:.2f}x", "<= 1.5x CRC")
 
     # 3. convert, either direction, codec none (target), lz4 and gzip (reported).
     if args.skip_convert:
