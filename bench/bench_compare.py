@@ -30,8 +30,8 @@ from bench_dump import make_segment  # noqa: E402
 def child(cmd: list[str], tree: Path) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds (user + system) and peak RSS (bytes) of one child running ``tree``'s kdump;
     exit codes 0 and 1 are both a finished run. On a shared machine the CPU seconds are the steadier figure:
-    wall time also counts the time the child waited for a core. The child runs in ``tree`` (``python -m`` puts the working directory first on sys.path)
-    with ``PYTHONPATH`` pointing there too."""
+    wall time also counts the time the child waited for a core. The child runs in ``tree`` (``python -m``
+    puts the working directory first on sys.path) with ``PYTHONPATH`` pointing there too."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     with open(os.devnull, "wb") as devnull:
         start = time.perf_counter()
