@@ -9,7 +9,7 @@ from cpython.bytes cimport PyBytes_AS_STRING
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t
 
-from ._outbuf cimport Out, finish, put, put_bytes, put_int, release, reserve, start
+from ._outbuf cimport Out, finish, json_plain, put, put_bytes, put_int, release, reserve, start
 from ._sequence cimport record_sequence  # compile-time only (inline functions)
 
 import base64
@@ -34,17 +34,6 @@ def records_json(batch, cols, bint print_data):
         return records_json_py(batch, cols, print_data)
 
 
-cdef inline bint _plain(const unsigned char* p, Py_ssize_t n) noexcept:
-    """Printable ASCII without quote or backslash: its JSON string is the bytes between two quotes."""
-    cdef Py_ssize_t j
-    cdef unsigned char c
-    for j in range(n):
-        c = p[j]
-        if c < 0x20 or c > 0x7e or c == 0x22 or c == 0x5c:
-            return False
-    return True
-
-
 cdef inline int _put_str(Out *o, str text) except -1:
     return put_bytes(o, text.encode("utf-8", "surrogateescape"))
 
@@ -60,7 +49,7 @@ cdef int _put_data(Out *o, const unsigned char* base, Py_ssize_t pos, Py_ssize_t
         put_bytes(o, name)
         return put(o, b'Encoding": null', 15)
     p = base + pos
-    if _plain(p, n):
+    if json_plain(p, n):
         put(o, b'": "', 4)
         put(o, <const char*>p, n)
         put(o, b'", "', 4)

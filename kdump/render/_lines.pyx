@@ -10,7 +10,7 @@ and encoded again). Same bytes as the pure functions; ``tests/test_speedups.py``
 from cpython.bytes cimport PyBytes_AS_STRING
 from libc.stdint cimport int64_t
 
-from ._outbuf cimport Out, finish, put, put_bytes, put_int, release, reserve, start
+from ._outbuf cimport Out, ascii_only, finish, put, put_bytes, put_int, release, reserve, start
 from ._sequence cimport record_sequence  # compile-time only (inline functions)
 
 from kdump.format.text import java_utf8
@@ -24,11 +24,7 @@ render_legacy_lines_py = None
 cdef inline int _put_text(Out *o, const unsigned char *p, object buf, Py_ssize_t pos, Py_ssize_t n) except -1:
     """A key or value as Java's ``new String(bytes, UTF_8)`` prints it, in UTF-8: ASCII bytes as they are,
     anything else decoded as Java does (invalid sequences become U+FFFD) and encoded again."""
-    cdef Py_ssize_t j
-    for j in range(n):
-        if p[pos + j] >= 0x80:
-            break
-    else:
+    if ascii_only(p + pos, n):
         return put(o, <const char *> p + pos, n)
     try:
         text = buf[pos:pos + n].decode("utf-8")
