@@ -76,11 +76,12 @@ def _crc_ok(buf, start: int, end: int, crc: int) -> bool:
 class LegacyMessage:
     """A magic 0 or 1 message as stored: fields straight from its bytes (``body`` = after the size field)."""
 
-    __slots__ = ("offset", "body", "crc", "magic", "attributes", "timestamp", "key", "value", "spans")
+    __slots__ = ("offset", "body", "crc", "magic", "attributes", "timestamp", "key", "value", "spans", "_valid")
 
     def __init__(self, offset: int, body, *, where: str = "message"):
         self.offset = offset
         self.body = body
+        self._valid: bool | None = None  # is_valid(), once computed (a reader and a renderer both ask)
         (self.crc, self.magic, self.attributes, self.timestamp, kpos, klen, vpos, vlen) = \
             parse_message(body, 0, len(body), where)
         self.spans = (kpos, klen, vpos, vlen)  # key and value positions in ``body`` (-1 length: null)
@@ -104,7 +105,9 @@ class LegacyMessage:
 
     def is_valid(self) -> bool:
         """Kafka's ``LegacyRecord.isValid``: size ≥ 14 and the stored CRC-32 matches magic..end."""
-        return len(self.body) >= L.LEGACY_RECORD_OVERHEAD_V0 and self.crc == self.compute_crc()
+        if self._valid is None:
+            self._valid = len(self.body) >= L.LEGACY_RECORD_OVERHEAD_V0 and self.crc == self.compute_crc()
+        return self._valid
 
 
 def _timestamp_type(magic: int, attributes: int) -> TimestampType:
@@ -244,7 +247,7 @@ class LegacyBatch:
             cols.offsets = inner_offsets
             cols.timestamps = [L.NO_TIMESTAMP] * cols.count
             return cols
-        cols.offsets = [base + o for o in inner_offsets]
+        cols.offsets = [base + o for o in inner_offsets] if base else inner_offsets
         if msg.attributes & L.LEGACY_TIMESTAMP_TYPE_MASK:
             cols.timestamps = [msg.timestamp] * cols.count  # LogAppendTime: the wrapper's time for every record
         return cols
