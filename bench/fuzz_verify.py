@@ -13,11 +13,15 @@ or a cut/splice off an entry boundary), or a bomb is not refused. Peak RSS is re
 Failing inputs are saved to bench/out/fuzz-failures/ for replay.
 
 Then the hostile structures of issue 11 (tests/support/hostile.py: a small batch of millions of empty
-records, a legacy wrapper of millions of inner messages, decompression bombs of each codec, an empty batch
-holding a record, a varlong above 64 bits) go through `kdump dump --deep-iteration --print-data-log` (text
-and JSON) and `kdump verify --deep`, each in a fresh subprocess, and their peak RSS is reported per case; a
-case fails if it takes more than --hostile-max-rss MB (bombs: 1.2 x --max-batch-bytes plus that) or exits
-with anything but 0 or 1. --hostile-only skips the mutation part; --hostile-records scales the record counts.
+records, a legacy wrapper of millions of inner messages, a control batch of millions of markers,
+decompression bombs of each codec, an empty batch holding a record, a varlong above 64 bits) go through
+every command that reads records (HOSTILE_COMMANDS: dump text and JSON, verify --deep, index rebuild and
+check --deep, stats, txn, salvage, groups, txn-state, metadata, convert to magic 1 and 2, and the Spark
+source's reader as a Python worker runs it), each in a fresh subprocess, and their peak RSS is reported per
+case and command; a case fails if it takes more than --hostile-max-rss MB (bombs: 1.2 x the command's
+limit plus that: --max-batch-bytes 64 MiB where the command has it, the default 256 MiB otherwise) or
+exits with anything but 0 or 1. --hostile-only skips the mutation part; --hostile-records scales the record
+counts; --hostile-commands / --hostile-cases choose a subset.
 """
 from __future__ import annotations
 
@@ -197,6 +201,7 @@ def hostile_cases(records: int) -> dict:
     cases = {
         "many-empty-records-zstd": H.many_records_batch(records),
         "legacy-gzip-wrapper": H.legacy_wrapper_of(max(records // 4, 1)),
+        "control-batch-of-markers": H.control_batch_of(records),
         "empty-batch-holding-a-record": H.empty_batch_holding_a_record(),
         "varlong-above-64-bits": H.varlong_timestamp_batch(),
     }

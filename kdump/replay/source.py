@@ -74,7 +74,8 @@ class SkipList:
             return self.not_listed == 0 and self.items == other
         return NotImplemented
 
-    __hash__ = None  # type: ignore[assignment]  (mutable)
+    # mutable: no hash
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def not_listed(self) -> int:
