@@ -170,7 +170,14 @@ class LegacyBatch:
         limit); may raise FormatError for a wrapper that cannot be read."""
         if self.message.codec_id == _codec.NONE:
             return self.message.offset
-        return self.columns(DEFAULT_MAX_DECOMPRESSED_BYTES).offsets[0]  # columns() raises if there is none
+        if self._columns is not None:
+            return self._columns.offsets[0]
+        # the first chunk only (a wrapper of millions of inner messages is not decoded whole for its first
+        # offset); raises as columns() does if there is none. A wrapper of one chunk is kept, as columns() keeps it.
+        first = next(self.column_chunks(DEFAULT_MAX_DECOMPRESSED_BYTES))
+        if first.resume_at is None:
+            self._columns = first
+        return first.offsets[0]
 
     def records(self, limit: int) -> Iterator[Record]:
         """One :class:`~kdump.format.columns.Record` per record; raises the decoding error after yielding
