@@ -17,43 +17,13 @@ the checks below only need to be safe (every byte read is bounds-checked), not t
 
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.mem cimport PyMem_Free
 from libc.stdint cimport int32_t, int64_t, uint64_t, INT64_MAX, INT64_MIN
-from libc.string cimport memcpy
+
+from kdump._bytebuf cimport ByteBuf as GBuf, put as gb_put, reserve as gb_reserve  # compile-time only
 
 cdef int64_t US_LIMIT = INT64_MAX // 1000  # |ms| above this has no int64 microsecond value
 cdef Py_ssize_t BINARY_LIMIT = 2147483647  # Arrow binary offsets are int32
-
-
-cdef struct GBuf:
-    char *data
-    Py_ssize_t len
-    Py_ssize_t cap
-
-
-cdef int gb_reserve(GBuf *b, Py_ssize_t extra) except -1:
-    cdef Py_ssize_t want = b.len + extra
-    cdef Py_ssize_t cap
-    cdef char *p
-    if want <= b.cap:
-        return 0
-    cap = b.cap * 2 if b.cap else 4096
-    while cap < want:
-        cap *= 2
-    p = <char *>PyMem_Realloc(b.data, cap)
-    if p == NULL:
-        raise MemoryError()
-    b.data = p
-    b.cap = cap
-    return 0
-
-
-cdef inline int gb_put(GBuf *b, const void *src, Py_ssize_t n) except -1:
-    if b.len + n > b.cap:
-        gb_reserve(b, n)
-    memcpy(b.data + b.len, src, n)
-    b.len += n
-    return 0
 
 
 cdef inline int gb_i64(GBuf *b, int64_t v) except -1:

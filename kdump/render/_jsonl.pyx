@@ -9,7 +9,7 @@ from cpython.bytes cimport PyBytes_AS_STRING
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t
 
-from ._outbuf cimport Out, finish, json_plain, put, put_bytes, put_int, release, reserve, start
+from ._outbuf cimport Kept, Out, finish, json_plain, put, put_bytes, put_int, release, reserve, start
 from ._sequence cimport record_sequence  # compile-time only (inline functions)
 
 import base64
@@ -20,7 +20,7 @@ from kdump.format.types import TimestampType
 # The pure twin, for buffers other than bytes and numbers beyond int64; handed over by kdump._backend.pick.
 records_json_py = None
 
-cdef Out _kept  # the buffer kept from call to call (kdump/render/_outbuf.pxd)
+cdef Kept _kept  # the buffer kept from call to call (kdump/render/_outbuf.pxd)
 
 
 def records_json(batch, cols, bint print_data):

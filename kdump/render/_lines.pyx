@@ -10,7 +10,7 @@ and encoded again). Same bytes as the pure functions; ``tests/test_speedups.py``
 from cpython.bytes cimport PyBytes_AS_STRING
 from libc.stdint cimport int64_t
 
-from ._outbuf cimport Out, ascii_only, finish, put, put_bytes, put_int, release, reserve, start
+from ._outbuf cimport Kept, Out, ascii_only, finish, put, put_bytes, put_int, release, reserve, start
 from ._sequence cimport record_sequence  # compile-time only (inline functions)
 
 from kdump.format.text import java_utf8
@@ -50,31 +50,46 @@ cdef int _put_data(Out *o, const unsigned char *p, object buf, bint skip_metadat
     return 0
 
 
-cdef Out _kept  # the buffer kept from call to call (kdump/render/_outbuf.pxd)
+cdef Kept _kept  # the buffer kept from call to call (kdump/render/_outbuf.pxd)
 
 
 def render_v2_lines(cols, str ts_name, base_offset, base_seq, bint print_data, bint skip_metadata):
     """The DumpLogSegments record lines of a non-control magic-2 batch (default string decoders, newest
     tool's text) as UTF-8 bytes, a newline after each. Same bytes as the pure function."""
-    if not isinstance(cols.buf, bytes):
-        return render_v2_lines_py(cols, ts_name, base_offset, base_seq, print_data, skip_metadata)
-    try:
-        return _render_v2(cols, ts_name, base_offset, base_seq, print_data, skip_metadata)
-    except OverflowError:  # an offset or sequence beyond int64 (hostile input): the pure path copes
-        return render_v2_lines_py(cols, ts_name, base_offset, base_seq, print_data, skip_metadata)
+    if isinstance(cols.buf, bytes):
+        try:
+            return _render(cols, ts_name, False, "", base_offset, base_seq, print_data, skip_metadata)
+        except OverflowError:  # an offset or sequence beyond int64 (hostile input): the pure path copes
+            pass
+    return render_v2_lines_py(cols, ts_name, base_offset, base_seq, print_data, skip_metadata)
 
 
-cdef bytes _render_v2(cols, str ts_name, base_offset, base_seq, bint print_data, bint skip_metadata):
+def render_legacy_lines(cols, str ts_name, str brace, bint print_data, bint skip_metadata):
+    """The DumpLogSegments record lines of magic 0/1 messages (default string decoders) as UTF-8 bytes, a
+    newline after each. Same bytes as the pure function."""
+    if isinstance(cols.buf, bytes):
+        try:
+            return _render(cols, ts_name, True, brace, 0, -1, print_data, skip_metadata)
+        except OverflowError:
+            pass
+    return render_legacy_lines_py(cols, ts_name, brace, print_data, skip_metadata)
+
+
+cdef bytes _render(cols, str ts_name, bint legacy, str brace, base_offset, base_seq, bint print_data,
+                   bint skip_metadata):
+    """Record lines: magic 2 (``sequence: ... headerKeys: [...]``) or magic 0/1 (``isValid: ... crc: ...``
+    and the Scala tool's ``brace``) after the fields they share."""
     cdef Py_ssize_t i, n = cols.count
     cdef Py_ssize_t kl, vl
     cdef int64_t off, bo = base_offset
     cdef int64_t bs = base_seq
     cdef list offsets = cols.offsets, timestamps = cols.timestamps, key_pos = cols.key_pos
     cdef list key_len = cols.key_len, value_pos = cols.value_pos, value_len = cols.value_len
-    cdef list headers = cols.headers
+    cdef list headers = cols.headers, valid = cols.valid, crcs = cols.crcs
     cdef bytes buf = cols.buf
     cdef const unsigned char *p = <const unsigned char *> PyBytes_AS_STRING(buf)
     cdef bytes ts = f" {ts_name}: ".encode("utf-8")
+    cdef bytes end = brace.encode("utf-8")
     cdef tuple hdrs
     cdef Out *o = start(&_kept)
     try:
@@ -92,64 +107,21 @@ cdef bytes _render_v2(cols, str ts_name, base_offset, base_seq, bint print_data,
                 put_int(o, kl)
                 put(o, b" valueSize: ", 12)
                 put_int(o, vl)
-                put(o, b" sequence: ", 11)
-                put_int(o, record_sequence(bs, off, bo))
-                put(o, b" headerKeys: [", 14)
-                hdrs = headers[i]
-                if hdrs:
-                    put_bytes(o, ",".join([java_utf8(h[0]) for h in hdrs]).encode("utf-8", "surrogateescape"))
-                put(o, b"]", 1)
-            if print_data:
-                _put_data(o, p, buf, skip_metadata, key_pos[i], kl, value_pos[i], vl)
-            put(o, b"\n", 1)
-    except BaseException:
-        release(o, &_kept)
-        raise
-    return finish(o, &_kept)
-
-
-def render_legacy_lines(cols, str ts_name, str brace, bint print_data, bint skip_metadata):
-    """The DumpLogSegments record lines of magic 0/1 messages (default string decoders) as UTF-8 bytes, a
-    newline after each. Same bytes as the pure function."""
-    if not isinstance(cols.buf, bytes):
-        return render_legacy_lines_py(cols, ts_name, brace, print_data, skip_metadata)
-    try:
-        return _render_legacy(cols, ts_name, brace, print_data, skip_metadata)
-    except OverflowError:
-        return render_legacy_lines_py(cols, ts_name, brace, print_data, skip_metadata)
-
-
-cdef bytes _render_legacy(cols, str ts_name, str brace, bint print_data, bint skip_metadata):
-    cdef Py_ssize_t i, n = cols.count
-    cdef list offsets = cols.offsets, timestamps = cols.timestamps, key_pos = cols.key_pos
-    cdef list key_len = cols.key_len, value_pos = cols.value_pos, value_len = cols.value_len
-    cdef list valid = cols.valid, crcs = cols.crcs
-    cdef bytes buf = cols.buf
-    cdef const unsigned char *p = <const unsigned char *> PyBytes_AS_STRING(buf)
-    cdef bytes ts = f" {ts_name}: ".encode("utf-8")
-    cdef bytes end = brace.encode("utf-8")
-    cdef Py_ssize_t kl, vl
-    cdef Out *o = start(&_kept)
-    try:
-        reserve(o, n * (224 if print_data else 128))  # a first guess; put grows the buffer as needed
-        for i in range(n):
-            kl = key_len[i]
-            vl = value_len[i]
-            if not skip_metadata:
-                put(o, b"| offset: ", 10)
-                put_int(o, offsets[i])
-                put_bytes(o, ts)
-                put_int(o, timestamps[i])
-                put(o, b" keySize: ", 10)
-                put_int(o, kl)
-                put(o, b" valueSize: ", 12)
-                put_int(o, vl)
-                if valid[i]:
-                    put(o, b" isValid: true crc: ", 20)
+                if legacy:
+                    if valid[i]:
+                        put(o, b" isValid: true crc: ", 20)
+                    else:
+                        put(o, b" isValid: false crc: ", 21)
+                    put_int(o, crcs[i])
+                    put_bytes(o, end)
                 else:
-                    put(o, b" isValid: false crc: ", 21)
-                put_int(o, crcs[i])
-                put_bytes(o, end)
+                    put(o, b" sequence: ", 11)
+                    put_int(o, record_sequence(bs, off, bo))
+                    put(o, b" headerKeys: [", 14)
+                    hdrs = headers[i]
+                    if hdrs:
+                        put_bytes(o, ",".join([java_utf8(h[0]) for h in hdrs]).encode("utf-8", "surrogateescape"))
+                    put(o, b"]", 1)
             if print_data:
                 _put_data(o, p, buf, skip_metadata, key_pos[i], kl, value_pos[i], vl)
             put(o, b"\n", 1)

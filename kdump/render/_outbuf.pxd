@@ -1,47 +1,27 @@
 # cython: language_level=3
-"""A growable C byte buffer for the compiled renderers (kdump/render/_lines.pyx, _jsonl.pyx): a batch's
-output is built in it and copied once into the bytes returned.
+"""Output buffers of the compiled renderers (kdump/render/_lines.pyx, _jsonl.pyx): a batch's output is
+built in a growable C buffer (kdump/_bytebuf.pxd) and copied once into the bytes returned.
 
-Each renderer module keeps one ``Out`` from call to call (``cdef Out _kept``): allocating and freeing a
+Each renderer module keeps one buffer from call to call (``cdef Kept _kept``): allocating and freeing a
 fresh buffer per batch costs more in page faults than the copy. A call made while the kept buffer is in use
 (another thread, while this one runs Python code) builds in a buffer of its own."""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport int64_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
+from kdump._bytebuf cimport ByteBuf, free_buffer, put, reserve
 
-cdef struct Out:
-    char *data
-    Py_ssize_t size
-    Py_ssize_t capacity
+ctypedef ByteBuf Out
+
+
+cdef struct Kept:
+    ByteBuf buf
     bint busy
 
 
 cdef enum:
     KEEP_AT_MOST = 16 << 20  # a bigger kept buffer (a huge chunk of records) is freed after use
-
-
-cdef inline int reserve(Out *o, Py_ssize_t extra) except -1:
-    cdef Py_ssize_t want = o.size + extra
-    cdef Py_ssize_t cap
-    cdef char *grown
-    if want <= o.capacity:
-        return 0
-    cap = o.capacity * 2 if o.capacity * 2 > want else want + 4096
-    grown = <char *> realloc(o.data, cap)
-    if grown == NULL:
-        raise MemoryError()
-    o.data = grown
-    o.capacity = cap
-    return 0
-
-
-cdef inline int put(Out *o, const char *s, Py_ssize_t n) except -1:
-    reserve(o, n)
-    memcpy(o.data + o.size, s, n)
-    o.size += n
-    return 0
 
 
 cdef inline int put_bytes(Out *o, bytes b) except -1:
@@ -114,38 +94,35 @@ cdef inline bint json_plain(const unsigned char *p, Py_ssize_t n) noexcept nogil
     return True
 
 
-cdef inline Out *start(Out *kept) except NULL:
+cdef inline Out *start(Kept *kept) except NULL:
     """The buffer to build one call's output in: the module's kept one, or a new one while it is in use."""
     cdef Out *o
     if not kept.busy:
         kept.busy = True
-        kept.size = 0
-        return kept
-    o = <Out *> malloc(sizeof(Out))
+        kept.buf.len = 0
+        return &kept.buf
+    o = <Out *> PyMem_Malloc(sizeof(Out))
     if o == NULL:
         raise MemoryError()
     o.data = NULL
-    o.size = o.capacity = 0
-    o.busy = True
+    o.len = o.cap = 0
     return o
 
 
-cdef inline void release(Out *o, Out *kept) noexcept:
-    if o != kept:
-        free(o.data)
-        free(o)
+cdef inline void release(Out *o, Kept *kept) noexcept:
+    if o != &kept.buf:
+        free_buffer(o)
+        PyMem_Free(o)
         return
     kept.busy = False
-    kept.size = 0
-    if kept.capacity > KEEP_AT_MOST:
-        free(kept.data)
-        kept.data = NULL
-        kept.capacity = 0
+    kept.buf.len = 0
+    if kept.buf.cap > KEEP_AT_MOST:
+        free_buffer(&kept.buf)
 
 
-cdef inline bytes finish(Out *o, Out *kept):
+cdef inline bytes finish(Out *o, Kept *kept):
     """The bytes built, and the buffer released."""
     try:
-        return PyBytes_FromStringAndSize(o.data, o.size)
+        return PyBytes_FromStringAndSize(o.data, o.len)
     finally:
         release(o, kept)
