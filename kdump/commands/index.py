@@ -15,6 +15,7 @@ from kdump.commands.options import (
     output_options,
     output_path_option,
     text_only,
+    time_format_option,
 )
 from kdump.errors import EXIT_DATA, EXIT_USAGE
 
@@ -70,11 +71,19 @@ def _companions_of(paths: list[str]) -> list[str]:
 @click.option("--index-sanity-check", is_flag=True, help="Only run Kafka's index sanity check.")
 @click.option("--compat", type=click.Choice(["java", "scala"]), default="java", show_default=True,
               help="Text of the newest (Java) tool, or of the Scala tool of Kafka 2.x-3.9 (text format only).")
+@time_format_option(shows="time-index and producer-snapshot timestamps")
 @output_options(format_help="text: DumpLogSegments' lines. json: JSON Lines, one object per entry.")
-def dump_command(paths, verify_index_only, index_sanity_check, compat, ui: Ui):
+def dump_command(paths, verify_index_only, index_sanity_check, compat, time_format, ui: Ui):
     """Print .index, .timeindex, .txnindex, .snapshot and checkpoint files as DumpLogSegments does (a
     readable form for the checkpoints it cannot read). PATHS: companion files, segments (their companion
-    files), or partition directories. Same text as `kdump dump` on those files."""
+    files), or partition directories. Same text as `kdump dump` on those files.
+
+    \b
+    Examples:
+      kdump index dump 00000000000000000000.log
+      kdump index dump --time-format iso 00000000000000000000.timeindex 00000000000000000042.snapshot
+      kdump index dump --format json /var/lib/kafka/data/orders-0 | jq 'select(.kind == "snapshot")'
+    """
     from kdump.commands.dump import run_dump
     from kdump.dump import DumpOptions
 
@@ -86,7 +95,7 @@ def dump_command(paths, verify_index_only, index_sanity_check, compat, ui: Ui):
         ui.nothing(None, "no index, snapshot or checkpoint files found")
         ui.exit()
     run_dump(ui, files, DumpOptions(verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
-                                    compat=compat))
+                                    compat=compat, time_format=time_format))
 
 
 # --- check -----------------------------------------------------------------------------------------------
