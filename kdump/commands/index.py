@@ -125,14 +125,16 @@ def check_command(paths, deep, index_interval_bytes, ui: Ui, fail_on, jobs):
       kdump index check --format json /var/lib/kafka/data | jq '.files[] | select(.status != "ok")'
     """
     from kdump.commands.findings import render_reports
-    from kdump.commands.progress import file_sizes, with_progress
+    from kdump.commands.progress import partition_log_sizes, with_progress
     from kdump.index.check import check_paths
 
     if not paths:
         raise click.UsageError("no paths given: name segments, partition directories or log directories")
-    reports = with_progress(ui, (lambda: file_sizes(paths)) if deep else 0, "checking",
+    # Only --deep walks the logs; their bytes are the work (in this process, or per partition from the workers).
+    reports = with_progress(ui, (lambda: partition_log_sizes(paths)) if deep else 0, "checking",
                             lambda advance: check_paths(paths, deep=deep, index_interval_bytes=index_interval_bytes,
-                                                        jobs=jobs, done=_advance_by_partition(advance)))
+                                                        jobs=jobs, done=_advance_by_partition(advance),
+                                                        progress=advance))
     if not reports:
         ui.nothing(None, "nothing to check: no segments or companion files among the paths")
     render_reports(ui, reports, fail_on)
@@ -142,8 +144,8 @@ def _advance_by_partition(advance):
     """Progress of a parallel check: a partition's bytes as its reports arrive."""
     if advance is None:
         return None
-    from kdump.commands.progress import file_sizes
-    return lambda directory: advance(file_sizes([directory]))
+    from kdump.commands.progress import partition_log_sizes
+    return lambda directory: advance(partition_log_sizes([directory]))
 
 
 # --- rebuild ---------------------------------------------------------------------------------------------
