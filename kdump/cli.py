@@ -11,7 +11,7 @@ import sys
 import click
 
 from kdump import __version__
-from kdump.commands.options import GroupOptions, exit_help
+from kdump.commands.options import GroupOptions, exit_help, say
 from kdump.errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -128,6 +128,14 @@ def _silence_stdout() -> None:
     sys.stdout = io.TextIOWrapper(io.BufferedWriter(_Stdout(1)), encoding="utf-8")
 
 
+def _show(e: click.ClickException) -> None:
+    """Click's usage message, its text escaped on a terminal (it may quote a file name given)."""
+    from kdump.render.escape import escape, is_terminal
+    if is_terminal(sys.stderr):
+        e.message = escape(e.message)
+    e.show()
+
+
 def main(argv=None):
     """Entry point: never shows a traceback for bad input; a broken pipe (``| head``) ends quietly with 0; a full
     or failing standard output is named, exit 2."""
@@ -137,7 +145,7 @@ def main(argv=None):
             code = cli.main(args=argv, prog_name="kdump", standalone_mode=False)
             code = code if isinstance(code, int) else EXIT_OK
         except click.ClickException as e:
-            e.show()
+            _show(e)
             code = e.exit_code
         except click.Abort:
             click.echo("kdump: interrupted", err=True)
@@ -150,7 +158,7 @@ def main(argv=None):
         if e.errno == errno.EPIPE:
             code = EXIT_OK  # the reader went away (`| head`): what it wanted was written
         else:
-            click.echo(f"kdump: {e}", err=True)
+            say(f"kdump: {e}")
             code = EXIT_USAGE
     except KeyboardInterrupt:
         click.echo("kdump: interrupted", err=True)
@@ -158,7 +166,7 @@ def main(argv=None):
     except Exception as e:  # a bug in kdump: say so briefly; KDUMP_DEBUG=1 shows the traceback
         if os.environ.get("KDUMP_DEBUG"):
             raise
-        click.echo(f"kdump: internal error: {type(e).__name__}: {e} (this is a bug in kdump; rerun with "
-                   "KDUMP_DEBUG=1 for details and please report it)", err=True)
+        say(f"kdump: internal error: {type(e).__name__}: {e} (this is a bug in kdump; rerun with "
+            "KDUMP_DEBUG=1 for details and please report it)")
         code = EXIT_INTERNAL
     sys.exit(code)

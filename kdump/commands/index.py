@@ -257,14 +257,14 @@ def _report_outcome(ui: Ui, o, docs: list) -> None:
                      "unchanged": o.unchanged, "backups": o.backups,
                      "truncatedBytes": rec.truncated_bytes if rec.stop_code is not None else 0})
     else:
-        click.echo(f"{rec.log_path}: {rec.batches} batches, {n_off} offset index entries, {n_time} time index "
-                   f"entries, {len(rec.aborted)} aborted transactions")
+        ui.echo(f"{rec.log_path}: {rec.batches} batches, {n_off} offset index entries, {n_time} time index "
+                f"entries, {len(rec.aborted)} aborted transactions")
         for path in o.written:
-            click.echo(f"  wrote {path}")
+            ui.echo(f"  wrote {path}")
         for path in o.unchanged:
-            click.echo(f"  unchanged {path} (already what recovery writes; not rewritten)")
+            ui.echo(f"  unchanged {path} (already what recovery writes; not rewritten)")
         for path in o.backups:
-            click.echo(f"  kept the old file as {path}")
+            ui.echo(f"  kept the old file as {path}")
     for p in rec.problems:
         ui.problem(rec.log_path, p.message, position=p.position, code=0)
     if rec.stop_code is not None:

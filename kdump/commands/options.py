@@ -127,6 +127,12 @@ class Ui:
         sys.exit(max(self.status, code))
 
 
+def say(line: str) -> None:
+    """A line on stderr; escaped when stderr is a terminal (messages quote names and bytes from the data). For
+    code that has no :class:`Ui` at hand; :meth:`Ui.say` is the same."""
+    _say(line)
+
+
 def _say(line: str) -> None:
     """A line on stderr; escaped when stderr is a terminal (messages quote names and bytes from the data)."""
     click.echo(_safe_for(line, sys.stderr), err=True)
@@ -187,7 +193,7 @@ def renamed_option(old: str, new: str, dest: str, **kwargs):
         def command(*args, **kw):
             value = kw.pop(alias)
             if value is not None:
-                click.echo(f"kdump: note: {old} is deprecated here; use {new}", err=True)
+                _say(f"kdump: note: {old} is deprecated here; use {new}")
                 if kw.get(dest) is None:
                     kw[dest] = value
             return f(*args, **kw)

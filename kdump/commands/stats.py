@@ -52,7 +52,7 @@ def command(paths, memory, spill_dir, time_format, ui):
     from kdump.stats import render_json, render_text, stats_paths
 
     memory_bytes = _size(memory)
-    groups, refused = partition_groups(paths)
+    groups, refused = partition_groups(paths, ui)
     try:
         summary = with_progress(ui, lambda: sum(os.path.getsize(log) for g in groups for log in g.logs), "counting",
                                 lambda advance: stats_paths(groups, memory_bytes=memory_bytes, spill_dir=spill_dir,

@@ -54,7 +54,7 @@ def command(paths, timeout, open_only, time_format, ui):
     from kdump.txn import partition_transactions
 
     timeout_ms = _duration(timeout)
-    groups, refused = partition_groups(paths)
+    groups, refused = partition_groups(paths, ui)
     try:
         results = [partition_transactions(g, timeout_ms=timeout_ms) for g in groups]
     except OSError as e:
