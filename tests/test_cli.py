@@ -206,6 +206,22 @@ def test_a_text_file_named_log_is_not_a_kafka_segment(tmp_path):
     assert "invalid bytes" not in result.stdout  # not Kafka's "incomplete last batch" report
 
 
+def test_dump_opens_each_segment_once(tmp_path, monkeypatch):
+    """The not-a-Kafka-log check reads the first bytes through the segment reader that walks the file."""
+    import builtins
+    log = tmp_path / "00000000000000000000.log"
+    write_log(tmp_path, 0, [data_batch(0, 3)])
+    opened = []
+    real_open = builtins.open
+
+    def spy(file, *args, **kwargs):
+        opened.append(os.fspath(file) if isinstance(file, str | os.PathLike) else file)
+        return real_open(file, *args, **kwargs)
+    monkeypatch.setattr(builtins, "open", spy)
+    assert run("dump", log).exit_code == EXIT_OK
+    assert opened.count(str(log)) == 1
+
+
 def test_a_kafka_07_segment_is_recognised(tmp_path):
     import struct
     message = b"\x00" + struct.pack(">I", 0) + b"hello"  # 0.7: size, magic 0, crc, payload; no offsets
