@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from corpus import CORPUS
 from test_cli import every_command
-from test_dump_filters import iso
+from test_dump_filters import iso, run_in_zone
 
 from kdump.cli import cli
 
@@ -76,13 +76,7 @@ def test_companion_timestamps_epoch_is_kafkas_text_and_iso_formats_each(path):
 
 
 def test_companion_timestamps_in_a_directory_dump_local(monkeypatch):
-    monkeypatch.setenv("TZ", "Asia/Kolkata")
-    time.tzset()
-    try:
-        result = run("dump", "--companions", "--time-format", "local", OFFSETS_V2)
-    finally:
-        monkeypatch.undo()
-        time.tzset()
+    result = run_in_zone(monkeypatch, "Asia/Kolkata", "dump", "--companions", "--time-format", "local", OFFSETS_V2)
     kolkata = zoneinfo.ZoneInfo("Asia/Kolkata")
     kafka = kafka_lines(OFFSETS_V2 / "00000000000000000000.timeindex")
     want = [with_iso(line, lambda ms: iso(ms, kolkata)) for line in kafka]
