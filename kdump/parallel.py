@@ -25,9 +25,16 @@ def _ignore_sigint() -> None:
 
 def _context(preload: str):
     import multiprocessing
+    import threading
+    methods = multiprocessing.get_all_start_methods()
+    # fork while this process has one thread (no lock another thread could hold is copied): the workers start
+    # at once with everything imported, where a fork server would first start an interpreter and import
+    # kdump (a tenth of a second, as long as the whole work on a small directory).
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
     # forkserver: workers start from a clean process (no threads, no open files of the parent copied), forked
     # from a server that has imported ``preload`` (the work's module) once; spawn where there is none.
-    if "forkserver" not in multiprocessing.get_all_start_methods():
+    if "forkserver" not in methods:
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([preload])
