@@ -18,10 +18,10 @@ from __future__ import annotations
 import hashlib
 
 from kdump.errors import KdumpError
+from kdump.format.canonical import canonical_records
+from kdump.format.legacy import LegacyRun
 from kdump.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
 from kdump.writer import SegmentWriter, WriteVerificationError
-
-from .engine import canonical_record
 
 
 class ByteCounter:
@@ -48,19 +48,27 @@ def read_back_digests(path, record_limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES):
     update = records_hash.update
     problems = []
     with SegmentReader(path) as reader:
-        for batch in reader:
+        for batch in reader.runs():
+            if isinstance(batch, LegacyRun):  # plain magic 0/1 messages: one set of columns, no object each
+                cols = batch.columns
+                if not all(batch.valid):
+                    i = batch.valid.index(False)
+                    problems.append(f"entry {entries + i} at byte {batch.position + sum(cols.sizes[:i])}: "
+                                    "CRC does not match its contents")
+                    break
+                entries += cols.count
+                update(canonical_records(cols, None))
+                continue
             entries += 1
             if not batch.is_valid():
                 problems.append(f"entry {entries - 1} at byte {batch.position}: CRC does not match its contents")
                 break
             try:
-                cols = batch.columns(record_limit)
-                if cols.error is not None:
-                    raise cols.error
                 ts_type = int(batch.timestamp_type)
-                update(b"".join(
-                    canonical_record(cols.offsets[i], cols.timestamps[i], ts_type, cols.key(i), cols.value(i),
-                                     cols.headers[i]) for i in range(cols.count)))
+                for cols in batch.column_chunks(record_limit):
+                    if cols.error is not None:
+                        raise cols.error
+                    update(canonical_records(cols, ts_type))
             except KdumpError as e:
                 problems.append(f"entry {entries - 1} at byte {batch.position}: records unreadable: {e}")
                 break
