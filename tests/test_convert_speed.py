@@ -241,6 +241,12 @@ def test_encode_run_records_stops_where_the_unit_ends():
         ((lat, 0, 10, 55, 9, -1, -1, 1, None), 0),
         ((cols, 0, 10 - (1 << 31), 1000, 9, -1, -1, 1, None), 0),  # offset delta above INT32_MAX
         ((padded, 0, 10, 1000, 9, -1, -1, 1, None), 1),
+        # magic None: a wrapper's inner messages, whose wrapper is the unit: only offsets, timestamps and limits
+        ((cols, 0, 10, 1000, 9, -1, -1, None, None), 10),
+        ((lat, 0, 10, 55, 9, -1, -1, None, None), 4),
+        ((padded, 0, 10, 1000, 9, -1, -1, None, None), 2),
+        ((cols, 0, 10, 1000, 12, -1, 5, None, None), 0),
+        ((cols, 0, 10, 1000, 9, -1, 5, None, None), 5),
     ]
     for args, taken in cases:
         got = v2_builder.encode_run_records(*args)
@@ -275,9 +281,7 @@ def check_against_verify_and_recovery(path):
         plain, entries = proved(path, interval)
         assert plain.finished(entries)
         rec = recover_segment(path, index_interval_bytes=interval, base_offset=0)
-        offsets, times = plain.indexes()
-        assert [(e.offset, e.position) for e in rec.offset_entries()] == offsets
-        assert [(e.timestamp, e.offset) for e in rec.time_entries()] == times
+        assert plain.indexes() == (bytes(rec.offset_index), bytes(rec.time_index))
     return True
 
 
@@ -316,7 +320,7 @@ def test_what_the_proof_leaves_to_verify(tmp_path):
     assert check_against_verify_and_recovery(_plain_file(tmp_path, "lat.log", lat))
     gaps = [(i * 3, 1, 0, 2000 - i) for i in range(100)]  # a compacted log: gaps are information only
     assert check_against_verify_and_recovery(_plain_file(tmp_path, "gaps.log", gaps))
-    for name, messages in (("back", good[:10] + [good[3]]),
+    for name, messages in (("back", [*good[:10], good[3]]),
                            ("lat-1", [(0, 1, 1, -1)]), ("ts", [(0, 1, 0, -5)])):
         plain, entries = proved(_plain_file(tmp_path, name + ".log", messages))
         assert not plain.finished(entries), name

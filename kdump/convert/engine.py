@@ -502,9 +502,7 @@ class Converter:
         append_time = batch.max_timestamp if batch.attributes & L.V2_TIMESTAMP_TYPE_MASK else None
         ts_type = batch.timestamp_type
         if target == 2:
-            cols = self._v2_columns(batch)
-            stats.source_records += cols.count
-            self._v2_to_v2(batch, cols, append_time)
+            self._v2_to_v2(batch, append_time)
             return
 
         # magic 2 -> 0/1 (RecordsUtil.convertRecordBatch): records kept with their offsets, the rest counted
@@ -589,19 +587,31 @@ class Converter:
             canon = [canonical_records(cols, out_type, append_time if target else L.NO_TIMESTAMP, headers=False)]
         self._write(data, cols.count, cols.count, canon)
 
-    def _v2_to_v2(self, batch, cols, append_time) -> None:
+    def _v2_to_v2(self, batch, append_time) -> None:
         """A v2 batch stays a v2 batch: copied, or rebuilt with another codec keeping every header field."""
         stats = self.stats
+        kept = batch.is_control or self.options.target_codec(batch.codec_id) == batch.codec_id
+        if batch.records_count > 0 and kept:
+            # copied: its records are read only for the digest, a chunk at a time (memory bounded by the chunk)
+            n = 0
+            for chunk in self._v2_chunks(batch):
+                n += chunk.count
+                if self.digest is not None:
+                    self.digest.update(canonical_records(chunk, batch.timestamp_type, append_time))
+            stats.source_records += n
+            stats.copied_batches += 1
+            self._write(batch.entry_bytes(), 1, n, None)
+            return
+        cols = self._v2_columns(batch)
         n = cols.count
+        stats.source_records += n
         codec = batch.codec_id
         if not (batch.is_control or n == 0):  # Kafka never compresses control or empty batches
             codec = self._codec_for(batch.codec_id, batch.position,
                                     f"the batch of offsets {batch.base_offset}-{batch.last_offset}")
         canon = None
         if self.digest is not None:
-            ts_type = batch.timestamp_type
-            canon = [canonical_record(cols.offsets[i], cols.timestamps[i] if append_time is None else append_time,
-                                      ts_type, cols.key(i), cols.value(i), cols.headers[i]) for i in range(n)]
+            canon = [canonical_records(cols, batch.timestamp_type, append_time)]
         if codec == batch.codec_id:
             stats.copied_batches += 1
             self._write(batch.entry_bytes(), 1, n, canon)
@@ -655,10 +665,7 @@ class Converter:
             stats.copied_batches += 1
             if wrapper.magic != target:
                 stats.kept_below_target += 1
-            canon = None
-            if self.digest is not None:
-                canon = [canonical_record(offsets[i], timestamps[i], ts_type, cols.key(i), cols.value(i))
-                         for i in range(n)]
+            canon = [canonical_records(cols, ts_type)] if self.digest is not None else None
             self._write(batch.entry_bytes(), 1, n, canon)
             return
         stats.converted_batches += 1
@@ -667,8 +674,36 @@ class Converter:
             stored = batch.inner_messages(limit)[0]
             stats.losses.add("hidden-timestamps", sum(1 for m in stored if m.timestamp != append_time), pos)
         self._count_lost_timestamps(wrapper.magic, ts_type, timestamps, pos)
+        if target == 2 and self._wrapper_to_v2(cols, _ts_type_of_unit(wrapper.magic, ts_type), append_time, codec):
+            return
         self._records_out(pos, what, _ts_type_of_unit(wrapper.magic, ts_type), append_time, codec,
                           [(offsets[i], timestamps[i], cols.key(i), cols.value(i)) for i in range(n)])
+
+    def _wrapper_to_v2(self, cols, ts_type: TimestampType, append_time, codec: int) -> bool:
+        """A wrapper's records as one v2 batch, all at once (:func:`encode_run_records`): what
+        :meth:`_records_out` writes. False (nothing written) when a record is one the builder refuses or the batch
+        cannot be built: :meth:`_records_out` then says why."""
+        offsets, timestamps = cols.offsets, cols.timestamps
+        n = cols.count
+        if not n or timestamps[0] < L.NO_TIMESTAMP:
+            return False
+        batch = _OpenBatch(2, codec, ts_type, append_time, offsets[0], timestamps[0], False)
+        builder = batch.builder
+        assert isinstance(builder, RecordBatchBuilder)
+        try:
+            first = builder.encode(offsets[0], timestamps[0], cols.key(0), cols.value(0))
+            builder.take(offsets[0], timestamps[0], first)
+            data, taken, last, max_ts = encode_run_records(cols, 1, builder.base_offset, builder.base_timestamp,
+                                                           offsets[0], -1, -1, None, None)
+            if taken != n - 1:
+                return False
+            builder.take_records(data, taken, last, max_ts)
+            entry = batch.build()
+        except ValueError:
+            return False
+        canon = [canonical_records(cols, ts_type, append_time, headers=False)] if self.digest is not None else None
+        self._write(entry, 1, n, canon)
+        return True
 
     def _count_lost_timestamps(self, source_magic: int, ts_type: TimestampType, timestamps, pos: int) -> None:
         if self.options.to_magic == 0 and source_magic == 1:

@@ -188,13 +188,10 @@ def _add_indexes(group, temporary_log: str, log_path: str, plain_indexes=None) -
     return IndexStatus(True, sorted(files, key=_index_targets(log_path).index))
 
 
-def _plain_recovery(rec, offset_entries: list, time_entries: list):
-    """A :class:`kdump.index.rebuild.Recovery` holding the index entries the read-back computed."""
-    from kdump.index import offset_index as oi
-    from kdump.index import time_index as ti
-
-    rec.offset_index = bytearray(b"".join(oi.encode_entry(rec.base_offset, o, p) for o, p in offset_entries))
-    rec.time_index = bytearray(b"".join(ti.encode_entry(rec.base_offset, t, o) for t, o in time_entries))
+def _plain_recovery(rec, offset_index: bytes, time_index: bytes):
+    """A :class:`kdump.index.rebuild.Recovery` holding the indexes the read-back computed."""
+    rec.offset_index = bytearray(offset_index)
+    rec.time_index = bytearray(time_index)
     rec.log_size = rec.valid_bytes = os.path.getsize(rec.log_path)
     return rec
 

@@ -110,9 +110,9 @@ class ConvertedSegmentWriter(SegmentWriter):
         self.records_digest = hashlib.sha256()
         self.verified: list[str] = []  # what the output was checked with, for the report
         self.base_offset = base_offset  # of the segment being written (its indexes are relative to it), if known
-        # a file of plain messages proven by the read-back: Kafka's recovery indexes for it (offset entries,
-        # time entries), computed in the same pass (None: the index rebuild walks the file)
-        self.plain_indexes: tuple[list, list] | None = None
+        # a file of plain messages proven by the read-back: Kafka's recovery indexes for it (.index, .timeindex
+        # contents), computed in the same pass (None: the index rebuild walks the file)
+        self.plain_indexes: tuple[bytes, bytes] | None = None
 
     def write(self, entries: bytes, count: int | None = 1) -> None:
         """Append ``count`` whole entries (their framing is checked on read-back, not here)."""

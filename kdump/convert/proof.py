@@ -28,10 +28,13 @@ import operator
 from bisect import bisect_right
 from itertools import accumulate
 
+from kdump.format import index_layout as IL
 from kdump.format import layout as L
 from kdump.format.legacy import LegacyRun
 
 INDEX_INTERVAL_BYTES = 4096  # log.index.interval.bytes (kdump.index.rebuild.DEFAULT_INDEX_INTERVAL_BYTES)
+_OFFSET_ENTRY = IL.OFFSET_INDEX_ENTRY  # relative offset, position
+_TIME_ENTRY = IL.TIME_INDEX_ENTRY  # timestamp, relative offset
 
 
 class PlainMessages:
@@ -46,11 +49,12 @@ class PlainMessages:
         self.prev_last: int | None = None
         self.valid = 0  # bytes of the messages so far (where the next one starts)
         self.last_index_entry = 0
-        anchor = 0 if base_offset is None else base_offset
-        self.max_ts, self.max_ts_offset = L.NO_TIMESTAMP, anchor  # an empty time index's last entry
-        self.last_time = (L.NO_TIMESTAMP, anchor)
-        self.offset_entries: list[tuple[int, int]] = []  # (offset, position)
-        self.time_entries: list[tuple[int, int]] = []  # (timestamp, offset)
+        self.index_base = 0 if base_offset is None else base_offset  # index entries are relative to it
+        self.max_ts, self.max_ts_offset = L.NO_TIMESTAMP, self.index_base  # an empty time index's last entry
+        self.last_time = (L.NO_TIMESTAMP, self.index_base)
+        # the entries as they are written (kdump.index's layouts): a few bytes per 4 KiB of log
+        self.offset_index = bytearray()
+        self.time_index = bytearray()
 
     def other(self) -> None:
         """An entry that is no plain message: ``verify --deep`` and the index rebuild walk the file."""
@@ -71,6 +75,9 @@ class PlainMessages:
             return
         self.prev_last = last
         self.messages += cols.count
+        if base is None:  # no indexes without a base offset: only the position matters
+            self.valid = run.end
+            return
         self._index(cols.timestamps, offsets, cols.sizes, cols.count)
 
     def _index(self, timestamps: list, offsets: list, sizes: list, n: int) -> None:
@@ -83,10 +90,10 @@ class PlainMessages:
             self._max(timestamps, offsets, i, min(j + 1, n))
             if j >= n:
                 break
-            self.offset_entries.append((offsets[j], starts[j]))
+            self.offset_index += _OFFSET_ENTRY.pack(offsets[j] - self.index_base, starts[j])
             if self.max_ts > self.last_time[0]:
                 self.last_time = (self.max_ts, self.max_ts_offset)
-                self.time_entries.append(self.last_time)
+                self.time_index += _TIME_ENTRY.pack(self.max_ts, self.max_ts_offset - self.index_base)
             self.last_index_entry = starts[j]
             i = j + 1
         self.valid = starts[n]
@@ -105,13 +112,13 @@ class PlainMessages:
         """Whether the walk vouches for the whole file: quiet, and every one of its ``entries`` a plain message."""
         return self.quiet and self.messages == entries and entries > 0
 
-    def indexes(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-        """(offset index entries (offset, position), time index entries (timestamp, offset)) as recovery leaves
-        them: the time index gets the largest timestamp once more at the end if it grew since its last entry."""
-        times = list(self.time_entries)
+    def indexes(self) -> tuple[bytes, bytes]:
+        """(``.index``, ``.timeindex``) contents as recovery leaves them (the time index gets the largest timestamp
+        once more at the end if it grew since its last entry); needs a ``base_offset``."""
+        times = bytes(self.time_index)
         if self.max_ts > self.last_time[0]:
-            times.append((self.max_ts, self.max_ts_offset))
-        return list(self.offset_entries), times
+            times += _TIME_ENTRY.pack(self.max_ts, self.max_ts_offset - self.index_base)
+        return bytes(self.offset_index), times
 
 
 def _increasing(offsets: list, first: int, last: int) -> bool:

@@ -5,12 +5,14 @@
 * ``canonical_records``, twin of :func:`kdump.format.canonical.canonical_records_py` (kdump's canonical form of
   every record of a :class:`~kdump.format.columns.RecordColumns`, joined);
 * ``encode_messages``, twin of :func:`kdump.format.legacy_builder.encode_messages_py` (every record as an
-  uncompressed magic 0/1 entry, joined).
+  uncompressed magic 0/1 entry, joined);
+* ``encode_run_records``, twin of :func:`kdump.format.v2_builder.encode_run_records_py` (plain messages, or a
+  wrapper's inner messages, as the records of a magic-2 batch).
 
 Same contract, to the byte. What the fast path does not take (a buffer it cannot read as one C array, records
 with headers, a key or value outside the buffer, a value Kafka refuses, a size that does not fit) is handed to
 the pure twin whole, which then gives the same result or raises the same error. Each output is sized first and
-written into one ``bytes`` object. ``tests/test_encode_speedups.py`` checks both differentially.
+written into one ``bytes`` object. ``tests/test_convert_speed.py`` checks them differentially.
 """
 
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
@@ -235,14 +237,14 @@ def encode_run_records(cols, start, base_offset, base_timestamp, last_offset, ro
     """See :func:`kdump.format.v2_builder.encode_run_records_py`."""
     buf = cols.buf
     if (not fast_buffer(buf) or type(start) is not int or type(room) is not int or type(most) is not int
-            or magic not in (0, 1) or cols.magics is None):
+            or magic not in (0, 1, None) or cols.magics is None):
         return encode_run_records_py(cols, start, base_offset, base_timestamp, last_offset, room, most, magic,
                                      append_time)
     cdef Py_buffer view
     PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
     try:
         out = _run_records(cols, <const unsigned char *>view.buf, view.len, start, base_offset, base_timestamp,
-                           last_offset, room, most, magic, append_time)
+                           last_offset, room, most, -1 if magic is None else magic, append_time)
     finally:
         PyBuffer_Release(&view)
     if out is None:
@@ -254,6 +256,7 @@ def encode_run_records(cols, start, base_offset, base_timestamp, last_offset, ro
 cdef object _run_records(object cols, const unsigned char *src, Py_ssize_t src_len, Py_ssize_t start,
                          int64_t base_offset, int64_t base_timestamp, int64_t last_offset, int64_t room,
                          int64_t most, int magic, object append_time):
+    # magic -1: records of any kind (no unit checks), see the pure twin
     cdef Py_ssize_t n = cols.count
     cdef list offsets = cols.offsets, timestamps = cols.timestamps, attributes = cols.attributes
     cdef list magics = cols.magics, sizes = cols.sizes
@@ -274,8 +277,8 @@ cdef object _run_records(object cols, const unsigned char *src, Py_ssize_t src_l
         kl = key_len[i]
         vl = value_len[i]
         lat = magic == 1 and (<int>attributes[i] & TIMESTAMP_TYPE_MASK) != 0
-        if (<int>magics[i] != magic or lat != lat_unit or (lat_unit and ts != lat_time)
-                or <int64_t>sizes[i] != overhead + max(kl, 0) + max(vl, 0)
+        if (magic >= 0 and (<int>magics[i] != magic or lat != lat_unit or (lat_unit and ts != lat_time)
+                            or <int64_t>sizes[i] != overhead + max(kl, 0) + max(vl, 0))
                 or offset <= last or offset - base_offset > INT32_MAX or ts < NO_TIMESTAMP or i - start == most):
             break
         if kl < -1 or vl < -1:

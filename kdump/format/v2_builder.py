@@ -346,12 +346,14 @@ def encode_run_records_py(cols, start: int, base_offset: int, base_timestamp: in
     with another time; with it when ``append_time`` is None; with bytes after its value; whose offset is not above
     the previous one or more than INT32_MAX above ``base_offset``; whose timestamp is below -1; that does not fit
     in ``room`` bytes; and after ``most`` records (-1: no limit on bytes or records). Whoever called decides what
-    happens to that message (a new batch, a refusal).
+    happens to that message (a new batch, a refusal). ``magic`` None: records of any kind (a wrapper's inner
+    messages, whose wrapper is the unit): only the offsets, timestamps and limits end the stretch.
 
     Compiled twin: ``kdump.format._encode.encode_run_records`` (chosen by :mod:`kdump._backend`)."""
     parts: list[bytes] = []
     offsets, timestamps, attributes, magics = cols.offsets, cols.timestamps, cols.attributes, cols.magics
     key_len, value_len, sizes = cols.key_len, cols.value_len, cols.sizes
+    unit = magic is not None
     overhead = L.LOG_OVERHEAD + (L.LEGACY_RECORD_OVERHEAD_V0 if magic == 0 else L.LEGACY_RECORD_OVERHEAD_V1)
     used = 0
     max_ts = L.NO_TIMESTAMP
@@ -359,9 +361,9 @@ def encode_run_records_py(cols, start: int, base_offset: int, base_timestamp: in
     for i in range(start, cols.count):
         offset, ts = offsets[i], timestamps[i]
         log_append_time = magic == 1 and attributes[i] & L.LEGACY_TIMESTAMP_TYPE_MASK
-        if magics[i] != magic or (append_time is None) == bool(log_append_time) \
-                or (append_time is not None and ts != append_time) \
-                or sizes[i] != overhead + max(key_len[i], 0) + max(value_len[i], 0) \
+        if (unit and (magics[i] != magic or (append_time is None) == bool(log_append_time)
+                     or (append_time is not None and ts != append_time)
+                     or sizes[i] != overhead + max(key_len[i], 0) + max(value_len[i], 0))) \
                 or offset <= last or offset - base_offset > INT32_MAX or ts < L.NO_TIMESTAMP or len(parts) == most:
             break
         record = encode_record(offset - base_offset, ts - base_timestamp, cols.key(i), cols.value(i))
