@@ -8,7 +8,7 @@ with the two versions' runs interleaved (old, new, old, new, ...), are what this
 command line runs as a child ``python -m kdump ...`` with ``PYTHONPATH`` set to one checkout (each
 checkout needs its compiled modules built in place: ``python setup.py build_ext --inplace``). Segments are
 the ones of ``bench_dump.py`` (cached in bench/out/). Prints, per command: best seconds and peak RSS of
-each version and the new/old ratio of the seconds.
+each version, the new/old ratios of the wall and of the CPU seconds.
 """
 from __future__ import annotations
 
@@ -27,10 +27,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_dump import make_segment  # noqa: E402
 
 
-def child(cmd: list[str], tree: Path) -> tuple[float, int]:
-    """Wall seconds and peak RSS (bytes) of one child running ``tree``'s kdump; exit codes 0 and 1 are both
-    a finished run. The child runs in ``tree`` (``python -m`` puts the working directory first on sys.path)
-    with ``PYTHONPATH`` pointing there too."""
+def child(cmd: list[str], tree: Path) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (bytes) of one child running ``tree``'s kdump;
+    exit codes 0 and 1 are both a finished run. On a shared machine the CPU seconds are the steadier figure:
+    wall time also counts the time the child waited for a core. The child runs in ``tree`` (``python -m``
+    puts the working directory first on sys.path) with ``PYTHONPATH`` pointing there too."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     with open(os.devnull, "wb") as devnull:
         start = time.perf_counter()
@@ -39,8 +40,8 @@ def child(cmd: list[str], tree: Path) -> tuple[float, int]:
         elapsed = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
-        raise SystemExit(f"{' '.join(cmd)} with PYTHONPATH={pythonpath} failed with exit {code}")
-    return elapsed, usage.ru_maxrss * 1024
+        raise SystemExit(f"{' '.join(cmd)} with PYTHONPATH={tree} failed with exit {code}")
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
 
 
 def main() -> None:
@@ -77,18 +78,23 @@ def main() -> None:
         print(f"# {tree}: {probe.stdout.strip()}")
     print(f"# old: {args.old}\n# new: {args.new}\n# {args.records:,} records per segment, best of {args.runs}, "
           f"load average {os.getloadavg()[0]:.1f} at start")
-    print(f"| command | old s | new s | new/old | old RSS MB | new RSS MB |\n|---|---:|---:|---:|---:|---:|")
+    print("| command | old s | new s | new/old | old CPU s | new CPU s | CPU new/old | old RSS MB | new RSS MB |\n"
+          "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     try:
         for label, cmd in commands:
-            best = {"old": (float("inf"), 0), "new": (float("inf"), 0)}
+            wall = {"old": float("inf"), "new": float("inf")}
+            cpu = dict(wall)
+            rss = {"old": 0, "new": 0}
             for _ in range(args.runs):
                 for which, tree in (("old", args.old), ("new", args.new)):
                     shutil.rmtree(work / "out", ignore_errors=True)
-                    sec, rss = child(cmd, tree.resolve())
-                    if sec < best[which][0]:
-                        best[which] = (sec, rss)
-            (o, orss), (n, nrss) = best["old"], best["new"]
-            print(f"| {label} | {o:.3f} | {n:.3f} | {n / o:.2f} | {orss / 1e6:.1f} | {nrss / 1e6:.1f} |", flush=True)
+                    sec, cpu_sec, peak = child(cmd, tree.resolve())
+                    wall[which] = min(wall[which], sec)
+                    cpu[which] = min(cpu[which], cpu_sec)
+                    rss[which] = max(rss[which], peak)
+            o, n = wall["old"], wall["new"]
+            print(f"| {label} | {o:.3f} | {n:.3f} | {n / o:.2f} | {cpu['old']:.3f} | {cpu['new']:.3f} | "
+                  f"{cpu['new'] / cpu['old']:.2f} | {rss['old'] / 1e6:.1f} | {rss['new'] / 1e6:.1f} |", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

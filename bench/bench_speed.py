@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_dump import make_segment, run_once  # noqa: E402
+from bench_dump import make_segment  # noqa: E402
 
 LOG = "00000000000000000000.log"
 CRC_PASS = (
@@ -41,15 +42,47 @@ CRC_PASS = (
 )
 
 
-def run(cmd: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (bytes) of one child process running this checkout's kdump."""
-    os.environ["PYTHONPATH"] = str(ROOT)
-    return run_once(cmd)
+IN_PROCESS = CRC_PASS.replace("with open(sys.argv[1]", "def crc_pass():\n  with open(sys.argv[1]").replace(
+    "\n    ", "\n      ") + (
+    "import time\n"
+    "from kdump.verify import verify_one\n"
+    "best = [9e9, 9e9]\n"
+    "for _ in range(int(sys.argv[2])):\n"
+    "    for i, fn in enumerate((crc_pass, lambda: verify_one(sys.argv[1]))):\n"
+    "        t = time.perf_counter(); fn(); best[i] = min(best[i], time.perf_counter() - t)\n"
+    "print(best[0], best[1])\n"
+)
+
+
+def in_process_shallow(path: Path, runs: int) -> tuple[float, float]:
+    """Best seconds of the bare CRC-32C pass and of ``verify_one`` (shallow), alternating in one interpreter."""
+    out = subprocess.run([sys.executable, "-c", IN_PROCESS, str(path), str(runs)], check=True, capture_output=True,
+                         text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout.split()
+    return float(out[0]), float(out[1])
+
+
+CPU: dict[float, float] = {}  # best wall seconds of a row -> its best CPU seconds, for Table.row
+
+
+def run(cmd: list[str]) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user + system: the steadier figure on a shared machine) and peak RSS
+    (bytes) of one child process running this checkout's kdump."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with open(os.devnull, "wb") as devnull:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=devnull, stderr=devnull, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise SystemExit(f"{cmd} failed with exit {os.waitstatus_to_exitcode(status)}")
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
 
 
 def best(cmd: list[str], runs: int) -> tuple[float, int]:
     results = [run(cmd) for _ in range(runs)]
-    return min(r[0] for r in results), max(r[1] for r in results)
+    wall = min(r[0] for r in results)
+    CPU[wall] = min(r[1] for r in results)
+    return wall, max(r[2] for r in results)
 
 
 def kdump(*args: str) -> list[str]:
@@ -80,11 +113,12 @@ def prepare(out: Path, records: int) -> dict[str, Path]:
 class Table:
     def __init__(self, records: int):
         self.records = records
-        print(f"{'row':58} {'seconds':>8} {'records/s':>12} {'ratio':>7} {'target':>14} {'RSS MB':>7}")
+        print(f"{'row':58} {'seconds':>8} {'CPU s':>7} {'records/s':>12} {'ratio':>7} {'target':>14} {'RSS MB':>7}")
 
     def row(self, label: str, seconds: float, rss: int, ratio: str = "", target: str = "") -> None:
-        print(f"{label:58} {seconds:8.2f} {self.records / seconds:12,.0f} {ratio:>7} {target:>14} {rss / 1e6:7.1f}",
-              flush=True)
+        cpu = f"{CPU[seconds]:7.3f}" if seconds in CPU else " " * 7
+        print(f"{label:58} {seconds:8.3f} {cpu} {self.records / seconds:12,.0f} {ratio:>7} {target:>14} "
+              f"{rss / 1e6:7.1f}", flush=True)
 
 
 def main() -> None:
@@ -131,6 +165,16 @@ def main() -> None:
     sv, rss = best(kdump("verify", str(files["v2-none"])), runs)
     t.row("bare CRC-32C pass over the v2 none file (1 MiB reads)", crc, rss_c)
     t.row("verify (shallow), v2 none", sv, rss, f"{sv / crc:.2f}x", "<= 1.5x CRC")
+    # ... and what the two child processes spend before reading a byte: the interpreter alone, then the
+    # interpreter importing what `kdump verify` imports (Click and kdump's modules);
+    bare, _ = best([sys.executable, "-c", "pass"], runs)
+    imports, _ = best([sys.executable, "-c", "import kdump.cli, kdump.verify, kdump.commands.verify"], runs)
+    t.row("start-up: python alone", bare, 0)
+    t.row("start-up: python importing kdump verify's modules", imports, 0)
+    # ... and the same two passes in one warm interpreter (start-up and imports excluded), alternating.
+    crc_in, verify_in = in_process_shallow(files["v2-none"], runs)
+    t.row("in one process: bare CRC-32C pass", crc_in, 0)
+    t.row("in one process: verify_one (shallow)", verify_in, 0, f"{verify_in / crc_in:.2f}x", "<= 1.5x CRC")
 
     # 3. convert, either direction, codec none (target), lz4 and gzip (reported).
     if args.skip_convert:

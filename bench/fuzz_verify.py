@@ -13,11 +13,15 @@ or a cut/splice off an entry boundary), or a bomb is not refused. Peak RSS is re
 Failing inputs are saved to bench/out/fuzz-failures/ for replay.
 
 Then the hostile structures of issue 11 (tests/support/hostile.py: a small batch of millions of empty
-records, a legacy wrapper of millions of inner messages, decompression bombs of each codec, an empty batch
-holding a record, a varlong above 64 bits) go through `kdump dump --deep-iteration --print-data-log` (text
-and JSON) and `kdump verify --deep`, each in a fresh subprocess, and their peak RSS is reported per case; a
-case fails if it takes more than --hostile-max-rss MB (bombs: 1.2 x --max-batch-bytes plus that) or exits
-with anything but 0 or 1. --hostile-only skips the mutation part; --hostile-records scales the record counts.
+records, a legacy wrapper of millions of inner messages, a control batch of millions of markers,
+decompression bombs of each codec, an empty batch holding a record, a varlong above 64 bits) go through
+every command that reads records (HOSTILE_COMMANDS: dump text and JSON, verify --deep, index rebuild and
+check --deep, stats, txn, salvage, groups, txn-state, metadata, convert to magic 1 and 2, and the Spark
+source's reader as a Python worker runs it), each in a fresh subprocess, and their peak RSS is reported per
+case and command; a case fails if it takes more than --hostile-max-rss MB (bombs: 1.2 x the command's
+limit plus that: --max-batch-bytes 64 MiB where the command has it, the default 256 MiB otherwise) or
+exits with anything but 0 or 1. --hostile-only skips the mutation part; --hostile-records scales the record
+counts; --hostile-commands / --hostile-cases choose a subset.
 """
 from __future__ import annotations
 
@@ -70,6 +74,8 @@ def main() -> int:
     ap.add_argument("--hostile-records", type=int, default=4_000_000,
                     help="records in the many-records batch (the legacy wrapper holds a quarter as many)")
     ap.add_argument("--hostile-max-rss", type=float, default=200.0, help="MB a hostile case may take")
+    ap.add_argument("--hostile-commands", default="", help="comma-separated subset of the commands (default: all)")
+    ap.add_argument("--hostile-cases", default="", help="comma-separated subset of the cases (default: all)")
     args = ap.parse_args()
     if args.hostile_only:
         hostile = hostile_campaign(args)
@@ -163,18 +169,39 @@ def main() -> int:
 
 _MEASURE = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
             "stderr=subprocess.DEVNULL); print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-HOSTILE_COMMANDS = {
-    "dump-text": ["dump", "--deep-iteration", "--print-data-log"],
-    "dump-json": ["dump", "--deep-iteration", "--print-data-log", "--format", "json"],
-    "verify-deep": ["verify", "--deep"],
+# What a Spark Python worker runs for one task of the kafka-log source (KafkaLogReader.read): every Arrow
+# batch of the segment, built and dropped; exit 1 when a damaged region was skipped, as `spark scan` does.
+_SPARK_READ = ("import sys; from kdump.spark.arrow import ReadOptions, SegmentSlice, read_slices; damaged = []; "
+               "rows = sum(rb.num_rows for rb in read_slices([SegmentSlice(sys.argv[1], None, None)], "
+               "ReadOptions(max_batch_bytes=int(sys.argv[2])), lambda sl, e: damaged.append(e))); "
+               "sys.exit(1 if damaged else 0)")
+# Every command that reads records. {out}: a new directory for the command's output; None: no such
+# option (the default limit of 256 MiB applies: the bombs, 128 MiB, are then read, not refused).
+HOSTILE_COMMANDS: dict[str, tuple[list[str], bool]] = {
+    "dump-text": (["dump", "--deep-iteration", "--print-data-log"], True),
+    "dump-json": (["dump", "--deep-iteration", "--print-data-log", "--format", "json"], True),
+    "verify-deep": (["verify", "--deep"], True),
+    "index-rebuild": (["index", "rebuild", "-j", "1", "-o", "{out}"], False),
+    "index-check-deep": (["index", "check", "--deep", "-j", "1"], False),
+    "stats": (["stats"], False),
+    "txn": (["txn"], False),
+    "salvage": (["salvage", "-o", "{out}/00000000000000000000.log"], True),
+    "groups": (["groups"], False),
+    "txn-state": (["txn-state"], False),
+    "metadata": (["metadata"], False),
+    "convert-magic-1": (["convert", "--to-magic", "1", "--recompress", "zstd=gzip", "-o", "{out}/"], False),
+    "convert-magic-2": (["convert", "--to-magic", "2", "-o", "{out}/"], False),
+    "spark-reader": ([], True),  # the data source's read() in one Python process (a worker's task), no JVM
 }
 BOMB_LIMIT = 64 << 20  # --max-batch-bytes for the bombs (which decompress to twice that)
+DEFAULT_LIMIT = 256 << 20  # the commands without --max-batch-bytes
 
 
 def hostile_cases(records: int) -> dict:
     cases = {
         "many-empty-records-zstd": H.many_records_batch(records),
         "legacy-gzip-wrapper": H.legacy_wrapper_of(max(records // 4, 1)),
+        "control-batch-of-markers": H.control_batch_of(records),
         "empty-batch-holding-a-record": H.empty_batch_holding_a_record(),
         "varlong-above-64-bits": H.varlong_timestamp_batch(),
     }
@@ -183,27 +210,40 @@ def hostile_cases(records: int) -> dict:
     return cases
 
 
+def _argv(command: str, path: Path, out: Path, bomb: bool) -> list[str]:
+    flags, has_limit = HOSTILE_COMMANDS[command]
+    limit = BOMB_LIMIT if bomb else DEFAULT_LIMIT
+    if command == "spark-reader":
+        return [sys.executable, "-c", _SPARK_READ, str(path), str(limit)]
+    extra = ["--max-batch-bytes", str(BOMB_LIMIT)] if bomb and has_limit else []
+    return [sys.executable, "-m", "kdump", *(f.replace("{out}", str(out)) for f in flags), *extra, str(path)]
+
+
 def hostile_campaign(args) -> list[dict]:
     """Each hostile structure through each command in a fresh subprocess: exit code, seconds, peak RSS."""
     out = []
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    commands = args.hostile_commands.split(",") if args.hostile_commands else list(HOSTILE_COMMANDS)
     with tempfile.TemporaryDirectory(prefix="kdump-hostile-") as tmp:
         for name, data in hostile_cases(args.hostile_records).items():
+            if args.hostile_cases and name not in args.hostile_cases.split(","):
+                continue
             path = Path(tmp) / name / "00000000000000000000.log"
             path.parent.mkdir()
             path.write_bytes(data)
             bomb = name.startswith("bomb-")
-            bound = args.hostile_max_rss + (1.2 * BOMB_LIMIT / 2**20 if bomb else 0)
-            for command, flags in HOSTILE_COMMANDS.items():
-                extra = ["--max-batch-bytes", str(BOMB_LIMIT)] if bomb else []
+            for command in commands:
+                limit = BOMB_LIMIT if HOSTILE_COMMANDS[command][1] else DEFAULT_LIMIT
+                bound = args.hostile_max_rss + (1.2 * limit / 2**20 if bomb else 0)
+                result = Path(tmp) / "out" / command / name
                 t = time.perf_counter()
-                res = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, "-m", "kdump", *flags, *extra,
-                                      str(path)], capture_output=True, text=True, env=env, check=True)
+                res = subprocess.run([sys.executable, "-c", _MEASURE, *_argv(command, path, result, bomb)],
+                                     capture_output=True, text=True, env=env, check=True)
                 code, rss_kb = (int(x) for x in res.stdout.split())
                 rss = rss_kb / 1024
                 case = {"case": name, "command": command, "file_bytes": len(data), "exit": code,
                         "seconds": round(time.perf_counter() - t, 2), "peak_rss_mb": round(rss, 1),
-                        "ok": code in (0, 1) and rss <= bound}
+                        "limit_mb": limit >> 20, "ok": code in (0, 1) and rss <= bound}
                 out.append(case)
                 print(f"# hostile {name} {command}: exit {code}, {case['seconds']} s, peak RSS {rss:.0f} MB"
                       f"{'' if case['ok'] else ' FAIL'}", file=sys.stderr, flush=True)

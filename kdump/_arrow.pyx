@@ -9,7 +9,7 @@ record; :meth:`ColumnBuilder.finish` wraps them with ``pyarrow.Array.from_buffer
 
 It accepts only well-formed input. At the first thing it is not written for (any decoding error, a
 varint wider than 64 bits, an offset beyond int64, a header key that is not valid UTF-8) it undoes the
-batch's records and returns -1, and the caller hands the batch to kdump's own record decoder instead
+batch's (or chunk's) records and returns -1, and the caller hands them to kdump's own record decoder instead
 (:meth:`add_record` per record). So on damaged data the result is the pure path's by construction, and
 the checks below only need to be safe (every byte read is bounds-checked), not to name the error.
 ``tests/test_spark_arrow.py`` compares this class with the pure builder on the corpus and fuzzed input.
@@ -17,43 +17,13 @@ the checks below only need to be safe (every byte read is bounds-checked), not t
 
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.mem cimport PyMem_Free
 from libc.stdint cimport int32_t, int64_t, uint64_t, INT64_MAX, INT64_MIN
-from libc.string cimport memcpy
+
+from kdump._bytebuf cimport ByteBuf as GBuf, put as gb_put, reserve as gb_reserve  # compile-time only
 
 cdef int64_t US_LIMIT = INT64_MAX // 1000  # |ms| above this has no int64 microsecond value
 cdef Py_ssize_t BINARY_LIMIT = 2147483647  # Arrow binary offsets are int32
-
-
-cdef struct GBuf:
-    char *data
-    Py_ssize_t len
-    Py_ssize_t cap
-
-
-cdef int gb_reserve(GBuf *b, Py_ssize_t extra) except -1:
-    cdef Py_ssize_t want = b.len + extra
-    cdef Py_ssize_t cap
-    cdef char *p
-    if want <= b.cap:
-        return 0
-    cap = b.cap * 2 if b.cap else 4096
-    while cap < want:
-        cap *= 2
-    p = <char *>PyMem_Realloc(b.data, cap)
-    if p == NULL:
-        raise MemoryError()
-    b.data = p
-    b.cap = cap
-    return 0
-
-
-cdef inline int gb_put(GBuf *b, const void *src, Py_ssize_t n) except -1:
-    if b.len + n > b.cap:
-        gb_reserve(b, n)
-    memcpy(b.data + b.len, src, n)
-    b.len += n
-    return 0
 
 
 cdef inline int gb_i64(GBuf *b, int64_t v) except -1:
@@ -200,6 +170,8 @@ cdef class ColumnBuilder:
     cdef Py_ssize_t last_cap[NBUF]  # capacities before the last finish(): the next batch's likely needs
     cdef public bint want_key, want_value, want_headers, want_offset, want_timestamp
     cdef public Py_ssize_t rows
+    cdef public Py_ssize_t resume_at  # after add_v2 of a chunk: where the next chunk starts (-1: none)
+    cdef public int64_t last_offset  # after add_v2: the offset of the last record it added
     cdef Py_ssize_t ts_nulls, key_nulls, val_nulls, hdr_nulls, hval_nulls, n_headers
 
     def __cinit__(self, want_key=True, want_value=True, want_headers=False, want_offset=True,
@@ -245,9 +217,14 @@ cdef class ColumnBuilder:
 
     # --- records ---------------------------------------------------------------------------------
     def add_v2(self, buf, Py_ssize_t start, Py_ssize_t end, Py_ssize_t count, base_offset, base_timestamp,
-               append_time):
+               append_time, Py_ssize_t first=0, Py_ssize_t stop=-1, Py_ssize_t at=-1):
         """Decode ``count`` records from ``buf[start:end]``; the number added, or -1 (nothing added) when
-        the batch is not plainly well formed."""
+        the batch is not plainly well formed.
+
+        In chunks (memory bounded by the chunk, whatever count a batch declares): records ``first`` up to
+        ``stop`` (-1: ``count``), starting at byte ``at`` (-1: ``start``) where the chunk before ended;
+        ``resume_at`` is then where the next chunk starts, -1 after the chunk reaching ``count`` (which also
+        checks that the records fill ``buf[start:end]`` exactly), as ``kdump.format.v2.parse_records``."""
         cdef Py_buffer view
         cdef int64_t c_base_off, c_base_ts, c_append = 0
         cdef bint use_append = append_time is not None
@@ -258,27 +235,32 @@ cdef class ColumnBuilder:
                 c_append = append_time
         except (OverflowError, TypeError):
             return -1
-        if count < 0 or not (0 <= start <= end):
+        if stop < 0 or stop > count:
+            stop = count
+        if at < 0:
+            at = start
+        if count < 0 or not (0 <= start <= at <= end) or not (0 <= first <= stop):
             return -1
         PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
         try:
             if end > view.len:
                 return -1
-            return self._decode(<const unsigned char *>view.buf, start, end, count, c_base_off, c_base_ts,
-                                use_append, c_append)
+            return self._decode(<const unsigned char *>view.buf, at, end, count, first, stop, c_base_off,
+                                c_base_ts, use_append, c_append)
         finally:
             PyBuffer_Release(&view)
 
     cdef Py_ssize_t _decode(self, const unsigned char *p, Py_ssize_t start, Py_ssize_t end, Py_ssize_t count,
-                            int64_t base_off, int64_t base_ts, bint use_append, int64_t append_ts) except -2:
+                            Py_ssize_t first, Py_ssize_t stop, int64_t base_off, int64_t base_ts, bint use_append,
+                            int64_t append_ts) except -2:
         cdef Py_ssize_t saved[NBUF]
         cdef Py_ssize_t saved_rows = self.rows, s_ts = self.ts_nulls, s_k = self.key_nulls
         cdef Py_ssize_t s_v = self.val_nulls, s_h = self.hdr_nulls, s_hv = self.hval_nulls, s_n = self.n_headers
         cdef int k
         for k in range(NBUF):
             saved[k] = self.bufs[k].len
-        if self._decode_records(p, start, end, count, base_off, base_ts, use_append, append_ts):
-            return count
+        if self._decode_records(p, start, end, count, first, stop, base_off, base_ts, use_append, append_ts):
+            return stop - first
         for k in range(NBUF):
             self.bufs[k].len = saved[k]
         self.rows = saved_rows
@@ -287,14 +269,16 @@ cdef class ColumnBuilder:
         return -1
 
     cdef bint _decode_records(self, const unsigned char *p, Py_ssize_t start, Py_ssize_t end, Py_ssize_t count,
-                              int64_t base_off, int64_t base_ts, bint use_append, int64_t append_ts) except -1:
-        """True when all ``count`` records decoded and exactly filled ``[start, end)``."""
+                              Py_ssize_t first, Py_ssize_t stop, int64_t base_off, int64_t base_ts, bint use_append,
+                              int64_t append_ts) except -1:
+        """True when records ``first`` to ``stop`` decoded from ``start`` on and, if ``stop`` is ``count``,
+        exactly filled ``[start, end)``."""
         cdef Py_ssize_t pos = start, body_end, i, h
-        cdef int64_t length, ts_delta, off_delta, nheaders, hk, hv, ts
+        cdef int64_t length, ts_delta, off_delta, nheaders, hk, hv, ts, offset = 0
         cdef bint want_key = self.want_key, want_value = self.want_value, want_headers = self.want_headers
         cdef bint want_offset = self.want_offset, want_ts = self.want_timestamp
         cdef GBuf *bufs = self.bufs
-        for i in range(count):
+        for i in range(first, stop):
             if not read_varint(p, &pos, end, 5, &length):
                 return False
             if length < 1 or length > end - pos:
@@ -350,12 +334,13 @@ cdef class ColumnBuilder:
                     gb_u8(&bufs[B_H_LIST_VALID], 1)
             if pos != body_end:
                 return False
+            if off_delta > 0 and base_off > INT64_MAX - off_delta:
+                return False
+            if off_delta < 0 and base_off < INT64_MIN - off_delta:
+                return False
+            offset = base_off + off_delta
             if want_offset:
-                if off_delta > 0 and base_off > INT64_MAX - off_delta:
-                    return False
-                if off_delta < 0 and base_off < INT64_MIN - off_delta:
-                    return False
-                gb_i64(&bufs[B_OFF], base_off + off_delta)
+                gb_i64(&bufs[B_OFF], offset)
             if want_ts:
                 if use_append:
                     ts = append_ts
@@ -372,6 +357,12 @@ cdef class ColumnBuilder:
                     gb_u8(&bufs[B_TS_VALID], 0)
                     self.ts_nulls += 1
             self.rows += 1
+        if stop > first:
+            self.last_offset = offset
+        if stop < count:
+            self.resume_at = pos
+            return True
+        self.resume_at = -1
         return pos == end
 
     cdef inline bint _binary(self, const unsigned char *p, Py_ssize_t *ppos, Py_ssize_t body_end, bint want,

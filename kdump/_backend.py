@@ -4,7 +4,8 @@ The compiled modules are built by ``pip install`` when a C compiler is available
 importing only from its own layer or below (never the pure module that uses it):
 
 * ``kdump.format._records`` (``kdump/format/_records.pyx``): ``parse_records``, twin of
-  ``kdump.format.v2.parse_records_py`` (decode a batch's records column-wise);
+  ``kdump.format.v2.parse_records_py`` (decode a batch's records column-wise), and ``summarize_records``,
+  twin of ``summarize_records_py`` (the same walk and checks, summarized without the records);
 * ``kdump.render._lines`` (``kdump/render/_lines.pyx``): ``render_v2_lines``, twin of
   ``kdump.render.kafka_text.render_v2_lines_py`` (DumpLogSegments record lines), and
   ``render_legacy_lines``, twin of ``render_legacy_lines_py`` (the same for magic 0/1 messages);
@@ -39,8 +40,9 @@ COMPILED_AVAILABLE = _records is not None and _lines is not None and _legacy is 
 BACKEND = "compiled" if COMPILED_AVAILABLE and os.environ.get("KDUMP_PURE_PYTHON", "") not in (
     "1", "true", "yes") else "python"
 
-COMPILED = {"parse_records": _records, "render_v2_lines": _lines, "inner_columns": _legacy,
-            "render_legacy_lines": _lines, "records_json": _jsonl,
+COMPILED = {"parse_records": _records, "summarize_records": _records, "render_v2_lines": _lines,
+            "inner_columns": _legacy, "render_legacy_lines": _lines,
+            "records_json": _jsonl,
             "canonical_records": _encode, "encode_messages": _encode,
             "encode_run_records": _encode}  # accelerated name -> its compiled module
 _PURE: dict = {}  # accelerated name -> the pure twin, as the pure modules picked

@@ -7,11 +7,12 @@ nothing between units, so its memory is that of one unit (the readers stream).
 """
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+
+# multiprocessing and concurrent.futures are imported where a pool is made: with one job (and for every
+# command that never makes one) their import would be most of kdump's start-up time.
 
 
 def default_jobs() -> int:
@@ -23,6 +24,7 @@ def _ignore_sigint() -> None:
 
 
 def _context(preload: str):
+    import multiprocessing
     # forkserver: workers start from a clean process (no threads, no open files of the parent copied), forked
     # from a server that has imported ``preload`` (the work's module) once; spawn where there is none.
     if "forkserver" not in multiprocessing.get_all_start_methods():
@@ -43,6 +45,7 @@ def ordered_map(fn: Callable, calls: Sequence[tuple], jobs: int, *, done: Callab
             if done is not None:
                 done(i)
         return results
+    from concurrent.futures import ProcessPoolExecutor
     executor = ProcessPoolExecutor(max_workers=min(jobs, len(calls)), mp_context=_context(fn.__module__),
                                    initializer=_ignore_sigint)
     try:

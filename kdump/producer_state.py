@@ -181,7 +181,7 @@ class ProducerStates:
         """Apply one batch: a RecordBatch/LegacyBatch, or a header with the same fields (``magic``,
         ``producer_id``, ``producer_epoch``, ``base_offset``, ``last_offset``, ``is_transactional``,
         ``is_control``, ``position``; ``base_sequence`` with ``track_sequences``). A control batch's marker is read
-        from its first record (``columns(limit)``). Returns the events, in order (usually none)."""
+        from its first record (``column_chunks(limit, 1)``). Returns the events, in order (usually none)."""
         if batch.magic < 2:
             self.end_offset = batch.last_offset + 1
             return NO_EVENTS
@@ -285,8 +285,9 @@ class ProducerStates:
 
 def read_marker(batch, limit: int = 1 << 20):
     """The end-transaction marker in a control batch's first record (``EndTransactionMarker``), None when the
-    batch holds no record; FormatError when the first record is not a COMMIT or ABORT marker."""
-    cols = batch.columns(limit)
+    batch holds no record; FormatError when the first record is not a COMMIT or ABORT marker. Only the first
+    record is decoded, however many the batch declares."""
+    cols = next(batch.column_chunks(limit, 1))
     if cols.count == 0:
         if cols.error is not None:
             raise cols.error

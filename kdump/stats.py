@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from kdump.errors import KdumpError
+from kdump.format.columns import RECORDS_PER_CHUNK
 from kdump.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
 
 CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -59,10 +60,10 @@ def _records(batch) -> int:
         return batch.records_count
     n = 0
     try:
-        for _ in batch.records(DEFAULT_MAX_DECOMPRESSED_BYTES):
-            n += 1
+        for cols in batch.column_chunks(DEFAULT_MAX_DECOMPRESSED_BYTES, RECORDS_PER_CHUNK):
+            n += cols.count  # counted up to the damage, as a reader would deliver them
     except KdumpError:
-        pass  # counted up to the damage, as a reader would deliver them
+        pass
     return n
 
 
@@ -266,21 +267,28 @@ class RecordAnalysis:
         self.progress = progress  # callable(bytes) per batch, or None
 
     def batch(self, batch) -> None:
-        from hashlib import blake2b
-
         from kdump.format.layout import V2_RECORD_BATCH_OVERHEAD
         from kdump.producer_state import TxnAborted, TxnCommitted
         s = self.stats
         if self.progress is not None:
             self.progress(batch.size)
+        chunks = batch.column_chunks(self.limit, RECORDS_PER_CHUNK)  # bounded memory, whatever the count declared
         try:
-            cols = batch.columns(self.limit)
+            cols = next(chunks)
         except KdumpError:
             s.unreadable_batches += 1
             return
-        if cols.error is not None:
-            s.unreadable_batches += 1
-        record_bytes = sum(cols.sizes)
+        control = batch.magic == 2 and batch.is_control
+        record_bytes = records = 0
+        unreadable = False
+        while cols is not None:
+            unreadable = unreadable or cols.error is not None
+            record_bytes += sum(cols.sizes)
+            records += cols.count
+            if not control:
+                self._keys(cols)
+            cols = next(chunks, None)
+        s.unreadable_batches += unreadable
         codec = CODEC_NAMES[batch.codec_id] if batch.codec_id < len(CODEC_NAMES) else f"unknown({batch.codec_id})"
         counts = s.compression.setdefault(codec, [0, 0, 0])
         counts[0] += 1
@@ -292,9 +300,13 @@ class RecordAnalysis:
                     s.committed += 1
                 elif type(event) is TxnAborted:
                     s.aborted += 1
-            if batch.is_control:
-                s.control_records += cols.count
-                return
+            if control:
+                s.control_records += records
+
+    def _keys(self, cols) -> None:
+        """The keys of one chunk of a data batch's records into the key table."""
+        from hashlib import blake2b
+        s = self.stats
         add = self.keys.add
         buf = cols.buf
         keyless = s.keyless_records

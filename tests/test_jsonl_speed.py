@@ -68,7 +68,7 @@ def test_same_text_generated(fast, tmp_path, data, print_data):
         ours = fast(batch, cols, print_data)
         assert ours == records_json_py(batch, cols, print_data)
         # and the text is the record objects, read back by an independent parser
-        assert json.loads(f"[{ours}]") == record_objects(batch, cols, print_data)
+        assert json.loads(b"[" + ours + b"]") == record_objects(batch, cols, print_data)
 
 
 @pytest.mark.parametrize("path", CORPUS_LOGS, ids=[str(p.relative_to(ROOT / "fixtures" / "corpus")) for p in CORPUS_LOGS])
@@ -88,7 +88,7 @@ def test_numbers_beyond_int64_take_the_pure_path(fast, tmp_path):
     for batch, cols in _batches(path):
         cols.offsets[1] = 2**63  # what a delta past the end of int64 decodes to
         assert fast(batch, cols, True) == records_json_py(batch, cols, True)
-        assert '"offset": 9223372036854775808' in fast(batch, cols, True)
+        assert b'"offset": 9223372036854775808' in fast(batch, cols, True)
 
 
 def test_terminal_mode_escapes_records_too(tmp_path):
@@ -108,3 +108,26 @@ def test_terminal_mode_escapes_records_too(tmp_path):
     assert "\u202e" in texts[False] and "\u202e" not in texts[True]
     assert texts[True] == escape_json(texts[False])
     assert json.loads(texts[True]) == json.loads(texts[False])
+
+
+def test_every_byte_class_at_every_word_position(fast, tmp_path):
+    """The compiled writers test 8 bytes at a time whether a key or value can be copied as it is (printable
+    ASCII without quote or backslash for JSON, ASCII for the text lines): a byte of each class at each
+    place of a value longer than two words gives the pure writers' bytes."""
+    lines = pytest.importorskip("kdump.render._lines")
+    from kdump.render.kafka_text import render_v2_lines_py
+    b = RecordBatchBuilder(base_offset=0)
+    n = 0
+    for special in (0x00, 0x1F, 0x20, 0x21, 0x22, 0x5C, 0x7E, 0x7F, 0x80, 0xC3, 0xFF):
+        for at in range(19):
+            value = bytearray(b"abcdefghijklmnopqrs")
+            value[at] = special
+            b.append(n, 0, bytes(value[: at + 1]), bytes(value))
+            n += 1
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(b.build())
+    (batch, cols), = _batches(path)
+    assert cols.count == n
+    assert fast(batch, cols, True) == records_json_py(batch, cols, True)
+    assert (lines.render_v2_lines(cols, "CreateTime", 0, -1, True, False)
+            == render_v2_lines_py(cols, "CreateTime", 0, -1, True, False))

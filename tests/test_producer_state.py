@@ -44,7 +44,7 @@ def marker(offset, pid, epoch, ctype, coordinator_epoch=0, *, records=None):
         records = [(struct.pack(">hh", 0, ctype), struct.pack(">hi", 0, coordinator_epoch))]
     return SimpleNamespace(magic=2, producer_id=pid, producer_epoch=epoch, base_offset=offset, last_offset=offset,
                            base_sequence=-1, is_transactional=True, is_control=True, records_count=len(records),
-                           position=offset, columns=lambda limit: _Cols(records))
+                           position=offset, column_chunks=lambda limit, chunk: iter([_Cols(records[:chunk])]))
 
 
 def events(state, *batches):

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 import kdump
 import kdump._backend as backend
-from kdump.format.v2 import RecordBatch, RecordColumns, parse_records_py
+from kdump.format.columns import RecordSummary
+from kdump.format.v2 import RecordBatch, RecordColumns, parse_records_py, summarize_records_py
 from kdump.segment import SegmentReader
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,8 +123,15 @@ def check_same(fast, buf, start, end, count, base_offset=0, base_timestamp=0, ap
     want, want_exc = outcome(parse_records_py, args)
     got, got_exc = outcome(fast, args)
     assert got_exc == want_exc
+    # the summary of the same records (verify --deep's walk): compiled, pure, and computed from the columns
+    from kdump.format._records import summarize_records
+    summary, summary_exc = outcome(summarize_records, args)
+    pure_summary, pure_summary_exc = outcome(summarize_records_py, args)
+    assert summary_exc == pure_summary_exc == want_exc
     if want is None:
         return None
+    assert type(summary) is RecordSummary
+    assert summary == pure_summary == RecordSummary.of(want)
     assert type(got) is RecordColumns
     assert got.buf is buf
     for name in COLUMNS:
@@ -392,9 +400,8 @@ def test_render_v2_lines_same_text(fast, args, base_seq, print_data, skip_metada
     from kdump.render.kafka_text import render_v2_lines_py
     buf, start, end, count, base_offset, base_timestamp, append_time = args
     cols = parse_records_py(buf, start, end, count, base_offset, base_timestamp, append_time)
-    ours, pure = [], []
-    render_v2_lines(cols, "CreateTime", base_offset, base_seq, print_data, skip_metadata, ours)
-    render_v2_lines_py(cols, "CreateTime", base_offset, base_seq, print_data, skip_metadata, pure)
+    ours = render_v2_lines(cols, "CreateTime", base_offset, base_seq, print_data, skip_metadata)
+    pure = render_v2_lines_py(cols, "CreateTime", base_offset, base_seq, print_data, skip_metadata)
     assert ours == pure
 
 
@@ -417,3 +424,27 @@ def test_chunks(fast):
             assert (got.error is not None) == bool(extra)
     for bad in ((0, None, -1), (0, None, len(payload) + 1), (-1, 2, 0), (3, 1, 0), (0, 2, 1)):
         check_same(fast, payload, 0, len(payload), n, 5, 7, chunk=bad)
+
+
+def test_render_v2_lines_reentrant(monkeypatch):
+    """The compiled renderer builds in one kept buffer; a call made while it is in use (another thread
+    running while this one is in Python code, here a nested call from the header-key decoding) builds in its
+    own buffer, and both give the pure function's bytes."""
+    lines = pytest.importorskip("kdump.render._lines")
+    from kdump.format.text import java_utf8
+    from kdump.render.kafka_text import render_v2_lines_py
+    payload = b"".join(sample_payload())
+    cols = parse_records_py(payload, 0, len(payload), len(sample_payload()), 5, 7, None)
+    assert any(cols.headers), "the sample needs a record with headers"
+    expected = render_v2_lines_py(cols, "CreateTime", 5, 0, True, False)
+    nested: list = []
+
+    def decode_and_render(data):
+        if not nested:
+            nested.append(None)
+            nested[0] = lines.render_v2_lines(cols, "CreateTime", 5, 0, True, False)
+        return java_utf8(data)
+
+    monkeypatch.setattr(lines, "java_utf8", decode_and_render)
+    assert lines.render_v2_lines(cols, "CreateTime", 5, 0, True, False) == expected
+    assert nested == [expected]

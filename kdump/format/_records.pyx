@@ -26,11 +26,16 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport int64_t, uint64_t, INT64_MAX, INT64_MIN
 
 from kdump.errors import FormatError
-from kdump.format.columns import RecordColumns  # a leaf module (no kdump import of ours back here)
+from kdump.format.columns import RecordColumns, RecordSummary  # leaf module (no kdump import of ours back here)
 
-# The pure twin, for the inputs the fast path is not written for. kdump.format.v2 imports this module
-# (through kdump._backend), so it is handed over by kdump._backend.pick rather than imported from here.
+# The pure twins, for the inputs the fast path is not written for. kdump.format.v2 imports this module
+# (through kdump._backend), so they are handed over by kdump._backend.pick rather than imported from here.
 parse_records_py = None
+summarize_records_py = None
+
+
+class _BeyondInt64(Exception):
+    """A summary whose offsets or timestamps leave int64: the pure twin computes it with Python ints."""
 
 cdef enum:
     VI_OK = 0
@@ -122,38 +127,71 @@ cdef bint _fast_buffer(object buf):
     return False
 
 
+cdef bint _fast_args(buf, start, end, count, base_offset, base_timestamp, first, stop, at):
+    """Inputs the fast path is written for (for the others the pure function decides, so results are
+    identical)."""
+    return (_fast_buffer(buf) and type(start) is int and type(end) is int and type(count) is int
+            and type(base_offset) is int and type(base_timestamp) is int and type(first) is int
+            and (stop is None or type(stop) is int) and (at is None or type(at) is int)
+            and 0 <= start <= end <= len(buf) and (at is None or start <= at <= end)
+            and 0 <= first <= _SSIZE_MAX and (stop is None or first <= stop <= _SSIZE_MAX))
+
+
 def parse_records(buf, start, end, count, base_offset, base_timestamp, append_time, first=0, stop=None, at=None):
     """Decode ``count`` records from ``buf[start:end]``; see :func:`kdump.format.v2.parse_records_py`."""
-    if not (_fast_buffer(buf) and type(start) is int and type(end) is int and type(count) is int
-            and type(base_offset) is int and type(base_timestamp) is int and type(first) is int
-            and (stop is None or type(stop) is int) and (at is None or type(at) is int)) \
-            or not (0 <= start <= end <= len(buf)) or not (at is None or start <= at <= end) \
-            or not (0 <= first <= _SSIZE_MAX) or not (stop is None or first <= stop <= _SSIZE_MAX):
-        # inputs the fast path is not written for: the pure function decides, so results are identical
+    if not _fast_args(buf, start, end, count, base_offset, base_timestamp, first, stop, at):
         return parse_records_py(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at)
+    return _parse_view(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at, False)
+
+
+def summarize_records(buf, start, end, count, base_offset, base_timestamp, append_time, first=0, stop=None,
+                      at=None):
+    """The :class:`RecordSummary` of the records :func:`parse_records` would decode (the same checks, the
+    same error), without a Python object per record; see :func:`kdump.format.v2.summarize_records_py`."""
+    if not _fast_args(buf, start, end, count, base_offset, base_timestamp, first, stop, at):
+        return summarize_records_py(buf, start, end, count, base_offset, base_timestamp, append_time, first,
+                                    stop, at)
+    try:
+        return _parse_view(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at,
+                           True)
+    except _BeyondInt64:
+        return summarize_records_py(buf, start, end, count, base_offset, base_timestamp, append_time, first,
+                                    stop, at)
+
+
+cdef object _parse_view(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at,
+                        bint summarize):
     cdef Py_buffer view
     PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
     try:
         return _parse(buf, <const unsigned char *>view.buf, view.len, start, end, count, base_offset,
-                      base_timestamp, append_time, first, stop, start if at is None else at)
+                      base_timestamp, append_time, first, stop, start if at is None else at, summarize)
     finally:
         PyBuffer_Release(&view)
 
 
 cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssize_t start, Py_ssize_t end,
                    object count_obj, object base_offset, object base_timestamp, object append_time,
-                   Py_ssize_t first, object stop, Py_ssize_t at):
-    # Mirrors parse_records_py statement by statement; keep the two in step.
-    cols = RecordColumns(buf)
-    cdef list offsets = cols.offsets
-    cdef list timestamps = cols.timestamps
-    cdef list attributes = cols.attributes
-    cdef list key_pos = cols.key_pos
-    cdef list key_len = cols.key_len
-    cdef list value_pos = cols.value_pos
-    cdef list value_len = cols.value_len
-    cdef list headers = cols.headers
-    cdef list sizes = cols.sizes
+                   Py_ssize_t first, object stop, Py_ssize_t at, bint summarize):
+    # Mirrors parse_records_py statement by statement; keep the two in step. With ``summarize`` the same
+    # walk and checks fill a RecordSummary (RecordSummary.of of the columns) instead of the columns.
+    cols = RecordSummary() if summarize else RecordColumns(buf)
+    cdef list offsets = None if summarize else cols.offsets
+    cdef list timestamps = None if summarize else cols.timestamps
+    cdef list attributes = None if summarize else cols.attributes
+    cdef list key_pos = None if summarize else cols.key_pos
+    cdef list key_len = None if summarize else cols.key_len
+    cdef list value_pos = None if summarize else cols.value_pos
+    cdef list value_len = None if summarize else cols.value_len
+    cdef list headers = None if summarize else cols.headers
+    cdef list sizes = None if summarize else cols.sizes
+    # the summary, kept in C while the records are walked
+    cdef int64_t last_off = 0
+    cdef int64_t off, ts, first_off = 0, prev_off = 0, min_ts = 0, max_ts = 0
+    cdef Py_ssize_t decreasing_at = -1, min_ts_at = -1, attr_at = -1
+    cdef int64_t decreasing_off = 0, decreasing_prev = 0, gap_after = 0
+    cdef bint has_gap = False
+    cdef unsigned char first_attr = 0
     cdef tuple no_headers = ()
     cdef bint use_append_time = append_time is not None
 
@@ -260,7 +298,8 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                     if pos + hk > body_end:
                         raise FormatError("record-size-invalid",
                                           f"record {i}: header key runs past the end of the record")
-                    hkey = PyBytes_FromStringAndSize(<const char *>(p + pos), <Py_ssize_t>hk)
+                    if not summarize:
+                        hkey = PyBytes_FromStringAndSize(<const char *>(p + pos), <Py_ssize_t>hk)
                     pos += hk
                     st = _read_raw(p, &pos, body_end, 5, &raw)
                     if st != VI_OK:
@@ -270,18 +309,53 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                         if pos + hv > body_end:
                             raise FormatError("record-size-invalid",
                                               f"record {i}: header value runs past the end of the record")
-                        hval = PyBytes_FromStringAndSize(<const char *>(p + pos), <Py_ssize_t>hv)
+                        if not summarize:
+                            hval = PyBytes_FromStringAndSize(<const char *>(p + pos), <Py_ssize_t>hv)
                         pos += hv
                     else:
                         hval = None
-                    hl.append((hkey, hval))
-                hdrs = tuple(hl)
+                    if not summarize:
+                        hl.append((hkey, hval))
+                hdrs = no_headers if summarize else tuple(hl)
             if pos != body_end:
                 raise FormatError(
                     "record-size-invalid",
                     f"record {i}: expected to read {length} bytes in record payload, "
                     f"but instead read {pos - body_start}",
                 )
+            if summarize:
+                if not (off_small and _add_fits(c_base_off, off_delta)):
+                    raise _BeyondInt64()
+                off = c_base_off + off_delta
+                if use_append_time:
+                    if type(append_time) is not int or not -0x8000000000000000 <= append_time <= 0x7FFFFFFFFFFFFFFF:
+                        raise _BeyondInt64()
+                    ts = append_time
+                elif ts_small and _add_fits(c_base_ts, ts_delta):
+                    ts = c_base_ts + ts_delta
+                else:
+                    raise _BeyondInt64()
+                if i == first:
+                    first_off = prev_off = off
+                    min_ts = max_ts = ts
+                    min_ts_at = 0
+                else:
+                    if decreasing_at < 0:
+                        if off <= prev_off:
+                            decreasing_at, decreasing_off, decreasing_prev = i - first, off, prev_off
+                        else:
+                            if off != prev_off + 1 and not has_gap:
+                                has_gap, gap_after = True, prev_off
+                            prev_off = off
+                    if ts < min_ts:
+                        min_ts, min_ts_at = ts, i - first
+                    if ts > max_ts:
+                        max_ts = ts
+                if attr and attr_at < 0:
+                    attr_at, first_attr = i - first, attr
+                last_off = off
+                i += 1
+                continue
             if off_small and _add_fits(c_base_off, off_delta):
                 offsets.append(c_base_off + off_delta)
             else:
@@ -310,4 +384,13 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
     except FormatError as e:
         cols.error = e
     cols.count = i - first
+    if summarize and cols.count:
+        cols.first_offset, cols.last_offset = first_off, last_off
+        if decreasing_at >= 0:
+            cols.decreasing_at, cols.decreasing_offsets = decreasing_at, (decreasing_off, decreasing_prev)
+        if has_gap:
+            cols.gap_after = gap_after
+        cols.min_timestamp, cols.min_timestamp_at, cols.max_timestamp = min_ts, min_ts_at, max_ts
+        if attr_at >= 0:
+            cols.attributes_at, cols.attributes = attr_at, first_attr
     return cols

@@ -106,6 +106,75 @@ class RecordColumns:
         return f"RecordColumns(count={self.count}, error={self.error!r})"
 
 
+class RecordSummary:
+    """What a check needs of a chunk of a magic-2 batch's records, without the records: their count, the
+    decoding error and resume position as in :class:`RecordColumns`, and
+
+    * ``first_offset``/``last_offset``: of the first and last record (None without records);
+    * ``decreasing_at``: the index of the first record whose offset is not above the previous record's in
+      this chunk (-1: none), with that offset and the previous one in ``decreasing_offsets``;
+    * ``gap_after``: the offset of the record before the first gap in this chunk (None: no gap before
+      ``decreasing_at``);
+    * ``min_timestamp`` (and ``min_timestamp_at``, the first record holding it) and ``max_timestamp``;
+    * ``attributes_at``: the index of the first record with attributes set (-1: none), and ``attributes``.
+
+    Built by :func:`kdump.format.v2.summarize_records` (compiled when built: no Python object per record);
+    :meth:`of` computes the same from decoded columns.
+    """
+
+    __slots__ = ("count", "error", "resume_at", "first_offset", "last_offset", "decreasing_at",
+                 "decreasing_offsets", "gap_after", "min_timestamp", "min_timestamp_at", "max_timestamp",
+                 "attributes_at", "attributes")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.error: FormatError | None = None
+        self.resume_at: int | None = None
+        self.first_offset: int | None = None
+        self.last_offset: int | None = None
+        self.decreasing_at = -1
+        self.decreasing_offsets: tuple[int, int] | None = None  # (the record's offset, the previous one's)
+        self.gap_after: int | None = None
+        self.min_timestamp: int | None = None
+        self.min_timestamp_at = -1
+        self.max_timestamp: int | None = None
+        self.attributes_at = -1
+        self.attributes = 0
+
+    @classmethod
+    def of(cls, cols: RecordColumns) -> RecordSummary:
+        s = cls()
+        s.count, s.error, s.resume_at = cols.count, cols.error, cols.resume_at
+        if not cols.count:
+            return s
+        offsets, timestamps = cols.offsets, cols.timestamps
+        s.first_offset, s.last_offset = offsets[0], offsets[cols.count - 1]
+        prev = offsets[0]
+        for i in range(1, cols.count):
+            off = offsets[i]
+            if off <= prev:
+                s.decreasing_at, s.decreasing_offsets = i, (off, prev)
+                break
+            if off != prev + 1 and s.gap_after is None:
+                s.gap_after = prev
+            prev = off
+        s.min_timestamp, s.max_timestamp = min(timestamps), max(timestamps)
+        s.min_timestamp_at = timestamps.index(s.min_timestamp)
+        s.attributes_at = next((i for i, a in enumerate(cols.attributes) if a), -1)
+        if s.attributes_at >= 0:
+            s.attributes = cols.attributes[s.attributes_at]
+        return s
+
+    def __eq__(self, other) -> bool:
+        def error(s):
+            return None if s.error is None else (s.error.code, s.error.message)
+        return isinstance(other, RecordSummary) and error(self) == error(other) and all(
+            getattr(self, name) == getattr(other, name) for name in self.__slots__ if name != "error")
+
+    def __repr__(self) -> str:
+        return "RecordSummary(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__) + ")"
+
+
 class Record:
     """One record of any magic, with its absolute offset and effective timestamp.
 

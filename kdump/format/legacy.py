@@ -76,11 +76,12 @@ def _crc_ok(buf, start: int, end: int, crc: int) -> bool:
 class LegacyMessage:
     """A magic 0 or 1 message as stored: fields straight from its bytes (``body`` = after the size field)."""
 
-    __slots__ = ("offset", "body", "crc", "magic", "attributes", "timestamp", "key", "value", "spans")
+    __slots__ = ("offset", "body", "crc", "magic", "attributes", "timestamp", "key", "value", "spans", "_valid")
 
     def __init__(self, offset: int, body, *, where: str = "message"):
         self.offset = offset
         self.body = body
+        self._valid: bool | None = None  # is_valid(), once computed (a reader and a renderer both ask)
         (self.crc, self.magic, self.attributes, self.timestamp, kpos, klen, vpos, vlen) = \
             parse_message(body, 0, len(body), where)
         self.spans = (kpos, klen, vpos, vlen)  # key and value positions in ``body`` (-1 length: null)
@@ -104,7 +105,9 @@ class LegacyMessage:
 
     def is_valid(self) -> bool:
         """Kafka's ``LegacyRecord.isValid``: size ≥ 14 and the stored CRC-32 matches magic..end."""
-        return len(self.body) >= L.LEGACY_RECORD_OVERHEAD_V0 and self.crc == self.compute_crc()
+        if self._valid is None:
+            self._valid = len(self.body) >= L.LEGACY_RECORD_OVERHEAD_V0 and self.crc == self.compute_crc()
+        return self._valid
 
 
 def _timestamp_type(magic: int, attributes: int) -> TimestampType:
@@ -167,7 +170,14 @@ class LegacyBatch:
         limit); may raise FormatError for a wrapper that cannot be read."""
         if self.message.codec_id == _codec.NONE:
             return self.message.offset
-        return self.columns(DEFAULT_MAX_DECOMPRESSED_BYTES).offsets[0]  # columns() raises if there is none
+        if self._columns is not None:
+            return self._columns.offsets[0]
+        # the first chunk only (a wrapper of millions of inner messages is not decoded whole for its first
+        # offset); raises as columns() does if there is none. A wrapper of one chunk is kept, as columns() keeps it.
+        first = next(self.column_chunks(DEFAULT_MAX_DECOMPRESSED_BYTES))
+        if first.resume_at is None:
+            self._columns = first
+        return first.offsets[0]
 
     def records(self, limit: int) -> Iterator[Record]:
         """One :class:`~kdump.format.columns.Record` per record; raises the decoding error after yielding
@@ -244,7 +254,7 @@ class LegacyBatch:
             cols.offsets = inner_offsets
             cols.timestamps = [L.NO_TIMESTAMP] * cols.count
             return cols
-        cols.offsets = [base + o for o in inner_offsets]
+        cols.offsets = [base + o for o in inner_offsets] if base else inner_offsets
         if msg.attributes & L.LEGACY_TIMESTAMP_TYPE_MASK:
             cols.timestamps = [msg.timestamp] * cols.count  # LogAppendTime: the wrapper's time for every record
         return cols

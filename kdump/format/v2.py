@@ -17,7 +17,7 @@ from kdump import codec as _codec
 from kdump._crc import crc32c as _crc
 from kdump.errors import FormatError
 from kdump.format import layout as L
-from kdump.format.columns import RECORDS_PER_CHUNK, Record, RecordColumns, iter_records
+from kdump.format.columns import RECORDS_PER_CHUNK, Record, RecordColumns, RecordSummary, iter_records
 from kdump.format.types import TimestampType
 from kdump.format.varint import zigzag_decode
 
@@ -341,18 +341,29 @@ class RecordBatch:
         if self.records_count == 0:
             yield RecordColumns(b"")
             return
+        yield from self._chunks(parse_records, limit, chunk)
+
+    def summary_chunks(self, limit: int, chunk: int = RECORDS_PER_CHUNK) -> Iterator[RecordSummary]:
+        """What :meth:`column_chunks` gives, as a :class:`RecordSummary` a chunk: the same walk and checks,
+        without the records (what ``verify --deep`` needs)."""
+        if self.records_count == 0:
+            yield RecordSummary()
+            return
+        yield from self._chunks(summarize_records, limit, chunk)
+
+    def _chunks(self, parse, limit: int, chunk: int):
         buf, start, end = self.records_payload(limit)
         count, first, at = self.records_count, 0, start
         while True:
-            cols = parse_records(buf, start, end, count, self.base_offset, self.base_timestamp, self.append_time,
-                                 first, first + chunk, at)
-            if cols.error is not None:
-                cols.error.at(self.position)
-            yield cols
-            if cols.resume_at is None:
+            part = parse(buf, start, end, count, self.base_offset, self.base_timestamp, self.append_time,
+                         first, first + chunk, at)
+            if part.error is not None:
+                part.error.at(self.position)
+            yield part
+            if part.resume_at is None:
                 return
-            first += cols.count
-            at = cols.resume_at
+            first += part.count
+            at = part.resume_at
 
     def records(self, limit: int) -> Iterator[Record]:
         """One :class:`Record` per record; raises the decoding error after yielding the good ones."""
@@ -363,10 +374,20 @@ class RecordBatch:
                 f"last_offset={self.last_offset}, count={self.records_count}, codec={self.codec_id})")
 
 
-def _select():
+def summarize_records_py(buf, start: int, end: int, count: int, base_offset: int, base_timestamp: int,
+                         append_time: int | None, first: int = 0, stop: int | None = None,
+                         at: int | None = None) -> RecordSummary:
+    """:func:`parse_records_py`'s records, summarized (:meth:`RecordSummary.of`). The compiled twin gives the
+    same summary without decoding the records into columns."""
+    return RecordSummary.of(parse_records_py(buf, start, end, count, base_offset, base_timestamp, append_time,
+                                             first, stop, at))
+
+
+def _select(name, pure):
     # Chosen at import (the compiled twin when built, see kdump/_backend.py).
     from kdump import _backend
-    return _backend.pick("parse_records", parse_records_py)
+    return _backend.pick(name, pure)
 
 
-parse_records = _select()
+parse_records = _select("parse_records", parse_records_py)
+summarize_records = _select("summarize_records", summarize_records_py)

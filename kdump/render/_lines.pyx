@@ -2,107 +2,130 @@
 # cython: boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
 """Compiled twins of :func:`kdump.render.kafka_text.render_v2_lines_py` (DumpLogSegments record lines of a
 non-control magic-2 batch, default string decoders) and of ``render_legacy_lines_py`` (the same for magic
-0/1 messages). Same output, character for character; ``tests/test_speedups.py`` and
+0/1 messages). Both give the lines as UTF-8 bytes, each ended by a newline: the bytes kdump writes to a file
+or a pipe, built in one C buffer (numbers formatted in C, ASCII keys and values copied without being decoded
+and encoded again). Same bytes as the pure functions; ``tests/test_speedups.py`` and
 ``tests/test_legacy_speedups.py`` check that differentially."""
 
+from cpython.bytes cimport PyBytes_AS_STRING
 from libc.stdint cimport int64_t
 
-from ._sequence cimport record_sequence  # compile-time only (an inline function)
+from ._outbuf cimport Kept, Out, ascii_only, finish, put, put_bytes, put_int, release, reserve, start
+from ._sequence cimport record_sequence  # compile-time only (inline functions)
 
 from kdump.format.text import java_utf8
 
-# The pure twin, for buffers other than bytes and numbers beyond int64. kdump.render.kafka_text imports
-# this module (through kdump._backend), so it is handed over by kdump._backend.pick rather than imported here.
+# The pure twins, for buffers other than bytes and numbers beyond int64. kdump.render.kafka_text imports
+# this module (through kdump._backend), so they are handed over by kdump._backend.pick rather than imported.
 render_v2_lines_py = None
 render_legacy_lines_py = None
 
 
-cdef inline str _text(object buf, Py_ssize_t pos, Py_ssize_t n):
-    """Java's ``new String(bytes, UTF_8)``: strict UTF-8 first (the common case), Java's rules otherwise."""
+cdef inline int _put_text(Out *o, const unsigned char *p, object buf, Py_ssize_t pos, Py_ssize_t n) except -1:
+    """A key or value as Java's ``new String(bytes, UTF_8)`` prints it, in UTF-8: ASCII bytes as they are,
+    anything else decoded as Java does (invalid sequences become U+FFFD) and encoded again."""
+    if ascii_only(p + pos, n):
+        return put(o, <const char *> p + pos, n)
     try:
-        return buf[pos:pos + n].decode("utf-8")
+        text = buf[pos:pos + n].decode("utf-8")
     except UnicodeDecodeError:
-        return java_utf8(bytes(buf[pos:pos + n]))
+        text = java_utf8(bytes(buf[pos:pos + n]))
+    return put_bytes(o, text.encode("utf-8", "surrogateescape"))
 
 
-def render_v2_lines(cols, str ts_name, base_offset, base_seq, bint print_data, bint skip_metadata, list lines):
-    """Append one DumpLogSegments record line per record of a non-control magic-2 batch (default string
-    decoders, newest tool's text). Same output as the pure function, character for character."""
-    cdef Py_ssize_t first = len(lines)
-    if not isinstance(cols.buf, bytes):
-        render_v2_lines_py(cols, ts_name, base_offset, base_seq, print_data, skip_metadata, lines)
-        return
-    try:
-        _render(cols, ts_name, base_offset, base_seq, print_data, skip_metadata, lines)
-    except OverflowError:  # an offset or sequence beyond int64 (hostile input): the pure path copes
-        del lines[first:]
-        render_v2_lines_py(cols, ts_name, base_offset, base_seq, print_data, skip_metadata, lines)
+cdef int _put_data(Out *o, const unsigned char *p, object buf, bint skip_metadata, Py_ssize_t kp, Py_ssize_t kl,
+                   Py_ssize_t vp, Py_ssize_t vl) except -1:
+    """``--print-data-log``'s part of a line: `` key: K payload: V`` (``| `` first without metadata)."""
+    cdef const char *prefix = b"| " if skip_metadata else b" "
+    cdef Py_ssize_t plen = 2 if skip_metadata else 1
+    if kl >= 0:
+        put(o, prefix, plen)
+        put(o, b"key: ", 5)
+        _put_text(o, p, buf, kp, kl)
+        prefix, plen = b" ", 1
+    if vl >= 0:
+        put(o, prefix, plen)
+        put(o, b"payload: ", 9)
+        _put_text(o, p, buf, vp, vl)
+    return 0
 
 
-cdef _render(cols, str ts_name, base_offset, base_seq, bint print_data, bint skip_metadata, list lines):
+cdef Kept _kept  # the buffer kept from call to call (kdump/render/_outbuf.pxd)
+
+
+def render_v2_lines(cols, str ts_name, base_offset, base_seq, bint print_data, bint skip_metadata):
+    """The DumpLogSegments record lines of a non-control magic-2 batch (default string decoders, newest
+    tool's text) as UTF-8 bytes, a newline after each. Same bytes as the pure function."""
+    if isinstance(cols.buf, bytes):
+        try:
+            return _render(cols, ts_name, False, "", base_offset, base_seq, print_data, skip_metadata)
+        except OverflowError:  # an offset or sequence beyond int64 (hostile input): the pure path copes
+            pass
+    return render_v2_lines_py(cols, ts_name, base_offset, base_seq, print_data, skip_metadata)
+
+
+def render_legacy_lines(cols, str ts_name, str brace, bint print_data, bint skip_metadata):
+    """The DumpLogSegments record lines of magic 0/1 messages (default string decoders) as UTF-8 bytes, a
+    newline after each. Same bytes as the pure function."""
+    if isinstance(cols.buf, bytes):
+        try:
+            return _render(cols, ts_name, True, brace, 0, -1, print_data, skip_metadata)
+        except OverflowError:
+            pass
+    return render_legacy_lines_py(cols, ts_name, brace, print_data, skip_metadata)
+
+
+cdef bytes _render(cols, str ts_name, bint legacy, str brace, base_offset, base_seq, bint print_data,
+                   bint skip_metadata):
+    """Record lines: magic 2 (``sequence: ... headerKeys: [...]``) or magic 0/1 (``isValid: ... crc: ...``
+    and the Scala tool's ``brace``) after the fields they share."""
     cdef Py_ssize_t i, n = cols.count
     cdef Py_ssize_t kl, vl
     cdef int64_t off, bo = base_offset
-    cdef int64_t seq, bs = base_seq
+    cdef int64_t bs = base_seq
     cdef list offsets = cols.offsets, timestamps = cols.timestamps, key_pos = cols.key_pos
     cdef list key_len = cols.key_len, value_pos = cols.value_pos, value_len = cols.value_len
-    cdef list headers = cols.headers
-    cdef object buf = cols.buf
-    cdef str meta, prefix = "| " if skip_metadata else " "
+    cdef list headers = cols.headers, valid = cols.valid, crcs = cols.crcs
+    cdef bytes buf = cols.buf
+    cdef const unsigned char *p = <const unsigned char *> PyBytes_AS_STRING(buf)
+    cdef bytes ts = f" {ts_name}: ".encode("utf-8")
+    cdef bytes end = brace.encode("utf-8")
     cdef tuple hdrs
-    for i in range(n):
-        kl = key_len[i]
-        vl = value_len[i]
-        if skip_metadata:
-            meta = ""
-        else:
-            off = offsets[i]
-            seq = record_sequence(bs, off, bo)
-            hdrs = headers[i]
-            if hdrs:
-                meta = (f"| offset: {off} {ts_name}: {timestamps[i]} keySize: {kl} valueSize: {vl} "
-                        f"sequence: {seq} headerKeys: [{','.join([java_utf8(h[0]) for h in hdrs])}]")
-            else:
-                meta = (f"| offset: {off} {ts_name}: {timestamps[i]} keySize: {kl} valueSize: {vl} "
-                        f"sequence: {seq} headerKeys: []")
-        _append_line(lines, buf, meta, prefix, print_data, key_pos[i], kl, value_pos[i], vl)
-
-
-cdef inline _append_line(list lines, object buf, str meta, str prefix, bint print_data, Py_ssize_t kp,
-                         Py_ssize_t kl, Py_ssize_t vp, Py_ssize_t vl):
-    """A record's line: its metadata, then with ``print_data`` its key and payload as text."""
-    if not print_data:
-        lines.append(meta)
-    elif kl >= 0:
-        if vl >= 0:
-            lines.append(f"{meta}{prefix}key: {_text(buf, kp, kl)} payload: {_text(buf, vp, vl)}")
-        else:
-            lines.append(f"{meta}{prefix}key: {_text(buf, kp, kl)}")
-    elif vl >= 0:
-        lines.append(f"{meta}{prefix}payload: {_text(buf, vp, vl)}")
-    else:
-        lines.append(meta)
-
-
-def render_legacy_lines(cols, str ts_name, str brace, bint print_data, bint skip_metadata, list lines):
-    """Append one DumpLogSegments record line per magic 0/1 message (default string decoders). Same
-    output as the pure function, character for character."""
-    if not isinstance(cols.buf, bytes):
-        render_legacy_lines_py(cols, ts_name, brace, print_data, skip_metadata, lines)
-        return
-    cdef Py_ssize_t i, n = cols.count
-    cdef list offsets = cols.offsets, timestamps = cols.timestamps, key_pos = cols.key_pos
-    cdef list key_len = cols.key_len, value_pos = cols.value_pos, value_len = cols.value_len
-    cdef list valid = cols.valid, crcs = cols.crcs
-    cdef object buf = cols.buf
-    cdef str meta, prefix = "| " if skip_metadata else " "
-    cdef Py_ssize_t kl, vl
-    for i in range(n):
-        kl = key_len[i]
-        vl = value_len[i]
-        if skip_metadata:
-            meta = ""
-        else:
-            meta = (f"| offset: {offsets[i]} {ts_name}: {timestamps[i]} keySize: {kl} valueSize: {vl} "
-                    f"isValid: {'true' if valid[i] else 'false'} crc: {crcs[i]}{brace}")
-        _append_line(lines, buf, meta, prefix, print_data, key_pos[i], kl, value_pos[i], vl)
+    cdef Out *o = start(&_kept)
+    try:
+        reserve(o, n * (224 if print_data else 128))  # a first guess; put grows the buffer as needed
+        for i in range(n):
+            kl = key_len[i]
+            vl = value_len[i]
+            if not skip_metadata:
+                off = offsets[i]
+                put(o, b"| offset: ", 10)
+                put_int(o, off)
+                put_bytes(o, ts)
+                put_int(o, timestamps[i])
+                put(o, b" keySize: ", 10)
+                put_int(o, kl)
+                put(o, b" valueSize: ", 12)
+                put_int(o, vl)
+                if legacy:
+                    if valid[i]:
+                        put(o, b" isValid: true crc: ", 20)
+                    else:
+                        put(o, b" isValid: false crc: ", 21)
+                    put_int(o, crcs[i])
+                    put_bytes(o, end)
+                else:
+                    put(o, b" sequence: ", 11)
+                    put_int(o, record_sequence(bs, off, bo))
+                    put(o, b" headerKeys: [", 14)
+                    hdrs = headers[i]
+                    if hdrs:
+                        put_bytes(o, ",".join([java_utf8(h[0]) for h in hdrs]).encode("utf-8", "surrogateescape"))
+                    put(o, b"]", 1)
+            if print_data:
+                _put_data(o, p, buf, skip_metadata, key_pos[i], kl, value_pos[i], vl)
+            put(o, b"\n", 1)
+    except BaseException:
+        release(o, &_kept)
+        raise
+    return finish(o, &_kept)

@@ -13,7 +13,7 @@ import json
 from kdump.decode.records import decode_records
 from kdump.format import layout as L
 from kdump.render.escape import escape_json
-from kdump.render.kafka_text import _decoded, codec_label
+from kdump.render.kafka_text import _decoded, codec_label, utf8_buffer
 from kdump.render.times import time_formatter
 
 _TS_NAMES = {-1: "NO_TIMESTAMP_TYPE", 0: "CREATE_TIME", 1: "LOG_APPEND_TIME"}
@@ -130,6 +130,8 @@ class JsonLinesRenderer:
         self.deep = deep
         self.path: str | None = None
         self._records_written = False  # in a batch written in chunks
+        # JSON goes to the binary stream beneath ``out`` as the UTF-8 bytes it is (never on a terminal)
+        self._raw = None if terminal else utf8_buffer(out)
 
     def begin_file(self, display_path: str, header: str | None) -> None:
         self.path = display_path
@@ -154,59 +156,77 @@ class JsonLinesRenderer:
         self._write(error_object(path, "cannot-read", message))
 
     def batch(self, batch, records=None, decoded=None) -> None:
-        self.out.write(self._batch_text(batch, records, decoded) + "\n")
+        if records is None:
+            self._write(self._batch_object(batch, None))
+            return
+        self._emit(self._batch_head(batch, records), self._records_utf8(batch, records, decoded), b"]}\n")
 
-    def _batch_text(self, batch, records, decoded) -> str:
+    def _batch_object(self, batch, records) -> dict:
         obj = batch_object(batch, self.path)
         if self.when is not None:
             obj["maxTimestampIso"] = self.when(obj["maxTimestamp"])
-        if records is None:
-            return self._json(obj)
-        if obj["baseOffset"] is None and records.count:
+        if records is not None and obj["baseOffset"] is None and records.count:
             obj["baseOffset"] = records.offsets[0]  # a legacy entry's first record, once decoded
-        obj["records"] = []  # "records" is the last member: the batch's text up to "[", its records, "]}"
-        head = self._json(obj)
-        assert head.endswith("[]}")
-        return f"{head[:-2]}{self._records_text(batch, records, decoded)}]}}"
+        return obj
 
-    def _records_text(self, batch, records, decoded) -> str:
+    def _batch_head(self, batch, records) -> bytes:
+        """A batch's object up to the ``[`` of its records: "records" is its last member, so the records are
+        written after it and the object closed with ``]}``."""
+        obj = self._batch_object(batch, records)
+        obj["records"] = []
+        head = _json(obj)
+        assert head.endswith(b"[]}")
+        return head[:-2]
+
+    def _records_utf8(self, batch, records, decoded) -> bytes:
         """The records as the inside of a JSON list."""
         if (decoded is None and records.crcs is None and not batch.is_control and self.when is None
                 and self.header_decoder is None):
-            text = records_json(batch, records, self.print_data)  # the common case, with a compiled twin
-            return escape_json(text) if self.terminal else text
-        return self._json(record_objects(batch, records, self.print_data, decoded, self.when,
-                                         self.header_decoder))[1:-1]
+            return records_json(batch, records, self.print_data)  # the common case, with a compiled twin
+        return _json(record_objects(batch, records, self.print_data, decoded, self.when, self.header_decoder))[1:-1]
 
     def _write(self, obj: dict) -> None:
-        self.out.write(self._json(obj) + "\n")
+        self._emit(_json(obj), b"\n")
 
-    def _json(self, value) -> str:
-        text = json.dumps(value, ensure_ascii=False)
-        return escape_json(text) if self.terminal else text
+    def _emit(self, *parts: bytes) -> None:
+        """Write UTF-8 JSON text: to the binary stream beneath ``out`` as it is; where there is none, as text,
+        escaped on a terminal."""
+        if self._raw is not None:
+            self.out.flush()  # what was written as text goes first
+            for part in parts:
+                self._raw.write(part)
+            return
+        text = b"".join(parts).decode("utf-8", "surrogateescape")
+        self.out.write(escape_json(text) if self.terminal else text)
 
     # A batch whose records come in chunks is still one JSON object; "records" is its last member, so the
     # object is written up to the end of that list, the later chunks continue the list, then it is closed.
     def open_batch(self, batch, records, decoded=None) -> None:
-        text = self._batch_text(batch, records, decoded)
-        assert text.endswith("]}")
-        self.out.write(text[:-2])
+        self._emit(self._batch_head(batch, records), self._records_utf8(batch, records, decoded))
         self._records_written = records.count > 0
 
     def more_records(self, batch, records, decoded=None) -> None:
         if records.count:
-            text = self._records_text(batch, records, decoded)
-            self.out.write(", " + text if self._records_written else text)
+            data = self._records_utf8(batch, records, decoded)
+            if self._records_written:
+                self._emit(b", ", data)
+            else:
+                self._emit(data)
             self._records_written = True
 
     def close_batch(self, batch) -> None:
-        self.out.write("]}\n")
+        self._emit(b"]}\n")
 
 
-def records_json_py(batch, cols, print_data: bool) -> str:
+def _json(value) -> bytes:
+    """``json.dumps`` in UTF-8, as kdump's standard output encodes it."""
+    return json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogateescape")
+
+
+def records_json_py(batch, cols, print_data: bool) -> bytes:
     """The records of a non-control magic-2 batch as the inside of a JSON list (``json.dumps`` of
-    :func:`record_objects`). The compiled twin in kdump/render/_jsonl.pyx must write exactly the same."""
-    return json.dumps(record_objects(batch, cols, print_data), ensure_ascii=False)[1:-1]
+    :func:`record_objects`), in UTF-8. The compiled twin in kdump/render/_jsonl.pyx must give the same bytes."""
+    return _json(record_objects(batch, cols, print_data))[1:-1]
 
 
 def _select():

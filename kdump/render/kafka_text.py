@@ -6,6 +6,8 @@ The default is the newest (Java) tool's form. ``compat="scala"`` reproduces the 
 """
 from __future__ import annotations
 
+import codecs
+
 from kdump.decode.payload import DecoderError, java_utf8
 from kdump.decode.records import decode_records
 from kdump.format import layout as L
@@ -48,6 +50,17 @@ def batch_line(batch, when=str) -> str:
     )
 
 
+def utf8_buffer(out):
+    """The binary stream beneath a UTF-8 text stream (kdump's standard output, an opened file), or None
+    where only text can be written (a StringIO)."""
+    buffer = getattr(out, "buffer", None)
+    encoding = getattr(out, "encoding", None)
+    try:
+        return buffer if buffer is not None and encoding and codecs.lookup(encoding).name == "utf-8" else None
+    except LookupError:
+        return None
+
+
 def _decoded(decoder, data) -> str:
     try:
         return decoder.decode(data)
@@ -75,6 +88,9 @@ class KafkaTextRenderer:
         self.when = time_formatter(time_format)
         self.kafka_times = time_format == "epoch"
         self.header_decoder = header_decoder
+        # Record lines go to the binary stream beneath ``out`` as the UTF-8 bytes they are (never on a
+        # terminal, where every line is escaped as text)
+        self._raw = None if terminal else utf8_buffer(out)
 
     # --- file level ---------------------------------------------------------------------------
     def begin_file(self, display_path: str, header: str | None) -> None:
@@ -98,19 +114,41 @@ class KafkaTextRenderer:
         if records is None:
             self.out.write(self.safe(batch_line(batch, self.when)) + "\n")
             return
-        self._record_lines(batch, records, decoded, [batch_line(batch, self.when)])
+        self._record_lines(batch, records, decoded, batch_line(batch, self.when))
 
     # a batch whose records come in chunks: the first with the batch line, then the others
     open_batch = batch
 
     def more_records(self, batch, records, decoded=None) -> None:
-        self._record_lines(batch, records, decoded, [])
+        self._record_lines(batch, records, decoded, None)
 
     def close_batch(self, batch) -> None:
         pass
 
-    def _record_lines(self, batch, records, decoded, lines: list) -> None:
-        if batch.magic >= 2:  # Kafka prints different record lines for legacy messages
+    def _record_lines(self, batch, records, decoded, head: str | None) -> None:
+        """The record lines of a batch (after its batch line ``head``, if given)."""
+        fast = self._fast_lines(decoded) and not (batch.magic >= 2 and batch.is_control)
+        ts_name = batch.timestamp_type.display_name
+        brace = "}" if self.scala else ""
+        if fast and self._raw is not None:
+            # the common case, as the bytes written (compiled twins in kdump/render/_lines.pyx)
+            if batch.magic >= 2:
+                data = render_v2_lines(records, ts_name, batch.base_offset, batch.base_sequence, self.print_data,
+                                       self.skip_metadata)
+            else:
+                data = render_legacy_lines(records, ts_name, brace, self.print_data, self.skip_metadata)
+            self.out.flush()  # what was written as text goes first
+            if head is not None:
+                self._raw.write(head.encode("utf-8") + b"\n")
+            self._raw.write(data)
+            return
+        lines = [] if head is None else [head]
+        if fast and batch.magic >= 2:
+            lines += v2_line_texts(records, ts_name, batch.base_offset, batch.base_sequence, self.print_data,
+                                   self.skip_metadata)
+        elif fast:
+            lines += legacy_line_texts(records, ts_name, brace, self.print_data, self.skip_metadata)
+        elif batch.magic >= 2:  # Kafka prints different record lines for legacy messages
             self._v2_lines(batch, records, decoded, lines)
         else:
             self._legacy_lines(batch, records, decoded, lines)
@@ -147,11 +185,6 @@ class KafkaTextRenderer:
                 and self.kafka_times and self.header_decoder is None)
 
     def _v2_lines(self, batch, cols, decoded, lines: list) -> None:
-        if not batch.is_control and self._fast_lines(decoded):
-            # the common case, with a compiled twin (kdump/render/_lines.pyx)
-            render_v2_lines(cols, batch.timestamp_type.display_name, batch.base_offset, batch.base_sequence,
-                            self.print_data, self.skip_metadata, lines)
-            return
         ts_name = batch.timestamp_type.display_name
         is_control = batch.is_control
         if is_control and decoded is None:
@@ -189,9 +222,6 @@ class KafkaTextRenderer:
     def _legacy_lines(self, batch, cols, decoded, lines: list) -> None:
         ts_name = batch.timestamp_type.display_name
         brace = "}" if self.scala else ""
-        if self._fast_lines(decoded):
-            render_legacy_lines(cols, ts_name, brace, self.print_data, self.skip_metadata, lines)
-            return
         skip = self.skip_metadata
         prefix = "| " if skip else " "
         offsets, timestamps, key_len, value_len = cols.offsets, cols.timestamps, cols.key_len, cols.value_len
@@ -224,19 +254,20 @@ def _text(buf, pos: int, n: int) -> str:
         return java_utf8(bytes(b))
 
 
-def render_v2_lines_py(cols, ts_name: str, base_offset: int, base_seq: int, print_data: bool,
-                       skip_metadata: bool, lines: list) -> None:
-    """Record lines of a non-control magic-2 batch with the default (string) decoders, newest tool's text.
-    The compiled twin in kdump/render/_lines.pyx must print exactly the same."""
+def v2_line_texts(cols, ts_name: str, base_offset: int, base_seq: int, print_data: bool,
+                  skip_metadata: bool) -> list[str]:
+    """Record lines of a non-control magic-2 batch with the default (string) decoders, newest tool's text."""
+    lines: list[str] = []
     for i in range(cols.count):
         meta = "" if skip_metadata else _v2_meta(cols, i, ts_name, base_offset, base_seq)
         _append_line(lines, cols, i, meta, print_data, skip_metadata)
+    return lines
 
 
-def render_legacy_lines_py(cols, ts_name: str, brace: str, print_data: bool, skip_metadata: bool,
-                           lines: list) -> None:
+def legacy_line_texts(cols, ts_name: str, brace: str, print_data: bool, skip_metadata: bool) -> list[str]:
     """Record lines of magic 0/1 messages with the default (string) decoders (``brace``: the Scala tool's
-    stray ``}``). The compiled twin in kdump/render/_lines.pyx must print exactly the same."""
+    stray ``}``)."""
+    lines: list[str] = []
     offsets, timestamps, key_len, value_len = cols.offsets, cols.timestamps, cols.key_len, cols.value_len
     valid, crcs = cols.valid, cols.crcs
     for i in range(cols.count):
@@ -244,6 +275,27 @@ def render_legacy_lines_py(cols, ts_name: str, brace: str, print_data: bool, ski
             f"| offset: {offsets[i]} {ts_name}: {timestamps[i]} keySize: {key_len[i]} "
             f"valueSize: {value_len[i]} isValid: {_bool(valid[i])} crc: {crcs[i]}{brace}")
         _append_line(lines, cols, i, meta, print_data, skip_metadata)
+    return lines
+
+
+def _utf8_lines(lines: list[str]) -> bytes:
+    """Lines as written to a file or a pipe: UTF-8, a newline after each (kdump's standard output encodes
+    with ``surrogateescape``)."""
+    lines.append("")
+    return "\n".join(lines).encode("utf-8", "surrogateescape")
+
+
+def render_v2_lines_py(cols, ts_name: str, base_offset: int, base_seq: int, print_data: bool,
+                       skip_metadata: bool) -> bytes:
+    """:func:`v2_line_texts` as UTF-8 bytes, a newline after each line. The compiled twin in
+    kdump/render/_lines.pyx must give exactly the same bytes."""
+    return _utf8_lines(v2_line_texts(cols, ts_name, base_offset, base_seq, print_data, skip_metadata))
+
+
+def render_legacy_lines_py(cols, ts_name: str, brace: str, print_data: bool, skip_metadata: bool) -> bytes:
+    """:func:`legacy_line_texts` as UTF-8 bytes, a newline after each line. The compiled twin in
+    kdump/render/_lines.pyx must give exactly the same bytes."""
+    return _utf8_lines(legacy_line_texts(cols, ts_name, brace, print_data, skip_metadata))
 
 
 def _append_line(lines: list, cols, i: int, meta: str, print_data: bool, skip_metadata: bool) -> None:

@@ -23,7 +23,7 @@ from kdump.decoders.base import RecordError
 from kdump.decoders.coordinator import OFFSETS, UnknownRecordType, group_metadata_tree, read_record
 from kdump.format.schema import to_tree
 from kdump.format.types import ControlRecordType
-from kdump.replay.source import Record, Skipped, read_records, sources
+from kdump.replay.source import Record, SkipList, Skipped, read_records, sources
 
 TOPIC = "__consumer_offsets"
 OFFSET_COMMIT_TYPES = (0, 1)
@@ -79,7 +79,7 @@ class GroupsReplay:
     """The replay's result: ``groups`` by name, ``skipped`` records, ``ignored`` (record types not modelled),
     ``pending`` (transactional commits without their producer's marker yet), ``records`` read."""
     groups: dict[str, GroupState]
-    skipped: list[Skipped]
+    skipped: SkipList
     ignored: int
     pending: int
     records: int
@@ -87,7 +87,7 @@ class GroupsReplay:
     def to_json(self, names=None) -> dict:
         chosen = [g for n, g in sorted(self.groups.items()) if not names or n in names]
         return {"groups": [g.to_json() for g in chosen], "records": self.records, "ignoredRecords": self.ignored,
-                "pendingTransactionalRecords": self.pending, "skipped": [s.to_json() for s in self.skipped]}
+                "pendingTransactionalRecords": self.pending, **self.skipped.to_json()}
 
 
 class _Log:
@@ -96,7 +96,7 @@ class _Log:
     def __init__(self):
         self.latest: dict[tuple, Entry] = {}
         self.pending: dict[int, list[tuple[tuple, Entry]]] = {}
-        self.skipped: list[Skipped] = []
+        self.skipped = SkipList()
         self.ignored = 0
         self.records = 0
 

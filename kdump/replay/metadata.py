@@ -34,7 +34,7 @@ from kdump.decoders.base import RecordError
 from kdump.decoders.metadata import METADATA, read_metadata_record
 from kdump.format.schema import uuid_text
 from kdump.logdir import kraft_snapshot_id
-from kdump.replay.source import Record, Skipped, read_records, sources
+from kdump.replay.source import Record, SkipList, Skipped, read_records, sources
 
 TOPIC = "__cluster_metadata"
 NO_LEADER = -1
@@ -110,19 +110,19 @@ class MetadataReplay:
     snapshot_end_offset: int | None
     log_records: int
     snapshot_records: int
-    skipped: list[Skipped]
+    skipped: SkipList
     notes: list[str]
 
     def to_json(self) -> dict:
         return {"validAtOffset": self.offset, "snapshot": self.snapshot, "snapshotEndOffset": self.snapshot_end_offset,
                 "snapshotRecords": self.snapshot_records, "logRecords": self.log_records, **self.image.to_json(),
-                "notes": self.notes, "skipped": [s.to_json() for s in self.skipped]}
+                "notes": self.notes, **self.skipped.to_json()}
 
 
 class _Replayer:
     def __init__(self):
         self.image = ClusterImage()
-        self.skipped: list[Skipped] = []
+        self.skipped = SkipList()
         self.notes: list[str] = []
         self.txn: tuple[int, ClusterImage] | None = None  # (offset of BeginTransactionRecord, image before it)
         self.offset: int | None = None

@@ -70,7 +70,11 @@ def _plain_table(t: Table) -> str:
 
 
 def skipped_lines(skipped) -> list[str]:
-    return [f"kdump: {printable(s.text())}" for s in skipped]
+    lines = [f"kdump: {printable(s.text())}" for s in skipped]
+    more = getattr(skipped, "not_listed", 0)
+    if more:
+        lines.append(f"kdump: ... {more} more skipped record(s) or stretch(es) not listed")
+    return lines
 
 
 # --- groups ----------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from kdump.errors import FormatError
+from kdump.format.columns import RECORDS_PER_CHUNK
 from kdump.logdir import FileKind, LogDir, Partition, directory_state, named_kind, topic_partition
 from kdump.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
 
@@ -36,6 +37,56 @@ class Skipped:
     def text(self) -> str:
         where = f"offset {self.offset}" if self.offset is not None else "file"
         return f"{self.file}: {where}: {self.reason}"
+
+
+SKIPPED_LISTED = 1000  # skipped records and stretches listed per replay; the rest are counted
+
+
+class SkipList:
+    """What a replay left out: the first ``listed`` kept (:class:`Skipped`), every one counted, so that a log of
+    millions of undecodable records does not take an object each. Iterating gives the kept ones; ``len`` counts
+    all."""
+
+    def __init__(self, listed: int = SKIPPED_LISTED):
+        self.items: list[Skipped] = []
+        self.total = 0
+        self.listed = listed
+
+    def append(self, skipped: Skipped) -> None:
+        self.total += 1
+        if len(self.items) < self.listed:
+            self.items.append(skipped)
+
+    def __iter__(self) -> Iterator[Skipped]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __getitem__(self, i: int) -> Skipped:
+        return self.items[i]
+
+    def __eq__(self, other) -> bool:
+        """Equal to a list holding exactly what was skipped (nothing left unlisted)."""
+        if isinstance(other, SkipList):
+            return self.items == other.items and self.total == other.total
+        if isinstance(other, list):
+            return self.not_listed == 0 and self.items == other
+        return NotImplemented
+
+    # mutable: no hash
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def not_listed(self) -> int:
+        return self.total - len(self.items)
+
+    def to_json(self) -> dict:
+        """The JSON fields: ``skipped`` (the kept ones), and ``skippedNotListed`` when some were only counted."""
+        out: dict = {"skipped": [s.to_json() for s in self.items]}
+        if self.not_listed:
+            out["skippedNotListed"] = self.not_listed
+        return out
 
 
 @dataclass(frozen=True)
@@ -114,7 +165,7 @@ def _source(part: Partition) -> Source:
     return Source(part.directory, [s.log for s in part.segments], list(part.kraft_snapshots))
 
 
-def read_records(path: str, skipped: list[Skipped], *,
+def read_records(path: str, skipped: SkipList, *,
                  limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Iterator[Record]:
     """Every record of one segment or snapshot file; batches and records that cannot be read are added to
     ``skipped`` (a batch failing its CRC is left out whole: Kafka would have truncated the log there)."""
@@ -129,18 +180,24 @@ def read_records(path: str, skipped: list[Skipped], *,
                 skipped.append(Skipped(path, batch.base_offset, f"{span} fails its CRC check; its records are "
                                                                 "left out"))
                 continue
+            chunks = batch.column_chunks(limit, RECORDS_PER_CHUNK)  # bounded memory, whatever the count declared
             try:
-                cols = batch.columns(limit)
+                cols = next(chunks)
             except FormatError as e:
                 skipped.append(Skipped(path, batch.base_offset, f"{span}: {e.message}; its records are left out"))
                 continue
             producer_id, transactional, control = batch.producer_id, batch.is_transactional, batch.is_control
-            for i in range(cols.count):
-                if cols.valid is not None and not cols.valid[i]:
-                    skipped.append(Skipped(path, cols.offsets[i], "message fails its CRC check"))
-                    continue
-                yield Record(path, cols.offsets[i], cols.timestamps[i], cols.key(i), cols.value(i),
-                             producer_id, transactional, control)
+            while True:
+                for i in range(cols.count):
+                    if cols.valid is not None and not cols.valid[i]:
+                        skipped.append(Skipped(path, cols.offsets[i], "message fails its CRC check"))
+                        continue
+                    yield Record(path, cols.offsets[i], cols.timestamps[i], cols.key(i), cols.value(i),
+                                 producer_id, transactional, control)
+                following = next(chunks, None)
+                if following is None:
+                    break
+                cols = following
             if cols.error is not None:
                 skipped.append(Skipped(path, batch.base_offset, f"{span}: {cols.error.message}; the records "
                                                                 "after it are left out"))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from kdump.decoders.base import RecordError
 from kdump.decoders.coordinator import TRANSACTION_STATES, TRANSACTIONS, UnknownRecordType, read_record
-from kdump.replay.source import Record, Skipped, read_records, sources
+from kdump.replay.source import Record, SkipList, Skipped, read_records, sources
 
 TOPIC = "__transaction_state"
 
@@ -50,18 +50,18 @@ class TransactionalIdState:
 @dataclass
 class TransactionsReplay:
     transactions: dict[str, TransactionalIdState]
-    skipped: list[Skipped]
+    skipped: SkipList
     records: int
 
     def to_json(self) -> dict:
         return {"transactions": [t.to_json() for _, t in sorted(self.transactions.items())],
-                "records": self.records, "skipped": [s.to_json() for s in self.skipped]}
+                "records": self.records, **self.skipped.to_json()}
 
 
 def replay_transactions(paths) -> TransactionsReplay:
     """Replay the ``__transaction_state`` partitions ``paths`` name (see :func:`kdump.replay.source.sources`)."""
     state: dict[str, TransactionalIdState] = {}
-    skipped: list[Skipped] = []
+    skipped = SkipList()
     count = 0
     for src in sources(paths, TOPIC):
         for path in src.logs:
@@ -73,7 +73,7 @@ def replay_transactions(paths) -> TransactionsReplay:
     return TransactionsReplay(state, skipped, count)
 
 
-def _apply(state: dict, rec: Record, skipped: list) -> None:
+def _apply(state: dict, rec: Record, skipped: SkipList) -> None:
     try:
         if rec.key is None:
             raise RecordError("the record has no key")

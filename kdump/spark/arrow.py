@@ -9,8 +9,11 @@ Per-record columns (offset, timestamp, key, value, headers) come from a column b
 :class:`PyColumnBuilder` (and the compiled one for anything it does not take) gets the records from
 kdump's own decoder. Columns that are constant within a Kafka batch (topic, partition, magic, codec, ...)
 are kept as runs and expanded once per Arrow batch. An Arrow batch is cut at ``max_rows`` rows or when
-its keys, values and headers reach ``max_bytes`` (binary offsets are 32-bit), always between Kafka
-batches. Small segments read by one task share Arrow batches.
+its keys, values and headers reach ``max_bytes`` (binary offsets are 32-bit), between Kafka batches; a
+Kafka batch's records are added 16,384 at a time (``RECORDS_PER_CHUNK``), so one declaring more (a
+hostile batch of millions of empty records) is cut between those chunks: an Arrow batch holds at most
+``max_rows`` + 16,384 rows, and memory is bounded by the decompressed batch and that, not by the count a
+batch declares. Small segments read by one task share Arrow batches.
 
 Damage: in ``failfast`` mode the first damaged batch raises :class:`DamagedData`; otherwise damaged
 regions are skipped, each reported once through ``on_damage(location, FormatError)`` (the readable records
@@ -27,6 +30,8 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from kdump.format.columns import RECORDS_PER_CHUNK
+from kdump.format.v2 import parse_records
 from kdump.spark import _source
 from kdump.spark._source import DamagedRegion
 from kdump.spark.schema import ALL_COLUMNS, KAFKA_COLUMNS, RECORD_COLUMNS, arrow_schema
@@ -188,45 +193,85 @@ class ArrowAssembler:
         self.runs: list[tuple[tuple, int]] = []  # (constant values, records)
         self.records = 0  # total records added (all Arrow batches)
 
-    def add_batch(self, batch, sl: SegmentSlice, on_damage) -> None:
-        """Add one Kafka batch's records (skipping it, with a report, if they cannot be read)."""
-        opts = self.options
-        b = self.builder
-        before = b.rows
-        first_offset = None
-        error = None
-        lost_from = None  # the offset of the first record not read (None: the batch's first)
+    def add_batch(self, batch, sl: SegmentSlice, on_damage) -> Iterator[pa.RecordBatch]:
+        """Add one Kafka batch's records, a chunk of at most ``RECORDS_PER_CHUNK`` at a time (skipping the rest,
+        with a report, if they cannot be read); yields an Arrow batch whenever the builder is full after a chunk,
+        so that a Kafka batch declaring millions of records is cut into Arrow batches of bounded rows."""
+        pending = 0  # records of this batch added since its last run was recorded
+        fields = None  # the batch-constant values (from the first chunk)
+        first_offset = last_offset = error = None
         try:
-            n = -1
-            if batch.magic >= 2 and batch.records_count and not isinstance(b, PyColumnBuilder):
-                buf, start, end = batch.records_payload(opts.max_batch_bytes)
-                n = b.add_v2(buf, start, end, batch.records_count, batch.base_offset, batch.base_timestamp,
-                             batch.append_time)
-            if n < 0:
-                cols = batch.columns(opts.max_batch_bytes)
-                add_columns(b, cols, b.want_headers)
-                error = cols.error
-                if cols.count:
-                    first_offset = cols.offsets[0]
-                    lost_from = cols.offsets[-1] + 1
+            for k, (added, first, last, error) in enumerate(self._chunks(batch)):
+                if k == 0:
+                    first_offset = first
+                if last is not None:
+                    last_offset = last
+                pending += added
+                self.records += added
+                if self.full and error is None:
+                    fields = self._run(batch, sl, fields, first_offset, pending)
+                    pending = 0
+                    yield self._flush()
         except _source.FormatError as e:
             error = e.at(batch.position)
-        added = b.rows - before
         if error is not None:
-            on_damage(sl, DamagedRegion.of_batch(batch, error, lost_from))
-        if added and self.constant_names:
-            fields = _source.batch_fields(batch, first_offset, "crcValid" in self.constant_names)
-            self.runs.append((tuple(_constant(c, fields, sl) for c in self.constant_names), added))
-        self.records += added
+            on_damage(sl, DamagedRegion.of_batch(batch, error, None if last_offset is None else last_offset + 1))
+        if pending:
+            self._run(batch, sl, fields, first_offset, pending)
+
+    def _chunks(self, batch) -> Iterator[tuple]:
+        """(records added, first offset, last offset, error) per chunk of ``batch``'s records (offsets None where
+        the compiled builder took them): a magic-2 batch through the compiled builder chunk by chunk, every other
+        batch, and a chunk that builder does not take, through kdump's record decoder."""
+        b = self.builder
+        limit = self.options.max_batch_bytes
+        if not (batch.magic >= 2 and batch.records_count and not isinstance(b, PyColumnBuilder)):
+            for cols in batch.column_chunks(limit, RECORDS_PER_CHUNK):
+                add_columns(b, cols, b.want_headers)
+                yield (cols.count, cols.offsets[0] if cols.count else None, cols.offsets[-1] if cols.count else None,
+                       cols.error)
+            return
+        buf, start, end = batch.records_payload(limit)
+        count, base, base_ts, append = batch.records_count, batch.base_offset, batch.base_timestamp, batch.append_time
+        i, at = 0, start
+        while i < count and at is not None:
+            stop = min(i + RECORDS_PER_CHUNK, count)
+            n = b.add_v2(buf, start, end, count, base, base_ts, append, i, stop, at)
+            if n >= 0:
+                at = b.resume_at if b.resume_at >= 0 else None
+                i = stop
+                yield n, None, b.last_offset if n else None, None
+                continue
+            # not plainly well formed: kdump's decoder for this chunk (the same records, and the error if any)
+            cols = parse_records(buf, start, end, count, base, base_ts, append, i, stop, at)
+            if cols.error is not None:
+                cols.error.at(batch.position)
+            add_columns(b, cols, b.want_headers)
+            at = cols.resume_at
+            i += cols.count
+            yield (cols.count, cols.offsets[0] if cols.count else None, cols.offsets[-1] if cols.count else None,
+                   cols.error)
+            if cols.error is not None:
+                return
+
+    def _run(self, batch, sl: SegmentSlice, fields, first_offset, records: int):
+        """Record that the builder's last ``records`` rows are ``batch``'s (its constant columns); returns the
+        constant values, computed once per batch."""
+        if self.constant_names:
+            if fields is None:
+                values = _source.batch_fields(batch, first_offset, "crcValid" in self.constant_names)
+                fields = tuple(_constant(c, values, sl) for c in self.constant_names)
+            self.runs.append((fields, records))
+        return fields
 
     @property
     def full(self) -> bool:
         return self.builder.rows >= self.options.max_rows or self.builder.nbytes >= self.options.max_bytes
 
     def flush(self) -> pa.RecordBatch | None:
-        n = self.builder.rows
-        if n == 0:
-            return None
+        return self._flush() if self.builder.rows else None
+
+    def _flush(self) -> pa.RecordBatch:
         arrays = self.builder.finish()
         if self.constant_names:
             arrays.update(_expand_runs(self.runs, self.constant_names, self.schema))
@@ -271,7 +316,7 @@ def read_slices(slices: Iterable[SegmentSlice], options: ReadOptions,
 
     for sl in slices:
         for batch in slice_batches(sl, options, damaged):
-            asm.add_batch(batch, sl, damaged)
+            yield from asm.add_batch(batch, sl, damaged)
             if asm.full:
                 yield asm.flush()
     rb = asm.flush()

@@ -1,10 +1,9 @@
 """``--deep`` checks: decompress every batch and check every record against its batch header.
 
-Magic 2 checks run on :class:`~kdump.format.v2.RecordColumns` (lists of offsets and timestamps filled by the
-compiled record decoder), with list-level operations (``max``, a comparison with a ``range``) instead of
-a Python loop per record, which is what keeps ``--deep`` above 1.5 million records per second. The
-per-record loops that remain run only where the fast test fails (a compacted batch, damage) and for
-control batches, which hold one or a handful of records.
+Magic 2 checks run on :class:`~kdump.format.columns.RecordSummary` (a chunk of records walked and checked
+by the compiled record decoder, which keeps the offsets' order, the first gap, the timestamps' range and
+the first record with attributes, without a Python object per record): no per-record Python work at all.
+Control batches, which hold one or a handful of records, have their keys and values decoded.
 
 The rules, with where they come from:
 
@@ -53,39 +52,36 @@ def check_v2(v, batch) -> int:
                    **where)
         return 0
     limit = v.options.max_batch_bytes
-    chunks = batch.column_chunks(limit, _columns.RECORDS_PER_CHUNK)  # bounded memory, whatever the count declared
+    # summaries of bounded chunks: memory bounded whatever the count declared, no object per record
+    chunks = batch.summary_chunks(limit, _columns.RECORDS_PER_CHUNK)
     try:
-        cols = next(chunks)
+        part = next(chunks)
     except FormatError as e:
         code = finding_code(e.code)
         v._add(code, e.message + (" (raise --max-batch-bytes to check it)" if code == "batch-too-large" else ""),
                **where)
         return 0
-    first_chunk = cols
     offsets = _OffsetCheck(base)
     append_time = bool(batch.attributes & L.V2_TIMESTAMP_TYPE_MASK)
     top = low = low_at = None
     nonzero_attributes = None  # (record index, attributes) of the first record with attributes set
     n = 0
     error = None
-    while cols is not None:
-        k = cols.count
-        if cols.error is not None:
-            error = cols.error
+    while part is not None:
+        k = part.count
+        if part.error is not None:
+            error = part.error
             v._add(finding_code(error.code), f"record {n + k} of {count}: {error.message}", **where)
         if k:
-            offsets.feed(v, cols.offsets, n, where)
+            offsets.feed(v, part, n, where)
             if not append_time:
-                ts = cols.timestamps
-                chunk_low = min(ts)
-                top = max(ts) if top is None else max(top, max(ts))
-                if low is None or chunk_low < low:
-                    low, low_at = chunk_low, n + ts.index(chunk_low)
-            if nonzero_attributes is None and any(cols.attributes):
-                i = next(i for i, a in enumerate(cols.attributes) if a)
-                nonzero_attributes = (n + i, cols.attributes[i])
+                top = part.max_timestamp if top is None else max(top, part.max_timestamp)
+                if low is None or part.min_timestamp < low:
+                    low, low_at = part.min_timestamp, n + part.min_timestamp_at
+            if nonzero_attributes is None and part.attributes_at >= 0:
+                nonzero_attributes = (n + part.attributes_at, part.attributes)
         n += k
-        cols = next(chunks, None)
+        part = next(chunks, None)
     if n == 0:
         return 0
     offsets.finish(v, base + lod, where)
@@ -98,15 +94,15 @@ def check_v2(v, batch) -> int:
     if nonzero_attributes is not None:
         i, a = nonzero_attributes
         v._add("record-attributes-nonzero", f"record {i} has attributes {a} (Kafka writes 0)", **where)
-    if batch.is_control:
-        _check_control(v, batch, first_chunk, where, n)
+    if batch.is_control:  # a handful of records: their keys and values are read
+        _check_control(v, batch, next(batch.column_chunks(limit, _columns.RECORDS_PER_CHUNK)), where, n)
     return n
 
 
 class _OffsetCheck:
-    """The offset deltas of a batch's records, chunk by chunk: strictly increasing from the base, the last
-    at most ``lastOffsetDelta``; gaps (left by compaction: allowed) are counted and located at the first.
-    The fast test (consecutive offsets, as every non-compacted batch has) is one list comparison a chunk."""
+    """The offset deltas of a batch's records, chunk by chunk (a :class:`RecordSummary` each): strictly
+    increasing from the base, the last at most ``lastOffsetDelta``; gaps (left by compaction: allowed) are
+    counted and located at the first."""
 
     def __init__(self, base: int):
         self.base = base
@@ -115,26 +111,26 @@ class _OffsetCheck:
         self.bad = False
         self.gap_after: int | None = None  # the offset before the first gap
 
-    def feed(self, v, offsets, first_index: int, where: dict) -> None:
+    def feed(self, v, part, first_index: int, where: dict) -> None:
         if self.bad:
             return
-        k = len(offsets)
         p = self.prev
-        if offsets[0] == p + 1 and offsets[-1] == p + k and offsets == list(range(p + 1, p + k + 1)):
-            self.prev, self.n = p + k, self.n + k
+        if part.first_offset <= p:
+            self._not_increasing(v, first_index, part.first_offset, p, where)
             return
+        if part.decreasing_at >= 0:
+            off, before = part.decreasing_offsets
+            self._not_increasing(v, first_index + part.decreasing_at, off, before, where)
+            return
+        if self.gap_after is None:
+            self.gap_after = p if part.first_offset != p + 1 else part.gap_after
+        self.prev, self.n = part.last_offset, self.n + part.count
+
+    def _not_increasing(self, v, j: int, off: int, prev: int, where: dict) -> None:
         base = self.base
-        for i, off in enumerate(offsets):
-            if off <= p:
-                j = first_index + i
-                what = "is negative" if j == 0 else f"does not follow record {j - 1}'s delta {p - base}"
-                v._add("record-offset-invalid", f"record {j}: offset delta {off - base} {what}", **where)
-                self.bad = True
-                return
-            if off != p + 1 and self.gap_after is None:
-                self.gap_after = p
-            p = off
-        self.prev, self.n = p, self.n + k
+        what = "is negative" if j == 0 else f"does not follow record {j - 1}'s delta {prev - base}"
+        v._add("record-offset-invalid", f"record {j}: offset delta {off - base} {what}", **where)
+        self.bad = True
 
     def finish(self, v, last: int, where: dict) -> None:
         if self.bad:
