@@ -22,13 +22,12 @@ from libc.string cimport memcpy
 
 from kdump.format._records import fast_buffer
 
+from ._zcrc cimport zlib_crc32  # compile-time only (an inline function)
+
 # The pure twins (handed over by kdump._backend.pick: the pure modules import this one).
 canonical_records_py = None
 encode_messages_py = None
 encode_run_records_py = None
-
-cdef extern from "zlib.h":
-    unsigned long crc32(unsigned long crc, const unsigned char *buf, unsigned int length) nogil
 
 cdef enum:
     CANON_HEAD = 29            # offset 8, timestamp 8, type 1, key length 4, value length 4, headers 4
@@ -50,15 +49,6 @@ cdef inline void _put32(unsigned char *p, int64_t v) noexcept nogil:
     p[0] = u >> 24; p[1] = u >> 16; p[2] = u >> 8; p[3] = u
 
 
-cdef inline unsigned long _crc(const unsigned char *p, Py_ssize_t n) noexcept nogil:
-    cdef unsigned long c = crc32(0, NULL, 0)
-    while n > 0x40000000:  # zlib takes an unsigned int length
-        c = crc32(c, p, 0x40000000)
-        p += 0x40000000
-        n -= 0x40000000
-    return crc32(c, p, <unsigned int>n)
-
-
 cdef bint _spans_fit(list pos, list length, Py_ssize_t n, Py_ssize_t buf_len, int64_t *total):
     """Every (position, length) span lies inside the buffer (-1: null); adds the lengths to ``total``."""
     cdef Py_ssize_t i
@@ -76,6 +66,15 @@ cdef bint _spans_fit(list pos, list length, Py_ssize_t n, Py_ssize_t buf_len, in
     return True
 
 
+cdef int64_t _payload_bytes(object cols, Py_ssize_t n, Py_ssize_t src_len):
+    """The bytes of the keys and values of the first ``n`` records; -1 when one lies outside the buffer."""
+    cdef int64_t total = 0
+    if not _spans_fit(cols.key_pos, cols.key_len, n, src_len, &total) or not _spans_fit(
+            cols.value_pos, cols.value_len, n, src_len, &total):
+        return -1
+    return total
+
+
 def canonical_records(cols, timestamp_type, timestamp=None, headers=True):
     """See :func:`kdump.format.canonical.canonical_records_py`."""
     buf = cols.buf
@@ -88,13 +87,30 @@ def canonical_records(cols, timestamp_type, timestamp=None, headers=True):
         for i in range(n):
             if record_headers[i]:
                 return canonical_records_py(cols, timestamp_type, timestamp, headers)
+    out = _on_buffer(CANONICAL, cols, (timestamp_type, timestamp))
+    return canonical_records_py(cols, timestamp_type, timestamp, headers) if out is None else out
+
+
+cdef enum:  # the fast walks _on_buffer runs
+    CANONICAL = 0
+    MESSAGES = 1
+    RUN_RECORDS = 2
+
+
+cdef object _on_buffer(int walk, object cols, tuple a):
+    """The fast ``walk`` over ``cols.buf`` held as one C array, with the arguments ``a``; None: the pure twin
+    is to answer."""
     cdef Py_buffer view
-    PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
+    PyObject_GetBuffer(cols.buf, &view, PyBUF_SIMPLE)
+    cdef const unsigned char *src = <const unsigned char *>view.buf
     try:
-        out = _canonical(cols, <const unsigned char *>view.buf, view.len, n, timestamp_type, timestamp)
+        if walk == CANONICAL:
+            return _canonical(cols, src, view.len, cols.count, a[0], a[1])
+        if walk == MESSAGES:
+            return _messages(cols, src, view.len, a[0], a[1], a[2])
+        return _run_records(cols, src, view.len, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7])
     finally:
         PyBuffer_Release(&view)
-    return canonical_records_py(cols, timestamp_type, timestamp, headers) if out is None else out
 
 
 cdef object _canonical(object cols, const unsigned char *src, Py_ssize_t src_len, Py_ssize_t n,
@@ -103,10 +119,10 @@ cdef object _canonical(object cols, const unsigned char *src, Py_ssize_t src_len
     cdef list key_pos = cols.key_pos, key_len = cols.key_len, value_pos = cols.value_pos
     cdef list value_len = cols.value_len
     cdef list magics = cols.magics if timestamp_type is None else None
-    cdef int64_t total = n * CANON_HEAD
-    if not _spans_fit(key_pos, key_len, n, src_len, &total) or not _spans_fit(value_pos, value_len, n, src_len,
-                                                                                &total):
+    cdef int64_t total = _payload_bytes(cols, n, src_len)
+    if total < 0:
         return None
+    total += n * CANON_HEAD
     cdef bint own_type = timestamp_type is None
     cdef int fixed_type = 0 if own_type else timestamp_type
     cdef bint own_time = timestamp is None
@@ -149,12 +165,7 @@ def encode_messages(cols, magic, timestamp_type, timestamp=None):
     buf = cols.buf
     if not fast_buffer(buf) or magic not in (0, 1):
         return encode_messages_py(cols, magic, timestamp_type, timestamp)
-    cdef Py_buffer view
-    PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
-    try:
-        out = _messages(cols, <const unsigned char *>view.buf, view.len, magic, timestamp_type, timestamp)
-    finally:
-        PyBuffer_Release(&view)
+    out = _on_buffer(MESSAGES, cols, (magic, timestamp_type, timestamp))
     return encode_messages_py(cols, magic, timestamp_type, timestamp) if out is None else out
 
 
@@ -166,10 +177,10 @@ cdef object _messages(object cols, const unsigned char *src, Py_ssize_t src_len,
     cdef list value_len = cols.value_len
     # entry: prefix 12, crc 4, magic 1, attributes 1, [timestamp 8], key length 4, value length 4
     cdef int64_t head = LOG_OVERHEAD + 14 + (8 if magic == 1 else 0)
-    cdef int64_t total = n * head
-    if not _spans_fit(key_pos, key_len, n, src_len, &total) or not _spans_fit(value_pos, value_len, n, src_len,
-                                                                                &total):
+    cdef int64_t total = _payload_bytes(cols, n, src_len)
+    if total < 0:
         return None
+    total += n * head
     cdef bint own_time = timestamp is None
     cdef int64_t fixed_time = 0 if own_time else timestamp
     cdef int64_t ts
@@ -209,7 +220,7 @@ cdef object _messages(object cols, const unsigned char *src, Py_ssize_t src_len,
             memcpy(q, src + <Py_ssize_t>value_pos[i], vl)
             q += vl
         _put32(start + 8, q - start - LOG_OVERHEAD)
-        _put32(start + LOG_OVERHEAD, _crc(start + LOG_OVERHEAD + 4, q - start - LOG_OVERHEAD - 4))
+        _put32(start + LOG_OVERHEAD, zlib_crc32(start + LOG_OVERHEAD + 4, q - start - LOG_OVERHEAD - 4))
         p = q
     return out
 
@@ -240,13 +251,8 @@ def encode_run_records(cols, start, base_offset, base_timestamp, last_offset, ro
             or magic not in (0, 1, None) or cols.magics is None):
         return encode_run_records_py(cols, start, base_offset, base_timestamp, last_offset, room, most, magic,
                                      append_time)
-    cdef Py_buffer view
-    PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
-    try:
-        out = _run_records(cols, <const unsigned char *>view.buf, view.len, start, base_offset, base_timestamp,
-                           last_offset, room, most, -1 if magic is None else magic, append_time)
-    finally:
-        PyBuffer_Release(&view)
+    out = _on_buffer(RUN_RECORDS, cols, (start, base_offset, base_timestamp, last_offset, room, most,
+                                         -1 if magic is None else magic, append_time))
     if out is None:
         return encode_run_records_py(cols, start, base_offset, base_timestamp, last_offset, room, most, magic,
                                      append_time)

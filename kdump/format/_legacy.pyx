@@ -17,13 +17,12 @@ from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from libc.stdint cimport int64_t, uint32_t, int32_t
 
 from kdump.format._records import fast_buffer
+
+from ._zcrc cimport zlib_crc32  # compile-time only (an inline function)
 from kdump.format.columns import RecordColumns  # a leaf module (no kdump import of ours back here)
 
 # The pure twin (handed over by kdump._backend.pick: kdump.format.legacy imports this module).
 inner_columns_py = None
-
-cdef extern from "zlib.h":
-    unsigned long crc32(unsigned long crc, const unsigned char *buf, unsigned int length) nogil
 
 cdef enum:
     LOG_OVERHEAD = 12          # offset int64 + size int32
@@ -43,15 +42,6 @@ cdef inline int64_t _i64(const unsigned char *p) noexcept nogil:
 
 cdef inline uint32_t _u32(const unsigned char *p) noexcept nogil:
     return (<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | <uint32_t>p[3]
-
-
-cdef inline unsigned long _crc(const unsigned char *p, Py_ssize_t n) noexcept nogil:
-    cdef unsigned long c = crc32(0, NULL, 0)
-    while n > 0x40000000:  # zlib takes an unsigned int length
-        c = crc32(c, p, 0x40000000)
-        p += 0x40000000
-        n -= 0x40000000
-    return crc32(c, p, <unsigned int>n)
 
 
 def inner_columns(data, pos0, start_at=0, max_count=None, first_index=0):
@@ -134,7 +124,7 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
         sizes.append(LOG_OVERHEAD + size)
         crcs.append(crc)
         magics.append(magic)
-        valid.append(_crc(p + start + CRC_START, size - CRC_START) == crc)
+        valid.append(zlib_crc32(p + start + CRC_START, size - CRC_START) == crc)
         k += 1
         pos = stop
     if k == 0 and start_at == 0:
