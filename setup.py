@@ -27,7 +27,8 @@ EXTENSIONS = {
     "kdump.render._jsonl": "kdump/render/_jsonl.pyx",  # --format json records (twin: jsonl.records_json_py)
     "kdump._arrow": "kdump/_arrow.pyx",  # records straight into Arrow buffers for the Spark data source
 }
-LIBRARIES = {"kdump.format._legacy": ["z"], "kdump.format._encode": ["z"]}  # zlib's crc32 (the library Python's own zlib module links)
+# zlib's crc32 (the library Python's own zlib module links)
+LIBRARIES = {"kdump.format._legacy": ["z"], "kdump.format._encode": ["z"]}
 REQUIRED = os.environ.get("KDUMP_REQUIRE_COMPILED", "") in ("1", "true", "yes")
 
 

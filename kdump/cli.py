@@ -11,7 +11,7 @@ import sys
 import click
 
 from kdump import __version__
-from kdump.commands.options import GroupOptions, exit_help
+from kdump.commands.options import GroupOptions, exit_help, say
 from kdump.errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -87,9 +87,12 @@ def cli(ctx, no_color, verbose, quiet):
     ctx.obj = GroupOptions(no_color=no_color, verbose=verbose, quiet=quiet)
 
 
-class _Stdout(io.RawIOBase):
-    """File descriptor 1, whose write errors are :class:`OutputError` (never an OSError a command could take
-    for a problem with its input)."""
+STDOUT, STDERR = "standard output", "standard error"
+
+
+class _Output(io.RawIOBase):
+    """File descriptor 1 or 2, whose write errors are :class:`OutputError` (never an OSError a command could
+    take for a problem with its input, nor one Click's own broken-pipe handling, exit 1, would take)."""
 
     def __init__(self, fd: int):
         self.fd = fd
@@ -107,37 +110,76 @@ class _Stdout(io.RawIOBase):
         try:
             return os.write(self.fd, data)
         except OSError as e:
-            raise OutputError("standard output", e) from None
+            raise OutputError(STDOUT if self.fd == 1 else STDERR, e) from None
 
 
-def _guard_stdout() -> None:
-    try:
-        fd = sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError):  # not a real file (embedded, or replaced by a caller)
-        return
-    sys.stdout.flush()
-    sys.stdout = io.TextIOWrapper(io.BufferedWriter(_Stdout(fd)), encoding="utf-8", errors="surrogateescape",
-                                  line_buffering=os.isatty(fd), write_through=False)
+def _guard_outputs() -> None:
+    """Standard output and standard error through :class:`_Output` (stderr unbuffered, as Python's own)."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError):  # not a real file (embedded, or replaced by a caller)
+            continue
+        stream.flush()
+        if name == "stdout":
+            setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(_Output(fd)), encoding="utf-8",
+                                                errors="surrogateescape", line_buffering=os.isatty(fd)))
+        else:
+            setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(_Output(fd)), encoding="utf-8",
+                                                errors="backslashreplace", line_buffering=True, write_through=True))
 
 
-def _silence_stdout() -> None:
-    """After a failed write: point fd 1 at /dev/null so that the flush at exit cannot fail again."""
+def _silence(fd: int) -> None:
+    """After a failed write: point ``fd`` at /dev/null so that the flush at exit cannot fail again."""
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
+    os.dup2(devnull, fd)
     os.close(devnull)
-    sys.stdout = io.TextIOWrapper(io.BufferedWriter(_Stdout(1)), encoding="utf-8")
+    stream = io.TextIOWrapper(io.BufferedWriter(_Output(fd)), encoding="utf-8")
+    if fd == 1:
+        sys.stdout = stream
+    else:
+        sys.stderr = stream
+
+
+def _output_failed(e: OutputError) -> int:
+    """The exit code when writing kdump's output failed: a reader gone (``| head``, EPIPE) ends quietly with 0;
+    a full or failing standard output is said on stderr, exit 2."""
+    if e.name == STDERR:  # messages cannot be shown; what was written to stdout still goes out
+        _silence(2)
+        try:
+            sys.stdout.flush()
+        except OutputError:
+            _silence(1)
+        return EXIT_OK if e.errno == errno.EPIPE else EXIT_USAGE
+    _silence(1)
+    if e.errno == errno.EPIPE:
+        return EXIT_OK  # the reader went away: what it wanted was written
+    try:
+        say(f"kdump: {e}")
+    except OutputError:
+        _silence(2)
+    return EXIT_USAGE
+
+
+def _show(e: click.ClickException) -> None:
+    """Click's usage message, its text escaped on a terminal (it may quote a file name given)."""
+    from kdump.render.escape import escape, is_terminal
+    if is_terminal(sys.stderr):
+        e.message = escape(e.message)
+    e.show()
 
 
 def main(argv=None):
     """Entry point: never shows a traceback for bad input; a broken pipe (``| head``) ends quietly with 0; a full
     or failing standard output is named, exit 2."""
-    _guard_stdout()
+    _guard_outputs()
     try:
         try:
             code = cli.main(args=argv, prog_name="kdump", standalone_mode=False)
             code = code if isinstance(code, int) else EXIT_OK
         except click.ClickException as e:
-            e.show()
+            _show(e)
             code = e.exit_code
         except click.Abort:
             click.echo("kdump: interrupted", err=True)
@@ -146,19 +188,14 @@ def main(argv=None):
             code = e.code if isinstance(e.code, int) else (EXIT_OK if e.code is None else EXIT_INTERNAL)
         sys.stdout.flush()
     except OutputError as e:
-        _silence_stdout()
-        if e.errno == errno.EPIPE:
-            code = EXIT_OK  # the reader went away (`| head`): what it wanted was written
-        else:
-            click.echo(f"kdump: {e}", err=True)
-            code = EXIT_USAGE
+        code = _output_failed(e)
     except KeyboardInterrupt:
         click.echo("kdump: interrupted", err=True)
         code = EXIT_INTERRUPTED
     except Exception as e:  # a bug in kdump: say so briefly; KDUMP_DEBUG=1 shows the traceback
         if os.environ.get("KDUMP_DEBUG"):
             raise
-        click.echo(f"kdump: internal error: {type(e).__name__}: {e} (this is a bug in kdump; rerun with "
-                   "KDUMP_DEBUG=1 for details and please report it)", err=True)
+        say(f"kdump: internal error: {type(e).__name__}: {e} (this is a bug in kdump; rerun with "
+            "KDUMP_DEBUG=1 for details and please report it)")
         code = EXIT_INTERNAL
     sys.exit(code)

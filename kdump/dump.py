@@ -244,10 +244,6 @@ class Dumper:
                     else "<20-digit end offset>-<10-digit epoch>.checkpoint or bootstrap.checkpoint")
             self._error(result, FormatError(
                 "file-name-invalid", f"the file name is not {what}, so its offsets are not known; dumping it anyway"))
-        foreign = _foreign_start(path)
-        if foreign is not None:
-            self._error(result, foreign)
-            return result
         self._dump_batches(path, result)
         return result
 
@@ -286,16 +282,19 @@ class Dumper:
             record_decoder = record_decoder_for(path, opts.record_decoder, opts.compat)
         last = None  # last record offset seen, for the non-consecutive report
         window = _SeekWindow(opts) if opts.seeking else None
-        start = 0
-        if window is not None:
-            found = self._seek_start(path, window)
-            if found is None:
-                return  # nothing of this segment is wanted
-            start = found
         filters = opts.filters
         walk = _DamageWalk(self, result, path)
         reached_end = True
-        with SegmentReader(path, start=start, max_bytes=opts.max_bytes, max_batch_bytes=opts.max_batch_bytes) as reader:
+        with SegmentReader(path, max_bytes=opts.max_bytes, max_batch_bytes=opts.max_batch_bytes) as reader:
+            foreign = _foreign_start(reader)
+            if foreign is not None:
+                self._error(result, foreign)
+                return
+            if window is not None:
+                found = self._seek_start(path, window)
+                if found is None:
+                    return  # nothing of this segment is wanted
+                reader.start = found  # read when the walk begins
             for batch in walk.batches(reader, window):
                 if window is not None:
                     verdict = window.batch_verdict(batch, limit)
@@ -568,14 +567,10 @@ def _first_offset(batch, limit: int) -> int:
         return batch.last_offset
 
 
-def _foreign_start(path: str) -> FormatError | None:
-    """An error when the file's first bytes cannot start a Kafka log (:func:`kdump.format.framing.foreign_start`),
-    e.g. text renamed .log: said as such, not as an incomplete last batch."""
-    from kdump.format.framing import foreign_start
-    with open(path, "rb") as f:
-        head = f.read(64)
-        size = os.fstat(f.fileno()).st_size
-    why = foreign_start(head, size)
+def _foreign_start(reader: SegmentReader) -> FormatError | None:
+    """An error when the file's first bytes cannot start a Kafka log (:meth:`SegmentReader.foreign_start`), e.g.
+    text renamed .log: said as such, not as an incomplete last batch."""
+    why = reader.foreign_start()
     return None if why is None else FormatError("not-a-kafka-log", f"not a Kafka log segment: {why}", position=0)
 
 

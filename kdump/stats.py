@@ -107,10 +107,13 @@ def summarize(per_segment) -> dict:
     return {"partitions": dict(sorted(partitions.items())), "total": total}
 
 
-def render_json(summary: dict) -> str:
+def render_json(summary: dict, when=None) -> str:
     """The summary as JSON; with the record-level numbers (``summary["records"]``, from :func:`partition_stats`)
-    each partition and the total carry them too."""
+    each partition and the total carry them too. ``when`` (a non-epoch time format): the time range also in
+    that form (:func:`kdump.render.times.add_formatted`)."""
     import json
+
+    from kdump.render.times import add_formatted
     details = summary.get("records")
 
     def entry(key, st):
@@ -118,15 +121,19 @@ def render_json(summary: dict) -> str:
         if details is not None:
             d.update(details[key].to_dict())
         return d
-    return json.dumps({"partitions": {k: entry(k, v) for k, v in summary["partitions"].items()},
-                       "total": entry("total", summary["total"])}, indent=2)
+    doc = {"partitions": {k: entry(k, v) for k, v in summary["partitions"].items()},
+           "total": entry("total", summary["total"])}
+    add_formatted(doc, when)
+    return json.dumps(doc, indent=2)
 
 
-def render_text(summary: dict) -> str:
+def render_text(summary: dict, when=str) -> str:
+    """``when`` prints the time range (:func:`kdump.render.times.time_formatter`)."""
     lines = []
     for key, s in [*summary["partitions"].items(), ("total", summary["total"])]:
         offsets = f"offsets {s.first_offset}-{s.last_offset}" if s.first_offset is not None else "no offsets"
-        times = f", timestamps {s.min_timestamp}-{s.max_timestamp}" if s.min_timestamp is not None else ""
+        times = (f", timestamps {when(s.min_timestamp)} to {when(s.max_timestamp)}" if s.min_timestamp is not None
+                 else "")
         mix = ", ".join(f"{k} {v}" for k, v in sorted(s.codecs.items()))
         magics = ", ".join(f"v{k} {v}" for k, v in sorted(s.magics.items()))
         damaged = f", {s.damaged_segments} damaged" if s.damaged_segments else ""

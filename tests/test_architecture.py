@@ -26,9 +26,10 @@ MODULES = {_module_name(p): p for pattern in ("*.py", "*.pyx") for p in sorted(P
 
 def _tree(path: Path) -> ast.AST:
     text = path.read_text()
-    if path.suffix == ".pyx":  # Cython: only its Python import lines parse as Python
+    if path.suffix == ".pyx":  # Cython: only its Python import lines parse as Python (cimports of .pxd
+        # files are compile-time inlining, not imports)
         text = "\n".join(line.strip() for line in text.splitlines()
-                         if line.strip().startswith(("from kdump", "import kdump")))
+                         if line.strip().startswith(("from kdump", "import kdump")) and " cimport " not in line)
     return ast.parse(text, str(path))
 
 

@@ -210,14 +210,19 @@ def test_time_format_iso_on_every_batch_and_record_line(path):
                             for b in view for r in b["records"]]
 
 
-def test_time_format_local_uses_the_time_zone(monkeypatch):
-    monkeypatch.setenv("TZ", "Asia/Kolkata")
+def run_in_zone(monkeypatch, zone: str, *args):
+    """``run(*args)`` with the local time zone ``zone`` (TZ), restored afterwards."""
+    monkeypatch.setenv("TZ", zone)
     time.tzset()
     try:
-        result = run("dump", "--deep-iteration", "--time-format", "local", HEADERS)
+        return run(*args)
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def test_time_format_local_uses_the_time_zone(monkeypatch):
+    result = run_in_zone(monkeypatch, "Asia/Kolkata", "dump", "--deep-iteration", "--time-format", "local", HEADERS)
     ms = kafka_view(HEADERS)[0]["records"][0]["timestamp"]
     assert f"CreateTime: {iso(ms, zoneinfo.ZoneInfo('Asia/Kolkata'))} " in result.stdout
     assert "+05:30" in result.stdout

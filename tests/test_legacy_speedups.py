@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from kdump import _backend
 from kdump.errors import FormatError
-from kdump.format.legacy import LegacyBatch, inner_columns_py
+from kdump.format.columns import InnerSummary
+from kdump.format.legacy import LegacyBatch, inner_columns_py, inner_summary_py
 from kdump.segment import SegmentReader
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,10 +53,30 @@ def outcome(fn, *args):
             cols.buf is args[0])
 
 
+def summary_outcome(fn, *args):
+    try:
+        return fn(*args)
+    except FormatError as e:
+        return ("raised", _error(e))
+    except Exception as e:
+        return ("raised", (type(e), str(e)))
+
+
 def check_same(fast, data, pos0=1234, start_at=0, max_count=None, first_index=0):
     args = (data, pos0, start_at, max_count, first_index)
     ours, pure = outcome(fast, *args), outcome(inner_columns_py, *args)
     assert ours == pure, args[1:]
+    # the same walk summarized (verify --deep): compiled, pure, and from the columns, for either wrapper magic
+    from kdump.format._legacy import inner_summary
+    for magic in (0, 1):
+        summary_args = (data, pos0, magic, start_at, max_count, first_index)
+        got, want = summary_outcome(inner_summary, *summary_args), summary_outcome(inner_summary_py, *summary_args)
+        assert got == want, summary_args[1:]
+        if pure[0] == "raised":
+            assert got == pure
+        else:
+            cols, inner_offsets, resume = inner_columns_py(*args)
+            assert got == InnerSummary.of(data, start_at, cols, inner_offsets, resume, magic)
     return pure
 
 

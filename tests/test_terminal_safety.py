@@ -133,3 +133,31 @@ def test_verify_text_escapes_file_names(hostile_log):
     result = CliRunner().invoke(cli, ["verify", str(evil)])
     assert "\x1b" not in result.output and "\x07" not in result.output
     assert "\\x1b]52;c;cm0gLXJmIH4K\\x07.log" in result.output
+
+
+EVIL = f"t{TITLE}{OSC52}"  # a directory name with control characters (a title, a clipboard write)
+EVIL_SHOWN = "t\\x1b]0;pwned\\x07\\x1b]52;c;cm0gLXJmIH4K\\x07"
+
+
+@pytest.mark.parametrize("args, code", [
+    (["txn", f"{EVIL}-0"], 0), (["stats", f"{EVIL}-0"], 0), (["convert", "--dry-run", f"{EVIL}-0"], 0),
+    (["convert", "--to-magic", "1", "-o", "out/", f"{EVIL}-0/00000000000000000000.log"], 0),
+    (["convert", "--to-magic", "1", "-o", "out/", f"{EVIL}-empty"], 2),
+    (["convert", "--to-magic", "1", "-o", f"{EVIL}-0/00000000000000000000.log",
+      f"{EVIL}-0/00000000000000000000.log"], 2),
+    (["index", "rebuild", "-o", "idx", f"{EVIL}-0"], 0), (["salvage", f"{EVIL}-0", "-o", "saved"], 0),
+    (["salvage", f"{EVIL}-missing.log", "-o", "saved.log"], 2), (["stats", f"{EVIL}-missing"], 2),
+    (["index", "rebuild", f"{EVIL}-0/x.index"], 2),  # Click's own usage error quotes the name
+], ids=["txn", "stats", "convert-dry-run", "convert", "convert-nothing", "convert-over-input", "rebuild",
+        "salvage", "salvage-missing", "stats-missing", "click-usage-error"])
+def test_every_command_shows_file_names_escaped_on_a_terminal(hostile_log, args, code):
+    """Reports on stdout and messages on stderr (kdump's and Click's) quote file names: escaped on a terminal."""
+    part = hostile_log.parent / f"{EVIL}-0"
+    part.mkdir()
+    os.rename(hostile_log, part / hostile_log.name)
+    (hostile_log.parent / f"{EVIL}-empty").mkdir()
+    (part / "x.index").write_bytes(b"")
+    shown = _on_a_terminal(args, {"NO_COLOR": "1"}, hostile_log.parent, exit_code=code)
+    for sign in RAW_SIGNS:
+        assert sign not in shown, (repr(sign), shown)
+    assert EVIL_SHOWN in shown, shown

@@ -104,7 +104,7 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
         ui.exit()
 
     if dry_run:
-        _dry_run(conv, path, to_magic, codec, compression, recompress_map, limits, fmt)
+        _dry_run(ui, conv, path, to_magic, codec, compression, recompress_map, limits)
         return
     if to_magic is None:
         raise click.UsageError("--to-magic is required (or use --dry-run to compare the sizes of every format)")
@@ -121,7 +121,7 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
     def on_result(result):
         results.append(result)
         if fmt == "text":
-            _print_result(result)
+            _print_result(ui, result)
 
     status = EXIT_OK
     from kdump.commands.progress import file_sizes, with_progress
@@ -133,7 +133,7 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
                 raise click.UsageError(f"{output} is a file; converting a directory needs an output directory")
             segments = conv.segments_in(path)
             if not segments:
-                _fail(f"{path}: no NNN.log segments in this directory", EXIT_USAGE)
+                _fail(ui, path, "no NNN.log segments in this directory", EXIT_USAGE)
 
             def convert_all(advance):
                 done = on_result if advance is None else (lambda r: (on_result(r), advance(r.stats.source_bytes)))
@@ -146,16 +146,16 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
             on_result(conv.convert_segment(path, dest, options, overwrite=force))
     except conv.ConversionRefused as e:
         status = EXIT_DATA
-        _report_error(e.source or path, e, whole=os.path.isdir(path))
+        _report_error(ui, e.source or path, e, whole=os.path.isdir(path))
         errors.append(error_object(e.source or path, e.code, e.message, e.position))
     except FileExistsError as e:
         status = EXIT_USAGE
         errors.append(error_object(e.filename or output, "output-exists",
                                    f"{e.strerror or e} (use --force to replace)"))
         if e.filename:
-            click.echo(f"kdump: {e.filename}: {e.strerror} (use --force to replace)", err=True)
+            ui.problem(e.filename, f"{e.strerror} (use --force to replace)", code=EXIT_USAGE)
         else:
-            click.echo(f"kdump: {e} (use --force to replace)", err=True)
+            ui.problem(None, f"{e} (use --force to replace)", code=EXIT_USAGE)
     except OSError as e:
         status = EXIT_USAGE
         doing = "write" if _is_output(e.filename, output) else "read"
@@ -164,7 +164,7 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
                                    f"cannot {doing}: {e.strerror or e}"))
     except WriteVerificationError as e:
         status = EXIT_DATA
-        click.echo(f"kdump: {e}; nothing was written", err=True)
+        ui.problem(None, f"{e}; nothing was written")
         errors.append(error_object(path, "write-verification-failed", f"{e}; nothing was written"))
     if any(r.indexes is not None and r.indexes.problem for r in results):
         status = max(status, EXIT_DATA)  # the segment is written and verified, its indexes are not
@@ -183,49 +183,49 @@ def _is_output(filename, output) -> bool:
             or os.path.basename(name).startswith(f".{os.path.basename(out)}."))  # its temporary
 
 
-def _report_error(path, e, whole: bool = False) -> None:
-    where = f"at byte {e.position}: " if e.position is not None else ""
-    click.echo(f"kdump: {path}: {where}{e.message}", err=True)
-    click.echo("kdump: nothing was written (a partition is converted all or nothing)" if whole else
-               "kdump: nothing was written for this segment", err=True)
+def _report_error(ui: Ui, path, e, whole: bool = False) -> None:
+    ui.problem(path, e.message, position=e.position)
+    ui.say("kdump: nothing was written (a partition is converted all or nothing)" if whole else
+           "kdump: nothing was written for this segment")
 
 
-def _fail(message: str, code: int):
-    click.echo(f"kdump: {message}", err=True)
-    sys.exit(code)
+def _fail(ui: Ui, path, message: str, code: int):
+    ui.problem(path, message, code=code)
+    ui.exit()
 
 
-def _print_result(result) -> None:
+def _print_result(ui: Ui, result) -> None:
     s = result.stats
     magics = "/".join(str(m) for m in sorted(s.source_magics)) or "-"
-    click.echo(f"converted {result.source} (magic {magics}) -> {result.output} (magic {s.to_magic})")
-    click.echo(f"  in:  {s.source_batches:,} batches, {s.source_records:,} records, {s.source_bytes:,} bytes")
-    click.echo(f"  out: {s.output_batches:,} batches, {s.output_records:,} records, {s.output_bytes:,} bytes "
+    ui.echo(f"converted {result.source} (magic {magics}) -> {result.output} (magic {s.to_magic})")
+    ui.echo(f"  in:  {s.source_batches:,} batches, {s.source_records:,} records, {s.source_bytes:,} bytes")
+    ui.echo(f"  out: {s.output_batches:,} batches, {s.output_records:,} records, {s.output_bytes:,} bytes "
                f"({s.copied_batches:,} source batches copied as they were, {s.converted_batches:,} re-encoded)")
     from kdump.codec import CODEC_NAMES
     for (a, b), n in sorted(s.recompressed.items()):
-        click.echo(f"  recompressed: {n:,} {CODEC_NAMES[a]} {'batch' if n == 1 else 'batches'} written as "
+        ui.echo(f"  recompressed: {n:,} {CODEC_NAMES[a]} {'batch' if n == 1 else 'batches'} written as "
                    f"{CODEC_NAMES[b]}")
-    click.echo(f"  dropped: {', '.join(s.losses.lines())}" if s.losses else "  nothing dropped")
+    ui.echo(f"  dropped: {', '.join(s.losses.lines())}" if s.losses else "  nothing dropped")
     for note in s.notes:
-        click.echo(f"  note: {note}")
+        ui.echo(f"  note: {note}")
     for v in result.verified:
-        click.echo(f"  verified: {v}")
+        ui.echo(f"  verified: {v}")
     if result.indexes is not None:
         if result.indexes.rebuilt:
             files = ", ".join(os.path.basename(f) for f in result.indexes.files) or "done"
-            click.echo(f"  indexes rebuilt: {files}")
+            ui.echo(f"  indexes rebuilt: {files}")
         elif result.indexes.problem:
-            click.echo(f"kdump: {result.output}: {result.indexes.note}", err=True)
+            ui.problem(result.output, result.indexes.note, code=EXIT_OK)  # the exit status counts it
         else:
-            click.echo(f"  note: {result.indexes.note}")
+            ui.echo(f"  note: {result.indexes.note}")
 
 
-def _dry_run(conv, path, to_magic, codec, compression, recompress_map, limits, fmt) -> None:
+def _dry_run(ui: Ui, conv, path, to_magic, codec, compression, recompress_map, limits) -> None:
+    fmt = ui.format
     if os.path.isdir(path):
         paths = conv.segments_in(path)
         if not paths:
-            _fail(f"{path}: no NNN.log segments in this directory", EXIT_USAGE)
+            _fail(ui, path, "no NNN.log segments in this directory", EXIT_USAGE)
     else:
         paths = [path]
     magics = (0, 1, 2) if to_magic is None else (int(to_magic),)
@@ -237,11 +237,12 @@ def _dry_run(conv, path, to_magic, codec, compression, recompress_map, limits, f
             size = os.path.getsize(p)
             estimates = conv.estimate_sizes(p, magics, codecs, recompress=recompress_map, **limits)
         except OSError as e:
-            _fail(f"{p}: {e.strerror or e}", EXIT_USAGE)
+            ui.cannot(p, e)
+            ui.exit()
         if fmt == "json":
             docs.append({"sourcePath": p, "bytes": size, "estimates": [e.to_dict() for e in estimates]})
         else:
-            _print_estimates(p, size, estimates, magics, codecs)
+            _print_estimates(ui, p, size, estimates, magics, codecs)
         if all(e.refused for e in estimates):
             status = EXIT_DATA
     if fmt == "json":
@@ -249,11 +250,11 @@ def _dry_run(conv, path, to_magic, codec, compression, recompress_map, limits, f
     sys.exit(status)
 
 
-def _print_estimates(path, size, estimates, magics, codecs) -> None:
+def _print_estimates(ui: Ui, path, size, estimates, magics, codecs) -> None:
     from kdump.codec import CODEC_NAMES
     labels = ["keep" if c is None else CODEC_NAMES[c] for c in codecs]
-    click.echo(f"{path}: {size:,} bytes now; size in each format (nothing written):")
-    click.echo("           " + "".join(f"{label:>13}" for label in labels))
+    ui.echo(f"{path}: {size:,} bytes now; size in each format (nothing written):")
+    ui.echo("           " + "".join(f"{label:>13}" for label in labels))
     by_magic = {m: [e for e in estimates if e.to_magic == m] for m in magics}
     refusals = []
     for m in magics:
@@ -265,11 +266,11 @@ def _print_estimates(path, size, estimates, magics, codecs) -> None:
                     refusals.append(e.refused)
             else:
                 cells.append(f"{e.bytes:>13,}")
-        click.echo(f"  magic {m}  " + "".join(cells))
+        ui.echo(f"  magic {m}  " + "".join(cells))
     for m in magics:
         done = [e for e in by_magic[m] if not e.refused]
         if done:
             losses = done[0].stats.losses
-            click.echo(f"  magic {m} drops: {', '.join(losses.lines())}" if losses else f"  magic {m} drops nothing")
+            ui.echo(f"  magic {m} drops: {', '.join(losses.lines())}" if losses else f"  magic {m} drops nothing")
     for reason in refusals:
-        click.echo(f"  refused: {reason}")
+        ui.echo(f"  refused: {reason}")

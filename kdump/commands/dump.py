@@ -7,7 +7,7 @@ import click
 
 from kdump.commands.decoder_options import chosen_decoder, decoder_options
 from kdump.commands.filter_options import build_filter, header_filter_options, record_filter_options
-from kdump.commands.options import Ui, exit_help, output_options, reject, text_only
+from kdump.commands.options import Ui, exit_help, output_options, reject, text_only, time_format_option
 from kdump.segment import DEFAULT_MAX_BATCH_BYTES
 
 EPILOG = exit_help(ok="every file named was dumped (Kafka's \"Found N invalid bytes at the end\" of a crash-cut "
@@ -52,9 +52,7 @@ def _time_option(value, flag):
               help="Print header values too (` headers: [k=v,...]` after headerKeys; in JSON, header values "
                    "decoded), decoded like this; same choices as --key-decoder. On a terminal header values are "
                    "shown with --print-data-log, as string. Implies --print-data-log.")
-@click.option("--time-format", type=click.Choice(["epoch", "iso", "local"]), default="epoch", show_default=True,
-              help="Timestamps as Kafka's epoch milliseconds, UTC ISO-8601 (2024-05-01T12:00:00.000Z) or local "
-                   "time with its offset. In JSON the epoch ms stay and maxTimestampIso/timestampIso are added.")
+@time_format_option(shows="batch, record, time-index and producer-snapshot timestamps")
 @click.option("--key-decoder-class", default=None, hidden=True)
 @click.option("--value-decoder-class", default=None, hidden=True)
 @click.option("--compat", type=click.Choice(["java", "scala"]), default="java", show_default=True,
@@ -203,10 +201,11 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
         for path, kind in dumper.passed_over:
             ui.note(path, f"passed over ({kind.value}; not a segment)")
     _nothing_dumped(ui, paths, dumper)
-    for line in index_report_lines(dumper.index_reports, opts.compat):
-        click.echo(line, err=True)
+    from kdump.render.times import time_formatter
+    for line in index_report_lines(dumper.index_reports, opts.compat, time_formatter(opts.time_format)):
+        ui.say(line)
     for line in non_consecutive_report(dumper.results, opts.compat):
-        click.echo(line, err=True)
+        ui.say(line)
     if opts.record_decoder is None:
         _internal_topic_hint(ui, paths)
     ui.exit()

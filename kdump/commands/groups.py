@@ -10,7 +10,7 @@ from kdump.commands.replay_common import EXIT_HELP, replay_output_options, run
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("--group", "names", multiple=True, metavar="NAME", help="Show only this group (repeatable).")
 @replay_output_options
-def command(paths, names, ui):
+def command(paths, names, time_format, ui):
     """Replay __consumer_offsets into each consumer group's state: what the group coordinator would load.
 
     PATHS: __consumer_offsets-N partition directories, a log directory holding them, or their .log
@@ -26,8 +26,9 @@ def command(paths, names, ui):
       kdump groups /var/lib/kafka/data                     every group in the log directory
       kdump groups --group orders-app __consumer_offsets-12/
       kdump groups --format json /var/lib/kafka/data | jq '.groups[] | {group, generation}'
+      kdump groups --time-format local --group orders-app __consumer_offsets-12/
     """
     from kdump.replay.groups import replay_groups
     from kdump.replay.render import groups_blocks
     wanted = set(names)
-    run(replay_groups, paths, ui, lambda r: r.to_json(wanted), groups_blocks)
+    run(replay_groups, paths, ui, lambda r: r.to_json(wanted), groups_blocks, time_format)

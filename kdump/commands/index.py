@@ -15,6 +15,7 @@ from kdump.commands.options import (
     output_options,
     output_path_option,
     text_only,
+    time_format_option,
 )
 from kdump.errors import EXIT_DATA, EXIT_USAGE
 
@@ -70,11 +71,19 @@ def _companions_of(paths: list[str]) -> list[str]:
 @click.option("--index-sanity-check", is_flag=True, help="Only run Kafka's index sanity check.")
 @click.option("--compat", type=click.Choice(["java", "scala"]), default="java", show_default=True,
               help="Text of the newest (Java) tool, or of the Scala tool of Kafka 2.x-3.9 (text format only).")
+@time_format_option(shows="time-index and producer-snapshot timestamps")
 @output_options(format_help="text: DumpLogSegments' lines. json: JSON Lines, one object per entry.")
-def dump_command(paths, verify_index_only, index_sanity_check, compat, ui: Ui):
+def dump_command(paths, verify_index_only, index_sanity_check, compat, time_format, ui: Ui):
     """Print .index, .timeindex, .txnindex, .snapshot and checkpoint files as DumpLogSegments does (a
     readable form for the checkpoints it cannot read). PATHS: companion files, segments (their companion
-    files), or partition directories. Same text as `kdump dump` on those files."""
+    files), or partition directories. Same text as `kdump dump` on those files.
+
+    \b
+    Examples:
+      kdump index dump 00000000000000000000.log
+      kdump index dump --time-format iso 00000000000000000000.timeindex 00000000000000000042.snapshot
+      kdump index dump --format json /var/lib/kafka/data/orders-0 | jq 'select(.kind == "snapshot")'
+    """
     from kdump.commands.dump import run_dump
     from kdump.dump import DumpOptions
 
@@ -86,7 +95,7 @@ def dump_command(paths, verify_index_only, index_sanity_check, compat, ui: Ui):
         ui.nothing(None, "no index, snapshot or checkpoint files found")
         ui.exit()
     run_dump(ui, files, DumpOptions(verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
-                                    compat=compat))
+                                    compat=compat, time_format=time_format))
 
 
 # --- check -----------------------------------------------------------------------------------------------
@@ -116,14 +125,16 @@ def check_command(paths, deep, index_interval_bytes, ui: Ui, fail_on, jobs):
       kdump index check --format json /var/lib/kafka/data | jq '.files[] | select(.status != "ok")'
     """
     from kdump.commands.findings import render_reports
-    from kdump.commands.progress import file_sizes, with_progress
+    from kdump.commands.progress import partition_log_sizes, with_progress
     from kdump.index.check import check_paths
 
     if not paths:
         raise click.UsageError("no paths given: name segments, partition directories or log directories")
-    reports = with_progress(ui, (lambda: file_sizes(paths)) if deep else 0, "checking",
+    # Only --deep walks the logs; their bytes are the work (in this process, or per partition from the workers).
+    reports = with_progress(ui, (lambda: partition_log_sizes(paths)) if deep else 0, "checking",
                             lambda advance: check_paths(paths, deep=deep, index_interval_bytes=index_interval_bytes,
-                                                        jobs=jobs, done=_advance_by_partition(advance)))
+                                                        jobs=jobs, done=_advance_by_partition(advance),
+                                                        progress=advance))
     if not reports:
         ui.nothing(None, "nothing to check: no segments or companion files among the paths")
     render_reports(ui, reports, fail_on)
@@ -133,8 +144,8 @@ def _advance_by_partition(advance):
     """Progress of a parallel check: a partition's bytes as its reports arrive."""
     if advance is None:
         return None
-    from kdump.commands.progress import file_sizes
-    return lambda directory: advance(file_sizes([directory]))
+    from kdump.commands.progress import partition_log_sizes
+    return lambda directory: advance(partition_log_sizes([directory]))
 
 
 # --- rebuild ---------------------------------------------------------------------------------------------
@@ -246,14 +257,14 @@ def _report_outcome(ui: Ui, o, docs: list) -> None:
                      "unchanged": o.unchanged, "backups": o.backups,
                      "truncatedBytes": rec.truncated_bytes if rec.stop_code is not None else 0})
     else:
-        click.echo(f"{rec.log_path}: {rec.batches} batches, {n_off} offset index entries, {n_time} time index "
-                   f"entries, {len(rec.aborted)} aborted transactions")
+        ui.echo(f"{rec.log_path}: {rec.batches} batches, {n_off} offset index entries, {n_time} time index "
+                f"entries, {len(rec.aborted)} aborted transactions")
         for path in o.written:
-            click.echo(f"  wrote {path}")
+            ui.echo(f"  wrote {path}")
         for path in o.unchanged:
-            click.echo(f"  unchanged {path} (already what recovery writes; not rewritten)")
+            ui.echo(f"  unchanged {path} (already what recovery writes; not rewritten)")
         for path in o.backups:
-            click.echo(f"  kept the old file as {path}")
+            ui.echo(f"  kept the old file as {path}")
     for p in rec.problems:
         ui.problem(rec.log_path, p.message, position=p.position, code=0)
     if rec.stop_code is not None:

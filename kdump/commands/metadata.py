@@ -9,7 +9,7 @@ from kdump.commands.replay_common import EXIT_HELP, replay_output_options, run
 @click.command("metadata", epilog=EXIT_HELP)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @replay_output_options
-def command(paths, ui):
+def command(paths, time_format, ui):
     """Replay a KRaft snapshot and the __cluster_metadata log after it into the cluster image, as
     Kafka's metadata shell shows it.
 
@@ -29,7 +29,8 @@ def command(paths, ui):
       kdump metadata /var/lib/kafka/metadata/__cluster_metadata-0/
       kdump metadata 00000000000000012345-0000000007.checkpoint
       kdump metadata --format json __cluster_metadata-0/ | jq '.topics[] | {name, topicId}'
+      kdump metadata --time-format epoch __cluster_metadata-0/
     """
     from kdump.replay.metadata import replay_metadata
     from kdump.replay.render import metadata_blocks
-    run(replay_metadata, paths, ui, lambda r: r.to_json(), metadata_blocks)
+    run(replay_metadata, paths, ui, lambda r: r.to_json(), metadata_blocks, time_format)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import click
 
 from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
-from kdump.render.escape import for_stream
+from kdump.render.escape import escape, is_terminal
 from kdump.render.escape import printable_path as shown
 
 # The meaning of each exit code shared by every command; a command's epilog may say more about 0 and 1.
@@ -114,13 +114,35 @@ class Ui:
         if not self.quiet:
             _say(message)
 
+    def say(self, line: str) -> None:
+        """A line on stderr that is always shown (a report, a message already worded): escaped on a terminal."""
+        _say(line)
+
+    def echo(self, line: str = "") -> None:
+        """A line of a text report on standard output: escaped on a terminal (it quotes file names and data),
+        unchanged when piped."""
+        click.echo(_safe_for(line, self.stdout), file=self.stdout)
+
     def exit(self, code: int = EXIT_OK):
         sys.exit(max(self.status, code))
 
 
+def say(line: str) -> None:
+    """A line on stderr; escaped when stderr is a terminal (messages quote names and bytes from the data). For
+    code that has no :class:`Ui` at hand; :meth:`Ui.say` is the same."""
+    _say(line)
+
+
 def _say(line: str) -> None:
     """A line on stderr; escaped when stderr is a terminal (messages quote names and bytes from the data)."""
-    click.echo(for_stream(line, sys.stderr), err=True)
+    click.echo(_safe_for(line, sys.stderr), err=True)
+
+
+def _safe_for(text: str, stream) -> str:
+    """``text`` escaped line by line when ``stream`` is a terminal (its line breaks kept), unchanged otherwise."""
+    if not is_terminal(stream):
+        return text
+    return "\n".join(map(escape, text.split("\n")))
 
 
 def _ui_from(ctx: click.Context, fmt: str, no_color: bool, verbose: bool, quiet: bool) -> Ui:
@@ -171,7 +193,7 @@ def renamed_option(old: str, new: str, dest: str, **kwargs):
         def command(*args, **kw):
             value = kw.pop(alias)
             if value is not None:
-                click.echo(f"kdump: note: {old} is deprecated here; use {new}", err=True)
+                _say(f"kdump: note: {old} is deprecated here; use {new}")
                 if kw.get(dest) is None:
                     kw[dest] = value
             return f(*args, **kw)
@@ -200,6 +222,18 @@ def text_only(ui: Ui, flag: str) -> None:
     source = click.get_current_context().get_parameter_source(flag.lstrip("-").replace("-", "_"))
     if ui.format == "json" and source is not click.core.ParameterSource.DEFAULT:
         reject(flag, "shapes the text output; it does not apply to --format json")
+
+
+def time_format_option(default: str | None = "epoch", *, shows: str = "timestamps"):
+    """``--time-format epoch|iso|local``: one spelling for every command that prints a time. ``shows``: what
+    the command's times are, for its help; ``default``: the form it prints without the option."""
+    from kdump.render.times import TIME_FORMATS
+    return click.option(
+        "--time-format", type=click.Choice(TIME_FORMATS), default=default, show_default=True,
+        help=f"How {shows} are printed: epoch (milliseconds since 1970, as Kafka prints them), iso (UTC ISO-8601, "
+             "2024-05-01T12:00:00.000Z) or local (this machine's time zone, with its UTC offset). JSON keeps the "
+             "epoch ms and, with iso or local, adds the same instant beside each (maxTimestamp -> "
+             "maxTimestampIso).")
 
 
 def jobs_option(f):

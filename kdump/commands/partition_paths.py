@@ -5,13 +5,14 @@ from __future__ import annotations
 import click
 
 
-def partition_groups(paths) -> tuple[list, list]:
-    """(segment groups, refused paths); a usage error when no path is given."""
+def partition_groups(paths, ui) -> tuple[list, list]:
+    """(segment groups, refused paths, each said through ``ui``); a usage error when no path is given."""
+    from kdump.errors import EXIT_USAGE
     from kdump.logdir import segment_groups
 
     if not paths:
         raise click.UsageError("no paths given: name segments, partition directories or log directories")
     groups, refused = segment_groups(paths)
     for r in refused:
-        click.echo(f"kdump: {r.path}: {r.reason}", err=True)
+        ui.problem(r.path, r.reason, code=EXIT_USAGE)
     return groups, refused

@@ -78,3 +78,19 @@ def file_sizes(paths) -> int:
             except OSError:
                 pass
     return total
+
+
+def partition_log_sizes(paths) -> int:
+    """The bytes of the .log segments of the partitions ``paths`` stand for (a file: every segment of its
+    directory, as a deep check walks them all), each directory counted once."""
+    from kdump.logdir import FileKind, expand
+    places = list(dict.fromkeys(p if os.path.isdir(p) else (os.path.dirname(os.path.abspath(p)) or ".")
+                                for p in map(os.fspath, paths)))
+    total = 0
+    for e in expand(places):
+        if e.refused is None and e.kind is FileKind.LOG:
+            try:
+                total += os.path.getsize(e.path)
+            except OSError:
+                pass
+    return total

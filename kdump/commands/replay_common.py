@@ -6,7 +6,7 @@ import json
 
 import click
 
-from kdump.commands.options import exit_help, output_options
+from kdump.commands.options import exit_help, output_options, time_format_option
 from kdump.errors import EXIT_DATA
 
 EXIT_HELP = exit_help(
@@ -15,12 +15,21 @@ EXIT_HELP = exit_help(
          '"skipped" in JSON; the state shown is what the other records add up to',
     usage="usage error: a path is missing, unreadable, or not a partition of the topic replayed")
 
-replay_output_options = output_options(
+_output_options = output_options(
     format_help="text: tables for people (coloured on a terminal). json: one JSON document.")
+# The tables are for people: UTC ISO-8601 unless asked otherwise; the JSON keeps epoch ms only unless asked.
+_time_format_option = time_format_option(None, shows="times (default: iso in text; in JSON epoch ms only)")
 
 
-def run(replay, paths, ui, to_json, to_blocks) -> None:
-    """Run ``replay(paths)``, print ``to_json(result)`` as JSON or ``to_blocks(json)`` as text, and exit."""
+def replay_output_options(f):
+    """The output options and ``--time-format`` of a replay command."""
+    return _output_options(_time_format_option(f))
+
+
+def run(replay, paths, ui, to_json, to_blocks, time_format: str | None = None) -> None:
+    """Run ``replay(paths)``, print ``to_json(result)`` as JSON or ``to_blocks(json, form)`` as text (``form``
+    prints times, :mod:`kdump.render.times`), and exit."""
+    from kdump.render.times import add_formatted, json_formatter, time_formatter
     from kdump.replay.render import emit, skipped_lines
     from kdump.replay.source import ReplayInputError
     if not paths:
@@ -32,13 +41,14 @@ def run(replay, paths, ui, to_json, to_blocks) -> None:
     data = to_json(result)
     out = ui.stdout
     if ui.format == "json":
+        add_formatted(data, json_formatter(time_format or "epoch"))
         json.dump(data, out, indent=2, ensure_ascii=False)
         out.write("\n")
     else:
-        emit(out, to_blocks(data), rich=ui.styled(out))
+        emit(out, to_blocks(data, time_formatter(time_format or "iso")), rich=ui.styled(out))
     out.flush()
     for line in skipped_lines(result.skipped):
-        click.echo(line, err=True)
+        ui.say(line)
     if result.skipped:
         ui.problem(None, f"{len(result.skipped)} record(s) or stretch(es) skipped", code=EXIT_DATA)
     ui.exit()

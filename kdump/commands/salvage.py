@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
 import click
 
@@ -43,32 +42,32 @@ def command(source, output, force, max_batch_bytes, ui):
     from kdump.salvage import WriteVerificationError, salvage_directory, salvage_segment
 
     if not os.path.exists(source):
-        _fail(f"{source}: no such file or directory")
+        _fail(ui, source, "no such file or directory")
     try:
         if os.path.isdir(source):
             results = salvage_directory(source, output, max_batch_bytes=max_batch_bytes)
         elif not os.path.isfile(source):
-            _fail(f"{source}: not a regular file (a FIFO or device is not read)")
+            _fail(ui, source, "not a regular file (a FIFO or device is not read)")
         else:
             results = [salvage_segment(source, output, overwrite=force, max_batch_bytes=max_batch_bytes)]
     except FileExistsError as e:
-        _fail(f"{e.filename}: {e.strerror}")
+        _fail(ui, e.filename, e.strerror or "exists")
     except WriteVerificationError as e:
-        click.echo(f"kdump: {e}; nothing was written", err=True)
-        sys.exit(EXIT_DATA)
+        ui.problem(None, f"{e}; nothing was written", code=EXIT_DATA)
+        ui.exit()
     except OSError as e:
-        _fail(f"{e.filename or source}: {e.strerror or e}")
+        _fail(ui, e.filename or source, e.strerror or str(e))
     if ui.format == "json":
-        click.echo(json.dumps({"files": [r.to_dict() for r in results]}, indent=2))
+        click.echo(json.dumps({"files": [r.to_dict() for r in results]}, indent=2))  # ASCII: safe anywhere
     else:
         for r in results:
-            _print(r)
-    sys.exit(EXIT_DATA if any(r.lost_data for r in results) else EXIT_OK)
+            _print(ui, r)
+    ui.exit(EXIT_DATA if any(r.lost_data for r in results) else EXIT_OK)
 
 
-def _fail(message: str) -> None:
-    click.echo(f"kdump: {message}", err=True)
-    sys.exit(EXIT_USAGE)
+def _fail(ui, path, message: str) -> None:
+    ui.problem(path, message, code=EXIT_USAGE)
+    ui.exit()
 
 
 def _offsets(first, last) -> str:
@@ -81,8 +80,8 @@ def _offsets(first, last) -> str:
     return f", offsets {first}-{last}"
 
 
-def _print(r) -> None:
-    click.echo(f"{r.source} -> {r.output}: kept {r.kept_batches} batches, {r.kept_records} records, "
+def _print(ui, r) -> None:
+    ui.echo(f"{r.source} -> {r.output}: kept {r.kept_batches} batches, {r.kept_records} records, "
                f"{r.kept_bytes} of {r.input_bytes} bytes{_offsets(r.first_offset, r.last_offset)}")
     for d in r.dropped:
         what = "claimed by its damaged header" if d.claimed else "lost"
@@ -90,9 +89,9 @@ def _print(r) -> None:
         records = f", {d.records} records" if d.records is not None else ""
         note = f" ({what}{offsets}{records})" if offsets or records else ""
         kind = "dropped" if d.data else "skipped (no data)"
-        click.echo(f"  {kind} bytes {d.start}-{d.end - 1} [{d.code}]{note}: {click.unstyle(d.reason)}")
+        ui.echo(f"  {kind} bytes {d.start}-{d.end - 1} [{d.code}]{note}: {click.unstyle(d.reason)}")
     if r.indexes:
-        click.echo(f"  indexes: {', '.join(os.path.basename(p) for p in r.indexes)}")
+        ui.echo(f"  indexes: {', '.join(os.path.basename(p) for p in r.indexes)}")
     for note in r.notes:
-        click.echo(f"  note: {note}")
-    click.echo(f"  {r.verified}")
+        ui.echo(f"  note: {note}")
+    ui.echo(f"  {r.verified}")

@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from kdump.commands.options import exit_help, output_options, output_path_option
+from kdump.commands.options import exit_help, output_options, output_path_option, say
 from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
 
 EXIT_HELP = exit_help(
@@ -36,7 +36,7 @@ def _start(master, verbose):
             return build_session(master, verbose=True), False
         return build_session(master, verbose=verbose), True
     except (RuntimeMissing, ImportError) as e:
-        click.echo(f"kdump: {e}", err=True)
+        say(f"kdump: {e}")
         sys.exit(EXIT_USAGE)
 
 
@@ -63,13 +63,13 @@ def _run(session, fn):
     try:
         return fn(spark)
     except (PathError, FileExistsError) as e:
-        click.echo(f"kdump: {e}", err=True)
+        say(f"kdump: {e}")
         sys.exit(EXIT_USAGE)
     except Exception as e:  # FAILFAST: a task met damage; Spark wraps the task's error in its own
         damaged = _DAMAGED.search(str(e))
         if damaged is None:
             raise
-        click.echo(f"kdump: {damaged.group(1)}", err=True)
+        say(f"kdump: {damaged.group(1)}")
         sys.exit(EXIT_DATA)
     finally:
         if owned:
@@ -117,12 +117,12 @@ def scan(paths, output, to_format, include_headers, mode, master, ui):
     result = _run(_start(master, ui.verbose),
                   lambda spark: jobs.export(spark, paths, output, to_format, options, progress=_progress("scan", ui)))
     for d in result.damage:
-        click.echo(f"kdump: {_damage_line(d)}", err=True)
+        say(f"kdump: {_damage_line(d)}")
     if ui.format == "json":
         ui.stdout.write(json.dumps({"records": result.records, "output": output, "format": to_format,
                                     "damage": result.damage}) + "\n")
     else:
-        ui.stdout.write(f"{result.records} records written to {output}\n")
+        ui.echo(f"{result.records} records written to {output}")
     ui.exit(EXIT_DATA if result.damage else EXIT_OK)
 
 
@@ -162,5 +162,8 @@ def stats(paths, master, ui):
     from kdump import stats as S
     from kdump.spark import jobs
     summary = _run(_start(master, ui.verbose), lambda spark: jobs.stats(spark, paths, progress=_progress("stats", ui)))
-    ui.stdout.write((S.render_json(summary) if ui.format == "json" else S.render_text(summary)) + "\n")
+    if ui.format == "json":
+        ui.stdout.write(S.render_json(summary) + "\n")
+    else:
+        ui.echo(S.render_text(summary))
     ui.exit(EXIT_OK)

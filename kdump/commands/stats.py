@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import os
-import sys
 
 import click
 
-from kdump.commands.options import exit_help, output_options
+from kdump.commands.options import exit_help, output_options, time_format_option
 from kdump.errors import EXIT_OK, EXIT_USAGE
 
 EXIT_HELP = exit_help()
@@ -29,8 +28,9 @@ def _size(text: str) -> int:
                    "stay exact).")
 @click.option("--spill-dir", type=click.Path(file_okay=False, path_type=str), default=None,
               help="Where key digests are spilled (default: the system temporary directory).")
+@time_format_option(shows="the time ranges (smallest and largest batch timestamp)")
 @output_options()
-def command(paths, memory, spill_dir, ui):
+def command(paths, memory, spill_dir, time_format, ui):
     """The numbers of a log, per topic-partition and in total: segments, batches, records, bytes, offset and
     time ranges, magic and codec mix with compression ratios, producers, transactions, control records, key
     cardinality, and what a compaction would remove (records superseded by a later record with the same key,
@@ -44,24 +44,24 @@ def command(paths, memory, spill_dir, ui):
     Examples:
       kdump stats /var/lib/kafka/data/orders-0
       kdump stats --memory 1G --format json /var/lib/kafka/data | jq '.total.compaction'
+      kdump stats --time-format iso /var/lib/kafka/data/orders-0
     """
     from kdump.commands.partition_paths import partition_groups
+    from kdump.commands.progress import with_progress
+    from kdump.render.times import json_formatter, time_formatter
     from kdump.stats import render_json, render_text, stats_paths
 
     memory_bytes = _size(memory)
-    groups, refused = partition_groups(paths)
-    total = sum(os.path.getsize(log) for g in groups for log in g.logs)
+    groups, refused = partition_groups(paths, ui)
     try:
-        if sys.stderr.isatty() and total and not ui.quiet:
-            from rich.progress import Progress
-            with Progress(transient=True) as bar:
-                task = bar.add_task("stats", total=total)
-                summary = stats_paths(groups, memory_bytes=memory_bytes, spill_dir=spill_dir,
-                                      progress=lambda n: bar.advance(task, n))
-        else:
-            summary = stats_paths(groups, memory_bytes=memory_bytes, spill_dir=spill_dir)
+        summary = with_progress(ui, lambda: sum(os.path.getsize(log) for g in groups for log in g.logs), "counting",
+                                lambda advance: stats_paths(groups, memory_bytes=memory_bytes, spill_dir=spill_dir,
+                                                            progress=advance))
     except OSError as e:
         ui.cannot(e.filename, e)
         ui.exit()
-    ui.stdout.write((render_json(summary) if ui.format == "json" else render_text(summary)) + "\n")
+    if ui.format == "json":
+        ui.stdout.write(render_json(summary, json_formatter(time_format)) + "\n")
+    else:
+        ui.echo(render_text(summary, time_formatter(time_format)))
     ui.exit(EXIT_USAGE if refused else EXIT_OK)

@@ -5,7 +5,7 @@ import json
 
 import click
 
-from kdump.commands.options import exit_help, output_options
+from kdump.commands.options import exit_help, output_options, time_format_option
 from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
 
 EXIT_HELP = exit_help(
@@ -31,8 +31,9 @@ def _duration(text: str) -> int:
               help="An open transaction older than this is hanging (Kafka's default transaction.max.timeout.ms). "
                    "Age: the newest timestamp in the partition minus the transaction's first timestamp.")
 @click.option("--open-only", is_flag=True, help="List only the transactions still open (the counts stay complete).")
+@time_format_option(shows="the first timestamp of each transaction and the newest of each partition")
 @output_options()
-def command(paths, timeout, open_only, ui):
+def command(paths, timeout, open_only, time_format, ui):
     """Every transaction in the log, per partition and producer: its first and last offset, its outcome
     (COMMIT, ABORT, or OPEN at the end of the log) and its age; hanging transactions flagged; the last stable
     offset; disagreements with the .txnindex files and producer .snapshot files.
@@ -46,12 +47,14 @@ def command(paths, timeout, open_only, ui):
       kdump txn /var/lib/kafka/data/payments-0
       kdump txn --timeout 1h /var/lib/kafka/data || alert "hanging transaction"
       kdump txn --format json payments-0/ | jq '.partitions[].transactions[] | select(.hanging)'
+      kdump txn --time-format local --open-only /var/lib/kafka/data/payments-0
     """
     from kdump.commands.partition_paths import partition_groups
+    from kdump.render.times import add_formatted, json_formatter, time_formatter
     from kdump.txn import partition_transactions
 
     timeout_ms = _duration(timeout)
-    groups, refused = partition_groups(paths)
+    groups, refused = partition_groups(paths, ui)
     try:
         results = [partition_transactions(g, timeout_ms=timeout_ms) for g in groups]
     except OSError as e:
@@ -61,12 +64,14 @@ def command(paths, timeout, open_only, ui):
     if ui.format == "json":
         doc = {"partitions": [_filtered(r.to_dict(), open_only) for r in results], "hanging": hanging,
                "timeoutMs": timeout_ms}
-        click.echo(json.dumps(doc, indent=2))
+        add_formatted(doc["partitions"], json_formatter(time_format))
+        click.echo(json.dumps(doc, indent=2))  # ASCII: nothing a terminal obeys
     else:
+        when = time_formatter(time_format)
         for r in results:
-            _print(r, open_only)
+            _print(ui, r, open_only, when)
         if not results:
-            click.echo("no segments found")
+            ui.echo("no segments found")
     ui.exit(EXIT_USAGE if refused else EXIT_DATA if hanging else EXIT_OK)
 
 
@@ -76,23 +81,26 @@ def _filtered(doc: dict, open_only: bool) -> dict:
     return doc
 
 
-def _print(r, open_only: bool) -> None:
+def _print(ui, r, open_only: bool, when) -> None:
     from kdump.txn import OPEN, format_ms
-    click.echo(f"{r.key}: {r.segments} segments, log end offset {r.log_end_offset}, last stable offset "
-               f"{r.last_stable_offset}; {len(r.transactions)} transactions: {r.count('COMMIT')} committed, "
-               f"{r.count('ABORT')} aborted, {r.count(OPEN)} open, {len(r.hanging)} hanging")
+    newest = f", newest timestamp {when(r.newest_timestamp)}" if r.newest_timestamp is not None else ""
+    ui.echo(f"{r.key}: {r.segments} segments, log end offset {r.log_end_offset}, last stable offset "
+            f"{r.last_stable_offset}{newest}; {len(r.transactions)} transactions: {r.count('COMMIT')} committed, "
+            f"{r.count('ABORT')} aborted, {r.count(OPEN)} open, {len(r.hanging)} hanging")
     by_producer: dict = {}
     for t in r.transactions:
         if not open_only or t.outcome == OPEN:
             by_producer.setdefault((t.producer_id, t.producer_epoch), []).append(t)
     for (pid, epoch), txns in sorted(by_producer.items()):
-        click.echo(f"  producer {pid} epoch {epoch}:")
+        ui.echo(f"  producer {pid} epoch {epoch}:")
         for t in txns:
+            began = f", first timestamp {when(t.start_time)}" if t.start_time is not None else ""
             age = f", age {format_ms(t.age_ms)}" if t.age_ms is not None else ""
             end = f" (marker at {t.marker_offset})" if t.marker_offset is not None else ""
             flag = f"  HANGING: {'; '.join(t.hanging)}" if t.hanging else ""
-            click.echo(f"    offsets {t.first_offset}-{t.last_offset} {t.outcome}{end}, {t.records} records{age}{flag}")
+            ui.echo(f"    offsets {t.first_offset}-{t.last_offset} {t.outcome}{end}, {t.records} records{began}{age}"
+                    f"{flag}")
     for d in r.disagreements:
-        click.echo(f"  DISAGREES {d}")
+        ui.echo(f"  DISAGREES {d}")
     for n in r.notes:
-        click.echo(f"  note: {n}")
+        ui.echo(f"  note: {n}")

@@ -9,7 +9,7 @@ from kdump.commands.replay_common import EXIT_HELP, replay_output_options, run
 @click.command("txn-state", epilog=EXIT_HELP)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @replay_output_options
-def command(paths, ui):
+def command(paths, time_format, ui):
     """Replay __transaction_state into every transactional id's state: what the transaction
     coordinator would load.
 
@@ -24,7 +24,8 @@ def command(paths, ui):
     Examples:
       kdump txn-state /var/lib/kafka/data
       kdump txn-state --format json __transaction_state-7/ | jq '.transactions[] | select(.state == "Ongoing")'
+      kdump txn-state --time-format local __transaction_state-7/
     """
     from kdump.replay.render import txn_blocks
     from kdump.replay.txn_state import replay_transactions
-    run(replay_transactions, paths, ui, lambda r: r.to_json(), txn_blocks)
+    run(replay_transactions, paths, ui, lambda r: r.to_json(), txn_blocks, time_format)

@@ -17,12 +17,13 @@ from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from libc.stdint cimport int64_t, uint32_t, int32_t
 
 from kdump.format._records import fast_buffer
+from kdump.format.columns import InnerSummary, RecordColumns  # leaf module (no kdump import of ours back here)
 
 from ._zcrc cimport zlib_crc32  # compile-time only (an inline function)
-from kdump.format.columns import RecordColumns  # a leaf module (no kdump import of ours back here)
 
-# The pure twin (handed over by kdump._backend.pick: kdump.format.legacy imports this module).
+# The pure twins (handed over by kdump._backend.pick: kdump.format.legacy imports this module).
 inner_columns_py = None
+inner_summary_py = None
 
 cdef enum:
     LOG_OVERHEAD = 12          # offset int64 + size int32
@@ -44,22 +45,40 @@ cdef inline uint32_t _u32(const unsigned char *p) noexcept nogil:
     return (<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | <uint32_t>p[3]
 
 
+cdef bint _fast_args(data, start_at, max_count, first_index):
+    return (fast_buffer(data) and type(start_at) is int and type(first_index) is int
+            and (max_count is None or type(max_count) is int))
+
+
 def inner_columns(data, pos0, start_at=0, max_count=None, first_index=0):
     """See :func:`kdump.format.legacy.inner_columns_py`."""
-    if (not fast_buffer(data) or type(start_at) is not int or type(first_index) is not int
-            or (max_count is not None and type(max_count) is not int)):
+    if not _fast_args(data, start_at, max_count, first_index):
         return inner_columns_py(data, pos0, start_at, max_count, first_index)
+    return _walk_view(data, pos0, start_at, max_count, first_index, False, 0)
+
+
+def inner_summary(data, pos0, magic, start_at=0, max_count=None, first_index=0):
+    """See :func:`kdump.format.legacy.inner_summary_py`: the same walk, summarized without the messages."""
+    if not _fast_args(data, start_at, max_count, first_index) or type(magic) is not int:
+        return inner_summary_py(data, pos0, magic, start_at, max_count, first_index)
+    return _walk_view(data, pos0, start_at, max_count, first_index, True, magic)
+
+
+cdef object _walk_view(data, pos0, start_at, max_count, first_index, bint summarize, int expect_magic):
     cdef Py_buffer view
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
-        return _walk(data, <const unsigned char *>view.buf, view.len, pos0, start_at, max_count, first_index)
+        return _walk(data, <const unsigned char *>view.buf, view.len, pos0, start_at, max_count, first_index,
+                     summarize, expect_magic)
     finally:
         PyBuffer_Release(&view)
 
 
 cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object pos0, object start_at_obj,
-                  object max_count_obj, object first_index):
+                  object max_count_obj, object first_index, bint summarize, int expect_magic):
     if start_at_obj < 0 or start_at_obj > end:
+        if summarize:
+            return inner_summary_py(data, pos0, expect_magic, start_at_obj, max_count_obj, first_index)
         return inner_columns_py(data, pos0, start_at_obj, max_count_obj, first_index)
     cdef Py_ssize_t start_at = start_at_obj
     cdef Py_ssize_t max_count = -1 if max_count_obj is None else max_count_obj
@@ -77,6 +96,13 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
     cdef int64_t ts
     cdef uint32_t crc
     cdef int magic, attrs
+    # the summary, kept in C while the messages are walked
+    cdef int64_t off, prev_off = 0, first_off = 0, min_ts = 0, max_ts = 0
+    cdef Py_ssize_t decreasing_at = -1, magic_at = -1, crc_at = -1
+    cdef int64_t decreasing_off = 0, decreasing_prev = 0
+    cdef int mismatched = 0
+    cdef uint32_t bad_stored = 0, bad_computed = 0, computed
+    cdef bint has_ts = False
     error = None
     resume = None
     while end - pos >= LOG_OVERHEAD:
@@ -113,6 +139,30 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
             error = _error_at(data, pos0, pos, first_index + k)
             break
         crc = _u32(p + start)
+        if summarize:
+            off = _i64(p + pos)
+            if k == 0:
+                first_off = off
+            elif decreasing_at < 0 and off <= prev_off:
+                decreasing_at, decreasing_off, decreasing_prev = k, off, prev_off
+            prev_off = off
+            if magic != expect_magic and magic_at < 0:
+                magic_at, mismatched = k, magic
+            if crc_at < 0:
+                computed = <uint32_t>zlib_crc32(p + start + CRC_START, size - CRC_START)
+                if computed != crc:
+                    crc_at, bad_stored, bad_computed = k, crc, computed
+            if magic == 1:
+                if not has_ts:
+                    min_ts = max_ts = ts
+                    has_ts = True
+                elif ts < min_ts:
+                    min_ts = ts
+                elif ts > max_ts:
+                    max_ts = ts
+            k += 1
+            pos = stop
+            continue
         offsets.append(_i64(p + pos))
         timestamps.append(ts)
         attributes.append(attrs)
@@ -128,7 +178,23 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
         k += 1
         pos = stop
     if k == 0 and start_at == 0:
+        if summarize:  # raises its error
+            return inner_summary_py(data, pos0, expect_magic, start_at_obj, max_count_obj, first_index)
         return inner_columns_py(data, pos0, start_at_obj, max_count_obj, first_index)  # raises its error
+    if summarize:
+        summary = InnerSummary()
+        summary.count, summary.error, summary.resume, summary.end = k, error, resume, pos
+        if k:
+            summary.first_offset, summary.last_offset = first_off, prev_off
+            if decreasing_at >= 0:
+                summary.decreasing_at, summary.decreasing_offsets = decreasing_at, (decreasing_off, decreasing_prev)
+            if magic_at >= 0:
+                summary.magic_mismatch_at, summary.mismatched_magic = magic_at, mismatched
+            if crc_at >= 0:
+                summary.bad_crc_at, summary.bad_crc = crc_at, (bad_stored, bad_computed)
+            if has_ts:
+                summary.min_timestamp, summary.max_timestamp = min_ts, max_ts
+        return summary
     cols.count = k
     cols.error = error
     return cols, offsets, resume

@@ -9,7 +9,10 @@ message body or the wrapper's decompressed inner message set for magic 0/1.
 """
 from __future__ import annotations
 
+import zlib
+
 from kdump.errors import FormatError
+from kdump.format import layout as L
 from kdump.format.types import TimestampType
 
 # Records decoded (and rendered) at a time by whoever walks a batch in chunks: a few MB of columns.
@@ -168,11 +171,83 @@ class RecordSummary:
     def __eq__(self, other) -> bool:
         def error(s):
             return None if s.error is None else (s.error.code, s.error.message)
-        return isinstance(other, RecordSummary) and error(self) == error(other) and all(
+        return type(other) is type(self) and error(self) == error(other) and all(
             getattr(self, name) == getattr(other, name) for name in self.__slots__ if name != "error")
 
     def __repr__(self) -> str:
         return "RecordSummary(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__) + ")"
+
+
+class InnerSummary:
+    """What ``verify --deep`` checks of a chunk of a magic 0/1 wrapper's inner messages, without the
+    messages: their ``count``, the walk's ``error`` and ``resume`` position as
+    :func:`kdump.format.legacy.inner_columns` gives them, ``end`` (the byte after the last message read),
+    and for the messages read:
+
+    * ``first_offset``/``last_offset``: stored inner offsets of the first and last;
+    * ``decreasing_at``: the first whose offset is not above the one before it in the chunk (-1: none),
+      with ``decreasing_offsets`` = (its offset, the one before);
+    * ``magic_mismatch_at``: the first whose magic is not ``magic`` (the wrapper's; -1: none) and its magic;
+    * ``bad_crc_at``: the first whose CRC-32 does not match (-1: none), with ``bad_crc`` = (stored,
+      computed);
+    * ``min_timestamp``/``max_timestamp``: of the magic-1 messages (None without one).
+
+    Built by :func:`kdump.format.legacy.inner_summary` (compiled when built: no Python object per
+    message); :meth:`of` computes the same from :func:`~kdump.format.legacy.inner_columns`' result."""
+
+    __slots__ = ("count", "error", "resume", "end", "first_offset", "last_offset", "decreasing_at",
+                 "decreasing_offsets", "magic_mismatch_at", "mismatched_magic", "bad_crc_at", "bad_crc",
+                 "min_timestamp", "max_timestamp")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.error: FormatError | None = None
+        self.resume: int | None = None
+        self.end = 0
+        self.first_offset: int | None = None
+        self.last_offset: int | None = None
+        self.decreasing_at = -1
+        self.decreasing_offsets: tuple[int, int] | None = None
+        self.magic_mismatch_at = -1
+        self.mismatched_magic = 0
+        self.bad_crc_at = -1
+        self.bad_crc: tuple[int, int] | None = None
+        self.min_timestamp: int | None = None
+        self.max_timestamp: int | None = None
+
+    @classmethod
+    def of(cls, data, start_at: int, cols: RecordColumns, inner_offsets: list[int], resume: int | None,
+           magic: int) -> InnerSummary:
+        s = cls()
+        k = cols.count
+        s.count, s.error, s.resume, s.end = k, cols.error, resume, start_at + sum(cols.sizes)
+        if not k:
+            return s
+        s.first_offset, s.last_offset = inner_offsets[0], inner_offsets[-1]
+        for i in range(1, k):
+            if inner_offsets[i] <= inner_offsets[i - 1]:
+                s.decreasing_at, s.decreasing_offsets = i, (inner_offsets[i], inner_offsets[i - 1])
+                break
+        magics = cols.magics or []
+        s.magic_mismatch_at = next((i for i, m in enumerate(magics) if m != magic), -1)
+        if s.magic_mismatch_at >= 0:
+            s.mismatched_magic = magics[s.magic_mismatch_at]
+        valid = cols.valid or []
+        s.bad_crc_at = next((i for i, ok in enumerate(valid) if not ok), -1)
+        if s.bad_crc_at >= 0:
+            i = s.bad_crc_at
+            stop = start_at + sum(cols.sizes[:i + 1])
+            begin = stop - cols.sizes[i] + L.LOG_OVERHEAD + L.LEGACY_CRC_START
+            s.bad_crc = ((cols.crcs or [])[i], zlib.crc32(memoryview(data)[begin:stop]))
+        ts = [t for t, m in zip(cols.timestamps, magics, strict=True) if m == 1]
+        if ts:
+            s.min_timestamp, s.max_timestamp = min(ts), max(ts)
+        return s
+
+    __eq__ = RecordSummary.__eq__
+
+    def __repr__(self) -> str:
+        return "InnerSummary(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__) + ")"
 
 
 class Record:

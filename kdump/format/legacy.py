@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from kdump import codec as _codec
 from kdump.errors import FormatError
 from kdump.format import layout as L
-from kdump.format.columns import RECORDS_PER_CHUNK, Record, RecordColumns, iter_records
+from kdump.format.columns import RECORDS_PER_CHUNK, InnerSummary, Record, RecordColumns, iter_records
 from kdump.format.limits import DEFAULT_MAX_DECOMPRESSED_BYTES
 from kdump.format.types import TimestampType
 
@@ -464,10 +464,20 @@ def legacy_run(data, position: int, max_count: int) -> LegacyRun | None:
     return LegacyRun(position, cols, sum(cols.sizes))
 
 
-def _select():
+def inner_summary_py(data, pos0: int, magic: int, start_at: int = 0, max_count: int | None = None,
+                     first_index: int = 0) -> InnerSummary:
+    """:func:`inner_columns_py`'s walk, summarized for ``verify --deep`` (:class:`InnerSummary`; ``magic``:
+    the wrapper's). Raises as it does. Compiled twin: ``kdump.format._legacy.inner_summary``, which
+    builds no Python object per message."""
+    cols, inner_offsets, resume = inner_columns_py(data, pos0, start_at, max_count, first_index)
+    return InnerSummary.of(data, start_at, cols, inner_offsets, resume, magic)
+
+
+def _select(name, pure):
     # Chosen at import (the compiled twin when built, see kdump/_backend.py).
     from kdump import _backend
-    return _backend.pick("inner_columns", inner_columns_py)
+    return _backend.pick(name, pure)
 
 
-inner_columns = _select()
+inner_columns = _select("inner_columns", inner_columns_py)
+inner_summary = _select("inner_summary", inner_summary_py)

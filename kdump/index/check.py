@@ -83,8 +83,9 @@ class _PartitionFacts:
 
 
 class PartitionChecker:
-    def __init__(self, directory: str, *, deep: bool, index_interval_bytes: int = 4096):
+    def __init__(self, directory: str, *, deep: bool, index_interval_bytes: int = 4096, progress=None):
         self.directory = os.fspath(directory)
+        self.progress = progress  # progress(n): n more bytes of log walked (deep checks), or None
         self.deep = deep
         self.index_interval_bytes = index_interval_bytes
         self.partition = Partition(self.directory)
@@ -183,6 +184,9 @@ class PartitionChecker:
             except OSError as e:
                 s.recovery_error = f"cannot read the log: {e.strerror or e}"
                 continue
+            finally:
+                if self.progress is not None:
+                    self.progress(_size_or_zero(s.log_path))
             s.recovery = rec
             s.log_size = rec.log_size
             facts.leader_epochs.extend(rec.leader_epochs)
@@ -791,16 +795,19 @@ class PartitionChecker:
 
 
 # --- entry points -------------------------------------------------------------------------------------------
-def check_partition_companions(directory: str, *, deep: bool, index_interval_bytes: int = 4096) -> list[FileReport]:
+def check_partition_companions(directory: str, *, deep: bool, index_interval_bytes: int = 4096,
+                               progress=None) -> list[FileReport]:
     """One FileReport per .index/.timeindex/.txnindex/.snapshot/leader-epoch-checkpoint file of a partition
     directory (and one for a missing .index, or a missing .txnindex that deep checks find needed): Kafka's
     sanity checks, layout, and consistency with the logs (see the module docstring for shallow vs deep).
     ``index_interval_bytes`` (the topic's index.interval.bytes) only affects the deep comparison with what
-    recovery would write, an info finding."""
-    return PartitionChecker(directory, deep=deep, index_interval_bytes=index_interval_bytes).check_all()
+    recovery would write, an info finding. ``progress(n)``: n more bytes of log walked (deep)."""
+    return PartitionChecker(directory, deep=deep, index_interval_bytes=index_interval_bytes,
+                            progress=progress).check_all()
 
 
-def check_segment_companions(path: str, *, deep: bool, index_interval_bytes: int = 4096) -> list[FileReport]:
+def check_segment_companions(path: str, *, deep: bool, index_interval_bytes: int = 4096,
+                             progress=None) -> list[FileReport]:
     """The companion files of one segment, named by its .log or any of its companions."""
     base = segment_base_offset(path)
     if base is None:
@@ -811,7 +818,8 @@ def check_segment_companions(path: str, *, deep: bool, index_interval_bytes: int
         r.io_error = "the file name does not start with a 20-digit base offset"
         return [r]
     directory = os.path.dirname(os.path.abspath(path)) or "."
-    return PartitionChecker(directory, deep=deep, index_interval_bytes=index_interval_bytes).check_segment_files(base)
+    return PartitionChecker(directory, deep=deep, index_interval_bytes=index_interval_bytes,
+                            progress=progress).check_segment_files(base)
 
 
 def check_text_checkpoint(path: str) -> FileReport:
@@ -893,17 +901,18 @@ def _log_name(companion_path: str) -> str:
 
 
 def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: int = 1,
-                done=None) -> list[FileReport]:
+                done=None, progress=None) -> list[FileReport]:
     """What ``kdump index check`` checks for each argument: a segment (or companion file), a partition
     directory (its companions and partition.metadata), or a log directory (every partition, and the
     log directory's checkpoints). A path that cannot be read gives a report with ``io_error``.
     ``jobs`` > 1 checks a log directory's partitions in that many worker processes (same reports, same
-    order); ``done(partition_directory)`` is then called as each one's reports arrive."""
+    order); ``done(partition_directory)`` is then called as each one's reports arrive. ``progress(n)``: n more
+    bytes of log walked by a deep check in this process."""
     reports: list = []
     for p in paths:
         p = os.fspath(p)
         try:
-            reports.extend(_check_path(p, deep, index_interval_bytes, later=jobs > 1))
+            reports.extend(_check_path(p, deep, index_interval_bytes, later=jobs > 1, progress=progress))
         except OSError as e:
             r = FileReport(p, "unknown")
             r.io_error = f"cannot read: {e.strerror or e}"
@@ -917,6 +926,13 @@ def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: in
     return [x for r in reports for x in (next(checked) if isinstance(r, _Later) else [r])]
 
 
+def _size_or_zero(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
 class _Later:
     """A partition of a log directory whose reports a worker process gives (their place in the list)."""
 
@@ -928,14 +944,15 @@ def _check_partition_path(directory: str, deep: bool, index_interval_bytes: int)
     return check_paths([directory], deep=deep, index_interval_bytes=index_interval_bytes)
 
 
-def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = False) -> list:
+def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = False, progress=None) -> list:
     reports: list[FileReport | _Later] = []
     if os.path.isdir(p):
         from kdump.verify.leftovers import is_leftover_directory, leftover_reports
         reports.extend(leftover_reports(p))  # kdump's own crash leftovers (temporaries, interrupted group writes)
         here = Partition(p)
         if here.is_partition:
-            reports.extend(check_partition_companions(p, deep=deep, index_interval_bytes=index_interval_bytes))
+            reports.extend(check_partition_companions(p, deep=deep, index_interval_bytes=index_interval_bytes,
+                                                      progress=progress))
             pm = here.checkpoints.get(FileKind.PARTITION_METADATA)
             if pm is not None:
                 reports.append(check_text_checkpoint(pm))
@@ -946,7 +963,8 @@ def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = Fal
                     if later:
                         reports.append(_Later(q))
                     else:
-                        reports.extend(check_paths([q], deep=deep, index_interval_bytes=index_interval_bytes))
+                        reports.extend(check_paths([q], deep=deep, index_interval_bytes=index_interval_bytes,
+                                                   progress=progress))
     elif not os.path.exists(p):
         r = FileReport(p, "unknown")
         r.io_error = "no such file or directory"
@@ -957,5 +975,6 @@ def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = Fal
         d = os.path.dirname(os.path.abspath(p))
         reports.append(PartitionChecker(d, deep=deep).check_leader_epoch_checkpoint(p))
     else:
-        reports.extend(check_segment_companions(p, deep=deep, index_interval_bytes=index_interval_bytes))
+        reports.extend(check_segment_companions(p, deep=deep, index_interval_bytes=index_interval_bytes,
+                                                progress=progress))
     return reports

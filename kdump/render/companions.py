@@ -12,6 +12,7 @@ from kdump.index.reports import IndexReports
 from kdump.index.snapshot import ProducerEntry
 from kdump.index.time_index import TimestampOffset
 from kdump.index.txn_index import AbortedTxn
+from kdump.render.times import add_formatted
 
 
 def txn_line(txn: AbortedTxn) -> str:
@@ -20,19 +21,19 @@ def txn_line(txn: AbortedTxn) -> str:
             f"lastOffset: {txn.last_offset} lastStableOffset: {txn.last_stable_offset}")
 
 
-def snapshot_line(e: ProducerEntry, compat: str = "java") -> str:
+def snapshot_line(e: ProducerEntry, compat: str = "java", when=str) -> str:
     """DumpLogSegments' line for a producer-snapshot entry (§2.9); the Scala tool left a space after
-    lastTimestamp."""
+    lastTimestamp. ``when`` prints the timestamps (:func:`kdump.render.times.time_formatter`)."""
     txn = "OptionalLong.empty" if e.current_txn_first_offset < 0 else f"OptionalLong[{e.current_txn_first_offset}]"
     line = (f"producerId: {e.producer_id} producerEpoch: {e.epoch} coordinatorEpoch: "
-            f"{e.coordinator_epoch} currentTxnFirstOffset: {txn} lastTimestamp: {e.timestamp}")
+            f"{e.coordinator_epoch} currentTxnFirstOffset: {txn} lastTimestamp: {when(e.timestamp)}")
     sep = " "
     if compat == "scala":
         line += " "
         sep = ""
     if e.has_batch_metadata:
         line += (f"{sep}firstSequence: {e.first_sequence} lastSequence: {e.last_sequence} "
-                 f"lastOffset: {e.last_offset} offsetDelta: {e.offset_delta} timestamp: {e.timestamp}")
+                 f"lastOffset: {e.last_offset} offsetDelta: {e.offset_delta} timestamp: {when(e.timestamp)}")
     return line
 
 
@@ -58,16 +59,17 @@ def checkpoint_lines(cp: CheckpointFile) -> list[str]:
     return lines
 
 
-def companion_lines(item, compat: str = "java") -> list[str]:
-    """The text lines of one item a companion dump yields (:class:`kdump.index.dump.CompanionDumper`)."""
+def companion_lines(item, compat: str = "java", when=str) -> list[str]:
+    """The text lines of one item a companion dump yields (:class:`kdump.index.dump.CompanionDumper`); ``when``
+    prints timestamps (Kafka's epoch ms by default)."""
     if isinstance(item, OffsetPosition):
         return [f"offset: {item.offset} position: {item.position}"]
     if isinstance(item, TimestampOffset):
-        return [f"timestamp: {item.timestamp} offset: {item.offset}"]
+        return [f"timestamp: {when(item.timestamp)} offset: {item.offset}"]
     if isinstance(item, AbortedTxn):
         return [txn_line(item)]
     if isinstance(item, ProducerEntry):
-        return [snapshot_line(item, compat)]
+        return [snapshot_line(item, compat, when)]
     if isinstance(item, CheckpointFile):
         return checkpoint_lines(item)
     if isinstance(item, Empty):
@@ -77,8 +79,15 @@ def companion_lines(item, compat: str = "java") -> list[str]:
     raise TypeError(f"no text form for {type(item).__name__}")
 
 
-def companion_objects(item) -> list[dict]:
-    """The JSON objects (same fields as the text) of one item a companion dump yields."""
+def companion_objects(item, when=None) -> list[dict]:
+    """The JSON objects (same fields as the text) of one item a companion dump yields; ``when`` (not epoch):
+    ``timestampIso``/``lastTimestampIso`` beside the epoch ms (:func:`kdump.render.times.add_formatted`)."""
+    objs = _companion_objects(item)
+    add_formatted(objs, when)
+    return objs
+
+
+def _companion_objects(item) -> list[dict]:
     if isinstance(item, OffsetPosition):
         return [{"kind": "index", "offset": item.offset, "position": item.position}]
     if isinstance(item, TimestampOffset):
@@ -117,11 +126,12 @@ def _checkpoint_object(cp: CheckpointFile, line: str) -> dict:
     return obj
 
 
-def index_report_lines(reports: IndexReports, compat: str = "java") -> list[str]:
+def index_report_lines(reports: IndexReports, compat: str = "java", when=str) -> list[str]:
     """The stderr blocks, in Kafka's order: offset index mismatches, timestamp mismatches, out-of-order
     timestamps, offsets not found (the non-consecutive report follows). Files come in the order they were
     dumped (Kafka: hash-map order). Within a file the Java tool sorts offset mismatches by index offset,
-    descending, one per offset (a reversed TreeMap); the Scala tool listed them in reverse discovery order."""
+    descending, one per offset (a reversed TreeMap); the Scala tool listed them in reverse discovery order.
+    ``when`` prints the timestamps."""
     out = []
     for path, pairs in reports.offset_mismatches.items():
         out.append(f"Mismatches in :{path}")
@@ -129,10 +139,10 @@ def index_report_lines(reports: IndexReports, compat: str = "java") -> list[str]
         out.extend(f"  Index offset: {a}, log offset: {b}" for a, b in ordered)
     for path, pairs in reports.time_mismatches.items():
         out.append(f"Found timestamp mismatch in :{path}")
-        out.extend(f"  Index timestamp: {a}, log timestamp: {b}" for a, b in pairs)
+        out.extend(f"  Index timestamp: {when(a)}, log timestamp: {when(b)}" for a, b in pairs)
     for path, pairs in reports.time_out_of_order.items():
         out.append(f"Found out of order timestamp in :{path}")
-        out.extend(f"  Index timestamp: {a}, Previously indexed timestamp: {b}" for a, b in pairs)
+        out.extend(f"  Index timestamp: {when(a)}, Previously indexed timestamp: {when(b)}" for a, b in pairs)
     for pairs in reports.time_not_found.values():
         out.append("The following indexed offsets are not found in the log.")
         out.extend(f"Indexed offset: {a}, found log offset: {b}" for a, b in pairs)

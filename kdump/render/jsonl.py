@@ -139,7 +139,7 @@ class JsonLinesRenderer:
     def companion(self, item) -> None:
         """An entry of an index, snapshot or checkpoint file, as objects with the file's name."""
         from kdump.render.companions import companion_objects
-        for obj in companion_objects(item):
+        for obj in companion_objects(item, self.when):
             self._write({"type": "entry", "file": self.path, **obj})
 
     def trailing(self, file_name: str, tail) -> None:

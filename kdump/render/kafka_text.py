@@ -101,7 +101,7 @@ class KafkaTextRenderer:
     def companion(self, item) -> None:
         """An entry of an index, snapshot or checkpoint file (:class:`kdump.index.dump.CompanionDumper`)."""
         from kdump.render.companions import companion_lines
-        for line in companion_lines(item, "scala" if self.scala else "java"):
+        for line in companion_lines(item, "scala" if self.scala else "java", self.when):
             self.out.write(self.safe(line) + "\n")
 
     def trailing(self, file_name: str, tail) -> None:

@@ -1,5 +1,6 @@
-"""How ``dump`` prints a timestamp (``--time-format``): Kafka's epoch milliseconds (the default, so that the
-text stays Kafka's), UTC ISO-8601 with milliseconds and ``Z``, or local time with its UTC offset.
+"""How kdump prints a timestamp (``--time-format``, every command): Kafka's epoch milliseconds (the default of
+Kafka's text, so that it stays Kafka's), UTC ISO-8601 with milliseconds and ``Z``, or local time with its UTC
+offset. JSON keeps the epoch milliseconds and adds the chosen form beside them (:func:`add_formatted`).
 
 A timestamp that names no time (Kafka's -1, NO_TIMESTAMP) or lies outside what a calendar date can hold
 stays epoch milliseconds whatever the format, so nothing is hidden or invented.
@@ -51,3 +52,44 @@ def time_formatter(name: str):
         return {"epoch": _epoch, "iso": iso_utc, "local": iso_local}[name]
     except KeyError:
         raise ValueError(f"unknown time format {name!r}: one of {', '.join(TIME_FORMATS)}") from None
+
+
+# The JSON members that hold epoch milliseconds, in every command's documents. Beside each, with a non-epoch
+# --time-format, the same instant in that form under :func:`formatted_key` (the epoch ms stay, unchanged).
+TIMESTAMP_KEYS = frozenset({
+    "timestamp", "maxTimestamp", "lastTimestamp",  # dump, companion files
+    "startTime", "endTime", "newestTimestamp",  # txn
+    "min_timestamp", "max_timestamp",  # stats
+    "commitTimestamp", "expireTimestamp", "currentStateTimestamp",  # groups
+    "transactionStartTimestampMs", "transactionLastUpdateTimestampMs",  # txn-state
+    "issueTimestamp", "expirationTimestamp",  # metadata (delegation tokens)
+})
+
+
+def formatted_key(key: str) -> str:
+    """Where a timestamp's formatted form goes: ``maxTimestamp`` -> ``maxTimestampIso`` (as dump's JSON has it),
+    ``transactionStartTimestampMs`` -> ``transactionStartTimestampIso``, ``min_timestamp`` -> ``min_timestamp_iso``."""
+    if "_" in key:
+        return f"{key}_iso"
+    return f"{key.removesuffix('Ms')}Iso"
+
+
+def add_formatted(doc, when) -> None:
+    """Beside every integer member of ``doc`` (dicts and lists, walked) named in :data:`TIMESTAMP_KEYS`, its
+    formatted form (``when``: a :func:`time_formatter`); in place. Nothing when ``when`` is None (epoch)."""
+    if when is None:
+        return
+    if isinstance(doc, list):
+        for item in doc:
+            add_formatted(item, when)
+    elif isinstance(doc, dict):
+        for key, value in list(doc.items()):
+            if key in TIMESTAMP_KEYS and isinstance(value, int) and not isinstance(value, bool):
+                doc[formatted_key(key)] = when(value)
+            elif isinstance(value, dict | list):
+                add_formatted(value, when)
+
+
+def json_formatter(name: str):
+    """For JSON: None for ``epoch`` (the documents stay as they are), else the formatter of ``name``."""
+    return None if name == "epoch" else time_formatter(name)

@@ -3,10 +3,10 @@ plain aligned columns when piped. Every string from a record is escaped (:func:`
 printed: untrusted bytes never reach a terminal raw."""
 from __future__ import annotations
 
-import datetime as _dt
 from dataclasses import dataclass
 
 from kdump.render.escape import escape
+from kdump.render.times import iso_utc
 
 
 def printable(value) -> str:
@@ -17,14 +17,12 @@ def printable(value) -> str:
     return escape(str(value), keep_tab=False)
 
 
-def when(ms) -> str:
-    """Epoch milliseconds as UTC ISO-8601 (``-`` for none: -1 or absent)."""
+def when(ms, form=iso_utc) -> str:
+    """Epoch milliseconds in the ``--time-format`` ``form`` (a :func:`kdump.render.times.time_formatter`; UTC
+    ISO-8601 by default), ``-`` for none (-1 or absent)."""
     if ms is None or ms < 0:
         return "-"
-    try:
-        return _dt.datetime.fromtimestamp(ms / 1000, _dt.UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
-    except (OverflowError, OSError, ValueError):
-        return str(ms)
+    return form(ms)
 
 
 @dataclass
@@ -89,13 +87,13 @@ def _assignment(value) -> str:
     return "(not decoded)" if value else "(none)"
 
 
-def group_blocks(g: dict) -> list:
+def group_blocks(g: dict, form=iso_utc) -> list:
     out: list[str | Table] = [f"Group {printable(g['group'])}"]
     if g["type"] == "classic":
         out.append(f"  classic group: protocol type {printable(g['protocolType'])}, "
                    f"protocol {printable(g['protocol'])}, "
                    f"generation {g['generation']}, leader {printable(g['leader'])}, state since "
-                   f"{when(g['currentStateTimestamp'])}")
+                   f"{when(g['currentStateTimestamp'], form)}")
         members = Table("  Members", ("member id", "instance id", "client id", "host", "session ms", "rebalance ms",
                                       "assignment"),
                         [(m["memberId"], m["groupInstanceId"], m["clientId"], m["clientHost"], m["sessionTimeout"],
@@ -115,15 +113,15 @@ def group_blocks(g: dict) -> list:
     out.append(Table("  Committed offsets", ("topic", "partition", "offset", "leader epoch", "metadata", "committed",
                                              "expires"),
                      [(o["topic"], o["partition"], o["offset"], o["leaderEpoch"], o["metadata"],
-                       when(o["commitTimestamp"]), when(o["expireTimestamp"])) for o in g["offsets"]]))
+                       when(o["commitTimestamp"], form), when(o["expireTimestamp"], form)) for o in g["offsets"]]))
     out.append(f"  (state as of log offset {g['lastRecordOffset']})")
     return out
 
 
-def groups_blocks(data: dict) -> list:
+def groups_blocks(data: dict, form=iso_utc) -> list:
     blocks = []
     for g in data["groups"]:
-        blocks.extend(group_blocks(g))
+        blocks.extend(group_blocks(g, form))
         blocks.append("")
     summary = f"{len(data['groups'])} group(s) from {data['records']} record(s)"
     if data["pendingTransactionalRecords"]:
@@ -134,12 +132,12 @@ def groups_blocks(data: dict) -> list:
 
 
 # --- transactions ---------------------------------------------------------------------------------------
-def txn_blocks(data: dict) -> list:
+def txn_blocks(data: dict, form=iso_utc) -> list:
     rows = [(t["transactionalId"], t["producerId"], t["producerEpoch"],
              "-" if t["previousProducerId"] < 0 else t["previousProducerId"],
              "-" if t["nextProducerId"] < 0 else t["nextProducerId"], t["state"], t["transactionTimeoutMs"],
              " ".join(f"{p['topic']}[{','.join(map(str, p['partitions']))}]" for p in t["partitions"]) or "-",
-             when(t["transactionStartTimestampMs"]), when(t["transactionLastUpdateTimestampMs"]))
+             when(t["transactionStartTimestampMs"], form), when(t["transactionLastUpdateTimestampMs"], form))
             for t in data["transactions"]]
     table = Table("Transactional ids", ("transactional id", "producer id", "epoch", "previous pid", "next pid",
                                         "state", "timeout ms", "partitions", "started", "last update"), rows)
@@ -155,7 +153,7 @@ def _ids(values) -> str:
     return ",".join(map(str, values)) if values else "-"
 
 
-def metadata_blocks(data: dict) -> list:
+def metadata_blocks(data: dict, form=iso_utc) -> list:
     valid = data["validAtOffset"]
     head = [f"Cluster image valid at offset {valid if valid is not None else '- (nothing read)'}"]
     if data["snapshot"]:
@@ -194,6 +192,6 @@ def metadata_blocks(data: dict) -> list:
     blocks.append(Table("SCRAM credentials", ("user", "mechanism", "iterations"),
                         [(s["user"], s["mechanism"], s["iterations"]) for s in data["scramCredentials"]]))
     blocks.append(Table("Delegation tokens", ("token id", "owner", "requester", "expires"),
-                        [(d["tokenId"], d["owner"], d["requester"], when(d["expirationTimestamp"]))
+                        [(d["tokenId"], d["owner"], d["requester"], when(d["expirationTimestamp"], form))
                          for d in data["delegationTokens"]]))
     return blocks

@@ -24,8 +24,6 @@ The rules, with where they come from:
 """
 from __future__ import annotations
 
-import zlib
-
 from kdump import codec as _codec
 from kdump.decode.control import InvalidControl, TxnMarker, UnknownControl, decode_control
 from kdump.errors import FormatError
@@ -203,19 +201,18 @@ def check_legacy_wrapper(v, batch) -> tuple[int, int | None]:
     broken = False
     while True:
         try:
-            cols, offsets, resume = _legacy.inner_columns(data, pos, p, _columns.RECORDS_PER_CHUNK, inner.n)
+            part = _legacy.inner_summary(data, pos, msg.magic, p, _columns.RECORDS_PER_CHUNK, inner.n)
         except FormatError as e:  # nothing at all could be read
-            cols, offsets, resume = None, [], None
-            error = e
+            part, error = None, e
         else:
-            error = cols.error
-            inner.feed(data, p, cols, offsets)
-            p += sum(cols.sizes)
+            error = part.error
+            inner.feed(part)
+            p = part.end
         if error is not None and error.code != "wrapper-empty":
             v._add(*_inner_error(error, inner.n, data, p), **where)
             broken = True
             break
-        if resume is None:
+        if part is None or part.resume is None:
             break
     n = inner.n
     if not broken and p < len(data):
@@ -267,10 +264,9 @@ def _inner_error(error: FormatError, n: int, data, p: int) -> tuple[str, str]:
 
 
 class _InnerChecks:
-    """What verify checks over a wrapper's inner messages, fed chunk by chunk of columns (stored offsets
-    and timestamps): the first magic unlike the wrapper's, the first bad CRC, the first offset that does
-    not increase; the first and last offsets, the range of magic-1 timestamps. Whole-list operations for
-    the common case (every check passes), a loop only to find where one fails."""
+    """What verify checks over a wrapper's inner messages, fed chunk by chunk of summaries
+    (:class:`~kdump.format.columns.InnerSummary`): the first magic unlike the wrapper's, the first bad CRC,
+    the first offset that does not increase; the first and last offsets, the range of magic-1 timestamps."""
 
     def __init__(self, magic: int):
         self.magic = magic
@@ -279,38 +275,30 @@ class _InnerChecks:
         self.low = self.high = None
         self.first_problem: dict[str, str] = {}
 
-    def feed(self, data, p: int, cols, offsets) -> None:
-        k = cols.count
+    def feed(self, part) -> None:
+        k = part.count
         if not k:
             return
-        n, problems, magics = self.n, self.first_problem, cols.magics
-        if "inner-magic-mismatch" not in problems and magics.count(self.magic) != k:
-            i = next(i for i, m in enumerate(magics) if m != self.magic)
-            problems["inner-magic-mismatch"] = (f"inner message {n + i} has magic {magics[i]}, "
-                                                f"its wrapper magic {self.magic}")
-        if "inner-crc-mismatch" not in problems and not all(cols.valid):
-            i = cols.valid.index(False)
-            stop = p + sum(cols.sizes[:i + 1])
-            start = stop - cols.sizes[i] + L.LOG_OVERHEAD
-            computed = zlib.crc32(memoryview(data)[start + L.LEGACY_CRC_START:stop])
-            problems["inner-crc-mismatch"] = f"inner message {n + i}: stored CRC-32 {cols.crcs[i]}, computed {computed}"
+        n, problems = self.n, self.first_problem
+        if "inner-magic-mismatch" not in problems and part.magic_mismatch_at >= 0:
+            problems["inner-magic-mismatch"] = (f"inner message {n + part.magic_mismatch_at} has magic "
+                                                f"{part.mismatched_magic}, its wrapper magic {self.magic}")
+        if "inner-crc-mismatch" not in problems and part.bad_crc_at >= 0:
+            stored, computed = part.bad_crc
+            problems["inner-crc-mismatch"] = (f"inner message {n + part.bad_crc_at}: stored CRC-32 {stored}, "
+                                              f"computed {computed}")
         if "inner-offset-invalid" not in problems:
-            prev = self.prev
-            first = offsets[0]
-            if not ((prev is None or first > prev) and offsets == list(range(first, first + k))):
-                for i, off in enumerate(offsets):
-                    if prev is not None and off <= prev:
-                        problems["inner-offset-invalid"] = f"inner message {n + i} has offset {off} after {prev}"
-                        break
-                    prev = off
+            at = None
+            if self.prev is not None and part.first_offset <= self.prev:
+                at, off, before = n, part.first_offset, self.prev
+            elif part.decreasing_at >= 0:
+                at, (off, before) = n + part.decreasing_at, part.decreasing_offsets
+            if at is not None:
+                problems["inner-offset-invalid"] = f"inner message {at} has offset {off} after {before}"
         if self.first is None:
-            self.first = offsets[0]
-        self.prev = offsets[-1]
-        if self.magic == 1 or 1 in magics:
-            ts = cols.timestamps if magics.count(1) == k else [
-                t for t, m in zip(cols.timestamps, magics, strict=True) if m == 1]  # one magic per record
-            if ts:
-                low, high = min(ts), max(ts)
-                self.low = low if self.low is None else min(self.low, low)
-                self.high = high if self.high is None else max(self.high, high)
+            self.first = part.first_offset
+        self.prev = part.last_offset
+        if part.min_timestamp is not None:
+            self.low = part.min_timestamp if self.low is None else min(self.low, part.min_timestamp)
+            self.high = part.max_timestamp if self.high is None else max(self.high, part.max_timestamp)
         self.n = n + k
