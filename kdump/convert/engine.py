@@ -406,7 +406,9 @@ class Converter:
         self.stats.output_records += records
         self.stats.output_bytes += len(data)
         if canon:
-            self.digest.update(b"".join(canon))
+            update = self.digest.update
+            for part in canon:  # no join: a chunk's canonical records come as one piece already
+                update(part)
 
     def _write_batch(self, batch: _OpenBatch) -> None:
         self._write(batch.build(), 1, batch.count, batch.canon)
