@@ -371,9 +371,10 @@ class Converter:
         target = self.options.to_magic
         if target == 2:
             return False
-        batches = iter(reader)
+        batches = reader.runs()  # plain messages a run at a time: no object each
         try:
-            return any(batch.magic > target for batch in batches)  # stops at the first one
+            return any((max(b.magics) if isinstance(b, LegacyRun) else b.magic) > target
+                       for b in batches)  # stops at the first one
         finally:
             close = getattr(batches, "close", None)
             if close is not None:
