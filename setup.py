@@ -22,11 +22,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EXTENSIONS = {
     "kdump.format._records": "kdump/format/_records.pyx",  # magic-2 record decoder (twin: format.v2.parse_records_py)
     "kdump.format._legacy": "kdump/format/_legacy.pyx",  # magic 0/1 inner message walk (twin: legacy.inner_columns_py)
+    "kdump.format._encode": "kdump/format/_encode.pyx",  # per-record encoders of convert (twins in format/)
     "kdump.render._lines": "kdump/render/_lines.pyx",  # DumpLogSegments record lines (twin: render_v2_lines_py)
     "kdump.render._jsonl": "kdump/render/_jsonl.pyx",  # --format json records (twin: jsonl.records_json_py)
     "kdump._arrow": "kdump/_arrow.pyx",  # records straight into Arrow buffers for the Spark data source
 }
-LIBRARIES = {"kdump.format._legacy": ["z"]}  # zlib's crc32 (the library Python's own zlib module links)
+# zlib's crc32 (the library Python's own zlib module links)
+LIBRARIES = {"kdump.format._legacy": ["z"], "kdump.format._encode": ["z"]}
 REQUIRED = os.environ.get("KDUMP_REQUIRE_COMPILED", "") in ("1", "true", "yes")
 
 

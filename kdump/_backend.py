@@ -11,6 +11,10 @@ importing only from its own layer or below (never the pure module that uses it):
   ``render_legacy_lines``, twin of ``render_legacy_lines_py`` (the same for magic 0/1 messages);
 * ``kdump.format._legacy`` (``kdump/format/_legacy.pyx``): ``inner_columns``, twin of
   ``kdump.format.legacy.inner_columns_py`` (walk a magic 0/1 wrapper's inner messages column-wise);
+* ``kdump.format._encode`` (``kdump/format/_encode.pyx``): ``canonical_records``, twin of
+  ``kdump.format.canonical.canonical_records_py``, and ``encode_messages``, twin of
+  ``kdump.format.legacy_builder.encode_messages_py``, and ``encode_run_records``, twin of
+  ``kdump.format.v2_builder.encode_run_records_py`` (convert's per-record encoders);
 * ``kdump.render._jsonl`` (``kdump/render/_jsonl.pyx``): ``records_json``, twin of
   ``kdump.render.jsonl.records_json_py`` (``--format json`` records).
 
@@ -23,20 +27,24 @@ import os
 import sys
 
 try:
+    import kdump.format._encode as _encode
     import kdump.format._legacy as _legacy
     import kdump.format._records as _records
     import kdump.render._jsonl as _jsonl
     import kdump.render._lines as _lines
 except ImportError:
-    _legacy = _records = _lines = _jsonl = None
+    _legacy = _records = _lines = _jsonl = _encode = None
 
-COMPILED_AVAILABLE = _records is not None and _lines is not None and _legacy is not None and _jsonl is not None
+COMPILED_AVAILABLE = _records is not None and _lines is not None and _legacy is not None and _jsonl is not None \
+    and _encode is not None
 BACKEND = "compiled" if COMPILED_AVAILABLE and os.environ.get("KDUMP_PURE_PYTHON", "") not in (
     "1", "true", "yes") else "python"
 
 COMPILED = {"parse_records": _records, "summarize_records": _records, "render_v2_lines": _lines,
             "inner_columns": _legacy, "inner_summary": _legacy, "render_legacy_lines": _lines,
-            "records_json": _jsonl}  # accelerated name -> its compiled module
+            "records_json": _jsonl,
+            "canonical_records": _encode, "encode_messages": _encode,
+            "encode_run_records": _encode}  # accelerated name -> its compiled module
 _PURE: dict = {}  # accelerated name -> the pure twin, as the pure modules picked
 
 

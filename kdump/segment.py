@@ -28,8 +28,9 @@ from collections.abc import Iterator
 from kdump.errors import FormatError
 from kdump.format import framing as F
 from kdump.format import layout as L
+from kdump.format.columns import RECORDS_PER_CHUNK
 from kdump.format.framing import BatchHeader, Stop, entry_batch
-from kdump.format.legacy import LegacyBatch
+from kdump.format.legacy import LegacyBatch, LegacyRun, legacy_run
 from kdump.format.limits import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES  # noqa: F401  (re-exported)
 from kdump.format.v2 import RecordBatch
 from kdump.logdir import base_offset_from_name  # (kdump.index and spark import it from here too)
@@ -38,6 +39,7 @@ Batch = RecordBatch | LegacyBatch
 
 WINDOW = 1 << 20  # bytes scanned at a time when resynchronising
 CHUNK = 1 << 20  # bytes held at a time when computing the CRC of a large entry
+RUN_WINDOW = (1 << 16, 1 << 20)  # bytes read at a time by runs(): first, at most (grows while runs fill them)
 
 # --- events of the resynchronising walk ----------------------------------------------------------------
 class GoodBatch:
@@ -221,6 +223,45 @@ class SegmentReader:
             pos += L.LOG_OVERHEAD + size
             self.bytes_read = pos - self.start
             yield batch
+
+    # --- runs of plain legacy messages, batches otherwise -----------------------------------------------
+    def runs(self, max_count: int = RECORDS_PER_CHUNK) -> Iterator[Batch | LegacyRun]:
+        """Kafka's walk (:meth:`batches`), except that consecutive uncompressed magic 0/1 messages come as
+        :class:`~kdump.format.legacy.LegacyRun` s of at most ``max_count`` (one set of columns read straight from
+        the file, no object per message) instead of one :class:`LegacyBatch` each. Everything else, and where and
+        why the walk stops (``tail``), is :meth:`batches`' own: the walk hands over to it at the first entry a run
+        does not take, and takes over again at the next plain message after it."""
+        start0 = self.start
+        fd = self._file.fileno()
+        window, most = RUN_WINDOW[0], min(RUN_WINDOW[1], self.max_batch_bytes)  # no entry in a run is too large
+        pos = start0
+        try:
+            while True:
+                while pos < self.end:
+                    data = os.pread(fd, min(window, most, self.end - pos), pos)
+                    run = legacy_run(data, pos, max_count)
+                    if run is None:
+                        break
+                    if run.size > len(data) // 2:
+                        window = min(window * 2, most)
+                    pos = run.end
+                    self.bytes_read = pos - start0
+                    yield run
+                window = RUN_WINDOW[0]
+                self.start = pos  # batches() walks from here; it reads and yields the entry the run did not take
+                taken = False
+                for batch in self.batches():
+                    if taken and isinstance(batch, LegacyBatch) and not batch.is_compressed:
+                        pos = batch.position
+                        break
+                    taken = True
+                    self.bytes_read = batch.position + batch.size - start0
+                    yield batch
+                else:
+                    self.bytes_read = (self.tail.position if self.tail is not None else pos) - start0
+                    return
+        finally:
+            self.start = start0
 
     # --- headers only ----------------------------------------------------------------------------------------
     def headers(self) -> Iterator[BatchHeader]:

@@ -627,9 +627,10 @@ def test_verification_catches_a_wrong_record(tmp_path, monkeypatch):
 
     real = engine.legacy_entry
 
-    def wrong_value(offset, magic, ts_type, ts, key, value):
-        return real(offset, magic, ts_type, ts, key, b"tampered")
-    monkeypatch.setattr(engine, "legacy_entry", wrong_value)
+    def wrong_value(cols, magic, ts_type, ts=None):  # the chunk encoder, writing every value wrong
+        return b"".join(real(cols.offsets[i], magic, ts_type, cols.timestamps[i] if ts is None else ts, cols.key(i),
+                             b"tampered") for i in range(cols.count))
+    monkeypatch.setattr(engine, "legacy_entries", wrong_value)
     b = RecordBatchBuilder(0)
     b.append(0, TS, b"k", b"v")
     src = write(tmp_path / "in", b.build())
@@ -644,13 +645,13 @@ def test_verification_catches_a_wrong_record(tmp_path, monkeypatch):
 def test_verification_catches_a_bad_crc(tmp_path, monkeypatch):
     from kdump.convert import engine
 
-    real = engine.legacy_entry
+    real = engine.legacy_entries
 
     def bad_crc(*args):
         entry = bytearray(real(*args))
         entry[12] ^= 0xFF
         return bytes(entry)
-    monkeypatch.setattr(engine, "legacy_entry", bad_crc)
+    monkeypatch.setattr(engine, "legacy_entries", bad_crc)
     b = RecordBatchBuilder(0)
     b.append(0, TS, b"k", b"v")
     src = write(tmp_path / "in", b.build())

@@ -7,8 +7,9 @@
 2 headers (on 1 record), 1 control batch (1 record: ...) dropped
 
 Modules: :mod:`.engine` (the batch walk and re-encoding rules), :mod:`.losses` (what could not be
-carried over), :mod:`.output` (verified atomic output, dry-run counter), :mod:`.files` (segments,
-directories, dry-run size estimates). The rules and their Kafka sources are in docs/convert.md.
+carried over), :mod:`.output` (verified atomic output, dry-run counter), :mod:`.proof` (what the read-back
+proves of an output of plain magic 0/1 messages, and its indexes), :mod:`.files` (segments, directories, dry-run
+size estimates). The rules and their Kafka sources are in docs/convert.md.
 """
 from .engine import (
                      KAFKA_MESSAGE_MAX_BYTES,

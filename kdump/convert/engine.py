@@ -35,9 +35,12 @@ from kdump import codec as _codec
 from kdump.errors import EXIT_DATA, FormatError, KdumpError
 from kdump.format import layout as L
 from kdump.format import v2 as _v2
-from kdump.format.legacy_builder import LegacyMessageBuilder, convert_message, encode_message
+from kdump.format.canonical import canonical_record, canonical_records
+from kdump.format.columns import RECORDS_PER_CHUNK
+from kdump.format.legacy import LegacyRun
+from kdump.format.legacy_builder import LegacyMessageBuilder, convert_message, encode_message, encode_messages
 from kdump.format.types import TimestampType
-from kdump.format.v2_builder import RecordBatchBuilder
+from kdump.format.v2_builder import RecordBatchBuilder, encode_run_records
 from kdump.segment import DEFAULT_MAX_DECOMPRESSED_BYTES
 
 from .losses import Losses
@@ -50,8 +53,6 @@ INT32_MAX = 2**31 - 1
 CT = TimestampType.CREATE_TIME
 LAT = TimestampType.LOG_APPEND_TIME
 NTT = TimestampType.NO_TIMESTAMP_TYPE
-
-_INT32 = L.INT32
 
 
 class ConversionRefused(KdumpError):
@@ -143,32 +144,9 @@ class ConversionStats:
         }
 
 
-# --- canonical record form (what the verification compares) --------------------------------------
-_CANON_HEAD = L.CANONICAL_RECORD_HEAD  # offset, timestamp, timestamp type, key length, value length, headers
-
-
-def canonical_record(offset: int, timestamp: int, timestamp_type: int, key, value, headers=()) -> bytes:
-    """A record as a reader of the output should see it, in one unambiguous byte string."""
-    head = _CANON_HEAD.pack(offset, timestamp, timestamp_type, -1 if key is None else len(key),
-                            -1 if value is None else len(value), len(headers))
-    if not headers:  # every legacy record and most v2 ones: one join, no list
-        return b"".join((head, key or b"", value or b""))
-    parts = [head]
-    if key is not None:
-        parts.append(key)
-    if value is not None:
-        parts.append(value)
-    for hkey, hvalue in headers:
-        parts.append(_INT32.pack(len(hkey)))
-        parts.append(hkey)
-        parts.append(_INT32.pack(-1 if hvalue is None else len(hvalue)))
-        if hvalue is not None:
-            parts.append(hvalue)
-    return b"".join(parts)
-
-
 # --- the encoders: kdump.format's, with the names convert's callers and tests know ----------------------
 legacy_entry = encode_message  # one uncompressed magic 0/1 entry (looked up per call: tests replace it)
+legacy_entries = encode_messages  # records as uncompressed magic 0/1 entries, one each (the same)
 convert_legacy_message = convert_message  # one uncompressed message rewritten 0 <-> 1
 
 
@@ -281,25 +259,11 @@ class Converter:
         stats = self.stats
         stats.down_conversion = self._has_batches_above_target(reader)
         self._keep_below = stats.down_conversion and not self.options.all_in_target_magic
-        for batch in reader:
-            stats.source_batches += 1
-            stats.source_bytes += batch.size
-            stats.source_magics.add(batch.magic)
-            if not batch.is_valid():
-                what = "record batch" if batch.magic == 2 else f"magic {batch.magic} message"
-                raise ConversionRefused(
-                    "crc-mismatch",
-                    f"the {what} is corrupt (stored crc = {batch.crc}, computed crc = {batch.compute_crc()}); "
-                    "kdump converts only intact data (`kdump dump` shows what is readable)",
-                    batch.position)
-            if batch.magic == 2:
-                self._flush_run()
-                self._v2_batch(batch)
-            elif batch.is_compressed:
-                self._flush_run()
-                self._wrapper(batch)
+        for batch in reader.runs():
+            if isinstance(batch, LegacyRun):
+                self._legacy_run(batch)
             else:
-                self._message(batch)
+                self._entry(batch)
         self._flush_run()
         self._tail(reader.tail)
         if stats.kept_below_target:
@@ -309,13 +273,108 @@ class Converter:
                                "kept as they were, as Kafka does (--all-in-target-magic rewrites them)")
         return stats
 
+    def _entry(self, batch) -> None:
+        """One entry of the input: a magic-2 batch, a compressed legacy wrapper or one plain legacy message."""
+        stats = self.stats
+        stats.source_batches += 1
+        stats.source_bytes += batch.size
+        stats.source_magics.add(batch.magic)
+        if not batch.is_valid():
+            what = "record batch" if batch.magic == 2 else f"magic {batch.magic} message"
+            raise ConversionRefused(
+                "crc-mismatch",
+                f"the {what} is corrupt (stored crc = {batch.crc}, computed crc = {batch.compute_crc()}); "
+                "kdump converts only intact data (`kdump dump` shows what is readable)",
+                batch.position)
+        if batch.magic == 2:
+            self._flush_run()
+            self._v2_batch(batch)
+        elif batch.is_compressed:
+            self._flush_run()
+            self._wrapper(batch)
+        else:
+            self._message(batch)
+
+    def _legacy_run(self, run: LegacyRun) -> None:
+        """Plain magic 0/1 messages read as one set of columns (:meth:`kdump.segment.SegmentReader.runs`). Where a
+        whole stretch of them is handled alike (copied as they are, or appended to an open magic-2 batch) it is
+        handled at once; everything else goes message by message through :meth:`_entry`, which is the authority
+        on every rule (opening and cutting batches, losses, refusals)."""
+        if all(run.valid):
+            if self._run_codec is None and self._copies_all(run.magics):
+                self._copy_run(run)
+                return
+            if self.options.to_magic == 2 and self._run_codec is not None:
+                self._pack_run(run)
+                return
+        for batch in run.messages():
+            self._entry(batch)
+
+    def _copies_all(self, magics: list) -> bool:
+        target = self.options.to_magic
+        if self._keep_below:
+            return all(m <= target for m in magics)
+        return magics.count(target) == len(magics)
+
+    def _copy_run(self, run: LegacyRun) -> None:
+        """Plain messages that stay as they are (their magic is the target, or below it in a down-conversion)."""
+        stats = self.stats
+        cols = run.columns
+        n = cols.count
+        stats.source_batches += n
+        stats.source_bytes += run.size
+        stats.source_records += n
+        stats.source_magics.update(set(run.magics))
+        stats.copied_batches += n
+        stats.kept_below_target += n - run.magics.count(self.options.to_magic)
+        canon = [canonical_records(cols, None)] if self.digest is not None else None
+        self._write(bytes(memoryview(cols.buf)[:run.size]), n, n, canon)
+
+    def _pack_run(self, run: LegacyRun) -> None:
+        """Plain messages written in magic 2: :meth:`_message` opens (and cuts) each batch; the messages after it
+        that keep it one unit are appended to it a stretch at a time (:func:`encode_run_records`)."""
+        stats = self.stats
+        cols = run.columns
+        n = cols.count
+        i = 0
+        entered = 0  # bytes of the messages that went through _entry (which counts them itself)
+        while i < n:
+            open_run = self._run
+            if open_run is not None and isinstance(open_run.builder, RecordBatchBuilder):
+                builder = open_run.builder
+                opts = self.options
+                key = self._run_key
+                magic, append_time = (key[0], key[1]) if isinstance(key, tuple) else (key, None)
+                room = max(opts.max_batch_bytes - builder.size, 0) if opts.max_batch_bytes else -1
+                most = max(opts.max_batch_records - builder.record_count, 0) if opts.max_batch_records else -1
+                data, taken, last, max_ts = encode_run_records(
+                    cols, i, builder.base_offset, builder.base_timestamp, builder.last_record_offset, room, most,
+                    magic, append_time)
+                if taken:
+                    builder.take_records(data, taken, last, max_ts)
+                    if open_run.canon is not None:
+                        part = cols.slice(i, i + taken)
+                        open_run.canon.append(canonical_records(part, open_run.ts_type, open_run.canon_time))
+                    stats.source_batches += taken
+                    stats.source_records += taken
+                    self._run_sources += taken
+                    i += taken
+                    continue
+            batch = run.message_at(i)
+            entered += batch.size
+            self._entry(batch)
+            i += 1
+        stats.source_bytes += run.size - entered
+        stats.source_magics.update(set(run.magics))
+
     def _has_batches_above_target(self, reader) -> bool:
         target = self.options.to_magic
         if target == 2:
             return False
-        batches = iter(reader)
+        batches = reader.runs()  # plain messages a run at a time: no object each
         try:
-            return any(batch.magic > target for batch in batches)  # stops at the first one
+            return any((max(b.magics) if isinstance(b, LegacyRun) else b.magic) > target
+                       for b in batches)  # stops at the first one
         finally:
             close = getattr(batches, "close", None)
             if close is not None:
@@ -348,7 +407,9 @@ class Converter:
         self.stats.output_records += records
         self.stats.output_bytes += len(data)
         if canon:
-            self.digest.update(b"".join(canon))
+            update = self.digest.update
+            for part in canon:  # no join: a chunk's canonical records come as one piece already
+                update(part)
 
     def _write_batch(self, batch: _OpenBatch) -> None:
         self._write(batch.build(), 1, batch.count, batch.canon)
@@ -441,27 +502,15 @@ class Converter:
         if target < 2 and batch.records_count == 0:
             losses.add("empty-batches", 1, pos)  # Kafka: an empty batch converts to nothing
             return
-        cols = self._v2_columns(batch)
-        n = cols.count
-        stats.source_records += n
         append_time = batch.max_timestamp if batch.attributes & L.V2_TIMESTAMP_TYPE_MASK else None
         ts_type = batch.timestamp_type
         if target == 2:
-            self._v2_to_v2(batch, cols, append_time)
+            self._v2_to_v2(batch, append_time)
             return
 
         # magic 2 -> 0/1 (RecordsUtil.convertRecordBatch): records kept with their offsets, the rest counted
         codec = self._codec_for(batch.codec_id, pos, what)
         stats.converted_batches += 1
-        offsets, timestamps = cols.offsets, cols.timestamps
-        nheaders = header_records = 0
-        for h in cols.headers:
-            if h:
-                nheaders += len(h)
-                header_records += 1
-        if nheaders:
-            losses.add("headers", nheaders, pos)
-            losses.header_records += header_records
         if batch.producer_id != L.NO_PRODUCER_ID or batch.producer_epoch != L.NO_PRODUCER_EPOCH \
                 or batch.base_sequence != L.NO_SEQUENCE:
             losses.add("producer-state", 1, pos)
@@ -471,36 +520,101 @@ class Converter:
             losses.add("leader-epoch", 1, pos)
         if batch.delete_horizon_ms is not None:
             losses.add("delete-horizon", 1, pos)
-        if n and offsets[n - 1] != batch.last_offset:
+        if codec == _codec.NONE:  # a message per record: written a chunk of records at a time
+            cols = None
+            for cols in self._v2_chunks(batch):
+                self._records_lost(cols, append_time, pos)
+                self._messages_out(cols, pos, what, ts_type, append_time)
+        else:  # one wrapper for the whole batch
+            cols = self._v2_columns(batch)
+            self._records_lost(cols, append_time, pos)
+            offsets, timestamps = cols.offsets, cols.timestamps
+            mv = memoryview(cols.buf)
+            key_pos, key_len, value_pos, value_len = cols.key_pos, cols.key_len, cols.value_pos, cols.value_len
+            # keys and values as slices of the decompressed payload: no copy per record
+            records = ((offsets[i], timestamps[i],
+                        None if key_len[i] < 0 else mv[key_pos[i]:key_pos[i] + key_len[i]],
+                        None if value_len[i] < 0 else mv[value_pos[i]:value_pos[i] + value_len[i]])
+                       for i in range(cols.count))
+            self._records_out(pos, what, ts_type, append_time, codec, records)
+        if cols is not None and cols.count and cols.offsets[-1] != batch.last_offset:
             losses.add("last-offsets", 1, pos)
+
+    def _v2_chunks(self, batch):
+        """The records of a batch in chunks of :data:`RECORDS_PER_CHUNK`, with their *stored* timestamps (as
+        :meth:`_v2_columns`): memory bounded by the chunk, however many records the batch holds."""
+        try:
+            buf, start, end = batch.records_payload(self.options.record_limit)
+        except FormatError as e:
+            self._read_failed(e, batch.position)
+        count, first, at = batch.records_count, 0, start
+        while at is not None:
+            cols = _v2.parse_records(buf, start, end, count, batch.base_offset, batch.base_timestamp, None, first,
+                                     first + RECORDS_PER_CHUNK, at)
+            if cols.error is not None:
+                self._read_failed(cols.error.at(batch.position), batch.position)
+            yield cols
+            first += cols.count
+            at = cols.resume_at
+
+    def _records_lost(self, cols, append_time, pos: int) -> None:
+        """What of the records of a magic-2 batch written below magic 2 is lost: headers, timestamps."""
+        stats = self.stats
+        losses = stats.losses
+        n = cols.count
+        headers = cols.headers
+        header_records = n - headers.count(())
+        if header_records:
+            losses.add("headers", sum(map(len, headers)), pos)
+            losses.header_records += header_records
+        stats.source_records += n
+        timestamps = cols.timestamps
         if append_time is not None:
-            losses.add("hidden-timestamps", sum(1 for t in timestamps if t != append_time), pos)
-        if target == 0:
-            visible = [append_time] * n if append_time is not None else timestamps
-            losses.add("timestamps", sum(1 for t in visible if t != L.NO_TIMESTAMP), pos)
+            losses.add("hidden-timestamps", n - timestamps.count(append_time), pos)
+        if self.options.to_magic == 0:
+            losses.add("timestamps", n - timestamps.count(L.NO_TIMESTAMP) if append_time is None else
+                       (n if append_time != L.NO_TIMESTAMP else 0), pos)
             if append_time is not None:
                 losses.add("log-append-time", n, pos)
-        mv = memoryview(cols.buf)
-        key_pos, key_len, value_pos, value_len = cols.key_pos, cols.key_len, cols.value_pos, cols.value_len
-        # keys and values as slices of the decompressed payload: no copy per record
-        records = ((offsets[i], timestamps[i],
-                    None if key_len[i] < 0 else mv[key_pos[i]:key_pos[i] + key_len[i]],
-                    None if value_len[i] < 0 else mv[value_pos[i]:value_pos[i] + value_len[i]]) for i in range(n))
-        self._records_out(pos, what, ts_type, append_time, codec, records)
 
-    def _v2_to_v2(self, batch, cols, append_time) -> None:
+    def _messages_out(self, cols, pos: int, what: str, ts_type: TimestampType, append_time) -> None:
+        """Records written below magic 2 without a codec: one message each (``RecordsUtil.downConvert``)."""
+        target = self.options.to_magic
+        out_type = NTT if target == 0 else ts_type
+        try:
+            data = legacy_entries(cols, target, out_type, append_time)
+        except ValueError as e:
+            self._refuse_bad_value(e, pos, what)
+        canon = None
+        if self.digest is not None:
+            canon = [canonical_records(cols, out_type, append_time if target else L.NO_TIMESTAMP, headers=False)]
+        self._write(data, cols.count, cols.count, canon)
+
+    def _v2_to_v2(self, batch, append_time) -> None:
         """A v2 batch stays a v2 batch: copied, or rebuilt with another codec keeping every header field."""
         stats = self.stats
+        kept = batch.is_control or self.options.target_codec(batch.codec_id) == batch.codec_id
+        if batch.records_count > 0 and kept:
+            # copied: its records are read only for the digest, a chunk at a time (memory bounded by the chunk)
+            n = 0
+            for chunk in self._v2_chunks(batch):
+                n += chunk.count
+                if self.digest is not None:
+                    self.digest.update(canonical_records(chunk, batch.timestamp_type, append_time))
+            stats.source_records += n
+            stats.copied_batches += 1
+            self._write(batch.entry_bytes(), 1, n, None)
+            return
+        cols = self._v2_columns(batch)
         n = cols.count
+        stats.source_records += n
         codec = batch.codec_id
         if not (batch.is_control or n == 0):  # Kafka never compresses control or empty batches
             codec = self._codec_for(batch.codec_id, batch.position,
                                     f"the batch of offsets {batch.base_offset}-{batch.last_offset}")
         canon = None
         if self.digest is not None:
-            ts_type = batch.timestamp_type
-            canon = [canonical_record(cols.offsets[i], cols.timestamps[i] if append_time is None else append_time,
-                                      ts_type, cols.key(i), cols.value(i), cols.headers[i]) for i in range(n)]
+            canon = [canonical_records(cols, batch.timestamp_type, append_time)]
         if codec == batch.codec_id:
             stats.copied_batches += 1
             self._write(batch.entry_bytes(), 1, n, canon)
@@ -554,10 +668,7 @@ class Converter:
             stats.copied_batches += 1
             if wrapper.magic != target:
                 stats.kept_below_target += 1
-            canon = None
-            if self.digest is not None:
-                canon = [canonical_record(offsets[i], timestamps[i], ts_type, cols.key(i), cols.value(i))
-                         for i in range(n)]
+            canon = [canonical_records(cols, ts_type)] if self.digest is not None else None
             self._write(batch.entry_bytes(), 1, n, canon)
             return
         stats.converted_batches += 1
@@ -566,8 +677,36 @@ class Converter:
             stored = batch.inner_messages(limit)[0]
             stats.losses.add("hidden-timestamps", sum(1 for m in stored if m.timestamp != append_time), pos)
         self._count_lost_timestamps(wrapper.magic, ts_type, timestamps, pos)
+        if target == 2 and self._wrapper_to_v2(cols, _ts_type_of_unit(wrapper.magic, ts_type), append_time, codec):
+            return
         self._records_out(pos, what, _ts_type_of_unit(wrapper.magic, ts_type), append_time, codec,
                           [(offsets[i], timestamps[i], cols.key(i), cols.value(i)) for i in range(n)])
+
+    def _wrapper_to_v2(self, cols, ts_type: TimestampType, append_time, codec: int) -> bool:
+        """A wrapper's records as one v2 batch, all at once (:func:`encode_run_records`): what
+        :meth:`_records_out` writes. False (nothing written) when a record is one the builder refuses or the batch
+        cannot be built: :meth:`_records_out` then says why."""
+        offsets, timestamps = cols.offsets, cols.timestamps
+        n = cols.count
+        if not n or timestamps[0] < L.NO_TIMESTAMP:
+            return False
+        batch = _OpenBatch(2, codec, ts_type, append_time, offsets[0], timestamps[0], False)
+        builder = batch.builder
+        assert isinstance(builder, RecordBatchBuilder)
+        try:
+            first = builder.encode(offsets[0], timestamps[0], cols.key(0), cols.value(0))
+            builder.take(offsets[0], timestamps[0], first)
+            data, taken, last, max_ts = encode_run_records(cols, 1, builder.base_offset, builder.base_timestamp,
+                                                           offsets[0], -1, -1, None, None)
+            if taken != n - 1:
+                return False
+            builder.take_records(data, taken, last, max_ts)
+            entry = batch.build()
+        except ValueError:
+            return False
+        canon = [canonical_records(cols, ts_type, append_time, headers=False)] if self.digest is not None else None
+        self._write(entry, 1, n, canon)
+        return True
 
     def _count_lost_timestamps(self, source_magic: int, ts_type: TimestampType, timestamps, pos: int) -> None:
         if self.options.to_magic == 0 and source_magic == 1:

@@ -30,6 +30,7 @@ from kdump.segment import SegmentReader
 
 from .engine import ConversionRefused, ConversionStats, Converter, ConvertOptions
 from .output import ByteCounter, ConvertedSegmentWriter, DeepVerifyFailed, deep_verify_findings
+from .proof import INDEX_INTERVAL_BYTES
 
 
 @dataclass
@@ -97,7 +98,7 @@ def convert_segment(source, destination, options: ConvertOptions, *, overwrite: 
         raise FileExistsError(errno.EEXIST, why, blocked[0])
     with SegmentReader(source) as reader:
         writer = ConvertedSegmentWriter(destination, overwrite=group.may_replace(destination),
-                                        record_limit=options.record_limit)
+                                        record_limit=options.record_limit, base_offset=base)
         try:
             stats = Converter(options, writer, writer.records_digest).convert(reader)
             if options.strict and stats.losses:
@@ -112,7 +113,8 @@ def convert_segment(source, destination, options: ConvertOptions, *, overwrite: 
                 e.source = source
             raise
     group.adopt(writer.atomic_file)
-    indexes = _add_indexes(group, writer.temporary_path, destination) if rebuild_indexes else None
+    indexes = _add_indexes(group, writer.temporary_path, destination, writer.plain_indexes) \
+        if rebuild_indexes else None
     try:
         group.commit()
     except BaseException:
@@ -148,23 +150,35 @@ def _index_targets(log_path: str) -> list[str]:
     return [sibling(log_path, kind) for kind in SEGMENT_COMPANIONS]
 
 
-def _add_indexes(group, temporary_log: str, log_path: str) -> IndexStatus:
+def _add_indexes(group, temporary_log: str, log_path: str, plain_indexes=None) -> IndexStatus:
     """Kafka's recovery indexes for the new segment (still under its temporary name), added to its group. Only
     missing or differing index files are written; with ``overwrite`` the old ones (which belonged to the replaced
-    segment) are kept as ``.bak``."""
+    segment) are kept as ``.bak``. ``plain_indexes``: the entries the read-back computed for a segment of plain
+    magic 0/1 messages (:mod:`kdump.convert.proof`; no producer state there), else recovery walks the segment."""
     base = segment_base_offset(log_path)
     if base is None:
         return IndexStatus(False, note="indexes were not rebuilt: the output is not named <base offset>.log, "
                                        "which index files are named after")
     try:
-        from kdump.index.rebuild import RebuildError, RebuildOutcome, add_recovery, recover_segment, state_before
+        from kdump.index.rebuild import (
+            DEFAULT_INDEX_INTERVAL_BYTES,
+            RebuildError,
+            RebuildOutcome,
+            Recovery,
+            add_recovery,
+            recover_segment,
+            state_before,
+        )
     except ImportError:
         return IndexStatus(False, note="indexes were not rebuilt: this kdump has no index rebuild "
                                        "(kdump.index.rebuild); "
                                        "Kafka rebuilds missing indexes when it loads the segment")
     try:
-        state = state_before(os.path.dirname(log_path), base)
-        rec = recover_segment(temporary_log, producer_state=state, base_offset=base)
+        if plain_indexes is not None and INDEX_INTERVAL_BYTES == DEFAULT_INDEX_INTERVAL_BYTES:
+            rec = _plain_recovery(Recovery(temporary_log, base, INDEX_INTERVAL_BYTES), *plain_indexes)
+        else:
+            state = state_before(os.path.dirname(log_path), base)
+            rec = recover_segment(temporary_log, producer_state=state, base_offset=base)
         outcome = RebuildOutcome(rec)
         paths = dict(zip(("index", "timeindex", "txnindex"), _index_targets(log_path), strict=True))
         add_recovery(group, rec, paths, outcome)
@@ -172,6 +186,14 @@ def _add_indexes(group, temporary_log: str, log_path: str) -> IndexStatus:
         return IndexStatus(False, problem=True, note=f"indexes were not rebuilt: {e}")
     files = [m.path for m in group.members if m.path != log_path] + outcome.unchanged
     return IndexStatus(True, sorted(files, key=_index_targets(log_path).index))
+
+
+def _plain_recovery(rec, offset_index: bytes, time_index: bytes):
+    """A :class:`kdump.index.rebuild.Recovery` holding the indexes the read-back computed."""
+    rec.offset_index = bytearray(offset_index)
+    rec.time_index = bytearray(time_index)
+    rec.log_size = rec.valid_bytes = os.path.getsize(rec.log_path)
+    return rec
 
 
 def convert_directory(source_dir, output_dir, options: ConvertOptions, *, overwrite: bool = False,

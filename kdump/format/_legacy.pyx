@@ -19,12 +19,11 @@ from libc.stdint cimport int64_t, uint32_t, int32_t
 from kdump.format._records import fast_buffer
 from kdump.format.columns import InnerSummary, RecordColumns  # leaf module (no kdump import of ours back here)
 
+from ._zcrc cimport zlib_crc32  # compile-time only (an inline function)
+
 # The pure twins (handed over by kdump._backend.pick: kdump.format.legacy imports this module).
 inner_columns_py = None
 inner_summary_py = None
-
-cdef extern from "zlib.h":
-    unsigned long crc32(unsigned long crc, const unsigned char *buf, unsigned int length) nogil
 
 cdef enum:
     LOG_OVERHEAD = 12          # offset int64 + size int32
@@ -44,15 +43,6 @@ cdef inline int64_t _i64(const unsigned char *p) noexcept nogil:
 
 cdef inline uint32_t _u32(const unsigned char *p) noexcept nogil:
     return (<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | <uint32_t>p[3]
-
-
-cdef inline unsigned long _crc(const unsigned char *p, Py_ssize_t n) noexcept nogil:
-    cdef unsigned long c = crc32(0, NULL, 0)
-    while n > 0x40000000:  # zlib takes an unsigned int length
-        c = crc32(c, p, 0x40000000)
-        p += 0x40000000
-        n -= 0x40000000
-    return crc32(c, p, <unsigned int>n)
 
 
 cdef bint _fast_args(data, start_at, max_count, first_index):
@@ -159,7 +149,7 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
             if magic != expect_magic and magic_at < 0:
                 magic_at, mismatched = k, magic
             if crc_at < 0:
-                computed = <uint32_t>_crc(p + start + CRC_START, size - CRC_START)
+                computed = <uint32_t>zlib_crc32(p + start + CRC_START, size - CRC_START)
                 if computed != crc:
                     crc_at, bad_stored, bad_computed = k, crc, computed
             if magic == 1:
@@ -184,7 +174,7 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
         sizes.append(LOG_OVERHEAD + size)
         crcs.append(crc)
         magics.append(magic)
-        valid.append(_crc(p + start + CRC_START, size - CRC_START) == crc)
+        valid.append(zlib_crc32(p + start + CRC_START, size - CRC_START) == crc)
         k += 1
         pos = stop
     if k == 0 and start_at == 0:

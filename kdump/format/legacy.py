@@ -390,6 +390,80 @@ def inner_columns_py(data, pos0: int, start_at: int = 0, max_count: int | None =
     return cols, inner_offsets, resume
 
 
+class LegacyRun:
+    """Consecutive uncompressed top-level magic 0/1 messages of a log, read as one :class:`RecordColumns`
+    (what a reader that does not need one object per message walks: :meth:`kdump.segment.SegmentReader.runs`).
+
+    Each message is its own record, as :class:`LegacyBatch` gives it: ``columns.offsets`` the stored (absolute)
+    offsets, ``columns.timestamps`` the stored timestamps, ``crcs``/``magics``/``valid`` per message,
+    ``sizes`` the whole entries (prefix included), key and value positions into ``columns.buf``.
+    ``position`` is the file position of the first message; message ``i`` starts ``sum(sizes[:i])`` after it.
+    """
+
+    __slots__ = ("position", "columns", "size")
+    is_compressed = False
+
+    def __init__(self, position: int, columns: RecordColumns, size: int):
+        self.position = position
+        self.columns = columns
+        self.size = size  # bytes of the messages, prefixes included
+
+    @property
+    def count(self) -> int:
+        return self.columns.count
+
+    @property
+    def end(self) -> int:
+        return self.position + self.size
+
+    @property
+    def valid(self) -> list[bool]:
+        """Each message's CRC check."""
+        assert self.columns.valid is not None  # set by the walk that made the run
+        return self.columns.valid
+
+    @property
+    def magics(self) -> list[int]:
+        assert self.columns.magics is not None  # set by the walk that made the run
+        return self.columns.magics
+
+    def message_at(self, i: int) -> LegacyBatch:
+        """Message ``i`` as the :class:`LegacyBatch` an entry-by-entry walk gives."""
+        return self._message(i, sum(self.columns.sizes[:i]))
+
+    def messages(self) -> Iterator[LegacyBatch]:
+        """Every message as the :class:`LegacyBatch` an entry-by-entry walk gives."""
+        at = 0
+        for i, size in enumerate(self.columns.sizes):
+            yield self._message(i, at)
+            at += size
+
+    def _message(self, i: int, at: int) -> LegacyBatch:
+        cols = self.columns
+        return LegacyBatch(self.position + at, cols.offsets[i],
+                           bytes(memoryview(cols.buf)[at + L.LOG_OVERHEAD:at + cols.sizes[i]]))
+
+    def __repr__(self) -> str:
+        return f"LegacyRun(position={self.position}, count={self.count}, size={self.size})"
+
+
+def legacy_run(data, position: int, max_count: int) -> LegacyRun | None:
+    """The uncompressed magic 0/1 messages at the start of ``data`` (bytes of a log from file position
+    ``position``) up to the first entry that is not one (a batch, a wrapper, an entry that does not parse or
+    does not end inside ``data``), at most ``max_count``; None when the first entry is not one. The messages are
+    parsed as :class:`LegacyBatch` parses them (the inner-set walk, :func:`inner_columns`, compiled when built);
+    where the run ends, a reader goes on entry by entry."""
+    try:
+        cols, offsets, _ = inner_columns(data, position, 0, max_count)
+    except FormatError:
+        return None  # the first entry is none: the caller reads it as an entry (and says why it stops)
+    if not cols.count:
+        return None
+    cols.offsets = offsets
+    cols.error = None  # what ended the run is for the entry-by-entry walk to report, at its own position
+    return LegacyRun(position, cols, sum(cols.sizes))
+
+
 def inner_summary_py(data, pos0: int, magic: int, start_at: int = 0, max_count: int | None = None,
                      first_index: int = 0) -> InnerSummary:
     """:func:`inner_columns_py`'s walk, summarized for ``verify --deep`` (:class:`InnerSummary`; ``magic``:

@@ -29,7 +29,8 @@ from kdump.format.builder_args import (
 )
 from kdump.format.types import TimestampType
 
-__all__ = ["LegacyMessageBuilder", "encode_message", "legacy_message", "legacy_wrapper", "convert_message"]
+__all__ = ["LegacyMessageBuilder", "encode_message", "encode_messages", "legacy_message", "legacy_wrapper",
+           "convert_message"]
 
 _NULL_LENGTH = b"\xff\xff\xff\xff"  # int32 -1
 _LAT = TimestampType.LOG_APPEND_TIME
@@ -269,3 +270,30 @@ class LegacyMessageBuilder:
         assert self.last_record_offset is not None  # set by every append, and _entries is not empty
         offset = self.last_record_offset if wrapper_offset is None else wrapper_offset
         return encode_message(offset, self.magic, self.timestamp_type, wrapper_timestamp, None, compressed, self.codec)
+
+
+def encode_messages_py(cols, magic: int, timestamp_type, timestamp: int | None = None) -> bytes:
+    """The records of ``cols`` (a :class:`~kdump.format.columns.RecordColumns`) as uncompressed magic 0/1 entries,
+    one per record, joined: :func:`encode_message` with each record's offset, key and value and ``timestamp``
+    (None: each record's own; LogAppendTime puts the append time on every message). ValueError for a timestamp
+    below -1 (Kafka's builder refuses it) or a message too large for its size field. ``cols.headers`` are not
+    written (magic 0/1 have none; the caller counts them as lost).
+
+    Compiled twin: ``kdump.format._encode.encode_messages`` (chosen by :mod:`kdump._backend`)."""
+    parts = []
+    offsets, timestamps = cols.offsets, cols.timestamps
+    for i in range(cols.count):
+        ts = timestamps[i] if timestamp is None else timestamp
+        if ts < L.NO_TIMESTAMP:
+            raise ValueError(f"Invalid negative timestamp {ts} (offset {offsets[i]})")
+        parts.append(encode_message(offsets[i], magic, timestamp_type, ts, cols.key(i), cols.value(i)))
+    return b"".join(parts)
+
+
+def _select():
+    # Chosen at import (the compiled twin when built, see kdump/_backend.py).
+    from kdump import _backend
+    return _backend.pick("encode_messages", encode_messages_py)
+
+
+encode_messages = _select()

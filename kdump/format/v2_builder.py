@@ -37,7 +37,7 @@ from kdump.format.types import TimestampType
 from kdump.format.varint import encode_varint
 
 __all__ = ["RecordBatchBuilder", "encode_record", "encode_batch", "batch_attributes", "empty_batch",
-           "encode_headers"]
+           "encode_headers", "encode_run_records"]
 
 MAGIC = 2
 # 1- and 2-byte varints precomputed: converting millions of small records spends most of its time here.
@@ -248,6 +248,21 @@ class RecordBatchBuilder:
         if timestamp > self._max_timestamp:
             self._max_timestamp = timestamp
 
+    def take_records(self, records: bytes, count: int, last_offset: int, max_timestamp: int) -> None:
+        """Take ``count`` records at once, as :func:`encode_run_records` encoded them for this batch (after its
+        first record: the base timestamp is set): what :meth:`take` of each would do."""
+        self._records.append(records)
+        self.record_count += count
+        self.size += len(records)
+        self.last_record_offset = last_offset
+        if max_timestamp > self._max_timestamp:
+            self._max_timestamp = max_timestamp
+
+    @property
+    def base_timestamp(self) -> int | None:
+        """The timestamp record deltas are relative to (None before the first record, unless a delete horizon)."""
+        return self._base_timestamp
+
     def append_control_record(self, offset: int, timestamp: int, control_type_id: int, value: bytes | None,
                               *, key_version: int = 0) -> None:
         """Append a control record (key = int16 version + int16 type id) to a control batch."""
@@ -319,3 +334,53 @@ def empty_batch(base_offset: int, last_offset: int, *, max_timestamp: int = L.NO
         base_sequence=check_int("base_sequence", base_sequence, INT32_MIN, INT32_MAX),
         records_count=0, payload=b"",
     )
+
+
+def encode_run_records_py(cols, start: int, base_offset: int, base_timestamp: int, last_offset: int, room: int,
+                          most: int, magic: int, append_time: int | None):
+    """Plain magic 0/1 messages ``start``.. of ``cols`` (a :class:`~kdump.format.legacy.LegacyRun`'s columns) as
+    the magic-2 records of an open batch (base offset and timestamp; its last record's offset ``last_offset``), as
+    many as keep the batch one unit of a conversion: ``(records, count, last offset, max timestamp)``.
+
+    Stops before a message of another ``magic``; without the LogAppendTime bit when ``append_time`` is given, or
+    with another time; with it when ``append_time`` is None; with bytes after its value; whose offset is not above
+    the previous one or more than INT32_MAX above ``base_offset``; whose timestamp is below -1; that does not fit
+    in ``room`` bytes; and after ``most`` records (-1: no limit on bytes or records). Whoever called decides what
+    happens to that message (a new batch, a refusal). ``magic`` None: records of any kind (a wrapper's inner
+    messages, whose wrapper is the unit): only the offsets, timestamps and limits end the stretch.
+
+    Compiled twin: ``kdump.format._encode.encode_run_records`` (chosen by :mod:`kdump._backend`)."""
+    parts: list[bytes] = []
+    offsets, timestamps, attributes, magics = cols.offsets, cols.timestamps, cols.attributes, cols.magics
+    key_len, value_len, sizes = cols.key_len, cols.value_len, cols.sizes
+    unit = magic is not None
+    overhead = L.LOG_OVERHEAD + (L.LEGACY_RECORD_OVERHEAD_V0 if magic == 0 else L.LEGACY_RECORD_OVERHEAD_V1)
+    used = 0
+    max_ts = L.NO_TIMESTAMP
+    last = last_offset
+    for i in range(start, cols.count):
+        offset, ts = offsets[i], timestamps[i]
+        log_append_time = magic == 1 and attributes[i] & L.LEGACY_TIMESTAMP_TYPE_MASK
+        if (unit and (magics[i] != magic or (append_time is None) == bool(log_append_time)
+                     or (append_time is not None and ts != append_time)
+                     or sizes[i] != overhead + max(key_len[i], 0) + max(value_len[i], 0))) \
+                or offset <= last or offset - base_offset > INT32_MAX or ts < L.NO_TIMESTAMP or len(parts) == most:
+            break
+        record = encode_record(offset - base_offset, ts - base_timestamp, cols.key(i), cols.value(i))
+        if room >= 0 and used + len(record) > room:
+            break
+        parts.append(record)
+        used += len(record)
+        last = offset
+        if ts > max_ts:
+            max_ts = ts
+    return b"".join(parts), len(parts), last, max_ts
+
+
+def _select():
+    # Chosen at import (the compiled twin when built, see kdump/_backend.py).
+    from kdump import _backend
+    return _backend.pick("encode_run_records", encode_run_records_py)
+
+
+encode_run_records = _select()
