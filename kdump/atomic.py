@@ -59,6 +59,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
+from kdump.digests import BackgroundSha256
 from kdump.errors import KdumpError
 from kdump.logdir import backup_path, kdump_temporary, temporary_affixes
 
@@ -200,7 +201,7 @@ class AtomicFile:
         except (AttributeError, OSError):
             pass
         self._file: BinaryIO = os.fdopen(fd, "wb")
-        self._hash: hashlib._Hash | None = hashlib.sha256()
+        self._hash: BackgroundSha256 | None = BackgroundSha256()  # hashed beside the writing
         self._size = 0
         self._done = False
         self._prepared = False

@@ -302,7 +302,7 @@ def test_down_conversion_copies_batches_below_the_target_as_kafka_does(tmp_path)
     # the copied batches lose nothing: only the v2 batch's header and leader epoch are dropped
     assert s.losses.counts == {"headers": 1, "leader-epoch": 1}
     assert any("2 batches below magic 1 kept as they were" in n for n in s.notes)
-    assert result.verified[-1] == "kdump verify --deep: clean"
+    assert result.verified[-1].startswith("kdump verify --deep: clean")
     assert_kafka_python_agrees(out)
 
 
@@ -582,7 +582,7 @@ def test_every_input_converts_to_every_target(path, target, tmp_path):
         assert all(b.magic == target for b, _ in ours)
     assert [(r.offset, r.timestamp, r.key, r.value, tuple(r.headers)) for _, rs in ours for r in rs] == \
         _expected_records(source, target)
-    assert result.verified[-1] == "kdump verify --deep: clean"
+    assert result.verified[-1].startswith("kdump verify --deep: clean")
     assert_kafka_python_agrees(out)
 
 

@@ -300,3 +300,20 @@ def test_render_legacy_lines_non_utf8(fast):
     ours = render_legacy_lines(cols, "CreateTime", "", True, False)
     pure = render_legacy_lines_py(cols, "CreateTime", "", True, False)
     assert ours == pure and "\ufffd".encode() in ours.splitlines()[0]
+
+
+def test_crc_of_every_length(fast):
+    """The compiled walk computes short messages' CRC-32 by slicing-by-8 and long ones with zlib: a message
+    of every size up to past the switch (and one flipped bit in each) is valid, and invalid, exactly as the
+    pure walk (zlib) says."""
+    data = b"".join(message(i, 1, 0, i, b"k", bytes(range(256)) * (i // 256) + bytes(range(i % 256)))
+                    for i in range(700))
+    assert check_same(fast, data)[0]["valid"] == [True] * 700
+    bad = bytearray(data)
+    pos = 0
+    for _ in range(700):  # flip a bit of each key (after offset, size, crc, magic, attributes, timestamp, key size)
+        size = struct.unpack_from(">i", bad, pos + 8)[0]
+        bad[pos + 12 + 4 + 1 + 1 + 8 + 4] ^= 0x10
+        pos += 12 + size
+    got = check_same(fast, bytes(bad))
+    assert got[0]["valid"] == [False] * 700

@@ -17,8 +17,7 @@ by reading the written file back batch by batch,
 """
 from __future__ import annotations
 
-import hashlib
-
+from kdump.digests import BackgroundSha256, file_sha256_beside
 from kdump.errors import KdumpError
 from kdump.format.canonical import canonical_records
 from kdump.format.legacy import LegacyRun
@@ -49,7 +48,8 @@ def read_back_digests(path, record_limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES, 
     (:class:`~kdump.convert.proof.PlainMessages`: what it proves of a file of plain messages).
     """
     entries = 0
-    records_hash = hashlib.sha256()
+    file_hash = file_sha256_beside(path)  # the file's bytes hashed by another thread meanwhile
+    records_hash = BackgroundSha256()
     update = records_hash.update
     problems = []
     with SegmentReader(path) as reader:
@@ -84,15 +84,7 @@ def read_back_digests(path, record_limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES, 
         tail = reader.tail
     if not problems and (tail is None or tail.kind != "end"):
         problems.append(f"the file does not end after the last entry: {tail.message if tail else '?'}")
-    return entries, _file_sha256(path), records_hash.hexdigest(), problems
-
-
-def _file_sha256(path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return entries, file_hash.result(), records_hash.hexdigest(), problems
 
 
 class ConvertedSegmentWriter(SegmentWriter):
@@ -107,7 +99,7 @@ class ConvertedSegmentWriter(SegmentWriter):
     def __init__(self, path, *, overwrite: bool = False, record_limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
                  base_offset: int | None = None):
         super().__init__(path, overwrite=overwrite, deep_verify=True, record_limit=record_limit)
-        self.records_digest = hashlib.sha256()
+        self.records_digest = BackgroundSha256()
         self.verified: list[str] = []  # what the output was checked with, for the report
         self.base_offset = base_offset  # of the segment being written (its indexes are relative to it), if known
         # a file of plain messages proven by the read-back: Kafka's recovery indexes for it (.index, .timeindex
@@ -134,7 +126,7 @@ class ConvertedSegmentWriter(SegmentWriter):
                              "what was meant to be written, bytes as written")
         if plain.finished(entries):
             # plain messages only, and none with anything kdump verify --deep reports (kdump.convert.proof)
-            self.verified.append("kdump verify --deep: clean")
+            self.verified.append("kdump verify --deep: clean (its checks of plain messages, made on the read-back)")
             if self.base_offset is not None:
                 self.plain_indexes = plain.indexes()
         else:
