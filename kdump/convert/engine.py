@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import NoReturn
 
 from kdump import codec as _codec
@@ -37,7 +38,7 @@ from kdump.format import layout as L
 from kdump.format import v2 as _v2
 from kdump.format.canonical import canonical_record, canonical_records
 from kdump.format.columns import RECORDS_PER_CHUNK
-from kdump.format.legacy import LegacyRun
+from kdump.format.legacy import LegacyMessage, LegacyRun, inner_columns
 from kdump.format.legacy_builder import LegacyMessageBuilder, convert_message, encode_message, encode_messages
 from kdump.format.types import TimestampType
 from kdump.format.v2_builder import RecordBatchBuilder, encode_run_records
@@ -148,6 +149,22 @@ class ConversionStats:
 legacy_entry = encode_message  # one uncompressed magic 0/1 entry (looked up per call: tests replace it)
 legacy_entries = encode_messages  # records as uncompressed magic 0/1 entries, one each (the same)
 convert_legacy_message = convert_message  # one uncompressed message rewritten 0 <-> 1
+
+
+# Records decoded and encoded at a time where a unit holds more (the tests make it small to exercise the path).
+CHUNK = RECORDS_PER_CHUNK
+
+
+def _hidden_timestamps(batch, append_time: int, limit: int) -> int:
+    """How many of a LogAppendTime wrapper's inner messages store another time than the append time, read a
+    chunk at a time."""
+    data = batch._decompress(limit)
+    hidden, at, n = 0, 0, 0
+    while at is not None:
+        cols, _, at = inner_columns(data, batch.position, at, CHUNK, n)
+        hidden += cols.count - cols.timestamps.count(append_time)
+        n += cols.count
+    return hidden
 
 
 class _OpenBatch:
@@ -525,20 +542,47 @@ class Converter:
             for cols in self._v2_chunks(batch):
                 self._records_lost(cols, append_time, pos)
                 self._messages_out(cols, pos, what, ts_type, append_time)
-        else:  # one wrapper for the whole batch
-            cols = self._v2_columns(batch)
-            self._records_lost(cols, append_time, pos)
-            offsets, timestamps = cols.offsets, cols.timestamps
-            mv = memoryview(cols.buf)
-            key_pos, key_len, value_pos, value_len = cols.key_pos, cols.key_len, cols.value_pos, cols.value_len
-            # keys and values as slices of the decompressed payload: no copy per record
-            records = ((offsets[i], timestamps[i],
-                        None if key_len[i] < 0 else mv[key_pos[i]:key_pos[i] + key_len[i]],
-                        None if value_len[i] < 0 else mv[value_pos[i]:value_pos[i] + value_len[i]])
-                       for i in range(cols.count))
-            self._records_out(pos, what, ts_type, append_time, codec, records)
+        else:  # one wrapper for the whole batch, its records taken a chunk at a time
+            cols = self._wrapper_of_chunks(batch, pos, what, ts_type, append_time, codec)
         if cols is not None and cols.count and cols.offsets[-1] != batch.last_offset:
             losses.add("last-offsets", 1, pos)
+
+    def _wrapper_of_chunks(self, batch, pos: int, what: str, ts_type: TimestampType, append_time, codec: int):
+        """A compressed magic-2 batch written as one compressed magic 0/1 wrapper. Its records are decoded and
+        encoded a chunk at a time, and each chunk's canonical form is digested at once (a refusal ends the
+        whole conversion, so nothing digested is left unwritten): memory holds the wrapper's inner messages,
+        not an object per record. Returns the last chunk."""
+        target = self.options.to_magic
+        wrapper = cols = None
+        try:
+            for cols in self._v2_chunks(batch):
+                self._records_lost(cols, append_time, pos)
+                if not cols.count:
+                    continue
+                wrapper = self._take_chunk(wrapper, cols, target, codec, ts_type, append_time)
+        except ValueError as e:
+            self._refuse_bad_value(e, pos, what)
+        if wrapper is not None:
+            self._write_batch(wrapper)
+        return cols
+
+    def _take_chunk(self, unit, cols, target: int, codec: int, ts_type: TimestampType, append_time):
+        """A chunk of records taken into ``unit`` (a compressed output batch or wrapper; made for the first chunk
+        if None), and its canonical form digested at once (a refusal ends the whole conversion, so nothing
+        digested is left unwritten). Returns the unit."""
+        offsets, timestamps = cols.offsets, cols.timestamps
+        mv = memoryview(cols.buf)
+        key_pos, key_len, value_pos, value_len = cols.key_pos, cols.key_len, cols.value_pos, cols.value_len
+        if unit is None:
+            unit = _OpenBatch(target, codec, ts_type, append_time, offsets[0], timestamps[0], False)
+        encode, take = unit.encode, unit.take
+        for i in range(cols.count):  # keys and values as slices of the payload: no copy per record
+            key = None if key_len[i] < 0 else mv[key_pos[i]:key_pos[i] + key_len[i]]
+            value = None if value_len[i] < 0 else mv[value_pos[i]:value_pos[i] + value_len[i]]
+            take(offsets[i], timestamps[i], encode(offsets[i], timestamps[i], key, value))
+        if self.digest is not None:
+            self.digest.update(canonical_records(cols, int(unit.ts_type), unit.canon_time, False))
+        return unit
 
     def _v2_chunks(self, batch):
         """The records of a batch in chunks of :data:`RECORDS_PER_CHUNK`, with their *stored* timestamps (as
@@ -550,7 +594,7 @@ class Converter:
         count, first, at = batch.records_count, 0, start
         while at is not None:
             cols = _v2.parse_records(buf, start, end, count, batch.base_offset, batch.base_timestamp, None, first,
-                                     first + RECORDS_PER_CHUNK, at)
+                                     first + CHUNK, at)
             if cols.error is not None:
                 self._read_failed(cols.error.at(batch.position), batch.position)
             yield cols
@@ -643,22 +687,14 @@ class Converter:
         wrapper = batch.message
         what = f"the magic {wrapper.magic} wrapper at offset {wrapper.offset}"
         limit = self.options.record_limit
-        try:
-            cols = batch.columns(limit)
-        except FormatError as e:
-            self._read_failed(e, pos)
-        if cols.error is not None:
-            self._read_failed(cols.error, pos)
+        chunks = self._inner_chunks(batch, limit)
+        cols = next(chunks)
+        following = next(chunks, None)
+        if following is not None:  # more inner messages than a chunk: taken a chunk at a time
+            self._large_wrapper(batch, chain((cols, following), chunks), what)
+            return
         n = cols.count
         stats.source_records += n
-        if not all(cols.valid):
-            # Kafka checks inner CRCs when it converts a compressed legacy set (LogValidator).
-            i = cols.valid.index(False)
-            stored = batch.inner_messages(limit)[0][i]
-            raise ConversionRefused(
-                "crc-mismatch",
-                f"the inner message at offset {cols.offsets[i]} of {what} is corrupt (stored crc = {cols.crcs[i]}, "
-                f"computed crc = {stored.compute_crc()})", pos)
         ts_type = wrapper.timestamp_type
         append_time = wrapper.timestamp if ts_type == LAT else None
         source_codec = wrapper.codec_id
@@ -681,6 +717,77 @@ class Converter:
             return
         self._records_out(pos, what, _ts_type_of_unit(wrapper.magic, ts_type), append_time, codec,
                           [(offsets[i], timestamps[i], cols.key(i), cols.value(i)) for i in range(n)])
+
+    def _inner_chunks(self, batch, limit: int):
+        """A wrapper's records a chunk at a time (:meth:`LegacyBatch.column_chunks`), each checked as Kafka
+        checks inner messages when it converts a compressed legacy set (``LogValidator``): readable, CRCs valid."""
+        pos = batch.position
+        chunks = batch.column_chunks(limit, CHUNK)
+        at = 0  # where the chunk starts in the decompressed inner set
+        while True:
+            try:
+                cols = next(chunks, None)
+            except FormatError as e:
+                self._read_failed(e, pos)
+            if cols is None:
+                return
+            if cols.error is not None:
+                self._read_failed(cols.error, pos)
+            if not all(cols.valid):
+                i = cols.valid.index(False)
+                start = at + sum(cols.sizes[:i]) + L.LOG_OVERHEAD
+                computed = LegacyMessage(cols.offsets[i], cols.buf[start:start + cols.sizes[i] - L.LOG_OVERHEAD])
+                raise ConversionRefused(
+                    "crc-mismatch",
+                    f"the inner message at offset {cols.offsets[i]} of the magic {batch.magic} wrapper at offset "
+                    f"{batch.message.offset} is corrupt (stored crc = {cols.crcs[i]}, computed crc = "
+                    f"{computed.compute_crc()})", pos)
+            yield cols
+            at = cols.resume_at if cols.resume_at is not None else at + sum(cols.sizes)
+
+    def _large_wrapper(self, batch, chunks, what: str) -> None:
+        """:meth:`_wrapper` for a wrapper of more inner messages than a chunk (an enormous or a hostile one): the
+        same output, its messages taken a chunk at a time, so that memory holds the output unit, not an object
+        per message."""
+        stats = self.stats
+        target = self.options.to_magic
+        pos = batch.position
+        wrapper = batch.message
+        limit = self.options.record_limit
+        ts_type = wrapper.timestamp_type
+        append_time = wrapper.timestamp if ts_type == LAT else None
+        source_codec = wrapper.codec_id
+        codec = self._codec_for(source_codec, pos, what)
+        copy = (wrapper.magic == target or self._copy_below_target(wrapper.magic)) and codec == source_codec
+        unit_type = _ts_type_of_unit(wrapper.magic, ts_type)
+        if not copy:
+            stats.converted_batches += 1
+            if append_time is not None:  # Kafka converts what readers see: the append time
+                stats.losses.add("hidden-timestamps", _hidden_timestamps(batch, append_time, limit), pos)
+        unit = None
+        n = 0
+        try:
+            for cols in chunks:
+                n += cols.count
+                if copy:
+                    if self.digest is not None:
+                        self.digest.update(canonical_records(cols, ts_type))
+                    continue
+                self._count_lost_timestamps(wrapper.magic, ts_type, cols.timestamps, pos)
+                if target < 2 and codec == _codec.NONE:
+                    self._messages_out(cols, pos, what, unit_type, append_time)
+                else:
+                    unit = self._take_chunk(unit, cols, target, codec, unit_type, append_time)
+        except ValueError as e:
+            self._refuse_bad_value(e, pos, what)
+        stats.source_records += n
+        if copy:
+            stats.copied_batches += 1
+            if wrapper.magic != target:
+                stats.kept_below_target += 1
+            self._write(batch.entry_bytes(), 1, n, None)
+        elif unit is not None:
+            self._write_batch(unit)
 
     def _wrapper_to_v2(self, cols, ts_type: TimestampType, append_time, codec: int) -> bool:
         """A wrapper's records as one v2 batch, all at once (:func:`encode_run_records`): what

@@ -201,7 +201,7 @@ class LegacyMessageBuilder:
         self.compression_level = compression_level
         # magic 1 inner offsets are relative to the base offset (MemoryRecordsBuilder.toInnerOffset)
         self._relative = magic == 1 and self.codec != _codec.NONE
-        self._entries: list[bytes] = []
+        self._entries = bytearray()  # the entries taken, one after the other (not an object each)
         self._max_timestamp = L.NO_TIMESTAMP
         # read freely, written only by take(): what a caller cutting wrappers by size and offsets needs
         self.last_record_offset: int | None = None
@@ -245,7 +245,7 @@ class LegacyMessageBuilder:
         """Take an entry :meth:`encode` gave for these ``offset`` and ``timestamp``."""
         if self.base_offset is None:
             self.base_offset = offset
-        self._entries.append(entry)
+        self._entries += entry
         self.record_count += 1
         self.size += len(entry)
         self.last_record_offset = offset
@@ -258,8 +258,8 @@ class LegacyMessageBuilder:
         if self.codec == _codec.NONE:
             if wrapper_offset is not None:
                 raise ValueError("wrapper_offset only applies to compressed wrappers")
-            return b"".join(self._entries)
-        inner = b"".join(self._entries)
+            return bytes(self._entries)
+        inner = self._entries
         compressed = _codec.compress(self.codec, inner, magic=self.magic, level=self.compression_level)
         if self.log_append_time is not None:
             wrapper_timestamp = self.log_append_time
