@@ -93,7 +93,7 @@ def decompress(codec: int, data, *, magic: int, limit: int) -> bytes:
     raise _unknown(codec)
 
 
-def compress(codec: int, data: bytes, *, magic: int, level: int | None = None) -> bytes:
+def compress(codec: int, data: bytes | bytearray, *, magic: int, level: int | None = None) -> bytes:
     """Compress ``data`` the way Kafka's producer/broker would for a batch or wrapper of format ``magic``.
 
     ``level`` overrides the codec's Kafka default (gzip 6, i.e. Java's -1; lz4 9 = lz4's fast compressor, other
