@@ -25,7 +25,7 @@ their cost per message is a few C-level list operations, not Python code.
 from __future__ import annotations
 
 import operator
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from itertools import accumulate
 
 from kdump.format import index_layout as IL
@@ -84,10 +84,11 @@ class PlainMessages:
         """``LogSegment.recover`` over these messages: before message ``j`` is counted, an entry when it starts
         more than the interval after the last entry; the largest timestamp so far includes message ``j``."""
         starts = list(accumulate(sizes, initial=self.valid))  # where each message starts; the last: the end
+        top = list(accumulate(timestamps, max))  # the largest timestamp of this run's messages 0..j
         i = 0
         while True:
             j = bisect_right(starts, self.last_index_entry + self.interval, i, n)  # the next message indexed
-            self._max(timestamps, offsets, i, min(j + 1, n))
+            self._max(top, offsets, min(j + 1, n))
             if j >= n:
                 break
             self.offset_index += _OFFSET_ENTRY.pack(offsets[j] - self.index_base, starts[j])
@@ -98,15 +99,15 @@ class PlainMessages:
             i = j + 1
         self.valid = starts[n]
 
-    def _max(self, timestamps: list, offsets: list, start: int, stop: int) -> None:
-        """Recovery's ``if batch.maxTimestamp > maxSoFar``, over messages ``start``..``stop``: the new largest
-        timestamp is first reached at its first occurrence."""
-        if start >= stop:
+    def _max(self, top: list, offsets: list, stop: int) -> None:
+        """Recovery's ``if batch.maxTimestamp > maxSoFar`` once messages ``..stop`` of the run are counted (``top``:
+        the run's running maximum): a new largest timestamp is first reached at its first occurrence, which is
+        where the running maximum first reaches it."""
+        if stop <= 0:
             return
-        span = timestamps[start:stop]
-        top = max(span)
-        if top > self.max_ts:
-            self.max_ts, self.max_ts_offset = top, offsets[start + span.index(top)]
+        t = top[stop - 1]
+        if t > self.max_ts:
+            self.max_ts, self.max_ts_offset = t, offsets[bisect_left(top, t, 0, stop)]
 
     def finished(self, entries: int) -> bool:
         """Whether the walk vouches for the whole file: quiet, and every one of its ``entries`` a plain message."""
