@@ -28,7 +28,7 @@ EXTENSIONS = {
     "kdump._arrow": "kdump/_arrow.pyx",  # records straight into Arrow buffers for the Spark data source
 }
 # zlib's crc32 (the library Python's own zlib module links)
-LIBRARIES = {"kdump.format._legacy": ["z"], "kdump.format._encode": ["z"]}
+LIBRARIES: dict[str, list[str]] = {}  # libraries a module links, by name (none today)
 REQUIRED = os.environ.get("KDUMP_REQUIRE_COMPILED", "") in ("1", "true", "yes")
 
 

@@ -41,7 +41,7 @@ BACKEND = "compiled" if COMPILED_AVAILABLE and os.environ.get("KDUMP_PURE_PYTHON
     "1", "true", "yes") else "python"
 
 COMPILED = {"parse_records": _records, "summarize_records": _records, "render_v2_lines": _lines,
-            "inner_columns": _legacy, "inner_summary": _legacy, "render_legacy_lines": _lines,
+            "inner_columns": _legacy, "inner_summary": _legacy, "crc32": _legacy, "render_legacy_lines": _lines,
             "records_json": _jsonl,
             "canonical_records": _encode, "encode_messages": _encode,
             "encode_run_records": _encode}  # accelerated name -> its compiled module

@@ -22,7 +22,9 @@ from libc.string cimport memcpy
 
 from kdump.format._records import fast_buffer
 
-from ._zcrc cimport zlib_crc32  # compile-time only (an inline function)
+from ._zcrc cimport crc32_setup, zlib_crc32  # compile-time only (inline functions)
+
+crc32_setup()
 
 # The pure twins (handed over by kdump._backend.pick: the pure modules import this one).
 canonical_records_py = None

@@ -19,11 +19,25 @@ from libc.stdint cimport int64_t, uint32_t, int32_t
 from kdump.format._records import fast_buffer
 from kdump.format.columns import InnerSummary, RecordColumns  # leaf module (no kdump import of ours back here)
 
-from ._zcrc cimport zlib_crc32  # compile-time only (an inline function)
+from ._zcrc cimport crc32_setup, zlib_crc32  # compile-time only (inline functions)
+
+crc32_setup()
 
 # The pure twins (handed over by kdump._backend.pick: kdump.format.legacy imports this module).
 inner_columns_py = None
 inner_summary_py = None
+crc32_py = None
+
+
+def crc32(data):
+    """zlib's ``crc32(data)`` (kdump/format/_zcrc.pxd: folded by carry-less multiplication where the processor
+    has it, several times zlib's speed on a wrapper); the pure twin is ``zlib.crc32``."""
+    cdef Py_buffer view
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        return zlib_crc32(<const unsigned char *>view.buf, view.len)
+    finally:
+        PyBuffer_Release(&view)
 
 cdef enum:
     LOG_OVERHEAD = 12          # offset int64 + size int32

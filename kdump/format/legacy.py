@@ -70,7 +70,7 @@ def _sized(buf, pos: int, end: int, what: str, where: str):
 def _crc_ok(buf, start: int, end: int, crc: int) -> bool:
     """Kafka's ``LegacyRecord.isValid`` for a message of at least the minimum size: the stored CRC-32
     matches the bytes from the magic to the end."""
-    return zlib.crc32(memoryview(buf)[start + L.LEGACY_CRC_START:end]) == crc
+    return crc32(memoryview(buf)[start + L.LEGACY_CRC_START:end]) == crc
 
 
 class LegacyMessage:
@@ -101,7 +101,7 @@ class LegacyMessage:
         return _timestamp_type(self.magic, self.attributes)
 
     def compute_crc(self) -> int:
-        return zlib.crc32(memoryview(self.body)[L.LEGACY_CRC_START:])
+        return crc32(memoryview(self.body)[L.LEGACY_CRC_START:])
 
     def is_valid(self) -> bool:
         """Kafka's ``LegacyRecord.isValid``: size ≥ 14 and the stored CRC-32 matches magic..end."""
@@ -479,5 +479,11 @@ def _select(name, pure):
     return _backend.pick(name, pure)
 
 
+def crc32_py(data) -> int:
+    """zlib's CRC-32 (Kafka's legacy message checksum); compiled twin: ``kdump.format._legacy.crc32``."""
+    return zlib.crc32(data)
+
+
+crc32 = _select("crc32", crc32_py)
 inner_columns = _select("inner_columns", inner_columns_py)
 inner_summary = _select("inner_summary", inner_summary_py)
