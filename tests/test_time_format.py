@@ -28,7 +28,8 @@ INTERNAL = CORPUS / "kafka-generated/internal-topics"
 
 # Every command that prints a time, and the form it prints without --time-format (None: text iso, JSON epoch).
 TIMED = {("dump",): "epoch", ("index", "dump"): "epoch", ("txn",): "epoch", ("stats",): "epoch",
-         ("groups",): None, ("txn-state",): None, ("metadata",): None}
+         ("groups",): None, ("txn-state",): None, ("metadata",): None, ("verify",): "epoch",
+         ("index", "check"): "epoch"}
 
 
 def run(*args):
@@ -164,3 +165,40 @@ def _values(doc, key):
                     yield v
             else:
                 yield from _values(v, key)
+
+
+def _segment_with_wrong_max_timestamp(directory):
+    """A magic-2 batch whose header's max timestamp (T0 + 5) is not its largest record timestamp (T0 + 2), CRC
+    valid; and a .timeindex entry whose timestamp (T0 + 7) is no batch's."""
+    import struct
+
+    from crc32c import crc32c
+
+    from kdump.format.v2_builder import RecordBatchBuilder
+    t0 = 1_700_000_000_000
+    b = RecordBatchBuilder(base_offset=0)
+    for i in range(3):
+        b.append(i, t0 + i, b"k", b"v")
+    data = bytearray(b.build())
+    struct.pack_into(">q", data, 35, t0 + 5)  # maxTimestamp: after offset, length, epoch, magic, crc, ...
+    struct.pack_into(">I", data, 17, crc32c(bytes(data[21:])))  # the CRC covers attributes .. end
+    directory.mkdir()
+    (directory / "00000000000000000000.log").write_bytes(data)
+    (directory / "00000000000000000000.index").write_bytes(b"")
+    (directory / "00000000000000000000.timeindex").write_bytes(struct.pack(">qi", t0 + 7, 2))
+    return directory, t0
+
+
+def test_findings_quote_times_in_the_form_asked(tmp_path):
+    """verify --deep and index check --deep quote the times of their findings in --time-format's form (epoch ms,
+    as before, without it)."""
+    part, t0 = _segment_with_wrong_max_timestamp(tmp_path / "t-0")
+    log = part / "00000000000000000000.log"
+    epoch = run("verify", "--deep", log).output
+    assert f"max timestamp {t0 + 5} but the largest record timestamp is {t0 + 2}" in epoch
+    shown = run("verify", "--deep", "--time-format", "iso", log).output
+    assert f"max timestamp {iso(t0 + 5)} but the largest record timestamp is {iso(t0 + 2)}" in shown
+    epoch = run("index", "check", "--deep", "-v", part).output
+    assert f"timestamp {t0 + 7}" in epoch and iso(t0 + 7) not in epoch
+    shown = run("index", "check", "--deep", "-v", "--time-format", "iso", part).output
+    assert f"timestamp {iso(t0 + 7)}" in shown and str(t0 + 7) not in shown

@@ -109,9 +109,10 @@ def dump_command(paths, verify_index_only, index_sanity_check, compat, time_form
               help="The topic's index.interval.bytes, for --deep's comparison with what recovery would write.")
 @output_options(format_help="text: a short summary for people. json: per file its status and every finding.",
                 verbose_help="Also show info findings and every sound file.")
+@time_format_option(shows="the times findings quote (time-index entries against the log)")
 @fail_on_option
 @jobs_option
-def check_command(paths, deep, index_interval_bytes, ui: Ui, fail_on, jobs):
+def check_command(paths, deep, index_interval_bytes, ui: Ui, fail_on, jobs, time_format):
     """Check index, time-index, transaction-index, producer-snapshot and checkpoint files, on their own and
     against the log: every entry points where it claims, offsets and timestamps increase, entries lie inside
     the log, Kafka's own sanity checks hold.
@@ -123,6 +124,7 @@ def check_command(paths, deep, index_interval_bytes, ui: Ui, fail_on, jobs):
       kdump index check 00000000000000000000.log
       kdump index check --deep /var/lib/kafka/data/orders-0
       kdump index check --format json /var/lib/kafka/data | jq '.files[] | select(.status != "ok")'
+      kdump index check --deep --time-format iso /var/lib/kafka/data/orders-0
     """
     from kdump.commands.findings import render_reports
     from kdump.commands.progress import partition_log_sizes, with_progress
@@ -134,7 +136,7 @@ def check_command(paths, deep, index_interval_bytes, ui: Ui, fail_on, jobs):
     reports = with_progress(ui, (lambda: partition_log_sizes(paths)) if deep else 0, "checking",
                             lambda advance: check_paths(paths, deep=deep, index_interval_bytes=index_interval_bytes,
                                                         jobs=jobs, done=_advance_by_partition(advance),
-                                                        progress=advance))
+                                                        progress=advance, time_format=time_format))
     if not reports:
         ui.nothing(None, "nothing to check: no segments or companion files among the paths")
     render_reports(ui, reports, fail_on)

@@ -5,7 +5,7 @@ import click
 
 from kdump.commands.filter_options import deep_filter_options
 from kdump.commands.findings import FAIL_ON_EXIT, FAIL_ON_OK, fail_on_option
-from kdump.commands.options import Ui, exit_help, jobs_option, output_options
+from kdump.commands.options import Ui, exit_help, jobs_option, output_options, time_format_option
 from kdump.segment import DEFAULT_MAX_BATCH_BYTES
 
 EXIT_HELP = exit_help(ok=FAIL_ON_OK, data=FAIL_ON_EXIT)
@@ -23,9 +23,10 @@ EXIT_HELP = exit_help(ok=FAIL_ON_OK, data=FAIL_ON_EXIT)
                    "(its CRC is still checked, in chunks).")
 @output_options(format_help="text: a short summary for people. json: per file its status, counts and every finding.",
                 verbose_help="Also show info findings (offset gaps, ...) and every sound file.")
+@time_format_option(shows="the times findings quote (a batch's max timestamp against its records')")
 @fail_on_option
 @jobs_option
-def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs, **filters):
+def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs, time_format, **filters):
     """Check Kafka log segments, partition directories or whole log directories, and say exactly where
     and how they are damaged.
 
@@ -43,6 +44,7 @@ def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs, **filters):
       kdump verify 00000000000000000000.log
       kdump verify --deep /var/lib/kafka/data/orders-0
       kdump verify --format json /var/lib/kafka/data | jq '.files[] | select(.status != "ok")'
+      kdump verify --deep --time-format iso 00000000000000000000.log
     """
     from kdump.commands.findings import render_reports
     from kdump.commands.progress import with_progress
@@ -55,7 +57,8 @@ def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs, **filters):
     if deep_filter is not None and not deep:
         raise click.UsageError("--producer-id, --transactional, --codec and --magic choose the batches whose "
                                "records --deep checks: give --deep too")
-    options = VerifyOptions(deep=deep, max_batch_bytes=max_batch_bytes, deep_filter=deep_filter)
+    options = VerifyOptions(deep=deep, max_batch_bytes=max_batch_bytes, deep_filter=deep_filter,
+                            time_format=time_format)
     reports = with_progress(ui, lambda: total_bytes(paths), "verifying",
                             lambda advance: verify_paths(paths, options, progress=advance, jobs=jobs))
     render_reports(ui, reports, fail_on)

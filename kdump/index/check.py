@@ -33,6 +33,7 @@ from kdump.index import checkpoints as cps
 from kdump.index.seek import batch_problem
 from kdump.index.time_index import max_record_timestamp
 from kdump.logdir import FileKind, Partition, segment_base_offset, sibling
+from kdump.render.times import time_formatter
 from kdump.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
 
 if TYPE_CHECKING:
@@ -83,8 +84,10 @@ class _PartitionFacts:
 
 
 class PartitionChecker:
-    def __init__(self, directory: str, *, deep: bool, index_interval_bytes: int = 4096, progress=None):
+    def __init__(self, directory: str, *, deep: bool, index_interval_bytes: int = 4096, progress=None,
+                 time_format: str = "epoch"):
         self.directory = os.fspath(directory)
+        self.when = time_formatter(time_format)  # how findings quote a time (epoch ms by default)
         self.progress = progress  # progress(n): n more bytes of log walked (deep checks), or None
         self.deep = deep
         self.index_interval_bytes = index_interval_bytes
@@ -411,8 +414,13 @@ class PartitionChecker:
         if ours == theirs:
             return
         k = next((j for j, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b), min(len(ours), len(theirs)))
-        at = (f"first difference at entry {k}: here {tuple(ours[k]) if k < len(ours) else 'nothing'}, recovery "
-              f"{tuple(theirs[k]) if k < len(theirs) else 'nothing'}")
+        def shown(entries) -> str:
+            if k >= len(entries):
+                return "nothing"
+            if kind == "index":
+                return str(tuple(entries[k]))
+            return f"(timestamp {self.when(entries[k].timestamp)}, offset {entries[k].offset})"
+        at = f"first difference at entry {k}: here {shown(ours)}, recovery {shown(theirs)}"
         r.add(f"{kind}-differs-from-recovery", INFO,
               f"{len(ours)} entries, Kafka's recovery (index.interval.bytes={rec.index_interval_bytes}) would write "
               f"{len(theirs)}; {at}. Normal for indexes written at append time by brokers before Kafka 4.0, by "
@@ -453,12 +461,12 @@ class PartitionChecker:
             if prev is not None:
                 if e.timestamp < prev.timestamp:
                     r.add("timeindex-timestamp-decreasing", ERROR,
-                          f"entry {i}: timestamp {e.timestamp} is below the previous entry's {prev.timestamp} "
-                          "(time lookups give wrong answers)", **where)
+                          f"entry {i}: timestamp {self.when(e.timestamp)} is below the previous entry's "
+                          f"{self.when(prev.timestamp)} (time lookups give wrong answers)", **where)
                 elif e.timestamp == prev.timestamp:
                     r.add("timeindex-timestamp-repeated", WARNING,
-                          f"entry {i}: timestamp {e.timestamp} repeats the previous entry's (Kafka only appends a "
-                          "larger one)", **where)
+                          f"entry {i}: timestamp {self.when(e.timestamp)} repeats the previous entry's (Kafka only "
+                          "appends a larger one)", **where)
                 if e.offset < prev.offset:
                     r.add("timeindex-offset-decreasing", ERROR,
                           f"entry {i}: offset {e.offset} is below the previous entry's {prev.offset}", **where)
@@ -551,8 +559,8 @@ class PartitionChecker:
                 return
         if ts != e.timestamp:
             r.add("timeindex-timestamp-mismatch", ERROR,
-                  f"entry {i}: timestamp {e.timestamp}, but the {what} of the batch ending at offset {e.offset} (at "
-                  f"byte {found.position}) is {ts}", **where)
+                  f"entry {i}: timestamp {self.when(e.timestamp)}, but the {what} of the batch ending at offset "
+                  f"{e.offset} (at byte {found.position}) is {self.when(ts)}", **where)
 
     def _time_deep(self, fd: int, log_size: int, entries, r: _Report, seg: _Segment) -> None:
         """One header walk: each entry against the running max timestamp, as recovery builds it."""
@@ -577,12 +585,12 @@ class PartitionChecker:
                     self._time_entry_vs_batch(fd, k, e, h, r, where, decode=True)
                     if running != e.timestamp:
                         r.add("timeindex-not-max-so-far", ERROR,
-                              f"entry {k}: timestamp {e.timestamp}, but the largest batch timestamp up to offset "
-                              f"{e.offset} is {running}: a time lookup could skip records", **where)
+                              f"entry {k}: timestamp {self.when(e.timestamp)}, but the largest batch timestamp up to "
+                              f"offset {e.offset} is {self.when(running)}: a time lookup could skip records", **where)
                     elif before >= e.timestamp:
                         r.add("timeindex-not-first-offset", WARNING,
-                              f"entry {k}: timestamp {e.timestamp} was already reached before offset {e.offset}",
-                              **where)
+                              f"entry {k}: timestamp {self.when(e.timestamp)} was already reached before offset "
+                              f"{e.offset}", **where)
                 k += 1
         for j in range(k, len(entries)):
             r.add("timeindex-offset-past-end", ERROR,
@@ -590,8 +598,9 @@ class PartitionChecker:
                   position=j * 12, first_offset=entries[j].offset)
         if entries and running > entries[-1].timestamp:
             r.add("timeindex-incomplete", INFO if seg.is_last else WARNING,
-                  f"the last entry's timestamp {entries[-1].timestamp} is below the segment's largest batch "
-                  f"timestamp {running}: the segment was not closed cleanly (a clean close or recovery appends it)"
+                  f"the last entry's timestamp {self.when(entries[-1].timestamp)} is below the segment's largest "
+                  f"batch timestamp {self.when(running)}: the segment was not closed cleanly (a clean close or "
+                  "recovery appends it)"
                   + ("" if seg.is_last else "; a time lookup between the two skips this segment"))
 
     # --- .txnindex --------------------------------------------------------------------------------------
@@ -796,18 +805,18 @@ class PartitionChecker:
 
 # --- entry points -------------------------------------------------------------------------------------------
 def check_partition_companions(directory: str, *, deep: bool, index_interval_bytes: int = 4096,
-                               progress=None) -> list[FileReport]:
+                               progress=None, time_format: str = "epoch") -> list[FileReport]:
     """One FileReport per .index/.timeindex/.txnindex/.snapshot/leader-epoch-checkpoint file of a partition
     directory (and one for a missing .index, or a missing .txnindex that deep checks find needed): Kafka's
     sanity checks, layout, and consistency with the logs (see the module docstring for shallow vs deep).
     ``index_interval_bytes`` (the topic's index.interval.bytes) only affects the deep comparison with what
     recovery would write, an info finding. ``progress(n)``: n more bytes of log walked (deep)."""
     return PartitionChecker(directory, deep=deep, index_interval_bytes=index_interval_bytes,
-                            progress=progress).check_all()
+                            progress=progress, time_format=time_format).check_all()
 
 
 def check_segment_companions(path: str, *, deep: bool, index_interval_bytes: int = 4096,
-                             progress=None) -> list[FileReport]:
+                             progress=None, time_format: str = "epoch") -> list[FileReport]:
     """The companion files of one segment, named by its .log or any of its companions."""
     base = segment_base_offset(path)
     if base is None:
@@ -819,7 +828,7 @@ def check_segment_companions(path: str, *, deep: bool, index_interval_bytes: int
         return [r]
     directory = os.path.dirname(os.path.abspath(path)) or "."
     return PartitionChecker(directory, deep=deep, index_interval_bytes=index_interval_bytes,
-                            progress=progress).check_segment_files(base)
+                            progress=progress, time_format=time_format).check_segment_files(base)
 
 
 def check_text_checkpoint(path: str) -> FileReport:
@@ -901,18 +910,20 @@ def _log_name(companion_path: str) -> str:
 
 
 def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: int = 1,
-                done=None, progress=None) -> list[FileReport]:
+                done=None, progress=None, time_format: str = "epoch") -> list[FileReport]:
     """What ``kdump index check`` checks for each argument: a segment (or companion file), a partition
     directory (its companions and partition.metadata), or a log directory (every partition, and the
     log directory's checkpoints). A path that cannot be read gives a report with ``io_error``.
     ``jobs`` > 1 checks a log directory's partitions in that many worker processes (same reports, same
     order); ``done(partition_directory)`` is then called as each one's reports arrive. ``progress(n)``: n more
-    bytes of log walked by a deep check in this process."""
+    bytes of log walked by a deep check in this process. ``time_format``: how findings quote a time
+    (:mod:`kdump.render.times`)."""
     reports: list = []
     for p in paths:
         p = os.fspath(p)
         try:
-            reports.extend(_check_path(p, deep, index_interval_bytes, later=jobs > 1, progress=progress))
+            reports.extend(_check_path(p, deep, index_interval_bytes, later=jobs > 1, progress=progress,
+                                       time_format=time_format))
         except OSError as e:
             r = FileReport(p, "unknown")
             r.io_error = f"cannot read: {e.strerror or e}"
@@ -921,7 +932,8 @@ def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: in
     if not later:
         return reports
     from kdump.parallel import ordered_map
-    checked = iter(ordered_map(_check_partition_path, [(r.directory, deep, index_interval_bytes) for r in later],
+    checked = iter(ordered_map(_check_partition_path, [(r.directory, deep, index_interval_bytes, time_format)
+                                                       for r in later],
                                jobs, done=None if done is None else (lambda i: done(later[i].directory))))
     return [x for r in reports for x in (next(checked) if isinstance(r, _Later) else [r])]
 
@@ -940,11 +952,13 @@ class _Later:
         self.directory = directory
 
 
-def _check_partition_path(directory: str, deep: bool, index_interval_bytes: int) -> list[FileReport]:
-    return check_paths([directory], deep=deep, index_interval_bytes=index_interval_bytes)
+def _check_partition_path(directory: str, deep: bool, index_interval_bytes: int,
+                          time_format: str) -> list[FileReport]:
+    return check_paths([directory], deep=deep, index_interval_bytes=index_interval_bytes, time_format=time_format)
 
 
-def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = False, progress=None) -> list:
+def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = False, progress=None,
+                time_format: str = "epoch") -> list:
     reports: list[FileReport | _Later] = []
     if os.path.isdir(p):
         from kdump.verify.leftovers import is_leftover_directory, leftover_reports
@@ -952,7 +966,7 @@ def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = Fal
         here = Partition(p)
         if here.is_partition:
             reports.extend(check_partition_companions(p, deep=deep, index_interval_bytes=index_interval_bytes,
-                                                      progress=progress))
+                                                      progress=progress, time_format=time_format))
             pm = here.checkpoints.get(FileKind.PARTITION_METADATA)
             if pm is not None:
                 reports.append(check_text_checkpoint(pm))
@@ -964,7 +978,7 @@ def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = Fal
                         reports.append(_Later(q))
                     else:
                         reports.extend(check_paths([q], deep=deep, index_interval_bytes=index_interval_bytes,
-                                                   progress=progress))
+                                                   progress=progress, time_format=time_format))
     elif not os.path.exists(p):
         r = FileReport(p, "unknown")
         r.io_error = "no such file or directory"
@@ -976,5 +990,5 @@ def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = Fal
         reports.append(PartitionChecker(d, deep=deep).check_leader_epoch_checkpoint(p))
     else:
         reports.extend(check_segment_companions(p, deep=deep, index_interval_bytes=index_interval_bytes,
-                                                progress=progress))
+                                                progress=progress, time_format=time_format))
     return reports

@@ -85,8 +85,8 @@ def check_v2(v, batch) -> int:
     offsets.finish(v, base + lod, where)
     if error is None and top is not None:
         if top != batch.max_timestamp:
-            v._add("max-timestamp-mismatch", f"max timestamp {batch.max_timestamp} but the largest record timestamp "
-                   f"is {top}", **where)
+            v._add("max-timestamp-mismatch", f"max timestamp {v.when(batch.max_timestamp)} but the largest record "
+                   f"timestamp is {v.when(top)}", **where)
         if low is not None and low < -1:  # (set with top)
             v._add("timestamp-invalid", f"record timestamp {low} is below -1 (record {low_at})", **where)
     if nonzero_attributes is not None:
@@ -248,8 +248,8 @@ def check_legacy_wrapper(v, batch) -> tuple[int, int | None]:
             if low < -1:
                 v._add("timestamp-invalid", f"inner message timestamp {low} is below -1", **where)
             if not msg.attributes & L.LEGACY_TIMESTAMP_TYPE_MASK and high != msg.timestamp:
-                v._add("max-timestamp-mismatch", f"CreateTime wrapper timestamp {msg.timestamp} but the largest inner "
-                       f"timestamp is {high}", **where)
+                v._add("max-timestamp-mismatch", f"CreateTime wrapper timestamp {v.when(msg.timestamp)} but the "
+                       f"largest inner timestamp is {v.when(high)}", **where)
     return n, first
 
 

@@ -30,6 +30,7 @@ from kdump.format import layout as L
 from kdump.format.legacy import LegacyBatch
 from kdump.format.v2 import RecordBatch
 from kdump.producer_state import ProducerStates
+from kdump.render.times import time_formatter
 from kdump.segment import (
     DEFAULT_MAX_BATCH_BYTES,
     BadEntry,
@@ -60,6 +61,7 @@ class VerifyOptions:
     # records checked; the structural checks (framing, CRC, header, offsets, producers, leader epochs) still run
     # on every batch, so a filter hides no finding of those
     deep_filter: RecordFilter | None = None
+    time_format: str = "epoch"  # how findings quote a record or batch time (kdump.render.times)
 
 
 @dataclass
@@ -92,6 +94,7 @@ class SegmentVerifier:
         self.progress = progress  # callable(bytes advanced) or None
         self.report = FileReport(path, kind)
         self.findings = Findings(self.report, options.max_findings_per_code)
+        self.when = time_formatter(options.time_format)
         self.base_offset = base_offset_from_name(path) if kind == "log" else None
         self.summary = SegmentSummary(path, self.base_offset)
         self.prev_last: int | None = None  # last offset of the previous good batch
