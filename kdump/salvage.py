@@ -28,7 +28,6 @@ import sys
 from dataclasses import dataclass, field
 
 from kdump.atomic import AtomicGroup, TemporaryDirectory, fsync_directory, refuse_input
-from kdump.findings import ERROR
 from kdump.format.v2 import RecordBatch
 from kdump.logdir import FileKind, Partition
 from kdump.segment import DEFAULT_MAX_BATCH_BYTES, BadEntry, DamagedRange, GoodBatch, LargeEntry, SegmentReader, Stop
@@ -96,16 +95,7 @@ class BatchJudge:
 
     def errors(self, batch) -> list:
         """The error findings of ``batch`` (empty: it verifies and is now part of the context)."""
-        v = self.verifier
-        findings = v.report.findings
-        findings.clear()  # one batch's findings at a time: memory stays flat
-        saved = (v.prev_last, v.prev_position, v.after_damage, v.report.records)
-        v._good(batch)  # the verifier's own per-batch checks (header, --deep records, offsets, producer)
-        errors = [f for f in findings if f.severity == ERROR]
-        if errors:
-            v.prev_last, v.prev_position, _, v.report.records = saved
-            v.after_damage = True  # offsets missing after a dropped batch are not a compaction gap
-        return errors
+        return self.verifier.judge(batch)  # the verifier's own per-batch checks, in the kept batches' context
 
     def damage(self) -> None:
         self.verifier.after_damage = True

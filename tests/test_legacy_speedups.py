@@ -223,7 +223,7 @@ def wrapper_sets(path):
     for batch in legacy_batches(path):
         if batch.is_compressed:
             try:
-                yield batch, batch._decompress(1 << 28)
+                yield batch, batch.inner_set(1 << 28)
             except FormatError:
                 continue  # cannot be decompressed: nothing for either walk
 

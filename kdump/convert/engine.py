@@ -158,7 +158,7 @@ CHUNK = RECORDS_PER_CHUNK
 def _hidden_timestamps(batch, append_time: int, limit: int) -> int:
     """How many of a LogAppendTime wrapper's inner messages store another time than the append time, read a
     chunk at a time."""
-    data = batch._decompress(limit)
+    data = batch.inner_set(limit)
     hidden, at, n = 0, 0, 0
     while at is not None:
         cols, _, at = inner_columns(data, batch.position, at, CHUNK, n)

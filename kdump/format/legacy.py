@@ -206,7 +206,7 @@ class LegacyBatch:
         if self._columns is not None or self.message.codec_id == _codec.NONE:
             yield self.columns(limit)
             return
-        data = self._decompress(limit)
+        data = self.inner_set(limit)
         cols, inner_offsets, resume = inner_columns(data, self.position, 0, chunk)
         if resume is None:
             yield self.columns_from(cols, inner_offsets, inner_offsets[-1])
@@ -225,7 +225,7 @@ class LegacyBatch:
             yield self._absolute(cols, inner_offsets, base)
 
     def _wrapper_columns(self, limit: int) -> RecordColumns:
-        cols, inner_offsets, _ = inner_columns(self._decompress(limit), self.position)
+        cols, inner_offsets, _ = inner_columns(self.inner_set(limit), self.position)
         return self.columns_from(cols, inner_offsets, inner_offsets[-1])
 
     def columns_from(self, cols: RecordColumns, inner_offsets: list[int], last_inner: int) -> RecordColumns:
@@ -259,7 +259,7 @@ class LegacyBatch:
             cols.timestamps = [msg.timestamp] * cols.count  # LogAppendTime: the wrapper's time for every record
         return cols
 
-    def _decompress(self, limit: int) -> bytes:
+    def inner_set(self, limit: int) -> bytes:
         """The wrapper's inner message set, decompressed (at most ``limit`` bytes)."""
         msg = self.message
         pos0 = self.position
@@ -284,7 +284,7 @@ class LegacyBatch:
     def inner_messages(self, limit: int):
         """The wrapper's inner messages as stored (stored offsets and timestamps), and the error that ended
         them (or None)."""
-        data = self._decompress(limit)
+        data = self.inner_set(limit)
         cols, inner_offsets, _ = inner_columns(data, self.position)
         messages = []
         stop = 0

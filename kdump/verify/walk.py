@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kdump import codec as _codec
-from kdump.findings import MAX_PER_CODE, FileReport, Findings
+from kdump.findings import ERROR, MAX_PER_CODE, FileReport, Findings
 from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.format.legacy import LegacyBatch
@@ -264,6 +264,21 @@ class SegmentVerifier:
             self._add("truncated-tail", stop.message, position=pos)
 
     # --- good batches -----------------------------------------------------------------------------------
+    def judge(self, batch) -> list:
+        """The error findings of one readable ``batch`` in the context of the batches judged before it (what
+        ``salvage`` keeps or drops). A batch with errors is taken back out of that context (the batches after it
+        are judged against the ones kept, and the offsets it would have covered are not a compaction gap); one
+        without joins it. The report keeps only this batch's findings: memory stays flat."""
+        findings = self.report.findings
+        findings.clear()
+        saved = (self.prev_last, self.prev_position, self.report.records)
+        self._good(batch)
+        errors = [f for f in findings if f.severity == ERROR]
+        if errors:
+            self.prev_last, self.prev_position, self.report.records = saved
+            self.after_damage = True
+        return errors
+
     def _good(self, batch) -> None:
         self.report.batches += 1
         if batch.magic == 2:
