@@ -202,14 +202,14 @@ def salvage_segment(source, destination, *, overwrite: bool = False, max_batch_b
     directory takes the source's name) with its indexes. Raises FileExistsError (the output or one of its index
     files exists and not ``overwrite``, or it is the input), OSError, and
     :class:`~kdump.writer.WriteVerificationError` if the new file does not read back clean."""
-    from kdump.convert.files import _add_indexes, _index_targets, output_path_for
+    from kdump.convert.files import add_indexes, index_targets, output_path_for
 
     source = os.fspath(source)
     destination = os.path.abspath(output_path_for(source, destination))
     refuse_input(source, destination)
     os.makedirs(os.path.dirname(destination), exist_ok=True)
     group = AtomicGroup(os.path.dirname(destination), overwrite=overwrite, protect=[source])
-    blocked = group.clean([destination, *_index_targets(destination)])
+    blocked = group.clean([destination, *index_targets(destination)])
     if blocked:
         raise FileExistsError(errno.EEXIST, "exists; it is not replaced without --force", blocked[0])
     writer = _SalvagedSegmentWriter(destination, overwrite=group.may_replace(destination),
@@ -225,7 +225,7 @@ def salvage_segment(source, destination, *, overwrite: bool = False, max_batch_b
     result.verified = writer.verified
     group.adopt(writer.atomic_file)
     if rebuild_indexes:
-        status = _add_indexes(group, writer.temporary_path, destination)
+        status = add_indexes(group, writer.temporary_path, destination)
         result.indexes = [p for p in status.files if p != destination]
         if status.note:
             result.notes.append(status.note)

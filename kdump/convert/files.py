@@ -90,7 +90,7 @@ def convert_segment(source, destination, options: ConvertOptions, *, overwrite: 
     refuse_input(source, destination)
     base = segment_base_offset(destination) if rebuild_indexes else None
     group = AtomicGroup(os.path.dirname(destination), overwrite=overwrite, protect=[source])
-    companions = _index_targets(destination) if base is not None else []
+    companions = index_targets(destination) if base is not None else []
     blocked = group.clean([destination, *companions])
     if blocked:
         why = ("exists; it is not replaced without --force (overwrite=True)" if blocked[0] == destination else
@@ -113,7 +113,7 @@ def convert_segment(source, destination, options: ConvertOptions, *, overwrite: 
                 e.source = source
             raise
     group.adopt(writer.atomic_file)
-    indexes = _add_indexes(group, writer.temporary_path, destination, writer.plain_indexes) \
+    indexes = add_indexes(group, writer.temporary_path, destination, writer.plain_indexes) \
         if rebuild_indexes else None
     try:
         group.commit()
@@ -146,11 +146,13 @@ def strict_refusal(stats: ConversionStats) -> ConversionRefused:
                              f"(the first at byte {first})", first)
 
 
-def _index_targets(log_path: str) -> list[str]:
+def index_targets(log_path: str) -> list[str]:
+    """The index files a new segment at ``log_path`` gets (``.index``, ``.timeindex``, ``.txnindex``), in the
+    order they are placed; shared with salvage, which writes new segments the same way."""
     return [sibling(log_path, kind) for kind in SEGMENT_COMPANIONS]
 
 
-def _add_indexes(group, temporary_log: str, log_path: str, plain_indexes=None) -> IndexStatus:
+def add_indexes(group, temporary_log: str, log_path: str, plain_indexes=None) -> IndexStatus:
     """Kafka's recovery indexes for the new segment (still under its temporary name), added to its group. Only
     missing or differing index files are written; with ``overwrite`` the old ones (which belonged to the replaced
     segment) are kept as ``.bak``. ``plain_indexes``: the entries the read-back computed for a segment of plain
@@ -180,12 +182,12 @@ def _add_indexes(group, temporary_log: str, log_path: str, plain_indexes=None) -
             state = state_before(os.path.dirname(log_path), base)
             rec = recover_segment(temporary_log, producer_state=state, base_offset=base)
         outcome = RebuildOutcome(rec)
-        paths = dict(zip(("index", "timeindex", "txnindex"), _index_targets(log_path), strict=True))
+        paths = dict(zip(("index", "timeindex", "txnindex"), index_targets(log_path), strict=True))
         add_recovery(group, rec, paths, outcome)
     except (RebuildError, OSError) as e:
         return IndexStatus(False, problem=True, note=f"indexes were not rebuilt: {e}")
     files = [m.path for m in group.members if m.path != log_path] + outcome.unchanged
-    return IndexStatus(True, sorted(files, key=_index_targets(log_path).index))
+    return IndexStatus(True, sorted(files, key=index_targets(log_path).index))
 
 
 def _plain_recovery(rec, offset_index: bytes, time_index: bytes):
@@ -214,7 +216,7 @@ def convert_directory(source_dir, output_dir, options: ConvertOptions, *, overwr
     os.makedirs(parent, exist_ok=True)
     clean_leftovers(parent, {os.path.basename(output_dir)})  # a temporary directory of an interrupted run
     checkpoints = _checkpoints_to_copy(partition, options)
-    planned = [p for seg in partition.segments for p in [seg.log, *_index_targets(seg.log)]] + checkpoints
+    planned = [p for seg in partition.segments for p in [seg.log, *index_targets(seg.log)]] + checkpoints
     if os.path.isdir(output_dir) and not overwrite:
         names = sorted(set(os.listdir(output_dir)) & {os.path.basename(p) for p in planned})
         clash = AtomicGroup(output_dir).clean([os.path.join(output_dir, n) for n in names])
