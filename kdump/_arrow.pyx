@@ -18,9 +18,10 @@ the checks below only need to be safe (every byte read is bounds-checked), not t
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free
-from libc.stdint cimport int32_t, int64_t, uint64_t, INT64_MAX, INT64_MIN
+from libc.stdint cimport int32_t, int64_t, INT64_MAX, INT64_MIN
 
 from kdump._bytebuf cimport ByteBuf as GBuf, put as gb_put, reserve as gb_reserve  # compile-time only
+from kdump.format._varint cimport VI_OK, read_field  # compile-time only
 
 cdef int64_t US_LIMIT = INT64_MAX // 1000  # |ms| above this has no int64 microsecond value
 cdef Py_ssize_t BINARY_LIMIT = 2147483647  # Arrow binary offsets are int32
@@ -52,24 +53,9 @@ cdef inline int gb_u8(GBuf *b, unsigned char v) except -1:
 
 cdef inline bint read_varint(const unsigned char *p, Py_ssize_t *ppos, Py_ssize_t end, int max_bytes,
                              int64_t *out) noexcept nogil:
-    """Zig-zag varint of at most ``max_bytes`` (<= 9, so it fits in 63 bits) ending before ``end``."""
-    cdef Py_ssize_t pos = ppos[0]
-    cdef uint64_t value = 0
-    cdef unsigned int shift = 0
-    cdef int k
-    cdef unsigned char b
-    for k in range(max_bytes):
-        if pos >= end:
-            return False
-        b = p[pos]
-        pos += 1
-        value |= (<uint64_t>(b & 0x7F)) << shift
-        if b < 0x80:
-            ppos[0] = pos
-            out[0] = <int64_t>(value >> 1) ^ -<int64_t>(value & 1)
-            return True
-        shift += 7
-    return False
+    """Zig-zag varint of at most ``max_bytes`` (<= 9, so it fits in 63 bits) ending before ``end``: False
+    (nothing read) when it does not, and the caller hands the batch to kdump's own decoder."""
+    return read_field(p, ppos, end, max_bytes, out) == VI_OK
 
 
 cdef bint utf8_valid(const unsigned char *s, Py_ssize_t n) noexcept nogil:

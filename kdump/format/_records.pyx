@@ -25,6 +25,8 @@ from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport int64_t, uint64_t, INT64_MAX, INT64_MIN
 
+from ._varint cimport VI_BIG, VI_OK, VI_TRUNCATED, read_field, read_raw
+
 from kdump.errors import FormatError
 from kdump.format.columns import RecordColumns, RecordSummary  # leaf module (no kdump import of ours back here)
 
@@ -37,63 +39,7 @@ summarize_records_py = None
 class _BeyondInt64(Exception):
     """A summary whose offsets or timestamps leave int64: the pure twin computes it with Python ints."""
 
-cdef enum:
-    VI_OK = 0
-    VI_TRUNCATED = 1   # ran into the end of the batch / record
-    VI_TOO_LONG = 2    # more than max_bytes bytes, all with the continuation bit
-    VI_BIG = 3         # a varlong whose unsigned value needs more than 64 bits (10th byte > 1)
-
 cdef Py_ssize_t _SSIZE_MAX = <Py_ssize_t>(<size_t>-1 >> 1)
-
-
-cdef inline int _read_raw(const unsigned char *p, Py_ssize_t *ppos, Py_ssize_t end, int max_bytes,
-                          uint64_t *out) noexcept nogil:
-    """Unsigned LEB128 at ppos[0], reading no byte at or after ``end``. On VI_OK/VI_BIG advances ppos."""
-    cdef Py_ssize_t pos = ppos[0]
-    cdef uint64_t value = 0
-    cdef unsigned int shift = 0
-    cdef int k
-    cdef unsigned char b
-    cdef bint big = False
-    for k in range(max_bytes):  # max_bytes <= 10, so shift <= 63
-        if pos >= end:
-            return VI_TRUNCATED
-        b = p[pos]
-        pos += 1
-        if shift < 63:
-            value |= (<uint64_t>(b & 0x7F)) << shift
-        else:
-            value |= (<uint64_t>(b & 0x01)) << 63
-            if b & 0x7E:
-                big = True
-        if b < 0x80:
-            ppos[0] = pos
-            out[0] = value
-            return VI_BIG if big else VI_OK
-        shift += 7
-    return VI_TOO_LONG
-
-
-cdef inline int _read_field(const unsigned char *p, Py_ssize_t *ppos, Py_ssize_t end, int max_bytes,
-                            int64_t *out) noexcept nogil:
-    """Zig-zag varint at ppos[0] (one-byte fast path first). ``out`` is valid for VI_OK only."""
-    cdef Py_ssize_t pos = ppos[0]
-    cdef uint64_t raw
-    cdef int st
-    cdef unsigned char b
-    if pos < end:
-        b = p[pos]
-        if b < 0x80:
-            out[0] = <int64_t>(b >> 1) ^ -<int64_t>(b & 1)
-            ppos[0] = pos + 1
-            return VI_OK
-    st = _read_raw(p, ppos, end, max_bytes, &raw)
-    if st == VI_OK or st == VI_BIG:
-        # raw < 2**64: raw >> 1 fits in int64_t and the result equals Python's (n >> 1) ^ -(n & 1). A varlong
-        # above 64 bits keeps its low 64, as Java's readVarlong does (the pure path masks it the same way).
-        out[0] = <int64_t>(raw >> 1) ^ -<int64_t>(raw & 1)
-        return VI_OK
-    return st
 
 
 cdef inline bint _add_fits(int64_t a, int64_t b) noexcept nogil:
@@ -227,7 +173,7 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                 length = (b >> 1) ^ -(b & 1)
                 pos += 1
             else:
-                st = _read_raw(p, &pos, end, 5, &raw)
+                st = read_raw(p, &pos, end, 5, &raw)
                 if st != VI_OK:  # VI_BIG needs 10 bytes: impossible here
                     raise _varint_error(st, "length", i, 5)
                 length = <int64_t>(raw >> 1) ^ -<int64_t>(raw & 1)
@@ -246,13 +192,13 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                 raise FormatError("record-truncated", f"record {i}: invalid record structure (ran out of bytes)")
             attr = p[pos]
             pos += 1
-            st = _read_field(p, &pos, body_end, 10, &ts_delta)
+            st = read_field(p, &pos, body_end, 10, &ts_delta)
             if st != VI_OK:
                 raise _varint_error(st, "timestamp delta", i, 10)
-            st = _read_field(p, &pos, body_end, 5, &off_delta)
+            st = read_field(p, &pos, body_end, 5, &off_delta)
             if st != VI_OK:
                 raise _varint_error(st, "offset delta", i, 5)
-            st = _read_field(p, &pos, body_end, 5, &klen)
+            st = read_field(p, &pos, body_end, 5, &klen)
             if st != VI_OK:
                 raise _varint_error(st, "key length", i, 5)
             kpos = pos
@@ -263,7 +209,7 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                                       f"record {i}: key of {klen} bytes runs past the end of the record")
             else:
                 klen = -1
-            st = _read_field(p, &pos, body_end, 5, &vlen)
+            st = read_field(p, &pos, body_end, 5, &vlen)
             if st != VI_OK:
                 raise _varint_error(st, "value length", i, 5)
             vpos = pos
@@ -274,7 +220,7 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                                       f"record {i}: value of {vlen} bytes runs past the end of the record")
             else:
                 vlen = -1
-            st = _read_field(p, &pos, body_end, 5, &nheaders)
+            st = read_field(p, &pos, body_end, 5, &nheaders)
             if st != VI_OK:
                 raise _varint_error(st, "header count", i, 5)
             if nheaders == 0:
@@ -288,7 +234,7 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                                       f"record {i}: {nheaders} headers declared, more than the {body_end - pos} bytes left")
                 hl = []
                 for h in range(nheaders):
-                    st = _read_raw(p, &pos, body_end, 5, &raw)
+                    st = read_raw(p, &pos, body_end, 5, &raw)
                     if st != VI_OK:
                         raise _varint_error(st, "header key length", i, 5)
                     hk = <int64_t>(raw >> 1) ^ -<int64_t>(raw & 1)
@@ -301,7 +247,7 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                     if not summarize:
                         hkey = PyBytes_FromStringAndSize(<const char *>(p + pos), <Py_ssize_t>hk)
                     pos += hk
-                    st = _read_raw(p, &pos, body_end, 5, &raw)
+                    st = read_raw(p, &pos, body_end, 5, &raw)
                     if st != VI_OK:
                         raise _varint_error(st, "header value length", i, 5)
                     hv = <int64_t>(raw >> 1) ^ -<int64_t>(raw & 1)
