@@ -58,10 +58,18 @@ def test_chunked_units_give_the_whole_unit_output(tmp_path, monkeypatch, backend
     data = make()
     whole = _convert(tmp_path, "whole", data, options)
     monkeypatch.setattr(engine, "CHUNK", 7)
-    large = []
-    real = engine.Converter._large_wrapper
-    monkeypatch.setattr(engine.Converter, "_large_wrapper", lambda self, *a: (large.append(1), real(self, *a)))
+    per_wrapper = []  # how many chunks each wrapper's inner messages came in
+    real = engine.Converter._inner_chunks
+
+    def counted(self, batch, limit):
+        per_wrapper.append(0)
+        for cols in real(self, batch, limit):
+            per_wrapper[-1] += 1
+            yield cols
+
+    monkeypatch.setattr(engine.Converter, "_inner_chunks", counted)
     chunked = _convert(tmp_path, "chunked", data, options)
     assert chunked == whole
-    assert len(large) == (0 if label.startswith("v2") else 1)  # the 50-message wrapper, not the 3-message one
+    # the 50-message wrapper in 8 chunks of at most 7, the 3-message one in one
+    assert per_wrapper == ([] if label.startswith("v2") else [8, 1])
     assert whole[1]["source"]["records"] == (50 if label.startswith("v2") else 53)

@@ -681,6 +681,10 @@ class Converter:
 
     # --- compressed legacy wrappers ---------------------------------------------------------------------
     def _wrapper(self, batch) -> None:
+        """A compressed legacy wrapper: copied (its records digested), or converted. Its inner messages come a
+        chunk at a time; one of a single chunk (every ordinary wrapper) is converted as one unit, with the
+        compiled v2 encoder where it applies, a bigger one (an enormous or a hostile wrapper) chunk by chunk,
+        so that memory holds the output unit, not an object per message."""
         stats = self.stats
         target = self.options.to_magic
         pos = batch.position
@@ -688,35 +692,53 @@ class Converter:
         what = f"the magic {wrapper.magic} wrapper at offset {wrapper.offset}"
         limit = self.options.record_limit
         chunks = self._inner_chunks(batch, limit)
-        cols = next(chunks)
+        first = next(chunks)
         following = next(chunks, None)
-        if following is not None:  # more inner messages than a chunk: taken a chunk at a time
-            self._large_wrapper(batch, chain((cols, following), chunks), what)
-            return
-        n = cols.count
-        stats.source_records += n
+        every_chunk = chain((first,) if following is None else (first, following), chunks)
         ts_type = wrapper.timestamp_type
         append_time = wrapper.timestamp if ts_type == LAT else None
         source_codec = wrapper.codec_id
         codec = self._codec_for(source_codec, pos, what)
-        offsets, timestamps = cols.offsets, cols.timestamps
         if (wrapper.magic == target or self._copy_below_target(wrapper.magic)) and codec == source_codec:
+            n = 0
+            for cols in every_chunk:
+                n += cols.count
+                if self.digest is not None:
+                    self.digest.update(canonical_records(cols, ts_type))
+            stats.source_records += n
             stats.copied_batches += 1
             if wrapper.magic != target:
                 stats.kept_below_target += 1
-            canon = [canonical_records(cols, ts_type)] if self.digest is not None else None
-            self._write(batch.entry_bytes(), 1, n, canon)
+            self._write(batch.entry_bytes(), 1, n, None)
             return
         stats.converted_batches += 1
         if append_time is not None:
             # Kafka converts what readers see: the append time, not the create times stored inside.
-            stored = batch.inner_messages(limit)[0]
-            stats.losses.add("hidden-timestamps", sum(1 for m in stored if m.timestamp != append_time), pos)
-        self._count_lost_timestamps(wrapper.magic, ts_type, timestamps, pos)
-        if target == 2 and self._wrapper_to_v2(cols, _ts_type_of_unit(wrapper.magic, ts_type), append_time, codec):
+            stats.losses.add("hidden-timestamps", _hidden_timestamps(batch, append_time, limit), pos)
+        unit_type = _ts_type_of_unit(wrapper.magic, ts_type)
+        if following is None:
+            cols = first
+            stats.source_records += cols.count
+            self._count_lost_timestamps(wrapper.magic, ts_type, cols.timestamps, pos)
+            if target == 2 and self._wrapper_to_v2(cols, unit_type, append_time, codec):
+                return
+            offsets, timestamps = cols.offsets, cols.timestamps
+            self._records_out(pos, what, unit_type, append_time, codec,
+                              [(offsets[i], timestamps[i], cols.key(i), cols.value(i)) for i in range(cols.count)])
             return
-        self._records_out(pos, what, _ts_type_of_unit(wrapper.magic, ts_type), append_time, codec,
-                          [(offsets[i], timestamps[i], cols.key(i), cols.value(i)) for i in range(n)])
+        unit = None
+        try:
+            for cols in every_chunk:
+                stats.source_records += cols.count
+                self._count_lost_timestamps(wrapper.magic, ts_type, cols.timestamps, pos)
+                if target < 2 and codec == _codec.NONE:
+                    self._messages_out(cols, pos, what, unit_type, append_time)
+                else:
+                    unit = self._take_chunk(unit, cols, target, codec, unit_type, append_time)
+        except ValueError as e:
+            self._refuse_bad_value(e, pos, what)
+        if unit is not None:
+            self._write_batch(unit)
 
     def _inner_chunks(self, batch, limit: int):
         """A wrapper's records a chunk at a time (:meth:`LegacyBatch.column_chunks`), each checked as Kafka
@@ -744,50 +766,6 @@ class Converter:
                     f"{computed.compute_crc()})", pos)
             yield cols
             at = cols.resume_at if cols.resume_at is not None else at + sum(cols.sizes)
-
-    def _large_wrapper(self, batch, chunks, what: str) -> None:
-        """:meth:`_wrapper` for a wrapper of more inner messages than a chunk (an enormous or a hostile one): the
-        same output, its messages taken a chunk at a time, so that memory holds the output unit, not an object
-        per message."""
-        stats = self.stats
-        target = self.options.to_magic
-        pos = batch.position
-        wrapper = batch.message
-        limit = self.options.record_limit
-        ts_type = wrapper.timestamp_type
-        append_time = wrapper.timestamp if ts_type == LAT else None
-        source_codec = wrapper.codec_id
-        codec = self._codec_for(source_codec, pos, what)
-        copy = (wrapper.magic == target or self._copy_below_target(wrapper.magic)) and codec == source_codec
-        unit_type = _ts_type_of_unit(wrapper.magic, ts_type)
-        if not copy:
-            stats.converted_batches += 1
-            if append_time is not None:  # Kafka converts what readers see: the append time
-                stats.losses.add("hidden-timestamps", _hidden_timestamps(batch, append_time, limit), pos)
-        unit = None
-        n = 0
-        try:
-            for cols in chunks:
-                n += cols.count
-                if copy:
-                    if self.digest is not None:
-                        self.digest.update(canonical_records(cols, ts_type))
-                    continue
-                self._count_lost_timestamps(wrapper.magic, ts_type, cols.timestamps, pos)
-                if target < 2 and codec == _codec.NONE:
-                    self._messages_out(cols, pos, what, unit_type, append_time)
-                else:
-                    unit = self._take_chunk(unit, cols, target, codec, unit_type, append_time)
-        except ValueError as e:
-            self._refuse_bad_value(e, pos, what)
-        stats.source_records += n
-        if copy:
-            stats.copied_batches += 1
-            if wrapper.magic != target:
-                stats.kept_below_target += 1
-            self._write(batch.entry_bytes(), 1, n, None)
-        elif unit is not None:
-            self._write_batch(unit)
 
     def _wrapper_to_v2(self, cols, ts_type: TimestampType, append_time, codec: int) -> bool:
         """A wrapper's records as one v2 batch, all at once (:func:`encode_run_records`): what
