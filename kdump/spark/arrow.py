@@ -75,7 +75,7 @@ class ReadOptions:
     max_rows: int = 1 << 17
     max_bytes: int = 64 << 20
     max_batch_bytes: int = _source.DEFAULT_MAX_DECOMPRESSED_BYTES
-    # batch pruning by header (filter pushdown): offsets in [min_offset, max_offset], timestamps >= min_ts
+    # batch pruning by header (the read's bounds): offsets in [min_offset, max_offset], timestamps >= min_ts
     min_offset: int | None = None
     max_offset: int | None = None
     min_timestamp: int | None = None
@@ -346,7 +346,7 @@ def slice_batches(sl: SegmentSlice, options: ReadOptions, damaged) -> Iterator:
 
 
 def _pruned(batch, o: ReadOptions) -> bool:
-    """True when no record of ``batch`` can pass the pushed filters (decided from its header alone)."""
+    """True when no record of ``batch`` can pass the read's bounds (decided from its header alone)."""
     if o.max_offset is not None and batch.magic >= 2 and batch.base_offset > o.max_offset:
         return True
     if o.min_offset is not None and batch.last_offset < o.min_offset:

@@ -6,7 +6,7 @@
 * :func:`plan_tasks` -- Spark's file-source packing (``FilePartition.getFilePartitions``): small segments
   share a task, each counted with an open cost of 4 MiB, and a segment larger than the split size is cut
   at batch boundaries that its offset index names (each checked to hold a sound batch);
-* :class:`Pruning` -- which topic-partitions, segments and batches pushed filters rule out.
+* :class:`Pruning` -- which topic-partitions, segments and batches a read's bounds rule out.
 """
 from __future__ import annotations
 
@@ -122,7 +122,7 @@ def _expand_remote(location: str, storage_options):
 # --- pruning -------------------------------------------------------------------------------------------
 @dataclass
 class Pruning:
-    """What pushed filters allow: topics, partitions, an offset range and a lower timestamp bound (ms)."""
+    """What a read's bounds allow: topics, partitions, an offset range and a lower timestamp bound (ms)."""
 
     topics: set | None = None
     partitions: set | None = None

@@ -120,7 +120,6 @@ def build_session(master: str | None = None, *, verbose: bool = False, app_name:
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "8",
         "spark.pyspark.python": sys.executable,
-        "spark.sql.python.filterPushdown.enabled": "true",
     }
     if not verbose:
         opt = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
