@@ -165,9 +165,15 @@ def _output_failed(e: OutputError) -> int:
 def _show(e: click.ClickException) -> None:
     """Click's usage message, its text escaped on a terminal (it may quote a file name given)."""
     from kdump.render.escape import escape, is_terminal
-    if is_terminal(sys.stderr):
-        e.message = escape(e.message)
-    e.show()
+    if not is_terminal(sys.stderr):
+        e.show()
+        return
+    # Click's exceptions are not ours to change (``message`` is Final in Click 8.5): what show() would write is
+    # taken whole, usage line and hint included, and escaped line by line on its way to the terminal.
+    shown = io.StringIO()
+    e.show(file=shown)
+    sys.stderr.write("\n".join(escape(line) for line in shown.getvalue().split("\n")))
+    sys.stderr.flush()
 
 
 def main(argv=None):
