@@ -94,7 +94,7 @@ def phases(src: Path, magic: int, work: Path) -> None:
     from kdump.convert.output import ByteCounter, deep_verify, read_back_digests
     from kdump.convert.proof import PlainMessages
     from kdump.index.rebuild import recover_segment
-    from kdump.segment import SegmentReader
+    from kdump.read.segment import SegmentReader
 
     out = work / f"phases-{src.parent.name}-to{magic}" / LOG
     if not out.exists():

@@ -80,7 +80,7 @@ def make_segment(path: Path, size_mb: int) -> tuple[int, int]:
 def first_record(log: Path, target: int, *, use_index: bool = True, by_time: int | None = None):
     """Seek, read the batch, decode up to the wanted record; returns (seconds, record offset)."""
     from kdump.index.seek import seek_offset, seek_time
-    from kdump.segment import SegmentReader
+    from kdump.read.segment import SegmentReader
     start = time.perf_counter()
     res = seek_time(log, by_time, use_index=use_index) if by_time is not None else \
         seek_offset(log, target, use_index=use_index)

@@ -21,7 +21,7 @@ _EXPORTS = {
     "CompressionType": "kdump.format.types", "ControlRecordType": "kdump.format.types",
     "TimestampType": "kdump.format.types",
     "Record": "kdump.format.columns", "RecordBatch": "kdump.format.v2", "RecordColumns": "kdump.format.columns",
-    "SegmentReader": "kdump.segment", "Stop": "kdump.format.framing", "iter_batches": "kdump.segment",
+    "SegmentReader": "kdump.read.segment", "Stop": "kdump.format.framing", "iter_batches": "kdump.read.segment",
     "RecordBatchBuilder": "kdump.format.v2_builder", "LegacyMessageBuilder": "kdump.format.legacy_builder",
     "SegmentWriter": "kdump.writer",
     "write_segment": "kdump.writer",

@@ -33,7 +33,7 @@ to Kafka as to kdump:
 So a new ``.index`` is never beside an old ``.timeindex``, and a new ``.log`` never beside old indexes.
 
 **Leftovers.** The process writing a temporary, a journal or a temporary directory holds an exclusive ``flock``
-on it for as long as it exists (a kill releases it). A kdump temporary (:func:`kdump.logdir.kdump_temporary`)
+on it for as long as it exists (a kill releases it). A kdump temporary (:func:`kdump.read.logdir.kdump_temporary`)
 whose lock can be taken belongs to no living process: it is *stale*. Before a group is written, the stale
 temporaries of its targets and the stale journals naming them are removed (:func:`clean_leftovers`); a target a
 stale journal lists and whose bytes are that journal's (size and sha256) is the interrupted run's own output: it
@@ -61,7 +61,7 @@ from typing import BinaryIO
 
 from kdump.digests import BackgroundSha256
 from kdump.errors import KdumpError
-from kdump.logdir import backup_path, kdump_temporary, temporary_affixes
+from kdump.read.logdir import backup_path, kdump_temporary, temporary_affixes
 
 try:
     import fcntl

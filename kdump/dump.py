@@ -21,7 +21,7 @@ from kdump.errors import FormatError
 from kdump.format import columns as _columns
 from kdump.format.columns import RecordColumns
 from kdump.format.framing import Stop
-from kdump.logdir import (
+from kdump.read.logdir import (
     BOOTSTRAP_CHECKPOINT,
     COMPANION_KINDS,
     TEXT_KINDS,
@@ -32,7 +32,7 @@ from kdump.logdir import (
     named_kind,
     segment_base_offset,
 )
-from kdump.segment import (
+from kdump.read.segment import (
     DEFAULT_MAX_BATCH_BYTES,
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     BadEntry,
@@ -117,7 +117,7 @@ PRE_08_SUFFIX = ".kafka"  # Kafka 0.7's segments: <offset>.kafka, messages witho
 
 
 def entries_to_dump(paths, *, companions: bool = False) -> list[Entry]:
-    """What a dump of ``paths`` visits (:func:`kdump.logdir.expand`): files as named; from directories, their
+    """What a dump of ``paths`` visits (:func:`kdump.read.logdir.expand`): files as named; from directories, their
     segments in offset order and every other file (so that unknown files are named and skipped), but not the
     index-like companions and text checkpoints unless ``companions`` (then each segment is followed by its
     .index, .timeindex, .txnindex and the snapshot of its offset), nor Kafka's other files
@@ -210,7 +210,7 @@ class Dumper:
         return self.results
 
     def dump_file(self, path: str, *, from_dir: bool = False, kind: FileKind | None = None) -> FileResult:
-        """Dump one file as its kind says (:func:`kdump.logdir.named_kind` when not given)."""
+        """Dump one file as its kind says (:func:`kdump.read.logdir.named_kind` when not given)."""
         result = FileResult(path)
         self.results.append(result)
         if kind is None:

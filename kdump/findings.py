@@ -161,7 +161,7 @@ READER_CODES = {
     "message-truncated": "inner-message-invalid",
 }
 
-# Why a walk over a segment stopped (kdump.segment.Tail.kind), as a finding; "end" and "limit" are no finding,
+# Why a walk over a segment stopped (kdump.read.segment.Tail.kind), as a finding; "end" and "limit" are no finding,
 # "corrupt" carries the reader's code.
 TAIL_CODES = {"short": "truncated-tail", "truncated": "truncated-tail", "zeros": "zero-padding"}
 

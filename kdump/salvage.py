@@ -1,6 +1,6 @@
 """Salvage a damaged segment: copy every batch that verifies into a new segment, say exactly what was left out.
 
-The input is walked with :meth:`kdump.segment.SegmentReader.events` (Kafka's framing, going on after damage),
+The input is walked with :meth:`kdump.read.segment.SegmentReader.events` (Kafka's framing, going on after damage),
 so the intact batches *after* a damaged region are kept too, not only those Kafka's own reader reaches before
 it. A batch is kept when ``kdump verify --deep`` has no error for it: a whole entry with a valid CRC, a sane
 header, records that decode and agree with the header, offsets above those of the batches kept before it
@@ -29,8 +29,16 @@ from dataclasses import dataclass, field
 
 from kdump.atomic import AtomicGroup, TemporaryDirectory, fsync_directory, refuse_input
 from kdump.format.v2 import RecordBatch
-from kdump.logdir import FileKind, Partition
-from kdump.segment import DEFAULT_MAX_BATCH_BYTES, BadEntry, DamagedRange, GoodBatch, LargeEntry, SegmentReader, Stop
+from kdump.read.logdir import FileKind, Partition
+from kdump.read.segment import (
+    DEFAULT_MAX_BATCH_BYTES,
+    BadEntry,
+    DamagedRange,
+    GoodBatch,
+    LargeEntry,
+    SegmentReader,
+    Stop,
+)
 from kdump.verify.walk import SegmentVerifier, VerifyOptions
 from kdump.writer import SegmentWriter, WriteVerificationError
 

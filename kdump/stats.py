@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 
 from kdump.errors import KdumpError
 from kdump.format.columns import RECORDS_PER_CHUNK
-from kdump.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
+from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
 
 CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
 DEFAULT_MEMORY = 256 << 20  # for the key digests of one partition (kdump stats --memory)
@@ -172,7 +172,7 @@ def partition_stats(logs, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str 
 
 
 def stats_paths(groups, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str | None = None, progress=None) -> dict:
-    """:func:`merge_partitions` of :func:`partition_stats` over the :class:`kdump.logdir.SegmentGroup` s. One
+    """:func:`merge_partitions` of :func:`partition_stats` over the :class:`kdump.read.logdir.SegmentGroup` s. One
     partition at a time: ``memory_bytes`` bounds each."""
     return merge_partitions((g.key, *partition_stats(g.logs, memory_bytes=memory_bytes, spill_dir=spill_dir,
                                                      progress=progress)) for g in groups)
@@ -257,7 +257,7 @@ class RecordAnalysis:
     * compression: per codec the batches' bytes on disk and what they would take uncompressed (magic 2: the
       61-byte header and the records; magic 0/1: the inner messages as plain entries); ratio = uncompressed / on disk;
     * producers: distinct producer ids of magic 2 batches; transactions: the COMMIT and ABORT markers that end one,
-      and those still open, by the producer state machine (:mod:`kdump.producer_state`);
+      and those still open, by the producer state machine (:mod:`kdump.read.producer_state`);
     * keys: every data record with a key (control records are not data); superseded: a record whose key comes again
       later in the partition (the cleaner removes it), its bytes its record size; tombstones: records with a key
       and a null value; live tombstones: the last record of their key (removed after ``delete.retention.ms``).
@@ -266,7 +266,7 @@ class RecordAnalysis:
     def __init__(self, memory_bytes: int = DEFAULT_MEMORY, *, spill_dir: str | None = None,
                  limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES, progress=None):
         from kdump.keytable import KeyTable
-        from kdump.producer_state import ProducerStates
+        from kdump.read.producer_state import ProducerStates
         self.stats = RecordStats()
         self.keys = KeyTable(memory_bytes, spill_dir=spill_dir)
         self.state = ProducerStates()
@@ -275,7 +275,7 @@ class RecordAnalysis:
 
     def batch(self, batch) -> None:
         from kdump.format.layout import V2_RECORD_BATCH_OVERHEAD
-        from kdump.producer_state import TxnAborted, TxnCommitted
+        from kdump.read.producer_state import TxnAborted, TxnCommitted
         s = self.stats
         if self.progress is not None:
             self.progress(batch.size)

@@ -2,7 +2,7 @@
 last stable offset, and where the ``.txnindex`` and producer ``.snapshot`` files disagree with the log.
 
 The batches of each partition are fed, in offset order, to the one producer/transaction state machine
-(:class:`kdump.producer_state.ProducerStates`, Kafka's ``ProducerStateManager``): a transactional data batch of
+(:class:`kdump.read.producer_state.ProducerStates`, Kafka's ``ProducerStateManager``): a transactional data batch of
 a producer without an open transaction opens one at its base offset, the producer's next COMMIT or ABORT marker
 ends it. A transaction is keyed by its producer id and the epoch of the batch that opened it (a marker may carry a
 bumped epoch: the coordinator aborts a fenced transaction with the new one).
@@ -30,9 +30,16 @@ import os
 from dataclasses import dataclass, field
 
 from kdump.format.types import TimestampType
-from kdump.logdir import FileKind, Partition, SegmentGroup, segment_base_offset, sibling
-from kdump.producer_state import MarkerWithoutTxn, ProducerProblem, ProducerStates, TxnAborted, TxnCommitted, TxnOpened
-from kdump.segment import SegmentReader
+from kdump.read.logdir import FileKind, Partition, SegmentGroup, segment_base_offset, sibling
+from kdump.read.producer_state import (
+    MarkerWithoutTxn,
+    ProducerProblem,
+    ProducerStates,
+    TxnAborted,
+    TxnCommitted,
+    TxnOpened,
+)
+from kdump.read.segment import SegmentReader
 
 DEFAULT_TIMEOUT_MS = 15 * 60 * 1000  # transaction.max.timeout.ms
 COMMIT, ABORT, OPEN = "COMMIT", "ABORT", "OPEN"
@@ -206,7 +213,7 @@ class _Walk:
                 else:  # a segment copied without its companion files: nothing to compare with
                     r.notes.append(f"{name}: {what}; the segment has no index files, so this is not a disagreement")
             return
-        from kdump.index.txn_index import TxnIndexFile
+        from kdump.read.txn_index import TxnIndexFile
         try:
             with TxnIndexFile(path) as f:
                 theirs = [e for _, e in f.entries()]
@@ -227,7 +234,7 @@ class _Walk:
 
 
 def _snapshots(directory: str, notes: list) -> list:
-    from kdump.index.snapshot import read_snapshot
+    from kdump.read.snapshot import read_snapshot
     out = []
     for offset, path in Partition(directory).snapshots:
         try:

@@ -7,7 +7,7 @@ The encoders live beside the readers, in :mod:`kdump.format.v2_builder` (:class:
 * control batches (:func:`end_txn_marker_batch`, :func:`control_batch`, spec §3.6) and the values of
   KRaft's control records;
 * :func:`write_segment` / :class:`SegmentWriter` -- a ``.log`` file written atomically and verified by
-  reading it back with :class:`kdump.segment.SegmentReader`.
+  reading it back with :class:`kdump.read.segment.SegmentReader`.
 
 Every builder returns ``bytes`` holding whole entries (the 12-byte offset/size prefix included), so
 entries can be concatenated freely into a segment.
@@ -33,7 +33,7 @@ from kdump.format.legacy_builder import LegacyMessageBuilder, legacy_message, le
 from kdump.format.schema import write_struct
 from kdump.format.types import ControlRecordType, TimestampType
 from kdump.format.v2_builder import RecordBatchBuilder, empty_batch
-from kdump.segment import entries_in
+from kdump.read.segment import entries_in
 
 __all__ = [
     "RecordBatchBuilder", "LegacyMessageBuilder", "SegmentWriter", "WriteVerificationError",
@@ -170,7 +170,7 @@ class SegmentWriter:
     """Writes one ``.log`` file atomically and checks it by reading it back.
 
     Entries go to a temporary file in the target's directory; on :meth:`commit` the file is fsynced,
-    read back with :class:`~kdump.segment.SegmentReader` and compared with what was written (framing,
+    read back with :class:`~kdump.read.segment.SegmentReader` and compared with what was written (framing,
     every batch CRC valid, the entries' bytes, no trailing bytes: :meth:`verify`), and only then renamed
     into place. Memory stays flat: the comparison uses a running sha256 over the entries' bytes in write
     order and a count, not a record per entry. Without ``overwrite`` an existing target is never
@@ -260,7 +260,7 @@ class SegmentWriter:
         """Read the written file at ``path`` back and compare it with what was written; raise
         :class:`WriteVerificationError` if it differs. :meth:`commit` calls it on :attr:`temporary_path`
         after the fsync and before the rename; subclasses may override it to check more (or otherwise)."""
-        from kdump.segment import SegmentReader  # the reader imports nothing from here; keeps import order free
+        from kdump.read.segment import SegmentReader  # the reader imports nothing from here; keeps import order free
 
         problems = []
         count = 0

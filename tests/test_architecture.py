@@ -105,7 +105,7 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_checker_sees_imports_of_every_kind():
     """The graph is not vacuous: module-level, function-level, relative, .pyx and importlib imports all count."""
-    assert "kdump.segment" in GRAPH["kdump.verify.walk"]
+    assert "kdump.read.segment" in GRAPH["kdump.verify.walk"]
     assert "kdump._backend" in GRAPH["kdump.format.v2"]  # inside a function
     assert "kdump.codec.errors" in GRAPH["kdump.codec.gzip"]  # relative
     assert "kdump.format.columns" in GRAPH["kdump.format._records"]  # .pyx
@@ -194,7 +194,7 @@ def test_the_layout_check_finds_what_it_looks_for(tmp_path):
 
 # --- Kafka's directory layout: one module -----------------------------------------------------------------
 # File-name rules of a log directory (segment names, index suffixes) are spelled only in
-# kdump/logdir.py; everything else asks it (classify, named_kind, sibling, file_name, segment_base_offset...).
+# kdump/read/logdir.py; everything else asks it (classify, named_kind, sibling, file_name, segment_base_offset...).
 _NAME_RULES = re.compile(
     r""":020d|%020d|\.endswith\(\s*["'](?:\.log|\.index|\.timeindex|\.txnindex|\.snapshot|\.checkpoint)["']"""
     r"""|["']\.(?:timeindex|txnindex)["']""")
@@ -210,7 +210,7 @@ def _name_rules(path: Path) -> list[str]:
 
 
 def test_directory_layout_only_in_logdir():
-    spelled = {m: found for m, p in MODULES.items() if m != "kdump.logdir"
+    spelled = {m: found for m, p in MODULES.items() if m != "kdump.read.logdir"
                for found in [_name_rules(p)] if found}
     assert spelled == {}
 

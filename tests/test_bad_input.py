@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from corpus import CORPUS
 from kdump.cli import cli
-from kdump.segment import SegmentReader
+from kdump.read.segment import SegmentReader
 
 pytestmark = pytest.mark.usefixtures("backend")  # each test runs on the compiled and the pure path
 

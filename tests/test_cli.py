@@ -104,14 +104,14 @@ def test_a_bug_is_exit_70_without_a_traceback(monkeypatch, capsys):
 
 def test_companion_text_is_the_renderers_the_library_yields_entries():
     from kdump.index.dump import CompanionDumper, CompanionOptions
-    from kdump.index.offset_index import OffsetPosition
+    from kdump.read.offset_index import OffsetPosition
     from kdump.index.reports import IndexReports
     items = []
     index = CORPUS / "broker-written/consumer-offsets-v2/00000000000000000000.index"
     CompanionDumper(CompanionOptions(), IndexReports(), emit=items.append, error=lambda e: None,
                     missing=lambda p, m: None, note=lambda m: None).dump(str(index), "index")
     assert items and all(isinstance(i, OffsetPosition) for i in items)
-    from kdump.index import checkpoints, snapshot, txn_index
+    from kdump.read import checkpoints, snapshot, txn_index
     assert not hasattr(txn_index.AbortedTxn, "dump_line") and not hasattr(snapshot.ProducerEntry, "dump_line")
     assert not hasattr(checkpoints, "dump_lines")
 

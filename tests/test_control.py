@@ -46,7 +46,7 @@ def test_leader_change_v0_and_v1_values():
 
 
 def test_leader_change_records_of_a_real_kraft_log():
-    from kdump.segment import SegmentReader
+    from kdump.read.segment import SegmentReader
     expected = {}
     with SegmentReader(BROKER_META) as reader:
         for batch in reader:

@@ -27,7 +27,7 @@ from kdump.cli import cli
 from kdump.convert import (KAFKA_MESSAGE_MAX_BYTES, ConversionRefused, ConvertOptions, convert_legacy_message,
                            convert_segment, estimate_sizes)
 from kdump.format.types import TimestampType
-from kdump.segment import SegmentReader
+from kdump.read.segment import SegmentReader
 from kdump.writer import (LegacyMessageBuilder, RecordBatchBuilder, WriteVerificationError, empty_batch,
                           end_txn_marker_batch, legacy_message)
 from test_convert_corpus import assert_kafka_python_agrees, read_batches

@@ -22,7 +22,7 @@ from kafka.record import MemoryRecords
 from corpus import CODECS, CORPUS, FIXTURES, batch_view, record_view
 from kdump import codec as kcodec
 from kdump.convert import ConversionRefused, ConvertOptions, convert_segment
-from kdump.segment import SegmentReader
+from kdump.read.segment import SegmentReader
 
 pytestmark = pytest.mark.usefixtures("backend")  # the record decoder runs on the compiled and the pure path
 

@@ -1,7 +1,7 @@
 """The fast paths of ``kdump convert`` against what they replace, on both backends.
 
-* :meth:`kdump.segment.SegmentReader.runs` (plain magic 0/1 messages as runs of columns) gives exactly what
-  :meth:`~kdump.segment.SegmentReader.batches` gives, message for message, with the same stop, on every legacy file
+* :meth:`kdump.read.segment.SegmentReader.runs` (plain magic 0/1 messages as runs of columns) gives exactly what
+  :meth:`~kdump.read.segment.SegmentReader.batches` gives, message for message, with the same stop, on every legacy file
   of the corpus, the generated fixtures and the convert references, and on truncated and bit-flipped copies;
 * ``canonical_records``, ``encode_messages`` and ``encode_run_records`` (compiled twins in
   ``kdump/format/_encode.pyx``) against their pure twins and against independent answers: the canonical form of
@@ -29,7 +29,7 @@ from kdump.format.columns import iter_records
 from kdump.format.legacy import LegacyBatch, LegacyRun, legacy_run
 from kdump.format.types import TimestampType
 from kdump.index.rebuild import recover_segment
-from kdump.segment import SegmentReader
+from kdump.read.segment import SegmentReader
 from kdump.verify import VerifyOptions, verify_one
 
 pytestmark = pytest.mark.usefixtures("backend")

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from kdump import codec as kcodec
 from kdump.atomic import KILL_AT_ENV, AtomicFile, AtomicGroup, clean_leftovers, leftovers
 from kdump.cli import cli
-from kdump.logdir import FileKind, classify
+from kdump.read.logdir import FileKind, classify
 from kdump.writer import RecordBatchBuilder
 from test_index_support import T0, data_batch, write_log
 

@@ -17,7 +17,7 @@ from kdump.decoders import make_decoder, tables
 from kdump.decoders.coordinator import TRANSACTION_STATES
 from kdump.format.schema import (JavaDouble, SchemaError, jackson, java_double, member, read_struct, to_tree,
                                  write_struct)
-from kdump.segment import SegmentReader
+from kdump.read.segment import SegmentReader
 from kdump.writer import RecordBatchBuilder, write_segment
 
 TXN = CORPUS / "kafka-generated/internal-topics/__transaction_state-0/00000000000000000000.log"

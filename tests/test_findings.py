@@ -45,7 +45,9 @@ def test_every_documented_code_is_registered():
 
 
 def _index_sources() -> str:
-    return "".join(p.read_text() for p in sorted((ROOT / "kdump/index").glob("*.py")) if p.name != "dump.py")
+    """The companion-file readers (read layer) and index check."""
+    paths = sorted((ROOT / "kdump/index").glob("*.py")) + sorted((ROOT / "kdump/read").glob("*.py"))
+    return "".join(p.read_text() for p in paths if p.name != "dump.py")
 
 
 def test_every_code_index_check_emits_is_registered_with_the_severity_it_gives():

@@ -12,7 +12,7 @@ import pytest
 
 from corpus import CORPUS
 from kdump.format import framing as F
-from kdump.segment import (BadEntry, DamagedRange, GoodBatch, LargeEntry, SegmentReader, Stop, entries_in,
+from kdump.read.segment import (BadEntry, DamagedRange, GoodBatch, LargeEntry, SegmentReader, Stop, entries_in,
                            header_at, walk_headers)
 from kdump.writer import RecordBatchBuilder, SegmentWriter, legacy_message
 

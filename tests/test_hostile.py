@@ -17,7 +17,7 @@ from corpus import CORPUS
 from kdump import codec as C
 from kdump.cli import cli
 from kdump.format import columns as columns_module
-from kdump.segment import SegmentReader
+from kdump.read.segment import SegmentReader
 from kdump.writer import RecordBatchBuilder, legacy_wrapper
 from support import hostile as H
 

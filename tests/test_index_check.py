@@ -14,7 +14,7 @@ from corpus import CORPUS
 from kdump.cli import cli
 from kdump.index.check import check_partition_companions, check_paths
 from kdump.index.rebuild import rebuild_indexes
-from kdump.index.snapshot import ProducerEntry, encode_snapshot
+from kdump.read.snapshot import ProducerEntry, encode_snapshot
 from test_index_support import T0, data_batch, marker, write_log
 
 BROKER = CORPUS / "broker-written"

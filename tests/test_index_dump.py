@@ -130,7 +130,7 @@ def test_index_without_its_log_is_printed_and_exit_2(tmp_path, in_dir):
 def test_snapshot_line_without_batch_metadata_java_and_scala(tmp_path, in_dir):
     """Spec §2.9: without batch metadata the Scala tool ends the line with a space, the Java tool does not;
     firstSequence is lastSequence - offsetDelta with Java's int wrap."""
-    from kdump.index.snapshot import ProducerEntry, encode_snapshot
+    from kdump.read.snapshot import ProducerEntry, encode_snapshot
     entries = [ProducerEntry(7, 1, -1, -1, 0, 1700000000000, 5, 42),
                ProducerEntry(8, 0, 2, 100, 5, 1700000000001, -1, -1)]
     (tmp_path / "00000000000000000101.snapshot").write_bytes(encode_snapshot(entries))

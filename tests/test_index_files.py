@@ -6,11 +6,11 @@ import struct
 import pytest
 
 from corpus import CORPUS
-from kdump.index import checkpoints as cps
-from kdump.index.offset_index import OffsetIndex
-from kdump.index.snapshot import ProducerEntry, decrement_sequence, encode_snapshot, parse_snapshot
-from kdump.index.time_index import TimeIndex
-from kdump.index.txn_index import AbortedTxn, TxnIndexFile, decode_entry
+from kdump.read import checkpoints as cps
+from kdump.read.offset_index import OffsetIndex
+from kdump.read.snapshot import ProducerEntry, decrement_sequence, encode_snapshot, parse_snapshot
+from kdump.read.time_index import TimeIndex
+from kdump.read.txn_index import AbortedTxn, TxnIndexFile, decode_entry
 
 BROKER = CORPUS / "broker-written"
 

@@ -13,11 +13,11 @@ from click.testing import CliRunner
 
 from corpus import CORPUS, LOG_FILES, load_json
 from kdump.cli import cli
-from kdump.index.offset_index import OffsetIndex
+from kdump.read.offset_index import OffsetIndex
 from kdump.index.rebuild import RebuildError, rebuild_indexes, recover_segment
-from kdump.index.snapshot import ProducerEntry, encode_snapshot
-from kdump.index.time_index import TimeIndex
-from kdump.index.txn_index import AbortedTxn, TxnIndexFile
+from kdump.read.snapshot import ProducerEntry, encode_snapshot
+from kdump.read.time_index import TimeIndex
+from kdump.read.txn_index import AbortedTxn, TxnIndexFile
 from test_index_support import (T0, batch_facts, cleaned_marker, data_batch, marker, recovery_rule,
                                 write_log)
 
@@ -49,7 +49,7 @@ def test_rebuilt_index_equals_the_brokers_bytes(case, tmp_path):
 def test_rebuild_follows_the_recovery_rule_on_every_log(log):
     """Recovery's entries computed from Kafka's view of the batches (or kdump's reader for generated logs),
     independently of kdump.index.rebuild, for a small and the default interval."""
-    from kdump.segment import base_offset_from_name
+    from kdump.read.segment import base_offset_from_name
     base = base_offset_from_name(log)
     json_path = log.parent / f"{log.name}.json"
     facts = load_json(log)["batches"] if json_path.exists() else batch_facts(log)

@@ -110,7 +110,7 @@ def test_offset_and_time_windows_equal_the_full_scan(log):
 def _expected_positions(log):
     """(offset targets, time targets, where a walk from the start lands for each), from the batches."""
     import bisect
-    from kdump.segment import SegmentReader
+    from kdump.read.segment import SegmentReader
     with SegmentReader(log) as r:
         bs = [(b.position, b.last_offset, b.max_timestamp) for b in r]
         end = r.file_size

@@ -58,7 +58,7 @@ def recovery_rule(batches, base: int, interval: int = 4096):
 
 def batch_facts(log_path):
     """Kafka-view-like batch facts read with kdump's reader (for generated logs without a .json)."""
-    from kdump.segment import SegmentReader
+    from kdump.read.segment import SegmentReader
     with SegmentReader(log_path) as r:
         return [{"position": b.position, "size": b.size, "lastOffset": b.last_offset, "maxTimestamp": b.max_timestamp,
                  "baseOffset": b.base_offset if b.magic >= 2 else None} for b in r]

@@ -18,7 +18,7 @@ from kdump.format.types import TimestampType
 from kdump.format.v2_builder import RecordBatchBuilder
 from kdump.render.escape import escape_json
 from kdump.render.jsonl import JsonLinesRenderer, record_objects, records_json_py
-from kdump.segment import SegmentReader
+from kdump.read.segment import SegmentReader
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS_LOGS = sorted(p for p in (ROOT / "fixtures" / "corpus").rglob("*.log") if p.is_file())

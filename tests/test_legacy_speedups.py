@@ -24,7 +24,7 @@ from kdump import _backend
 from kdump.errors import FormatError
 from kdump.format.columns import InnerSummary
 from kdump.format.legacy import LegacyBatch, inner_columns_py, inner_summary_py
-from kdump.segment import SegmentReader
+from kdump.read.segment import SegmentReader
 
 ROOT = Path(__file__).resolve().parent.parent
 LEGACY_TREES = ("corpus", "generated", "convert")

@@ -1,4 +1,4 @@
-"""kdump.logdir: Kafka's file names (LogFileUtils, Snapshots, UnifiedLog.parseTopicPartitionName, spec §5.1),
+"""kdump.read.logdir: Kafka's file names (LogFileUtils, Snapshots, UnifiedLog.parseTopicPartitionName, spec §5.1),
 partitions, and the walk every command shares (each file once, no symlink loop, no FIFO opened)."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from kdump.logdir import (FileKind, LogDir, Partition, classify, directory_state, expand, kraft_snapshot_id,
+from kdump.read.logdir import (FileKind, LogDir, Partition, classify, directory_state, expand, kraft_snapshot_id,
                           named_kind, segment_base_offset, sibling, snapshot_offset, topic_partition)
 
 K = FileKind

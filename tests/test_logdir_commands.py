@@ -1,4 +1,4 @@
-"""Every command sees a directory through kdump.logdir: the same segments, the same unknown files.
+"""Every command sees a directory through kdump.read.logdir: the same segments, the same unknown files.
 
 A directory holding ``5.log`` (a segment with base offset 5: Kafka's offsetFromFileName reads any digits) and
 ``notes.log`` (no segment: no base offset in its name) used to be read five ways (verify checked both, dump

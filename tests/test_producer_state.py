@@ -1,4 +1,4 @@
-"""kdump.producer_state: Kafka's producer/transaction state (ProducerStateManager, ProducerAppendInfo with
+"""kdump.read.producer_state: Kafka's producer/transaction state (ProducerStateManager, ProducerAppendInfo with
 AppendOrigin.REPLICATION, spec §5.4-§5.6). Expected values follow Kafka's rules by hand; the corpus case is
 checked against the markers Kafka's own DumpLogSegments printed for that file."""
 from __future__ import annotations
@@ -7,10 +7,10 @@ import re
 import struct
 from types import SimpleNamespace
 
-from kdump.index.snapshot import ProducerEntry
-from kdump.producer_state import (MarkerWithoutTxn, OpenTxn, ProducerProblem, ProducerStates, TxnAborted,
+from kdump.read.snapshot import ProducerEntry
+from kdump.read.producer_state import (MarkerWithoutTxn, OpenTxn, ProducerProblem, ProducerStates, TxnAborted,
                                   TxnCommitted, TxnOpened)
-from kdump.segment import SegmentReader
+from kdump.read.segment import SegmentReader
 
 from corpus import CORPUS
 

@@ -3,7 +3,7 @@ written by Kafka's FileRecords + deep iteration)."""
 import pytest
 
 from corpus import CORPUS, batch_view, case_id, load_json, record_view
-from kdump.segment import SegmentReader
+from kdump.read.segment import SegmentReader
 
 pytestmark = pytest.mark.usefixtures("backend")  # each test runs on the compiled and the pure path
 

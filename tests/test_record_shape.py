@@ -16,7 +16,7 @@ from kdump.format.batch import Batch
 from kdump.format.columns import Record, RecordColumns
 from kdump.format.legacy import LegacyBatch
 from kdump.format.v2 import RecordBatch
-from kdump.segment import SegmentReader
+from kdump.read.segment import SegmentReader
 
 pytestmark = pytest.mark.usefixtures("backend")  # each test runs on the compiled and the pure path
 

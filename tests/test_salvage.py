@@ -18,7 +18,7 @@ from kdump._crc import crc32c
 from kdump.cli import cli
 from kdump.format.v2_builder import RecordBatchBuilder
 from kdump.salvage import salvage_directory, salvage_segment
-from kdump.segment import SegmentReader
+from kdump.read.segment import SegmentReader
 from kdump.verify import VerifyOptions, verify_paths
 from kdump.writer import write_segment
 

@@ -8,8 +8,8 @@ import zlib
 import crc32c
 import pytest
 
-from kdump import segment
-from kdump.segment import Prober
+from kdump.read import segment
+from kdump.read.segment import Prober
 from kdump.writer import RecordBatchBuilder, legacy_message
 
 TS = 1_700_000_000_000

@@ -88,7 +88,7 @@ def test_spark_stats_gives_the_numbers_of_the_cli_reader(spark):
     doc = json.loads(result.stdout)
     logs = segment_files()
     per_file = {f: reader_stats(f) for f in logs}
-    from kdump.logdir import topic_partition
+    from kdump.read.logdir import topic_partition
     by_dir: dict = {}
     for f, st in per_file.items():  # a partition directory's name gives topic-N; other directories their path
         named = topic_partition(os.path.dirname(f))

@@ -82,7 +82,7 @@ def test_read_committed_drops_aborted_and_stops_at_the_last_stable_offset(tmp_pa
 
 def test_a_complete_segment_s_txnindex_is_what_counts(tmp_path):
     """The broker serves the aborted transactions its .txnindex lists; kdump reads them as Kafka does."""
-    from kdump.index.txn_index import AbortedTxn
+    from kdump.read.txn_index import AbortedTxn
     from kdump.spark.txn import PartitionTxns
     d = partition(tmp_path / "t-0")
     # a .txnindex for segment 0 that says A's first transaction (1..5) was aborted

@@ -22,7 +22,7 @@ import kdump
 import kdump._backend as backend
 from kdump.format.columns import RecordSummary
 from kdump.format.v2 import RecordBatch, RecordColumns, parse_records_py, summarize_records_py
-from kdump.segment import SegmentReader
+from kdump.read.segment import SegmentReader
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS_LOGS = sorted(p for p in (ROOT / "fixtures" / "corpus").rglob("*.log") if p.is_file())

@@ -12,7 +12,7 @@ from kdump import codec
 from kdump.cli import cli
 from kdump.format.v2_builder import RecordBatchBuilder
 from kdump.keytable import KeyTable
-from kdump.logdir import segment_groups
+from kdump.read.logdir import segment_groups
 from kdump.stats import segment_stats, stats_paths, summarize
 from kdump.writer import end_txn_marker_batch, write_segment
 

@@ -8,9 +8,9 @@ from click.testing import CliRunner
 
 from kdump.cli import cli
 from kdump.format.v2_builder import RecordBatchBuilder
-from kdump.index.snapshot import ProducerEntry, encode_snapshot
-from kdump.index.txn_index import AbortedTxn
-from kdump.logdir import segment_groups
+from kdump.read.snapshot import ProducerEntry, encode_snapshot
+from kdump.read.txn_index import AbortedTxn
+from kdump.read.logdir import segment_groups
 from kdump.txn import partition_transactions
 from kdump.writer import end_txn_marker_batch, write_segment
 

@@ -242,7 +242,7 @@ def test_capped_findings_are_all_counted(many_warnings):
 
 
 def _batch_positions(log):
-    from kdump.segment import SegmentReader
+    from kdump.read.segment import SegmentReader
     with SegmentReader(str(log)) as reader:
         return [b.position for b in reader]
 

@@ -25,7 +25,7 @@ from kdump.format.control import parse_control_key, parse_end_txn_marker
 from kdump.format.legacy import LegacyBatch
 from kdump.format.types import ControlRecordType, TimestampType
 from kdump.format.v2 import RecordBatch
-from kdump.segment import SegmentReader
+from kdump.read.segment import SegmentReader
 from kdump.writer import (
     KRaftEndpoint, KRaftVoter, LegacyMessageBuilder, RecordBatchBuilder, SegmentWriter, WriteVerificationError,
     control_batch, empty_batch, end_txn_marker_batch, kraft_version_value, kraft_voters_value, leader_change_value,

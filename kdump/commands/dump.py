@@ -8,7 +8,7 @@ import click
 from kdump.commands.decoder_options import chosen_decoder, decoder_options
 from kdump.commands.filter_options import build_filter, header_filter_options, record_filter_options
 from kdump.commands.options import Ui, exit_help, output_options, reject, text_only, time_format_option
-from kdump.segment import DEFAULT_MAX_BATCH_BYTES
+from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES
 
 EPILOG = exit_help(ok="every file named was dumped (Kafka's \"Found N invalid bytes at the end\" of a crash-cut "
                       "tail included)",
@@ -156,7 +156,7 @@ def command(paths, files_csv, deep_iteration, print_data_log, skip_record_metada
 def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, header_dec=None) -> None:
     """Dump ``paths`` with ``opts`` (:class:`kdump.dump.DumpOptions`) and exit (also used by ``kdump index dump``)."""
     from kdump.dump import Dumper, entries_to_dump, non_consecutive_report
-    from kdump.logdir import FileKind
+    from kdump.read.logdir import FileKind
     from kdump.render.companions import index_report_lines
 
     if opts.verify_index_only or opts.index_sanity_check:

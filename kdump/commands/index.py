@@ -45,7 +45,7 @@ def command():
 # --- dump ------------------------------------------------------------------------------------------------
 def _companions_of(paths: list[str]) -> list[str]:
     """Companion files to dump: a segment gives its own; a directory all of them; a file itself."""
-    from kdump.logdir import (
+    from kdump.read.logdir import (
         COMPANION_KINDS,
         TEXT_KINDS,
         FileKind,
@@ -174,7 +174,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
     from kdump.commands.progress import file_sizes, with_progress
     from kdump.errors import KdumpError, WriteError
     from kdump.index.rebuild import RebuildError, rebuild_directory, rebuild_segment
-    from kdump.logdir import FileKind, expand, named_kind
+    from kdump.read.logdir import FileKind, expand, named_kind
 
     if not paths:
         raise click.UsageError("no paths given: name .log segments or partition directories")

@@ -68,8 +68,8 @@ def with_progress(ui, total, label: str, work: Callable):
 
 
 def file_sizes(paths) -> int:
-    """The bytes of the regular files ``paths`` stand for (directories expanded, as kdump.logdir does)."""
-    from kdump.logdir import expand
+    """The bytes of the regular files ``paths`` stand for (directories expanded, as kdump.read.logdir does)."""
+    from kdump.read.logdir import expand
     total = 0
     for e in expand(paths):
         if e.refused is None:
@@ -83,7 +83,7 @@ def file_sizes(paths) -> int:
 def partition_log_sizes(paths) -> int:
     """The bytes of the .log segments of the partitions ``paths`` stand for (a file: every segment of its
     directory, as a deep check walks them all), each directory counted once."""
-    from kdump.logdir import FileKind, expand
+    from kdump.read.logdir import FileKind, expand
     places = list(dict.fromkeys(p if os.path.isdir(p) else (os.path.dirname(os.path.abspath(p)) or ".")
                                 for p in map(os.fspath, paths)))
     total = 0

@@ -8,7 +8,7 @@ import click
 
 from kdump.commands.options import exit_help, output_options
 from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
-from kdump.segment import DEFAULT_MAX_BATCH_BYTES
+from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES
 
 EXIT_HELP = exit_help(
     ok="every batch of the input was copied (nothing was damaged)",

@@ -6,7 +6,7 @@ import click
 from kdump.commands.filter_options import deep_filter_options
 from kdump.commands.findings import FAIL_ON_EXIT, FAIL_ON_OK, fail_on_option
 from kdump.commands.options import Ui, exit_help, jobs_option, output_options, time_format_option
-from kdump.segment import DEFAULT_MAX_BATCH_BYTES
+from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES
 
 EXIT_HELP = exit_help(ok=FAIL_ON_OK, data=FAIL_ON_EXIT)
 

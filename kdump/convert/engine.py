@@ -42,7 +42,7 @@ from kdump.format.legacy import LegacyMessage, LegacyRun, inner_columns
 from kdump.format.legacy_builder import LegacyMessageBuilder, convert_message, encode_message, encode_messages
 from kdump.format.types import TimestampType
 from kdump.format.v2_builder import RecordBatchBuilder, encode_run_records
-from kdump.segment import DEFAULT_MAX_DECOMPRESSED_BYTES
+from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES
 
 from .losses import Losses
 
@@ -265,7 +265,7 @@ class Converter:
 
     # --- entry point --------------------------------------------------------------------------------
     def convert(self, reader) -> ConversionStats:
-        """Walk ``reader`` (a :class:`kdump.segment.SegmentReader`, walked twice) to its end.
+        """Walk ``reader`` (a :class:`kdump.read.segment.SegmentReader`, walked twice) to its end.
 
         Kafka has two conversion paths. Down-conversion (``RecordsUtil.downConvert``, for an old
         consumer) copies batches whose magic is at or below the target as they are; up-conversion
@@ -313,7 +313,7 @@ class Converter:
             self._message(batch)
 
     def _legacy_run(self, run: LegacyRun) -> None:
-        """Plain magic 0/1 messages read as one set of columns (:meth:`kdump.segment.SegmentReader.runs`). Where a
+        """Plain magic 0/1 messages read as one set of columns (:meth:`kdump.read.segment.SegmentReader.runs`). Where a
         whole stretch of them is handled alike (copied as they are, or appended to an open magic-2 batch) it is
         handled at once; everything else goes message by message through :meth:`_entry`, which is the authority
         on every rule (opening and cutting batches, losses, refusals)."""

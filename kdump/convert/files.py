@@ -25,8 +25,8 @@ from kdump.atomic import (
     fsync_directory,
     refuse_input,
 )
-from kdump.logdir import SEGMENT_COMPANIONS, FileKind, Partition, classify, segment_base_offset, sibling
-from kdump.segment import SegmentReader
+from kdump.read.logdir import SEGMENT_COMPANIONS, FileKind, Partition, classify, segment_base_offset, sibling
+from kdump.read.segment import SegmentReader
 
 from .engine import ConversionRefused, ConversionStats, Converter, ConvertOptions
 from .output import ByteCounter, ConvertedSegmentWriter, DeepVerifyFailed, deep_verify_findings
@@ -60,7 +60,7 @@ class ConversionResult:
 
 
 def segments_in(directory) -> list[str]:
-    """The segments (``<base offset>.log``, :mod:`kdump.logdir`) of a partition directory, in offset order."""
+    """The segments (``<base offset>.log``, :mod:`kdump.read.logdir`) of a partition directory, in offset order."""
     return [s.log for s in Partition(directory).segments]
 
 

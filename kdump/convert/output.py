@@ -21,7 +21,7 @@ from kdump.digests import BackgroundSha256, file_sha256_beside
 from kdump.errors import KdumpError
 from kdump.format.canonical import canonical_records
 from kdump.format.legacy import LegacyRun
-from kdump.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
+from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
 from kdump.writer import SegmentWriter, WriteVerificationError
 
 from .proof import PlainMessages

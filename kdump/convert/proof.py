@@ -3,7 +3,7 @@
 A segment converted below magic 2 without compression is one message per record: millions of entries, each of
 which ``kdump verify --deep`` and Kafka's recovery (:func:`kdump.index.rebuild.recover_segment`) would walk as an
 object of its own. The read-back (:func:`kdump.convert.output.read_back_digests`) already reads them from the
-written file as runs of columns (:meth:`kdump.segment.SegmentReader.runs`) and checks every CRC and record;
+written file as runs of columns (:meth:`kdump.read.segment.SegmentReader.runs`) and checks every CRC and record;
 :class:`PlainMessages` follows the same runs and decides, from the columns, two things:
 
 * **quiet**: the file is nothing but plain messages whose headers and offsets ``kdump verify --deep`` has nothing

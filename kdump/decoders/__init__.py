@@ -68,7 +68,7 @@ def record_decoder_for(path: str, choice: str, compat: str = "java"):
 
 def topic_of(path: str) -> str | None:
     """The topic of the partition directory ``path`` (a segment or snapshot file) is in."""
-    from kdump.logdir import topic_partition
+    from kdump.read.logdir import topic_partition
     found = topic_partition(os.path.dirname(os.path.abspath(path)))
     return None if found is None else found[0]
 

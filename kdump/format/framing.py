@@ -2,7 +2,7 @@
 
 Kafka walks a ``.log`` file entry by entry (``FileLogInputStream.nextBatch``, spec §3.9): a 12-byte prefix
 (offset, size), then ``size`` bytes whose 5th is the magic byte. This module holds the rules of that walk
-on bytes already read; :mod:`kdump.segment` is the one module that reads files and drives them.
+on bytes already read; :mod:`kdump.read.segment` is the one module that reads files and drives them.
 
 * :func:`parse_header`: the header of the entry at a position (prefix plus at most 61 bytes), as a
   :class:`BatchHeader`, or the :class:`Stop` that Kafka's walk would make there;

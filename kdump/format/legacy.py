@@ -392,7 +392,7 @@ def inner_columns_py(data, pos0: int, start_at: int = 0, max_count: int | None =
 
 class LegacyRun:
     """Consecutive uncompressed top-level magic 0/1 messages of a log, read as one :class:`RecordColumns`
-    (what a reader that does not need one object per message walks: :meth:`kdump.segment.SegmentReader.runs`).
+    (what a reader that does not need one object per message walks: :meth:`kdump.read.segment.SegmentReader.runs`).
 
     Each message is its own record, as :class:`LegacyBatch` gives it: ``columns.offsets`` the stored (absolute)
     offsets, ``columns.timestamps`` the stored timestamps, ``crcs``/``magics``/``valid`` per message,

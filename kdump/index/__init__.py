@@ -1,7 +1,6 @@
 """Index, snapshot and checkpoint files of a Kafka log directory (docs/index.md).
 
-* :mod:`kdump.index.offset_index`, :mod:`~kdump.index.time_index`, :mod:`~kdump.index.txn_index`,
-  :mod:`~kdump.index.snapshot`, :mod:`~kdump.index.checkpoints`: readers (and encoders) of each file kind;
+* the readers (and encoders) of each file kind live in the read layer, :mod:`kdump.read`;
 * :mod:`kdump.index.dump`: DumpLogSegments' text for them (``kdump dump``);
 * :mod:`kdump.index.check`: findings about them (``kdump index check``;
   ``check_partition_companions(directory, *, deep)`` for ``kdump verify``);

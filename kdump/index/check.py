@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING
 
 from kdump.errors import FormatError
 from kdump.findings import ERROR, INFO, WARNING, FileReport, Findings
-from kdump.index import checkpoints as cps
 from kdump.index.seek import batch_problem
-from kdump.index.time_index import max_record_timestamp
-from kdump.logdir import FileKind, Partition, segment_base_offset, sibling
+from kdump.read import checkpoints as cps
+from kdump.read.logdir import FileKind, Partition, segment_base_offset, sibling
+from kdump.read.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
+from kdump.read.time_index import max_record_timestamp
 from kdump.render.times import time_formatter
-from kdump.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
 
 if TYPE_CHECKING:
     from kdump.index.rebuild import Recovery
@@ -215,7 +215,7 @@ class PartitionChecker:
         self._log_end = None
         if not self.segments:
             return None
-        from kdump.index.offset_index import OffsetIndex
+        from kdump.read.offset_index import OffsetIndex
         seg = self.segments[max(self.segments)]
         entry = None
         try:
@@ -253,7 +253,7 @@ class PartitionChecker:
 
     # --- .index -----------------------------------------------------------------------------------------
     def check_offset_index(self, path: str, base: int, seg: _Segment | None) -> FileReport:
-        from kdump.index.offset_index import OffsetIndex
+        from kdump.read.offset_index import OffsetIndex
         return self._check_index_file(path, "index", OffsetIndex, self._offset_index, base, seg)
 
     def _check_index_file(self, path: str, kind: str, index_class, check, base: int,
@@ -428,7 +428,7 @@ class PartitionChecker:
 
     # --- .timeindex ---------------------------------------------------------------------------------
     def check_time_index(self, path: str, base: int, seg: _Segment | None) -> FileReport:
-        from kdump.index.time_index import TimeIndex
+        from kdump.read.time_index import TimeIndex
         return self._check_index_file(path, "timeindex", TimeIndex, self._time_index, base, seg)
 
     def _time_index(self, tidx, r: _Report, base: int, seg: _Segment | None) -> None:
@@ -489,7 +489,7 @@ class PartitionChecker:
             self._compare_recovery(tidx, n, r, seg, "timeindex")
 
     def _time_against_log(self, tidx, entries, r: _Report, base: int, seg: _Segment) -> None:
-        from kdump.index.offset_index import OffsetIndex
+        from kdump.read.offset_index import OffsetIndex
 
         log_size = self._segment_log_size(seg)
         try:
@@ -605,7 +605,7 @@ class PartitionChecker:
 
     # --- .txnindex --------------------------------------------------------------------------------------
     def check_txn_index(self, path: str, base: int, seg: _Segment | None) -> FileReport:
-        from kdump.index.txn_index import CURRENT_VERSION, TxnIndexFile
+        from kdump.read.txn_index import CURRENT_VERSION, TxnIndexFile
 
         r = _Report(path, "txnindex")
         try:
@@ -714,7 +714,7 @@ class PartitionChecker:
 
     # --- .snapshot ----------------------------------------------------------------------------------------
     def check_snapshot(self, path: str, offset: int) -> FileReport:
-        from kdump.index.snapshot import read_snapshot
+        from kdump.read.snapshot import read_snapshot
 
         r = _Report(path, "snapshot")
         try:
@@ -820,7 +820,7 @@ def check_segment_companions(path: str, *, deep: bool, index_interval_bytes: int
     """The companion files of one segment, named by its .log or any of its companions."""
     base = segment_base_offset(path)
     if base is None:
-        from kdump.logdir import snapshot_offset
+        from kdump.read.logdir import snapshot_offset
         base = snapshot_offset(path)
     if base is None:
         r = FileReport(path, "segment")
@@ -901,7 +901,7 @@ def _first_batch_reaching(fd: int, start: int, log_size: int, offset: int) -> Ba
 
 
 def _present(seg) -> dict:
-    """kind name -> path of the indexes of a :class:`kdump.logdir.Segment` that exist."""
+    """kind name -> path of the indexes of a :class:`kdump.read.logdir.Segment` that exist."""
     return {k.value: seg.path(k) for k in (FileKind.INDEX, FileKind.TIMEINDEX, FileKind.TXNINDEX) if seg.path(k)}
 
 

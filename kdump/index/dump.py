@@ -15,11 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kdump.errors import FormatError
-from kdump.index import checkpoints as cps
 from kdump.index.reports import IndexReports
-from kdump.index.time_index import max_record_timestamp
-from kdump.logdir import FileKind, sibling
-from kdump.segment import Stop, base_offset_from_name, header_at, read_batch_at, walk_headers
+from kdump.read import checkpoints as cps
+from kdump.read.logdir import FileKind, sibling
+from kdump.read.segment import Stop, base_offset_from_name, header_at, read_batch_at, walk_headers
+from kdump.read.time_index import max_record_timestamp
 
 
 @dataclass
@@ -95,7 +95,7 @@ class CompanionDumper:
 
     # --- .index ---------------------------------------------------------------------------------
     def dump_index(self, path: str) -> None:
-        from kdump.index.offset_index import OffsetIndex
+        from kdump.read.offset_index import OffsetIndex
 
         base = self._base(path)
         if base is None:
@@ -139,8 +139,8 @@ class CompanionDumper:
 
     # --- .timeindex -----------------------------------------------------------------------------
     def dump_time_index(self, path: str) -> None:
-        from kdump.index.offset_index import OffsetIndex
-        from kdump.index.time_index import TimeIndex
+        from kdump.read.offset_index import OffsetIndex
+        from kdump.read.time_index import TimeIndex
 
         base = self._base(path)
         if base is None:
@@ -225,7 +225,7 @@ class CompanionDumper:
 
     # --- .txnindex --------------------------------------------------------------------------------
     def dump_txn_index(self, path: str) -> None:
-        from kdump.index.txn_index import CURRENT_VERSION, TxnIndexFile
+        from kdump.read.txn_index import CURRENT_VERSION, TxnIndexFile
 
         with TxnIndexFile(path) as f:
             for pos, txn in f.entries():
@@ -239,7 +239,7 @@ class CompanionDumper:
 
     # --- .snapshot ----------------------------------------------------------------------------------
     def dump_snapshot(self, path: str) -> None:
-        from kdump.index.snapshot import read_snapshot
+        from kdump.read.snapshot import read_snapshot
 
         snap = read_snapshot(path)
         if snap.error is not None:

@@ -11,7 +11,7 @@ Recovery walks the batches from the start of the log:
 4. ``if validBytes - lastIndexEntry > index.interval.bytes``: offset entry (batch.lastOffset, validBytes) and
    time entry (maxSoFar, offsetOfMaxSoFar) if its timestamp is above the last one; ``lastIndexEntry = validBytes``;
 5. ``validBytes += batch size``; magic-2 batches update the producer state, whose completed aborted
-   transactions become ``.txnindex`` entries (:mod:`kdump.producer_state`), and the leader epoch cache;
+   transactions become ``.txnindex`` entries (:mod:`kdump.read.producer_state`), and the leader epoch cache;
 6. at the end the time index gets (maxSoFar, offsetOfMaxSoFar) once more if newer, and both indexes are trimmed.
 
 Recovery is batch-granular: one index candidate per batch. Kafka's append path was append-granular until
@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 
 from kdump.atomic import AtomicGroup
 from kdump.errors import FormatError, KdumpError, WriteError
-from kdump.index import offset_index as oi
-from kdump.index import time_index as ti
-from kdump.logdir import SEGMENT_COMPANIONS, Partition, sibling
-from kdump.producer_state import ProducerProblem, ProducerStates, TxnAborted
-from kdump.segment import DEFAULT_MAX_BATCH_BYTES, SegmentReader, base_offset_from_name
+from kdump.read import offset_index as oi
+from kdump.read import time_index as ti
+from kdump.read.logdir import SEGMENT_COMPANIONS, Partition, sibling
+from kdump.read.producer_state import ProducerProblem, ProducerStates, TxnAborted
+from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, SegmentReader, base_offset_from_name
 
 DEFAULT_INDEX_INTERVAL_BYTES = 4096  # log.index.interval.bytes
 DEFAULT_MAX_INDEX_BYTES = 10 * 1024 * 1024  # log.index.size.max.bytes / segment.index.bytes
@@ -195,7 +195,7 @@ def state_before(directory: str, base_offset: int, *, notes: list | None = None,
                  partition: Partition | None = None) -> ProducerStates:
     """Producer state at ``base_offset`` of the partition in ``directory``: the newest readable snapshot at or
     below it, then the earlier segments replayed from the snapshot's offset (Kafka's ``loadProducerState``)."""
-    from kdump.index.snapshot import read_snapshot
+    from kdump.read.snapshot import read_snapshot
 
     partition = partition if partition is not None else Partition(directory)
     state = ProducerStates()
@@ -230,7 +230,7 @@ def state_before(directory: str, base_offset: int, *, notes: list | None = None,
 def _replay(path: str, state: ProducerStates, start: int | None, stop: int) -> None:
     """Apply the batches of an earlier segment with offsets in [start, stop) to ``state``: batch headers only
     (one small read per batch), whole batches only for control batches (their marker record is needed)."""
-    from kdump.segment import Stop, read_batch_at, walk_headers
+    from kdump.read.segment import Stop, read_batch_at, walk_headers
 
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -256,7 +256,7 @@ def _replay(path: str, state: ProducerStates, start: int | None, stop: int) -> N
 
 # --- writing ----------------------------------------------------------------------------------------------
 def index_paths(log_path: str, out_dir: str | None) -> dict[str, str]:
-    """Where a segment's rebuilt indexes go: beside it (:func:`kdump.logdir.sibling`), or under the same names
+    """Where a segment's rebuilt indexes go: beside it (:func:`kdump.read.logdir.sibling`), or under the same names
     in ``out_dir``."""
     directory = out_dir if out_dir is not None else os.path.dirname(os.path.abspath(log_path))
     stem = os.path.join(directory, os.path.basename(log_path))

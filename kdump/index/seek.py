@@ -20,8 +20,16 @@ import os
 import re
 
 from kdump.errors import FormatError
-from kdump.logdir import FileKind, sibling
-from kdump.segment import BatchHeader, Stop, base_offset_from_name, first_offset, header_at, read_batch_at, walk_headers
+from kdump.read.logdir import FileKind, sibling
+from kdump.read.segment import (
+    BatchHeader,
+    Stop,
+    base_offset_from_name,
+    first_offset,
+    header_at,
+    read_batch_at,
+    walk_headers,
+)
 
 _VERIFY_CRC_BELOW = 1 << 20
 
@@ -98,7 +106,7 @@ def batch_problem(fd: int, file_size: int, position: int, target_offset: int, *,
 
 def _index_position(log: _Log, index_path: str, base: int, target: int) -> tuple[int, str | None, int]:
     """(position, note, entries probed) from the offset index: the largest valid entry <= target."""
-    from kdump.index.offset_index import OffsetIndex
+    from kdump.read.offset_index import OffsetIndex
 
     with OffsetIndex(index_path, base_offset=base) as idx:
         n = idx.valid_entry_count_fast()
@@ -168,7 +176,7 @@ def seek_offset(log_path, target: int, *, use_index: bool = True) -> SeekResult:
 
 def seek_time(log_path, target_ms: int, *, use_index: bool = True) -> SeekResult:
     """Position of the first batch of ``log_path`` whose max timestamp is >= ``target_ms``."""
-    from kdump.index.time_index import TimeIndex
+    from kdump.read.time_index import TimeIndex
 
     log_path = os.fspath(log_path)
     base = base_offset_from_name(log_path)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import os
 
-from kdump.index.checkpoints import OFFSET_CHECKPOINTS, CheckpointFile, topic_uuid
 from kdump.index.dump import Empty, SanityPassed
-from kdump.index.offset_index import OffsetPosition
 from kdump.index.reports import IndexReports
-from kdump.index.snapshot import ProducerEntry
-from kdump.index.time_index import TimestampOffset
-from kdump.index.txn_index import AbortedTxn
+from kdump.read.checkpoints import OFFSET_CHECKPOINTS, CheckpointFile, topic_uuid
+from kdump.read.offset_index import OffsetPosition
+from kdump.read.snapshot import ProducerEntry
+from kdump.read.time_index import TimestampOffset
+from kdump.read.txn_index import AbortedTxn
 from kdump.render.times import add_formatted
 
 

@@ -33,7 +33,7 @@ from kdump.decoders import tables
 from kdump.decoders.base import RecordError
 from kdump.decoders.metadata import METADATA, read_metadata_record
 from kdump.format.schema import uuid_text
-from kdump.logdir import kraft_snapshot_id
+from kdump.read.logdir import kraft_snapshot_id
 from kdump.replay.source import Record, SkipList, Skipped, read_records, sources
 
 TOPIC = "__cluster_metadata"

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from kdump.errors import FormatError
 from kdump.format.columns import RECORDS_PER_CHUNK
-from kdump.logdir import FileKind, LogDir, Partition, directory_state, named_kind, topic_partition
-from kdump.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
+from kdump.read.logdir import FileKind, LogDir, Partition, directory_state, named_kind, topic_partition
+from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
 
 
 class ReplayInputError(Exception):

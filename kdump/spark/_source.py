@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from kdump import SegmentReader
 from kdump.errors import FormatError, KdumpError
 from kdump.format import framing
-from kdump.logdir import segment_base_offset
-from kdump.segment import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES, Damage, readable
+from kdump.read.logdir import segment_base_offset
+from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES, Damage, readable
 
 __all__ = ["walk", "Walk", "DamagedRegion", "batch_fields", "first_batch_at", "offset_index_positions",
            "DEFAULT_MAX_DECOMPRESSED_BYTES", "FormatError", "KdumpError"]
@@ -194,7 +194,7 @@ def first_batch_at(path: str, position: int, *, max_batch_bytes: int = DEFAULT_M
 
 def offset_index_positions(index_path: str, base_offset: int) -> list[tuple[int, int]]:
     """``(offset, position)`` of every entry of an offset index, in order; empty if it is unreadable."""
-    from kdump.index.offset_index import OffsetIndex
+    from kdump.read.offset_index import OffsetIndex
     try:
         with OffsetIndex(index_path, base_offset=base_offset) as idx:
             n = idx.valid_entry_count_fast()

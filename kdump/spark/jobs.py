@@ -184,7 +184,7 @@ def partition_key(seg) -> str:
 
 
 def _partitions(segments) -> list[tuple[str, list]]:
-    """``(partition key, its segments in offset order)`` per directory (as :func:`kdump.logdir.segment_groups`
+    """``(partition key, its segments in offset order)`` per directory (as :func:`kdump.read.logdir.segment_groups`
     groups them), the largest first so that they start early."""
     groups: dict[str, list] = {}
     for seg in segments:  # find_segments: by directory, then base offset

@@ -2,7 +2,7 @@
 
 * :func:`find_segments` -- log directories, partition directories, segment files and (local) globs, local
   or remote, to :class:`SegmentFile` s in (topic, partition, base offset) order, each file once; topic and
-  partition from the directory name (:mod:`kdump.logdir`, the one module that knows Kafka's names);
+  partition from the directory name (:mod:`kdump.read.logdir`, the one module that knows Kafka's names);
 * :func:`plan_tasks` -- Spark's file-source packing (``FilePartition.getFilePartitions``): small segments
   share a task, each counted with an open cost of 4 MiB, and a segment larger than the split size is cut
   at batch boundaries that its offset index names (each checked to hold a sound batch);
@@ -16,8 +16,8 @@ import itertools
 import os
 from dataclasses import dataclass, field, replace
 
-from kdump import logdir
-from kdump.logdir import FileKind
+from kdump.read import logdir
+from kdump.read.logdir import FileKind
 from kdump.spark import _source, remote
 from kdump.spark.arrow import SegmentSlice
 

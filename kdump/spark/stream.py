@@ -25,8 +25,8 @@ import os
 
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
-from kdump.index.checkpoints import parse_checkpoint
-from kdump.logdir import HIGH_WATERMARK_CHECKPOINT, FileKind
+from kdump.read.checkpoints import parse_checkpoint
+from kdump.read.logdir import HIGH_WATERMARK_CHECKPOINT, FileKind
 from kdump.spark import _source
 from kdump.spark import options as O
 from kdump.spark.arrow import SegmentSlice, read_slices

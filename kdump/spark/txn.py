@@ -11,7 +11,7 @@ Kafka's rules (``FetchResponse`` aborted transactions, the consumer's ``Complete
   data. Non-transactional batches are never dropped.
 
 :class:`PartitionTxns` runs one pass over a partition's batch headers (control batches read whole for their
-marker) through the one producer/transaction state machine :class:`kdump.producer_state.ProducerStates`:
+marker) through the one producer/transaction state machine :class:`kdump.read.producer_state.ProducerStates`:
 its ``TxnAborted`` events are the aborted transactions of a segment without a ``.txnindex``, and the
 transactions still open at the end give the LSO. A segment's ``.txnindex``, when present and readable, is
 Kafka's own list of the transactions aborted in it (what the broker serves) and is used for that segment.
@@ -31,9 +31,9 @@ from kdump.errors import FormatError, KdumpError
 from kdump.format.framing import BatchHeader, Stop
 from kdump.format.legacy import LegacyBatch
 from kdump.format.v2 import RecordBatch
-from kdump.logdir import FileKind, sibling
-from kdump.producer_state import ProducerStates, TxnAborted
-from kdump.segment import DEFAULT_MAX_BATCH_BYTES, read_batch_at, walk_headers
+from kdump.read.logdir import FileKind, sibling
+from kdump.read.producer_state import ProducerStates, TxnAborted
+from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, read_batch_at, walk_headers
 
 READ_UNCOMMITTED = "read_uncommitted"
 READ_COMMITTED = "read_committed"
@@ -114,7 +114,7 @@ class PartitionTxns:
     def _aborted_from_index(self, path: str) -> bool:
         """The aborted transactions of the segment from its ``.txnindex`` (True), or False when it has none
         or Kafka could not read it (then the markers tell)."""
-        from kdump.index.txn_index import TxnIndexFile
+        from kdump.read.txn_index import TxnIndexFile
         index = sibling(path, FileKind.TXNINDEX)
         if not os.path.isfile(index):
             return False

@@ -23,7 +23,7 @@ import shutil
 import uuid
 from dataclasses import dataclass, field
 
-from kdump.logdir import FileKind, classify, file_name
+from kdump.read.logdir import FileKind, classify, file_name
 from kdump.spark import options as O
 
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}

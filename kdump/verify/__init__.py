@@ -8,7 +8,7 @@ where and how they are not.
 One :class:`~kdump.findings.FileReport` per file, with its findings (stable codes, see
 :mod:`kdump.verify.codes` and docs/findings.md). Modules:
 
-* :mod:`kdump.verify.walk`: one file's walk (:meth:`kdump.segment.SegmentReader.events`, which resynchronises
+* :mod:`kdump.verify.walk`: one file's walk (:meth:`kdump.read.segment.SegmentReader.events`, which resynchronises
   after damage) turned into findings (shallow checks);
 * :mod:`kdump.verify.deep`: ``--deep`` record checks;
 * :mod:`kdump.verify.partition`: paths, partition directories, segment contiguity, and the companion

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from kdump.findings import FileReport
-from kdump.logdir import kdump_temporary
+from kdump.read.logdir import kdump_temporary
 from kdump.verify.codes import CODES
 
 

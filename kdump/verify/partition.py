@@ -1,7 +1,7 @@
 """What ``kdump verify PATH...`` walks: files, partition directories and whole log directories.
 
 * a file is verified as a segment, whatever its name (a KRaft snapshot if it ends in ``.checkpoint``);
-* a directory holding segments (``<base offset>.log``, the one naming rule of :mod:`kdump.logdir`; a file such
+* a directory holding segments (``<base offset>.log``, the one naming rule of :mod:`kdump.read.logdir`; a file such
   as ``notes.log`` is no segment) or KRaft snapshots is a partition: its segments are verified in offset order
   with one producer/leader-epoch state carried from each to the next, then checked against each other (each
   segment's base offset must be above the previous one's last offset; gaps are allowed, compaction leaves them);
@@ -20,7 +20,7 @@ import os
 from typing import Any
 
 from kdump.findings import FileReport
-from kdump.logdir import COMPANION_KINDS, FileKind, LogDir, Partition, expand, named_kind
+from kdump.read.logdir import COMPANION_KINDS, FileKind, LogDir, Partition, expand, named_kind
 from kdump.verify.codes import CODES
 from kdump.verify.leftovers import is_leftover_directory
 from kdump.verify.walk import PartitionState, SegmentVerifier, VerifyOptions
@@ -80,7 +80,7 @@ def collect(paths) -> list[tuple[str, Any]]:
 
 
 def _walk_dir(d: str, out: list) -> str | None:
-    """The partitions of ``d`` and below (:class:`kdump.logdir.LogDir`: segments by the one naming rule, in
+    """The partitions of ``d`` and below (:class:`kdump.read.logdir.LogDir`: segments by the one naming rule, in
     offset order; each directory once), and an error for each path that cannot be read."""
     try:
         logdir = LogDir(d)

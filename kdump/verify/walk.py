@@ -1,6 +1,6 @@
 """Verify one segment file: walk its entries like Kafka, check each, resynchronise after damage.
 
-The walk is :meth:`kdump.segment.SegmentReader.events` (Kafka's framing, ``FileLogInputStream.nextBatch``,
+The walk is :meth:`kdump.read.segment.SegmentReader.events` (Kafka's framing, ``FileLogInputStream.nextBatch``,
 spec §3.9, going on after damage); this module turns its events into findings:
 
 * **good batch**: its header is checked (and with ``deep`` its records, see :mod:`kdump.verify.deep`), its
@@ -16,7 +16,7 @@ spec §3.9, going on after damage); this module turns its events into findings:
 
 Memory: one entry at a time (at most ``max_batch_bytes``; a larger one has its CRC computed in 1 MiB
 chunks instead of being read whole), findings capped per code, producer table capped
-(:mod:`kdump.producer_state`).
+(:mod:`kdump.read.producer_state`).
 """
 from __future__ import annotations
 
@@ -29,9 +29,8 @@ from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.format.legacy import LegacyBatch
 from kdump.format.v2 import RecordBatch
-from kdump.producer_state import ProducerStates
-from kdump.render.times import time_formatter
-from kdump.segment import (
+from kdump.read.producer_state import ProducerStates
+from kdump.read.segment import (
     DEFAULT_MAX_BATCH_BYTES,
     BadEntry,
     DamagedRange,
@@ -41,6 +40,7 @@ from kdump.segment import (
     Stop,
     base_offset_from_name,
 )
+from kdump.render.times import time_formatter
 from kdump.verify.codes import CODES
 
 if TYPE_CHECKING:
@@ -436,7 +436,7 @@ class SegmentVerifier:
 
     def _producer(self, b: RecordBatch) -> None:
         """Producer epochs never go back, and a batch is not written twice (the partition's producer state,
-        :class:`kdump.producer_state.ProducerStates`, compares a batch with its producer's last 5 batches of its
+        :class:`kdump.read.producer_state.ProducerStates`, compares a batch with its producer's last 5 batches of its
         epoch, as Kafka's ``ProducerStateEntry.findDuplicateBatch`` does).
 
         Other sequence irregularities are not reported: compaction removes whole batches (gaps), and

@@ -1,7 +1,7 @@
 """Hostile inputs for fuzzing ``verify``: deterministic mutations of a sound segment's bytes.
 
 Used by ``tests/test_fuzz.py`` (a short run in the suite) and ``bench/fuzz_verify.py`` (the large
-campaign); entries are found by kdump's framing walk (:func:`kdump.segment.entries_in`). Every mutation says whether a finding is *mandatory* for its result: it is when bytes
+campaign); entries are found by kdump's framing walk (:func:`kdump.read.segment.entries_in`). Every mutation says whether a finding is *mandatory* for its result: it is when bytes
 protected by a CRC changed and the CRC was not recomputed (including the CRC field itself and the size
 field, which moves the range the CRC covers), or when the file was cut or spliced away from an entry
 boundary. Mutations that recompute the CRC (to reach the record-level checks of ``--deep``) or that
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from kdump import codec as _codec
 from kdump._crc import crc32c
 from kdump.format import layout as L
-from kdump.segment import entries_in
+from kdump.read.segment import entries_in
 
 
 @dataclass(frozen=True)

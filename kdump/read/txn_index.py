@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kdump.format import index_layout as IL
-from kdump.index.base import ReadOnlyFile
+from kdump.read.index_base import ReadOnlyFile
 
 ENTRY = IL.TXN_INDEX_ENTRY
 ENTRY_SIZE = ENTRY.size  # 34

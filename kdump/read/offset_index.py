@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from kdump.format import index_layout as IL
-from kdump.index.base import FixedEntryIndex
+from kdump.read.index_base import FixedEntryIndex
 
 ENTRY = IL.OFFSET_INDEX_ENTRY
 ENTRY_SIZE = ENTRY.size  # 8

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from kdump.format import index_layout as IL
 from kdump.format import layout as L
-from kdump.index.base import FixedEntryIndex
+from kdump.read.index_base import FixedEntryIndex
 
 ENTRY = IL.TIME_INDEX_ENTRY
 ENTRY_SIZE = ENTRY.size  # 12

@@ -19,7 +19,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from kdump.logdir import (  # noqa: F401 -- re-exports the checkpoint names (imported from here)
+from kdump.read.logdir import (  # noqa: F401 -- re-exports the checkpoint names (imported from here)
     LEADER_EPOCH_CHECKPOINT,
     OFFSET_CHECKPOINTS,
     PARTITION_METADATA,
@@ -41,7 +41,7 @@ _TEXT_KINDS = (FileKind.LEADER_EPOCH_CHECKPOINT, FileKind.OFFSET_CHECKPOINT, Fil
 
 
 def kind_of(name: str) -> str | None:
-    """``leader-epoch-checkpoint``, ``offset-checkpoint``, ``partition-metadata`` or None (:mod:`kdump.logdir`)."""
+    """``leader-epoch-checkpoint``, ``offset-checkpoint``, ``partition-metadata`` or None (:mod:`kdump.read.logdir`)."""
     kind = classify(name)
     return kind.value if kind in _TEXT_KINDS else None
 

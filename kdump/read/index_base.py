@@ -12,7 +12,7 @@ import struct
 from collections.abc import Iterator
 
 from kdump.errors import FormatError
-from kdump.segment import base_offset_from_name
+from kdump.read.segment import base_offset_from_name
 
 WARM_BYTES = 8192  # AbstractIndex.warmEntries(): the last 8192 bytes of entries are searched first
 _CHUNK_ENTRIES = 8192
@@ -43,7 +43,7 @@ class ReadOnlyFile:
 
 
 class FixedEntryIndex(ReadOnlyFile):
-    """Base of :class:`~kdump.index.offset_index.OffsetIndex` and :class:`~kdump.index.time_index.TimeIndex`."""
+    """Base of :class:`~kdump.read.offset_index.OffsetIndex` and :class:`~kdump.read.time_index.TimeIndex`."""
 
     ENTRY: struct.Struct
     KIND = "index"

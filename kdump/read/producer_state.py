@@ -72,7 +72,7 @@ class TxnEnded:
 
     def aborted_txn(self):
         """The ``.txnindex`` entry Kafka appends for an aborted transaction."""
-        from kdump.index.txn_index import AbortedTxn
+        from kdump.read.txn_index import AbortedTxn
         return AbortedTxn(self.producer_id, self.first_offset, self.marker_offset, self.last_stable_offset)
 
 
@@ -143,7 +143,7 @@ class ProducerStates:
 
     @classmethod
     def from_snapshot(cls, entries, snapshot_offset: int, **kwargs) -> ProducerStates:
-        """Seed from a producer snapshot's entries (:class:`kdump.index.snapshot.ProducerEntry`) at its offset."""
+        """Seed from a producer snapshot's entries (:class:`kdump.read.snapshot.ProducerEntry`) at its offset."""
         state = cls(end_offset=snapshot_offset, **kwargs)
         for e in sorted(entries, key=lambda e: e.current_txn_first_offset):
             entry = state.producers[e.producer_id] = ProducerEntry(e.producer_id, e.epoch, e.coordinator_epoch,

@@ -33,7 +33,7 @@ from kdump.format.framing import BatchHeader, Stop, entry_batch
 from kdump.format.legacy import LegacyBatch, LegacyRun, legacy_run
 from kdump.format.limits import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES  # noqa: F401  (re-exported)
 from kdump.format.v2 import RecordBatch
-from kdump.logdir import base_offset_from_name  # (kdump.index and spark import it from here too)
+from kdump.read.logdir import base_offset_from_name  # (kdump.index and spark import it from here too)
 
 Batch = RecordBatch | LegacyBatch
 

@@ -1,0 +1,61 @@
+"""The partition as one model: :class:`PartitionLog`, what every command and the Spark source read a
+partition through.
+
+A partition is more than its files: offsets run across segments, the indexes say where batches are (when they
+can be trusted), producer state accumulates from the first batch or from a snapshot, and damage in one segment
+costs offsets that the next segment's base offset tells. Each of those questions has one answer here:
+
+* **segments**: the partition's segments and companion files (:class:`kdump.read.logdir.Partition`);
+* **scan** (:mod:`kdump.read.scan`): paths, local or remote, to partitions, segments and balanced work units;
+* **locate** (:mod:`kdump.read.locate`): the batch at an offset or a time;
+* **producers** (:mod:`kdump.read.producers`): producer and transaction state up to an offset;
+* **damage** (:mod:`kdump.read.damage`): one :class:`~kdump.read.damage.Damage` per damaged region, with its
+  byte range, cause and the offsets it costs.
+"""
+from __future__ import annotations
+
+import os
+
+from kdump.read.logdir import LogSegment, Partition
+
+
+class PartitionLog:
+    """One topic-partition directory's log: ``topic``/``partition`` (None when the directory is not named
+    ``<topic>-<n>``), ``segments`` in offset order, ``snapshots`` ((offset, path) of producer snapshots), and the
+    :class:`~kdump.read.logdir.Partition` listing they come from (``files``: every file by kind, ``refused``,
+    ``orphans``)."""
+
+    def __init__(self, directory: str | os.PathLike | Partition):
+        self.files = directory if isinstance(directory, Partition) else Partition(directory)
+        self.directory = self.files.directory
+        self.topic = self.files.topic
+        self.partition = self.files.partition
+
+    @property
+    def segments(self) -> list[LogSegment]:
+        return self.files.segments
+
+    @property
+    def snapshots(self) -> list[tuple[int, str]]:
+        return self.files.snapshots
+
+    @property
+    def key(self) -> str:
+        """``<topic>-<partition>`` when the directory is named so, else the directory."""
+        return f"{self.topic}-{self.partition}" if self.topic is not None else self.directory
+
+    def rescan(self) -> PartitionLog:
+        """Read the directory again (after a segment roll)."""
+        self.files.rescan()
+        return self
+
+    def __repr__(self) -> str:
+        return f"PartitionLog({self.directory!r}, segments={[s.base_offset for s in self.segments]})"
+
+    # --- scan: kdump.read.scan --------------------------------------------------------------------------------
+
+    # --- locate: kdump.read.locate ----------------------------------------------------------------------------
+
+    # --- producers: kdump.read.producers ----------------------------------------------------------------------
+
+    # --- damage: kdump.read.damage ----------------------------------------------------------------------------
