@@ -139,6 +139,25 @@ def test_truncated_tail_of_active_segment_is_not_damage_in_failfast(spark, tmp_p
     assert 0 < df.count() < whole
 
 
+@pytest.mark.parametrize("layout", ["empty", "no-segments", "only-other-files"])
+def test_nothing_to_read_is_an_empty_dataframe(spark, tmp_path, layout):
+    """Issue 21, item 3: a directory with nothing to read gives an empty DataFrame, not a crash."""
+    if layout == "no-segments":
+        (tmp_path / "orders-0").mkdir()
+        (tmp_path / "orders-0" / "00000000000000000000.index").write_bytes(b"")
+    elif layout == "only-other-files":
+        (tmp_path / "meta.properties").write_text("version=1\n")
+    df = spark.read.format("kafka-log").load(str(tmp_path))
+    assert df.count() == 0 and df.collect() == []
+    assert df.columns[:2] == ["key", "value"]
+
+
+def test_a_filter_that_excludes_every_partition_counts_zero(spark):
+    df = spark.read.format("kafka-log").load(str(ROOT / "fixtures/generated/v2-none-createtime"))
+    assert df.where("partition = 99").count() == 0
+    assert df.count() > 0
+
+
 def test_missing_path_is_a_clear_error(spark, tmp_path):
     with pytest.raises(Exception, match="no such file or directory"):
         spark.read.format("kafka-log").load(str(tmp_path / "nope")).count()

@@ -82,4 +82,6 @@ class KafkaLogReader(DataSourceReader):
         return [SegmentsPartition(t.slices) for t in tasks]
 
     def read(self, partition):
-        return read_slices(partition.slices, self.options)
+        # Spark plans one InputPartition(None) of its own when partitions() finds nothing to read (an empty
+        # directory): that task reads nothing, and the DataFrame is empty.
+        return read_slices(getattr(partition, "slices", ()), self.options)

@@ -199,7 +199,7 @@ class KafkaLogStreamReader(DataSourceStreamReader):
         return out
 
     def read(self, partition):
-        return read_slices(partition.slices, self.options)
+        return read_slices(getattr(partition, "slices", ()), self.options)  # InputPartition(None): nothing
 
     def commit(self, end):
         pass
