@@ -64,3 +64,18 @@ def test_the_test_command_builds_with_the_pinned_build_tools():
     first, second = (part.strip() for part in test.split("&&")[:2])
     assert first.split()[-len(build_tools):] == build_tools
     assert "--no-build-isolation" in second
+
+
+def test_spark_finds_the_kafka_log_source_by_itself(tmp_path):
+    """Spark registers every top-level ``pyspark_*`` module holding a ``DefaultSource`` that pkgutil lists
+    (pyspark/sql/worker/lookup_data_sources.py); the README's editable install must keep ours listed. Asked of a
+    fresh interpreter outside the checkout (pytest itself puts the checkout on sys.path)."""
+    import os
+    import subprocess
+    import sys
+    probe = ("import pkgutil; print(' '.join(sorted(m.name for m in pkgutil.iter_modules() "
+             "if m.name.startswith('pyspark_'))))")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    listed = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            check=True).stdout.split()
+    assert "pyspark_kafka_log" in listed

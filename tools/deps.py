@@ -54,7 +54,8 @@ def _fresh_environment(workdir: Path) -> dict[str, str]:
     env.pop("PIP_CONSTRAINT", None)  # newest means newest: no pins from the caller's environment
     pip = [str(workdir / "bin" / "python"), "-m", "pip", "--disable-pip-version-check"]
     _run([*pip, "install", "-q", "--upgrade", "pip", *BUILD_TOOLS], env)
-    _run([*pip, "install", "-q", "--no-build-isolation", "-e", EXTRAS], env)
+    _run([*pip, "install", "-q", "--no-build-isolation", "-e", EXTRAS, "--config-settings", "editable_mode=compat"],
+         env)
     return env
 
 
