@@ -31,4 +31,5 @@ def spark():
     session = build_session("local[1]", app_name="kdump-tests",
                             conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "1"})
     yield session
-    session.stop()
+    from kdump.spark.session import stop_session
+    stop_session(session)

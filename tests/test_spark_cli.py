@@ -190,3 +190,25 @@ def test_spark_scan_reports_damage_on_stderr_and_exits_1(spark, tmp_path):
     assert failfast.exit_code == 1
     assert f"kdump: {log}: at byte {start}: the batch's CRC does not match" in failfast.stderr
     assert "Traceback" not in failfast.stderr
+
+
+class _FakeSession:
+    stopped = False
+
+    def stop(self):
+        self.stopped = True
+
+
+@pytest.mark.parametrize("keep, written, left", [(False, b"INFO start\n", False), (True, b"ERROR it broke\n", True),
+                                                 (True, b"", False)])
+def test_a_quiet_session_leaves_its_log_only_when_the_run_failed(tmp_path, monkeypatch, keep, written, left):
+    """Issue 21, item 9: each CLI run left a $TMPDIR/kdump-spark-<uid>-<pid>.log behind."""
+    from kdump.spark import session
+    monkeypatch.setattr(session.tempfile, "gettempdir", lambda: str(tmp_path))
+    log = session.log_file()
+    with open(log, "wb") as f:
+        f.write(written)
+    fake = _FakeSession()
+    kept = session.stop_session(fake, keep_log=keep)
+    assert fake.stopped
+    assert os.path.exists(log) is left and (kept == log) is left

@@ -60,8 +60,11 @@ def _run(session, fn):
     """Run a job; a path problem is a usage error (exit 2); kdump's own session is stopped."""
     from kdump.spark.plan import PathError
     spark, owned = session
+    finished = False
     try:
-        return fn(spark)
+        result = fn(spark)
+        finished = True
+        return result
     except (PathError, FileExistsError) as e:
         say(f"kdump: {e}")
         sys.exit(EXIT_USAGE)
@@ -73,7 +76,10 @@ def _run(session, fn):
         sys.exit(EXIT_DATA)
     finally:
         if owned:
-            spark.stop()
+            from kdump.spark.session import stop_session
+            kept = stop_session(spark, keep_log=not finished)
+            if kept is not None:
+                say(f"kdump: Spark's own log of this run: {kept}")
 
 
 @click.group("spark", epilog=EXIT_HELP)

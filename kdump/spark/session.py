@@ -88,6 +88,22 @@ def log_file() -> str:
     return os.path.join(tempfile.gettempdir(), f"kdump-spark-{os.getuid()}-{os.getpid()}.log")
 
 
+def stop_session(spark, *, keep_log: bool = False) -> str | None:
+    """Stop a session kdump started quietly, and remove the file its JVM wrote its stderr to unless
+    ``keep_log`` (a run that failed: the file is where Spark said why). The path kept, or None."""
+    spark.stop()
+    path = log_file()
+    if not os.path.exists(path):
+        return None
+    if keep_log and os.path.getsize(path):
+        return path
+    try:
+        os.unlink(path)
+    except OSError:
+        return path
+    return None
+
+
 def _with_stderr_to(path: str, start):
     """Run ``start`` (which launches the JVM) with file descriptor 2 pointing at ``path``: the JVM keeps
     that stderr for its life, and so do the Python workers it starts, so Spark's start-up lines, log4j
