@@ -212,3 +212,23 @@ def test_a_quiet_session_leaves_its_log_only_when_the_run_failed(tmp_path, monke
     kept = session.stop_session(fake, keep_log=keep)
     assert fake.stopped
     assert os.path.exists(log) is left and (kept == log) is left
+
+
+def test_relative_paths_are_opened_where_the_driver_meant(tmp_path, monkeypatch):
+    """Issue 21, item 6: an executor's working directory is not the driver's; kdump's jobs read relative paths
+    from the driver's directory, and the DataFrame API resolves them on the driver."""
+    pytest.importorskip("pyspark")
+    from kdump.spark import options
+    from kdump.spark.jobs import _in_driver_directory
+    driver, executor = tmp_path / "driver", tmp_path / "work-app-1"
+    driver.mkdir()
+    executor.mkdir()
+    (driver / "logs").mkdir()
+    (driver / "logs" / "marker").write_text("here")
+    monkeypatch.chdir(driver)
+    task = _in_driver_directory(lambda name: open(name).read())
+    assert options.paths({"path": "logs"}) == [str(driver / "logs")]
+    assert options.paths({"path": "s3://bucket/logs"}) == ["s3://bucket/logs"]
+    os.chdir(executor)  # what a cluster executor's worker sees
+    assert task("logs/marker") == "here"
+    assert os.getcwd() == str(executor)

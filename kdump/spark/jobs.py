@@ -80,6 +80,28 @@ def _damage_collector(found: list):
     return on_damage
 
 
+def _in_driver_directory(task):
+    """``task`` run in the driver's working directory: the paths a user gives (and the ones kdump's reports
+    print) stay as given, relative ones included, while an executor, whose own working directory on a
+    cluster is ``work/app-*/N/``, opens them where the driver meant (a shared file system mounted at the same
+    place, as for any Spark job reading local paths)."""
+    here = os.getcwd()
+
+    def run(item):
+        before = os.getcwd()
+        try:
+            os.chdir(here)
+        except OSError as e:
+            raise FileNotFoundError(f"relative paths are read from the driver's directory {here}, which this "
+                                    f"executor cannot enter ({e.strerror}): give absolute paths on a file system "
+                                    "every executor mounts") from None
+        try:
+            return task(item)
+        finally:
+            os.chdir(before)
+    return run
+
+
 def _export_task(index, slices, out_dir, options):
     """Write one task's records to ``out_dir/part-NNNNN.parquet`` (temp name, then rename): (record count,
     damaged regions skipped)."""
@@ -142,7 +164,7 @@ def export(spark, paths, out_dir, fmt="parquet", options: ReadOptions | None = N
         df = spark.read.format("kafka-log").options(includeHeaders="true", mode=mode).load(list(paths))
         df.write.mode("errorifexists").json(out_dir)
         result = _merge(spark.sparkContext.parallelize(work, max(1, len(work)))
-                        .map(lambda item: _damage_task(item[1], options)).collect())
+                        .map(_in_driver_directory(lambda item: _damage_task(item[1], options))).collect())
         result.records = spark.read.json(out_dir).count()
         return result
     os.makedirs(out_dir, exist_ok=True)
@@ -152,7 +174,7 @@ def export(spark, paths, out_dir, fmt="parquet", options: ReadOptions | None = N
             out = _export_task(index, slices, out_dir, options)
             acc.add(len({s.location for s in slices}))
             return out
-        results = spark.sparkContext.parallelize(work, max(1, len(work))).map(run).collect()
+        results = spark.sparkContext.parallelize(work, max(1, len(work))).map(_in_driver_directory(run)).collect()
     open(os.path.join(out_dir, "_SUCCESS"), "w").close()
     return _merge(results)
 
@@ -169,7 +191,8 @@ def verify(spark, paths, options, *, progress=None):
             reports = verify_unit(kind, item, options)
             acc.add(len(item[1]) if kind == "partition" else 1)
             return index, reports
-        done = spark.sparkContext.parallelize(list(enumerate(units)), max(1, len(units))).map(run).collect()
+        done = (spark.sparkContext.parallelize(list(enumerate(units)), max(1, len(units)))
+                .map(_in_driver_directory(run)).collect())
     return [r for _, reports in sorted(done, key=lambda x: x[0]) for r in reports]
 
 
@@ -212,5 +235,6 @@ def stats(spark, paths, *, storage_options=None, memory_bytes=None, progress=Non
         def run(partition):
             key, segs = partition
             return (key, *partition_stats(local_logs(segs), memory_bytes=memory))
-        done = spark.sparkContext.parallelize(partitions, max(1, len(partitions))).map(run).collect()
+        done = (spark.sparkContext.parallelize(partitions, max(1, len(partitions)))
+                .map(_in_driver_directory(run)).collect())
     return merge_partitions(done)

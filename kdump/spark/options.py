@@ -6,6 +6,7 @@ import os
 from typing import overload
 
 from kdump.spark.arrow import ReadOptions
+from kdump.spark.remote import absolute
 from kdump.spark.schema import default_columns
 
 
@@ -65,7 +66,7 @@ def paths(options) -> list[str]:
         out.append(options["path"])
     if not out:
         raise OptionError("kafka-log needs a path: spark.read.format('kafka-log').load(PATH or [PATHS])")
-    return out
+    return [absolute(p) for p in out]
 
 
 def storage_options(options) -> dict:

@@ -24,6 +24,13 @@ def is_remote(location: str) -> bool:
     return len(scheme) > 1 and scheme != "file"  # one letter: a Windows drive
 
 
+def absolute(location: str) -> str:
+    """``location`` made absolute against this process's working directory when it is a local path: paths
+    are resolved on the driver, because an executor resolves a relative path against its own work directory
+    (on a cluster, ``work/app-*/N/``) and finds nothing there."""
+    return location if is_remote(location) else os.path.abspath(location)
+
+
 def filesystem(location: str, storage_options: dict | None = None):
     """``(pyarrow FileSystem, path inside it)`` for a remote location."""
     from pyarrow import fs
