@@ -5,25 +5,35 @@ directories of magic-2 segments with kdump's writer: each ``.log`` written atomi
 reading it back (:class:`kdump.SegmentWriter`), then its ``.index`` and ``.timeindex`` built as Kafka's
 recovery would (:func:`kdump.index.rebuild.rebuild_indexes`), so ``kafka-dump-log`` and a broker read them.
 
-Columns used: ``key``, ``value`` (binary), ``headers`` (Spark's Kafka header array), ``timestamp``
-(CreateTime, in ms; null or absent: -1), ``offset`` (absent: assigned from 0 in arrival order per
-topic-partition), ``topic``/``partition`` (absent: the ``topic``/``partition`` options). Options:
-``codec`` (none, gzip, snappy, lz4, zstd), ``segmentBytes`` (roll size, default 1 GiB as Kafka's
+Columns used: ``key``, ``value`` (binary or string: a string is written as UTF-8), ``headers`` (Spark's Kafka
+header array), ``timestamp`` (CreateTime, in ms; null or absent: the time of writing, as Kafka's producer
+stamps it), ``offset`` (absent or null: assigned from 0 per topic-partition, in task order then row order,
+whatever the DataFrame's partitioning), ``topic``/``partition`` (absent: the ``topic``/``partition`` options).
+Options: ``codec`` (none, gzip, snappy, lz4, zstd), ``segmentBytes`` (roll size, default 1 GiB as Kafka's
 ``segment.bytes``), ``batchRecords`` (default 1000) and ``batchBytes`` (default 1 MiB) per batch.
 
-Tasks write into a staging directory; the driver's commit checks that no two tasks wrote overlapping
-offsets of one topic-partition and renames the segments into place. Existing segments are never
-replaced: writing into a partition directory that already holds segments fails (SaveMode overwrite too).
+Save modes: ``append`` adds topic-partition directories and refuses one that already holds segments;
+``overwrite`` replaces the directory whole. How a commit stages, numbers and moves: :class:`KafkaLogWriter`.
 """
 from __future__ import annotations
 
 import itertools
 import os
 import shutil
+import tempfile
+import time
 import uuid
 from dataclasses import dataclass, field
 
-from kdump.read.logdir import FileKind, classify, file_name
+from kdump.format import layout as L
+from kdump.read.logdir import (
+    FileKind,
+    classify,
+    file_name,
+    segment_base_offset,
+    sibling,
+    temporary_affixes,
+)
 from kdump.spark import options as O
 
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
@@ -61,6 +71,7 @@ class Written:
     topic: str
     partition: int
     segments: list = field(default_factory=list)  # (path, first offset, last offset)
+    assigned: bool = True  # every offset assigned by the writer (no offset column): the commit may renumber them
 
 
 class PartitionWriter:
@@ -83,10 +94,12 @@ class PartitionWriter:
     def append(self, offset: int | None, timestamp_ms: int, key, value, headers=()) -> None:
         if offset is None:
             offset = self.next_offset
-        elif self._last_offset is not None and offset <= self._last_offset:
-            raise WriteError(f"{self.written.topic}-{self.written.partition}: "
-                             f"offset {offset} after {self._last_offset}; "
-                             "records must come in increasing offset order (sortWithinPartitions('offset'))")
+        else:
+            self.written.assigned = False
+            if self._last_offset is not None and offset <= self._last_offset:
+                raise WriteError(f"{self.written.topic}-{self.written.partition}: "
+                                 f"offset {offset} after {self._last_offset}; "
+                                 "records must come in increasing offset order (sortWithinPartitions('offset'))")
         b = self._builder
         if b is None:
             b = self._builder = self._builder_cls(offset, codec=self.options.codec)
@@ -138,10 +151,16 @@ class PartitionWriter:
             self._segment = None
 
 
-def _ms(micros: int | None) -> int:
-    """Spark's microsecond timestamp to Kafka's milliseconds (floor, as Spark's own Kafka sink does);
-    null is Kafka's "no timestamp" (-1)."""
-    return -1 if micros is None else micros // 1000
+def _ms(micros: int | None, now_ms: int) -> int:
+    """Spark's microsecond timestamp to Kafka's milliseconds (floor, as Spark's own Kafka sink does); null is
+    the time of writing, as Spark's Kafka sink leaves it to the producer, which stamps the current time."""
+    return now_ms if micros is None else micros // 1000
+
+
+def _binary(value):
+    """A key, value or header value as bytes: Spark's Kafka sink takes string or binary columns (a string is
+    written as its UTF-8 bytes)."""
+    return value.encode("utf-8") if isinstance(value, str) else value
 
 
 def write_arrow(batches, directory: str, options: WriteOptions) -> list[Written]:
@@ -153,6 +172,7 @@ def write_arrow(batches, directory: str, options: WriteOptions) -> list[Written]
         for rb in batches:
             names = rb.schema.names
             n = rb.num_rows
+            now_ms = time.time_ns() // 1_000_000
             if "timestamp" in names:
                 ts_col = rb.column("timestamp").cast(pa.int64()).to_pylist()
             else:
@@ -171,8 +191,8 @@ def write_arrow(batches, directory: str, options: WriteOptions) -> list[Written]
                     w = writers[(topic, part)] = PartitionWriter(os.path.join(directory, f"{topic}-{part}"),
                                                                  topic, part, options)
                 hdrs = col["headers"][i] or ()
-                w.append(col["offset"][i], _ms(ts_col[i]), col["key"][i], col["value"][i],
-                         [(h["key"], h["value"]) for h in hdrs])
+                w.append(col["offset"][i], _ms(ts_col[i], now_ms), _binary(col["key"][i]), _binary(col["value"][i]),
+                         [(h["key"], _binary(h["value"])) for h in hdrs])
         return [w.close() for w in writers.values()]
     except BaseException:
         for w in writers.values():
@@ -194,15 +214,56 @@ class TaskWritten(WriterCommitMessage):
     written: list
 
 
+def renumber_segment(path: str, delta: int) -> str:
+    """Move the segment at ``path`` (and its indexes) ``delta`` offsets on: every batch's base offset is
+    rewritten in place and the files renamed for the new base offset. A v2 batch's CRC does not cover its
+    base offset, and the indexes hold offsets relative to the segment's base, so nothing else changes; the
+    headers are read back to check. Only for segments this writer staged (never a user's file)."""
+    from kdump.read.segment import SegmentReader
+    with SegmentReader(path) as reader:
+        headers = [(h.position, h.base_offset or 0) for h in reader.headers()]  # v2: always set
+    with open(path, "r+b") as f:
+        for position, base in headers:
+            f.seek(position + L.OFFSET_AT)
+            f.write(L.INT64.pack(base + delta))
+        f.flush()
+        os.fsync(f.fileno())
+    with SegmentReader(path) as reader:
+        moved = [h.base_offset for h in reader.headers()]
+    if moved != [base + delta for _, base in headers]:
+        raise WriteError(f"{path}: base offsets read back as {moved[:3]}... after renumbering")
+    old_base = segment_base_offset(path)
+    assert old_base is not None  # the writer names its segments <base offset>.log
+    new_path = path
+    for kind in (FileKind.INDEX, FileKind.TIMEINDEX, FileKind.TXNINDEX, FileKind.LOG):
+        src = sibling(path, kind)
+        dst = os.path.join(os.path.dirname(path), file_name(old_base + delta, kind))
+        if os.path.exists(src):
+            os.rename(src, dst)
+        if kind is FileKind.LOG:
+            new_path = dst
+    return new_path
+
+
 class KafkaLogWriter(DataSourceArrowWriter):
+    """``df.write.format("kafka-log").mode("append" | "overwrite").save(DIR)``. Spark allows no other save mode
+    for a Python data source (its own error says so). Tasks write into one staging directory beside ``DIR``
+    (``.<name>.<random>.tmp``, a kdump temporary that ``kdump verify`` names if a killed run leaves it); the
+    commit on the driver gives offsets to records that had none, per topic-partition in task order whatever the
+    DataFrame's partitioning (as Kafka would assign them on arrival), then moves the partitions into place:
+    append adds partition directories and refuses one that already holds segments, overwrite replaces ``DIR``
+    whole (renamed aside, then removed). A failed write removes the staging directory, and ``DIR`` when this
+    write created it."""
+
     def __init__(self, options, schema, overwrite: bool):
-        self.path = O.paths(options)[0]
+        self.path = O.paths(options)[0].rstrip(os.sep) or os.sep
         self.options = write_options(options)
         self.overwrite = overwrite
-        self.staging_root = os.path.join(self.path, f".kdump-staging-{uuid.uuid4().hex}")
-        if overwrite:
-            raise WriteError("kdump never replaces segments: use mode('append') or mode('error') "
-                             "with a new directory")
+        self.created_target = not os.path.exists(self.path)
+        parent, name = os.path.split(self.path)
+        os.makedirs(parent, exist_ok=True)
+        prefix, suffix = temporary_affixes(name)
+        self.staging_root = tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent)
 
     def write(self, iterator):
         from pyspark import TaskContext
@@ -213,31 +274,84 @@ class KafkaLogWriter(DataSourceArrowWriter):
         return TaskWritten(staging, written)
 
     def commit(self, messages):
-        moves: list[tuple[str, str]] = []
         by_partition: dict = {}
-        for m in messages:
+        for m in messages:  # in task (partition id) order: the order Kafka would give records that arrive so
+            if m is None:
+                continue
             for w in m.written:
                 by_partition.setdefault((w.topic, w.partition), []).append((m.staging, w))
         for (topic, part), items in by_partition.items():
+            if all(w.assigned for _, w in items):
+                _assign_offsets(items)
             ranges = sorted((first, last, path) for _, w in items for path, first, last in w.segments)
             for (a0, a1, ap), (b0, b1, bp) in itertools.pairwise(ranges):
                 if b0 <= a1:
                     raise WriteError(f"{topic}-{part}: tasks wrote overlapping offsets ({ap}: {a0}-{a1}, "
-                                     f"{bp}: {b0}-{b1}); give an offset column, or repartition('topic', "
-                                     "'partition') so that one task writes each topic-partition")
-            target = os.path.join(self.path, f"{topic}-{part}")
-            os.makedirs(target, exist_ok=True)
-            if any(classify(n) is FileKind.LOG for n in os.listdir(target)):
-                raise WriteError(f"{target} already holds segments; kdump never adds to or replaces them")
+                                     f"{bp}: {b0}-{b1}) from the offset column; give each record its own offset "
+                                     "or drop the column to let the writer assign them")
+        if self.overwrite:
+            self._replace(by_partition)
+        else:
+            self._append(by_partition)
+        shutil.rmtree(self.staging_root, ignore_errors=True)
+
+    def _moves(self, by_partition, root: str) -> list[tuple[str, str]]:
+        moves: list[tuple[str, str]] = []
+        for (topic, part), items in by_partition.items():
+            target = os.path.join(root, f"{topic}-{part}")
             for staging, _ in items:
                 src_dir = os.path.join(staging, f"{topic}-{part}")
-                moves.extend((os.path.join(src_dir, name), os.path.join(target, name)) for name in os.listdir(src_dir))
+                moves.extend((os.path.join(src_dir, n), os.path.join(target, n)) for n in sorted(os.listdir(src_dir)))
+        return moves
+
+    def _append(self, by_partition) -> None:
+        for topic, part in by_partition:  # every check before the first move: a refusal moves nothing
+            target = os.path.join(self.path, f"{topic}-{part}")
+            if os.path.isdir(target) and any(classify(n) is FileKind.LOG for n in os.listdir(target)):
+                raise WriteError(f"{target} already holds segments; kdump never adds to or replaces them "
+                                 "(mode('overwrite') replaces the whole directory)")
+        moves = self._moves(by_partition, self.path)
         for _, dst in moves:
             if os.path.exists(dst):
                 raise WriteError(f"{dst} exists; kdump never replaces a file")
         for src, dst in moves:
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
             os.rename(src, dst)
-        shutil.rmtree(self.staging_root, ignore_errors=True)
+
+    def _replace(self, by_partition) -> None:
+        assembled = os.path.join(self.staging_root, "assembled")
+        os.makedirs(assembled)
+        for src, dst in self._moves(by_partition, assembled):
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            os.rename(src, dst)
+        parent, name = os.path.split(self.path)
+        if os.path.lexists(self.path):
+            prefix, suffix = temporary_affixes(name)
+            aside = tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent)
+            os.rename(self.path, os.path.join(aside, name))  # one rename: DIR is the old one until the next
+            os.rename(assembled, self.path)
+            shutil.rmtree(aside, ignore_errors=True)
+        else:
+            os.rename(assembled, self.path)
 
     def abort(self, messages):
         shutil.rmtree(self.staging_root, ignore_errors=True)
+        if self.created_target:
+            try:
+                os.rmdir(self.path)  # only if empty: nothing of another writer's is removed
+            except OSError:
+                pass
+
+
+def _assign_offsets(items) -> None:
+    """Number the records of one topic-partition across tasks: each task counted from 0, moved on by the
+    records of the tasks before it."""
+    next_offset = 0
+    for _, w in items:
+        if not w.segments:
+            continue
+        delta = next_offset - w.segments[0][1]
+        if delta:
+            w.segments = [(renumber_segment(path, delta), first + delta, last + delta)
+                          for path, first, last in w.segments]
+        next_offset = w.segments[-1][2] + 1
