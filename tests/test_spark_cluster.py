@@ -1,0 +1,67 @@
+"""kafka-log on a real standalone cluster (a master and a worker started by the test with ``spark-class``, a
+driver in its own process): executors have their own working directory, so relative paths, pickling and the
+Python workers a worker daemon starts are exercised as a user's cluster job exercises them (issue 21, items 6-7).
+The expected records come from Kafka's own view of the corpus files."""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.spark_session import require_runtime
+from tests.support.spark_cluster import daemon_env, run_driver, standalone_cluster
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = {"a-0": "v2-none", "b-1": "v1-gzip-createtime"}
+
+pytestmark = pytest.mark.slow
+
+DRIVER = r'''
+import json, sys
+from kdump.spark.session import build_session
+spark = build_session(sys.argv[1], app_name="kdump-cluster-test",
+                      conf={"spark.executor.memory": "512m", "spark.cores.max": "2"})
+df = spark.read.format("kafka-log").load("logs")                      # a relative path
+rows = df.select("topic", "partition", "offset").collect()
+df.write.format("kafka-log").mode("append").save("copied")           # relative too
+copied = spark.read.format("kafka-log").load("copied").select("topic", "offset").collect()
+executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size()
+print(json.dumps({"rows": [[r.topic, r.partition, r.offset] for r in rows],
+                  "copied": [[r.topic, r.offset] for r in copied], "executors": executors}))
+spark.stop()
+'''
+
+
+def _kafka_offsets(case):
+    from tests.corpus import load_json
+    view = load_json(ROOT / "fixtures/corpus/kafka-generated" / case / "00000000000000000000.log")
+    return [r["offset"] for b in view["batches"] if not b["isControl"] for r in b["records"]]
+
+
+def test_a_cluster_job_with_relative_paths_reads_and_writes_every_record(tmp_path):
+    require_runtime()
+    job = tmp_path / "job"
+    for name, case in CASES.items():
+        shutil.copytree(ROOT / "fixtures/corpus/kafka-generated" / case, job / "logs" / name)
+    expected = sorted((name.split("-")[0], int(name.split("-")[1]), o) for name, case in CASES.items()
+                      for o in _kafka_offsets(case))
+    with standalone_cluster(tmp_path) as master:
+        driver = run_driver(DRIVER, job, master)
+        assert driver.returncode == 0, driver.stderr[-3000:]
+        result = json.loads(driver.stdout.strip().splitlines()[-1])
+        cli = [sys.executable, "-m", "kdump", "spark"]
+        verify = subprocess.run([*cli, "verify", "--master", master, "logs"], cwd=job, env=daemon_env(),
+                                capture_output=True, text=True, timeout=600)
+        scan = subprocess.run([*cli, "scan", "--master", master, "logs", "-o", "exported"], cwd=job,
+                              env=daemon_env(), capture_output=True, text=True, timeout=600)
+    assert sorted(map(tuple, result["rows"])) == expected
+    assert sorted(map(tuple, result["copied"])) == sorted((t, o) for t, _, o in expected)
+    assert result["executors"] >= 2  # the driver and at least one executor of the worker
+    assert list((tmp_path / "work").glob("app-*/*")), "no executor ran in the worker's work directory"
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert "unreadable" not in verify.stdout + verify.stderr
+    assert scan.returncode == 0, scan.stdout + scan.stderr
+    import pyarrow.parquet as pq
+    assert sum(pq.read_table(p).num_rows for p in (job / "exported").glob("*.parquet")) == len(expected)
