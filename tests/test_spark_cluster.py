@@ -65,3 +65,44 @@ def test_a_cluster_job_with_relative_paths_reads_and_writes_every_record(tmp_pat
     assert scan.returncode == 0, scan.stdout + scan.stderr
     import pyarrow.parquet as pq
     assert sum(pq.read_table(p).num_rows for p in (job / "exported").glob("*.parquet")) == len(expected)
+
+
+CONNECT_CLIENT = r'''
+import json, sys
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()
+from kdump.spark.datasource import KafkaLogDataSource
+spark.dataSource.register(KafkaLogDataSource)
+df = spark.read.format("kafka-log").load(sys.argv[2])
+rows = df.select("topic", "partition", "offset").collect()
+df.write.format("kafka-log").mode("append").save(sys.argv[3])
+copied = spark.read.format("kafka-log").load(sys.argv[3]).count()
+try:
+    spark.read.format("kafka-log").option("incldueHeaders", "true").load(sys.argv[2]).count()
+    refused = ""
+except Exception as e:
+    refused = str(e)
+print(json.dumps({"rows": [[r.topic, r.partition, r.offset] for r in rows], "copied": copied,
+                  "refused": refused}))
+'''
+
+
+def test_a_spark_connect_client_reads_and_writes(tmp_path):
+    """A Spark Connect server started by the test; the client registers kafka-log and reads, writes and gets a
+    refused option's message back."""
+    require_runtime()
+    pytest.importorskip("grpc", reason="Spark Connect clients need pyspark[connect] (the test extra has it)")
+    logs = tmp_path / "logs"
+    for name, case in CASES.items():
+        shutil.copytree(ROOT / "fixtures/corpus/kafka-generated" / case, logs / name)
+    expected = sorted((name.split("-")[0], int(name.split("-")[1]), o) for name, case in CASES.items()
+                      for o in _kafka_offsets(case))
+    from tests.support.spark_cluster import connect_server
+    with connect_server(tmp_path) as url:
+        client = run_driver(CONNECT_CLIENT, tmp_path, url, str(logs), str(tmp_path / "copied"))
+    assert client.returncode == 0, client.stderr[-3000:]
+    result = json.loads(client.stdout.strip().splitlines()[-1])
+    assert sorted(map(tuple, result["rows"])) == expected
+    assert result["copied"] == len(expected)
+    # Spark hands a data source its options with lower-cased names: the typo comes back as Spark spelled it
+    assert "no option 'incldueheaders' (did you mean includeHeaders?)" in result["refused"]

@@ -223,3 +223,41 @@ def test_batches_pruned_by_header():
               for o in rb.column("offset").to_pylist()]
     assert set(range(lo, hi + 1)) & set(everything) <= set(pruned)  # nothing wanted is lost
     assert len(pruned) < len(everything)  # and whole batches outside the range were skipped
+
+
+def _two_topics(tmp_path):
+    import shutil
+    shutil.copytree(ROOT / "fixtures/corpus/kafka-generated/v2-none", tmp_path / "a-0")
+    shutil.copytree(ROOT / "fixtures/corpus/kafka-generated/v1-gzip-createtime", tmp_path / "b-1")
+    return {"a": _kafka_offsets("v2-none"), "b": _kafka_offsets("v1-gzip-createtime")}
+
+
+@pytest.mark.parametrize("option, value, topics", [
+    ("subscribe", "a", ["a"]), ("subscribe", "a,b", ["a", "b"]), ("subscribePattern", "b.*", ["b"]),
+    ("assign", '{"b": [1]}', ["b"]), ("assign", '{"b": [0]}', []),
+])
+def test_kafka_topic_selection_options_are_honoured(spark, tmp_path, option, value, topics):
+    """Issue 21, item 2: a format("kafka") job's topic selection reads those topic-partitions only."""
+    offsets = _two_topics(tmp_path)
+    df = spark.read.format("kafka-log").option(option, value).load(str(tmp_path))
+    assert df.count() == sum(len(offsets[t]) for t in topics)
+    assert {r.topic for r in df.select("topic").distinct().collect()} == set(topics)
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("incldueHeaders", "true", "did you mean includeHeaders"),
+    ("kafka.bootstrap.servers", "broker:9092", "reads segment files, not brokers"),
+    ("startingOffsets", "latest", "can't be latest for batch queries"),
+])
+def test_kafka_options_it_cannot_honour_fail_naming_the_option(spark, tmp_path, option, value, message):
+    _two_topics(tmp_path)
+    with pytest.raises(Exception, match=message):
+        spark.read.format("kafka-log").option(option, value).load(str(tmp_path)).count()
+
+
+def test_kafka_isolation_level_is_the_isolation_level(spark):
+    path = str(ROOT / "fixtures/corpus/kafka-generated/v2-transactional")
+    committed = spark.read.format("kafka-log").option("isolationLevel", "read_committed").load(path).count()
+    kafka_spelling = spark.read.format("kafka-log").option("kafka.isolation.level", "read_committed").load(path)
+    uncommitted = spark.read.format("kafka-log").load(path).count()
+    assert kafka_spelling.count() == committed < uncommitted

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
+from kdump.spark import kafka_options as K
 from kdump.spark import options as O
 from kdump.spark.arrow import read_slices
 from kdump.spark.plan import MAX_SPLIT, OPEN_COST, Pruning, find_segments, plan_tasks, prune_segments, txn_filters
@@ -65,15 +66,21 @@ class KafkaLogReader(DataSourceReader):
     DataFrame's options is right for every query; bounds belong in options, which are the DataFrame's own."""
 
     def __init__(self, options, schema):
+        self.kafka = K.batch_read(options)
+        if self.kafka.starting.kind != "earliest" or self.kafka.ending is None or self.kafka.ending.kind != "latest":
+            raise K.KafkaOptionError("offset and timestamp bounds are not read yet by kafka-log batch reads: read "
+                                     "the whole range and filter on offset or timestamp")
         self.paths = O.paths(options)
         self.options = O.read_options(options, columns_of(schema))
-        self.parallelism = O.parallelism(options)
+        O.apply_kafka_isolation(self.options, options, self.kafka)
+        self.parallelism = max(O.parallelism(options), self.kafka.min_partitions or 0)
         self.max_split = O.integer(options, "maxPartitionBytes", MAX_SPLIT, 1)
         self.open_cost = O.integer(options, "openCostInBytes", OPEN_COST, 0)
         self.pruning = Pruning()
 
     def partitions(self):
-        found = find_segments(self.paths, self.options.storage_options)
+        found = [s for s in find_segments(self.paths, self.options.storage_options)
+                 if self.kafka.selection.keeps(s.topic, s.partition)]
         filters = None
         if self.options.isolation == "read_committed":
             filters = txn_filters(found, self.options.storage_options, self.options.max_batch_bytes)

@@ -95,3 +95,15 @@ def read_options(options, columns) -> ReadOptions:
 
 def parallelism(options) -> int:
     return integer(options, "parallelism", os.cpu_count() or 1, 1)
+
+
+def apply_kafka_isolation(read: ReadOptions, options, kafka) -> None:
+    """``kafka.isolation.level`` (Spark's Kafka-source spelling) sets the isolation level, unless
+    ``isolationLevel`` says otherwise (then the two disagree, and the read is refused)."""
+    if kafka.isolation is None:
+        return
+    given = options.get("isolationLevel")
+    if given is not None and str(given).strip() != kafka.isolation:
+        raise OptionError(f"isolationLevel={given!r} and kafka.isolation.level={kafka.isolation!r} disagree: "
+                          "give one of them")
+    read.isolation = kafka.isolation

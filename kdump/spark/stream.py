@@ -28,6 +28,7 @@ from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from kdump.read.checkpoints import parse_checkpoint
 from kdump.read.logdir import HIGH_WATERMARK_CHECKPOINT, FileKind
 from kdump.spark import _source
+from kdump.spark import kafka_options as K
 from kdump.spark import options as O
 from kdump.spark.arrow import SegmentSlice, read_slices
 from kdump.spark.plan import find_segments
@@ -57,10 +58,13 @@ def high_watermarks(log_dir: str) -> dict:
     return {(topic, partition): offset for topic, partition, offset in cp.entries}
 
 
-def _partitions(paths, storage_options):
-    """``{key: (directory, topic, partition, [SegmentFile in offset order])}``."""
+def _partitions(paths, storage_options, selection=None):
+    """``{key: (directory, topic, partition, [SegmentFile in offset order])}`` of the partitions ``selection``
+    (subscribe, subscribePattern, assign) keeps."""
     parts: dict = {}
     for seg in find_segments(paths, storage_options):
+        if selection is not None and not selection.keeps(seg.topic, seg.partition):
+            continue
         directory = seg.location.rsplit("/", 1)[0]
         key = f"{seg.topic}-{seg.partition}" if seg.topic is not None else directory
         parts.setdefault(key, (directory, seg.topic, seg.partition, []))[3].append(seg)
@@ -75,11 +79,18 @@ class SlicesPartition(InputPartition):
 
 class KafkaLogStreamReader(DataSourceStreamReader):
     def __init__(self, options, schema):
+        self.kafka = K.stream_read(options)
+        if self.kafka.starting.kind not in ("earliest", "latest"):
+            raise K.KafkaOptionError("per-partition and timestamp starting offsets are not read yet by kafka-log "
+                                     "streams: start at earliest or latest")
         self.paths = O.paths(options)
         self.options = O.read_options(options, columns_of(schema))
+        O.apply_kafka_isolation(self.options, options, self.kafka)
         self.options.live = True
-        self.starting = O.choice(options, "startingOffsets", ("earliest", "latest"), "earliest")
-        self.max_records = O.integer(options, "maxRecordsPerTrigger", None, 1)
+        self.starting = self.kafka.starting.kind
+        # maxOffsetsPerTrigger is Spark's Kafka-source name of maxRecordsPerTrigger (offsets are records here)
+        self.max_records = (O.integer(options, "maxRecordsPerTrigger", None, 1)
+                            or O.integer(options, "maxOffsetsPerTrigger", None, 1))
         self.fail_on_data_loss = O.flag(options, "failOnDataLoss", True)
         self.txns: dict = {}  # read_committed: key -> PartitionTxns, scanned on as the partition grows
 
@@ -96,7 +107,8 @@ class KafkaLogStreamReader(DataSourceStreamReader):
     # --- offsets ---------------------------------------------------------------------------------
     def initialOffset(self):
         out = {}
-        for key, (directory, _, _, segs) in _partitions(self.paths, self.options.storage_options).items():
+        found = _partitions(self.paths, self.options.storage_options, self.kafka.selection)
+        for key, (directory, _, _, segs) in found.items():
             first = segs[0]
             out[key] = {"dir": directory, "offset": first.base_offset, "segment": first.base_offset, "position": 0}
         if self.starting == "latest":
@@ -114,7 +126,7 @@ class KafkaLogStreamReader(DataSourceStreamReader):
 
     def _advance(self, start: dict, budget: int | None) -> dict:
         """Walk each partition's whole batches from ``start``; at most ``budget`` records in all."""
-        parts = _partitions(self.paths, self.options.storage_options)
+        parts = _partitions(self.paths, self.options.storage_options, self.kafka.selection)
         end = dict(start)
         for key, (directory, topic, partition, segs) in parts.items():
             if key not in end:  # a partition that appeared: from its beginning
@@ -170,7 +182,7 @@ class KafkaLogStreamReader(DataSourceStreamReader):
 
     # --- micro-batches -----------------------------------------------------------------------------
     def partitions(self, start, end):
-        parts = _partitions(self.paths, self.options.storage_options)
+        parts = _partitions(self.paths, self.options.storage_options, self.kafka.selection)
         out = []
         for key, stop in end.items():
             begin = start.get(key) if start else None

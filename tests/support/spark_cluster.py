@@ -104,8 +104,10 @@ def connect_server(root: Path):
             "--conf", f"spark.connect.grpc.binding.port={port}",
             "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
             "--conf", "spark.ui.enabled=false", "--conf", f"spark.pyspark.python={sys.executable}",
-            "--conf", "spark.driver.memory=768m", connect_jar]
-    with _daemon(args, log, daemon_env()):
+            "--driver-memory", "1g", connect_jar]
+    env = daemon_env()
+    env.pop("SPARK_DAEMON_MEMORY")  # the server is a driver: its heap is --driver-memory
+    with _daemon(args, log, env):
         _wait("the Spark Connect server", lambda: _port_open(port), log, timeout=180)
         yield f"sc://127.0.0.1:{port}"
 
