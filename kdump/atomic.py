@@ -54,6 +54,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -140,6 +141,22 @@ def _remove(path: str) -> None:
         pass
 
 
+def refuse_irreplaceable(path: str) -> None:
+    """Raise unless ``path`` is absent or a regular file: ``--force`` replaces only what kdump would have written
+    (never a FIFO, a device or a socket, which writing would turn into a plain file or block on, never a
+    directory, and never a symbolic link, whose target another user may own)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(mode):
+        return
+    what = ("a symbolic link" if stat.S_ISLNK(mode) else "a directory" if stat.S_ISDIR(mode)
+            else "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    raise OSError(errno.EINVAL, f"{what}, not replaced: --force replaces only a regular file", path)
+
+
 def _same_file(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
@@ -193,6 +210,7 @@ class AtomicFile:
         if not overwrite and os.path.lexists(self.path):
             raise FileExistsError(f"{self.path} exists (not replaced unless asked to; "
                                   "the old file is then kept as .bak)")
+        refuse_irreplaceable(self.path)
         fd, self._tmp = _mkstemp(self.path)
         try:
             umask = os.umask(0)
@@ -283,6 +301,7 @@ class AtomicFile:
             if os.path.lexists(self.path):
                 if not self.overwrite:
                     raise FileExistsError(f"{self.path} exists (not replaced unless asked to)")
+                refuse_irreplaceable(self.path)  # again: it may have changed since the write began
                 if self.backup:
                     self.backup_path = self._keep_backup()
                 os.replace(self._tmp, self.path)
@@ -301,6 +320,7 @@ class AtomicFile:
             return
         if not self.overwrite:
             raise FileExistsError(f"{self.path} exists (not replaced unless asked to)")
+        refuse_irreplaceable(self.path)
         if self.backup:
             self.backup_path = backup_path(self.path)
             os.replace(self.path, self.backup_path)
