@@ -3,6 +3,7 @@ DumpLogSegments text and its field-level JSON view of every batch, ids read from
 record keys there, not by kdump) and the spec's tables (kafka-log-format.md §2.2, §2.3, §3.6)."""
 from __future__ import annotations
 
+import pickle
 import re
 
 import pytest
@@ -149,6 +150,16 @@ def test_compile_projection_builds_lines_and_objects():
     obj = N.compile_projection("obj", "value, name", [("v", "value"), ("n", "shout(name)")], line=False,
                                env={"shout": str.upper})
     assert obj(3, "y") == {"v": 3, "n": "Y"} and list(obj(3, "y")) == ["v", "n"]
+    assert obj.__module__ == __name__
+
+
+def test_projections_pickle_by_reference():
+    """Spark ships the read functions to its workers: the generated ones pickle as the module's names."""
+    pytest.importorskip("pyarrow")
+    from kdump.render import jsonl
+    from kdump.spark import _source
+    for function in (_source.batch_fields, jsonl.batch_object):
+        assert pickle.loads(pickle.dumps(function)) is function
 
 
 def test_cli_choices_read_the_table():

@@ -19,6 +19,7 @@ Byte-level layer: no I/O, nothing imported from above.
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -114,5 +115,9 @@ def compile_projection(name: str, params: str, items: Iterable[tuple[str, str]],
     else:
         body = "{" + ", ".join(f"{label!r}: {value}" for label, value in items) + "}"
     namespace: dict[str, Any] = dict(env)
-    exec(f"def {name}({params}):\n    return {body}\n", namespace)  # source built from the tables above only
-    return namespace[name]
+    source = f"def {name}({params}):\n    return {body}\n"
+    exec(compile(source, f"<projection {name}>", "exec"), namespace)  # source built from the tables only
+    function = namespace[name]
+    # the caller's module, as namedtuple does, so that the function pickles by reference (Spark ships it)
+    function.__module__ = sys._getframe(1).f_globals.get("__name__", "__main__")
+    return function

@@ -42,6 +42,8 @@ _TEXT_VALUES = {
 
 
 def _text_line(name: str, attrs, labels):
+    """``name(batch, when)``: the batch line of the fields ``attrs`` (kdump.format.names), each under its label
+    (``labels`` overriding the table's), the max timestamp under the batch's timestamp type name."""
     def label(attr: str) -> str:
         text = labels.get(attr, N.BATCH_FIELD[attr].text)
         return "{timestamp_type_text[batch.timestamp_type]}" if text == N.TIMESTAMP_LABEL else text
@@ -51,8 +53,8 @@ def _text_line(name: str, attrs, labels):
              "timestamp_type_text": N.TIMESTAMP_TYPE_TEXT})
 
 
-_v2_batch_line = _text_line("v2_batch_line", N.TEXT_V2_LINE, {})
-_legacy_batch_line = _text_line("legacy_batch_line", N.TEXT_LEGACY_LINE, N.TEXT_LEGACY_LABELS)
+_v2_batch_line = _text_line("_v2_batch_line", N.TEXT_V2_LINE, {})
+_legacy_batch_line = _text_line("_legacy_batch_line", N.TEXT_LEGACY_LINE, N.TEXT_LEGACY_LABELS)
 
 
 def batch_line(batch, when=str) -> str:
