@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 from kdump.findings import ERROR, WARNING  # noqa: E402
 from kdump.verify import VerifyOptions, verify_one  # noqa: E402
 from kdump import codec as _codec  # noqa: E402
+from kdump.format.names import CODEC_NAMES  # noqa: E402
 from tests.support import hostile as H  # noqa: E402
 from tests.support.mutate import Mutator  # noqa: E402
 
@@ -206,7 +207,7 @@ def hostile_cases(records: int) -> dict:
         "varlong-above-64-bits": H.varlong_timestamp_batch(),
     }
     for codec in (_codec.GZIP, _codec.SNAPPY, _codec.LZ4, _codec.ZSTD):
-        cases[f"bomb-{_codec.CODEC_NAMES[codec]}"] = H.bomb_batch(2 * BOMB_LIMIT, codec)
+        cases[f"bomb-{CODEC_NAMES[codec]}"] = H.bomb_batch(2 * BOMB_LIMIT, codec)
     return cases
 
 

@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass, field
 
 from kdump.errors import KdumpError
 from kdump.format.columns import RECORDS_PER_CHUNK
+from kdump.format.names import codec_name
 from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
 
-CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
 DEFAULT_MEMORY = 256 << 20  # for the key digests of one partition (kdump stats --memory)
 
 
@@ -89,7 +89,7 @@ def segment_stats(path: str, size: int | None = None, observe=None) -> Stats:
             if ts >= 0:
                 s.min_timestamp = ts if s.min_timestamp is None else min(s.min_timestamp, ts)
                 s.max_timestamp = ts if s.max_timestamp is None else max(s.max_timestamp, ts)
-            codec = CODEC_NAMES[batch.codec_id] if batch.codec_id < len(CODEC_NAMES) else f"unknown({batch.codec_id})"
+            codec = codec_name(batch.codec_id)
             s.codecs[codec] = s.codecs.get(codec, 0) + 1
             s.magics[str(batch.magic)] = s.magics.get(str(batch.magic), 0) + 1
         if reader.tail is not None and reader.tail.kind not in ("end", "limit"):
@@ -296,7 +296,7 @@ class RecordAnalysis:
                 self._keys(cols)
             cols = next(chunks, None)
         s.unreadable_batches += unreadable
-        codec = CODEC_NAMES[batch.codec_id] if batch.codec_id < len(CODEC_NAMES) else f"unknown({batch.codec_id})"
+        codec = codec_name(batch.codec_id)
         counts = s.compression.setdefault(codec, [0, 0, 0])
         counts[0] += 1
         counts[1] += batch.size

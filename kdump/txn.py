@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from kdump.format.types import TimestampType
+from kdump.format.types import ControlRecordType, TimestampType
 from kdump.read.logdir import FileKind, Partition, SegmentGroup, segment_base_offset, sibling
 from kdump.read.producer_state import (
     MarkerWithoutTxn,
@@ -42,7 +42,8 @@ from kdump.read.producer_state import (
 from kdump.read.segment import SegmentReader
 
 DEFAULT_TIMEOUT_MS = 15 * 60 * 1000  # transaction.max.timeout.ms
-COMMIT, ABORT, OPEN = "COMMIT", "ABORT", "OPEN"
+# A transaction's outcome: its marker's control type, as Kafka names it, or still open.
+COMMIT, ABORT, OPEN = ControlRecordType.COMMIT.display_name, ControlRecordType.ABORT.display_name, "OPEN"
 
 
 @dataclass

@@ -219,3 +219,34 @@ def test_the_name_rule_check_finds_what_it_looks_for(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text('name = f"{base:020d}.log"\nok = p.endswith(".timeindex")\n')
     assert len(_name_rules(bad)) == 2
+
+
+# --- value names: one table ---------------------------------------------------------------------------------
+def _value_name_tables(path: Path, tables) -> list[str]:
+    """Literal tuples, lists, sets and dicts (keys or values) in ``path`` holding two or more names of one of
+    ``tables`` -- a copy of that table, wherever it is written (an assignment, an argument, a ``click.Choice``)."""
+    found = []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Dict):
+            items = [*node.keys, *node.values]
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            items = node.elts
+        else:
+            continue
+        strings = {i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)}
+        found += [f"{node.lineno}: {sorted(strings & names)}" for names in tables if len(strings & names) > 1]
+    return found
+
+
+def test_value_names_only_in_their_table():
+    """Codec, timestamp-type and control-type names (kdump/format/names.py) are spelled there only: every
+    other module reads them from it, so the CLI's choices, the text, the JSON and the Arrow columns agree."""
+    from kdump.format import names
+    tables = [set(names.CODEC_NAMES), set(names.TIMESTAMP_TYPE_TEXT.values()),
+              set(names.TIMESTAMP_TYPE_JSON.values()), set(names.CONTROL_TYPE_NAMES.values()),
+              set(names.KRAFT_CONTROL_LABELS.values())]
+    sample = PACKAGE / "format" / "names.py"
+    assert len(_value_name_tables(sample, tables)) >= len(tables)  # the check sees the tables where they are
+    spelled = {m: found for m, p in MODULES.items() if m != "kdump.format.names"
+               for found in [_value_name_tables(p, tables)] if found}
+    assert spelled == {}

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from corpus import CORPUS
 from kdump import codec as C
+from kdump.format.names import CODEC_NAMES
 from kdump.cli import cli
 from kdump.format import columns as columns_module
 from kdump.read.segment import SegmentReader
@@ -42,7 +43,7 @@ def hostile_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("hostile")
     files = {"records": H.many_records_batch(2_000_000), "wrapper": H.legacy_wrapper_of(500_000)}
     for codec in (C.GZIP, C.SNAPPY, C.LZ4, C.ZSTD):
-        files[f"bomb-{C.CODEC_NAMES[codec]}"] = H.bomb_batch(96 * MB, codec)
+        files[f"bomb-{CODEC_NAMES[codec]}"] = H.bomb_batch(96 * MB, codec)
     for name, data in files.items():
         (d / name).mkdir()
         (d / name / NAME).write_bytes(data)

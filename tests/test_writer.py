@@ -19,6 +19,7 @@ import pytest
 from kafka.record import MemoryRecords
 
 from kdump import codec as kcodec
+from kdump.format.names import CODEC_IDS, CODEC_NAMES
 from tests.support.fixtures import ExpectedEntry, all_fixtures, generate
 from kdump.decode.control import kraft_control_json
 from kdump.format.control import parse_control_key, parse_end_txn_marker
@@ -240,7 +241,7 @@ MATRIX = [(m, c, t) for m, cs in CODECS.items() for c in cs for t in ((NTT,) if 
 
 
 @pytest.mark.parametrize("magic, codec, ts_type", MATRIX,
-                         ids=[f"v{m}-{kcodec.CODEC_NAMES[c]}-{t.display_name}" for m, c, t in MATRIX])
+                         ids=[f"v{m}-{CODEC_NAMES[c]}-{t.display_name}" for m, c, t in MATRIX])
 def test_builder_round_trip(magic, codec, ts_type, tmp_path):
     rng = random.Random(magic * 100 + codec * 10 + int(ts_type))
     append_time = TS + 99_999 if ts_type is LAT else None
@@ -532,7 +533,7 @@ def test_fixture_contents_cover_the_brief():
         assert len(f.entries) >= 4, f.name
         # the >64 KiB value sits in a compressed batch/wrapper whenever the fixture's codec compresses
         (large_entry,) = [e for e in f.expected if any(len(r.value or b"") > 65536 for r in e.records)]
-        assert large_entry.codec == {v: k for k, v in kcodec.CODEC_NAMES.items()}[f.name.split("-")[1]], f.name
+        assert large_entry.codec == CODEC_IDS[f.name.split("-")[1]], f.name
     control_types = {parse_control_key(r.key)[1] for e in by_name["v2-control-all-types"].expected for r in e.records}
     assert control_types == {0, 1, 2, 3, 4, 5, 6, 99}
     assert {e.magic for e in by_name["mixed-magic"].expected} == {0, 1, 2}

@@ -33,7 +33,6 @@ __all__ = [
     "SNAPPY",
     "LZ4",
     "ZSTD",
-    "CODEC_NAMES",
     "CodecError",
     "DecompressedTooLarge",
     "decompress",
@@ -41,9 +40,8 @@ __all__ = [
 ]
 
 # Compression type ids as stored in the low 3 bits of the batch / wrapper attributes.
+# Their names are in kdump/format/names.py, with every other name kdump shows for a value.
 NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
-
-CODEC_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 
 
 def _unknown(codec) -> CodecError:

@@ -15,9 +15,9 @@ from kdump.commands.options import (
     renamed_option,
 )
 from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
+from kdump.format.names import CODEC_IDS, CODEC_NAMES
 
-CODEC_CHOICES = ["keep", "none", "gzip", "snappy", "lz4", "zstd"]
-CODEC_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+CODEC_CHOICES = ["keep", *CODEC_NAMES]  # keep: each batch keeps its own codec
 
 EPILOG = exit_help(ok="converted (or, with --dry-run, measured)",
                    data="the input is damaged, the conversion is refused (zstd below magic 2), a loss under "
@@ -33,7 +33,7 @@ def _parse_recompress(values) -> dict[int, int]:
         src, sep, dst = item.partition("=")
         src, dst = src.strip().lower(), dst.strip().lower()
         if not sep or src not in CODEC_IDS or dst not in CODEC_IDS:
-            raise click.BadParameter(f"{item!r}: expected FROM=TO with codecs none, gzip, snappy, lz4, zstd "
+            raise click.BadParameter(f"{item!r}: expected FROM=TO with codecs {', '.join(CODEC_NAMES)} "
                                      "(e.g. zstd=lz4)", param_hint="--recompress")
         mapping[CODEC_IDS[src]] = CODEC_IDS[dst]
     return mapping
@@ -201,7 +201,6 @@ def _print_result(ui: Ui, result) -> None:
     ui.echo(f"  in:  {s.source_batches:,} batches, {s.source_records:,} records, {s.source_bytes:,} bytes")
     ui.echo(f"  out: {s.output_batches:,} batches, {s.output_records:,} records, {s.output_bytes:,} bytes "
                f"({s.copied_batches:,} source batches copied as they were, {s.converted_batches:,} re-encoded)")
-    from kdump.codec import CODEC_NAMES
     for (a, b), n in sorted(s.recompressed.items()):
         ui.echo(f"  recompressed: {n:,} {CODEC_NAMES[a]} {'batch' if n == 1 else 'batches'} written as "
                    f"{CODEC_NAMES[b]}")
@@ -251,7 +250,6 @@ def _dry_run(ui: Ui, conv, path, to_magic, codec, compression, recompress_map, l
 
 
 def _print_estimates(ui: Ui, path, size, estimates, magics, codecs) -> None:
-    from kdump.codec import CODEC_NAMES
     labels = ["keep" if c is None else CODEC_NAMES[c] for c in codecs]
     ui.echo(f"{path}: {size:,} bytes now; size in each format (nothing written):")
     ui.echo("           " + "".join(f"{label:>13}" for label in labels))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-CODEC_CHOICES = ("none", "gzip", "snappy", "lz4", "zstd")  # codec ids 0-4, in order
+from kdump.format.names import CODEC_IDS, CODEC_NAMES
 
 _HEADER_FILTERS = ("producer_id", "transactional", "control_only", "codec", "magic")
 _RECORD_FILTERS = ("key", "key_match", "value_match", "header_filters")
@@ -23,7 +23,7 @@ def header_filter_options(command):
                      help="Only transactional batches / only non-transactional ones."),
         click.option("--control-only", is_flag=True,
                      help="Only control batches (transaction markers, KRaft control records)."),
-        click.option("--codec", type=click.Choice(CODEC_CHOICES), default=None,
+        click.option("--codec", type=click.Choice(CODEC_NAMES), default=None,
                      help="Only batches compressed with this codec."),
         click.option("--magic", type=click.IntRange(0, 2), default=None, metavar="0|1|2",
                      help="Only batches (message sets) of this magic."),
@@ -45,7 +45,7 @@ def deep_filter_options(command):
                      help="Batches of this producer id (-1: of no idempotent producer)." + _DEEP_ONLY),
         click.option("--transactional/--no-transactional", default=None,
                      help="Transactional batches / non-transactional ones." + _DEEP_ONLY),
-        click.option("--codec", type=click.Choice(CODEC_CHOICES), default=None,
+        click.option("--codec", type=click.Choice(CODEC_NAMES), default=None,
                      help="Batches compressed with this codec." + _DEEP_ONLY),
         click.option("--magic", type=click.IntRange(0, 2), default=None, metavar="0|1|2",
                      help="Batches (message sets) of this magic." + _DEEP_ONLY),
@@ -96,7 +96,7 @@ def build_filter(kwargs: dict, key_decoder=None, value_decoder=None, header_deco
     return RecordFilter(
         producer_id=given.get("producer_id"), transactional=given.get("transactional"),
         control_only=bool(given.get("control_only")),
-        codec_id=None if codec is None else CODEC_CHOICES.index(codec), magic=given.get("magic"),
+        codec_id=None if codec is None else CODEC_IDS[codec], magic=given.get("magic"),
         key=given.get("key"), key_match=patterns.get("key_match"), value_match=patterns.get("value_match"),
         headers=tuple(parse_header_filter(h) for h in given.get("header_filters", ())),
         key_decoder=key_decoder, value_decoder=value_decoder, header_decoder=header_decoder)

@@ -40,6 +40,7 @@ from kdump.format.canonical import canonical_record, canonical_records
 from kdump.format.columns import RECORDS_PER_CHUNK
 from kdump.format.legacy import LegacyMessage, LegacyRun, inner_columns
 from kdump.format.legacy_builder import LegacyMessageBuilder, convert_message, encode_message, encode_messages
+from kdump.format.names import CODEC_NAMES
 from kdump.format.types import TimestampType
 from kdump.format.v2_builder import RecordBatchBuilder, encode_run_records
 from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES
@@ -97,7 +98,7 @@ class ConvertOptions:
         codecs = [] if self.compression is None else [self.compression]
         codecs += list(self.recompress.values())
         for c in codecs + list(self.recompress):
-            if c not in _codec.CODEC_NAMES:
+            if c not in range(len(CODEC_NAMES)):
                 raise ValueError(f"unknown compression type id {c!r}")
         if self.to_magic < 2 and _codec.ZSTD in codecs:
             raise ValueError(f"zstd needs magic 2: magic {self.to_magic} messages cannot be zstd-compressed")
@@ -138,7 +139,7 @@ class ConversionStats:
             "output": {"batches": self.output_batches, "records": self.output_records, "bytes": self.output_bytes},
             "copiedBatches": self.copied_batches, "convertedBatches": self.converted_batches,
             "downConversion": self.down_conversion, "keptBelowTargetMagic": self.kept_below_target,
-            "recompressed": [{"from": _codec.CODEC_NAMES[a], "to": _codec.CODEC_NAMES[b], "batches": n}
+            "recompressed": [{"from": CODEC_NAMES[a], "to": CODEC_NAMES[b], "batches": n}
                              for (a, b), n in sorted(self.recompressed.items())],
             "dropped": self.losses.to_dict(),
             "notes": list(self.notes),

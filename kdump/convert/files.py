@@ -25,6 +25,7 @@ from kdump.atomic import (
     fsync_directory,
     refuse_input,
 )
+from kdump.format.names import CODEC_NAMES
 from kdump.read.logdir import SEGMENT_COMPANIONS, FileKind, Partition, classify, segment_base_offset, sibling
 from kdump.read.segment import SegmentReader
 
@@ -294,7 +295,7 @@ class SizeEstimate:
 
     @property
     def codec_label(self) -> str:
-        return "keep" if self.codec is None else _codec.CODEC_NAMES[self.codec]
+        return "keep" if self.codec is None else CODEC_NAMES[self.codec]
 
     def to_dict(self) -> dict:
         d = {"toMagic": self.to_magic, "compression": self.codec_label, "bytes": self.bytes, "batches": self.batches}

@@ -41,10 +41,10 @@ class TxnMarker(DecodedControl):
     coordinator_epoch: int
 
     def to_json(self) -> dict:
-        return {"type": self.type.name, "version": self.version, "coordinatorEpoch": self.coordinator_epoch}
+        return {"type": self.type.display_name, "version": self.version, "coordinatorEpoch": self.coordinator_epoch}
 
     def kafka_text(self) -> str:
-        return f" endTxnMarker: {self.type.name} coordinatorEpoch: {self.coordinator_epoch}"
+        return f" endTxnMarker: {self.type.display_name} coordinatorEpoch: {self.coordinator_epoch}"
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class KRaftControl(DecodedControl):
     json: str
 
     def to_json(self) -> dict:
-        return {"type": self.type.name, **json.loads(self.json)}
+        return {"type": self.type.display_name, **json.loads(self.json)}
 
     def kafka_text(self) -> str:
         if self.type is ControlRecordType.LEADER_CHANGE:
@@ -71,10 +71,10 @@ class UnknownControl(DecodedControl):
     type_id: int
 
     def to_json(self) -> dict:
-        return {"type": self.type.name, "typeId": self.type_id}
+        return {"type": self.type.display_name, "typeId": self.type_id}
 
     def kafka_text(self) -> str:
-        return f" controlType: {self.type.name}({self.type_id})"
+        return f" controlType: {self.type.display_name}({self.type_id})"
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class InvalidControl(DecodedControl):
     error: FormatError
 
     def to_json(self) -> dict:
-        return {"type": None if self.type is None else self.type.name, "error": self.error.message}
+        return {"type": None if self.type is None else self.type.display_name, "error": self.error.message}
 
     def kafka_text(self) -> str:
         return f" controlType: <invalid: {self.error.message}>"

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from kdump.errors import FormatError
 from kdump.format import layout as L
+from kdump.format.names import KRAFT_CONTROL_LABELS
 from kdump.format.types import ControlRecordType
 
 if TYPE_CHECKING:
@@ -60,15 +61,13 @@ def parse_end_txn_marker(ctype: ControlRecordType, value: bytes | None) -> EndTx
 # at version 0 as Kafka's ControlRecordUtils does. Every one starts with its own int16 "Version" field. They
 # are compiled on first use: most runs (every data topic) never meet one, and start-up should not pay for it.
 _KRAFT_MESSAGES = {
-    ControlRecordType.LEADER_CHANGE: ("LeaderChange", "LeaderChangeMessage"),
-    ControlRecordType.SNAPSHOT_HEADER: ("SnapshotHeader", "SnapshotHeaderRecord"),
-    ControlRecordType.SNAPSHOT_FOOTER: ("SnapshotFooter", "SnapshotFooterRecord"),
-    ControlRecordType.KRAFT_VERSION: ("KRaftVersion", "KRaftVersionRecord"),
-    ControlRecordType.KRAFT_VOTERS: ("KRaftVoters", "VotersRecord"),
+    ControlRecordType.LEADER_CHANGE: "LeaderChangeMessage",
+    ControlRecordType.SNAPSHOT_HEADER: "SnapshotHeaderRecord",
+    ControlRecordType.SNAPSHOT_FOOTER: "SnapshotFooterRecord",
+    ControlRecordType.KRAFT_VERSION: "KRaftVersionRecord",
+    ControlRecordType.KRAFT_VOTERS: "VotersRecord",
 }
-_BY_NAME = {"LEADER_CHANGE": ControlRecordType.LEADER_CHANGE, "SNAPSHOT_HEADER": ControlRecordType.SNAPSHOT_HEADER,
-            "SNAPSHOT_FOOTER": ControlRecordType.SNAPSHOT_FOOTER, "KRAFT_VERSION": ControlRecordType.KRAFT_VERSION,
-            "KRAFT_VOTERS": ControlRecordType.KRAFT_VOTERS}
+_BY_NAME = {ctype.name: ctype for ctype in _KRAFT_MESSAGES}
 
 
 @cache
@@ -76,8 +75,8 @@ def kraft_schema(ctype: ControlRecordType) -> tuple[str, Struct]:
     """(Kafka's label, compiled schema) of a KRaft control record type; KeyError for other types."""
     from kdump.format.schema import compile_message
     from kdump.format.schemas import raft_control
-    label, message = _KRAFT_MESSAGES[ctype]
-    return label, compile_message(raft_control.MESSAGES[message])
+    message = _KRAFT_MESSAGES[ctype]
+    return KRAFT_CONTROL_LABELS[ctype], compile_message(raft_control.MESSAGES[message])
 
 
 def __getattr__(name: str):

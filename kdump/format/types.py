@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+from kdump.format.names import CODEC_IDS, CODEC_NAMES, CONTROL_TYPE_NAMES, TIMESTAMP_TYPE_TEXT
+
 
 class TimestampType(IntEnum):
     NO_TIMESTAMP_TYPE = -1
@@ -12,14 +14,7 @@ class TimestampType(IntEnum):
     @property
     def display_name(self) -> str:
         """The name DumpLogSegments prints (``TimestampType.name`` in Java)."""
-        return _TS_DISPLAY[self]
-
-
-_TS_DISPLAY = {
-    TimestampType.NO_TIMESTAMP_TYPE: "NoTimestampType",
-    TimestampType.CREATE_TIME: "CreateTime",
-    TimestampType.LOG_APPEND_TIME: "LogAppendTime",
-}
+        return TIMESTAMP_TYPE_TEXT[self]
 
 
 class CompressionType(IntEnum):
@@ -32,11 +27,11 @@ class CompressionType(IntEnum):
     @property
     def label(self) -> str:
         """``none``, ``gzip``, ... as Kafka prints ``CompressionType.name``."""
-        return self.name.lower()
+        return CODEC_NAMES[self]
 
     @classmethod
     def from_label(cls, label: str) -> CompressionType:
-        return cls[label.upper()]
+        return cls(CODEC_IDS[label.lower()])
 
 
 class ControlRecordType(IntEnum):
@@ -50,6 +45,11 @@ class ControlRecordType(IntEnum):
     SNAPSHOT_FOOTER = 4
     KRAFT_VERSION = 5
     KRAFT_VOTERS = 6
+
+    @property
+    def display_name(self) -> str:
+        """The name Kafka prints (``ControlRecordType.name()`` in Java)."""
+        return CONTROL_TYPE_NAMES[self]
 
     @classmethod
     def from_id(cls, type_id: int) -> ControlRecordType:

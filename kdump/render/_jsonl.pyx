@@ -15,7 +15,7 @@ from ._sequence cimport record_sequence  # compile-time only (inline functions)
 import base64
 from json.encoder import encode_basestring  # what json.dumps(..., ensure_ascii=False) quotes strings with
 
-from kdump.format.types import TimestampType
+from kdump.format.names import TIMESTAMP_TYPE_JSON
 
 # The pure twin, for buffers other than bytes and numbers beyond int64; handed over by kdump._backend.pick.
 records_json_py = None
@@ -91,7 +91,7 @@ cdef bytes _render(cols, timestamp_type, base_offset, base_seq, bint print_data)
     cdef list headers = cols.headers, sizes = cols.sizes
     cdef bytes buf = cols.buf
     cdef const unsigned char* base = <const unsigned char*> PyBytes_AS_STRING(buf)
-    cdef bytes ts_json = (f', "timestampType": {encode_basestring(TimestampType(timestamp_type).name)}, '
+    cdef bytes ts_json = (f', "timestampType": {encode_basestring(TIMESTAMP_TYPE_JSON[timestamp_type])}, '
                           f'"keySize": ').encode("utf-8")
     cdef tuple hdrs
     cdef Out *o = start(&_kept)

@@ -12,11 +12,10 @@ import json
 
 from kdump.decode.records import decode_records
 from kdump.format import layout as L
+from kdump.format import names as N
 from kdump.render.escape import escape_json
-from kdump.render.kafka_text import _decoded, codec_label, utf8_buffer
+from kdump.render.kafka_text import _decoded, utf8_buffer
 from kdump.render.times import time_formatter
-
-_TS_NAMES = {-1: "NO_TIMESTAMP_TYPE", 0: "CREATE_TIME", 1: "LOG_APPEND_TIME"}
 
 
 def _text_or_base64(data):
@@ -34,31 +33,20 @@ def error_object(path: str, code: str, message: str, position: int | None = None
     return {"type": "error", "file": path, "position": position, "code": code, "message": message}
 
 
-def batch_object(batch, path: str | None, valid: bool | None = None) -> dict:
-    v2 = batch.magic >= 2
-    return {
-        "type": "batch",
-        "file": path,
-        "position": batch.position,
-        "size": batch.size,
-        "baseOffset": batch.base_offset if v2 else None,
-        "lastOffset": batch.last_offset,
-        "magic": batch.magic,
-        "codec": codec_label(batch.codec_id),
-        "crc": batch.crc,
-        "crcValid": batch.is_valid() if valid is None else valid,
-        "timestampType": _TS_NAMES[int(batch.timestamp_type)],
-        "maxTimestamp": batch.max_timestamp,
-        "isTransactional": batch.is_transactional,
-        "isControl": batch.is_control,
-        "producerId": batch.producer_id,
-        "producerEpoch": batch.producer_epoch,
-        "baseSequence": batch.base_sequence,
-        "lastSequence": batch.last_sequence,
-        "partitionLeaderEpoch": batch.partition_leader_epoch,
-        "deleteHorizonMs": batch.delete_horizon_ms,
-        "recordCount": batch.records_count,
-    }
+# The JSON value of a batch field where it is not the attribute itself: names for ids, no base offset for a
+# legacy entry until its records are read (it would mean decompressing a wrapper), the CRC check unless given.
+_JSON_VALUES = {
+    "base_offset": "batch.base_offset if batch.magic >= 2 else None",
+    "codec_id": "codec_name(batch.codec_id)",
+    "is_valid": "batch.is_valid() if valid is None else valid",
+    "timestamp_type": "timestamp_type_json[batch.timestamp_type]",
+}
+# batch_object(batch, path, valid=None): a batch as a JSON object, ``type`` and ``file`` then its fields
+batch_object = N.compile_projection(
+    "batch_object", "batch, path, valid=None",
+    [("type", repr("batch")), ("file", "path"),
+     *((f.json, _JSON_VALUES.get(f.attr, f"batch.{f.attr}")) for f in N.BATCH_FIELDS)],
+    line=False, env={"codec_name": N.codec_name, "timestamp_type_json": N.TIMESTAMP_TYPE_JSON})
 
 
 def record_objects(batch, cols, print_data: bool, decoded=None, when=None, header_decoder=None) -> list[dict]:
@@ -66,7 +54,7 @@ def record_objects(batch, cols, print_data: bool, decoded=None, when=None, heade
     records), carried under its ``json_field``. ``when`` (a :mod:`kdump.render.times` formatter) adds
     ``timestampIso``; ``header_decoder`` gives header values decoded (``valueEncoding: "decoded"``)."""
     out = []
-    ts_name = _TS_NAMES[int(batch.timestamp_type)]
+    ts_name = N.TIMESTAMP_TYPE_JSON[batch.timestamp_type]
     legacy = cols.crcs is not None  # magic 0/1 messages: their own magic and CRC, no headers
     if decoded is None and batch.is_control:
         decoded = decode_records(batch, cols)

@@ -11,6 +11,7 @@ import codecs
 from kdump.decode.payload import DecoderError, java_utf8
 from kdump.decode.records import decode_records
 from kdump.format import layout as L
+from kdump.format import names as N
 from kdump.format.types import ControlRecordType
 from kdump.render.escape import escape
 from kdump.render.times import time_formatter
@@ -20,34 +21,46 @@ def _unchanged(text: str) -> str:
     return text
 
 
-def codec_label(codec_id: int) -> str:
-    return ("none", "gzip", "snappy", "lz4", "zstd")[codec_id] if codec_id <= 4 else f"unknown({codec_id})"
-
-
 def _bool(b: bool) -> str:
     return "true" if b else "false"
+
+
+def _optional_long(value: int | None) -> str:
+    return "OptionalLong.empty" if value is None else f"OptionalLong[{value}]"
+
+
+# How DumpLogSegments prints a batch field where it is not the value's str(): Java's booleans and
+# OptionalLong, the codec's name, the timestamp through ``when`` (kdump.render.times).
+_TEXT_VALUES = {
+    "is_transactional": "_bool(batch.is_transactional)",
+    "is_control": "_bool(batch.is_control)",
+    "is_valid": "_bool(batch.is_valid())",
+    "delete_horizon_ms": "_optional_long(batch.delete_horizon_ms)",
+    "codec_id": "codec_name(batch.codec_id)",
+    "max_timestamp": "when(batch.max_timestamp)",
+}
+
+
+def _text_line(name: str, attrs, labels):
+    """``name(batch, when)``: the batch line of the fields ``attrs`` (kdump.format.names), each under its label
+    (``labels`` overriding the table's), the max timestamp under the batch's timestamp type name."""
+    def label(attr: str) -> str:
+        text = labels.get(attr, N.BATCH_FIELD[attr].text)
+        return "{timestamp_type_text[batch.timestamp_type]}" if text == N.TIMESTAMP_LABEL else text
+    return N.compile_projection(
+        name, "batch, when", ((label(a), _TEXT_VALUES.get(a, f"batch.{a}")) for a in attrs), line=True,
+        env={"_bool": _bool, "_optional_long": _optional_long, "codec_name": N.codec_name,
+             "timestamp_type_text": N.TIMESTAMP_TYPE_TEXT})
+
+
+_v2_batch_line = _text_line("_v2_batch_line", N.TEXT_V2_LINE, {})
+_legacy_batch_line = _text_line("_legacy_batch_line", N.TEXT_LEGACY_LINE, N.TEXT_LEGACY_LABELS)
 
 
 def batch_line(batch, when=str) -> str:
     """The batch line printed for every batch, shallow or deep (§2.2); ``when`` prints its timestamp
     (:mod:`kdump.render.times`; Kafka's epoch milliseconds by default)."""
-    ts = batch.timestamp_type.display_name
-    if batch.magic >= 2:
-        dh = "OptionalLong.empty" if batch.delete_horizon_ms is None else f"OptionalLong[{batch.delete_horizon_ms}]"
-        return (
-            f"baseOffset: {batch.base_offset} lastOffset: {batch.last_offset} count: {batch.records_count} "
-            f"baseSequence: {batch.base_sequence} lastSequence: {batch.last_sequence} producerId: {batch.producer_id} "
-            f"producerEpoch: {batch.producer_epoch} partitionLeaderEpoch: {batch.partition_leader_epoch} "
-            f"isTransactional: {_bool(batch.is_transactional)} isControl: {_bool(batch.is_control)} "
-            f"deleteHorizonMs: {dh} position: {batch.position} {ts}: {when(batch.max_timestamp)} size: {batch.size} "
-            f"magic: {batch.magic} compresscodec: {codec_label(batch.codec_id)} crc: {batch.crc} "
-            f"isvalid: {_bool(batch.is_valid())}"
-        )
-    return (
-        f"offset: {batch.last_offset} position: {batch.position} {ts}: {when(batch.max_timestamp)} size: {batch.size} "
-        f"magic: {batch.magic} compresscodec: {codec_label(batch.codec_id)} crc: {batch.crc} "
-        f"isvalid: {_bool(batch.is_valid())}"
-    )
+    return (_v2_batch_line if batch.magic >= 2 else _legacy_batch_line)(batch, when)
 
 
 def utf8_buffer(out):
@@ -208,7 +221,7 @@ class KafkaTextRenderer:
         """The control-record part of a record line (§2.3), or a readable note where Kafka would die."""
         if self.scala and control.type is ControlRecordType.LEADER_CHANGE:
             # the Scala tool printed only the type of a LEADER_CHANGE record (and did not read its value)
-            return f" controlType: {control.type.name}({int(control.type)})"
+            return f" controlType: {control.type.display_name}({int(control.type)})"
         if control.error is not None and self.on_error is not None:
             self.on_error(control.error.at(batch.position))
         return control.kafka_text()

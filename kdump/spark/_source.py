@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from kdump import SegmentReader
 from kdump.errors import FormatError, KdumpError
 from kdump.format import framing
+from kdump.format.names import BATCH_FIELDS, codec_name, compile_projection
 from kdump.read.logdir import segment_base_offset
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES, Damage, readable
 
@@ -169,17 +170,20 @@ def walk(path: str, start: int = 0, end: int | None = None, *, live: bool = Fals
     return _Batches(os.fspath(path), start, end, live, max_batch_bytes, on_damage)
 
 
-def batch_fields(batch, first_offset: int | None, check_crc: bool) -> dict:
-    """The values of the metadata columns for one batch (``first_offset``: a legacy batch's first record
-    offset, which only its records tell)."""
-    return {
-        "magic": batch.magic, "codec": batch.codec_id, "timestampType": int(batch.timestamp_type),
-        "baseOffset": batch.base_offset if batch.magic >= 2 else first_offset,
-        "producerId": batch.producer_id, "producerEpoch": batch.producer_epoch,
-        "baseSequence": batch.base_sequence, "isTransactional": batch.is_transactional,
-        "isControl": batch.is_control, "partitionLeaderEpoch": batch.partition_leader_epoch,
-        "position": batch.position, "crcValid": batch.is_valid() if check_crc else None,
-    }
+# The value of a metadata column where it is not the batch attribute itself: a legacy batch's first record
+# offset (``first_offset``, which only its records tell), the CRC check only when its column is read, the
+# codec's name, the timestamp type's id (as Spark's Kafka source has it).
+_COLUMN_VALUES = {
+    "base_offset": "batch.base_offset if batch.magic >= 2 else first_offset",
+    "is_valid": "batch.is_valid() if check_crc else None",
+    "codec_id": "codec_name(batch.codec_id)",
+    "timestamp_type": "int(batch.timestamp_type)",
+}
+# batch_fields(batch, first_offset, check_crc) -> dict: the values of the batch-level columns for one batch
+batch_fields = compile_projection(
+    "batch_fields", "batch, first_offset, check_crc",
+    ((f.column, _COLUMN_VALUES.get(f.attr, f"batch.{f.attr}")) for f in BATCH_FIELDS if f.column is not None),
+    line=False, env={"codec_name": codec_name})
 
 
 def first_batch_at(path: str, position: int, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES):

@@ -38,8 +38,6 @@ from kdump.spark.schema import ALL_COLUMNS, KAFKA_COLUMNS, RECORD_COLUMNS, arrow
 
 log = logging.getLogger("kdump.spark")
 
-CODEC_LABELS = ("none", "gzip", "snappy", "lz4", "zstd")
-
 if TYPE_CHECKING:
     from kdump.spark.txn import TxnFilter
 
@@ -175,9 +173,6 @@ def _constant(name, fields, sl):
         return sl.partition
     if name == "segment":
         return sl.location
-    if name == "codec":
-        c = fields["codec"]
-        return CODEC_LABELS[c] if c < len(CODEC_LABELS) else f"unknown({c})"
     return fields[name]
 
 

@@ -26,6 +26,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from kdump.format import layout as L
+from kdump.format.names import CODEC_IDS, CODEC_NAMES
 from kdump.read.logdir import (
     FileKind,
     classify,
@@ -35,8 +36,6 @@ from kdump.read.logdir import (
     temporary_affixes,
 )
 from kdump.spark import options as O
-
-CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
 
 class WriteError(ValueError):
@@ -55,7 +54,7 @@ class WriteOptions:
 
 def write_options(options) -> WriteOptions:
     return WriteOptions(
-        codec=CODECS[O.choice(options, "codec", tuple(CODECS), "none")],
+        codec=CODEC_IDS[O.choice(options, "codec", CODEC_NAMES, "none")],
         segment_bytes=O.integer(options, "segmentBytes", 1 << 30, 1024),
         batch_records=O.integer(options, "batchRecords", 1000, 1),
         batch_bytes=O.integer(options, "batchBytes", 1 << 20, 1),

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from kdump import codec as _codec
+from kdump.format.names import CODEC_NAMES
 from kdump.format import layout as L
 from kdump.format.types import ControlRecordType, TimestampType
 from kdump.format.legacy_builder import LegacyMessageBuilder
@@ -39,7 +40,6 @@ LARGE_VALUE_SIZE = 70_000  # > 64 KiB: two lz4 blocks (the first stored raw), th
 CREATE = TimestampType.CREATE_TIME
 APPEND = TimestampType.LOG_APPEND_TIME
 NO_TS = TimestampType.NO_TIMESTAMP_TYPE
-CODEC_NAMES = _codec.CODEC_NAMES
 TS_LABELS = {NO_TS: "notimestamptype", CREATE: "createtime", APPEND: "logappendtime"}
 
 

@@ -15,6 +15,7 @@ import zlib
 from dataclasses import dataclass
 
 from kdump import codec as _codec
+from kdump.format.names import CODEC_NAMES
 from kdump._crc import crc32c
 from kdump.format import layout as L
 from kdump.read.segment import entries_in
@@ -218,7 +219,7 @@ class Mutator:
         after = L.V2_AFTER_CRC.pack(codec, 0, 0, 0, -1, -1, -1, 1) + payload
         before = L.V2_BEFORE_CRC.pack(10**9, L.V2_BODY_HEAD_SIZE + len(payload), 0, 2)
         batch = before + L.UINT32.pack(crc32c(after)) + after
-        return Mutant("bomb", self.data[:base] + batch + self.data[base:], False, _codec.CODEC_NAMES[codec],
+        return Mutant("bomb", self.data[:base] + batch + self.data[base:], False, CODEC_NAMES[codec],
                       expect_code="batch-too-large")
 
 
