@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from kdump.errors import FormatError, KdumpError
 from kdump.format.framing import BatchHeader, Stop
+from kdump.read.index_base import ReadOnlyFile
 from kdump.read.logdir import FileKind, LogSegment, sibling
 from kdump.read.offset_index import OffsetIndex
 from kdump.read.segment import (
@@ -156,7 +157,7 @@ def sound_batch_at(fd: int, file_size: int, position: int, *,
         return None
 
 
-class SegmentLocator:
+class SegmentLocator(ReadOnlyFile):
     """One segment's log opened for lookups, with its offset index (opened when first needed; not used when
     ``use_index`` is false or the file name gives no base offset).
 
@@ -167,14 +168,8 @@ class SegmentLocator:
 
     def __init__(self, log_path, *, base_offset: int | None = None, use_index: bool = True,
                  verify_crc: bool = True, strict_entries: bool = False):
-        self.path = os.fspath(log_path)
+        super().__init__(log_path)
         self.base_offset = base_offset if base_offset is not None else base_offset_from_name(self.path)
-        self.fd = os.open(self.path, os.O_RDONLY)
-        try:
-            self.size = os.fstat(self.fd).st_size
-        except BaseException:
-            os.close(self.fd)
-            raise
         self.use_index = use_index and self.base_offset is not None
         self.verify_crc = verify_crc
         self.strict_entries = strict_entries
@@ -186,19 +181,23 @@ class SegmentLocator:
         self._index_opened = False
         self._problems: dict[tuple[int, int], str | None] = {}
 
+    @property
+    def fd(self) -> int:
+        return self._fd
+
+    @property
+    def size(self) -> int:
+        """The log's size when it was opened: lookups see the batches written by then."""
+        return self.length
+
     def close(self) -> None:
         if self._index is not None:
             self._index.close()
             self._index = None
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+        super().close()
 
     def __enter__(self) -> SegmentLocator:
         return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # --- the offset index -------------------------------------------------------------------------------------
     @property
