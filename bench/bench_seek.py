@@ -9,10 +9,10 @@ Prepares once, cached in bench/out/seek-<size>/: a magic-2 segment written with 
 timestamps; then its .index/.timeindex/.txnindex with ``kdump.index.rebuild.rebuild_indexes`` (Kafka's
 recovery, index.interval.bytes 4096). Then measures, best and median of RUNS (page cache warm):
 
-* library: ``seek_offset`` (index lookup + verification + header walk) then the first batch read and
+* library: ``locate_offset`` (index lookup + verification + header walk) then the first batch read and
   decoded until the record with the target offset: the time to the first record;
 * the same with ``use_index=False`` (walk from the start: what a dump without an index costs);
-* ``seek_time`` for a timestamp near the end (time index, then offset index);
+* ``locate_time`` for a timestamp near the end (time index, then offset index);
 * the same offset seek with the segment's files evicted from the page cache first (``posix_fadvise``
   DONTNEED on the .log, .index and .timeindex only): the disk reads a seek needs;
 * ``kdump dump --deep-iteration --from-offset N --to-offset N`` in-process (the Dumper with its text
@@ -79,11 +79,11 @@ def make_segment(path: Path, size_mb: int) -> tuple[int, int]:
 
 def first_record(log: Path, target: int, *, use_index: bool = True, by_time: int | None = None):
     """Seek, read the batch, decode up to the wanted record; returns (seconds, record offset)."""
-    from kdump.index.seek import seek_offset, seek_time
+    from kdump.read.locate import locate_offset, locate_time
     from kdump.read.segment import SegmentReader
     start = time.perf_counter()
-    res = seek_time(log, by_time, use_index=use_index) if by_time is not None else \
-        seek_offset(log, target, use_index=use_index)
+    res = locate_time(log, by_time, use_index=use_index) if by_time is not None else \
+        locate_offset(log, target, use_index=use_index)
     with SegmentReader(log, start=res.position) as reader:
         for batch in reader:
             cols = batch.columns(1 << 26)

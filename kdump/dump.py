@@ -7,7 +7,7 @@ trailing partial batch, and the non-consecutive offset report after all files. W
 ``on_error`` with the file, byte position and cause, and goes on with what it can still read.
 
 Companion files (indexes, producer snapshots, text checkpoints) are dumped by :mod:`kdump.index.dump`;
-seeking (``from_offset``/``to_offset``/``from_time``) uses the segment's indexes (:mod:`kdump.index.seek`).
+seeking (``from_offset``/``to_offset``/``from_time``) uses the segment's indexes (:mod:`kdump.read.locate`).
 """
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ class DumpOptions:
     verify_index_only: bool = False
     index_sanity_check: bool = False
     companions: bool = False  # directory dumps include index, snapshot and checkpoint files
-    # seeking (kdump.index.seek): batches whose last offset >= from_offset, or from the first batch whose max
+    # seeking (kdump.read.locate): batches whose last offset >= from_offset, or from the first batch whose max
     # timestamp >= from_time; up to the last batch starting at or before to_offset
     from_offset: int | None = None
     to_offset: int | None = None
@@ -377,11 +377,11 @@ class Dumper:
             return None  # the next segment starts at or before the wanted offset
         if named_kind(path) is not FileKind.LOG:
             return 0  # KRaft snapshots have no index: the window filters while reading
-        from kdump.index import seek
+        from kdump.read.locate import locate_offset, locate_time
         if opts.from_offset is not None:
-            res = seek.seek_offset(path, opts.from_offset)
+            res = locate_offset(path, opts.from_offset)
         elif opts.from_time is not None:
-            res = seek.seek_time(path, opts.from_time)
+            res = locate_time(path, opts.from_time)
         else:
             return 0
         if res.note:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from corpus import CORPUS, LOG_FILES
 from kdump.cli import cli
 from kdump.index.rebuild import rebuild_indexes
-from kdump.index.seek import parse_time, seek_offset, seek_time
+from kdump.read.locate import locate_offset, locate_time, parse_time
 from test_index_support import T0, data_batch, write_log
 
 BROKER = CORPUS / "broker-written"
@@ -140,17 +140,17 @@ def test_broker_index_lookup_lands_where_the_walk_lands(case):
     step = max(1, len(offs) // 1500)  # kraft-metadata-log has ~5,500 of each: every few is plenty
     offs, stamps = offs[::step] + offs[-3:], stamps[::step] + stamps[-3:]
     for n in offs:
-        res = seek_offset(log, n)
+        res = locate_offset(log, n)
         assert (res.position, res.found) == by_offset(n), n
         assert res.method in ("index", "start") and res.note is None
     for t in stamps:
-        res = seek_time(log, t)
+        res = locate_time(log, t)
         assert (res.position, res.found) == by_time(t), t
         assert res.method == "index"
     for n in offs[::20]:  # the fallback walk agrees too
-        assert seek_offset(log, n, use_index=False).position == by_offset(n)[0]
+        assert locate_offset(log, n, use_index=False).position == by_offset(n)[0]
     for t in stamps[::20]:
-        assert seek_time(log, t, use_index=False).position == by_time(t)[0]
+        assert locate_time(log, t, use_index=False).position == by_time(t)[0]
 
 
 @pytest.mark.parametrize("log", GENERATED, ids=lambda p: p.parent.name)
@@ -160,10 +160,10 @@ def test_rebuilt_index_lookup_lands_where_the_walk_lands(log, tmp_path):
     rebuild_indexes(log, index_interval_bytes=64)  # many entries for small fixtures
     offs, stamps, by_offset, by_time = _expected_positions(log)
     for n in offs:
-        assert (seek_offset(log, n).position, seek_offset(log, n, use_index=False).position) == \
+        assert (locate_offset(log, n).position, locate_offset(log, n, use_index=False).position) == \
             (by_offset(n)[0],) * 2, n
     for t in stamps:
-        assert (seek_time(log, t).position, seek_time(log, t, use_index=False).position) == (by_time(t)[0],) * 2, t
+        assert (locate_time(log, t).position, locate_time(log, t, use_index=False).position) == (by_time(t)[0],) * 2, t
 
 
 @pytest.fixture
@@ -215,9 +215,9 @@ def test_kraft_snapshot_windows():
 
 def test_seek_without_index_scans(tmp_path):
     log = write_log(tmp_path, 0, [data_batch(i * 10, 10) for i in range(20)])
-    res = seek_offset(log, 105)
+    res = locate_offset(log, 105)
     assert res.method == "scan" and res.note is None and res.found
-    assert seek_offset(log, 10**6).found is False
+    assert locate_offset(log, 10**6).found is False
 
 
 def test_parse_time():

@@ -27,7 +27,7 @@ def _decoder_option(value, which):
 def _time_option(value, flag):
     if value is None:
         return None
-    from kdump.index.seek import parse_time
+    from kdump.read.locate import parse_time
     try:
         return parse_time(value)
     except ValueError as e:

@@ -6,7 +6,7 @@
   ``check_partition_companions(directory, *, deep)`` for ``kdump verify``);
 * :mod:`kdump.index.rebuild`: Kafka's recovery-time indexes (``kdump index rebuild``;
   ``rebuild_indexes(log_path, out_dir=None, *, index_interval_bytes=4096, force=False)``);
-* :mod:`kdump.index.seek`: offset and time lookups (``kdump dump --from-offset/--from-time``).
+* offset and time lookups (``kdump dump --from-offset/--from-time``) are the read layer's, :mod:`kdump.read.locate`.
 
 Nothing is imported here: ``kdump dump`` loads only the modules it needs.
 """

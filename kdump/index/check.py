@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 
 from kdump.errors import FormatError
 from kdump.findings import ERROR, INFO, WARNING, FileReport, Findings
-from kdump.index.seek import batch_problem
 from kdump.read import checkpoints as cps
+from kdump.read.locate import SegmentLocator, segment_end_offset
 from kdump.read.logdir import FileKind, Partition, segment_base_offset, sibling
 from kdump.read.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
 from kdump.read.time_index import max_record_timestamp
@@ -215,40 +215,8 @@ class PartitionChecker:
         self._log_end = None
         if not self.segments:
             return None
-        from kdump.read.offset_index import OffsetIndex
         seg = self.segments[max(self.segments)]
-        entry = None
-        try:
-            with OffsetIndex(sibling(seg.log_path, FileKind.INDEX), base_offset=seg.base) as idx:
-                n = idx.valid_entry_count_fast()
-                if n:
-                    entry = idx.entry(n - 1)
-        except (OSError, FormatError):
-            entry = None
-        try:
-            fd = os.open(seg.log_path, os.O_RDONLY)
-        except OSError:
-            return None
-        try:
-            size = os.fstat(fd).st_size
-            # The last index entry is only a place to start the walk: a damaged index must not decide the end.
-            start = 0
-            if entry is not None and entry.position < size and batch_problem(fd, size, entry.position,
-                                                                             entry.offset) is None:
-                start = entry.position
-            end = None
-            for h in walk_headers(fd, start if start < size else 0, size):
-                if isinstance(h, Stop):
-                    break
-                end = h.last_offset + 1
-            if end is None and start:
-                for h in walk_headers(fd, 0, size):
-                    if isinstance(h, Stop):
-                        break
-                    end = h.last_offset + 1
-        finally:
-            os.close(fd)
-        self._log_end = end if end is not None else seg.base
+        self._log_end = segment_end_offset(seg.log_path, seg.base)
         return self._log_end
 
     # --- .index -----------------------------------------------------------------------------------------
@@ -489,45 +457,33 @@ class PartitionChecker:
             self._compare_recovery(tidx, n, r, seg, "timeindex")
 
     def _time_against_log(self, tidx, entries, r: _Report, base: int, seg: _Segment) -> None:
-        from kdump.read.offset_index import OffsetIndex
-
         log_size = self._segment_log_size(seg)
         try:
-            fd = os.open(seg.log_path, os.O_RDONLY)
+            # Each offset-index entry is judged once, against its own offset; CRCs are the log checks' business.
+            loc = SegmentLocator(seg.log_path, base_offset=base, verify_crc=False, strict_entries=True)
         except OSError as err:
             r.add("timeindex-log-unreadable", ERROR, f"cannot read {seg.log_path}: {err.strerror or err}")
             return
-        if log_size is None:  # the size could not be read before the open
-            log_size = os.fstat(fd).st_size
-        oidx = None
-        try:
-            try:
-                oidx = OffsetIndex(sibling(seg.log_path, FileKind.INDEX), base_offset=base)
-                n_valid = oidx.valid_entry_count_fast()
-            except (OSError, FormatError):
-                oidx, n_valid = None, 0
+        with loc:
+            if log_size is None:  # the size could not be read before the open
+                log_size = loc.size
             if self.deep:
-                self._time_deep(fd, log_size, entries, r, seg)
+                self._time_deep(loc.fd, log_size, entries, r, seg)
                 return
-            hints = _IndexHints(fd, log_size, oidx, n_valid)
-            cursor = None
             for i, e in enumerate(entries):
                 where = dict(position=i * 12, first_offset=e.offset)
-                start = hints.start_for(e.offset)
-                walk_from = start
-                if cursor is not None and cursor[0] == start and cursor[1] <= e.offset and cursor[2] is not None:
-                    walk_from = cursor[2].position
-                found = _first_batch_reaching(fd, walk_from, log_size, e.offset)
-                if found is None and start:  # the index led past the batches (damaged index): ask the log itself
-                    hints.distrust()
-                    start = walk_from = 0
-                    found = _first_batch_reaching(fd, 0, log_size, e.offset)
-                cursor = (start, e.offset, found)
-                self._time_entry_vs_batch(fd, i, e, found, r, where, decode=False)
-        finally:
-            if oidx is not None:
-                oidx.close()
-            os.close(fd)
+                start = loc.index_start(e.offset)
+                if start is None:
+                    # After one misleading entry the index is not used again for this file (its own report says
+                    # what is wrong with it): findings about the time index must come from the log.
+                    loc.distrust_index()
+                    start = 0
+                found = loc.walk.reaching(e.offset, start)
+                if not isinstance(found, BatchHeader) and start:  # the index led past the batches: ask the log
+                    loc.distrust_index()
+                    found = loc.walk.reaching(e.offset, 0)
+                self._time_entry_vs_batch(loc.fd, i, e, found if isinstance(found, BatchHeader) else None, r, where,
+                                          decode=False)
 
     def _time_entry_vs_batch(self, fd, i, e, found: BatchHeader | None, r: _Report, where: dict, *,
                              decode: bool) -> None:
@@ -660,19 +616,16 @@ class PartitionChecker:
         return r.finish()
 
     def _txn_markers(self, txns, r: _Report, seg: _Segment) -> None:
-        from kdump.index.seek import seek_offset
         try:
-            fd = os.open(seg.log_path, os.O_RDONLY)
+            loc = SegmentLocator(seg.log_path)
         except OSError as e:
             r.add("txnindex-log-unreadable", ERROR, f"cannot read {seg.log_path}: {e.strerror or e}")
             return
-        try:
-            size = os.fstat(fd).st_size
+        with loc:
             for pos, t in txns:
                 where = dict(position=pos, first_offset=t.first_offset, last_offset=t.last_offset)
-                res = seek_offset(seg.log_path, t.last_offset)
-                h = header_at(fd, res.position, size) if res.found else None
-                if not isinstance(h, BatchHeader) or h.base_offset != t.last_offset or not h.is_control:
+                h = loc.locate_offset(t.last_offset).batch
+                if h is None or h.base_offset != t.last_offset or not h.is_control:
                     r.add("txnindex-marker-missing", ERROR,
                           f"no control batch at offset {t.last_offset} in the log, where this entry puts the ABORT "
                           "marker", **where)
@@ -680,8 +633,6 @@ class PartitionChecker:
                     r.add("txnindex-marker-missing", ERROR,
                           f"the control batch at offset {t.last_offset} belongs to producer {h.producer_id}, not "
                           f"{t.producer_id}", **where)
-        finally:
-            os.close(fd)
 
     def _txn_deep(self, txns, r: _Report, seg: _Segment) -> None:
         if seg.recovery is None:
@@ -854,50 +805,6 @@ def check_text_checkpoint(path: str) -> FileReport:
                 r.add("checkpoint-negative", ERROR, f"line {line}: {topic} {part} {off}: negative partition or offset",
                       position=pos)
     return r.finish()
-
-
-class _IndexHints:
-    """Where to start walking the log for an offset: the offset index's entry when the batch it points at
-    is real and starts at or before the offset (checked once per entry), else the log's start. After one
-    misleading entry the index is not used again for this file (its own report says what is wrong with it);
-    findings about the time index must come from the log, never from a damaged offset index."""
-
-    def __init__(self, fd: int, log_size: int, oidx, n_valid: int):
-        self.fd = fd
-        self.log_size = log_size
-        self.oidx = oidx if n_valid else None
-        self.n_valid = n_valid
-        self.checked: dict[int, bool] = {}
-
-    def start_for(self, offset: int) -> int:
-        if self.oidx is None:
-            return 0
-        slot = self.oidx.largest_lower_bound_slot(offset, entries=self.n_valid)
-        if slot < 0:
-            return 0
-        entry = self.oidx.entry(slot)
-        ok = self.checked.get(slot)
-        if ok is None:
-            ok = entry.position < self.log_size and batch_problem(self.fd, self.log_size, entry.position, entry.offset,
-                                                                  verify_crc=False) is None
-            self.checked[slot] = ok
-        if not ok:
-            self.distrust()
-            return 0
-        return entry.position
-
-    def distrust(self) -> None:
-        self.oidx = None
-
-
-def _first_batch_reaching(fd: int, start: int, log_size: int, offset: int) -> BatchHeader | None:
-    """The first batch from ``start`` whose last offset is at or above ``offset`` (None: the walk ended first)."""
-    for h in walk_headers(fd, start, log_size):
-        if isinstance(h, Stop):
-            return None
-        if h.last_offset >= offset:
-            return h
-    return None
 
 
 def _present(seg) -> dict:

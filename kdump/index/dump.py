@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from kdump.errors import FormatError
 from kdump.index.reports import IndexReports
 from kdump.read import checkpoints as cps
+from kdump.read.locate import ForwardWalk
 from kdump.read.logdir import FileKind, sibling
-from kdump.read.segment import Stop, base_offset_from_name, header_at, read_batch_at, walk_headers
+from kdump.read.segment import Stop, base_offset_from_name, header_at, read_batch_at
 from kdump.read.time_index import max_record_timestamp
 
 
@@ -172,11 +173,12 @@ class CompanionDumper:
         key = os.path.abspath(path)
         reports = self.reports
         prev_ts = -1
-        cursor = None  # (lookup position, target, found header): continue a walk from the same start
+        walk = ForwardWalk(log_fd, log_size) if log_fd is not None else None
         for i, entry in tidx.iter_entries():
             if i > 0 and entry.offset == base:
                 break
-            if log_fd is not None:
+            if walk is not None:
+                # Kafka's tool trusts its index: where OffsetIndex.lookup says, unverified (a bad entry is reported)
                 start = oidx.lookup(entry.offset).position if oidx is not None else 0
                 if start > log_size:
                     self.error(FormatError(
@@ -185,24 +187,12 @@ class CompanionDumper:
                         f"the log ({log_size} bytes); walking from the start instead (Kafka's tool dies here)",
                         position=i * 12))
                     start = 0
-                walk_from = start
-                if cursor is not None and cursor[0] == start and cursor[1] <= entry.offset and cursor[2] is not None:
-                    walk_from = cursor[2].position  # batches before it end below the previous target
-                found = None
-                stop = None
-                for h in walk_headers(log_fd, walk_from, log_size):
-                    if isinstance(h, Stop):
-                        stop = h
-                        break
-                    if h.last_offset >= entry.offset:
-                        found = h
-                        break
-                cursor = (start, entry.offset, found)
-                if found is None:
-                    if stop is not None and stop.kind == "corrupt":
+                found = walk.reaching(entry.offset, start)
+                if isinstance(found, Stop):
+                    if found.kind == "corrupt":
                         self.error(FormatError("timeindex-walk-stopped",
                                                f"entry {i} (offset {entry.offset}): the log walk stopped at byte "
-                                               f"{stop.position}: {stop.message}", position=i * 12))
+                                               f"{found.position}: {found.message}", position=i * 12))
                     else:
                         reports.time_not_found.setdefault(key, []).append((entry.offset, -1))
                 elif found.last_offset != entry.offset:

@@ -6,7 +6,8 @@
 * companion files, read (and encoded) one module per kind: :mod:`~kdump.read.offset_index`,
   :mod:`~kdump.read.time_index`, :mod:`~kdump.read.txn_index` (over :mod:`~kdump.read.index_base`),
   :mod:`~kdump.read.snapshot` (producer snapshots), :mod:`~kdump.read.checkpoints`;
-* :mod:`kdump.read.producer_state`: the one producer and transaction state machine.
+* :mod:`kdump.read.producer_state`: the one producer and transaction state machine;
+* :mod:`kdump.read.locate`: the batch at an offset or a time (through the indexes when they can be trusted).
 
 Nothing is imported here: a command loads only the modules it needs.
 """

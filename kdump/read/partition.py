@@ -15,8 +15,12 @@ costs offsets that the next segment's base offset tells. Each of those questions
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from kdump.read.logdir import LogSegment, Partition
+
+if TYPE_CHECKING:
+    from kdump.read.locate import Located
 
 
 class PartitionLog:
@@ -55,6 +59,22 @@ class PartitionLog:
     # --- scan: kdump.read.scan --------------------------------------------------------------------------------
 
     # --- locate: kdump.read.locate ----------------------------------------------------------------------------
+    def locate_offset(self, offset: int, *, use_index: bool = True) -> Located | None:
+        """The batch holding ``offset`` or the first one after it (:func:`kdump.read.locate.locate_offset_in`):
+        its segment, byte position and first offset; None for a partition without segments."""
+        from kdump.read.locate import locate_offset_in
+        return locate_offset_in(self.segments, offset, use_index=use_index)
+
+    def locate_time(self, time_ms: int, *, use_index: bool = True) -> Located | None:
+        """The first batch whose max timestamp is at or after ``time_ms`` (Kafka's ``findOffsetByTimestamp``)."""
+        from kdump.read.locate import locate_time_in
+        return locate_time_in(self.segments, time_ms, use_index=use_index)
+
+    def log_end_offset(self) -> int | None:
+        """The offset after the partition's last batch (None without segments or when the last is unreadable)."""
+        from kdump.read.locate import log_end_offset_of
+        return log_end_offset_of(self.segments)
+
 
     # --- producers: kdump.read.producers ----------------------------------------------------------------------
 

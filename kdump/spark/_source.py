@@ -3,7 +3,6 @@
 * :func:`walk` -- the batches of ``[start, end)`` of one local segment file, then how the walk ended
   (damage, or a live file's last entry still being written: ``SegmentReader(live=True)``);
 * :func:`batch_fields` -- the batch-level values the metadata columns show;
-* :func:`first_batch_at` -- is there a sound batch at this byte position (split points from the index)?
 * :func:`offset_index_positions` -- the byte positions the offset index names.
 
 Records come from the batches themselves (``batch.columns(limit)`` for every magic, a magic-2 batch's
@@ -21,7 +20,7 @@ from kdump.format.names import BATCH_FIELDS, codec_name, compile_projection
 from kdump.read.logdir import segment_base_offset
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES, Damage, readable
 
-__all__ = ["walk", "Walk", "DamagedRegion", "batch_fields", "first_batch_at", "offset_index_positions",
+__all__ = ["walk", "Walk", "DamagedRegion", "batch_fields", "offset_index_positions",
            "DEFAULT_MAX_DECOMPRESSED_BYTES", "FormatError", "KdumpError"]
 
 # Tails that are not damage: the end of the file, the end of the range asked for, and (live) an entry
@@ -184,16 +183,6 @@ batch_fields = compile_projection(
     "batch_fields", "batch, first_offset, check_crc",
     ((f.column, _COLUMN_VALUES.get(f.attr, f"batch.{f.attr}")) for f in BATCH_FIELDS if f.column is not None),
     line=False, env={"codec_name": codec_name})
-
-
-def first_batch_at(path: str, position: int, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES):
-    """The batch starting at ``position`` if a whole, CRC-valid one does (a safe split point), else None."""
-    try:
-        for batch in walk(path, position, None, max_batch_bytes=max_batch_bytes):
-            return batch if batch.is_valid() else None
-    except (OSError, KdumpError):
-        return None
-    return None
 
 
 def offset_index_positions(index_path: str, base_offset: int) -> list[tuple[int, int]]:

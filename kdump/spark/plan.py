@@ -198,13 +198,22 @@ def slices_of(seg: SegmentFile, split: int, txns=None) -> list[SegmentSlice]:
     index = logdir.sibling(seg.location, FileKind.INDEX)
     if not os.path.exists(index):
         return whole
+    from kdump.read.locate import sound_batch_at
     cuts: list[int] = []
     target = split
-    for _, position in _source.offset_index_positions(index, seg.base_offset):
-        if (position >= target and position < seg.size and (not cuts or position > cuts[-1])
-                and _source.first_batch_at(seg.location, position) is not None):
-            cuts.append(position)
-            target = position + split
+    try:
+        fd = os.open(seg.location, os.O_RDONLY)
+    except OSError:
+        return whole
+    try:
+        size = os.fstat(fd).st_size
+        for _, position in _source.offset_index_positions(index, seg.base_offset):
+            if (position >= target and position < seg.size and (not cuts or position > cuts[-1])
+                    and sound_batch_at(fd, size, position) is not None):
+                cuts.append(position)
+                target = position + split
+    finally:
+        os.close(fd)
     if not cuts:
         return whole
     bounds = [0, *cuts, seg.size]
