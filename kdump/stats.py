@@ -110,10 +110,10 @@ def summarize(per_segment) -> dict:
 def render_json(summary: dict, when=None) -> str:
     """The summary as JSON; with the record-level numbers (``summary["records"]``, from :func:`partition_stats`)
     each partition and the total carry them too. ``when`` (a non-epoch time format): the time range also in
-    that form (:func:`kdump.render.times.add_formatted`)."""
+    that form (:func:`kdump.text.times.add_formatted`)."""
     import json
 
-    from kdump.render.times import add_formatted
+    from kdump.text.times import add_formatted
     details = summary.get("records")
 
     def entry(key, st):
@@ -128,7 +128,7 @@ def render_json(summary: dict, when=None) -> str:
 
 
 def render_text(summary: dict, when=str) -> str:
-    """``when`` prints the time range (:func:`kdump.render.times.time_formatter`)."""
+    """``when`` prints the time range (:func:`kdump.text.times.time_formatter`)."""
     lines = []
     for key, s in [*summary["partitions"].items(), ("total", summary["total"])]:
         offsets = f"offsets {s.first_offset}-{s.last_offset}" if s.first_offset is not None else "no offsets"

@@ -201,7 +201,7 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
         for path, kind in dumper.passed_over:
             ui.note(path, f"passed over ({kind.value}; not a segment)")
     _nothing_dumped(ui, paths, dumper)
-    from kdump.render.times import time_formatter
+    from kdump.text.times import time_formatter
     for line in index_report_lines(dumper.index_reports, opts.compat, time_formatter(opts.time_format)):
         ui.say(line)
     for line in non_consecutive_report(dumper.results, opts.compat):
@@ -216,7 +216,7 @@ FLAG_HINTS = {"batch-too-large": " (raise --max-batch-bytes to read it)"}
 
 
 def ui_path(path) -> str:
-    from kdump.render.escape import printable_path
+    from kdump.text.escape import printable_path
     return printable_path(path)
 
 
@@ -246,7 +246,7 @@ def _internal_topic_hint(ui: Ui, paths) -> None:
 
 
 def make_renderer(fmt, out, opts, key_dec, value_dec, no_color, header_dec=None):
-    terminal = out.isatty()  # record bytes are shown escaped on a terminal, never raw (kdump.render.escape)
+    terminal = out.isatty()  # record bytes are shown escaped on a terminal, never raw (kdump.text.escape)
     if fmt == "json":
         from kdump.render.jsonl import JsonLinesRenderer
         return JsonLinesRenderer(out, print_data=opts.print_data, deep=opts.deep, terminal=terminal,

@@ -11,7 +11,7 @@ from kdump.commands.options import Ui
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from kdump.findings import PlainConsole
+    from kdump.render.findings import PlainConsole
 
 # ``--fail-on``: which findings fail the run (kdump.findings.exit_code), as linters and fsck offer it.
 FAIL_ON_HELP = ("Lowest severity that makes the exit code 1: error (default; warnings are reported, not failing) "
@@ -26,7 +26,8 @@ def fail_on_option(f):
 
 
 def render_reports(ui: Ui, reports, fail_on: str = "error") -> None:
-    from kdump.findings import exit_code, render_json, render_text
+    from kdump.findings import exit_code
+    from kdump.render.findings import render_json, render_text
     out = ui.stdout
     if ui.format == "json":
         render_json(reports, out, fail_on)
@@ -36,7 +37,7 @@ def render_reports(ui: Ui, reports, fail_on: str = "error") -> None:
             from rich.console import Console
             console = Console(file=out, highlight=False, soft_wrap=True)
         else:  # piped, or --no-color: plain lines (and no rich to import)
-            from kdump.findings import PlainConsole
+            from kdump.render.findings import PlainConsole
             console = PlainConsole(out)
         render_text(reports, console, verbose=ui.verbose, list_ok=ui.verbose or len(reports) <= 20)
     out.flush()

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import click
 
 from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
-from kdump.render.escape import escape, is_terminal
-from kdump.render.escape import printable_path as shown
+from kdump.text.escape import escape, is_terminal
+from kdump.text.escape import printable_path as shown
 
 # The meaning of each exit code shared by every command; a command's epilog may say more about 0 and 1.
 EXIT_MEANINGS = {
@@ -227,7 +227,7 @@ def text_only(ui: Ui, flag: str) -> None:
 def time_format_option(default: str | None = "epoch", *, shows: str = "timestamps"):
     """``--time-format epoch|iso|local``: one spelling for every command that prints a time. ``shows``: what
     the command's times are, for its help; ``default``: the form it prints without the option."""
-    from kdump.render.times import TIME_FORMATS
+    from kdump.text.times import TIME_FORMATS
     return click.option(
         "--time-format", type=click.Choice(TIME_FORMATS), default=default, show_default=True,
         help=f"How {shows} are printed: epoch (milliseconds since 1970, as Kafka prints them), iso (UTC ISO-8601, "

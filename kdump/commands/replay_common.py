@@ -28,10 +28,10 @@ def replay_output_options(f):
 
 def run(replay, paths, ui, to_json, to_blocks, time_format: str | None = None) -> None:
     """Run ``replay(paths)``, print ``to_json(result)`` as JSON or ``to_blocks(json, form)`` as text (``form``
-    prints times, :mod:`kdump.render.times`), and exit."""
-    from kdump.render.times import add_formatted, json_formatter, time_formatter
+    prints times, :mod:`kdump.text.times`), and exit."""
     from kdump.replay.render import emit, skipped_lines
     from kdump.replay.source import ReplayInputError
+    from kdump.text.times import add_formatted, json_formatter, time_formatter
     if not paths:
         raise click.UsageError("no paths given: name a partition directory, a log directory or segment files")
     try:

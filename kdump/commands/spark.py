@@ -127,8 +127,8 @@ def scan(paths, output, to_format, include_headers, mode, master, ui):
 
 
 def _damage_line(d: dict) -> str:
-    from kdump.render.escape import printable_path
     from kdump.spark.arrow import DamagedRegion
+    from kdump.text.escape import printable_path
     region = DamagedRegion(d["code"], d["message"], position=d["start"], end=d["end"],
                            first_offset=d["first_offset"], last_offset=d["last_offset"])
     return printable_path(region.describe(d["file"]))  # a file name is the user's bytes: escaped
@@ -139,7 +139,8 @@ def _damage_line(d: dict) -> str:
 @_session_options
 def verify(paths, master, ui):
     """``kdump verify --deep`` on Spark: one report, the same JSON and exit codes."""
-    from kdump.findings import PlainConsole, exit_code, render_json, render_text
+    from kdump.findings import exit_code
+    from kdump.render.findings import PlainConsole, render_json, render_text
     from kdump.spark import jobs
     from kdump.verify import VerifyOptions
     reports = _run(_start(master, ui.verbose),

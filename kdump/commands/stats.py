@@ -48,8 +48,8 @@ def command(paths, memory, spill_dir, time_format, ui):
     """
     from kdump.commands.partition_paths import partition_groups
     from kdump.commands.progress import with_progress
-    from kdump.render.times import json_formatter, time_formatter
     from kdump.stats import render_json, render_text, stats_paths
+    from kdump.text.times import json_formatter, time_formatter
 
     memory_bytes = _size(memory)
     groups, refused = partition_groups(paths, ui)

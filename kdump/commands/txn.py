@@ -50,7 +50,7 @@ def command(paths, timeout, open_only, time_format, ui):
       kdump txn --time-format local --open-only /var/lib/kafka/data/payments-0
     """
     from kdump.commands.partition_paths import partition_groups
-    from kdump.render.times import add_formatted, json_formatter, time_formatter
+    from kdump.text.times import add_formatted, json_formatter, time_formatter
     from kdump.txn import partition_transactions
 
     timeout_ms = _duration(timeout)

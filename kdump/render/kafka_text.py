@@ -12,8 +12,8 @@ from kdump.decode.payload import DecoderError, java_utf8
 from kdump.decode.records import decode_records
 from kdump.format import layout as L
 from kdump.format.types import ControlRecordType
-from kdump.render.escape import escape
-from kdump.render.times import time_formatter
+from kdump.text.escape import escape
+from kdump.text.times import time_formatter
 
 
 def _unchanged(text: str) -> str:
@@ -30,7 +30,7 @@ def _bool(b: bool) -> str:
 
 def batch_line(batch, when=str) -> str:
     """The batch line printed for every batch, shallow or deep (§2.2); ``when`` prints its timestamp
-    (:mod:`kdump.render.times`; Kafka's epoch milliseconds by default)."""
+    (:mod:`kdump.text.times`; Kafka's epoch milliseconds by default)."""
     ts = batch.timestamp_type.display_name
     if batch.magic >= 2:
         dh = "OptionalLong.empty" if batch.delete_horizon_ms is None else f"OptionalLong[{batch.delete_horizon_ms}]"
@@ -75,7 +75,7 @@ class KafkaTextRenderer:
                  key_decoder=None, value_decoder=None, compat: str = "java", on_error=None, terminal: bool = False,
                  time_format: str = "epoch", header_decoder=None):
         self.out = out
-        # On a terminal every line is escaped (kdump.render.escape): record bytes never reach it raw.
+        # On a terminal every line is escaped (kdump.text.escape): record bytes never reach it raw.
         self.safe = escape if terminal else _unchanged
         self.print_data = print_data
         self.skip_metadata = skip_record_metadata
