@@ -107,13 +107,10 @@ def summarize(per_segment) -> dict:
     return {"partitions": dict(sorted(partitions.items())), "total": total}
 
 
-def render_json(summary: dict, when=None) -> str:
-    """The summary as JSON; with the record-level numbers (``summary["records"]``, from :func:`partition_stats`)
-    each partition and the total carry them too. ``when`` (a non-epoch time format): the time range also in
-    that form (:func:`kdump.text.times.add_formatted`)."""
-    import json
-
-    from kdump.text.times import add_formatted
+def summary_doc(summary: dict) -> dict:
+    """The summary as a JSON document (``kdump stats --format json``, written by :data:`kdump.render.RENDERERS`,
+    which adds the time range in a non-epoch ``--time-format`` beside the epoch ms); with the record-level
+    numbers (``summary["records"]``, from :func:`partition_stats`) each partition and the total carry them too."""
     details = summary.get("records")
 
     def entry(key, st):
@@ -121,10 +118,8 @@ def render_json(summary: dict, when=None) -> str:
         if details is not None:
             d.update(details[key].to_dict())
         return d
-    doc = {"partitions": {k: entry(k, v) for k, v in summary["partitions"].items()},
-           "total": entry("total", summary["total"])}
-    add_formatted(doc, when)
-    return json.dumps(doc, indent=2)
+    return {"partitions": {k: entry(k, v) for k, v in summary["partitions"].items()},
+            "total": entry("total", summary["total"])}
 
 
 def render_text(summary: dict, when=str) -> str:

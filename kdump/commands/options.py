@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import click
 
 from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from kdump.render import FORMATS
 from kdump.text.escape import escape, is_terminal
 from kdump.text.escape import printable_path as shown
 
@@ -169,7 +170,7 @@ def output_options(*, format_help: str = "text for people; json for programs.", 
                                help="Only problems on stderr: no notes, hints or progress.")(command)
         command = click.option("-v", "--verbose", is_flag=True, help=verbose_help or "Say more.")(command)
         command = color_option(command)
-        return click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+        return click.option("--format", "fmt", type=click.Choice(FORMATS), default="text",
                             show_default=True, help=format_help)(command)
     return decorate
 
