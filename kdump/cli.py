@@ -164,7 +164,7 @@ def _output_failed(e: OutputError) -> int:
 
 def _show(e: click.ClickException) -> None:
     """Click's usage message, its text escaped on a terminal (it may quote a file name given)."""
-    from kdump.render.escape import escape, is_terminal
+    from kdump.text.escape import escape, is_terminal
     if not is_terminal(sys.stderr):
         e.show()
         return

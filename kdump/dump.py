@@ -70,7 +70,7 @@ class DumpOptions:
     record_decoder: str | None = None
     # which batches and records are shown (kdump.filters.RecordFilter), None: all
     filters: RecordFilter | None = None
-    time_format: str = "epoch"  # how renderers print timestamps (kdump.render.times)
+    time_format: str = "epoch"  # how renderers print timestamps (kdump.text.times)
 
     @property
     def seeking(self) -> bool:
@@ -576,8 +576,8 @@ def _foreign_start(reader: SegmentReader) -> FormatError | None:
 
 def _display_path(path: str) -> str:
     """Java's File.toString: the path as given, without a trailing separator (escaped where it is not
-    printable: :func:`kdump.render.escape.printable_path`)."""
-    from kdump.render.escape import printable_path
+    printable: :func:`kdump.text.escape.printable_path`)."""
+    from kdump.text.escape import printable_path
     return printable_path(path.rstrip("/") or path)
 
 

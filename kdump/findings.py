@@ -5,22 +5,21 @@ severity and documented in docs/findings.md or docs/index.md; never renamed, so 
 severity, the byte position and offsets it concerns, and a message for people. A :class:`FileReport` holds
 the findings of one file with its counts; every checker fills it through a :class:`Findings` collector
 (severity from the registry, at most :data:`MAX_PER_CODE` per code). :func:`finding_code` and
-:func:`tail_finding_code` map reader errors and the reasons a walk stopped to codes. Renderers: a short human
-summary (rich) and JSON (``--format json``). Exit codes are kdump's: 0 sound, 1 findings at or above the
-``--fail-on`` severity (errors by default; ``--fail-on warning`` as linters and fsck offer it), 2 usage or
-I/O errors. Counts (per file, per severity and per code) are those of every finding, listed or capped.
+:func:`tail_finding_code` map reader errors and the reasons a walk stopped to codes. The renderers (a short
+human summary, JSON for ``--format json``) are in :mod:`kdump.render.findings`, above the checkers that fill
+reports here. Exit codes are kdump's: 0 sound, 1 findings at or above the ``--fail-on`` severity (errors by
+default; ``--fail-on warning`` as linters and fsck offer it), 2 usage or I/O errors. Counts (per file, per
+severity and per code) are those of every finding, listed or capped.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kdump.finding_codes import CODES, ERROR, INFO, SEVERITIES, WARNING
 
 __all__ = ["ERROR", "WARNING", "INFO", "SEVERITIES", "CODES", "MAX_PER_CODE", "Finding", "FileReport", "Findings",
-           "READER_CODES", "finding_code", "tail_finding_code", "exit_code", "render_json", "render_text",
-           "PlainConsole", "FAIL_ON", "summary"]
+           "READER_CODES", "finding_code", "tail_finding_code", "exit_code", "FAIL_ON", "summary"]
 
 # ``--fail-on``: the lowest severity that makes ``verify`` and ``index check`` exit 1.
 FAIL_ON = (ERROR, WARNING)
@@ -209,103 +208,3 @@ def summary(reports: list[FileReport], fail_on: str = ERROR) -> dict:
         out["filesWithFindings"] += r.status == "findings"
         out["unreadable"] += r.io_error is not None
     return out
-
-
-def render_json(reports: list[FileReport], out, fail_on: str = ERROR) -> None:
-    """One JSON document: per file its status, counts and every finding (up to the cap), then the totals."""
-    totals = summary(reports, fail_on)
-    doc = {"files": [r.to_dict() for r in reports],
-           "status": {0: "ok", 1: "findings", 2: "error"}[totals["exitCode"]], "summary": totals}
-    out.write(json.dumps(doc, indent=2) + "\n")
-
-
-class PlainConsole:
-    """The part of a rich ``Console`` that :func:`render_text` uses, for output that is no terminal:
-    plain lines, and no import of rich (which would be a third of the start-up of a short run)."""
-
-    plain = True
-
-    def __init__(self, file):
-        self.file = file
-
-    def print(self, text: str) -> None:
-        self.file.write(text + "\n")
-
-
-def _grouped(report: FileReport, findings: list[Finding]) -> list[tuple[Finding, int, Finding]]:
-    """(first finding, how many in all, last listed) per code and severity, in the order they first appear;
-    a code's findings beyond the cap count in its first group."""
-    groups: dict[tuple[str, str], list] = {}
-    for f in findings:
-        g = groups.get((f.code, f.severity))
-        if g is None:
-            groups[(f.code, f.severity)] = [f, 1 + report.unlisted.get(f.code, 0) * all(
-                c != f.code for c, _ in groups), f]
-        else:
-            g[1] += 1
-            g[2] = f
-    return [(first, n, last) for first, n, last in groups.values()]
-
-
-def _where(f: Finding, last: Finding | None = None) -> str:
-    """`` at byte P offsets A-B`` for one finding, or the span from ``f`` to ``last`` for a group."""
-    first_pos, last_pos = f.position, (last.position if last is not None else f.position)
-    if first_pos is None:
-        where = ""
-    elif last_pos is not None and last_pos != first_pos:
-        where = f" at bytes {first_pos}-{last_pos}"
-    else:
-        where = f" at byte {first_pos}"
-    lo = f.first_offset
-    if last is None:
-        hi = f.last_offset
-    else:
-        hi = last.last_offset if last.last_offset is not None else last.first_offset
-    if lo is None:
-        return where
-    return where + (f" offsets {lo}-{hi}" if hi not in (None, lo) else f" offset {lo}")
-
-
-def render_text(reports: list[FileReport], console, *, verbose: bool = False, list_ok: bool = True) -> None:
-    """A short summary for people: one line per file, then its findings (info only with ``verbose``), one
-    line per code: several findings of one code in one file are one line with their count (the first one's
-    message, the span of positions and offsets). ``list_ok=False`` leaves out the line of each sound file
-    without shown findings (a log directory has thousands), keeping the totals line. The totals count every
-    finding, listed or capped. ``console``: a rich Console, or a :class:`PlainConsole`."""
-    from kdump.render.escape import escape as safe  # paths and messages quote the data: never raw
-    if getattr(console, "plain", False):
-        def escape(text):
-            return safe(text)
-
-        def styled(style, text):
-            return text
-    else:
-        from rich.markup import escape as markup_escape
-
-        def escape(text):
-            return markup_escape(safe(text))
-
-        def styled(style, text):
-            return f"[{style}]{text}[/]"
-    style = {ERROR: "bold red", WARNING: "yellow", INFO: "dim"}
-    for r in reports:
-        if r.io_error is not None:
-            console.print(f"{styled('bold red', 'UNREADABLE')} {escape(r.path)}: {escape(r.io_error)}")
-            continue
-        shown = [f for f in r.findings if (verbose or f.severity != INFO) and f.code != "findings-capped"]
-        if not list_ok and r.status == "ok" and not shown:
-            continue
-        mark = styled("green", "OK") if r.status == "ok" else styled("bold red", "FAIL")
-        counts = (f"{r.batches} batches, {r.records} records, " if r.kind in ("log", "checkpoint") else "")
-        console.print(f"{mark} {escape(r.path)} ({r.kind}): {counts}{r.bytes} bytes")
-        for first, n, last in _grouped(r, shown):
-            sev = styled(style[first.severity], first.severity)
-            if n == 1:
-                console.print(f"  {sev} {first.code}{_where(first)}: {escape(first.message)}")
-            else:
-                console.print(f"  {sev} {first.code} x{n}{_where(first, last)}: {escape(first.message)} "
-                              f"(the first of {n})")
-    totals = summary(reports)
-    tail = f", {totals['unreadable']} unreadable" if totals["unreadable"] else ""
-    console.print(f"{totals['files']} files checked, {totals['filesWithFindings']} with findings: "
-                  f"{totals['errors']} errors, {totals['warnings']} warnings{tail}")

@@ -107,13 +107,10 @@ def summarize(per_segment) -> dict:
     return {"partitions": dict(sorted(partitions.items())), "total": total}
 
 
-def render_json(summary: dict, when=None) -> str:
-    """The summary as JSON; with the record-level numbers (``summary["records"]``, from :func:`partition_stats`)
-    each partition and the total carry them too. ``when`` (a non-epoch time format): the time range also in
-    that form (:func:`kdump.render.times.add_formatted`)."""
-    import json
-
-    from kdump.render.times import add_formatted
+def summary_doc(summary: dict) -> dict:
+    """The summary as a JSON document (``kdump stats --format json``, written by :data:`kdump.render.RENDERERS`,
+    which adds the time range in a non-epoch ``--time-format`` beside the epoch ms); with the record-level
+    numbers (``summary["records"]``, from :func:`partition_stats`) each partition and the total carry them too."""
     details = summary.get("records")
 
     def entry(key, st):
@@ -121,14 +118,12 @@ def render_json(summary: dict, when=None) -> str:
         if details is not None:
             d.update(details[key].to_dict())
         return d
-    doc = {"partitions": {k: entry(k, v) for k, v in summary["partitions"].items()},
-           "total": entry("total", summary["total"])}
-    add_formatted(doc, when)
-    return json.dumps(doc, indent=2)
+    return {"partitions": {k: entry(k, v) for k, v in summary["partitions"].items()},
+            "total": entry("total", summary["total"])}
 
 
 def render_text(summary: dict, when=str) -> str:
-    """``when`` prints the time range (:func:`kdump.render.times.time_formatter`)."""
+    """``when`` prints the time range (:func:`kdump.text.times.time_formatter`)."""
     lines = []
     for key, s in [*summary["partitions"].items(), ("total", summary["total"])]:
         offsets = f"offsets {s.first_offset}-{s.last_offset}" if s.first_offset is not None else "no offsets"

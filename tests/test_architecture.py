@@ -40,7 +40,20 @@ def _known(name: str) -> str | None:
     return name or None
 
 
+def _facade_exports() -> dict[str, str]:
+    """``kdump/__init__.py``'s ``_EXPORTS`` (name -> module): the names it imports on first use (PEP 562)."""
+    for node in ast.walk(_tree(PACKAGE / "__init__.py")):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_EXPORTS" for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise AssertionError("kdump/__init__.py has no _EXPORTS")
+
+
+FACADE_EXPORTS = _facade_exports()
+
+
 def _imported_names(module: str, path: Path):
+    if module == "kdump":  # the package's lazy exports are imports of the modules that hold them
+        yield from FACADE_EXPORTS.values()
     package = module if path.stem == "__init__" else module.rpartition(".")[0]
     for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
@@ -51,7 +64,10 @@ def _imported_names(module: str, path: Path):
                 parts = package.split(".")[:len(package.split(".")) - node.level + 1]
                 base = ".".join(parts + ([base] if base else []))
             for a in node.names:
-                yield f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
+                if f"{base}.{a.name}" in MODULES:
+                    yield f"{base}.{a.name}"
+                else:  # ``from kdump import SegmentReader``: the module the package's lazy export reads
+                    yield FACADE_EXPORTS.get(a.name, base) if base == "kdump" else base
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
               and node.func.attr == "import_module" and node.args):
             arg = node.args[0]
@@ -136,6 +152,90 @@ def test_imports_follow_the_direction_of_flow(importers, forbidden, why):
     wrong = sorted(f"{m} imports {t}" for m, targets in GRAPH.items() if _in(m, *importers)
                    for t in targets if _in(t, *forbidden))
     assert wrong == [], why
+
+
+# --- the layers of docs/architecture.md --------------------------------------------------------------------
+# Bottom first: each top-level module or package of kdump has a rank, and imports only from its own rank or
+# below. Packages of one rank may use each other, but never round a cycle (test_no_cycle_between_packages).
+LAYERS = [
+    ("base", ("kdump.errors", "kdump._crc", "kdump._backend", "kdump.text", "kdump.finding_codes", "kdump.digests",
+              "kdump.parallel")),
+    ("codec", ("kdump.codec",)),
+    ("format", ("kdump.format",)),
+    ("read", ("kdump.read",)),
+    ("decode", ("kdump.decode", "kdump.decoders")),
+    ("consumers", ("kdump.findings", "kdump.leftovers", "kdump.atomic", "kdump.writer", "kdump.filters",
+                   "kdump.verify", "kdump.index", "kdump.convert", "kdump.salvage", "kdump.dump", "kdump.txn",
+                   "kdump.stats", "kdump.keytable", "kdump.replay", "kdump.spark",
+                   "kdump")),  # the package itself: __version__ and the library API's lazy exports (a writer too)
+    ("render", ("kdump.render",)),
+    ("commands", ("kdump.commands", "kdump.cli", "kdump.__main__")),
+]
+RANK = {unit: rank for rank, (_, units) in enumerate(LAYERS) for unit in units}
+# kdump/_arrow.pyx is the Spark source's Arrow builder, imported by kdump/spark/ alone: part of that package
+# until it lives inside it.
+UNIT_OF = {"kdump._arrow": "kdump.spark"}
+
+
+def _unit(module: str) -> str:
+    """The top-level module or package ``module`` belongs to (``kdump.verify.walk`` -> ``kdump.verify``)."""
+    return UNIT_OF.get(module, ".".join(module.split(".")[:2]))
+
+
+def _compiled(module: str) -> bool:
+    return MODULES[module].suffix == ".pyx"
+
+
+def _unit_graph(edges: dict[str, set[str]]) -> dict[str, dict[str, list[str]]]:
+    """unit -> unit it imports -> the module imports that make the edge. ``kdump._backend`` imports each layer's
+    compiled twins only to hand them to the pure module of that layer that asked (``pick``): those imports are
+    the picking module's, not the chooser's, so they are left out (else every layer with a twin would sit
+    both below and above the chooser)."""
+    units: dict[str, dict[str, list[str]]] = {}
+    for module, targets in edges.items():
+        out = units.setdefault(_unit(module), {})
+        for t in targets:
+            if module == "kdump._backend" and t in MODULES and _compiled(t):
+                continue
+            if _unit(t) != _unit(module):
+                out.setdefault(_unit(t), []).append(f"{module} imports {t}")
+    return units
+
+
+UNITS = _unit_graph(GRAPH)
+
+
+def test_every_package_has_a_layer():
+    """A new top-level module or package is placed in LAYERS (and in docs/architecture.md's diagram)."""
+    assert sorted(u for u in UNITS if u not in RANK) == []
+    assert sorted(u for u in RANK if u not in UNITS) == []  # and none is listed that no longer exists
+
+
+def _upward(units: dict[str, dict[str, list[str]]], rank: dict[str, int]) -> list[str]:
+    return sorted(why for unit, targets in units.items() for target, whys in targets.items()
+                  if rank[target] > rank[unit] for why in whys)
+
+
+def test_imports_point_down_the_layers():
+    """No module imports from a layer above its own (a checker from a renderer, a reader from a consumer...)."""
+    assert _upward(UNITS, RANK) == []
+
+
+def test_no_cycle_between_packages():
+    """Packages (not only modules) form no cycle: within one layer too, one package is below the other."""
+    assert _cycles({u: set(targets) for u, targets in UNITS.items()}) == []
+
+
+def test_the_layer_checks_find_what_they_look_for():
+    units = _unit_graph({"kdump.verify.walk": {"kdump.render.kafka_text", "kdump.read.segment"},
+                         "kdump.render.kafka_text": {"kdump.verify.walk"}, "kdump.read.segment": set(),
+                         "kdump._backend": {"kdump.format._records"}, "kdump.format._records": set()})
+    assert units["kdump._backend"] == {}  # the chooser's imports of compiled twins are their picker's
+    rank = {"kdump._backend": 0, "kdump.format": 1, "kdump.read": 2, "kdump.verify": 3, "kdump.render": 4}
+    assert _upward(units, rank) == ["kdump.verify.walk imports kdump.render.kafka_text"]
+    assert _cycles({u: set(targets) for u, targets in units.items()}) == [["kdump.render", "kdump.verify"]]
+    assert "kdump.read.segment" in GRAPH["kdump.spark._source"]  # ``from kdump import SegmentReader``
+    assert "kdump.writer" in GRAPH["kdump"]  # the package's lazy exports
 
 
 # --- byte layouts ---------------------------------------------------------------------------------------

@@ -172,10 +172,13 @@ def test_json_shallow_has_no_records():
 
 
 def test_rich_rendering_on_a_terminal_and_no_color(monkeypatch):
-    from kdump.commands.dump import make_renderer as _make_renderer
     from kdump.decode.payload import load_decoder
     from kdump.dump import DumpOptions
+    from kdump.render import RENDERERS
     from kdump.render.rich_text import RichTextOut
+
+    def _make_renderer(fmt, out, opts, key_dec, value_dec, no_color):  # the renderer `kdump dump` makes
+        return RENDERERS[fmt].batches(out, opts, key_dec, value_dec, no_color=no_color)
 
     class FakeTty(io.StringIO):
         def isatty(self):

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from kdump.format.types import TimestampType
 from kdump.format.v2_builder import RecordBatchBuilder
-from kdump.render.escape import escape_json
+from kdump.text.escape import escape_json
 from kdump.render.jsonl import JsonLinesRenderer, record_objects, records_json_py
 from kdump.read.segment import SegmentReader
 

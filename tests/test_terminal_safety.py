@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from corpus import ROOT
 from kdump.cli import cli
-from kdump.render.escape import escape, escape_json
+from kdump.text.escape import escape, escape_json
 from kdump.replay.render import printable
 from kdump.writer import RecordBatchBuilder, write_segment
 

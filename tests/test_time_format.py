@@ -2,7 +2,7 @@
 ms stays Kafka's text (byte for byte on the corpus); iso/local reach companion files (time index, producer
 snapshot), ``index dump``, ``txn``, ``stats`` and the replays; JSON keeps the epoch ms and adds ``<name>Iso`` only
 when a non-epoch form is asked. ``dump``'s batch and record lines are tested in test_dump_filters.py; the expected
-forms come from :func:`test_dump_filters.iso`, written on :mod:`datetime` apart from :mod:`kdump.render.times`."""
+forms come from :func:`test_dump_filters.iso`, written on :mod:`datetime` apart from :mod:`kdump.text.times`."""
 from __future__ import annotations
 
 import datetime as dt

@@ -157,6 +157,7 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
     """Dump ``paths`` with ``opts`` (:class:`kdump.dump.DumpOptions`) and exit (also used by ``kdump index dump``)."""
     from kdump.dump import Dumper, entries_to_dump, non_consecutive_report
     from kdump.read.logdir import FileKind
+    from kdump.render import RENDERERS
     from kdump.render.companions import index_report_lines
 
     if opts.verify_index_only or opts.index_sanity_check:
@@ -184,7 +185,8 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
         if ui.format == "json":
             renderer.io_error(path, f"cannot read: {err.strerror or err}")
 
-    renderer = make_renderer(ui.format, out, opts, key_dec, value_dec, not ui.color, header_dec)
+    renderer = RENDERERS[ui.format].batches(out, opts, key_dec, value_dec, no_color=not ui.color,
+                                            header_decoder=header_dec)
     dumper = Dumper(opts, renderer, on_error=on_error, on_unknown=on_unknown, on_io_error=on_io_error,
                     on_note=ui.note)
     if ui.format == "json":
@@ -201,7 +203,7 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
         for path, kind in dumper.passed_over:
             ui.note(path, f"passed over ({kind.value}; not a segment)")
     _nothing_dumped(ui, paths, dumper)
-    from kdump.render.times import time_formatter
+    from kdump.text.times import time_formatter
     for line in index_report_lines(dumper.index_reports, opts.compat, time_formatter(opts.time_format)):
         ui.say(line)
     for line in non_consecutive_report(dumper.results, opts.compat):
@@ -216,7 +218,7 @@ FLAG_HINTS = {"batch-too-large": " (raise --max-batch-bytes to read it)"}
 
 
 def ui_path(path) -> str:
-    from kdump.render.escape import printable_path
+    from kdump.text.escape import printable_path
     return printable_path(path)
 
 
@@ -243,22 +245,3 @@ def _internal_topic_hint(ui: Ui, paths) -> None:
     hint = next((h for h in map(internal_topic_hint, paths) if h), None)
     if hint:
         ui.info(hint)
-
-
-def make_renderer(fmt, out, opts, key_dec, value_dec, no_color, header_dec=None):
-    terminal = out.isatty()  # record bytes are shown escaped on a terminal, never raw (kdump.render.escape)
-    if fmt == "json":
-        from kdump.render.jsonl import JsonLinesRenderer
-        return JsonLinesRenderer(out, print_data=opts.print_data, deep=opts.deep, terminal=terminal,
-                                 time_format=opts.time_format, header_decoder=header_dec)
-    if header_dec is None and terminal and opts.print_data:  # a person reading: header values too
-        from kdump.decode.payload import load_decoder
-        header_dec = load_decoder("string")
-    from kdump.render.kafka_text import KafkaTextRenderer
-    use_rich = terminal and not no_color and not os.environ.get("NO_COLOR")
-    if use_rich:
-        from kdump.render.rich_text import RichTextOut
-        out = RichTextOut()
-    return KafkaTextRenderer(out, print_data=opts.print_data, skip_record_metadata=opts.skip_record_metadata,
-                             key_decoder=key_dec, value_decoder=value_dec, compat=opts.compat, terminal=terminal,
-                             time_format=opts.time_format, header_decoder=header_dec)

@@ -2,16 +2,9 @@
 on a terminal) or JSON, then the exit code the findings give (or a higher one a problem already gave)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 
 from kdump.commands.options import Ui
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from kdump.findings import PlainConsole
 
 # ``--fail-on``: which findings fail the run (kdump.findings.exit_code), as linters and fsck offer it.
 FAIL_ON_HELP = ("Lowest severity that makes the exit code 1: error (default; warnings are reported, not failing) "
@@ -26,18 +19,10 @@ def fail_on_option(f):
 
 
 def render_reports(ui: Ui, reports, fail_on: str = "error") -> None:
-    from kdump.findings import exit_code, render_json, render_text
+    from kdump.findings import exit_code
+    from kdump.render import RENDERERS
     out = ui.stdout
-    if ui.format == "json":
-        render_json(reports, out, fail_on)
-    else:
-        console: Console | PlainConsole
-        if ui.styled(out):
-            from rich.console import Console
-            console = Console(file=out, highlight=False, soft_wrap=True)
-        else:  # piped, or --no-color: plain lines (and no rich to import)
-            from kdump.findings import PlainConsole
-            console = PlainConsole(out)
-        render_text(reports, console, verbose=ui.verbose, list_ok=ui.verbose or len(reports) <= 20)
+    RENDERERS[ui.format].findings(out, reports, styled=ui.styled(out), fail_on=fail_on, verbose=ui.verbose,
+                                  list_ok=ui.verbose or len(reports) <= 20)
     out.flush()
     ui.exit(exit_code(reports, fail_on))

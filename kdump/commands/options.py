@@ -16,8 +16,9 @@ from dataclasses import dataclass
 import click
 
 from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
-from kdump.render.escape import escape, is_terminal
-from kdump.render.escape import printable_path as shown
+from kdump.render import FORMATS
+from kdump.text.escape import escape, is_terminal
+from kdump.text.escape import printable_path as shown
 
 # The meaning of each exit code shared by every command; a command's epilog may say more about 0 and 1.
 EXIT_MEANINGS = {
@@ -169,7 +170,7 @@ def output_options(*, format_help: str = "text for people; json for programs.", 
                                help="Only problems on stderr: no notes, hints or progress.")(command)
         command = click.option("-v", "--verbose", is_flag=True, help=verbose_help or "Say more.")(command)
         command = color_option(command)
-        return click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+        return click.option("--format", "fmt", type=click.Choice(FORMATS), default="text",
                             show_default=True, help=format_help)(command)
     return decorate
 
@@ -227,7 +228,7 @@ def text_only(ui: Ui, flag: str) -> None:
 def time_format_option(default: str | None = "epoch", *, shows: str = "timestamps"):
     """``--time-format epoch|iso|local``: one spelling for every command that prints a time. ``shows``: what
     the command's times are, for its help; ``default``: the form it prints without the option."""
-    from kdump.render.times import TIME_FORMATS
+    from kdump.text.times import TIME_FORMATS
     return click.option(
         "--time-format", type=click.Choice(TIME_FORMATS), default=default, show_default=True,
         help=f"How {shows} are printed: epoch (milliseconds since 1970, as Kafka prints them), iso (UTC ISO-8601, "

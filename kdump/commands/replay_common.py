@@ -2,8 +2,6 @@
 text or JSON, list the skipped records on stderr, exit 0 / 1 (records skipped) / 2 (wrong input)."""
 from __future__ import annotations
 
-import json
-
 import click
 
 from kdump.commands.options import exit_help, output_options, time_format_option
@@ -28,10 +26,11 @@ def replay_output_options(f):
 
 def run(replay, paths, ui, to_json, to_blocks, time_format: str | None = None) -> None:
     """Run ``replay(paths)``, print ``to_json(result)`` as JSON or ``to_blocks(json, form)`` as text (``form``
-    prints times, :mod:`kdump.render.times`), and exit."""
-    from kdump.render.times import add_formatted, json_formatter, time_formatter
+    prints times, :mod:`kdump.text.times`), and exit."""
+    from kdump.render import RENDERERS
     from kdump.replay.render import emit, skipped_lines
     from kdump.replay.source import ReplayInputError
+    from kdump.text.times import time_formatter
     if not paths:
         raise click.UsageError("no paths given: name a partition directory, a log directory or segment files")
     try:
@@ -40,12 +39,9 @@ def run(replay, paths, ui, to_json, to_blocks, time_format: str | None = None) -
         raise click.UsageError(str(e)) from None
     data = to_json(result)
     out = ui.stdout
-    if ui.format == "json":
-        add_formatted(data, json_formatter(time_format or "epoch"))
-        json.dump(data, out, indent=2, ensure_ascii=False)
-        out.write("\n")
-    else:
-        emit(out, to_blocks(data, time_formatter(time_format or "iso")), rich=ui.styled(out))
+    RENDERERS[ui.format].document(  # JSON keeps the data's characters; the text's times are ISO by default
+        out, data, lambda: emit(out, to_blocks(data, time_formatter(time_format or "iso")), rich=ui.styled(out)),
+        time_format=time_format or "epoch", ensure_ascii=False)
     out.flush()
     for line in skipped_lines(result.skipped):
         ui.say(line)

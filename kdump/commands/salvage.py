@@ -1,7 +1,6 @@
 """``kdump salvage``: a thin Click layer over :mod:`kdump.salvage`."""
 from __future__ import annotations
 
-import json
 import os
 
 import click
@@ -39,6 +38,7 @@ def command(source, output, force, max_batch_bytes, ui):
       kdump salvage /var/lib/kafka/data/orders-3 -o /tmp/orders-3
       kdump salvage --format json broken.log -o /tmp/rescued/ | jq '.files[].dropped'
     """
+    from kdump.render import RENDERERS
     from kdump.salvage import WriteVerificationError, salvage_directory, salvage_segment
 
     if not os.path.exists(source):
@@ -57,11 +57,11 @@ def command(source, output, force, max_batch_bytes, ui):
         ui.exit()
     except OSError as e:
         _fail(ui, e.filename or source, e.strerror or str(e))
-    if ui.format == "json":
-        click.echo(json.dumps({"files": [r.to_dict() for r in results]}, indent=2))  # ASCII: safe anywhere
-    else:
+
+    def text():
         for r in results:
             _print(ui, r)
+    RENDERERS[ui.format].document(ui.stdout, {"files": [r.to_dict() for r in results]}, text)  # JSON: ASCII
     ui.exit(EXIT_DATA if any(r.lost_data for r in results) else EXIT_OK)
 
 

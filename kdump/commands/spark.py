@@ -112,8 +112,7 @@ def scan(paths, output, to_format, include_headers, mode, master, ui):
       kdump spark scan fixtures/generated -o /tmp/records
       kdump spark scan --to json --master spark://host:7077 s3://bucket/kafka/orders-0 -o /data/orders
     """
-    import json
-
+    from kdump.render import RENDERERS
     from kdump.spark import jobs
     from kdump.spark.arrow import ReadOptions
     from kdump.spark.schema import default_columns
@@ -124,17 +123,15 @@ def scan(paths, output, to_format, include_headers, mode, master, ui):
                   lambda spark: jobs.export(spark, paths, output, to_format, options, progress=_progress("scan", ui)))
     for d in result.damage:
         say(f"kdump: {_damage_line(d)}")
-    if ui.format == "json":
-        ui.stdout.write(json.dumps({"records": result.records, "output": output, "format": to_format,
-                                    "damage": result.damage}) + "\n")
-    else:
-        ui.echo(f"{result.records} records written to {output}")
+    RENDERERS[ui.format].document(
+        ui.stdout, {"records": result.records, "output": output, "format": to_format, "damage": result.damage},
+        lambda: ui.echo(f"{result.records} records written to {output}"), indent=None)
     ui.exit(EXIT_DATA if result.damage else EXIT_OK)
 
 
 def _damage_line(d: dict) -> str:
-    from kdump.render.escape import printable_path
     from kdump.spark.arrow import DamagedRegion
+    from kdump.text.escape import printable_path
     region = DamagedRegion(d["code"], d["message"], position=d["start"], end=d["end"],
                            first_offset=d["first_offset"], last_offset=d["last_offset"])
     return printable_path(region.describe(d["file"]))  # a file name is the user's bytes: escaped
@@ -145,16 +142,14 @@ def _damage_line(d: dict) -> str:
 @_session_options
 def verify(paths, master, ui):
     """``kdump verify --deep`` on Spark: one report, the same JSON and exit codes."""
-    from kdump.findings import PlainConsole, exit_code, render_json, render_text
+    from kdump.findings import exit_code
+    from kdump.render import RENDERERS
     from kdump.spark import jobs
     from kdump.verify import VerifyOptions
     reports = _run(_start(master, ui.verbose),
                    lambda spark: jobs.verify(spark, paths, VerifyOptions(deep=True), progress=_progress("verify", ui)))
     out = ui.stdout
-    if ui.format == "json":
-        render_json(reports, out)
-    else:
-        render_text(reports, PlainConsole(out), list_ok=len(reports) <= 20)
+    RENDERERS[ui.format].findings(out, reports, styled=False, list_ok=len(reports) <= 20)
     out.flush()
     sys.exit(exit_code(reports))
 
@@ -166,10 +161,8 @@ def stats(paths, master, ui):
     """``kdump stats`` on Spark, one task per partition: the same numbers, text and JSON (key memory: the
     default --memory of `kdump stats`, spilled to the executor's temporary directory beyond it)."""
     from kdump import stats as S
+    from kdump.render import RENDERERS
     from kdump.spark import jobs
     summary = _run(_start(master, ui.verbose), lambda spark: jobs.stats(spark, paths, progress=_progress("stats", ui)))
-    if ui.format == "json":
-        ui.stdout.write(S.render_json(summary) + "\n")
-    else:
-        ui.echo(S.render_text(summary))
+    RENDERERS[ui.format].document(ui.stdout, S.summary_doc(summary), lambda: ui.echo(S.render_text(summary)))
     ui.exit(EXIT_OK)

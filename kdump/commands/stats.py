@@ -48,8 +48,9 @@ def command(paths, memory, spill_dir, time_format, ui):
     """
     from kdump.commands.partition_paths import partition_groups
     from kdump.commands.progress import with_progress
-    from kdump.render.times import json_formatter, time_formatter
-    from kdump.stats import render_json, render_text, stats_paths
+    from kdump.render import RENDERERS
+    from kdump.stats import render_text, stats_paths, summary_doc
+    from kdump.text.times import time_formatter
 
     memory_bytes = _size(memory)
     groups, refused = partition_groups(paths, ui)
@@ -60,8 +61,7 @@ def command(paths, memory, spill_dir, time_format, ui):
     except OSError as e:
         ui.cannot(e.filename, e)
         ui.exit()
-    if ui.format == "json":
-        ui.stdout.write(render_json(summary, json_formatter(time_format)) + "\n")
-    else:
-        ui.echo(render_text(summary, time_formatter(time_format)))
+    RENDERERS[ui.format].document(ui.stdout, summary_doc(summary),
+                                  lambda: ui.echo(render_text(summary, time_formatter(time_format))),
+                                  time_format=time_format)
     ui.exit(EXIT_USAGE if refused else EXIT_OK)

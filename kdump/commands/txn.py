@@ -1,8 +1,6 @@
 """``kdump txn``: a thin Click layer over :mod:`kdump.txn`."""
 from __future__ import annotations
 
-import json
-
 import click
 
 from kdump.commands.options import exit_help, output_options, time_format_option
@@ -50,7 +48,8 @@ def command(paths, timeout, open_only, time_format, ui):
       kdump txn --time-format local --open-only /var/lib/kafka/data/payments-0
     """
     from kdump.commands.partition_paths import partition_groups
-    from kdump.render.times import add_formatted, json_formatter, time_formatter
+    from kdump.render import RENDERERS
+    from kdump.text.times import time_formatter
     from kdump.txn import partition_transactions
 
     timeout_ms = _duration(timeout)
@@ -61,17 +60,16 @@ def command(paths, timeout, open_only, time_format, ui):
         ui.cannot(e.filename, e)
         ui.exit()
     hanging = sum(len(r.hanging) for r in results)
-    if ui.format == "json":
-        doc = {"partitions": [_filtered(r.to_dict(), open_only) for r in results], "hanging": hanging,
-               "timeoutMs": timeout_ms}
-        add_formatted(doc["partitions"], json_formatter(time_format))
-        click.echo(json.dumps(doc, indent=2))  # ASCII: nothing a terminal obeys
-    else:
+
+    def text():
         when = time_formatter(time_format)
         for r in results:
             _print(ui, r, open_only, when)
         if not results:
             ui.echo("no segments found")
+    doc = {"partitions": [_filtered(r.to_dict(), open_only) for r in results], "hanging": hanging,
+           "timeoutMs": timeout_ms}
+    RENDERERS[ui.format].document(ui.stdout, doc, text, time_format=time_format)  # JSON: ASCII, safe anywhere
     ui.exit(EXIT_USAGE if refused else EXIT_DATA if hanging else EXIT_OK)
 
 

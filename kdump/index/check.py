@@ -34,7 +34,7 @@ from kdump.read.locate import SegmentLocator, segment_end_offset
 from kdump.read.logdir import FileKind, Partition, segment_base_offset, sibling
 from kdump.read.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
 from kdump.read.time_index import max_record_timestamp
-from kdump.render.times import time_formatter
+from kdump.text.times import time_formatter
 
 if TYPE_CHECKING:
     from kdump.index.rebuild import Recovery
@@ -824,7 +824,7 @@ def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: in
     ``jobs`` > 1 checks a log directory's partitions in that many worker processes (same reports, same
     order); ``done(partition_directory)`` is then called as each one's reports arrive. ``progress(n)``: n more
     bytes of log walked by a deep check in this process. ``time_format``: how findings quote a time
-    (:mod:`kdump.render.times`)."""
+    (:mod:`kdump.text.times`)."""
     reports: list = []
     for p in paths:
         p = os.fspath(p)
@@ -868,7 +868,7 @@ def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = Fal
                 time_format: str = "epoch") -> list:
     reports: list[FileReport | _Later] = []
     if os.path.isdir(p):
-        from kdump.verify.leftovers import is_leftover_directory, leftover_reports
+        from kdump.leftovers import is_leftover_directory, leftover_reports
         reports.extend(leftover_reports(p))  # kdump's own crash leftovers (temporaries, interrupted group writes)
         here = Partition(p)
         if here.is_partition:

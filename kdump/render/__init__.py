@@ -1,1 +1,89 @@
-"""Renderers: turn batches and records into text (Kafka's DumpLogSegments lines, JSON Lines, rich)."""
+"""Renderers: turn batches, records and reports into text (Kafka's DumpLogSegments lines, JSON Lines, rich).
+
+:data:`RENDERERS` is the one place where an output format's name (``--format``) chooses how a command's output
+is written. A command hands its output to ``RENDERERS[ui.format]`` in a shape that names no format: a
+segment's batches (``batches``: a renderer the dump walk drives), findings reports (``findings``), or a
+document (``document``: a JSON-ready dict, and the command's own way of printing it for people). A new output
+format is one class here with the same three methods, and every command offers it.
+
+The renderer modules are imported on first use: ``kdump --help`` and the short commands start without them
+(rich alone is a third of a short run).
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+
+class TextFormat:
+    """``--format text``: Kafka's DumpLogSegments text (rich colour on a terminal), short summaries for people."""
+
+    @staticmethod
+    def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
+        """The renderer ``kdump.dump.Dumper`` drives (``opts``: :class:`kdump.dump.DumpOptions`)."""
+        terminal = out.isatty()  # record bytes are shown escaped on a terminal, never raw (kdump.text.escape)
+        if header_decoder is None and terminal and opts.print_data:  # a person reading: header values too
+            from kdump.decode.payload import load_decoder
+            header_decoder = load_decoder("string")
+        from kdump.render.kafka_text import KafkaTextRenderer
+        use_rich = terminal and not no_color and not os.environ.get("NO_COLOR")
+        if use_rich:
+            from kdump.render.rich_text import RichTextOut
+            out = RichTextOut()
+        return KafkaTextRenderer(out, print_data=opts.print_data, skip_record_metadata=opts.skip_record_metadata,
+                                 key_decoder=key_decoder, value_decoder=value_decoder, compat=opts.compat,
+                                 terminal=terminal, time_format=opts.time_format, header_decoder=header_decoder)
+
+    @staticmethod
+    def findings(out, reports, *, styled: bool, fail_on: str = "error", verbose: bool = False,
+                 list_ok: bool = True) -> None:
+        """A line per file and per finding code, coloured when ``styled`` (the totals count at every severity;
+        ``fail_on`` only decides the exit code, which the JSON document carries)."""
+        from kdump.render.findings import PlainConsole, render_text
+        console: Any
+        if styled:
+            from rich.console import Console
+            console = Console(file=out, highlight=False, soft_wrap=True)
+        else:  # piped, or --no-color: plain lines (and no rich to import)
+            console = PlainConsole(out)
+        render_text(reports, console, verbose=verbose, list_ok=list_ok)
+
+    @staticmethod
+    def document(out, doc: Any, text: Callable[[], None], *, time_format: str = "epoch",
+                 ensure_ascii: bool = True, indent: int | None = 2) -> None:
+        """``text()`` prints the document for people (it chooses its own time form and lines)."""
+        text()
+
+
+class JsonFormat:
+    """``--format json``: JSON Lines for batches, one JSON document for a report; timestamps stay epoch
+    milliseconds, with the ``--time-format`` form beside them (:func:`kdump.text.times.add_formatted`)."""
+
+    @staticmethod
+    def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
+        from kdump.render.jsonl import JsonLinesRenderer
+        return JsonLinesRenderer(out, print_data=opts.print_data, deep=opts.deep, terminal=out.isatty(),
+                                 time_format=opts.time_format, header_decoder=header_decoder)
+
+    @staticmethod
+    def findings(out, reports, *, styled: bool, fail_on: str = "error", verbose: bool = False,
+                 list_ok: bool = True) -> None:
+        from kdump.render.findings import render_json
+        render_json(reports, out, fail_on)
+
+    @staticmethod
+    def document(out, doc: Any, text: Callable[[], None], *, time_format: str = "epoch",
+                 ensure_ascii: bool = True, indent: int | None = 2) -> None:
+        """``doc`` (dicts and lists) written as JSON and a line break; ``ensure_ascii=False`` keeps the data's
+        characters (a document that quotes record data), ``indent=None`` writes one line."""
+        import json
+
+        from kdump.text.times import add_formatted, json_formatter
+        add_formatted(doc, json_formatter(time_format))  # (in place: the command's document is written once)
+        out.write(json.dumps(doc, indent=indent, ensure_ascii=ensure_ascii) + "\n")
+
+
+# ``--format`` name -> how that format writes each kind of output.
+RENDERERS: dict[str, type[TextFormat] | type[JsonFormat]] = {"text": TextFormat, "json": JsonFormat}
+FORMATS = tuple(RENDERERS)  # the --format choices, text (the default) first

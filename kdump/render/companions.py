@@ -12,7 +12,7 @@ from kdump.read.offset_index import OffsetPosition
 from kdump.read.snapshot import ProducerEntry
 from kdump.read.time_index import TimestampOffset
 from kdump.read.txn_index import AbortedTxn
-from kdump.render.times import add_formatted
+from kdump.text.times import add_formatted
 
 
 def txn_line(txn: AbortedTxn) -> str:
@@ -23,7 +23,7 @@ def txn_line(txn: AbortedTxn) -> str:
 
 def snapshot_line(e: ProducerEntry, compat: str = "java", when=str) -> str:
     """DumpLogSegments' line for a producer-snapshot entry (§2.9); the Scala tool left a space after
-    lastTimestamp. ``when`` prints the timestamps (:func:`kdump.render.times.time_formatter`)."""
+    lastTimestamp. ``when`` prints the timestamps (:func:`kdump.text.times.time_formatter`)."""
     txn = "OptionalLong.empty" if e.current_txn_first_offset < 0 else f"OptionalLong[{e.current_txn_first_offset}]"
     line = (f"producerId: {e.producer_id} producerEpoch: {e.epoch} coordinatorEpoch: "
             f"{e.coordinator_epoch} currentTxnFirstOffset: {txn} lastTimestamp: {when(e.timestamp)}")
@@ -81,7 +81,7 @@ def companion_lines(item, compat: str = "java", when=str) -> list[str]:
 
 def companion_objects(item, when=None) -> list[dict]:
     """The JSON objects (same fields as the text) of one item a companion dump yields; ``when`` (not epoch):
-    ``timestampIso``/``lastTimestampIso`` beside the epoch ms (:func:`kdump.render.times.add_formatted`)."""
+    ``timestampIso``/``lastTimestampIso`` beside the epoch ms (:func:`kdump.text.times.add_formatted`)."""
     objs = _companion_objects(item)
     add_formatted(objs, when)
     return objs

@@ -13,9 +13,9 @@ import json
 from kdump.decode.records import decode_records
 from kdump.format import layout as L
 from kdump.format import names as N
-from kdump.render.escape import escape_json
 from kdump.render.kafka_text import _decoded, utf8_buffer
-from kdump.render.times import time_formatter
+from kdump.text.escape import escape_json
+from kdump.text.times import time_formatter
 
 
 def _text_or_base64(data):
@@ -51,7 +51,7 @@ batch_object = N.compile_projection(
 
 def record_objects(batch, cols, print_data: bool, decoded=None, when=None, header_decoder=None) -> list[dict]:
     """One object per record of ``cols``; ``decoded`` holds the decode layer's object per record (control
-    records), carried under its ``json_field``. ``when`` (a :mod:`kdump.render.times` formatter) adds
+    records), carried under its ``json_field``. ``when`` (a :mod:`kdump.text.times` formatter) adds
     ``timestampIso``; ``header_decoder`` gives header values decoded (``valueEncoding: "decoded"``)."""
     out = []
     ts_name = N.TIMESTAMP_TYPE_JSON[batch.timestamp_type]
@@ -110,7 +110,7 @@ class JsonLinesRenderer:
     def __init__(self, out, *, print_data: bool, deep: bool, terminal: bool = False, time_format: str = "epoch",
                  header_decoder=None):
         self.out = out
-        # beside the epoch ms, maxTimestampIso / timestampIso in the chosen form (kdump.render.times)
+        # beside the epoch ms, maxTimestampIso / timestampIso in the chosen form (kdump.text.times)
         self.when = None if time_format == "epoch" else time_formatter(time_format)
         self.header_decoder = header_decoder
         self.terminal = terminal  # on a terminal, C1 and bidi characters are \u escapes (the same JSON values)

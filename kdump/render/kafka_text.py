@@ -13,8 +13,8 @@ from kdump.decode.records import decode_records
 from kdump.format import layout as L
 from kdump.format import names as N
 from kdump.format.types import ControlRecordType
-from kdump.render.escape import escape
-from kdump.render.times import time_formatter
+from kdump.text.escape import escape
+from kdump.text.times import time_formatter
 
 
 def _unchanged(text: str) -> str:
@@ -30,7 +30,7 @@ def _optional_long(value: int | None) -> str:
 
 
 # How DumpLogSegments prints a batch field where it is not the value's str(): Java's booleans and
-# OptionalLong, the codec's name, the timestamp through ``when`` (kdump.render.times).
+# OptionalLong, the codec's name, the timestamp through ``when`` (kdump.text.times).
 _TEXT_VALUES = {
     "is_transactional": "_bool(batch.is_transactional)",
     "is_control": "_bool(batch.is_control)",
@@ -59,7 +59,7 @@ _legacy_batch_line = _text_line("_legacy_batch_line", N.TEXT_LEGACY_LINE, N.TEXT
 
 def batch_line(batch, when=str) -> str:
     """The batch line printed for every batch, shallow or deep (§2.2); ``when`` prints its timestamp
-    (:mod:`kdump.render.times`; Kafka's epoch milliseconds by default)."""
+    (:mod:`kdump.text.times`; Kafka's epoch milliseconds by default)."""
     return (_v2_batch_line if batch.magic >= 2 else _legacy_batch_line)(batch, when)
 
 
@@ -88,7 +88,7 @@ class KafkaTextRenderer:
                  key_decoder=None, value_decoder=None, compat: str = "java", on_error=None, terminal: bool = False,
                  time_format: str = "epoch", header_decoder=None):
         self.out = out
-        # On a terminal every line is escaped (kdump.render.escape): record bytes never reach it raw.
+        # On a terminal every line is escaped (kdump.text.escape): record bytes never reach it raw.
         self.safe = escape if terminal else _unchanged
         self.print_data = print_data
         self.skip_metadata = skip_record_metadata

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kdump.render.escape import escape
-from kdump.render.times import iso_utc
+from kdump.text.escape import escape
+from kdump.text.times import iso_utc
 
 
 def printable(value) -> str:
-    """``value`` as text safe for a terminal and a table cell (:func:`kdump.render.escape.escape`, tabs
+    """``value`` as text safe for a terminal and a table cell (:func:`kdump.text.escape.escape`, tabs
     too), and None as ``-``."""
     if value is None:
         return "-"
@@ -18,7 +18,7 @@ def printable(value) -> str:
 
 
 def when(ms, form=iso_utc) -> str:
-    """Epoch milliseconds in the ``--time-format`` ``form`` (a :func:`kdump.render.times.time_formatter`; UTC
+    """Epoch milliseconds in the ``--time-format`` ``form`` (a :func:`kdump.text.times.time_formatter`; UTC
     ISO-8601 by default), ``-`` for none (-1 or absent)."""
     if ms is None or ms < 0:
         return "-"

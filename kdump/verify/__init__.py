@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 
 from kdump.findings import FileReport, exit_code
+from kdump.leftovers import leftover_reports
 from kdump.verify.codes import CODES
-from kdump.verify.leftovers import leftover_reports
 from kdump.verify.partition import collect, verify_companion, verify_file, verify_partition
 from kdump.verify.walk import PartitionState, SegmentVerifier, VerifyOptions
 

@@ -20,9 +20,9 @@ import os
 from typing import Any
 
 from kdump.findings import FileReport
+from kdump.leftovers import is_leftover_directory
 from kdump.read.logdir import COMPANION_KINDS, FileKind, LogDir, Partition, expand, named_kind
 from kdump.verify.codes import CODES
-from kdump.verify.leftovers import is_leftover_directory
 from kdump.verify.walk import PartitionState, SegmentVerifier, VerifyOptions
 
 _BROKER_TEXT = (FileKind.OFFSET_CHECKPOINT, FileKind.PARTITION_METADATA, FileKind.META_PROPERTIES)
@@ -86,7 +86,7 @@ def _walk_dir(d: str, out: list) -> str | None:
         logdir = LogDir(d)
     except OSError as e:
         return f"cannot list the directory: {e.strerror or e}"
-    out.append(("leftovers", d))  # kdump's own crash leftovers (kdump.verify.leftovers)
+    out.append(("leftovers", d))  # kdump's own crash leftovers (kdump.leftovers)
     for part in logdir.partitions:
         if is_leftover_directory(part.directory):
             continue  # a partition kdump was converting into: a leftover of its parent, not a partition

@@ -40,7 +40,7 @@ from kdump.read.segment import (
     Stop,
     base_offset_from_name,
 )
-from kdump.render.times import time_formatter
+from kdump.text.times import time_formatter
 from kdump.verify.codes import CODES
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ class VerifyOptions:
     # records checked; the structural checks (framing, CRC, header, offsets, producers, leader epochs) still run
     # on every batch, so a filter hides no finding of those
     deep_filter: RecordFilter | None = None
-    time_format: str = "epoch"  # how findings quote a record or batch time (kdump.render.times)
+    time_format: str = "epoch"  # how findings quote a record or batch time (kdump.text.times)
 
 
 @dataclass

@@ -2,14 +2,15 @@
 process holds (``kdump-temporary-left``), and the journal of a group write interrupted between its renames
 (``kdump-write-interrupted``), which names the files of the group that already hold their new bytes and those
 that do not: index and segment files that do not belong together. ``kdump verify`` and ``kdump index check`` of a
-directory report them, one report per leftover."""
+directory report them, one report per leftover; it sits below both (``kdump verify`` runs ``index check``'s
+companion checks, so ``index`` must not import ``verify``)."""
 from __future__ import annotations
 
 import os
 
+from kdump.finding_codes import CODES
 from kdump.findings import FileReport
 from kdump.read.logdir import kdump_temporary
-from kdump.verify.codes import CODES
 
 
 def leftover_reports(directory) -> list[FileReport]:
