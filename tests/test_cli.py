@@ -177,8 +177,13 @@ def test_to_time_beside_from_time(tmp_path):
 
 def test_version_says_which_path_is_in_use(monkeypatch):
     from kdump import _backend
-    if _backend.BACKEND == "compiled":
-        assert "compiled fast path in use" in run("--version").stdout
+    if _backend.BACKEND == "compiled":  # and names the modules setup.py builds, each of them loaded
+        said = run("--version").stdout
+        assert "compiled fast path in use: " in said
+        named = said.split("compiled fast path in use: ")[1].split(";")[0].split(", ")
+        extensions = next(node.value for node in ast.parse((ROOT / "setup.py").read_text()).body
+                          if isinstance(node, ast.Assign) and node.targets[0].id == "EXTENSIONS")
+        assert sorted(named) == sorted(ast.literal_eval(extensions)) and all(m in sys.modules for m in named)
     else:  # not built, or KDUMP_PURE_PYTHON=1
         assert "pure-Python path in use" in run("--version").stdout
     monkeypatch.setattr(_backend, "BACKEND", "python")
