@@ -1,6 +1,7 @@
 """Segments to Arrow without Spark (kdump.spark.arrow): the compiled builder, its pure twin and one record at a
 time against each other and against the records encoded, the schema Spark checks, the batch caps, and values
 against kdump's own reader."""
+import itertools
 import os
 import random
 import shutil
@@ -165,6 +166,33 @@ def test_builders_give_the_records_encoded_in_fuzzed_batches(tmp_path, monkeypat
         as_int = got.schema.set(got.schema.get_field_index("timestamp"), pa.field("timestamp", pa.int64()))
         names = ("offset", "timestamp", "key", "value", "headers")
         assert [{n: row[n] for n in names} for row in got.cast(as_int).to_pylist()] == expected
+
+
+def test_compiled_builder_takes_exactly_the_header_keys_python_decodes():
+    """The compiled builder copies a header key only when it is strict UTF-8 (else kdump's decoder and Java's
+    replacement rules decide): its rule against Python's UTF-8 codec on every 1- and 2-byte key, and on 3- and
+    4-byte keys around every boundary (overlongs, surrogates, above U+10FFFF, truncated sequences)."""
+    if not compiled_available():
+        pytest.skip("kdump.spark._arrow is not built")
+    from kdump.spark._arrow import ColumnBuilder
+    edges = sorted({0x00, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC, 0xED,
+                    0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF})
+    keys = [bytes([a]) for a in range(256)] + [bytes([a, b]) for a in range(256) for b in range(256)]
+    keys += [bytes(k) for k in itertools.product(edges, repeat=3)] + [bytes(k) for k in itertools.product(edges,
+                                                                                                       repeat=4)]
+    builder = ColumnBuilder(want_headers=True)
+    wrong = []
+    for key in keys:
+        record = encode_record(0, 0, None, None, [(key, None)])
+        taken = builder.add_v2(record, 0, len(record), 1, 0, T0, None) == 1
+        try:
+            key.decode("utf-8")
+            valid = True
+        except UnicodeDecodeError:
+            valid = False
+        if taken != valid:
+            wrong.append(key)
+    assert wrong == []
 
 
 def test_the_backend_chooses_the_builder():

@@ -51,41 +51,26 @@ cdef inline bint read_varint(const unsigned char *p, Py_ssize_t *ppos, Py_ssize_
 
 cdef bint utf8_valid(const unsigned char *s, Py_ssize_t n) noexcept nogil:
     """Strict UTF-8 (no overlongs, no surrogates, at most U+10FFFF): what Java decodes without replacing."""
-    cdef Py_ssize_t i = 0
-    cdef unsigned char c, c1
+    cdef Py_ssize_t i = 0, k, more
+    cdef unsigned char c, lo, hi
     while i < n:
         c = s[i]
         if c < 0x80:
             i += 1
             continue
-        if c < 0xC2:
+        # a lead byte: how many continuation bytes follow, and the range of the first of them (narrower than
+        # 0x80-0xBF after E0 and F0, which would be overlong, after ED, a surrogate, and after F4, above U+10FFFF)
+        if c < 0xC2 or c > 0xF4:
             return False
-        if c < 0xE0:
-            if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80:
+        more = 1 if c < 0xE0 else (2 if c < 0xF0 else 3)
+        lo = 0xA0 if c == 0xE0 else (0x90 if c == 0xF0 else 0x80)
+        hi = 0x9F if c == 0xED else (0x8F if c == 0xF4 else 0xBF)
+        if i + more >= n or not lo <= s[i + 1] <= hi:
+            return False
+        for k in range(i + 2, i + more + 1):
+            if (s[k] & 0xC0) != 0x80:
                 return False
-            i += 2
-            continue
-        if c < 0xF0:
-            if i + 2 >= n:
-                return False
-            c1 = s[i + 1]
-            if (c1 & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80:
-                return False
-            if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0):
-                return False
-            i += 3
-            continue
-        if c < 0xF5:
-            if i + 3 >= n:
-                return False
-            c1 = s[i + 1]
-            if (c1 & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80 or (s[i + 3] & 0xC0) != 0x80:
-                return False
-            if (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90):
-                return False
-            i += 4
-            continue
-        return False
+        i += more + 1
     return True
 
 
