@@ -25,7 +25,7 @@ EXTENSIONS = {
     "kdump.format._encode": "kdump/format/_encode.pyx",  # per-record encoders of convert (twins in format/)
     "kdump.render._lines": "kdump/render/_lines.pyx",  # DumpLogSegments record lines (twin: render_v2_lines_py)
     "kdump.render._jsonl": "kdump/render/_jsonl.pyx",  # --format json records (twin: jsonl.records_json_py)
-    "kdump._arrow": "kdump/_arrow.pyx",  # records straight into Arrow buffers for the Spark data source
+    "kdump.spark._arrow": "kdump/spark/_arrow.pyx",  # records into Arrow buffers (twin: spark.builder.PyColumnBuilder)
 }
 # zlib's crc32 (the library Python's own zlib module links)
 LIBRARIES: dict[str, list[str]] = {}  # libraries a module links, by name (none today)

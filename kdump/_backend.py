@@ -16,7 +16,9 @@ importing only from its own layer or below (never the pure module that uses it):
   ``kdump.format.legacy_builder.encode_messages_py``, and ``encode_run_records``, twin of
   ``kdump.format.v2_builder.encode_run_records_py`` (convert's per-record encoders);
 * ``kdump.render._jsonl`` (``kdump/render/_jsonl.pyx``): ``records_json``, twin of
-  ``kdump.render.jsonl.records_json_py`` (``--format json`` records).
+  ``kdump.render.jsonl.records_json_py`` (``--format json`` records);
+* ``kdump.spark._arrow`` (``kdump/spark/_arrow.pyx``): ``ColumnBuilder``, twin of
+  ``kdump.spark.builder.PyColumnBuilder`` (records into the Arrow buffers of the Spark data source).
 
 A pure module picks its implementation with :func:`pick` when it is imported, which also hands the pure
 twin to the compiled module (for the inputs its fast path leaves to the pure function).
@@ -32,11 +34,12 @@ try:
     import kdump.format._records as _records
     import kdump.render._jsonl as _jsonl
     import kdump.render._lines as _lines
+    import kdump.spark._arrow as _arrow
 except ImportError:
-    _legacy = _records = _lines = _jsonl = _encode = None
+    _legacy = _records = _lines = _jsonl = _encode = _arrow = None
 
 COMPILED_AVAILABLE = _records is not None and _lines is not None and _legacy is not None and _jsonl is not None \
-    and _encode is not None
+    and _encode is not None and _arrow is not None
 BACKEND = "compiled" if COMPILED_AVAILABLE and os.environ.get("KDUMP_PURE_PYTHON", "") not in (
     "1", "true", "yes") else "python"
 
@@ -44,7 +47,7 @@ COMPILED = {"parse_records": _records, "summarize_records": _records, "render_v2
             "inner_columns": _legacy, "inner_summary": _legacy, "crc32": _legacy, "render_legacy_lines": _lines,
             "records_json": _jsonl,
             "canonical_records": _encode, "encode_messages": _encode,
-            "encode_run_records": _encode}  # accelerated name -> its compiled module
+            "encode_run_records": _encode, "ColumnBuilder": _arrow}  # accelerated name -> its compiled module
 _PURE: dict = {}  # accelerated name -> the pure twin, as the pure modules picked
 
 
@@ -58,13 +61,25 @@ def pick(name: str, pure):
     return getattr(compiled, name) if BACKEND == "compiled" else pure
 
 
+def compiled_modules() -> list[str]:
+    """The names of the compiled modules in use by the current backend (none on the pure path)."""
+    return sorted({m.__name__ for m in COMPILED.values()}) if BACKEND == "compiled" else []
+
+
+def compiled(name: str):
+    """The compiled implementation of ``name`` whatever the current backend (for a caller that asks for it, as
+    the Spark source's ``backend`` option does); ImportError when the compiled modules are not built."""
+    if not COMPILED_AVAILABLE:
+        raise ImportError(f"kdump's compiled modules are not built (no compiled {name})")
+    return getattr(COMPILED[name], name)
+
+
 def use(backend: str) -> None:
     """Switch every accelerated function to ``"compiled"`` or ``"python"`` (modules imported later pick
     the new one by themselves)."""
     global BACKEND
     if backend == "compiled" and not COMPILED_AVAILABLE:
-        raise RuntimeError("the compiled extensions kdump.format._records, _legacy and kdump.render._lines "
-                           "are not built")
+        raise RuntimeError("kdump's compiled modules (setup.py EXTENSIONS) are not built")
     if backend not in ("compiled", "python"):
         raise ValueError(backend)
     BACKEND = backend

@@ -1,6 +1,6 @@
 # cython: language_level=3
 """A growable C byte buffer, for the compiled modules that build output bytes without a Python object per
-record: the Arrow columns (kdump/_arrow.pyx) and the renderers' lines (kdump/render/_outbuf.pxd).
+record: the Arrow columns (kdump/spark/_arrow.pyx) and the renderers' lines (kdump/render/_outbuf.pxd).
 Compile-time only (inline functions); memory from the Python allocator, released with ``free_buffer``."""
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from libc.string cimport memcpy

@@ -57,12 +57,13 @@ def _version(ctx, _param, value):
     import platform
 
     from kdump import _backend
-    if _backend.BACKEND == "compiled":
-        path = "compiled fast path in use (kdump._speedups)"
+    modules = _backend.compiled_modules()
+    if modules:
+        path = f"compiled fast path in use: {', '.join(modules)}"
     elif _backend.COMPILED_AVAILABLE:
-        path = "pure-Python path in use (KDUMP_PURE_PYTHON is set; the compiled extension is built)"
+        path = "pure-Python path in use (KDUMP_PURE_PYTHON is set; the compiled modules are built)"
     else:
-        path = "pure-Python path in use (the compiled extension kdump._speedups is not built)"
+        path = "pure-Python path in use (the compiled modules are not built)"
     click.echo(f"kdump, version {__version__} ({path}; Python {platform.python_version()})")
     ctx.exit()
 

@@ -172,9 +172,7 @@ LAYERS = [
     ("commands", ("kdump.commands", "kdump.cli", "kdump.__main__")),
 ]
 RANK = {unit: rank for rank, (_, units) in enumerate(LAYERS) for unit in units}
-# kdump/_arrow.pyx is the Spark source's Arrow builder, imported by kdump/spark/ alone: part of that package
-# until it lives inside it.
-UNIT_OF = {"kdump._arrow": "kdump.spark"}
+UNIT_OF: dict[str, str] = {}  # a module that counts as part of another unit (none today)
 
 
 def _unit(module: str) -> str:

@@ -7,12 +7,11 @@ import zlib
 
 import crc32c
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corpus import CORPUS
-from kdump.cli import cli
+from support.cli import run_cli
 from kdump.read.segment import SegmentReader
 
 pytestmark = pytest.mark.usefixtures("backend")  # each test runs on the compiled and the pure path
@@ -26,7 +25,7 @@ NAME = "00000000000000000000.log"
 def dump(tmp_path, data: bytes, *flags, name=NAME):
     path = tmp_path / name
     path.write_bytes(data)
-    result = CliRunner().invoke(cli, ["dump", *flags, str(path)], catch_exceptions=False)
+    result = run_cli("dump", *flags, path)
     return result, path
 
 
@@ -154,7 +153,7 @@ def test_wrong_kind_of_file(tmp_path):
 
 
 def test_missing_file_is_an_io_error_exit_2(tmp_path):
-    result = CliRunner().invoke(cli, ["dump", str(tmp_path / NAME)], catch_exceptions=False)
+    result = run_cli("dump", tmp_path / NAME)
     assert result.exit_code == 2
     assert f"kdump: {tmp_path / NAME}: cannot read: No such file or directory" in result.stderr
 
@@ -165,7 +164,7 @@ def test_unreadable_file_is_an_io_error_exit_2(tmp_path):
     path = tmp_path / NAME
     path.write_bytes(b"")
     path.chmod(0)
-    result = CliRunner().invoke(cli, ["dump", str(path)], catch_exceptions=False)
+    result = run_cli("dump", path)
     assert result.exit_code == 2
 
 
@@ -181,7 +180,7 @@ def test_inputs_are_opened_read_only(tmp_path):
     path.write_bytes(first_batch(V2_NONE))
     path.chmod(0o444)
     before = path.read_bytes(), path.stat().st_mtime_ns
-    result = CliRunner().invoke(cli, ["dump", "--print-data-log", str(path)], catch_exceptions=False)
+    result = run_cli("dump", "--print-data-log", path)
     assert result.exit_code == 0
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
 
@@ -218,8 +217,7 @@ def test_mutated_files_never_crash(tmp_path, seed, rnd, ops):
             data[i:i] = rnd.randbytes(rnd.randrange(1, 50))
     path = tmp_path / NAME
     path.write_bytes(bytes(data))
-    result = CliRunner().invoke(cli, ["dump", "--deep-iteration", "--print-data-log", str(path)],
-                                catch_exceptions=False)
+    result = run_cli("dump", "--deep-iteration", "--print-data-log", path)
     assert result.exit_code in (0, 1), result.output
     for line in result.stderr.splitlines():
         assert line.startswith(f"kdump: {path}: ") or line.startswith("Non-consecutive") or \

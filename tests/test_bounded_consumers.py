@@ -126,7 +126,7 @@ def test_spark_arrow_batches_are_bounded_within_a_kafka_batch(tmp_path, monkeypa
     on the compiled path a chunk it does not take (a header key that is not UTF-8) goes through kdump's
     decoder, and damage in a later chunk is reported with the first offset lost."""
     if backend == "compiled":
-        pytest.importorskip("kdump._arrow")
+        pytest.importorskip("kdump.spark._arrow")
     data = _v2_batch(100, bad_header_at=57 if case == "header-key-not-utf8" else None)
     if case == "records-remaining":  # bytes after the records the header declares
         data = H.v2_batch(H.EMPTY_RECORD * 30 + b"\x00\x00", count=30)
@@ -147,7 +147,7 @@ def test_spark_arrow_batches_are_bounded_within_a_kafka_batch(tmp_path, monkeypa
 @pytest.mark.parametrize("backend", ["compiled", "python"])
 def test_spark_chunked_damage_loses_the_offsets_after_the_last_record_read(tmp_path, monkeypatch, backend):
     if backend == "compiled":
-        pytest.importorskip("kdump._arrow")
+        pytest.importorskip("kdump.spark._arrow")
     path = _segment(tmp_path, H.v2_batch(H.EMPTY_RECORD * 20, count=25, base_offset=40))  # five records missing
     monkeypatch.setattr(arrow_module, "RECORDS_PER_CHUNK", 4)
     batches, damage = _arrow(path, backend, max_rows=3)

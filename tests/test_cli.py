@@ -12,20 +12,17 @@ from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner
 from corpus import CORPUS
 from test_index_support import T0, data_batch, marker, write_log
 
 from kdump import cli as cli_module
 from kdump.cli import cli
+from support.cli import run_cli
 from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 
 ROOT = Path(__file__).resolve().parent.parent
 V2 = CORPUS / "kafka-generated/v2-none/00000000000000000000.log"  # 820 KB, 6117 records: output > a pipe buffer
 
-
-def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
 
 
 def kdump(*args, stdout=subprocess.PIPE, timeout=120):
@@ -102,6 +99,31 @@ def test_a_bug_is_exit_70_without_a_traceback(monkeypatch, capsys):
     assert "internal error: ZeroDivisionError: boom" in err and "Traceback" not in err
 
 
+def test_run_cli_is_the_command_line_users_run(monkeypatch):
+    """The tests' one way to run the command line (tests/support/cli.py) goes through main(): a bug is main's exit
+    70 and one line (Click's runner on the group would say exit 1 and keep the exception), output is captured."""
+    import kdump.dump as lib
+
+    def broken(self, paths):
+        raise ZeroDivisionError("boom")
+    monkeypatch.delenv("KDUMP_DEBUG", raising=False)
+    assert run_cli("dump", V2).stdout.startswith("Dumping ")
+    monkeypatch.setattr(lib.Dumper, "dump_paths", broken)
+    result = run_cli("dump", V2)
+    assert result.exit_code == EXIT_INTERNAL
+    assert "internal error: ZeroDivisionError: boom" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_every_cli_test_goes_through_main():
+    """No test module runs the command line its own way: run_cli is the one helper (a test that needs Click itself
+    says why on the line, with ``# Click-level:``)."""
+    runner = "CliRunner" + "("
+    found = [f"{path.name}:{n}" for path in sorted((ROOT / "tests").glob("test_*.py"))
+             for n, line in enumerate(path.read_text().splitlines(), 1)
+             if runner in line and "# Click-level:" not in line]
+    assert found == []
+
+
 def test_companion_text_is_the_renderers_the_library_yields_entries():
     from kdump.index.dump import CompanionDumper, CompanionOptions
     from kdump.read.offset_index import OffsetPosition
@@ -122,67 +144,72 @@ def test_every_command_shows_the_shared_options_and_its_exit_codes():
     assert {" ".join(words) for words, _c in commands} >= {
         "dump", "verify", "index check", "index dump", "index rebuild", "convert", "groups", "metadata", "txn-state", "txn", "stats", "salvage"}
     for words, _command in commands:
-        result = run(*words, "--help")
+        result = run_cli(*words, "--help")
         assert result.exit_code == 0, words
         for flag in ("--format [text|json]", "--no-color", "-v, --verbose", "-q, --quiet", "Exit codes:", "70"):
             assert flag in result.output, (words, flag)
 
 
 def test_group_level_output_options():
-    plain = run("dump", "--no-color", "-q", V2)
+    plain = run_cli("dump", "--no-color", "-q", V2)
     assert plain.exit_code == 0
-    assert run("--no-color", "-q", "dump", V2).stdout == plain.stdout
-    assert run("-v", "dump", "-q", V2).exit_code == EXIT_USAGE  # the group's -v and the command's -q clash
+    assert run_cli("--no-color", "-q", "dump", V2).stdout == plain.stdout
+    assert run_cli("-v", "dump", "-q", V2).exit_code == EXIT_USAGE  # the group's -v and the command's -q clash
 
 
 def test_quiet_leaves_out_notes_and_hints(tmp_path):
     part = tmp_path / "__consumer_offsets-3"
     shutil.copytree(CORPUS / "broker-written/consumer-offsets-v2", part, ignore=shutil.ignore_patterns("*.txt",
                                                                                                       "*.json"))
-    loud = run("dump", part)
+    loud = run_cli("dump", part)
     assert "--offsets-decoder" in loud.stderr  # the internal-topic hint
-    assert run("-q", "dump", part).stderr == ""
+    assert run_cli("-q", "dump", part).stderr == ""
 
 
 def test_options_that_do_not_apply_say_so():
-    result = run("dump", "--format", "json", "--compat", "scala", V2)
+    result = run_cli("dump", "--format", "json", "--compat", "scala", V2)
     assert result.exit_code == EXIT_USAGE and "--compat" in result.output and "--format json" in result.output
-    assert run("dump", "--format", "json", V2).exit_code == EXIT_OK  # the default compat is no choice
-    result = run("dump", "--verify-index-only", V2)
+    assert run_cli("dump", "--format", "json", V2).exit_code == EXIT_OK  # the default compat is no choice
+    result = run_cli("dump", "--verify-index-only", V2)
     assert result.exit_code == EXIT_USAGE and "--verify-index-only applies to .index and .timeindex" in result.output
 
 
 def test_convert_split_size_has_its_own_name_and_the_old_one_still_works(tmp_path):
     src = CORPUS / "kafka-generated/v0-none/00000000000000000000.log"
-    new = run("convert", src, "--to-magic", "2", "--split-batch-bytes", "2000", "-o", f"{tmp_path}/a/")
-    old = run("convert", src, "--to-magic", "2", "--max-batch-bytes", "2000", "-o", f"{tmp_path}/b/")
+    new = run_cli("convert", src, "--to-magic", "2", "--split-batch-bytes", "2000", "-o", f"{tmp_path}/a/")
+    old = run_cli("convert", src, "--to-magic", "2", "--max-batch-bytes", "2000", "-o", f"{tmp_path}/b/")
     assert new.exit_code == old.exit_code == 0, new.output + old.output
     assert "--max-batch-bytes is deprecated here; use --split-batch-bytes" in old.stderr
     assert (tmp_path / "a/00000000000000000000.log").read_bytes() == (tmp_path / "b/00000000000000000000.log").read_bytes()
-    assert "--max-batch-bytes" not in run("convert", "--help").output
+    assert "--max-batch-bytes" not in run_cli("convert", "--help").output
 
 
 def test_to_time_beside_from_time(tmp_path):
     part = tmp_path / "t-0"
     part.mkdir()
     write_log(part, 0, [data_batch(i, 1, ts=T0 + 1000 * i) for i in range(10)])
-    result = run("dump", "--to-time", T0 + 3000, part)
+    result = run_cli("dump", "--to-time", T0 + 3000, part)
     assert result.exit_code == 0
     assert [line.split()[1] for line in result.stdout.splitlines() if line.startswith("baseOffset")] == \
         ["0", "1", "2", "3"]
-    both = run("dump", "--from-time", T0 + 2000, "--to-time", T0 + 3000, part)
+    both = run_cli("dump", "--from-time", T0 + 2000, "--to-time", T0 + 3000, part)
     assert [line.split()[1] for line in both.stdout.splitlines() if line.startswith("baseOffset")] == ["2", "3"]
-    assert run("dump", "--from-time", T0 + 3000, "--to-time", T0, part).exit_code == EXIT_USAGE
+    assert run_cli("dump", "--from-time", T0 + 3000, "--to-time", T0, part).exit_code == EXIT_USAGE
 
 
 def test_version_says_which_path_is_in_use(monkeypatch):
     from kdump import _backend
-    if _backend.BACKEND == "compiled":
-        assert "compiled fast path in use" in run("--version").stdout
+    if _backend.BACKEND == "compiled":  # and names the modules setup.py builds, each of them loaded
+        said = run_cli("--version").stdout
+        assert "compiled fast path in use: " in said
+        named = said.split("compiled fast path in use: ")[1].split(";")[0].split(", ")
+        extensions = next(node.value for node in ast.parse((ROOT / "setup.py").read_text()).body
+                          if isinstance(node, ast.Assign) and node.targets[0].id == "EXTENSIONS")
+        assert sorted(named) == sorted(ast.literal_eval(extensions)) and all(m in sys.modules for m in named)
     else:  # not built, or KDUMP_PURE_PYTHON=1
-        assert "pure-Python path in use" in run("--version").stdout
+        assert "pure-Python path in use" in run_cli("--version").stdout
     monkeypatch.setattr(_backend, "BACKEND", "python")
-    assert "pure-Python path in use" in run("--version").stdout
+    assert "pure-Python path in use" in run_cli("--version").stdout
 
 
 # --- exit codes that tell the truth ------------------------------------------------------------------------
@@ -192,18 +219,18 @@ def test_nothing_to_read_is_never_success(tmp_path):
     (tmp_path / "nosegs/meta.properties").write_text("version=1\n")
     for args in (("dump",), ("index", "dump"), ("index", "check"), ("index", "rebuild"), ("verify",)):
         for d in ("empty", "nosegs"):
-            result = run(*args, tmp_path / d)
+            result = run_cli(*args, tmp_path / d)
             assert result.exit_code == EXIT_USAGE, (args, d, result.output)
-    result = run("dump", tmp_path / "empty")
+    result = run_cli("dump", tmp_path / "empty")
     assert "nothing to dump" in result.stderr
-    result = run("dump", "/dev/null")
+    result = run_cli("dump", "/dev/null")
     assert result.exit_code == EXIT_USAGE and "a device, not a regular file" in result.stderr
 
 
 def test_a_text_file_named_log_is_not_a_kafka_segment(tmp_path):
     text = tmp_path / "00000000000000000000.log"
     text.write_text("2024-05-01 12:00:00 INFO server started\n" * 3)
-    result = run("dump", text)
+    result = run_cli("dump", text)
     assert result.exit_code == EXIT_DATA
     assert "at byte 0: not a Kafka log segment" in result.stderr and "starts with text" in result.stderr
     assert "invalid bytes" not in result.stdout  # not Kafka's "incomplete last batch" report
@@ -221,7 +248,7 @@ def test_dump_opens_each_segment_once(tmp_path, monkeypatch):
         opened.append(os.fspath(file) if isinstance(file, str | os.PathLike) else file)
         return real_open(file, *args, **kwargs)
     monkeypatch.setattr(builtins, "open", spy)
-    assert run("dump", log).exit_code == EXIT_OK
+    assert run_cli("dump", log).exit_code == EXIT_OK
     assert opened.count(str(log)) == 1
 
 
@@ -230,7 +257,7 @@ def test_a_kafka_07_segment_is_recognised(tmp_path):
     message = b"\x00" + struct.pack(">I", 0) + b"hello"  # 0.7: size, magic 0, crc, payload; no offsets
     path = tmp_path / "00000000000000000000.kafka"
     path.write_bytes(struct.pack(">i", len(message)) + message)
-    result = run("dump", path)
+    result = run_cli("dump", path)
     assert result.exit_code == EXIT_DATA and "pre-0.8 format, not supported" in result.stderr
 
 
@@ -372,7 +399,7 @@ def test_a_failed_write_names_the_file_written(tmp_path, monkeypatch):
     def full(self):
         raise OSError(errno.ENOSPC, "No space left on device")  # as a full disk leaves it: no file name
     monkeypatch.setattr(atomic.AtomicGroup, "commit", full)
-    result = run("index", "rebuild", "-o", out, part)
+    result = run_cli("index", "rebuild", "-o", out, part)
     assert result.exit_code == EXIT_USAGE
     assert f"kdump: {out / '00000000000000000000.index'}: cannot write: " in result.stderr, result.stderr
     assert "cannot read" not in result.stderr
@@ -385,7 +412,7 @@ def test_an_unreadable_segment_is_named_as_read(tmp_path):
     log = write_log(part, 0, [data_batch(0, 3)])
     write_log(part, 3, [data_batch(3, 3)])
     os.chmod(log, 0)
-    result = run("index", "rebuild", "-o", tmp_path / "out", part)
+    result = run_cli("index", "rebuild", "-o", tmp_path / "out", part)
     assert result.exit_code == EXIT_USAGE and f"kdump: {log}: cannot read: Permission denied" in result.stderr
 
 
@@ -418,15 +445,15 @@ def test_progress_on_a_terminal_for_long_work(monkeypatch, many_segments, tmp_pa
                         (("convert", "--to-magic", "1", "-o", tmp_path / "conv/", many_segments), "converting"),
                         (("verify", many_segments), "verifying")):
         shown.clear()
-        assert run(*args).exit_code in (0, 1), args  # (index check: no indexes yet is a finding)
+        assert run_cli(*args).exit_code in (0, 1), args  # (index check: no indexes yet is a finding)
         assert shown and shown[0] == label, args
         if label != "verifying":  # the bar reaches its total: every byte of log walked was reported
             assert shown[1] == total, (args, shown)
         shown.clear()
-        run("-q", *args[:1], *args[1:]) if label != "verifying" else run("verify", "-q", many_segments)
+        run_cli("-q", *args[:1], *args[1:]) if label != "verifying" else run_cli("verify", "-q", many_segments)
         assert not shown  # never with --quiet
     monkeypatch.setattr(progress, "stderr_is_terminal", lambda: False)
-    run("dump", "--format", "json", many_segments)
+    run_cli("dump", "--format", "json", many_segments)
     assert not shown  # never when stderr is piped
 
 
@@ -441,8 +468,8 @@ def test_json_dump_of_a_directory_with_companion_entries_is_one_stream(tmp_path)
     part = tmp_path / "orders-0"
     part.mkdir()
     write_log(part, 0, [data_batch(0, 3)])
-    run("index", "rebuild", part)
-    result = run("dump", "--format", "json", "--companions", part)
+    run_cli("index", "rebuild", part)
+    result = run_cli("dump", "--format", "json", "--companions", part)
     objs = [json.loads(line) for line in result.stdout.splitlines()]
     assert result.exit_code == 0 and [o.get("kind") for o in objs][:1] == [None]
     assert {"type": "entry", "kind": "index", "empty": True} in [{k: v for k, v in o.items() if k != "file"} for o in objs]

@@ -9,10 +9,9 @@ import subprocess
 import sys
 
 import pytest
-from click.testing import CliRunner
 
 from corpus import CORPUS, ROOT, load_json
-from kdump.cli import cli
+from support.cli import run_cli
 
 pytestmark = pytest.mark.usefixtures("backend")  # each test runs on the compiled and the pure path
 
@@ -20,9 +19,6 @@ TXN = CORPUS / "kafka-generated/v2-transactional/00000000000000000000.log"
 MIXED = CORPUS / "kafka-generated/mixed-magic/00000000000000000000.log"
 HEADERS = CORPUS / "broker-written/fetch-v2-headers/00000000000000000000.log"
 
-
-def run(*args, env=None):
-    return CliRunner(env=env).invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
 def kafka_records(path):
@@ -40,14 +36,14 @@ def java_text(hexstr):
 def test_max_bytes_reads_whole_batches_only():
     # Kafka's testPrintDataLogPartialBatches: --max-bytes = size of the first two batches -> two batch lines
     sizes = [b["size"] for b in load_json(TXN)["batches"]]
-    result = run("dump", "--max-bytes", sizes[0] + sizes[1] + 5, TXN)
+    result = run_cli("dump", "--max-bytes", sizes[0] + sizes[1] + 5, TXN)
     assert result.exit_code == 0
     assert result.stdout.count("baseOffset:") == 2
     assert "invalid bytes" not in result.stdout  # Kafka prints trailing bytes only without --max-bytes
 
 
 def test_skip_record_metadata_prints_only_data_and_blank_control_lines():
-    result = run("dump", "--print-data-log", "--skip-record-metadata", TXN)
+    result = run_cli("dump", "--print-data-log", "--skip-record-metadata", TXN)
     assert result.exit_code == 0
     body = result.stdout_bytes.decode().split("\n", 2)[2]  # after "Dumping" and "Log starting offset"
     records_text = re.sub(r"^baseOffset: .*\n", "", body, flags=re.M)
@@ -68,7 +64,7 @@ def test_skip_record_metadata_prints_only_data_and_blank_control_lines():
 
 
 def test_print_data_log_record_lines_end_as_kafkas_test_expects():
-    result = run("dump", "--print-data-log", HEADERS)
+    result = run_cli("dump", "--print-data-log", HEADERS)
     lines = [line for line in result.stdout.split("\n") if line.startswith("| offset:")]
     recs = [r for _, r in kafka_records(HEADERS)]
     assert len(lines) == len(recs)
@@ -82,7 +78,7 @@ def test_print_data_log_record_lines_end_as_kafkas_test_expects():
     ("base64", lambda b: base64.b64encode(b).decode()),
 ])
 def test_key_and_value_decoders(decoder, convert):
-    result = run("dump", "--key-decoder", decoder, "--value-decoder", decoder, HEADERS)
+    result = run_cli("dump", "--key-decoder", decoder, "--value-decoder", decoder, HEADERS)
     assert result.exit_code == 0  # a decoder implies --print-data-log
     lines = [line for line in result.stdout.split("\n") if line.startswith("| offset:")]
     for line, (_, r) in zip(lines, kafka_records(HEADERS)):
@@ -90,33 +86,33 @@ def test_key_and_value_decoders(decoder, convert):
 
 
 def test_kafka_decoder_class_names_are_accepted():
-    result = run("dump", "--value-decoder-class", "org.apache.kafka.tools.api.StringDecoder", HEADERS)
+    result = run_cli("dump", "--value-decoder-class", "org.apache.kafka.tools.api.StringDecoder", HEADERS)
     assert result.exit_code == 0
     assert "payload: some-value-0" in result.stdout
 
 
 def test_int32_decoder_failure_is_inline_not_fatal():
-    result = run("dump", "--key-decoder", "int64", HEADERS)  # keys are 5 bytes: too short for int64
+    result = run_cli("dump", "--key-decoder", "int64", HEADERS)  # keys are 5 bytes: too short for int64
     assert result.exit_code == 0
     assert "key: <int64 decoder needs 8 bytes, got 5>" in result.stdout
 
 
 def test_user_decoder_by_import_path(monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "tests"))
-    result = run("dump", "--value-decoder", "decoder_plugins:upper", HEADERS)
+    result = run_cli("dump", "--value-decoder", "decoder_plugins:upper", HEADERS)
     assert result.exit_code == 0, result.output
     assert "payload: SOME-VALUE-0" in result.stdout
 
 
 def test_bad_decoder_is_a_usage_error():
-    result = run("dump", "--value-decoder", "no_such_module:thing", HEADERS)
+    result = run_cli("dump", "--value-decoder", "no_such_module:thing", HEADERS)
     assert result.exit_code == 2
     assert "no_such_module" in result.stderr
 
 
 def test_files_option_like_kafka(in_dir):
     in_dir(TXN.parent)
-    result = run("dump", "--files", f"{TXN.name},{TXN.name}")
+    result = run_cli("dump", "--files", f"{TXN.name},{TXN.name}")
     assert result.stdout.count(f"Dumping {TXN.name}\n") == 2
 
 
@@ -129,20 +125,20 @@ def test_directory_dumps_segments_in_offset_order_and_passes_over_kafkas_own_fil
                 part / "00000000000000000262.log")
     (part / "00000000000000000000.index").write_bytes(b"")
     (part / "partition.metadata").write_text("version: 0\n")
-    result = run("dump", str(part) + "/")
+    result = run_cli("dump", str(part) + "/")
     dumped = re.findall(r"^Dumping (.*)$", result.stdout, re.M)
     assert [os.path.basename(p) for p in dumped] == [
         "00000000000000000000.log", "00000000000000000262.log", "00000000000000001000.log"]
     # issue 11 point 5: Kafka's own files are known kinds, passed over quietly (named with -v), not "unknown"
     assert "Ignoring unknown file" not in result.stderr and "partition.metadata" not in result.stderr
     assert result.exit_code == 0
-    verbose = run("dump", "-v", str(part) + "/")
+    verbose = run_cli("dump", "-v", str(part) + "/")
     assert f"kdump: {part / 'partition.metadata'}: note: passed over (partition-metadata" in verbose.stderr
 
 
 def test_json_lines_carry_kafkas_field_names_and_values():
     for path in (TXN, MIXED, HEADERS):
-        result = run("dump", "--format", "json", "--print-data-log", path)
+        result = run_cli("dump", "--format", "json", "--print-data-log", path)
         assert result.exit_code == 0
         ours = [json.loads(line) for line in result.stdout.split("\n") if line]
         kafka = load_json(path)["batches"]
@@ -167,7 +163,7 @@ def test_json_lines_carry_kafkas_field_names_and_values():
 
 
 def test_json_shallow_has_no_records():
-    result = run("dump", "--format", "json", TXN)
+    result = run_cli("dump", "--format", "json", TXN)
     assert all("records" not in json.loads(line) for line in result.stdout.splitlines())
 
 
@@ -209,14 +205,14 @@ def test_rich_output_keeps_kafkas_words_and_adds_colour():
 
 
 def test_no_arguments_is_a_usage_error():
-    result = run("dump")
+    result = run_cli("dump")
     assert result.exit_code == 2
     assert "no files given" in result.stderr
 
 
 def test_version_and_help():
-    assert run("--version").stdout.startswith("kdump, version ")
-    help_text = run("dump", "--help").stdout
+    assert run_cli("--version").stdout.startswith("kdump, version ")
+    help_text = run_cli("dump", "--help").stdout
     for option in ("--deep-iteration", "--print-data-log", "--skip-record-metadata", "--max-bytes",
                    "--key-decoder", "--value-decoder", "--format", "--no-color", "Exit codes"):
         assert option in help_text
@@ -243,7 +239,8 @@ def test_scala_compat_payload_prefix_quirk_with_skip_record_metadata(tmp_path):
     b.append(1, 1700000000001, b"k1", b"v1")
     path = tmp_path / "00000000000000000000.log"
     path.write_bytes(b.build())
-    java = run("dump", "--print-data-log", "--skip-record-metadata", path).stdout.split("\n")[3:5]
-    scala = run("dump", "--compat", "scala", "--print-data-log", "--skip-record-metadata", path).stdout.split("\n")[3:5]
+    java = run_cli("dump", "--print-data-log", "--skip-record-metadata", path).stdout.split("\n")[3:5]
+    scala = run_cli("dump", "--compat", "scala", "--print-data-log", "--skip-record-metadata",
+                    path).stdout.split("\n")[3:5]
     assert java == ["| payload: v0", "| key: k1 payload: v1"]
     assert scala == [" payload: v0", "| key: k1 payload: v1"]

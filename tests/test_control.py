@@ -6,10 +6,9 @@ import re
 import struct
 
 import pytest
-from click.testing import CliRunner
 
 from corpus import CORPUS
-from kdump.cli import cli
+from support.cli import run_cli
 from kdump.errors import FormatError
 from kdump.decode.control import kraft_control_json
 from kdump.format.control import parse_control_key, parse_end_txn_marker
@@ -26,7 +25,7 @@ def uuid_b64(hexstr):
 
 
 def leader_change_lines(path):
-    out = CliRunner().invoke(cli, ["dump", "--deep-iteration", str(path)]).stdout
+    out = run_cli("dump", "--deep-iteration", path).stdout
     return {int(m.group(1)): json.loads(m.group(2))
             for m in re.finditer(r"^\| offset: (\d+) .* LeaderChange: (\{.*\})$", out, re.M)}
 

@@ -17,13 +17,12 @@ from pathlib import Path
 
 import crc32c
 import pytest
-from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus import CORPUS, FIXTURES
 from kdump import codec as kcodec
-from kdump.cli import cli
+from support.cli import run_cli
 from kdump.convert import (KAFKA_MESSAGE_MAX_BYTES, ConversionRefused, ConvertOptions, convert_legacy_message,
                            convert_segment, estimate_sizes)
 from kdump.format.types import TimestampType
@@ -43,7 +42,7 @@ LIMIT = 1 << 28
 
 
 def run(*args):
-    return CliRunner().invoke(cli, ["convert", *[str(a) for a in args]], catch_exceptions=False)
+    return run_cli("convert", *args)
 
 
 def write(directory: Path, *entries: bytes, name: str = SEGMENT) -> Path:

@@ -12,11 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from kdump import codec as kcodec
 from kdump.atomic import KILL_AT_ENV, AtomicFile, AtomicGroup, clean_leftovers, leftovers
-from kdump.cli import cli
+from support.cli import run_cli
 from kdump.read.logdir import FileKind, classify
 from kdump.writer import RecordBatchBuilder
 from test_index_support import T0, data_batch, write_log
@@ -31,9 +30,6 @@ def kill_at(point: str, *args) -> None:
                           timeout=120)
     assert proc.returncode == -signal.SIGKILL, (point, proc.returncode, proc.stderr.decode())
 
-
-def kdump(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
 
 
 def temporaries(directory) -> list[str]:
@@ -56,7 +52,7 @@ def rebuilt(tmp_path_factory):
     for interval in (0, 4096):
         d = tmp_path_factory.mktemp(f"ref{interval}")
         segment(d)
-        assert kdump("index", "rebuild", "--index-interval-bytes", interval, d).exit_code == 0
+        assert run_cli("index", "rebuild", "--index-interval-bytes", interval, d).exit_code == 0
         out[interval] = {k: (d / f"{SEG}.{k}").read_bytes() for k in ("index", "timeindex")}
     assert out[0]["index"] != out[4096]["index"] and out[0]["timeindex"] != out[4096]["timeindex"]
     return out[0], out[4096]
@@ -80,18 +76,18 @@ def test_kill_during_index_rebuild_force(point, tmp_path, rebuilt):
     if point in ("group-placed:1", "group-placed:2"):
         assert not index.exists()  # the window is marked by the missing .index (Kafka then rebuilds them all)
     assert temporaries(tmp_path)
-    check = kdump("index", "check", "--format", "json", tmp_path)
+    check = run_cli("index", "check", "--format", "json", tmp_path)
     expected = "kdump-temporary-left" if point == "group-written" else "kdump-write-interrupted"
     assert expected in codes(check)
     # a leftover temporary beside intact files is a warning (exit 1 only with --fail-on warning); files that are
     # part old, part new are an error
     failing = ["--fail-on", "warning"] if point == "group-written" else []
     assert check.exit_code == (0 if failing else 1)
-    assert kdump("index", "check", *failing, tmp_path).exit_code == 1
-    verify = kdump("verify", "--format", "json", *failing, tmp_path)
+    assert run_cli("index", "check", *failing, tmp_path).exit_code == 1
+    verify = run_cli("verify", "--format", "json", *failing, tmp_path)
     assert verify.exit_code == 1 and expected in codes(verify)
 
-    again = kdump("index", "rebuild", "--force", log)  # the next run cleans up and succeeds
+    again = run_cli("index", "rebuild", "--force", log)  # the next run cleans up and succeeds
     assert again.exit_code == 0, again.output
     assert "left by an interrupted kdump run" in again.output
     assert index.read_bytes() == new["index"] and timeindex.read_bytes() == new["timeindex"]
@@ -99,7 +95,7 @@ def test_kill_during_index_rebuild_force(point, tmp_path, rebuilt):
     assert (tmp_path / f"{SEG}.index.bak").read_bytes() == old["index"]
     assert (tmp_path / f"{SEG}.timeindex.bak").read_bytes() == old["timeindex"]
     assert temporaries(tmp_path) == []
-    assert kdump("index", "check", tmp_path).exit_code == 0
+    assert run_cli("index", "check", tmp_path).exit_code == 0
 
 
 def test_kill_during_first_index_rebuild_next_run_needs_no_force(tmp_path, rebuilt):
@@ -107,7 +103,7 @@ def test_kill_during_first_index_rebuild_next_run_needs_no_force(tmp_path, rebui
     log = segment(tmp_path)
     kill_at("group-placed:2", "index", "rebuild", log)  # .timeindex placed, .index not yet
     assert (tmp_path / f"{SEG}.timeindex").exists() and not (tmp_path / f"{SEG}.index").exists()
-    again = kdump("index", "rebuild", log)
+    again = run_cli("index", "rebuild", log)
     assert again.exit_code == 0, again.output
     assert (tmp_path / f"{SEG}.index").read_bytes() == rebuilt[1]["index"]
     assert not [n for n in os.listdir(tmp_path) if n.endswith(".bak")] and temporaries(tmp_path) == []
@@ -120,13 +116,13 @@ def test_force_rewrites_only_what_differs_and_keeps_one_bak(tmp_path, rebuilt):
     index.write_bytes(new["index"])
     timeindex.write_bytes(old["timeindex"])
     inode = index.stat().st_ino
-    result = kdump("index", "rebuild", "--force", log)
+    result = run_cli("index", "rebuild", "--force", log)
     assert result.exit_code == 0 and f"unchanged {index}" in result.output
     assert index.stat().st_ino == inode and not (tmp_path / f"{SEG}.index.bak").exists()  # not rewritten
     assert timeindex.read_bytes() == new["timeindex"]
     assert (tmp_path / f"{SEG}.timeindex.bak").read_bytes() == old["timeindex"]
     timeindex.write_bytes(b"\0" * 12)  # damaged again: a second --force replaces the .bak
-    assert kdump("index", "rebuild", "--force", log).exit_code == 0
+    assert run_cli("index", "rebuild", "--force", log).exit_code == 0
     assert (tmp_path / f"{SEG}.timeindex.bak").read_bytes() == b"\0" * 12
     assert sorted(n for n in os.listdir(tmp_path) if ".bak" in n) == [f"{SEG}.timeindex.bak"]
 
@@ -137,7 +133,7 @@ def test_force_rewrites_only_what_differs_and_keeps_one_bak(tmp_path, rebuilt):
 def test_kill_during_convert(point, tmp_path):
     src = segment(tmp_path / "in")
     ref = tmp_path / "ref"
-    assert kdump("convert", src, "--to-magic", 1, "-o", f"{ref}/").exit_code == 0
+    assert run_cli("convert", src, "--to-magic", 1, "-o", f"{ref}/").exit_code == 0
     out = tmp_path / "out"
     out.mkdir()
     kill_at(point, "convert", src, "--to-magic", 1, "-o", f"{out}/")
@@ -146,7 +142,7 @@ def test_kill_during_convert(point, tmp_path):
     if f"{SEG}.log" in present:
         assert (out / f"{SEG}.log").read_bytes() == (ref / f"{SEG}.log").read_bytes()  # whole, never partial
     assert temporaries(out)
-    again = kdump("convert", src, "--to-magic", 1, "-o", f"{out}/")  # no --force needed: its own leftovers
+    again = run_cli("convert", src, "--to-magic", 1, "-o", f"{out}/")  # no --force needed: its own leftovers
     assert again.exit_code == 0, again.output
     assert sorted(os.listdir(out)) == sorted(os.listdir(ref))
     for name in os.listdir(ref):
@@ -167,7 +163,7 @@ def _partition(d: Path, third_zstd: bool) -> Path:
 
 def test_partition_with_an_unconvertible_third_segment_leaves_nothing(tmp_path):
     part = _partition(tmp_path / "t-0", third_zstd=True)
-    res = kdump("convert", part, "--to-magic", 1, "-o", tmp_path / "t-0-v1")
+    res = run_cli("convert", part, "--to-magic", 1, "-o", tmp_path / "t-0-v1")
     assert res.exit_code == 1 and "00000000000000000010.log" in res.output and "all or nothing" in res.output
     assert sorted(os.listdir(tmp_path)) == ["t-0"]  # no output partition, no temporary directory
     assert "converted /" not in res.output  # no segment is reported as converted
@@ -175,20 +171,20 @@ def test_partition_with_an_unconvertible_third_segment_leaves_nothing(tmp_path):
 
 def test_partition_is_converted_with_its_checkpoint_files(tmp_path):
     part = _partition(tmp_path / "t-0", third_zstd=False)
-    res = kdump("convert", part, "--to-magic", 2, "-o", tmp_path / "t-0-v2")
+    res = run_cli("convert", part, "--to-magic", 2, "-o", tmp_path / "t-0-v2")
     assert res.exit_code == 0, res.output
     names = os.listdir(tmp_path / "t-0-v2")
     assert {"leader-epoch-checkpoint", "partition.metadata", "00000000000000000010.index"} <= set(names)
     assert (tmp_path / "t-0-v2" / "partition.metadata").read_bytes() == (part / "partition.metadata").read_bytes()
-    res = kdump("convert", part, "--to-magic", 1, "-o", tmp_path / "t-0-v1")
+    res = run_cli("convert", part, "--to-magic", 1, "-o", tmp_path / "t-0-v1")
     assert res.exit_code == 0, res.output
     names = os.listdir(tmp_path / "t-0-v1")
     assert "partition.metadata" in names and "leader-epoch-checkpoint" not in names  # magic 1 has no epochs
     assert sorted(os.listdir(tmp_path)) == ["t-0", "t-0-v1", "t-0-v2"]
     # into an existing, non-empty output: clashes refused before anything is converted
-    res = kdump("convert", part, "--to-magic", 2, "-o", tmp_path / "t-0-v1")
+    res = run_cli("convert", part, "--to-magic", 2, "-o", tmp_path / "t-0-v1")
     assert res.exit_code == 2 and "--force" in res.output
-    assert kdump("convert", part, "--to-magic", 2, "--force", "-o", tmp_path / "t-0-v1").exit_code == 0
+    assert run_cli("convert", part, "--to-magic", 2, "--force", "-o", tmp_path / "t-0-v1").exit_code == 0
     for name in ("00000000000000000000.log", "00000000000000000010.timeindex", "leader-epoch-checkpoint"):
         assert (tmp_path / "t-0-v1" / name).read_bytes() == (tmp_path / "t-0-v2" / name).read_bytes(), name
     assert temporaries(tmp_path / "t-0-v1") == [] and sorted(os.listdir(tmp_path)) == ["t-0", "t-0-v1", "t-0-v2"]
@@ -202,11 +198,11 @@ def test_kill_during_partition_convert(point, tmp_path):
     assert not out.exists()
     (work,) = temporaries(tmp_path)
     assert (tmp_path / work).is_dir()
-    res = kdump("verify", "--format", "json", tmp_path)
+    res = run_cli("verify", "--format", "json", tmp_path)
     assert "kdump-temporary-left" in codes(res) and res.exit_code == 0  # a warning: reported, not failing
-    assert kdump("verify", "--fail-on", "warning", tmp_path).exit_code == 1
+    assert run_cli("verify", "--fail-on", "warning", tmp_path).exit_code == 1
     assert not [r for r in json.loads(res.output)["files"] if work in r["path"] and r["kind"] != "kdump-temporary"]
-    again = kdump("convert", part, "--to-magic", 2, "-o", out)
+    again = run_cli("convert", part, "--to-magic", 2, "-o", out)
     assert again.exit_code == 0, again.output
     assert temporaries(tmp_path) == [] and len(os.listdir(out)) == 11  # 3 x (log, index, timeindex) + 2
 

@@ -7,12 +7,11 @@ import struct
 import uuid
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corpus import CORPUS
-from kdump.cli import cli
+from support.cli import run_cli
 from kdump.decoders import make_decoder, tables
 from kdump.decoders.coordinator import TRANSACTION_STATES
 from kdump.format.schema import (JavaDouble, SchemaError, jackson, java_double, member, read_struct, to_tree,
@@ -164,7 +163,7 @@ def test_records_written_by_kdump_decode_at_every_version(group, rtype, version,
     b.append(0, 1700000000000, key, value)
     b.append(1, 1700000000001, key, None)
     path = write_segment(tmp_path / "00000000000000000000.log", [b.build()])
-    result = CliRunner().invoke(cli, ["dump", "--format", "json", f"--{DECODER[group]}-decoder", path])
+    result = run_cli("dump", "--format", "json", f"--{DECODER[group]}-decoder", path)
     assert result.exit_code == 0, result.stderr
     records = json.loads(result.stdout)["records"]
     assert records[0]["key"] == {"type": str(rtype), "data": json.loads(jackson(to_tree(key_obj, key_schema)))}

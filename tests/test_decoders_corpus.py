@@ -10,10 +10,9 @@ import re
 import shutil
 
 import pytest
-from click.testing import CliRunner
 
 from corpus import CORPUS
-from kdump.cli import cli
+from support.cli import run_cli
 
 pytestmark = pytest.mark.usefixtures("backend")
 
@@ -57,7 +56,7 @@ def test_decoder_output_is_kafkas_line_for_line(reference, compat, in_dir):
     segment = reference.parent / reference.name.split(".dumplog-")[0]
     in_dir(segment.parent)
     flags = [_flag(reference)] + (["--compat", "scala"] if compat == "scala" else [])
-    result = CliRunner().invoke(cli, ["dump", *flags, segment.name], catch_exceptions=False)
+    result = run_cli("dump", *flags, segment.name)
     assert result.exit_code == 0, result.stderr
     got = result.stdout.splitlines()
     if compat == "java":  # the Java tool prints LEADER_CHANGE as JSON; the corpus has the Scala form
@@ -78,7 +77,7 @@ def _partition_copy(tmp_path, topic_dir: str):
 def test_decoder_auto_picks_the_decoder_from_the_partition_directory(tmp_path, in_dir):
     src = _partition_copy(tmp_path, "__consumer_offsets-0")
     in_dir(tmp_path)
-    result = CliRunner().invoke(cli, ["dump", "--decoder", "auto", "__consumer_offsets-0"], catch_exceptions=False)
+    result = run_cli("dump", "--decoder", "auto", "__consumer_offsets-0")
     expected = _expected(src.parent / (src.name + ".dumplog-offsets-decoder.txt"), java=True)
     assert result.stdout.splitlines()[1:] == expected[1:]  # "Dumping <path>" names the path as given
     assert result.stderr == ""
@@ -87,18 +86,17 @@ def test_decoder_auto_picks_the_decoder_from_the_partition_directory(tmp_path, i
 def test_plain_dump_of_an_internal_topic_hints_at_its_decoder(tmp_path, in_dir):
     _partition_copy(tmp_path, "__transaction_state-0")
     in_dir(tmp_path)
-    result = CliRunner().invoke(cli, ["dump", "__transaction_state-0"], catch_exceptions=False)
+    result = run_cli("dump", "__transaction_state-0")
     assert result.exit_code == 0
     assert result.stderr.splitlines() == [
         "kdump: note: __transaction_state records are binary; add --transaction-log-decoder (or --decoder auto) "
         "to decode them"]
-    decoded = CliRunner().invoke(cli, ["dump", "--transaction-log-decoder", "__transaction_state-0"])
+    decoded = run_cli("dump", "--transaction-log-decoder", "__transaction_state-0")
     assert decoded.stderr == ""
 
 
 def test_two_decoders_are_a_usage_error(in_dir):
     in_dir(CORPUS / "kafka-generated/internal-topics")
-    result = CliRunner().invoke(cli, ["dump", "--offsets-decoder", "--decoder", "cluster-metadata",
-                                      "__consumer_offsets-0"])
+    result = run_cli("dump", "--offsets-decoder", "--decoder", "cluster-metadata", "__consumer_offsets-0")
     assert result.exit_code == 2
     assert "choose one decoder" in result.stderr

@@ -13,11 +13,10 @@ naming the region and the offsets lost, and exit 1.
 import re
 
 import pytest
-from click.testing import CliRunner
 
 from corpus import (LOG_FILES, MODES, abs_dir_placeholder, case_id, expected, kafka_died,
                     scala_to_java_stderr, scala_to_java_stdout)
-from kdump.cli import cli
+from support.cli import run_cli
 
 pytestmark = pytest.mark.usefixtures("backend")  # each test runs on the compiled and the pure path
 
@@ -29,7 +28,7 @@ LEADER_CHANGE_JSON = re.compile(rb" LeaderChange: \{[^\n]*\}")
 
 def run_dump(path, flags, in_dir):
     in_dir(path.parent)
-    return CliRunner().invoke(cli, ["dump", *flags, path.name], catch_exceptions=False)
+    return run_cli("dump", *flags, path.name)
 
 
 def without_batch(dump: bytes, position: int) -> bytes:

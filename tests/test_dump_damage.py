@@ -10,9 +10,8 @@ import re
 import struct
 
 import pytest
-from click.testing import CliRunner
 
-from kdump.cli import cli
+from support.cli import run_cli
 from kdump.format import layout as L
 from kdump.writer import RecordBatchBuilder
 
@@ -44,7 +43,7 @@ def positions(batches: list[bytes]) -> list[int]:
 def run(tmp_path, data: bytes, *flags):
     path = tmp_path / NAME
     path.write_bytes(data)
-    return CliRunner().invoke(cli, ["dump", *map(str, flags), str(path)], catch_exceptions=False), path
+    return run_cli("dump", *flags, path), path
 
 
 def without_batch(text: str, position: int) -> list[str]:

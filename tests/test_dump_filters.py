@@ -10,10 +10,9 @@ import time
 import zoneinfo
 
 import pytest
-from click.testing import CliRunner
 
 from corpus import CORPUS, load_json
-from kdump.cli import cli
+from support.cli import run_cli
 from kdump.writer import RecordBatchBuilder, write_segment
 from support.damaged import sound_then_corrupt_gzip
 
@@ -24,9 +23,6 @@ IDEMPOTENT = CORPUS / "kafka-generated/v2-idempotent/00000000000000000000.log"
 MIXED = CORPUS / "kafka-generated/mixed-magic/00000000000000000000.log"
 HEADERS = CORPUS / "broker-written/fetch-v2-headers/00000000000000000000.log"
 
-
-def run(*args, env=None):
-    return CliRunner(env=env).invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
 def shown(text: str) -> tuple[list[int], list[int]]:
@@ -71,7 +67,7 @@ def expected(path, batch_ok=lambda b: True, record_ok=None):
     (["--producer-id", "2001", "--control-only"], lambda b: b["producerId"] == 2001 and b["isControl"]),
 ])
 def test_header_filters_show_the_batches_kafka_describes(flags, batch_ok):
-    result = run("dump", "--deep-iteration", *flags, TXN)
+    result = run_cli("dump", "--deep-iteration", *flags, TXN)
     assert result.exit_code == 0, result.output
     assert shown(result.stdout) == expected(TXN, batch_ok)
     assert shown(result.stdout)[0]  # the filter matched something
@@ -79,14 +75,14 @@ def test_header_filters_show_the_batches_kafka_describes(flags, batch_ok):
 
 def test_magic_filter_on_a_mixed_magic_file():
     for magic in (0, 1, 2):
-        result = run("dump", "--deep-iteration", "--magic", magic, MIXED)
+        result = run_cli("dump", "--deep-iteration", "--magic", magic, MIXED)
         assert result.exit_code == 0
         want = expected(MIXED, lambda b: b["magic"] == magic)
         assert shown(result.stdout) == want and want[0]
 
 
 def test_shallow_dump_filters_batch_lines_too():
-    result = run("dump", "--producer-id", "1000", IDEMPOTENT)
+    result = run_cli("dump", "--producer-id", "1000", IDEMPOTENT)
     assert result.exit_code == 0
     assert shown(result.stdout)[0] == expected(IDEMPOTENT, lambda b: b["producerId"] == 1000)[0]
     assert "| offset:" not in result.stdout
@@ -103,16 +99,16 @@ def corrupt_gzip_file(tmp_path):
 @pytest.mark.parametrize("flags", [["--producer-id", "7"], ["--codec", "none"], ["--transactional", "--magic", "1"]])
 def test_a_batch_excluded_by_its_header_is_not_decompressed(tmp_path, flags):
     path = corrupt_gzip_file(tmp_path)
-    unfiltered = run("dump", "--deep-iteration", path)
+    unfiltered = run_cli("dump", "--deep-iteration", path)
     assert unfiltered.exit_code == 1 and "decompress" in unfiltered.stderr  # the damage is there to find
-    result = run("dump", "--deep-iteration", "--print-data-log", *flags, path)
+    result = run_cli("dump", "--deep-iteration", "--print-data-log", *flags, path)
     assert result.exit_code == 0 and result.stderr == ""
     if flags[0] != "--transactional":
         assert shown(result.stdout) == ([0], [0])
 
 
 def test_a_record_filter_still_reports_a_batch_it_cannot_read(tmp_path):
-    result = run("dump", "--key", "k0", corrupt_gzip_file(tmp_path))
+    result = run_cli("dump", "--key", "k0", corrupt_gzip_file(tmp_path))
     assert result.exit_code == 1 and "decompress" in result.stderr
     assert shown(result.stdout) == ([0], [0])
 
@@ -121,7 +117,7 @@ def test_a_record_filter_still_reports_a_batch_it_cannot_read(tmp_path):
 
 
 def test_key_is_an_exact_decoded_key():
-    result = run("dump", "--key", "txB-key-43", TXN)
+    result = run_cli("dump", "--key", "txB-key-43", TXN)
     assert result.exit_code == 0
     want = expected(TXN, record_ok=lambda r: text_of(r.get("key")) == "txB-key-43")
     assert shown(result.stdout) == want and len(want[1]) >= 2
@@ -130,7 +126,7 @@ def test_key_is_an_exact_decoded_key():
 
 def test_key_with_another_decoder_is_compared_decoded():
     key = "txB-key-43".encode().hex()
-    result = run("dump", "--key-decoder", "hex", "--key", key, TXN)
+    result = run_cli("dump", "--key-decoder", "hex", "--key", key, TXN)
     assert shown(result.stdout) == expected(TXN, record_ok=lambda r: r.get("key") == key)
     assert f"key: {key}" in result.stdout
 
@@ -138,7 +134,7 @@ def test_key_with_another_decoder_is_compared_decoded():
 @pytest.mark.parametrize("path", [TXN, MIXED, IDEMPOTENT])
 def test_key_match_and_value_match_are_regex_searches(path):
     key_re, value_re = r"key-4\d$", r"\"i\":\d*[02468],"
-    result = run("dump", "--print-data-log", "--key-match", key_re, "--value-match", value_re, path)
+    result = run_cli("dump", "--print-data-log", "--key-match", key_re, "--value-match", value_re, path)
     assert result.exit_code == 0
     want = expected(path, record_ok=lambda r: r.get("key") is not None and r.get("value") is not None
                     and re.search(key_re, text_of(r["key"])) and re.search(value_re, text_of(r["value"])))
@@ -153,29 +149,29 @@ def test_header_filter_by_key_and_by_value():
     def has(r, v=None):
         return any(h["key"] == name and (v is None or text_of(h["value"]) == v) for h in r.get("headers", []))
 
-    result = run("dump", "--header", name, HEADERS)
+    result = run_cli("dump", "--header", name, HEADERS)
     assert shown(result.stdout) == expected(HEADERS, record_ok=has)
-    result = run("dump", "--header", f"{name}={value}", HEADERS)
+    result = run_cli("dump", "--header", f"{name}={value}", HEADERS)
     assert shown(result.stdout) == expected(HEADERS, record_ok=lambda r: has(r, value))
     assert shown(result.stdout)[1]
-    assert shown(run("dump", "--header", f"{name}=no such value", HEADERS).stdout) == ([], [])
+    assert shown(run_cli("dump", "--header", f"{name}=no such value", HEADERS).stdout) == ([], [])
 
 
 def test_filters_combine():
-    result = run("dump", "--producer-id", "2002", "--key-match", "^txB", "--codec", "zstd", TXN)
+    result = run_cli("dump", "--producer-id", "2002", "--key-match", "^txB", "--codec", "zstd", TXN)
     want = expected(TXN, lambda b: b["producerId"] == 2002 and b["codec"] == "zstd",
                     lambda r: r.get("key") is not None and text_of(r["key"]).startswith("txB"))
     assert shown(result.stdout) == want and want[1]
 
 
 def test_filtered_records_make_no_non_consecutive_report():
-    result = run("dump", "--key-match", "7$", IDEMPOTENT)
+    result = run_cli("dump", "--key-match", "7$", IDEMPOTENT)
     assert result.exit_code == 0 and shown(result.stdout)[1]
     assert "Non-consecutive" not in result.stderr
 
 
 def test_json_carries_only_matching_records():
-    result = run("dump", "--format", "json", "--key", "txB-key-43", TXN)
+    result = run_cli("dump", "--format", "json", "--key", "txB-key-43", TXN)
     objs = [json.loads(line) for line in result.stdout.splitlines()]
     batches = [o for o in objs if o["type"] == "batch"]
     got = ([b["position"] for b in batches], [r["offset"] for b in batches for r in b["records"]])
@@ -183,7 +179,7 @@ def test_json_carries_only_matching_records():
 
 
 def test_a_bad_regex_is_a_usage_error():
-    result = run("dump", "--value-match", "(", TXN)
+    result = run_cli("dump", "--value-match", "(", TXN)
     assert result.exit_code == 2 and "--value-match" in result.output
 
 
@@ -198,7 +194,7 @@ def iso(ms: int, tz=dt.timezone.utc) -> str:
 
 @pytest.mark.parametrize("path", [TXN, MIXED])
 def test_time_format_iso_on_every_batch_and_record_line(path):
-    result = run("dump", "--deep-iteration", "--time-format", "iso", path)
+    result = run_cli("dump", "--deep-iteration", "--time-format", "iso", path)
     assert result.exit_code == 0
     batch_times = re.findall(r"^(?:baseOffset|offset): .*? (?:CreateTime|LogAppendTime|NoTimestampType): (\S+) ",
                              result.stdout, re.M)
@@ -211,11 +207,11 @@ def test_time_format_iso_on_every_batch_and_record_line(path):
 
 
 def run_in_zone(monkeypatch, zone: str, *args):
-    """``run(*args)`` with the local time zone ``zone`` (TZ), restored afterwards."""
+    """``run_cli(*args)`` with the local time zone ``zone`` (TZ), restored afterwards."""
     monkeypatch.setenv("TZ", zone)
     time.tzset()
     try:
-        return run(*args)
+        return run_cli(*args)
     finally:
         monkeypatch.undo()
         time.tzset()
@@ -229,18 +225,18 @@ def test_time_format_local_uses_the_time_zone(monkeypatch):
 
 
 def test_json_keeps_epoch_and_adds_iso():
-    result = run("dump", "--format", "json", "--deep-iteration", "--time-format", "iso", HEADERS)
+    result = run_cli("dump", "--format", "json", "--deep-iteration", "--time-format", "iso", HEADERS)
     batch = json.loads(result.stdout.splitlines()[0])
     k = kafka_view(HEADERS)[0]
     assert (batch["maxTimestamp"], batch["maxTimestampIso"]) == (k["maxTimestamp"], iso(k["maxTimestamp"]))
     assert [(r["timestamp"], r["timestampIso"]) for r in batch["records"]] == \
         [(r["timestamp"], iso(r["timestamp"])) for r in k["records"]]
-    assert "timestampIso" not in run("dump", "--format", "json", "--deep-iteration", HEADERS).stdout
+    assert "timestampIso" not in run_cli("dump", "--format", "json", "--deep-iteration", HEADERS).stdout
 
 
 def test_header_values_in_text_and_json_with_a_header_decoder():
     view = kafka_view(HEADERS)
-    result = run("dump", "--header-decoder", "hex", HEADERS)
+    result = run_cli("dump", "--header-decoder", "hex", HEADERS)
     assert result.exit_code == 0
     lines = [line for line in result.stdout.splitlines() if line.startswith("| offset:")]
     records = [r for b in view for r in b["records"]]
@@ -248,15 +244,15 @@ def test_header_values_in_text_and_json_with_a_header_decoder():
         want = ",".join(f"{h['key']}={'null' if h['value'] is None else h['value']}" for h in r["headers"])
         assert f" headers: [{want}]" in line
         assert f"payload: {text_of(r['value'])}" in line  # implies --print-data-log
-    objs = [json.loads(x) for x in run("dump", "--format", "json", "--header-decoder", "hex", HEADERS).stdout.split("\n")
-            if x]
+    objs = [json.loads(x) for x in
+            run_cli("dump", "--format", "json", "--header-decoder", "hex", HEADERS).stdout.split("\n") if x]
     got = [h for o in objs for r in o["records"] for h in r["headers"]]
     assert got == [{"key": h["key"], "value": h["value"], "valueEncoding": "decoded"} for r in records
                    for h in r["headers"]]
 
 
 def test_default_piped_text_has_no_header_values():
-    assert " headers: [" not in run("dump", "--print-data-log", HEADERS).stdout
+    assert " headers: [" not in run_cli("dump", "--print-data-log", HEADERS).stdout
 
 
 def test_header_values_on_a_terminal_are_shown_escaped(tmp_path):
@@ -278,6 +274,6 @@ def test_json_with_readable_fields_and_filters_validates():
     for args in (["--time-format", "local", "--header-decoder", "base64", HEADERS],
                  ["--time-format", "iso", "--key-match", "key", MIXED],
                  ["--time-format", "iso", "--control-only", TXN]):
-        objs += [json.loads(line) for line in run("dump", "--format", "json", *args).stdout.splitlines()]
+        objs += [json.loads(line) for line in run_cli("dump", "--format", "json", *args).stdout.splitlines()]
     assert {"maxTimestampIso", "records"} <= set(objs[0]) and objs[0]["records"][0]["headers"]
     _all_valid("dump", objs)

@@ -11,12 +11,11 @@ import subprocess
 import sys
 
 import pytest
-from click.testing import CliRunner
 
 from corpus import CORPUS
 from kdump import codec as C
 from kdump.format.names import CODEC_NAMES
-from kdump.cli import cli
+from support.cli import run_cli
 from kdump.format import columns as columns_module
 from kdump.read.segment import SegmentReader
 from kdump.writer import RecordBatchBuilder, legacy_wrapper
@@ -132,9 +131,6 @@ def test_legacy_wrapper_chunks_are_the_whole_wrapper(tmp_path, magic, wrapper_of
         columns_equal(list(batches_of(tmp_path, data)[0].column_chunks(1 << 24, chunk)), whole)
 
 
-def run(*args):
-    return CliRunner().invoke(cli, [*map(str, args)], catch_exceptions=False)
-
 
 @pytest.mark.usefixtures("backend")
 @pytest.mark.parametrize("path", ["kafka-generated/v2-compacted", "kafka-generated/v1-gzip-createtime",
@@ -143,9 +139,9 @@ def run(*args):
                                    ["--deep-iteration", "--from-offset", 7], ["--deep-iteration", "--from-time", H.T0]])
 def test_dump_in_chunks_prints_what_a_whole_batch_read_prints(monkeypatch, path, flags):
     log = CORPUS / path / NAME
-    whole = run("dump", *flags, log)
+    whole = run_cli("dump", *flags, log)
     monkeypatch.setattr(columns_module, "RECORDS_PER_CHUNK", 3)
-    chunked = run("dump", *flags, log)
+    chunked = run_cli("dump", *flags, log)
     if "json" in flags:
         assert [json.loads(x) for x in chunked.stdout.splitlines()] == [json.loads(x) for x in whole.stdout.splitlines()]
     assert chunked.stdout == whole.stdout
@@ -156,9 +152,9 @@ def test_dump_in_chunks_prints_what_a_whole_batch_read_prints(monkeypatch, path,
                                   "kafka-generated/v2-transactional", "kafka-generated/corrupt/v2-crc-mismatch"])
 def test_verify_in_chunks_finds_what_a_whole_batch_read_finds(monkeypatch, path):
     log = CORPUS / path / NAME
-    whole = run("verify", "--deep", log)
+    whole = run_cli("verify", "--deep", log)
     monkeypatch.setattr(columns_module, "RECORDS_PER_CHUNK", 3)
-    chunked = run("verify", "--deep", log)
+    chunked = run_cli("verify", "--deep", log)
     assert (chunked.stdout, chunked.exit_code) == (whole.stdout, whole.exit_code)
 
 
@@ -167,9 +163,9 @@ def test_verify_in_chunks_finds_what_a_whole_batch_read_finds(monkeypatch, path)
 def test_empty_batch_holding_a_record(tmp_path):
     path = tmp_path / NAME
     path.write_bytes(H.empty_batch_holding_a_record())
-    dumped = run("dump", "--deep-iteration", path)
+    dumped = run_cli("dump", "--deep-iteration", path)
     assert dumped.exit_code == 0 and "count: 0 " in dumped.stdout and "| offset" not in dumped.stdout  # as Kafka
-    verified = run("verify", "--deep", path)
+    verified = run_cli("verify", "--deep", path)
     assert verified.exit_code == 1
     assert f"records-remaining at byte 0 offset 0: the batch declares 0 records, yet {len(H.EMPTY_RECORD)} bytes " \
            "follow its header" in verified.stdout
@@ -182,7 +178,7 @@ def test_varlong_above_64_bits_keeps_its_low_64_as_java_does(tmp_path):
     path = tmp_path / NAME
     path.write_bytes(H.varlong_timestamp_batch())
     expected = H.T0 - 2 ** 63  # inside the long range: no wrap
-    dumped = run("dump", "--deep-iteration", path)
+    dumped = run_cli("dump", "--deep-iteration", path)
     assert f"| offset: 0 CreateTime: {expected} " in dumped.stdout and dumped.exit_code == 0
-    verified = run("verify", "--deep", path)
+    verified = run_cli("verify", "--deep", path)
     assert "max-timestamp-mismatch" in verified.stdout and verified.exit_code == 1

@@ -8,10 +8,9 @@ import shutil
 import struct
 
 import pytest
-from click.testing import CliRunner
 
 from corpus import CORPUS
-from kdump.cli import cli
+from support.cli import run_cli
 from kdump.index.check import check_partition_companions, check_paths
 from kdump.index.rebuild import rebuild_indexes
 from kdump.read.snapshot import ProducerEntry, encode_snapshot
@@ -60,7 +59,7 @@ def test_sound_partition_has_no_findings(part):
         assert all(r.status == "ok" for r in reports), [(r.path, [(f.code, f.message) for f in r.findings])
                                                          for r in reports]
         assert not codes(reports)
-    result = CliRunner().invoke(cli, ["index", "check", "--deep", str(part)])
+    result = run_cli("index", "check", "--deep", part)
     assert result.exit_code == 0, result.output
     info = {f.code for r in check_partition_companions(str(part), deep=True) for f in r.findings}
     assert info == {"index-differs-from-recovery", "timeindex-differs-from-recovery"}  # built every 500 bytes
@@ -83,13 +82,13 @@ def test_truncated_index_entry(part, in_dir):
     assert (f.code, f.severity, f.position, f.length) == ("index-length-invalid", "error", size - 3, 3)
     assert f"found {size} bytes which is neither positive nor a multiple of 8" in f.message
     in_dir(part)
-    sanity = CliRunner().invoke(cli, ["dump", "--index-sanity-check", idx_path(part).name])
+    sanity = run_cli("dump", "--index-sanity-check", idx_path(part).name)
     assert sanity.exit_code == 1
     assert (f"Index file {idx_path(part)} is corrupt, found {size} bytes which is neither positive nor a multiple of 8"
             in sanity.stderr)
-    plain = CliRunner().invoke(cli, ["dump", idx_path(part).name])
+    plain = run_cli("dump", idx_path(part).name)
     assert plain.exit_code == 0  # Kafka reads the whole entries and ignores the rest
-    result = CliRunner().invoke(cli, ["index", "check", str(part)])
+    result = run_cli("index", "check", part)
     assert result.exit_code == 1 and "index-length-invalid" in result.stdout
 
 
@@ -113,7 +112,7 @@ def test_position_past_end(part, in_dir):
     (f,) = [f for f in r.findings if f.code == "index-position-past-end"]
     assert f.position == 8 and f.first_offset == rel and f.severity == "error"
     in_dir(part)
-    result = CliRunner().invoke(cli, ["dump", idx_path(part).name])  # Kafka's tool dies here
+    result = run_cli("dump", idx_path(part).name)  # Kafka's tool dies here
     assert f"offset: {rel} position: {log_size + 100}" in result.stdout
     assert f"kdump: {idx_path(part).name}: at byte 8: entry 1 (offset {rel}, position {log_size + 100}) points at no " \
            "batch" in result.stderr
@@ -160,9 +159,9 @@ def test_zero_tail(part, in_dir, last_segment):
     t = [f.code for f in report_of(reports, "timeindex").findings]
     assert t == ["timeindex-zero-tail"]  # Kafka's failing sanity check is explained in that finding
     in_dir(part)
-    result = CliRunner().invoke(cli, ["dump", idx_path(part).name])
+    result = run_cli("dump", idx_path(part).name)
     assert result.stdout.count("\noffset: ") == n  # DumpLogSegments stops at the zero tail
-    sanity = CliRunner().invoke(cli, ["dump", "--index-sanity-check", tidx_path(part).name])
+    sanity = run_cli("dump", "--index-sanity-check", tidx_path(part).name)
     assert sanity.exit_code == 1
     assert "has non-zero size but the last timestamp is 0 which is less than the first timestamp" in sanity.stderr
 
@@ -185,7 +184,7 @@ def test_time_index_damage(part, in_dir):
     assert {("timeindex-timestamp-mismatch", 12), ("timeindex-not-max-so-far", 12),
             ("timeindex-timestamp-decreasing", 36)} <= deep
     in_dir(part)
-    result = CliRunner().invoke(cli, ["dump", "--verify-index-only", tidx_path(part).name])
+    result = run_cli("dump", "--verify-index-only", tidx_path(part).name)
     abs_path = os.path.abspath(tidx_path(part).name)
     assert result.stderr == (f"Found timestamp mismatch in :{abs_path}\n"
                              f"  Index timestamp: {ts1 + 7}, log timestamp: {ts1}\n"
@@ -226,15 +225,14 @@ def test_damaged_offset_index_does_not_condemn_an_intact_time_index(tmp_path, ho
     judge of where the log ends)."""
     d = tmp_path / "topic-0"
     write_log(d, 0, [data_batch(i * 10, 10, ts=T0 + i * 1000) for i in range(40)])
-    result = CliRunner().invoke(cli, ["index", "rebuild", "--index-interval-bytes", "500",
-                                      str(d / "00000000000000000000.log")])
+    result = run_cli("index", "rebuild", "--index-interval-bytes", "500", d / "00000000000000000000.log")
     assert result.exit_code == 0, result.output
     tidx_before = tidx_path(d).read_bytes()
     assert len(tidx_before) >= 12 * 5
     _damage_index_entries(idx_path(d), how)
     for command in (["index", "check"], ["verify"]):
         for deep in ([], ["--deep"]):
-            result = CliRunner().invoke(cli, command + deep + ["--format", "json", str(d)])
+            result = run_cli(*command, *deep, "--format", "json", d)
             files = {f["kind"]: f for f in json.loads(result.stdout)["files"]}
             assert files["index"]["status"] == "findings", (command, deep)
             assert [f for f in files["timeindex"]["findings"] if f["severity"] != "info"] == [], (command, deep)
@@ -257,7 +255,7 @@ def test_offset_index_mismatch_reports_like_kafka(part, in_dir):
     expected = f"Mismatches in :{abs_path}\n" + "".join(f"  Index offset: {a}, log offset: {b}\n"
                                                        for a, b in sorted(wrong, reverse=True))
     for compat in ("java", "scala"):
-        result = CliRunner().invoke(cli, ["dump", "--compat", compat, "--verify-index-only", idx_path(part).name])
+        result = run_cli("dump", "--compat", compat, "--verify-index-only", idx_path(part).name)
         assert result.stdout == f"Dumping {idx_path(part).name}\n"
         assert result.stderr == expected
         assert result.exit_code == 0  # reports, as Kafka's, do not fail the dump
@@ -275,7 +273,7 @@ def test_txnindex_damage(part, in_dir):
     v = next(f for f in r.findings if f.code == "txnindex-version")
     assert "Unexpected aborted transaction version 1 in transaction index" in v.message
     in_dir(part)
-    result = CliRunner().invoke(cli, ["dump", txn.name])
+    result = run_cli("dump", txn.name)
     assert result.stdout.splitlines()[1:] == ["version: 0 producerId: 7 firstOffset: 400 lastOffset: 405 "
                                               "lastStableOffset: 406"]
     assert result.exit_code == 1
@@ -357,16 +355,16 @@ def test_missing_and_orphan_files(part):
 
 
 def test_cli_json_and_exit_codes(part, tmp_path):
-    result = CliRunner().invoke(cli, ["index", "check", "--format", "json", str(part / "00000000000000000000.log")])
+    result = run_cli("index", "check", "--format", "json", part / "00000000000000000000.log")
     doc = json.loads(result.stdout)
     assert doc["status"] == "ok" and result.exit_code == 0
     assert sorted(f["kind"] for f in doc["files"]) == ["index", "snapshot", "timeindex", "txnindex"] or \
         sorted(f["kind"] for f in doc["files"]) == ["index", "timeindex", "txnindex"]
-    assert CliRunner().invoke(cli, ["index", "check", str(tmp_path / "nope")]).exit_code == 2
-    assert CliRunner().invoke(cli, ["index", "check"]).exit_code == 2
+    assert run_cli("index", "check", tmp_path / "nope").exit_code == 2
+    assert run_cli("index", "check").exit_code == 2
     with open(idx_path(part), "ab") as f:
         f.write(b"\x01")
-    result = CliRunner().invoke(cli, ["index", "check", "--format", "json", str(part)])
+    result = run_cli("index", "check", "--format", "json", part)
     doc = json.loads(result.stdout)
     assert result.exit_code == 1 and doc["status"] == "findings"
     bad = [f for f in doc["files"] if f["status"] == "findings"]
@@ -383,7 +381,7 @@ def test_log_directory_checkpoints(tmp_path, part):
     assert by["replication-offset-checkpoint"] == {"checkpoint-malformed"}
     assert by["recovery-point-offset-checkpoint"] == set()
     assert by["partition.metadata"] == {"partition-metadata-topic-id"}  # the zero UUID, as Kafka refuses it
-    result = CliRunner().invoke(cli, ["dump", str(logdir / "recovery-point-offset-checkpoint")])
+    result = run_cli("dump", logdir / "recovery-point-offset-checkpoint")
     assert result.stdout.splitlines()[1:] == [
         "Offset checkpoint (recovery point per partition (offset up to which the log was flushed)) version: 0 "
         "entries: 1", "topic: topic partition: 0 offset: 406"]
@@ -402,13 +400,12 @@ def test_random_bytes_never_crash(part, name, in_dir):
             reports = check_partition_companions(str(part), deep=deep)
             assert reports
         for args in ([name], ["--verify-index-only", name], ["--index-sanity-check", name]):
-            result = CliRunner().invoke(cli, ["dump", *args], catch_exceptions=False)
+            result = run_cli("dump", *args)
             assert result.exit_code in (0, 1, 2), result.output
             assert "Traceback" not in result.output
-        result = CliRunner().invoke(cli, ["index", "check", "--deep", "."], catch_exceptions=False)
+        result = run_cli("index", "check", "--deep", ".")
         assert result.exit_code in (0, 1, 2)
         for seek in (["--from-offset", "205"], ["--from-time", str(T0 + 20005)]):  # batch 20: T0+20000..20009
-            result = CliRunner().invoke(cli, ["dump", "--deep-iteration", *seek, "00000000000000000000.log"],
-                                        catch_exceptions=False)
+            result = run_cli("dump", "--deep-iteration", *seek, "00000000000000000000.log")
             assert result.exit_code == 0, result.output
             assert "| offset: 205 " in result.stdout  # a damaged index never changes what is found

@@ -10,10 +10,9 @@ import shutil
 import uuid
 
 import pytest
-from click.testing import CliRunner
 
 from corpus import CORPUS, kafka_died, load_json
-from kdump.cli import cli
+from support.cli import run_cli
 
 BROKER = CORPUS / "broker-written"
 COMPANIONS = sorted(p for p in BROKER.rglob("*")
@@ -26,7 +25,7 @@ CASES = [(p, m) for p in COMPANIONS for m in MODES
 
 def run(in_dir, path, *flags):
     in_dir(path.parent)
-    return CliRunner().invoke(cli, ["dump", *flags, path.name], catch_exceptions=False)
+    return run_cli("dump", *flags, path.name)
 
 
 def expected(path, stem):
@@ -162,7 +161,7 @@ def test_directory_dump_with_companions(tmp_path):
     shutil.copytree(BROKER / "consumer-offsets-v2", part,
                     ignore=shutil.ignore_patterns("*.txt", "*.json"))
     (part / "partition.metadata").write_text("version: 0\ntopic_id: 3oRlSdXtQF2Z4LoyqHgZ2A\n")
-    result = CliRunner().invoke(cli, ["dump", "--companions", str(part)])
+    result = run_cli("dump", "--companions", part)
     dumped = [line.split("/")[-1] for line in result.stdout.splitlines() if line.startswith("Dumping ")]
     assert dumped == ["00000000000000000000.log", "00000000000000000000.index", "00000000000000000000.timeindex",
                       "leader-epoch-checkpoint", "partition.metadata"]
@@ -171,7 +170,7 @@ def test_directory_dump_with_companions(tmp_path):
     assert result.exit_code == 0, result.stderr
     # without --companions the directory dump gives the segments; Kafka's checkpoint and metadata files are known
     # kinds, passed over quietly (issue 11 point 5: they were "Ignoring unknown file" before)
-    plain = CliRunner().invoke(cli, ["dump", str(part)])
+    plain = run_cli("dump", part)
     assert [line.split("/")[-1] for line in plain.stdout.splitlines() if line.startswith("Dumping ")] == [
         "00000000000000000000.log"]
     assert "Ignoring unknown file" not in plain.stderr
@@ -188,7 +187,7 @@ def test_json_lines_for_companions(in_dir):
 
 def test_index_dump_subcommand_dumps_a_segments_companions(in_dir):
     in_dir(BROKER / "kraft-metadata-log")
-    result = CliRunner().invoke(cli, ["index", "dump", "00000000000000000000.log"])
+    result = run_cli("index", "dump", "00000000000000000000.log")
     assert result.exit_code == 0
     expected_out = b"".join((BROKER / "kraft-metadata-log" / f"00000000000000000000.{s}.dumplog.txt").read_bytes()
                             for s in ("index", "timeindex"))

@@ -9,10 +9,9 @@ import shutil
 import struct
 
 import pytest
-from click.testing import CliRunner
 
 from corpus import CORPUS, LOG_FILES, load_json
-from kdump.cli import cli
+from support.cli import run_cli
 from kdump.read.offset_index import OffsetIndex
 from kdump.index.rebuild import RebuildError, rebuild_indexes, recover_segment
 from kdump.read.snapshot import ProducerEntry, encode_snapshot
@@ -141,7 +140,7 @@ def test_txnindex_by_the_rules_of_spec_5_4(tmp_path):
     with TxnIndexFile(tmp_path / "00000000000000000000.txnindex") as f:
         got = [t for _, t in f.entries()]
     assert got == [AbortedTxn(1, 0, 3, 2), AbortedTxn(2, 2, 5, 6)]
-    out = CliRunner().invoke(cli, ["dump", str(tmp_path / "00000000000000000000.txnindex")]).stdout
+    out = run_cli("dump", tmp_path / "00000000000000000000.txnindex").stdout
     assert out.splitlines()[1:] == ["version: 0 producerId: 1 firstOffset: 0 lastOffset: 3 lastStableOffset: 2",
                                     "version: 0 producerId: 2 firstOffset: 2 lastOffset: 5 lastStableOffset: 6"]
 
@@ -187,13 +186,13 @@ def test_existing_files_are_refused_then_kept_as_bak(tmp_path):
         rebuild_indexes(log)
     assert (tmp_path / "00000000000000000000.index").read_bytes() == b"old index"
     assert not (tmp_path / "00000000000000000000.timeindex").exists()  # nothing written at all
-    result = CliRunner().invoke(cli, ["index", "rebuild", str(log)])
+    result = run_cli("index", "rebuild", log)
     assert result.exit_code == 2 and "--force" in result.stderr
-    result = CliRunner().invoke(cli, ["index", "rebuild", "--force", str(log)])
+    result = run_cli("index", "rebuild", "--force", log)
     assert result.exit_code == 0, result.output
     assert (tmp_path / "00000000000000000000.index.bak").read_bytes() == b"old index"
     assert (tmp_path / "00000000000000000000.index").read_bytes() == (src.parent / "00000000000000000000.index").read_bytes()
-    result = CliRunner().invoke(cli, ["index", "rebuild", "--force", str(log)])  # nothing differs: nothing rewritten
+    result = run_cli("index", "rebuild", "--force", log)  # nothing differs: nothing rewritten
     assert result.exit_code == 0 and "unchanged" in result.output
     assert not (tmp_path / "00000000000000000000.index.bak.1").exists()  # issue 11: one .bak per file
     assert (tmp_path / "00000000000000000000.index.bak").read_bytes() == b"old index"
@@ -209,7 +208,7 @@ def test_damaged_tail_indexes_cover_the_valid_prefix(tmp_path):
     bad = sum(len(b) for b in batches[:30])
     data[bad + 70] ^= 0xFF  # a record byte of batch 30: CRC mismatch
     open(log, "wb").write(bytes(data))
-    result = CliRunner().invoke(cli, ["index", "rebuild", log])
+    result = run_cli("index", "rebuild", log)
     assert result.exit_code == 1
     assert f"at byte {bad}: Record batch is corrupt (stored crc = " in result.stderr
     assert f"({len(data) - bad} bytes; kdump did not touch it)" in result.stderr
@@ -223,7 +222,7 @@ def test_offset_overflow_is_refused(tmp_path):
     with pytest.raises(RebuildError, match="LogSegmentOffsetOverflowException"):
         rebuild_indexes(log)
     assert not (tmp_path / "00000000000000000000.index").exists()
-    result = CliRunner().invoke(cli, ["index", "rebuild", log])
+    result = run_cli("index", "rebuild", log)
     assert result.exit_code == 1 and "not rebuilt" in result.stderr
 
 
@@ -231,20 +230,20 @@ def test_directory_rebuild_and_usage_errors(tmp_path):
     part = tmp_path / "t-0"
     write_log(part, 0, [data_batch(i * 5, 5, pid=1, epoch=0, seq=i * 5) for i in range(4)])
     write_log(part, 20, [data_batch(20, 5, pid=1, epoch=0, seq=20)])
-    result = CliRunner().invoke(cli, ["index", "rebuild", "--index-interval-bytes", "100", str(part)])
+    result = run_cli("index", "rebuild", "--index-interval-bytes", "100", part)
     assert result.exit_code == 0, result.output
     assert sorted(os.listdir(part)) == ["00000000000000000000.index", "00000000000000000000.log",
                                         "00000000000000000000.timeindex", "00000000000000000020.index",
                                         "00000000000000000020.log", "00000000000000000020.timeindex"]
-    assert CliRunner().invoke(cli, ["index", "rebuild", str(part / "00000000000000000000.index")]).exit_code == 2
-    assert CliRunner().invoke(cli, ["index", "rebuild", str(tmp_path / "missing.log")]).exit_code == 2
+    assert run_cli("index", "rebuild", part / "00000000000000000000.index").exit_code == 2
+    assert run_cli("index", "rebuild", tmp_path / "missing.log").exit_code == 2
     # issue 11 point 5: -o/--output is created if missing (was: exit 2); --out still works, with a note
-    made = CliRunner().invoke(cli, ["index", "rebuild", "--out", str(tmp_path / "nope"), str(part)])
+    made = run_cli("index", "rebuild", "--out", tmp_path / "nope", part)
     assert made.exit_code == 0 and "--out is deprecated here; use -o/--output" in made.stderr
     assert sorted(os.listdir(tmp_path / "nope"))[:2] == ["00000000000000000000.index", "00000000000000000000.timeindex"]
     (tmp_path / "afile").write_text("")
-    assert CliRunner().invoke(cli, ["index", "rebuild", "-o", str(tmp_path / "afile"), str(part)]).exit_code == 2
-    assert CliRunner().invoke(cli, ["index", "rebuild"]).exit_code == 2
+    assert run_cli("index", "rebuild", "-o", tmp_path / "afile", part).exit_code == 2
+    assert run_cli("index", "rebuild").exit_code == 2
 
 
 def test_rebuilt_files_pass_kafkas_checks_and_kdumps(tmp_path):

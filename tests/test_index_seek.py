@@ -7,10 +7,9 @@ import re
 import shutil
 
 import pytest
-from click.testing import CliRunner
 
 from corpus import CORPUS, LOG_FILES
-from kdump.cli import cli
+from support.cli import run_cli
 from kdump.index.rebuild import rebuild_indexes
 from kdump.read.locate import locate_offset, locate_time, parse_time
 from test_index_support import T0, data_batch, write_log
@@ -72,7 +71,7 @@ def body(text: str) -> list[str]:
 
 
 def dump(*args):
-    result = CliRunner().invoke(cli, ["dump", "--deep-iteration", *map(str, args)], catch_exceptions=False)
+    result = run_cli("dump", "--deep-iteration", *args)
     return result
 
 
@@ -231,8 +230,8 @@ def test_parse_time():
 
 
 def test_usage_errors(partition):
-    r = CliRunner().invoke(cli, ["dump", "--from-offset", "5", "--from-time", "5", str(partition)])
+    r = run_cli("dump", "--from-offset", "5", "--from-time", "5", partition)
     assert r.exit_code == 2
-    assert CliRunner().invoke(cli, ["dump", "--from-offset", "5", "--to-offset", "4", str(partition)]).exit_code == 2
-    r = CliRunner().invoke(cli, ["dump", "--from-time", "soon", str(partition)])
+    assert run_cli("dump", "--from-offset", "5", "--to-offset", "4", partition).exit_code == 2
+    r = run_cli("dump", "--from-time", "soon", partition)
     assert r.exit_code == 2 and "ISO-8601" in r.output

@@ -8,13 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
 from corpus import CORPUS, ROOT
-from kdump.cli import cli
+from support.cli import run_cli
 
 SCHEMAS = ROOT / "docs" / "schemas"
 NAMES = ("dump", "index-dump", "verify", "index-check", "convert")
@@ -40,7 +39,7 @@ def validator(name: str) -> Draft202012Validator:
 
 
 def run(*args) -> str:
-    result = CliRunner().invoke(cli, [str(a) for a in args])
+    result = run_cli(*args)
     assert result.exit_code in (0, 1, 2), (args, result.output)  # 2: nothing to dump in that directory
     return result.stdout
 
@@ -79,7 +78,7 @@ def test_dump_stream_validates():
 
 def test_dump_errors_are_in_the_stream():
     bad = KAFKA / "corrupt" / "v2-bad-length-field" / "00000000000000000000.log"
-    result = CliRunner().invoke(cli, ["dump", "--format", "json", "--deep-iteration", str(bad)])
+    result = run_cli("dump", "--format", "json", "--deep-iteration", bad)
     assert result.exit_code == 1
     errors = [o for o in lines(result.stdout) if o["type"] == "error"]
     assert errors and all(o["file"] == str(bad) for o in errors)
@@ -116,8 +115,7 @@ def test_convert_documents_validate(tmp_path):
             json.loads(run("convert", src, "--to-magic", "1", "--recompress", "zstd=lz4", "-o", tmp_path / "b",
                            "--format", "json")),
             json.loads(run("convert", src / "00000000000000000000.log", "--dry-run", "--format", "json"))]
-    failed = CliRunner().invoke(cli, ["convert", str(src), "--to-magic", "1", "-o", str(tmp_path / "c"),
-                                      "--format", "json"])
+    failed = run_cli("convert", src, "--to-magic", "1", "-o", tmp_path / "c", "--format", "json")
     docs.append(json.loads(failed.stdout))
     assert failed.exit_code == 1 and docs[-1]["errors"][0]["code"] == "zstd-below-v2"
     assert docs[0]["results"][0]["sourcePath"].endswith(".log") and docs[1]["results"][0]["dropped"]

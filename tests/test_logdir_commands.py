@@ -8,9 +8,7 @@ from __future__ import annotations
 import os
 import threading
 
-from click.testing import CliRunner
-
-from kdump.cli import cli
+from support.cli import run_cli
 from kdump.convert import ConvertOptions, convert_directory, segments_in
 from kdump.index.check import check_paths
 from kdump.index.rebuild import rebuild_directory
@@ -28,15 +26,12 @@ def _partition(tmp_path):
     return part
 
 
-def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-
 
 def test_five_commands_one_answer(tmp_path):
     part = _partition(tmp_path)
     seg, notes = str(part / "5.log"), str(part / "notes.log")
 
-    dumped = run("dump", part)
+    dumped = run_cli("dump", part)
     assert dumped.stdout.splitlines()[:2] == [f"Dumping {seg}", "Log starting offset: 5"]
     assert dumped.stdout.count("baseOffset:") == 2
     assert f"Ignoring unknown file {notes}" in dumped.stderr  # named, not read as a segment
@@ -44,7 +39,7 @@ def test_five_commands_one_answer(tmp_path):
 
     reports = verify_paths([part])
     assert [r.path for r in reports] == [seg] and reports[0].batches == 2 and reports[0].status == "ok"
-    assert run("verify", part).exit_code == 0
+    assert run_cli("verify", part).exit_code == 0
 
     assert segments_in(part) == [seg]
     out = tmp_path / "converted"
@@ -61,9 +56,9 @@ def test_five_commands_one_answer(tmp_path):
     outcomes = rebuild_directory(part, tmp_path / "idx")
     assert [(o.recovery.base_offset, o.recovery.batches) for o in outcomes] == [(5, 2)]
     assert sorted(os.listdir(tmp_path / "idx")) == ["5.index", "5.timeindex"]
-    rebuilt = run("index", "rebuild", "--out", tmp_path / "idx2", part)
+    rebuilt = run_cli("index", "rebuild", "--out", tmp_path / "idx2", part)
     assert rebuilt.exit_code == 0 and "5.log: 2 batches" in rebuilt.stdout
-    assert run("index", "rebuild", part).exit_code == 0  # beside the segment this time
+    assert run_cli("index", "rebuild", part).exit_code == 0  # beside the segment this time
     assert sorted(os.listdir(part)) == ["5.index", "5.log", "5.timeindex", "notes.log"]
     assert [(os.path.basename(r.path), r.status) for r in check_paths([part], deep=True)] == [
         ("5.index", "ok"), ("5.timeindex", "ok")]
@@ -71,7 +66,7 @@ def test_five_commands_one_answer(tmp_path):
 
 def test_a_named_file_is_still_read_by_its_suffix(tmp_path):
     part = _partition(tmp_path)
-    result = run("dump", part / "notes.log")  # Kafka's tool dispatches on the suffix: it tries to read it
+    result = run_cli("dump", part / "notes.log")  # Kafka's tool dispatches on the suffix: it tries to read it
     assert result.exit_code == 1 and "is not <20-digit base offset>.log" in result.stderr
 
 
@@ -88,13 +83,13 @@ def test_commands_refuse_a_fifo_named_like_a_segment(tmp_path):
     part = _partition(tmp_path)
     os.mkfifo(part / "00000000000000000100.log")
     fifo = str(part / "00000000000000000100.log")
-    dumped = _finishes(lambda: run("dump", part))
+    dumped = _finishes(lambda: run_cli("dump", part))
     assert dumped.exit_code == 2 and f"kdump: {fifo}: cannot read: a FIFO (named pipe)" in dumped.stderr
     assert dumped.stdout.count("baseOffset:") == 2
     reports = _finishes(lambda: verify_paths([part]))
     assert [(r.path, r.io_error is not None) for r in reports] == [(str(part / "5.log"), False), (fifo, True)]
     assert "FIFO" in reports[1].io_error
-    named = _finishes(lambda: run("dump", fifo))
+    named = _finishes(lambda: run_cli("dump", fifo))
     assert named.exit_code == 2 and "not a regular file" in named.stderr
 
 
@@ -102,7 +97,7 @@ def test_commands_survive_symlink_loops(tmp_path):
     part = _partition(tmp_path)
     (part / "self").symlink_to(".")
     (part / "parent").symlink_to(tmp_path)
-    dumped = _finishes(lambda: run("dump", tmp_path))
+    dumped = _finishes(lambda: run_cli("dump", tmp_path))
     assert dumped.stdout.count("Dumping") == 2  # 5.log once, notes.log once
     reports = _finishes(lambda: verify_paths([tmp_path]))
     assert [os.path.basename(r.path) for r in reports] == ["5.log"]

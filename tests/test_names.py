@@ -164,7 +164,8 @@ def test_projections_pickle_by_reference():
 
 def test_cli_choices_read_the_table():
     from kdump.cli import cli
-    dump = CliRunner().invoke(cli, ["dump", "--help"], terminal_width=200).output
-    convert = CliRunner().invoke(cli, ["convert", "--help"], terminal_width=200).output
+    wide = {"terminal_width": 200}  # each choice list on one line of the help
+    dump = CliRunner().invoke(cli, ["dump", "--help"], **wide).output  # Click-level: the help's terminal width
+    convert = CliRunner().invoke(cli, ["convert", "--help"], **wide).output  # Click-level: as above
     assert "--codec [" + "|".join(SPEC_CODECS.values()) + "]" in dump
     assert "--compression [keep|" + "|".join(SPEC_CODECS.values()) + "]" in convert

@@ -7,11 +7,10 @@ import json
 import re
 
 import pytest
-from click.testing import CliRunner
 from kafka.record import MemoryRecords
 
 from corpus import CORPUS, LOG_FILES, case_id, load_json
-from kdump.cli import cli
+from support.cli import run_cli
 from kdump.format.batch import Batch
 from kdump.format.columns import Record, RecordColumns
 from kdump.format.legacy import LegacyBatch
@@ -171,8 +170,7 @@ def test_an_object_without_columns_is_not_a_batch():
 
 # --- decoded control records in JSON Lines -----------------------------------------------------------
 def _json_records(path):
-    result = CliRunner().invoke(cli, ["dump", "--deep-iteration", "--format", "json", str(path)],
-                                catch_exceptions=False)
+    result = run_cli("dump", "--deep-iteration", "--format", "json", path)
     assert result.exit_code == 0, result.output
     return [(b, r) for line in result.stdout.splitlines() for b in [json.loads(line)] for r in b.get("records", [])]
 

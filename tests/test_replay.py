@@ -11,10 +11,9 @@ import struct
 import uuid
 
 import pytest
-from click.testing import CliRunner
 
 from corpus import CORPUS
-from kdump.cli import cli
+from support.cli import run_cli
 from kdump.decoders import tables
 from kdump.format.schema import uuid_text, write_struct
 from kdump.replay.groups import replay_groups
@@ -313,22 +312,19 @@ def test_metadata_newest_snapshot_is_chosen(metadata_dir):
 
 
 # --- the commands -----------------------------------------------------------------------------------------
-def run(*args):
-    return CliRunner().invoke(cli, list(map(str, args)))
-
 
 def test_groups_cli_text_and_json(offsets_dir):
-    res = run("groups", OFFSETS_V2)
+    res = run_cli("groups", OFFSETS_V2)
     assert res.exit_code == 0, res.output
     assert "Group demo-group" in res.output and "generation 3" in res.output and "demo-topic[0,1,2]" in res.output
-    res = run("groups", "--format", "json", "--group", "h", offsets_dir)
+    res = run_cli("groups", "--format", "json", "--group", "h", offsets_dir)
     assert res.exit_code == 0
     data = json.loads(res.stdout)
     assert [g["group"] for g in data["groups"]] == ["h"] and data["pendingTransactionalRecords"] == 1
 
 
 def test_groups_cli_skipped_records_exit_1():
-    res = run("groups", "--format", "json", GENERATED / "__consumer_offsets-0")
+    res = run_cli("groups", "--format", "json", GENERATED / "__consumer_offsets-0")
     assert res.exit_code == 1
     assert [s["offset"] for s in json.loads(res.stdout)["skipped"]] == [64, 65, 66, 67, 68]
     assert "offset 64: unknown record type 16" in res.stderr
@@ -336,20 +332,20 @@ def test_groups_cli_skipped_records_exit_1():
 
 
 def test_txn_state_cli():
-    res = run("txn-state", GENERATED / "__transaction_state-0")
+    res = run_cli("txn-state", GENERATED / "__transaction_state-0")
     assert res.exit_code == 1  # offset 18 is skipped
     assert "txn-PrepareCommit" in res.stdout and "txn-Dead" not in res.stdout
     assert "offset 18: unknown key version 1" in res.stderr
-    data = json.loads(run("txn-state", "--format", "json", GENERATED / "__transaction_state-0").stdout)
+    data = json.loads(run_cli("txn-state", "--format", "json", GENERATED / "__transaction_state-0").stdout)
     assert len(data["transactions"]) == 7
 
 
 def test_metadata_cli(metadata_dir):
-    res = run("metadata", KRAFT_LOG)
+    res = run_cli("metadata", KRAFT_LOG)
     assert res.exit_code == 0, res.output
     assert "Cluster image valid at offset 2066" in res.stdout
     assert "demo-topic (id S2kwl2mvSCasFtxUPkayPw, 3 partition(s))" in res.stdout
-    res = run("metadata", "--format", "json", metadata_dir)
+    res = run_cli("metadata", "--format", "json", metadata_dir)
     assert res.exit_code == 1 and json.loads(res.stdout)["validAtOffset"] == 19
 
 
@@ -358,14 +354,14 @@ def test_wrong_input_is_a_usage_error(command, tmp_path):
     other = tmp_path / "orders-0"
     other.mkdir()
     shutil.copy(OFFSETS_V2 / "00000000000000000000.log", other)
-    res = run(command, other)
+    res = run_cli(command, other)
     assert res.exit_code == 2 and "is in a partition of topic 'orders'" in res.stderr
-    res = run(command, tmp_path / "missing")
+    res = run_cli(command, tmp_path / "missing")
     assert res.exit_code == 2 and "cannot open" in res.stderr
-    assert run(command).exit_code == 2
+    assert run_cli(command).exit_code == 2
     empty = tmp_path / "logs"
     empty.mkdir()
-    res = run(command, empty)
+    res = run_cli(command, empty)
     assert res.exit_code == 2 and "holds no" in res.stderr
 
 
@@ -381,7 +377,7 @@ def test_log_directory_finds_the_topic_partitions(tmp_path):
 
 def test_help_teaches_with_examples():
     for command in ("groups", "metadata", "txn-state"):
-        res = run(command, "--help")
+        res = run_cli(command, "--help")
         assert res.exit_code == 0 and "Examples:" in res.output and f"kdump {command}" in res.output
 
 

@@ -12,10 +12,9 @@ import json
 import struct
 
 import pytest
-from click.testing import CliRunner
 
 from kdump._crc import crc32c
-from kdump.cli import cli
+from support.cli import run_cli
 from kdump.format.v2_builder import RecordBatchBuilder
 from kdump.salvage import salvage_directory, salvage_segment
 from kdump.read.segment import SegmentReader
@@ -153,7 +152,7 @@ def test_salvage_of_a_partition_directory_into_a_new_directory(tmp_path):
 
 
 def run(*args):
-    return CliRunner().invoke(cli, ["salvage", *args], catch_exceptions=False)
+    return run_cli("salvage", *args)
 
 
 def test_cli_text_json_and_exit_codes(tmp_path):

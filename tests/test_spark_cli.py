@@ -6,23 +6,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from test_spark_read import cli_records
+from support.cli import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 # the whole corpus and every fixture of segments
 VERIFY_PATHS = [str(ROOT / "fixtures" / d) for d in ("corpus", "generated", "corrupt")]
 
 
-def run(*args):
-    from kdump.cli import cli
-    return CliRunner().invoke(cli, list(args))
-
 
 def test_spark_verify_gives_the_findings_of_verify_deep(spark):
-    local = run("verify", "--deep", "--format", "json", *VERIFY_PATHS)
-    distributed = run("spark", "verify", "--format", "json", *VERIFY_PATHS)
+    local = run_cli("verify", "--deep", "--format", "json", *VERIFY_PATHS)
+    distributed = run_cli("spark", "verify", "--format", "json", *VERIFY_PATHS)
     assert local.exit_code == distributed.exit_code == 1
     assert json.loads(distributed.stdout) == json.loads(local.stdout)
     assert len(json.loads(local.stdout)["files"]) > 100
@@ -30,9 +26,9 @@ def test_spark_verify_gives_the_findings_of_verify_deep(spark):
 
 def test_spark_verify_exit_codes(spark, tmp_path):
     sound = str(ROOT / "fixtures/generated/v2-none-createtime")
-    assert run("spark", "verify", sound).exit_code == run("verify", "--deep", sound).exit_code == 0
+    assert run_cli("spark", "verify", sound).exit_code == run_cli("verify", "--deep", sound).exit_code == 0
     missing = str(tmp_path / "nope")
-    assert run("spark", "verify", missing).exit_code == run("verify", "--deep", missing).exit_code == 2
+    assert run_cli("spark", "verify", missing).exit_code == run_cli("verify", "--deep", missing).exit_code == 2
 
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -41,8 +37,7 @@ CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 def reader_stats(path):
     """The numbers ``kdump stats`` gives for one segment, worked out from what the CLI reader prints
     (``kdump dump --format json``: batch headers, the tail; deep iteration for legacy record counts)."""
-    from kdump.cli import cli
-    result = CliRunner().invoke(cli, ["dump", "--format", "json", path])
+    result = run_cli("dump", "--format", "json", path)
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     batches = [b for b in lines if "magic" in b]
     deep: dict = {}
@@ -83,7 +78,7 @@ def merged(stats):
 def test_spark_stats_gives_the_numbers_of_the_cli_reader(spark):
     """Every segment of the corpus and the fixtures: per directory and in total, the numbers of the reader."""
     from test_spark_read import segment_files
-    result = run("spark", "stats", "--format", "json", *VERIFY_PATHS)
+    result = run_cli("spark", "stats", "--format", "json", *VERIFY_PATHS)
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     logs = segment_files()
@@ -102,21 +97,21 @@ def test_spark_stats_gives_the_numbers_of_the_cli_reader(spark):
     assert set(doc["total"]["magics"]) == {"0", "1", "2"} and set(CODECS) <= set(doc["total"]["codecs"])
     assert 0 < doc["total"]["damaged_segments"] < len(logs)
     # and exactly what `kdump stats` gives for the same paths, record-level numbers included, JSON and text
-    local = run("stats", "--format", "json", *VERIFY_PATHS)
+    local = run_cli("stats", "--format", "json", *VERIFY_PATHS)
     assert local.exit_code == 0, local.output
     local_doc = json.loads(local.stdout)
     assert doc == local_doc
     assert local_doc["total"]["producers"] > 0 and local_doc["total"]["keys"]["distinct"] > 0
     assert local_doc["total"]["transactions"]["committed"] > 0 and local_doc["total"]["controlRecords"] > 0
-    text = run("spark", "stats", *VERIFY_PATHS)
-    assert text.exit_code == 0 and text.stdout == run("stats", *VERIFY_PATHS).stdout
+    text = run_cli("spark", "stats", *VERIFY_PATHS)
+    assert text.exit_code == 0 and text.stdout == run_cli("stats", *VERIFY_PATHS).stdout
 
 
 def test_spark_scan_exports_every_record_to_parquet(spark, tmp_path):
     import pyarrow.parquet as pq
     path = ROOT / "fixtures/generated"
     out = tmp_path / "out"
-    result = run("spark", "scan", str(path), "-o", str(out))
+    result = run_cli("spark", "scan", str(path), "-o", str(out))
     assert result.exit_code == 0, result.output
     table = pq.read_table(out)
     got = sorted(((r["offset"], r["key"], r["value"]) for r in table.select(["offset", "key", "value"]).to_pylist()),
@@ -125,7 +120,7 @@ def test_spark_scan_exports_every_record_to_parquet(spark, tmp_path):
     expected = sorted(((r[2], r[5], r[6]) for f in sorted(map(str, path.rglob("*.log"))) for r in cli_records(f)
                        if not r[15]), key=repr)
     assert got == expected
-    again = run("spark", "scan", str(path), "-o", str(out))
+    again = run_cli("spark", "scan", str(path), "-o", str(out))
     assert again.exit_code == 2 and "not empty" in again.output
 
 
@@ -179,14 +174,14 @@ def test_spark_scan_reports_damage_on_stderr_and_exits_1(spark, tmp_path):
     log = CORRUPT / "v2-crc-mismatch/00000000000000000000.log"
     (bad,) = [b for b in _kafka_check(log).values() if b["valid"] == "false"]
     start, end = int(bad["pos"]), int(bad["pos"]) + int(bad["size"])
-    result = run("spark", "scan", str(CORRUPT), "-o", str(tmp_path / "p"))
+    result = run_cli("spark", "scan", str(CORRUPT), "-o", str(tmp_path / "p"))
     assert result.exit_code == 1, result.output
     lines = [line for line in result.stderr.splitlines() if line.startswith("kdump: ")]
     assert f"kdump: {log}: bytes {start}-{end} skipped (crc-mismatch" in "\n".join(lines)
     assert f"offsets {bad['base']}-{bad['last']} lost" in "\n".join(lines)
     # v0 CRC, v2 CRC, two damaged size fields (the truncated tail is an active segment's: no damage)
     assert len(lines) == 4
-    failfast = run("spark", "scan", str(log.parent), "--mode", "FAILFAST", "-o", str(tmp_path / "f"))
+    failfast = run_cli("spark", "scan", str(log.parent), "--mode", "FAILFAST", "-o", str(tmp_path / "f"))
     assert failfast.exit_code == 1
     assert f"kdump: {log}: at byte {start}: the batch's CRC does not match" in failfast.stderr
     assert "Traceback" not in failfast.stderr

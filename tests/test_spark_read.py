@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from support.cli import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_DIRS = [ROOT / "fixtures" / d for d in ("corpus", "generated", "corrupt")]
@@ -33,8 +33,7 @@ def _bytes(text, encoding):
 
 def cli_records(path):
     """(offset, record tuple) of every record ``kdump dump`` prints for one file."""
-    from kdump.cli import cli
-    result = CliRunner().invoke(cli, ["dump", "--format", "json", "--deep-iteration", "--print-data-log", path])
+    result = run_cli("dump", "--format", "json", "--deep-iteration", "--print-data-log", path)
     assert result.exit_code in (0, 1), result.output
     out = []
     for line in result.stdout.splitlines():

@@ -5,7 +5,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from support.cli import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 COLS = ["topic", "partition", "offset", "key", "value", "headers", "unix_micros(timestamp) AS ts"]
@@ -29,12 +29,11 @@ def test_read_write_read_gives_the_same_records(spark, tmp_path, codec):
     assert records(after) == records(before) and len(records(before)) > 10
     assert sorted(p.name for p in out.iterdir()) == ["audit-7", "orders-0", "orders-1"]
     assert len(list((out / "orders-1").glob("*.log"))) > 1  # segments rolled at 4096 bytes
-    from kdump.cli import cli
-    verified = CliRunner().invoke(cli, ["verify", "--deep", "--format", "json", str(out)])
+    verified = run_cli("verify", "--deep", "--format", "json", out)
     assert verified.exit_code == 0, verified.output
     kinds = {f["kind"] for f in json.loads(verified.stdout)["files"]}
     assert {"log", "index", "timeindex"} <= kinds
-    dumped = CliRunner().invoke(cli, ["dump", "--deep-iteration", str(out)])
+    dumped = run_cli("dump", "--deep-iteration", out)
     assert dumped.exit_code == 0 and "baseOffset" in dumped.stdout
 
 
@@ -79,8 +78,7 @@ def test_offsets_are_numbered_per_partition_whatever_the_dataframes_partitioning
         got = _kafka_python_records(tmp_path / f"{topic}-0")
         assert [o for o, *_ in got] == list(range(20))
         assert sorted(v for _, _, v, _ in got) == sorted(v for t, _, v in rows if t == topic)
-    from kdump.cli import cli
-    verified = CliRunner().invoke(cli, ["verify", "--deep", str(tmp_path)])
+    verified = run_cli("verify", "--deep", tmp_path)
     assert verified.exit_code == 0, verified.output
 
 

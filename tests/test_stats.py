@@ -6,10 +6,7 @@ from __future__ import annotations
 import json
 import os
 
-from click.testing import CliRunner
-
 from kdump import codec
-from kdump.cli import cli
 from kdump.format.v2_builder import RecordBatchBuilder
 from kdump.keytable import KeyTable
 from kdump.read.logdir import segment_groups
@@ -17,6 +14,7 @@ from kdump.stats import segment_stats, stats_paths, summarize
 from kdump.writer import end_txn_marker_batch, write_segment
 
 from corpus import ROOT
+from support.cli import run_cli
 
 T0 = 1_700_000_000_000
 
@@ -114,7 +112,7 @@ def test_header_numbers_are_those_of_segment_stats_summed():
 
 
 def run(*args):
-    return CliRunner().invoke(cli, ["stats", *args], catch_exceptions=False)
+    return run_cli("stats", *args)
 
 
 def test_cli_text_and_json(tmp_path):

@@ -12,11 +12,10 @@ import subprocess
 import sys
 
 import pytest
-from click.testing import CliRunner
 
 from corpus import ROOT
-from kdump.cli import cli
 from kdump.text.escape import escape, escape_json
+from support.cli import run_cli
 from kdump.replay.render import printable
 from kdump.writer import RecordBatchBuilder, write_segment
 
@@ -121,7 +120,7 @@ def test_file_names_and_messages_on_a_terminal_are_escaped(hostile_log):
 
 
 def test_piped_output_keeps_kafkas_bytes(hostile_log):
-    result = CliRunner().invoke(cli, ["dump", "--print-data-log", str(hostile_log)])
+    result = run_cli("dump", "--print-data-log", hostile_log)
     assert result.exit_code == 0
     for text in HOSTILE:
         assert f"key: key{text} payload: value{text}" in result.stdout
@@ -130,7 +129,7 @@ def test_piped_output_keeps_kafkas_bytes(hostile_log):
 def test_verify_text_escapes_file_names(hostile_log):
     evil = hostile_log.parent / f"{OSC52}.log"
     evil.write_bytes(b"\x00" * 10)
-    result = CliRunner().invoke(cli, ["verify", str(evil)])
+    result = run_cli("verify", evil)
     assert "\x1b" not in result.output and "\x07" not in result.output
     assert "\\x1b]52;c;cm0gLXJmIH4K\\x07.log" in result.output
 

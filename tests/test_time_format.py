@@ -13,12 +13,11 @@ import zoneinfo
 
 import click
 import pytest
-from click.testing import CliRunner
 from corpus import CORPUS
 from test_cli import every_command
 from test_dump_filters import iso, run_in_zone
 
-from kdump.cli import cli
+from support.cli import run_cli
 
 BROKER = CORPUS / "broker-written"
 SNAPSHOT_DIR = BROKER / "producer-snapshot-3-producers"
@@ -33,7 +32,7 @@ TIMED = {("dump",): "epoch", ("index", "dump"): "epoch", ("txn",): "epoch", ("st
 
 
 def run(*args):
-    result = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    result = run_cli(*args)
     assert result.exit_code in (0, 1), (args, result.output)
     return result
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 
-from click.testing import CliRunner
-
-from kdump.cli import cli
+from support.cli import run_cli
 from kdump.format.v2_builder import RecordBatchBuilder
 from kdump.read.snapshot import ProducerEntry, encode_snapshot
 from kdump.read.txn_index import AbortedTxn
@@ -121,7 +119,7 @@ def test_the_corpus_transactions_as_kafka_printed_them():
 
 
 def run(*args):
-    return CliRunner().invoke(cli, ["txn", *args], catch_exceptions=False)
+    return run_cli("txn", *args)
 
 
 def test_cli_exit_1_exactly_when_a_transaction_hangs(tmp_path):

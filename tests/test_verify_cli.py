@@ -13,10 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from corpus import CORPUS, FIXTURES, ROOT
-from kdump.cli import cli
+from support.cli import run_cli
 
 CORRUPT = FIXTURES / "corrupt"
 CASES = sorted(p for p in CORRUPT.iterdir() if (p / "expected.json").exists())
@@ -95,7 +94,7 @@ def test_ci_corpus_negative_cases_fail_where_kafka_says():
 
 # --- exit codes -----------------------------------------------------------------------------------------------
 def run(*args):
-    return CliRunner().invoke(cli, ["verify", *args], catch_exceptions=False)
+    return run_cli("verify", *args)
 
 
 def test_exit_codes(tmp_path):
@@ -262,7 +261,7 @@ def test_warnings_fail_the_run_only_with_fail_on_warning(many_warnings):
     strict = run("--fail-on", "warning", "--format", "json", str(many_warnings))
     assert strict.exit_code == 1 and json.loads(strict.output)["status"] == "findings"
     assert json.loads(run("--format", "json", str(many_warnings)).output)["status"] == "ok"
-    check = CliRunner().invoke(cli, ["index", "check", "--fail-on", "warning", str(many_warnings.parent)])
+    check = run_cli("index", "check", "--fail-on", "warning", many_warnings.parent)
     assert check.exit_code == 1 and "warning index-missing" in check.output
-    assert CliRunner().invoke(cli, ["index", "check", str(many_warnings.parent)]).exit_code == 0
+    assert run_cli("index", "check", many_warnings.parent).exit_code == 0
     assert run("--fail-on", "info", str(many_warnings)).exit_code == 2  # not a choice

@@ -7,9 +7,8 @@ import json
 import struct
 
 import pytest
-from click.testing import CliRunner
 
-from kdump.cli import cli
+from support.cli import run_cli
 from kdump.filters import RecordFilter
 from kdump.verify import VerifyOptions, verify_one
 from support.damaged import sound_then_corrupt_gzip
@@ -18,9 +17,6 @@ pytestmark = pytest.mark.usefixtures("backend")
 
 SEGMENT = "00000000000000000000.log"
 
-
-def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
 def codes(report) -> list[tuple[str, int | None]]:
@@ -111,25 +107,25 @@ def test_structural_findings_of_excluded_batches_are_kept(tmp_path):
 @pytest.mark.parametrize("flags", [["--producer-id", "7"], ["--codec", "none"], ["--no-transactional", "--magic", "1"]])
 def test_cli_filters_choose_what_deep_decodes(corrupt_gzip, flags):
     path, gzip_at = corrupt_gzip
-    unfiltered = run("verify", "--deep", "--format", "json", path)
+    unfiltered = run_cli("verify", "--deep", "--format", "json", path)
     assert unfiltered.exit_code == 1 and json_codes(unfiltered) == [("decompress-failed", gzip_at)]
-    result = run("verify", "--deep", "--format", "json", *flags, path)
+    result = run_cli("verify", "--deep", "--format", "json", *flags, path)
     assert result.exit_code == 0 and json_codes(result) == []
 
 
 def test_cli_filter_keeps_crc_findings(corrupt_gzip_then_bad_crc):
     path, _, crc_at = corrupt_gzip_then_bad_crc
-    result = run("verify", "--deep", "--format", "json", "--producer-id", "7", path)
+    result = run_cli("verify", "--deep", "--format", "json", "--producer-id", "7", path)
     assert result.exit_code == 1 and json_codes(result) == [("crc-mismatch", crc_at)]
 
 
 def test_cli_filters_need_deep(corrupt_gzip):
-    result = run("verify", "--codec", "gzip", corrupt_gzip[0])
+    result = run_cli("verify", "--codec", "gzip", corrupt_gzip[0])
     assert result.exit_code == 2 and "give --deep too" in result.stderr and "Traceback" not in result.output
 
 
 def test_cli_help_says_what_a_filter_does_not_hide():
-    text = " ".join(run("verify", "--help").stdout.split())
+    text = " ".join(run_cli("verify", "--help").stdout.split())
     for flag in ("--producer-id", "--transactional / --no-transactional", "--codec", "--magic"):
         assert flag in text
     assert "still run on every batch" in text
@@ -143,7 +139,7 @@ def test_a_text_file_named_log_is_not_a_kafka_log(tmp_path):
     path = tmp_path / SEGMENT
     path.write_bytes(text)
     size_field = struct.unpack(">i", text[8:12])[0]  # what the first entry's size field would say
-    result = run("verify", "--format", "json", path)
+    result = run_cli("verify", "--format", "json", path)
     assert result.exit_code == 1
     [doc] = json.loads(result.stdout)["files"]
     [finding] = doc["findings"]
@@ -152,14 +148,14 @@ def test_a_text_file_named_log_is_not_a_kafka_log(tmp_path):
     assert message.startswith("not a Kafka log segment")
     assert f"declares {size_field + 12} bytes" in message and f"magic byte {text[16]}" in message
     assert repr(text[:16].decode()) in message
-    text_out = run("verify", path).stdout
+    text_out = run_cli("verify", path).stdout
     assert "not-a-kafka-log" in text_out and "truncated" not in text_out
 
 
 def test_an_empty_file_is_still_a_sound_empty_segment(tmp_path):
     path = tmp_path / SEGMENT
     path.write_bytes(b"")
-    result = run("verify", "--format", "json", path)
+    result = run_cli("verify", "--format", "json", path)
     assert result.exit_code == 0
     [doc] = json.loads(result.stdout)["files"]
     assert (doc["status"], doc["batches"], doc["findings"]) == ("ok", 0, [])

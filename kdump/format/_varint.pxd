@@ -1,6 +1,6 @@
 # cython: language_level=3
 """Kafka's varints (unsigned LEB128; zig-zag for signed values) read from a C array, for the compiled readers
-(kdump/format/_records.pyx, kdump/_arrow.pyx). Compile-time only (inline functions); every byte read is
+(kdump/format/_records.pyx, kdump/spark/_arrow.pyx). Compile-time only (inline functions); every byte read is
 bounds-checked against ``end``."""
 from libc.stdint cimport int64_t, uint64_t
 

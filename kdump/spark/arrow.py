@@ -4,16 +4,16 @@
 >>> for rb in read_slices([SegmentSlice("orders-0/00000000000000000000.log", "orders", 0)], ReadOptions()):
 ...     print(rb.num_rows)
 
-Per-record columns (offset, timestamp, key, value, headers) come from a column builder: the compiled
-:class:`kdump._arrow.ColumnBuilder` decodes a magic-2 batch's records straight into Arrow buffers; the pure
-:class:`PyColumnBuilder` (and the compiled one for anything it does not take) gets the records from
-kdump's own decoder. Columns that are constant within a Kafka batch (topic, partition, magic, codec, ...)
-are kept as runs and expanded once per Arrow batch. An Arrow batch is cut at ``max_rows`` rows or when
-its keys, values and headers reach ``max_bytes`` (binary offsets are 32-bit), between Kafka batches; a
-Kafka batch's records are added 16,384 at a time (``RECORDS_PER_CHUNK``), so one declaring more (a
-hostile batch of millions of empty records) is cut between those chunks: an Arrow batch holds at most
-``max_rows`` + 16,384 rows, and memory is bounded by the decompressed batch and that, not by the count a
-batch declares. Small segments read by one task share Arrow batches.
+Per-record columns (offset, timestamp, key, value, headers) come from a column builder
+(:mod:`kdump.spark.builder`: compiled when built, or its pure twin) that takes a magic-2 batch's records as
+they are serialized, and every record it does not take (magic 0/1, damage) from kdump's own decoder.
+Columns that are constant within a Kafka batch (topic, partition, magic, codec, ...) are kept as runs and
+expanded once per Arrow batch. An Arrow batch is cut at ``max_rows`` rows or when its keys, values and
+headers reach ``max_bytes`` (binary offsets are 32-bit), between Kafka batches; a Kafka batch's records are
+added 16,384 at a time (``RECORDS_PER_CHUNK``), so one declaring more (a hostile batch of millions of empty
+records) is cut between those chunks: an Arrow batch holds at most ``max_rows`` + 16,384 rows, and memory is
+bounded by the decompressed batch and that, not by the count a batch declares. Small segments read by one task share
+Arrow batches.
 
 Damage: in ``failfast`` mode the first damaged batch raises :class:`DamagedData`; otherwise damaged
 regions are skipped, each reported once through ``on_damage(location, FormatError)`` (the readable records
@@ -23,7 +23,6 @@ default); a truncated tail of the active segment is not.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -34,7 +33,8 @@ from kdump.format.columns import RECORDS_PER_CHUNK
 from kdump.format.v2 import parse_records
 from kdump.spark import _source
 from kdump.spark._source import DamagedRegion
-from kdump.spark.schema import ALL_COLUMNS, KAFKA_COLUMNS, RECORD_COLUMNS, arrow_schema
+from kdump.spark.builder import add_columns, make_builder
+from kdump.spark.schema import KAFKA_COLUMNS, RECORD_COLUMNS, arrow_schema
 
 log = logging.getLogger("kdump.spark")
 
@@ -81,88 +81,6 @@ class ReadOptions:
     isolation: str = "read_uncommitted"  # or read_committed (kdump.spark.txn)
     backend: str = "auto"  # "auto" (compiled when built), "compiled", "python"
     storage_options: dict = field(default_factory=dict)
-
-
-def make_builder(columns, backend: str = "auto"):
-    """A column builder for the per-record columns among ``columns``."""
-    wanted = {c: c in columns for c in RECORD_COLUMNS}
-    kwargs = dict(want_key=wanted["key"], want_value=wanted["value"], want_headers=wanted["headers"],
-                  want_offset=wanted["offset"], want_timestamp=wanted["timestamp"])
-    if backend in ("auto", "compiled") and os.environ.get("KDUMP_PURE_PYTHON", "") not in ("1", "true", "yes"):
-        try:
-            from kdump._arrow import ColumnBuilder
-            return ColumnBuilder(**kwargs)
-        except ImportError:
-            if backend == "compiled":
-                raise
-    return PyColumnBuilder(**kwargs)
-
-
-def _header_key(k: bytes) -> str:
-    try:
-        return k.decode("utf-8")
-    except UnicodeDecodeError:  # Java's replacement rules, as Spark's Kafka source (a Java String) has them
-        from kdump.decode.payload import java_utf8
-        return java_utf8(k)
-
-
-_US_LIMIT = (2**63 - 1) // 1000
-
-
-class PyColumnBuilder:
-    """Pure-Python twin of :class:`kdump._arrow.ColumnBuilder` (same methods, same arrays)."""
-
-    def __init__(self, want_key=True, want_value=True, want_headers=False, want_offset=True, want_timestamp=True):
-        self.want_key, self.want_value, self.want_headers = want_key, want_value, want_headers
-        self.want_offset, self.want_timestamp = want_offset, want_timestamp
-        self._reset()
-
-    def _reset(self):
-        self.rows = 0
-        self.nbytes = 0
-        self._offsets, self._ts, self._keys, self._values, self._headers = [], [], [], [], []
-
-    def add_v2(self, buf, start, end, count, base_offset, base_timestamp, append_time):
-        return -1  # the pure path always goes through kdump's record decoder (add_record)
-
-    def add_record(self, offset, timestamp_ms, key, value, headers):
-        if self.want_offset:
-            self._offsets.append(offset)
-        if self.want_timestamp:
-            self._ts.append(timestamp_ms * 1000 if -_US_LIMIT <= timestamp_ms <= _US_LIMIT else None)
-        if self.want_key:
-            self._keys.append(key)
-            self.nbytes += len(key) if key is not None else 0
-        if self.want_value:
-            self._values.append(value)
-            self.nbytes += len(value) if value is not None else 0
-        if self.want_headers:
-            self._headers.append([{"key": k, "value": v} for k, v in headers] if headers else None)
-            self.nbytes += sum(len(k) + (len(v) if v is not None else 0) for k, v in headers)
-        self.rows += 1
-
-    def finish(self):
-        out = {}
-        if self.want_offset:
-            out["offset"] = pa.array(self._offsets, pa.int64())
-        if self.want_timestamp:
-            out["timestamp"] = pa.array(self._ts, pa.int64()).cast(ALL_COLUMNS["timestamp"])
-        if self.want_key:
-            out["key"] = pa.array(self._keys, pa.binary())
-        if self.want_value:
-            out["value"] = pa.array(self._values, pa.binary())
-        if self.want_headers:
-            out["headers"] = pa.array(self._headers, ALL_COLUMNS["headers"])
-        self._reset()
-        return out
-
-
-def add_columns(builder, cols, headers_wanted: bool) -> None:
-    """Every record of ``cols`` (kdump's column shape) into ``builder``, one call per record."""
-    offsets, timestamps, headers = cols.offsets, cols.timestamps, cols.headers
-    for i in range(cols.count):
-        hdrs = [(_header_key(k), v) for k, v in headers[i]] if headers_wanted and headers[i] else ()
-        builder.add_record(offsets[i], timestamps[i], cols.key(i), cols.value(i), hdrs)
 
 
 # Batch-constant columns: name -> how to get it from the batch fields (and the slice).
@@ -215,12 +133,12 @@ class ArrowAssembler:
             self._run(batch, sl, fields, first_offset, pending)
 
     def _chunks(self, batch) -> Iterator[tuple]:
-        """(records added, first offset, last offset, error) per chunk of ``batch``'s records (offsets None where
-        the compiled builder took them): a magic-2 batch through the compiled builder chunk by chunk, every other
-        batch, and a chunk that builder does not take, through kdump's record decoder."""
+        """(records added, first offset, last offset, error) per chunk of ``batch``'s records (first offset None
+        where the builder took them): a magic-2 batch through the builder's ``add_v2`` chunk by chunk, every other
+        batch, and a chunk that ``add_v2`` does not take, through kdump's record decoder."""
         b = self.builder
         limit = self.options.max_batch_bytes
-        if not (batch.magic >= 2 and batch.records_count and not isinstance(b, PyColumnBuilder)):
+        if not (batch.magic >= 2 and batch.records_count):
             for cols in batch.column_chunks(limit, RECORDS_PER_CHUNK):
                 add_columns(b, cols, b.want_headers)
                 yield (cols.count, cols.offsets[0] if cols.count else None, cols.offsets[-1] if cols.count else None,

@@ -1,11 +1,12 @@
 # cython: language_level=3
 # cython: boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
-"""Compiled twin of :class:`kdump.spark.arrow.PyColumnBuilder`: magic-2 records straight into Arrow buffers.
+"""Compiled twin of :class:`kdump.spark.builder.PyColumnBuilder`: magic-2 records straight into Arrow buffers.
 
 :meth:`ColumnBuilder.add_v2` decodes a batch's serialized records (spec §3.5) into typed, growable C
 buffers -- int64 offsets, int64 microsecond timestamps, 32-bit binary offsets plus one data buffer for
 keys and for values with validity flags, and the header list -- without creating a Python object per
-record; :meth:`ColumnBuilder.finish` wraps them with ``pyarrow.Array.from_buffers``.
+record; :meth:`ColumnBuilder.finish` hands them over, without a copy, to :mod:`kdump.spark.record_arrays`,
+which makes the arrays of both builders.
 
 It accepts only well-formed input. At the first thing it is not written for (any decoding error, a
 varint wider than 64 bits, an offset beyond int64, a header key that is not valid UTF-8) it undoes the
@@ -27,28 +28,18 @@ cdef int64_t US_LIMIT = INT64_MAX // 1000  # |ms| above this has no int64 micros
 cdef Py_ssize_t BINARY_LIMIT = 2147483647  # Arrow binary offsets are int32
 
 
+# Fixed-width values appended in the machine's byte order (Arrow's, on the little-endian machines Spark runs on);
+# a memcpy of a constant size compiles to one store.
 cdef inline int gb_i64(GBuf *b, int64_t v) except -1:
-    if b.len + 8 > b.cap:
-        gb_reserve(b, 8)
-    (<int64_t *>(b.data + b.len))[0] = v
-    b.len += 8
-    return 0
+    return gb_put(b, &v, 8)
 
 
 cdef inline int gb_i32(GBuf *b, int32_t v) except -1:
-    if b.len + 4 > b.cap:
-        gb_reserve(b, 4)
-    (<int32_t *>(b.data + b.len))[0] = v
-    b.len += 4
-    return 0
+    return gb_put(b, &v, 4)
 
 
 cdef inline int gb_u8(GBuf *b, unsigned char v) except -1:
-    if b.len + 1 > b.cap:
-        gb_reserve(b, 1)
-    b.data[b.len] = <char>v
-    b.len += 1
-    return 0
+    return gb_put(b, &v, 1)
 
 
 cdef inline bint read_varint(const unsigned char *p, Py_ssize_t *ppos, Py_ssize_t end, int max_bytes,
@@ -60,41 +51,26 @@ cdef inline bint read_varint(const unsigned char *p, Py_ssize_t *ppos, Py_ssize_
 
 cdef bint utf8_valid(const unsigned char *s, Py_ssize_t n) noexcept nogil:
     """Strict UTF-8 (no overlongs, no surrogates, at most U+10FFFF): what Java decodes without replacing."""
-    cdef Py_ssize_t i = 0
-    cdef unsigned char c, c1
+    cdef Py_ssize_t i = 0, k, more
+    cdef unsigned char c, lo, hi
     while i < n:
         c = s[i]
         if c < 0x80:
             i += 1
             continue
-        if c < 0xC2:
+        # a lead byte: how many continuation bytes follow, and the range of the first of them (narrower than
+        # 0x80-0xBF after E0 and F0, which would be overlong, after ED, a surrogate, and after F4, above U+10FFFF)
+        if c < 0xC2 or c > 0xF4:
             return False
-        if c < 0xE0:
-            if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80:
+        more = 1 if c < 0xE0 else (2 if c < 0xF0 else 3)
+        lo = 0xA0 if c == 0xE0 else (0x90 if c == 0xF0 else 0x80)
+        hi = 0x9F if c == 0xED else (0x8F if c == 0xF4 else 0xBF)
+        if i + more >= n or not lo <= s[i + 1] <= hi:
+            return False
+        for k in range(i + 2, i + more + 1):
+            if (s[k] & 0xC0) != 0x80:
                 return False
-            i += 2
-            continue
-        if c < 0xF0:
-            if i + 2 >= n:
-                return False
-            c1 = s[i + 1]
-            if (c1 & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80:
-                return False
-            if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0):
-                return False
-            i += 3
-            continue
-        if c < 0xF5:
-            if i + 3 >= n:
-                return False
-            c1 = s[i + 1]
-            if (c1 & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80 or (s[i + 3] & 0xC0) != 0x80:
-                return False
-            if (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90):
-                return False
-            i += 4
-            continue
-        return False
+        i += more + 1
     return True
 
 
@@ -335,13 +311,7 @@ cdef class ColumnBuilder:
                             (ts_delta < 0 and base_ts < INT64_MIN - ts_delta):
                         return False
                     ts = base_ts + ts_delta
-                if -US_LIMIT <= ts <= US_LIMIT:
-                    gb_i64(&bufs[B_TS], ts * 1000)
-                    gb_u8(&bufs[B_TS_VALID], 1)
-                else:
-                    gb_i64(&bufs[B_TS], 0)
-                    gb_u8(&bufs[B_TS_VALID], 0)
-                    self.ts_nulls += 1
+                self._add_timestamp(ts, -US_LIMIT <= ts <= US_LIMIT)
             self.rows += 1
         if stop > first:
             self.last_offset = offset
@@ -350,6 +320,17 @@ cdef class ColumnBuilder:
             return True
         self.resume_at = -1
         return pos == end
+
+    cdef inline int _add_timestamp(self, int64_t ms, bint valid) except -1:
+        """A record's timestamp in microseconds, or null when ``ms`` has no int64 microsecond value (not valid)."""
+        if valid:
+            gb_i64(&self.bufs[B_TS], ms * 1000)
+            gb_u8(&self.bufs[B_TS_VALID], 1)
+        else:
+            gb_i64(&self.bufs[B_TS], 0)
+            gb_u8(&self.bufs[B_TS_VALID], 0)
+            self.ts_nulls += 1
+        return 0
 
     cdef inline bint _binary(self, const unsigned char *p, Py_ssize_t *ppos, Py_ssize_t body_end, bint want,
                              int off_i, int data_i, int valid_i, Py_ssize_t *nulls) except -1:
@@ -384,13 +365,8 @@ cdef class ColumnBuilder:
         if self.want_offset:
             gb_i64(&bufs[B_OFF], offset)
         if self.want_timestamp:
-            if -US_LIMIT <= timestamp_ms <= US_LIMIT:
-                gb_i64(&bufs[B_TS], timestamp_ms * 1000)
-                gb_u8(&bufs[B_TS_VALID], 1)
-            else:
-                gb_i64(&bufs[B_TS], 0)
-                gb_u8(&bufs[B_TS_VALID], 0)
-                self.ts_nulls += 1
+            valid = -US_LIMIT <= timestamp_ms <= US_LIMIT
+            self._add_timestamp(timestamp_ms if valid else 0, valid)
         if self.want_key:
             self._add_binary(key, B_KEY_OFF, B_KEY_DATA, B_KEY_VALID, 0)
         if self.want_value:
@@ -444,50 +420,38 @@ cdef class ColumnBuilder:
         self.bufs[k].cap = 0
         return owned
 
-    cdef object _validity(self, int k, Py_ssize_t nulls):
-        import numpy as np
-        import pyarrow as pa
-        if nulls == 0:
-            return None
-        flags = np.frombuffer(self._bytes(k), dtype=np.uint8)
-        return pa.py_buffer(np.packbits(flags, bitorder="little").tobytes())
+    cdef object _flags(self, int k, Py_ssize_t nulls):
+        """Buffer ``k`` of validity flags, handed over only when there is a null (else Arrow needs no bitmap,
+        and the buffer stays for the next use)."""
+        return self._bytes(k) if nulls else None
 
     def finish(self):
         """The built columns as ``{name: pyarrow.Array}`` (wanted ones only); the builder is then empty."""
         import pyarrow as pa
-        from kdump.spark.schema import ALL_COLUMNS
+        from kdump.spark import record_arrays as arrays
         cdef int k
         for k in range(NBUF):
             self.last_cap[k] = self.bufs[k].cap
         n = self.rows
         out = {}
         if self.want_offset:
-            out["offset"] = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(self._bytes(B_OFF))])
+            out["offset"] = arrays.int64_array(n, self._bytes(B_OFF))
         if self.want_timestamp:
-            out["timestamp"] = pa.Array.from_buffers(
-                ALL_COLUMNS["timestamp"], n, [self._validity(B_TS_VALID, self.ts_nulls),
-                                              pa.py_buffer(self._bytes(B_TS))], null_count=self.ts_nulls)
+            out["timestamp"] = arrays.timestamp_array(n, self._bytes(B_TS), self._flags(B_TS_VALID, self.ts_nulls),
+                                                      self.ts_nulls)
         if self.want_key:
-            out["key"] = pa.Array.from_buffers(
-                pa.binary(), n, [self._validity(B_KEY_VALID, self.key_nulls), pa.py_buffer(self._bytes(B_KEY_OFF)),
-                                 pa.py_buffer(self._bytes(B_KEY_DATA))], null_count=self.key_nulls)
+            out["key"] = arrays.binary_array(n, self._bytes(B_KEY_OFF), self._bytes(B_KEY_DATA),
+                                             self._flags(B_KEY_VALID, self.key_nulls), self.key_nulls)
         if self.want_value:
-            out["value"] = pa.Array.from_buffers(
-                pa.binary(), n, [self._validity(B_VAL_VALID, self.val_nulls), pa.py_buffer(self._bytes(B_VAL_OFF)),
-                                 pa.py_buffer(self._bytes(B_VAL_DATA))], null_count=self.val_nulls)
+            out["value"] = arrays.binary_array(n, self._bytes(B_VAL_OFF), self._bytes(B_VAL_DATA),
+                                               self._flags(B_VAL_VALID, self.val_nulls), self.val_nulls)
         if self.want_headers:
             m = self.n_headers
-            hkeys = pa.Array.from_buffers(pa.string(), m, [None, pa.py_buffer(self._bytes(B_H_KEY_OFF)),
-                                                           pa.py_buffer(self._bytes(B_H_KEY_DATA))])
-            hvals = pa.Array.from_buffers(
-                pa.binary(), m, [self._validity(B_H_VAL_VALID, self.hval_nulls),
-                                 pa.py_buffer(self._bytes(B_H_VAL_OFF)), pa.py_buffer(self._bytes(B_H_VAL_DATA))],
-                null_count=self.hval_nulls)
-            htype = ALL_COLUMNS["headers"]
-            entries = pa.StructArray.from_arrays([hkeys, hvals], fields=list(htype.value_type))
-            out["headers"] = pa.Array.from_buffers(
-                htype, n, [self._validity(B_H_LIST_VALID, self.hdr_nulls),
-                           pa.py_buffer(self._bytes(B_H_LIST_OFF))], null_count=self.hdr_nulls,
-                children=[entries])
+            keys = arrays.binary_array(m, self._bytes(B_H_KEY_OFF), self._bytes(B_H_KEY_DATA), None, 0, pa.string())
+            values = arrays.binary_array(m, self._bytes(B_H_VAL_OFF), self._bytes(B_H_VAL_DATA),
+                                         self._flags(B_H_VAL_VALID, self.hval_nulls), self.hval_nulls)
+            out["headers"] = arrays.headers_array(n, self._bytes(B_H_LIST_OFF),
+                                                  self._flags(B_H_LIST_VALID, self.hdr_nulls), self.hdr_nulls,
+                                                  keys, values)
         self._reset()
         return out
