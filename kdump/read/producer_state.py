@@ -248,23 +248,23 @@ class ProducerStates:
     def _data(self, batch, entry: ProducerEntry) -> tuple:
         events = []
         problem = self._epoch(batch, entry)
+        delta = batch.last_offset - batch.base_offset
+        sequence = L.NO_SEQUENCE  # not known without track_sequences (a header-only replay): none rather than stale
         if problem is not None:
             events.append(problem)
         elif self.track_sequences and batch.base_sequence >= 0:
             seq = batch.base_sequence
-            delta = batch.last_offset - batch.base_offset
-            last = L.increment_sequence(seq, delta)
-            entry.last_sequence, entry.offset_delta = last, delta
+            sequence = L.increment_sequence(seq, delta)
             recent = entry.recent
-            if (seq, last) in recent:
+            if (seq, sequence) in recent:
                 events.append(ProducerProblem(
-                    "sequence-duplicate", f"producer {entry.producer_id} epoch {entry.epoch}: sequences {seq}-{last} "
-                    f"were already written by one of its previous {BATCHES_RETAINED} batches (a duplicate write)",
-                    batch.position, batch.base_offset, batch.last_offset))
-            recent.append((seq, last))
+                    "sequence-duplicate", f"producer {entry.producer_id} epoch {entry.epoch}: sequences "
+                    f"{seq}-{sequence} were already written by one of its previous {BATCHES_RETAINED} batches "
+                    "(a duplicate write)", batch.position, batch.base_offset, batch.last_offset))
+            recent.append((seq, sequence))
             if len(recent) > BATCHES_RETAINED:
                 del recent[0]
-        entry.last_offset = batch.last_offset
+        entry.last_sequence, entry.last_offset, entry.offset_delta = sequence, batch.last_offset, delta
         entry.timestamp = batch.max_timestamp
         first = entry.txn_first_offset
         if batch.is_transactional:

@@ -136,15 +136,17 @@ class PartitionProducers:
 
     @classmethod
     def starting(cls, partition: Partition, offset: int, *, from_snapshot: bool = True,
-                 snapshot_notes: list | None = None, **kwargs) -> PartitionProducers:
+                 snapshot_notes: list | None = None, track_sequences: bool = False, **kwargs) -> PartitionProducers:
         """The state to replay ``partition`` from when the state at ``offset`` is wanted: seeded from the usable
         snapshot at or below ``offset`` (:func:`usable_snapshot`; ``snapshot_notes`` gets the ones passed over)
-        when ``from_snapshot``, else empty. Nothing is replayed yet (:meth:`scan`)."""
+        when ``from_snapshot``, else empty; ``track_sequences``: keep each producer's sequences (and check them for
+        duplicates), which needs whole batches. Nothing is replayed yet (:meth:`scan`)."""
         found = usable_snapshot(partition, offset, snapshot_notes) if from_snapshot else None
         if found is None:
-            return cls(**kwargs)
+            return cls(ProducerStates(track_sequences=track_sequences), **kwargs)
         snap_offset, snap = found
-        return cls(ProducerStates.from_snapshot(snap.entries, snap_offset), snapshot=snap, **kwargs)
+        return cls(ProducerStates.from_snapshot(snap.entries, snap_offset, track_sequences=track_sequences),
+                   snapshot=snap, **kwargs)
 
     # --- queries -----------------------------------------------------------------------------------------------
     @property
@@ -220,7 +222,9 @@ class PartitionProducers:
         """Apply the batches of ``segments`` (``(base offset, local .log path)`` in offset order) not applied yet,
         up to ``upto_offset`` (a batch that reaches it is not applied). Segments that end below :attr:`start_offset`
         are skipped. ``before(batch)`` is called before each batch is applied, ``after_segment(base, path)`` after
-        each segment scanned."""
+        each segment scanned. Whole batches are read when asked or when the state tracks sequences (a header has
+        none)."""
+        whole_batches = whole_batches or self.state.track_sequences
         segments = list(segments)
         bases = [b for b, _ in segments]
         if self.segment is not None and self.segment not in bases:
@@ -241,7 +245,8 @@ class PartitionProducers:
                 break
 
     def _restart(self) -> None:
-        fresh = PartitionProducers(transactions=self.transactions is not None, keep_aborted=self.keep_aborted,
+        fresh = PartitionProducers(ProducerStates(track_sequences=self.state.track_sequences),
+                                   transactions=self.transactions is not None, keep_aborted=self.keep_aborted,
                                    notes=self.notes)
         self.__dict__.update(fresh.__dict__)
 
@@ -254,7 +259,7 @@ class PartitionProducers:
         consumer cannot read past it either), and a later scan goes on from there. True when ``upto_offset`` was
         reached."""
         self.segment = base
-        if whole_batches:
+        if whole_batches or self.state.track_sequences:
             return self._scan_whole(path, upto_offset, before, max_batch_bytes)
         end = start
         reached = False

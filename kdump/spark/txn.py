@@ -28,7 +28,6 @@ import os
 
 from kdump.errors import KdumpError
 from kdump.read.logdir import FileKind, sibling
-from kdump.read.producer_state import ProducerStates
 from kdump.read.producers import PartitionProducers
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES
 
@@ -83,20 +82,6 @@ class PartitionTxns:
         self._index_aborts: dict[int, list | None] = {}
 
     @property
-    def states(self) -> ProducerStates:
-        return self.producers.state
-
-    @property
-    def segment(self) -> int | None:
-        """Base offset of the segment the next scan goes on in."""
-        return self.producers.segment
-
-    @property
-    def position(self) -> int:
-        """And the byte position there."""
-        return self.producers.position
-
-    @property
     def aborted(self) -> list[tuple[int, int, int]]:
         """(producer id, first offset, ABORT marker offset) of every aborted transaction scanned."""
         out = []
@@ -113,7 +98,7 @@ class PartitionTxns:
         follows in that segment is not applied (a consumer cannot read past it either), and a later scan
         goes on from there."""
         segments = list(segments)
-        if self.segment is not None and self.segment not in [b for b, _ in segments]:
+        if self.producers.segment is not None and self.producers.segment not in [b for b, _ in segments]:
             self._index_aborts.clear()  # the segment we were in was deleted (retention): the replay starts again
         last = segments[-1][0] if segments else None
 
@@ -125,7 +110,7 @@ class PartitionTxns:
     def add(self, base: int, path: str, *, complete: bool, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES) -> None:
         """Apply one segment (the next in offset order, or the one the last scan stopped in). ``complete``: the
         segment is no longer written, so its ``.txnindex`` (when there is one) lists all its aborts."""
-        start = self.position if base == self.segment else 0
+        start = self.producers.position if base == self.producers.segment else 0
         self.producers.scan_segment(base, path, start=start, max_batch_bytes=max_batch_bytes)
         self._look_at_index(base, path, complete=complete)
 
@@ -155,7 +140,7 @@ class PartitionTxns:
     def filter(self, high_watermark: int | None = None) -> TxnFilter:
         """The filter for what has been scanned: aborted transactions, and the LSO (the first offset of the
         earliest open transaction, bounded by ``high_watermark`` when given)."""
-        first_open = self.states.first_unstable_offset()
+        first_open = self.producers.state.first_unstable_offset()
         bounds = [b for b in (first_open, high_watermark) if b is not None]
         return TxnFilter(self.aborted, min(bounds) if bounds else None)
 
