@@ -86,13 +86,12 @@ def _java_int(v: int) -> int:
 def increment_sequence(sequence: int, increment: int) -> int:
     """``DefaultRecordBatch.incrementSequence``: producer sequences run 0 .. INT32_MAX and wrap to 0, each step in
     Java int arithmetic (so arguments outside that range give what Kafka computes, not a Python big integer)."""
-    if 0 <= increment <= INT32_MAX and 0 <= sequence <= INT32_MAX:  # every real batch: nothing can overflow here
-        if sequence > INT32_MAX - increment:
-            return increment - (INT32_MAX - sequence) - 1
-        return sequence + increment
+    total = sequence + increment
+    if total <= 2147483647 and increment >= 0 and sequence >= 0:  # every batch that does not wrap (INT32_MAX)
+        return total
     if sequence > _java_int(INT32_MAX - increment):
         return _java_int(increment - _java_int(INT32_MAX - sequence) - 1)
-    return _java_int(sequence + increment)
+    return _java_int(total)
 
 
 def decrement_sequence(sequence: int, decrement: int) -> int:
