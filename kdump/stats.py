@@ -261,16 +261,15 @@ class RecordAnalysis:
     def __init__(self, memory_bytes: int = DEFAULT_MEMORY, *, spill_dir: str | None = None,
                  limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES, progress=None):
         from kdump.keytable import KeyTable
-        from kdump.read.producer_state import ProducerStates
+        from kdump.read.producers import PartitionProducers
         self.stats = RecordStats()
         self.keys = KeyTable(memory_bytes, spill_dir=spill_dir)
-        self.state = ProducerStates()
+        self.producers = PartitionProducers(keep_aborted=False)
         self.limit = limit
         self.progress = progress  # callable(bytes) per batch, or None
 
     def batch(self, batch) -> None:
         from kdump.format.layout import V2_RECORD_BATCH_OVERHEAD
-        from kdump.read.producer_state import TxnAborted, TxnCommitted
         s = self.stats
         if self.progress is not None:
             self.progress(batch.size)
@@ -297,11 +296,7 @@ class RecordAnalysis:
         counts[1] += batch.size
         counts[2] += record_bytes + (V2_RECORD_BATCH_OVERHEAD if batch.magic == 2 else 0)
         if batch.magic == 2:
-            for event in self.state.apply(batch, self.limit):
-                if type(event) is TxnCommitted:
-                    s.committed += 1
-                elif type(event) is TxnAborted:
-                    s.aborted += 1
+            self.producers.apply(batch, self.limit)
             if control:
                 s.control_records += records
 
@@ -329,6 +324,9 @@ class RecordAnalysis:
         s.superseded_bytes = keys.superseded_bytes
         s.live_tombstones = keys.live_tombstones
         s.spilled_partitions = 1 if keys.spilled_buckets else 0
-        s.producers = len(self.state.producers)
-        s.open_transactions = len(self.state.ongoing)
+        state = self.producers.state
+        s.producers = len(state.producers)
+        s.committed = self.producers.committed_count
+        s.aborted = self.producers.aborted_count
+        s.open_transactions = len(state.ongoing)
         return s

@@ -29,37 +29,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from kdump.format.types import ControlRecordType, TimestampType
 from kdump.read.logdir import FileKind, Partition, SegmentGroup, segment_base_offset, sibling
-from kdump.read.producer_state import (
-    MarkerWithoutTxn,
-    ProducerProblem,
-    ProducerStates,
-    TxnAborted,
-    TxnCommitted,
-    TxnOpened,
-)
-from kdump.read.segment import SegmentReader
+from kdump.read.producers import ABORT, COMMIT, OPEN, PartitionProducers
+from kdump.read.producers import Transaction as LogTransaction
 
 DEFAULT_TIMEOUT_MS = 15 * 60 * 1000  # transaction.max.timeout.ms
-# A transaction's outcome: its marker's control type, as Kafka names it, or still open.
-COMMIT, ABORT, OPEN = ControlRecordType.COMMIT.display_name, ControlRecordType.ABORT.display_name, "OPEN"
 
 
 @dataclass
-class Transaction:
-    producer_id: int
-    producer_epoch: int  # of the batch that opened it
-    first_offset: int
-    last_offset: int  # the marker, or the last data batch of an open transaction
-    outcome: str = OPEN
-    marker_offset: int | None = None
-    marker_epoch: int | None = None
-    start_time: int | None = None  # first timestamp of its first batch (None: opened before the log start)
-    end_time: int | None = None  # the marker batch's timestamp
-    batches: int = 0
-    records: int = 0
-    first_segment: int | None = None  # base offset of the segment it began in
+class Transaction(LogTransaction):
+    """A transaction of the log (:class:`kdump.read.producers.Transaction`) with this report's verdict on it."""
+
     age_ms: int | None = None
     hanging: list[str] = field(default_factory=list)  # why it is hanging (empty: it is not)
 
@@ -100,69 +80,19 @@ class PartitionTxns:
                 "notes": self.notes}
 
 
-def _first_timestamp(batch) -> int:
-    """The first record's timestamp from the header (a delete horizon takes the base timestamp's place)."""
-    if batch.has_delete_horizon or batch.timestamp_type is TimestampType.LOG_APPEND_TIME:
-        return batch.max_timestamp
-    return batch.base_timestamp
-
-
 class _Walk:
-    """The state of one partition's walk."""
+    """The cross-checks of one partition's walk, beside its producer replay."""
 
-    def __init__(self, result: PartitionTxns, state: ProducerStates, snapshots: list):
+    def __init__(self, result: PartitionTxns, producers: PartitionProducers, snapshots: list):
         self.result = result
-        self.state = state
-        self.open: dict[int, Transaction] = {}  # producer id -> its open transaction
+        self.producers = producers
+        self.state = producers.state
         self.snapshots = snapshots  # (offset, ProducerSnapshot) still to compare, in offset order
-        self.segment_base: int | None = None
-        self.aborted: list = []  # AbortedTxn of the markers in the current segment
 
-    def batch(self, batch) -> None:
-        r = self.result
+    def before(self, batch) -> None:
+        """Before a batch is applied: the snapshots at or below its offset, against the state so far."""
         while self.snapshots and self.snapshots[0][0] <= batch.base_offset:
             self.compare_snapshot(*self.snapshots.pop(0))
-        if batch.max_timestamp >= 0 and (r.newest_timestamp is None or batch.max_timestamp > r.newest_timestamp):
-            r.newest_timestamp = batch.max_timestamp
-        if batch.magic < 2:
-            self.state.apply(batch)
-            return
-        t: Transaction | None
-        for event in self.state.apply(batch):
-            kind = type(event)
-            if kind is TxnOpened:
-                t = Transaction(event.producer_id, event.producer_epoch, event.first_offset, batch.last_offset,
-                                start_time=_first_timestamp(batch), first_segment=self.segment_base)
-                self.open[event.producer_id] = t
-                r.transactions.append(t)
-            elif kind is TxnCommitted or kind is TxnAborted:
-                t = self.open.pop(event.producer_id, None)
-                if t is None:  # opened before the log start (the state came from a snapshot)
-                    t = Transaction(event.producer_id, event.producer_epoch, event.first_offset, event.marker_offset)
-                    r.transactions.append(t)
-                t.outcome = COMMIT if kind is TxnCommitted else ABORT
-                t.marker_offset = t.last_offset = event.marker_offset
-                t.marker_epoch = batch.producer_epoch
-                t.end_time = batch.max_timestamp
-                if kind is TxnAborted:
-                    self.aborted.append(event.aborted_txn())
-            elif kind is MarkerWithoutTxn:
-                pass  # Kafka writes markers for transactions without data on this partition: nothing to report
-            elif kind is ProducerProblem and event.fatal:
-                r.notes.append(f"at byte {event.position} of segment {self.segment_base}: {event.message}")
-        if batch.is_transactional and not batch.is_control:
-            t = self.open.get(batch.producer_id)
-            if t is not None:
-                t.last_offset = batch.last_offset
-                t.batches += 1
-                t.records += max(batch.records_count, 0)
-
-    def seed_open(self) -> None:
-        """Transactions the seed snapshot says are open: begun before the log start."""
-        for o in self.state.open_transactions():
-            t = Transaction(o.producer_id, o.producer_epoch, o.first_offset, o.first_offset)
-            self.open[o.producer_id] = t
-            self.result.transactions.append(t)
 
     def compare_snapshot(self, offset: int, snap) -> None:
         """The snapshot at ``offset`` against the state after the batches below it."""
@@ -198,13 +128,12 @@ class _Walk:
                 r.disagreements.append(f"{name}: producer {pid} has a transaction open from offset "
                                        f"{entry.txn_first_offset} in the log, and no entry in the snapshot")
 
-    def end_segment(self, log: str) -> None:
+    def end_segment(self, base: int, log: str) -> None:
         """The segment's ``.txnindex`` against the aborts whose markers are in it."""
         r = self.result
         path = sibling(log, FileKind.TXNINDEX)
         name = os.path.basename(path)
-        mine = self.aborted
-        self.aborted = []
+        mine = [t.aborted_txn() for t in self.producers.aborted_in(base)]
         if not os.path.isfile(path):
             if mine:
                 what = (f"missing, but the segment holds {len(mine)} aborted transaction(s) (first: producer "
@@ -254,39 +183,27 @@ def partition_transactions(group: SegmentGroup, *, timeout_ms: int = DEFAULT_TIM
     """The transactions of the segments of one partition (see the module docstring)."""
     result = PartitionTxns(group.key, group.directory, segments=len(group.logs))
     snapshots = _snapshots(group.directory, result.notes)
-    first_base = segment_base_offset(group.logs[0]) if group.logs else None
-    state = ProducerStates()
-    seeded = False
+    segments = [(base, log) for log in group.logs if (base := segment_base_offset(log)) is not None]
+    first_base = segments[0][0] if segments else None
     if first_base is not None:
-        below = [(o, s) for o, s in snapshots if o <= first_base]
-        if below:
-            offset, snap = below[-1]
-            state = ProducerStates.from_snapshot(snap.entries, offset)
-            seeded = True
+        # a snapshot at or below the log start seeds the state (its notes were made by _snapshots), the later
+        # ones are compared with it
+        producers = PartitionProducers.starting(Partition(group.directory), first_base, transactions=True,
+                                                notes=result.notes, snapshot_notes=None)
         snapshots = [(o, s) for o, s in snapshots if o > first_base]
-    walk = _Walk(result, state, snapshots)
-    if seeded:
-        walk.seed_open()
-    for log in group.logs:
-        walk.segment_base = segment_base_offset(log)
-        with SegmentReader(log) as reader:
-            for batch in reader:
-                if not batch.is_valid():
-                    result.notes.append(f"{os.path.basename(log)}: the batch at byte {batch.position} is damaged "
-                                        "(CRC mismatch); the rest of the segment was not read, as Kafka's reader "
-                                        "stops there")
-                    break
-                walk.batch(batch)
-            tail = reader.tail
-        if tail is not None and tail.kind not in ("end", "limit"):
-            result.notes.append(f"{os.path.basename(log)}: at byte {tail.position}: {tail.message}")
-        walk.end_segment(log)
+    else:
+        producers = PartitionProducers(transactions=True, notes=result.notes)
+    walk = _Walk(result, producers, snapshots)
+    producers.scan(segments, whole_batches=True, before=walk.before, after_segment=walk.end_segment)
+    state = producers.state
     for offset, snap in walk.snapshots:
         if offset == state.end_offset:
             walk.compare_snapshot(offset, snap)
         else:
             result.notes.append(f"{os.path.basename(snap.path)}: offset {offset} is beyond the log end "
                                 f"{state.end_offset}; not compared")
+    result.transactions = [Transaction(**vars(t)) for t in producers.transactions or ()]
+    result.newest_timestamp = producers.newest_timestamp
     result.log_end_offset = state.end_offset
     result.last_stable_offset = state.last_stable_offset()
     active = segment_base_offset(group.logs[-1]) if group.logs else None

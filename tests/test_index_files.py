@@ -8,7 +8,8 @@ import pytest
 from corpus import CORPUS
 from kdump.read import checkpoints as cps
 from kdump.read.offset_index import OffsetIndex
-from kdump.read.snapshot import ProducerEntry, decrement_sequence, encode_snapshot, parse_snapshot
+from kdump.format.layout import decrement_sequence
+from kdump.read.snapshot import ProducerEntry, encode_snapshot, parse_snapshot
 from kdump.read.time_index import TimeIndex
 from kdump.read.txn_index import AbortedTxn, TxnIndexFile, decode_entry
 

@@ -16,12 +16,13 @@ from corpus import CORPUS
 
 TXN_LOG = CORPUS / "kafka-generated/v2-transactional/00000000000000000000.log"
 ABORT, COMMIT = 0, 1
+T0 = 1_700_000_000_000
 
 
 def data(base, last, pid, epoch=0, *, txn=True, seq=0, position=None):
     return SimpleNamespace(magic=2, producer_id=pid, producer_epoch=epoch, base_offset=base, last_offset=last,
                            base_sequence=seq, is_transactional=txn, is_control=False, records_count=last - base + 1,
-                           position=base if position is None else position)
+                           max_timestamp=T0 + last, position=base if position is None else position)
 
 
 class _Cols:
@@ -44,7 +45,7 @@ def marker(offset, pid, epoch, ctype, coordinator_epoch=0, *, records=None):
         records = [(struct.pack(">hh", 0, ctype), struct.pack(">hi", 0, coordinator_epoch))]
     return SimpleNamespace(magic=2, producer_id=pid, producer_epoch=epoch, base_offset=offset, last_offset=offset,
                            base_sequence=-1, is_transactional=True, is_control=True, records_count=len(records),
-                           position=offset, column_chunks=lambda limit, chunk: iter([_Cols(records[:chunk])]))
+                           max_timestamp=T0 + offset, position=offset, column_chunks=lambda limit, chunk: iter([_Cols(records[:chunk])]))
 
 
 def events(state, *batches):

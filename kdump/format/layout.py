@@ -78,17 +78,28 @@ NO_TIMESTAMP = -1
 INT32_MAX = 2**31 - 1
 
 
+def _java_int(v: int) -> int:
+    """``v`` as a Java ``int`` holds it: two's complement, wrapped to 32 bits."""
+    return ((v + 2**31) & 0xFFFFFFFF) - 2**31
+
+
 def increment_sequence(sequence: int, increment: int) -> int:
-    """Producer sequences wrap from INT32_MAX to 0 (DefaultRecordBatch.incrementSequence)."""
-    if sequence > INT32_MAX - increment:
-        return increment - (INT32_MAX - sequence) - 1
-    return sequence + increment
+    """``DefaultRecordBatch.incrementSequence``: producer sequences run 0 .. INT32_MAX and wrap to 0, each step in
+    Java int arithmetic (so arguments outside that range give what Kafka computes, not a Python big integer)."""
+    total = sequence + increment
+    if total <= 2147483647 and increment >= 0 and sequence >= 0:  # every batch that does not wrap (INT32_MAX)
+        return total
+    if sequence > _java_int(INT32_MAX - increment):
+        return _java_int(increment - _java_int(INT32_MAX - sequence) - 1)
+    return _java_int(total)
 
 
 def decrement_sequence(sequence: int, decrement: int) -> int:
+    """``DefaultRecordBatch.decrementSequence`` (a batch's first sequence from its last one and its offset delta, as
+    a producer ``.snapshot`` stores them), each step in Java int arithmetic."""
     if sequence < decrement:
-        return INT32_MAX - (decrement - sequence) + 1
-    return sequence - decrement
+        return _java_int(INT32_MAX - _java_int(decrement - sequence) + 1)
+    return _java_int(sequence - decrement)
 
 
 # --- control records (kdump/format/control.py reads them, the encoders write them) ----------------------

@@ -31,10 +31,11 @@ import os
 from dataclasses import dataclass, field
 
 from kdump.atomic import AtomicGroup
-from kdump.errors import FormatError, KdumpError, WriteError
+from kdump.errors import KdumpError, WriteError
 from kdump.read import offset_index as oi
 from kdump.read import time_index as ti
 from kdump.read.logdir import SEGMENT_COMPANIONS, Partition, sibling
+from kdump.read.partition import PartitionLog
 from kdump.read.producer_state import ProducerProblem, ProducerStates, TxnAborted
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, SegmentReader, base_offset_from_name
 
@@ -194,64 +195,10 @@ def recover_segment(log_path, *, index_interval_bytes: int = DEFAULT_INDEX_INTER
 def state_before(directory: str, base_offset: int, *, notes: list | None = None,
                  partition: Partition | None = None) -> ProducerStates:
     """Producer state at ``base_offset`` of the partition in ``directory``: the newest readable snapshot at or
-    below it, then the earlier segments replayed from the snapshot's offset (Kafka's ``loadProducerState``)."""
-    from kdump.read.snapshot import read_snapshot
-
-    partition = partition if partition is not None else Partition(directory)
-    state = ProducerStates()
-    start = None
-    for snap_offset, path in reversed(partition.snapshots):
-        if snap_offset > base_offset:
-            continue
-        try:
-            snap = read_snapshot(path)
-        except OSError as e:
-            if notes is not None:
-                notes.append(f"{path}: unreadable ({e.strerror or e}); trying an older snapshot")
-            continue
-        if snap.error is not None:
-            if notes is not None:
-                notes.append(f"{path}: {snap.error}; trying an older snapshot (Kafka deletes it)")
-            continue
-        state = ProducerStates.from_snapshot(snap.entries, snap_offset)
-        start = snap_offset
-        break
-    segments = partition.segments
-    for i, seg in enumerate(segments):
-        if seg.base_offset >= base_offset:
-            break
-        next_base = segments[i + 1].base_offset if i + 1 < len(segments) else None
-        if start is not None and next_base is not None and next_base <= start:
-            continue
-        _replay(seg.log, state, start, base_offset)
-    return state
-
-
-def _replay(path: str, state: ProducerStates, start: int | None, stop: int) -> None:
-    """Apply the batches of an earlier segment with offsets in [start, stop) to ``state``: batch headers only
-    (one small read per batch), whole batches only for control batches (their marker record is needed)."""
-    from kdump.read.segment import Stop, read_batch_at, walk_headers
-
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        size = os.fstat(fd).st_size
-        for h in walk_headers(fd, 0, size):
-            if isinstance(h, Stop) or h.last_offset >= stop:
-                break
-            if h.magic < 2 or (start is not None and h.last_offset < start):
-                continue
-            if h.is_control and h.producer_id >= 0:
-                try:
-                    batch = read_batch_at(fd, h)
-                except FormatError:
-                    break
-                if not batch.is_valid():
-                    break  # where recovery of that segment would have stopped
-                state.apply(batch)
-            else:
-                state.apply(h)
-    finally:
-        os.close(fd)
+    below it, then the earlier segments replayed from the snapshot's offset (Kafka's ``loadProducerState``, done
+    by :meth:`kdump.read.partition.PartitionLog.producers`)."""
+    log = PartitionLog(partition if partition is not None else Partition(directory))
+    return log.producers(base_offset, snapshot_notes=notes).state
 
 
 # --- writing ----------------------------------------------------------------------------------------------

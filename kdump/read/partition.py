@@ -18,6 +18,7 @@ import os
 from typing import TYPE_CHECKING
 
 from kdump.read.logdir import LogSegment, Partition
+from kdump.read.producers import PartitionProducers, replay
 
 if TYPE_CHECKING:
     from kdump.read.locate import Located
@@ -77,5 +78,11 @@ class PartitionLog:
 
 
     # --- producers: kdump.read.producers ----------------------------------------------------------------------
+    def producers(self, upto_offset: int | None = None, *, from_snapshot: bool = True,
+                  snapshot_notes: list | None = None) -> PartitionProducers:
+        """Producer and transaction state after the batches below ``upto_offset`` (all when None), replayed from
+        the newest usable producer snapshot at or below it (Kafka's ``loadProducerState``) unless not
+        ``from_snapshot``; ``snapshot_notes`` gets the snapshots passed over (:func:`kdump.read.producers.replay`)."""
+        return replay(self.files, upto_offset, from_snapshot=from_snapshot, snapshot_notes=snapshot_notes)
 
     # --- damage: kdump.read.damage ----------------------------------------------------------------------------

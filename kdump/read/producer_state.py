@@ -32,11 +32,12 @@ Memory: at most ``max_producers`` producer ids are tracked (later ones are count
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kdump.errors import FormatError
+from kdump.format import index_layout as IL
+from kdump.format import layout as L
 from kdump.format.control import parse_control_key, parse_end_txn_marker
-from kdump.format.layout import increment_sequence
 from kdump.format.types import ControlRecordType
 
 MAX_PRODUCERS = 1_000_000
@@ -120,14 +121,44 @@ class OpenTxn:
 # --- state ----------------------------------------------------------------------------------------------
 @dataclass
 class ProducerEntry:
-    """What is known of one producer id (``ProducerStateEntry``)."""
+    """What is known of one producer id: Kafka's ``ProducerStateEntry`` with its last batch's metadata, the fields
+    of a producer ``.snapshot`` entry in their order there (:mod:`kdump.read.snapshot` reads and writes them), and
+    the state machine's own record of the producer.
+
+    ``last_sequence``/``last_offset``/``offset_delta`` describe its last data batch of ``epoch`` (-1/-1/0: none,
+    as after an epoch bump); ``timestamp`` is Kafka's ``lastTimestamp`` (of its last batch, markers included);
+    ``current_txn_first_offset`` is the first offset of its open transaction (< 0: none). ``position`` is the
+    entry's byte position in the snapshot it was read from. ``recent`` holds (first, last) sequences of its last
+    :data:`BATCHES_RETAINED` batches (``batchMetadata``), kept when sequences are tracked."""
 
     producer_id: int
     epoch: int
+    last_sequence: int = L.NO_SEQUENCE
+    last_offset: int = -1  # < 0: no batch metadata
+    offset_delta: int = 0
+    timestamp: int = L.NO_TIMESTAMP
     coordinator_epoch: int = -1
-    txn_first_offset: int | None = None  # the open transaction, if any
-    last_offset: int = -1  # of its last data batch
-    recent: list = field(default_factory=list)  # (first sequence, last sequence) of its last batches of ``epoch``
+    current_txn_first_offset: int = -1  # < 0: no ongoing transaction
+    position: int = 0
+    recent: list = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def has_batch_metadata(self) -> bool:
+        return self.last_offset >= 0
+
+    @property
+    def first_sequence(self) -> int:
+        return L.decrement_sequence(self.last_sequence, self.offset_delta)
+
+    @property
+    def txn_first_offset(self) -> int | None:
+        """The first offset of the producer's open transaction, None when it has none."""
+        return self.current_txn_first_offset if self.current_txn_first_offset >= 0 else None
+
+    def encode(self) -> bytes:
+        return IL.SNAPSHOT_ENTRY.pack(self.producer_id, self.epoch, self.last_sequence, self.last_offset,
+                                      self.offset_delta, self.timestamp, self.coordinator_epoch,
+                                      self.current_txn_first_offset)
 
 
 class ProducerStates:
@@ -143,15 +174,13 @@ class ProducerStates:
 
     @classmethod
     def from_snapshot(cls, entries, snapshot_offset: int, **kwargs) -> ProducerStates:
-        """Seed from a producer snapshot's entries (:class:`kdump.read.snapshot.ProducerEntry`) at its offset."""
+        """Seed from a producer snapshot's entries (:class:`ProducerEntry`, ``loadFromSnapshot``) at its offset."""
         state = cls(end_offset=snapshot_offset, **kwargs)
         for e in sorted(entries, key=lambda e: e.current_txn_first_offset):
-            entry = state.producers[e.producer_id] = ProducerEntry(e.producer_id, e.epoch, e.coordinator_epoch,
-                                                                   last_offset=e.last_offset)
+            entry = state.producers[e.producer_id] = replace(e, position=0, recent=[])
             if e.last_offset >= 0 and e.last_sequence >= 0:
                 entry.recent.append((e.first_sequence, e.last_sequence))
             if e.current_txn_first_offset >= 0:
-                entry.txn_first_offset = e.current_txn_first_offset
                 state.ongoing[e.current_txn_first_offset] = e.producer_id
         return state
 
@@ -210,33 +239,37 @@ class ProducerStates:
             return ProducerProblem("producer-epoch-decreasing",
                                    f"producer {entry.producer_id} writes with epoch {epoch} after epoch {entry.epoch}",
                                    batch.position, batch.base_offset, batch.last_offset)
-        if epoch > entry.epoch:
+        if epoch > entry.epoch:  # a new epoch forgets the batches of the old one (batchMetadata.clear())
             entry.epoch = epoch
             entry.recent = []
+            entry.last_sequence, entry.last_offset, entry.offset_delta = L.NO_SEQUENCE, -1, 0
         return None
 
     def _data(self, batch, entry: ProducerEntry) -> tuple:
         events = []
         problem = self._epoch(batch, entry)
+        delta = batch.last_offset - batch.base_offset
+        sequence = L.NO_SEQUENCE  # not known without track_sequences (a header-only replay): none rather than stale
         if problem is not None:
             events.append(problem)
         elif self.track_sequences and batch.base_sequence >= 0:
             seq = batch.base_sequence
-            last = increment_sequence(seq, batch.last_offset - batch.base_offset)
+            sequence = L.increment_sequence(seq, delta)
             recent = entry.recent
-            if (seq, last) in recent:
+            if (seq, sequence) in recent:
                 events.append(ProducerProblem(
-                    "sequence-duplicate", f"producer {entry.producer_id} epoch {entry.epoch}: sequences {seq}-{last} "
-                    f"were already written by one of its previous {BATCHES_RETAINED} batches (a duplicate write)",
-                    batch.position, batch.base_offset, batch.last_offset))
-            recent.append((seq, last))
+                    "sequence-duplicate", f"producer {entry.producer_id} epoch {entry.epoch}: sequences "
+                    f"{seq}-{sequence} were already written by one of its previous {BATCHES_RETAINED} batches "
+                    "(a duplicate write)", batch.position, batch.base_offset, batch.last_offset))
+            recent.append((seq, sequence))
             if len(recent) > BATCHES_RETAINED:
                 del recent[0]
-        entry.last_offset = batch.last_offset
+        entry.last_sequence, entry.last_offset, entry.offset_delta = sequence, batch.last_offset, delta
+        entry.timestamp = batch.max_timestamp
         first = entry.txn_first_offset
         if batch.is_transactional:
             if first is None:
-                entry.txn_first_offset = batch.base_offset
+                entry.current_txn_first_offset = batch.base_offset
                 self.ongoing[batch.base_offset] = entry.producer_id
                 events.append(TxnOpened(entry.producer_id, batch.producer_epoch, batch.base_offset, batch.position))
         elif first is not None:
@@ -268,6 +301,7 @@ class ProducerStates:
                 f"{marker.coordinator_epoch}, below {entry.coordinator_epoch} of its previous marker",
                 batch.position, batch.base_offset, batch.last_offset))
         entry.coordinator_epoch = marker.coordinator_epoch
+        entry.timestamp = batch.max_timestamp
         committed = marker.type is ControlRecordType.COMMIT
         offset = batch.base_offset
         first = entry.txn_first_offset
@@ -278,7 +312,7 @@ class ProducerStates:
         ended = TxnCommitted if committed else TxnAborted
         events.append(ended(pid, batch.producer_epoch, first, offset, marker.coordinator_epoch,
                             self._completed_lso(pid, offset), batch.position))
-        entry.txn_first_offset = None
+        entry.current_txn_first_offset = -1
         self.ongoing.pop(first, None)
         return tuple(events)
 

@@ -8,6 +8,9 @@ int64 lastOffset, int32 offsetDelta, int64 timestamp, int32 coordinatorEpoch, in
 Kafka reads the whole struct first (a short file or a bad count is "Snapshot failed schema validation"),
 then checks the version, then the CRC, in that order; :func:`read_snapshot` does the same and says which.
 Bytes after the last entry are ignored by Kafka's reader (the CRC still covers them).
+
+An entry is a :class:`kdump.read.producer_state.ProducerEntry`: the same class the producer-state replay keeps, so
+a snapshot read and a state replayed compare field by field.
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from dataclasses import dataclass, field
 
 from kdump._crc import crc32c
 from kdump.format import index_layout as IL
-from kdump.format import layout as L
+from kdump.read.producer_state import ProducerEntry
 
 SNAPSHOT_VERSION = 1
 HEADER = IL.SNAPSHOT_HEADER  # version, crc, entry count
@@ -27,42 +30,7 @@ _ENTRY_FIELDS = ("producer_id", "epoch", "last_sequence", "last_offset", "offset
                  "coordinator_epoch", "current_txn_first_offset")
 MAX_SNAPSHOT_BYTES = 256 << 20  # refuse to load anything larger (46 bytes per producer: 5.8 million)
 
-
-def _int32(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v >= 1 << 31 else v
-
-
-def decrement_sequence(sequence: int, decrement: int) -> int:
-    """``DefaultRecordBatch.decrementSequence`` with Java int arithmetic."""
-    if sequence < decrement:
-        return _int32(L.INT32_MAX - _int32(decrement - sequence) + 1)
-    return _int32(sequence - decrement)
-
-
-@dataclass(frozen=True)
-class ProducerEntry:
-    producer_id: int
-    epoch: int
-    last_sequence: int
-    last_offset: int  # < 0: no batch metadata
-    offset_delta: int
-    timestamp: int
-    coordinator_epoch: int
-    current_txn_first_offset: int  # < 0: no ongoing transaction
-    position: int = 0  # byte position of the entry in the file
-
-    @property
-    def has_batch_metadata(self) -> bool:
-        return self.last_offset >= 0
-
-    @property
-    def first_sequence(self) -> int:
-        return decrement_sequence(self.last_sequence, self.offset_delta)
-
-    def encode(self) -> bytes:
-        return ENTRY.pack(self.producer_id, self.epoch, self.last_sequence, self.last_offset, self.offset_delta,
-                          self.timestamp, self.coordinator_epoch, self.current_txn_first_offset)
+__all__ = ["ProducerEntry", "ProducerSnapshot", "read_snapshot", "parse_snapshot", "encode_snapshot"]
 
 
 @dataclass

@@ -10,10 +10,10 @@ Kafka's rules (``FetchResponse`` aborted transactions, the consumer's ``Complete
   or before the batch's last offset and its ABORT marker comes after the batch; control batches are never
   data. Non-transactional batches are never dropped.
 
-:class:`PartitionTxns` runs one pass over a partition's batch headers (control batches read whole for their
-marker) through the one producer/transaction state machine :class:`kdump.read.producer_state.ProducerStates`:
-its ``TxnAborted`` events are the aborted transactions of a segment without a ``.txnindex``, and the
-transactions still open at the end give the LSO. A segment's ``.txnindex``, when present and readable, is
+:class:`PartitionTxns` is a view of the one producer replay (:class:`kdump.read.producers.PartitionProducers`):
+one pass over a partition's batch headers (control batches read whole for their marker) whose aborted
+transactions are those of a segment without a ``.txnindex``, and whose transactions still open at the end give
+the LSO. A segment's ``.txnindex``, when present and readable, is
 Kafka's own list of the transactions aborted in it (what the broker serves) and is used for that segment.
 The pass is incremental (:meth:`PartitionTxns.scan` goes on from where it stopped), so a stream tailing a
 partition reads each batch header once.
@@ -25,15 +25,11 @@ from __future__ import annotations
 
 import bisect
 import os
-from dataclasses import dataclass, field
 
-from kdump.errors import FormatError, KdumpError
-from kdump.format.framing import BatchHeader, Stop
-from kdump.format.legacy import LegacyBatch
-from kdump.format.v2 import RecordBatch
+from kdump.errors import KdumpError
 from kdump.read.logdir import FileKind, sibling
-from kdump.read.producer_state import ProducerStates, TxnAborted
-from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, read_batch_at, walk_headers
+from kdump.read.producers import PartitionProducers
+from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES
 
 READ_UNCOMMITTED = "read_uncommitted"
 READ_COMMITTED = "read_committed"
@@ -74,84 +70,77 @@ class TxnFilter:
         return f"TxnFilter({n} aborted transactions, last_stable_offset={self.last_stable_offset})"
 
 
-@dataclass
 class PartitionTxns:
-    """The transaction state of one partition, built by :meth:`scan` over its segments in offset order."""
+    """The transaction state of one partition as a read_committed consumer needs it: a view of one incremental
+    producer replay (:class:`kdump.read.producers.PartitionProducers`) over its segments in offset order, with each
+    complete segment's aborts taken from its ``.txnindex`` when it has a readable one."""
 
-    states: ProducerStates = field(default_factory=ProducerStates)
-    aborted: list = field(default_factory=list)  # (producer id, first offset, ABORT marker offset)
-    segment: int | None = None  # base offset of the segment the next scan goes on in
-    position: int = 0  # and the byte position there
-    _seen: dict = field(default_factory=dict)  # segment base offset -> took its aborts from its .txnindex
+    def __init__(self) -> None:
+        # Spark reads from the log start and lists no snapshots (its segments may be remote): no seed
+        self.producers = PartitionProducers()
+        # segment base offset -> the aborts its .txnindex lists, None: its markers tell (in the order scanned)
+        self._index_aborts: dict[int, list | None] = {}
 
-    def _reset(self) -> None:
-        fresh = PartitionTxns()
-        self.states, self.aborted, self.segment, self.position, self._seen = (
-            fresh.states, fresh.aborted, fresh.segment, fresh.position, fresh._seen)
+    @property
+    def aborted(self) -> list[tuple[int, int, int]]:
+        """(producer id, first offset, ABORT marker offset) of every aborted transaction scanned."""
+        out = []
+        for base, listed in self._index_aborts.items():
+            if listed is not None:
+                out.extend(listed)
+            else:
+                out.extend((t.producer_id, t.first_offset, t.marker_offset) for t in self.producers.aborted_in(base))
+        return out
 
     def scan(self, segments, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES) -> None:
         """Apply the batches of ``segments`` (``(base offset, local .log path)`` in offset order) that were not
         applied yet. A partial last entry (a live segment) or damage ends the pass over a segment: what
         follows in that segment is not applied (a consumer cannot read past it either), and a later scan
         goes on from there."""
-        bases = [b for b, _ in segments]
-        if self.segment is not None and self.segment not in bases:
-            self._reset()  # the segment we were in was deleted (retention): start again from what is there
-        for i, (base, path) in enumerate(segments):
-            if self.segment is None or base >= self.segment:
-                # the last segment may still be written (its .txnindex still growing): its markers tell
-                self.add(base, path, complete=i + 1 < len(segments), max_batch_bytes=max_batch_bytes)
+        segments = list(segments)
+        if self.producers.segment is not None and self.producers.segment not in [b for b, _ in segments]:
+            self._index_aborts.clear()  # the segment we were in was deleted (retention): the replay starts again
+        last = segments[-1][0] if segments else None
+
+        def look_at_index(base: int, path: str) -> None:
+            # the last segment may still be written (its .txnindex still growing): its markers tell
+            self._look_at_index(base, path, complete=base != last)
+        self.producers.scan(segments, after_segment=look_at_index, max_batch_bytes=max_batch_bytes)
 
     def add(self, base: int, path: str, *, complete: bool, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES) -> None:
         """Apply one segment (the next in offset order, or the one the last scan stopped in). ``complete``: the
         segment is no longer written, so its ``.txnindex`` (when there is one) lists all its aborts."""
-        if base not in self._seen:
-            self._seen[base] = complete and self._aborted_from_index(path)
-        start = self.position if base == self.segment else 0
-        self.position = self._apply(path, start, not self._seen[base], max_batch_bytes)
-        self.segment = base
+        start = self.producers.position if base == self.producers.segment else 0
+        self.producers.scan_segment(base, path, start=start, max_batch_bytes=max_batch_bytes)
+        self._look_at_index(base, path, complete=complete)
 
-    def _aborted_from_index(self, path: str) -> bool:
-        """The aborted transactions of the segment from its ``.txnindex`` (True), or False when it has none
-        or Kafka could not read it (then the markers tell)."""
+    def _look_at_index(self, base: int, path: str, *, complete: bool) -> None:
+        """The first time a segment is met, whether its aborts come from its ``.txnindex`` (once complete, Kafka's
+        own list of them) or from its markers."""
+        if base not in self._index_aborts:
+            self._index_aborts[base] = self._aborted_from_index(path) if complete else None
+
+    @staticmethod
+    def _aborted_from_index(path: str) -> list | None:
+        """The aborted transactions of the segment from its ``.txnindex``, or None when it has none or Kafka could
+        not read it (then the markers tell)."""
         from kdump.read.txn_index import TxnIndexFile
         index = sibling(path, FileKind.TXNINDEX)
         if not os.path.isfile(index):
-            return False
+            return None
         try:
             with TxnIndexFile(index) as f:
                 entries = [t for _, t in f.entries()]
         except (OSError, KdumpError):
-            return False
+            return None
         if any(t.version != 0 for t in entries):  # Kafka refuses the index ("Unexpected version")
-            return False
-        self.aborted.extend((t.producer_id, t.first_offset, t.last_offset) for t in entries)
-        return True
-
-    def _apply(self, path: str, start: int, keep_aborts: bool, max_batch_bytes: int) -> int:
-        """Apply the batches of one segment from ``start``; the byte position after the last one applied."""
-        end = start
-        with open(path, "rb") as f:
-            fd = f.fileno()
-            for header in walk_headers(fd, start, os.fstat(fd).st_size):
-                if isinstance(header, Stop):
-                    break
-                batch: BatchHeader | RecordBatch | LegacyBatch = header
-                if header.is_control:  # its marker is in its record
-                    try:
-                        batch = read_batch_at(fd, header, max_batch_bytes)
-                    except FormatError:
-                        break
-                for event in self.states.apply(batch):
-                    if keep_aborts and isinstance(event, TxnAborted):
-                        self.aborted.append((event.producer_id, event.first_offset, event.marker_offset))
-                end = header.end
-        return end
+            return None
+        return [(t.producer_id, t.first_offset, t.last_offset) for t in entries]
 
     def filter(self, high_watermark: int | None = None) -> TxnFilter:
         """The filter for what has been scanned: aborted transactions, and the LSO (the first offset of the
         earliest open transaction, bounded by ``high_watermark`` when given)."""
-        first_open = self.states.first_unstable_offset()
+        first_open = self.producers.state.first_unstable_offset()
         bounds = [b for b in (first_open, high_watermark) if b is not None]
         return TxnFilter(self.aborted, min(bounds) if bounds else None)
 
