@@ -32,26 +32,27 @@ class AvroReader:
         self._schema = parse_schema(_schema_json(schema.text, schema.id), named_schemas=named)
         self._read = schemaless_reader
 
-    def read(self, payload) -> Any:
-        """The value of ``payload`` (the bytes after the header) as Python data; DecoderError when they do not
-        hold one value of the schema, exactly."""
-        stream = io.BytesIO(payload)
+    def read(self, framed, start: int) -> Any:
+        """The value in ``framed`` from ``start`` (the bytes after the header) as Python data; DecoderError when
+        they do not hold one value of the schema, exactly."""
+        stream = io.BytesIO(framed)  # shares the bytes (no copy until written); seeking is cheaper than slicing
+        stream.seek(start)
         try:
             value = self._read(stream, self._schema, None)
         except (EOFError, StopIteration, IndexError):
             raise DecoderError("Avro data ends before the value does") from None
         except (ValueError, TypeError, UnicodeDecodeError, OverflowError) as e:
             raise DecoderError(f"Avro data does not match the schema: {e}") from None
-        if stream.tell() != len(payload):
-            raise DecoderError(f"Avro value ends at byte {stream.tell()} of {len(payload)}: the bytes do not "
-                               f"match the schema")
+        if stream.tell() != len(framed):
+            raise DecoderError(f"Avro value ends at byte {stream.tell() - start} of {len(framed) - start}: the "
+                               f"bytes do not match the schema")
         return value
 
-    def text(self, payload) -> str:
-        return to_json_text(self.read(payload))
+    def text(self, framed, start: int) -> str:
+        return to_json_text(self.read(framed, start))
 
-    def json(self, payload) -> Any:
-        return plain(self.read(payload))
+    def json(self, framed, start: int) -> Any:
+        return plain(self.read(framed, start))
 
 
 def _schema_json(text: str, schema_id: int) -> Any:
@@ -91,10 +92,10 @@ def _readable(obj: Any) -> Any:
     raise TypeError(f"{type(obj).__name__} is not a JSON value")
 
 
-def to_json_text(value: Any) -> str:
-    """Compact JSON text of a decoded Avro value (json.dumps calls ``_readable`` only for what is not JSON,
-    so plain records pay nothing for it)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_readable)
+# One encoder for every value: json.dumps builds a new one per call when given options, which cost a third of
+# the time of encoding a small record. ``_readable`` is called only for what is not JSON, so plain records pay
+# nothing for it.
+to_json_text = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_readable).encode
 
 
 def plain(value: Any) -> Any:

@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kdump.decode.errors import DecoderError
-from kdump.errors import FormatError
-from kdump.format.schema_registry import HEADER_SIZE, NotFramed, is_framed, message_indexes, schema_id
+from kdump.format.schema_registry import HEADER_SIZE, NotFramed, is_framed, schema_id
 from kdump.schema_registry.store import AVRO, JSON, PROTOBUF, SchemaStore
 
 NAME = "schema-registry"
@@ -74,16 +73,11 @@ class SchemaRegistryDecoder:
             sid = schema_id(data)
         except NotFramed as e:
             raise DecoderError(f"not Schema Registry framed: {e}") from None
-        reader = self.reader(sid)
-        payload = memoryview(data)[HEADER_SIZE:]
-        if hasattr(reader, "message"):  # Protobuf: the message indexes come first
-            try:
-                indexes, at = message_indexes(data)
-            except FormatError as e:
-                raise DecoderError(f"message indexes: {e.message}") from None
-            payload = memoryview(data)[at:]
-            return (reader.text(payload, indexes) if text else reader.json(payload, indexes)), sid
-        return (reader.text(payload) if text else reader.json(payload)), sid
+        reader = self._readers.get(sid)
+        if reader is None or isinstance(reader, DecoderError):
+            reader = self.reader(sid)
+        # each reader takes the framed bytes and where its part starts (Protobuf's message indexes are its own)
+        return (reader.text(data, HEADER_SIZE) if text else reader.json(data, HEADER_SIZE)), sid
 
     def schema_id(self, data) -> int | None:
         """The id a payload names, None if it is not framed (for stats)."""

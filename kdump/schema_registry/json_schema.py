@@ -27,16 +27,19 @@ class JsonSchemaReader:
                                    f"{ref.version}), which {store.source} does not hold")
             _check(target.id, target.text)
 
-    def json(self, payload) -> Any:
+    def json(self, framed, start: int) -> Any:
         try:
-            return json.loads(bytes(payload).decode("utf-8"), parse_constant=_not_json)
+            return json.loads(bytes(framed[start:]).decode("utf-8"), parse_constant=_not_json)
         except UnicodeDecodeError as e:
             raise DecoderError(f"JSON value is not UTF-8: {e}") from None
         except (ValueError, RecursionError) as e:
             raise DecoderError(f"value is not JSON: {e}") from None
 
-    def text(self, payload) -> str:
-        return json.dumps(self.json(payload), separators=(",", ":"), ensure_ascii=False)
+    def text(self, framed, start: int) -> str:
+        return compact_json(self.json(framed, start))
+
+
+compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # one encoder for all values
 
 
 def _not_json(name: str) -> Any:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.resources
-import json
 import os
 import tempfile
 import threading
@@ -22,6 +21,9 @@ from collections.abc import Callable
 from typing import Any
 
 from kdump.decode.errors import DecoderError
+from kdump.errors import FormatError
+from kdump.format.schema_registry import message_indexes
+from kdump.schema_registry.json_schema import compact_json
 from kdump.schema_registry.store import PROTOBUF, Reference, RegisteredSchema, SchemaStore
 
 _PROTOC_LOCK = threading.Lock()  # protoc reports on the process's fd 2, borrowed while it runs
@@ -64,18 +66,22 @@ class ProtobufReader:
             found = self._messages[indexes] = (GetMessageClass(descriptor), _converter(descriptor))
         return found
 
-    def json(self, payload, indexes: tuple[int, ...]) -> Any:
+    def json(self, framed, start: int) -> Any:
         from google.protobuf.message import DecodeError
 
+        try:
+            indexes, start = message_indexes(framed, start)
+        except FormatError as e:
+            raise DecoderError(f"message indexes: {e.message}") from None
         cls, convert = self.message(indexes)
         try:
-            message = cls.FromString(bytes(payload))
+            message = cls.FromString(framed[start:])
         except DecodeError as e:
             raise DecoderError(f"Protobuf data does not match {cls.DESCRIPTOR.full_name}: {e}") from None
         return convert(message)
 
-    def text(self, payload, indexes: tuple[int, ...]) -> str:
-        return json.dumps(self.json(payload, indexes), separators=(",", ":"), ensure_ascii=False)
+    def text(self, framed, start: int) -> str:
+        return compact_json(self.json(framed, start))
 
 
 def _add_references(schema_id: int, references: tuple[Reference, ...], store: SchemaStore, files: dict) -> None:
