@@ -64,6 +64,10 @@ class SchemaRegistryDecoder:
         """Compact JSON text of the value (what the text dump prints)."""
         return self._decode(data, text=True)[0]
 
+    def decode_with_id(self, data) -> tuple[str, int]:
+        """Compact JSON text of the value and its schema id (what Spark's columns hold)."""
+        return self._decode(data, text=True)
+
     def decode_json(self, data) -> tuple[Any, int]:
         """The value as JSON data and its schema id (what JSON Lines and Spark carry)."""
         return self._decode(data, text=False)

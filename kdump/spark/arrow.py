@@ -34,7 +34,7 @@ from kdump.format.columns import RECORDS_PER_CHUNK
 from kdump.format.v2 import parse_records
 from kdump.spark import _source
 from kdump.spark._source import DamagedRegion
-from kdump.spark.schema import ALL_COLUMNS, KAFKA_COLUMNS, RECORD_COLUMNS, arrow_schema
+from kdump.spark.schema import ALL_COLUMNS, DECODED_FROM, KAFKA_COLUMNS, RECORD_COLUMNS, arrow_schema
 
 log = logging.getLogger("kdump.spark")
 
@@ -83,11 +83,14 @@ class ReadOptions:
     isolation: str = "read_uncommitted"  # or read_committed (kdump.spark.txn)
     backend: str = "auto"  # "auto" (compiled when built), "compiled", "python"
     storage_options: dict = field(default_factory=dict)
+    schemas: str | None = None  # where the keyJson/valueJson/...SchemaId columns' schemas are (kdump.spark.decoded)
 
 
 def make_builder(columns, backend: str = "auto"):
     """A column builder for the per-record columns among ``columns``."""
     wanted = {c: c in columns for c in RECORD_COLUMNS}
+    for name, source in DECODED_FROM.items():  # the decoded columns are made from the key or value column
+        wanted[source] = wanted[source] or name in columns
     kwargs = dict(want_key=wanted["key"], want_value=wanted["value"], want_headers=wanted["headers"],
                   want_offset=wanted["offset"], want_timestamp=wanted["timestamp"])
     if backend in ("auto", "compiled") and os.environ.get("KDUMP_PURE_PYTHON", "") not in ("1", "true", "yes"):
@@ -189,7 +192,8 @@ class ArrowAssembler:
         self.columns = list(options.columns)
         self.schema = arrow_schema(self.columns)
         self.builder = make_builder(self.columns, options.backend)
-        self.constant_names = [c for c in self.columns if c not in RECORD_COLUMNS]
+        self.constant_names = [c for c in self.columns if c not in RECORD_COLUMNS and c not in DECODED_FROM]
+        self.decoded_names = [c for c in self.columns if c in DECODED_FROM]
         self.runs: list[tuple[tuple, int]] = []  # (constant values, records)
         self.records = 0  # total records added (all Arrow batches)
 
@@ -273,6 +277,9 @@ class ArrowAssembler:
 
     def _flush(self) -> pa.RecordBatch:
         arrays = self.builder.finish()
+        if self.decoded_names:
+            from kdump.spark.decoded import decoded_arrays
+            arrays.update(decoded_arrays(arrays, self.decoded_names, self.options.schemas))
         if self.constant_names:
             arrays.update(_expand_runs(self.runs, self.constant_names, self.schema))
         self.runs = []

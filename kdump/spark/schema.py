@@ -26,7 +26,12 @@ METADATA_COLUMNS = {
     "isControl": pa.bool_(), "partitionLeaderEpoch": pa.int32(), "segment": pa.string(),
     "position": pa.int64(), "crcValid": pa.bool_(),
 }
-ALL_COLUMNS = {**KAFKA_COLUMNS, **HEADERS_COLUMN, **METADATA_COLUMNS}
+# With keyDecoder/valueDecoder schema-registry (kdump.spark.decoded): the key or value decoded, as JSON text
+# ready for from_json, and the schema id its framing names; each made from the key or value column
+DECODED_COLUMNS = {"keyJson": pa.string(), "keySchemaId": pa.int32(), "valueJson": pa.string(),
+                   "valueSchemaId": pa.int32()}
+DECODED_FROM = {"keyJson": "key", "keySchemaId": "key", "valueJson": "value", "valueSchemaId": "value"}
+ALL_COLUMNS = {**KAFKA_COLUMNS, **HEADERS_COLUMN, **METADATA_COLUMNS, **DECODED_COLUMNS}
 
 # Columns that vary per record (built from the record buffers); the others are constant per batch.
 RECORD_COLUMNS = ("key", "value", "offset", "timestamp", "headers")
