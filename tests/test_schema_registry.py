@@ -201,3 +201,17 @@ def test_message_indexes_as_the_serializer_writes_them():
     assert message_indexes(stack.frame(1, b"x", [0])) == ((0,), 6)
     assert message_indexes(stack.frame(1, b"x", [2, 0, 1])) == ((2, 0, 1), 9)
     assert message_indexes(stack.frame(1, b"x", [70])) == ((70,), 8)  # 70 zig-zags to two bytes
+
+
+def test_stats_counts_values_per_schema_id_and_subject(log_dir):
+    root, _ = log_dir
+    result = run("stats", "--format", "json", "--value-decoder", "schema-registry", os.path.join(root, "orders-avro-0"))
+    assert result.exit_code == 0, result.output
+    counted = json.loads(result.output)["partitions"]["orders-avro-0"]["schemaRegistry"]
+    # the producer wrote ids 2, 2, 3, -, plain text, 99, 8, 9, 3, 2 (see schema_registry_stack.avro_records)
+    assert {k: v["records"] for k, v in counted["bySchemaId"].items()} == {"2": 3, "3": 2, "8": 1, "9": 1, "99": 1}
+    assert counted["bySchemaId"]["2"]["subject"] == "orders-avro-value" and counted["bySchemaId"]["8"]["subject"] is None
+    assert counted["bySubject"] == {"broken-value": 1, "orders-avro-value": 5}
+    assert (counted["undecodable"], counted["notFramed"], counted["nullValues"]) == (4, 1, 1)
+    text = run("stats", "--value-decoder", "schema-registry", os.path.join(root, "orders-json-0")).output
+    assert "orders-json-0: schema registry values: 7 (orders-json-value) 3; 1 undecodable" in text
