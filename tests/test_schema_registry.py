@@ -215,3 +215,15 @@ def test_stats_counts_values_per_schema_id_and_subject(log_dir):
     assert (counted["undecodable"], counted["notFramed"], counted["nullValues"]) == (4, 1, 1)
     text = run("stats", "--value-decoder", "schema-registry", os.path.join(root, "orders-json-0")).output
     assert "orders-json-0: schema registry values: 7 (orders-json-value) 3; 1 undecodable" in text
+
+
+def test_verify_deep_checks_that_every_value_decodes(log_dir):
+    root, _ = log_dir
+    result = run("verify", "--deep", "--format", "json", "--value-decoder", "schema-registry", root)
+    files = {os.path.basename(os.path.dirname(f["path"])): f for f in json.loads(result.output)["files"]}
+    found = [f for f in files["orders-avro-0"]["findings"] if f["code"] == "value-undecodable"]
+    assert len(found) == 1 and found[0]["severity"] == "warning" and found[0]["firstOffset"] == 4
+    assert found[0]["message"].startswith("5 of 9 values do not decode")  # offsets 4-8; 3 is a tombstone
+    assert files["orders-json-0"]["findings"][0]["firstOffset"] == 2
+    assert not files["_schemas-0"]["findings"]  # the registry's own JSON is not checked as framed values
+    assert run("verify", "--value-decoder", "schema-registry", root).exit_code == 2  # needs --deep

@@ -60,6 +60,42 @@ class SchemaCensus:
                 f"{self.not_framed} not framed, {self.null_values} null")
 
 
+@dataclass
+class Undecodable:
+    """The values of one segment that do not decode: how many of how many, and the first (its offset, the
+    position of its batch, the reason)."""
+
+    count: int = 0
+    values: int = 0
+    first: tuple[int, int, str] | None = None
+
+
+def undecodable_values(decoder: SchemaRegistryDecoder, log: str) -> Undecodable:
+    """What ``verify --deep --value-decoder schema-registry`` checks in one segment: every non-null value of
+    its data records decodes (batches whose records cannot be read are verify's own findings already)."""
+    out = Undecodable()
+    with SegmentReader(log) as reader:
+        for batch in reader:
+            if batch.is_control:
+                continue
+            try:
+                for cols in batch.column_chunks(DEFAULT_MAX_DECOMPRESSED_BYTES):
+                    for i in range(cols.count):
+                        value = cols.value(i)
+                        if value is None:
+                            continue
+                        out.values += 1
+                        try:
+                            decoder.decode(value)
+                        except DecoderError as e:
+                            out.count += 1
+                            if out.first is None:
+                                out.first = (cols.offsets[i], batch.position, str(e))
+            except KdumpError:
+                continue
+    return out
+
+
 def census(decoder: SchemaRegistryDecoder, logs: Iterable[str]) -> SchemaCensus:
     """The census of the data records of ``logs`` (one partition's segments)."""
     out = SchemaCensus()
