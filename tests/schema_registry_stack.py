@@ -21,7 +21,13 @@ import subprocess
 import sys
 import tempfile
 
+import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.record.util import encode_varint
+
+pytest.importorskip("fastavro")
+pytest.importorskip("google.protobuf")
+pytest.importorskip("grpc_tools")
 
 TS = 1_700_000_000_000
 
@@ -118,17 +124,10 @@ def frame(schema_id: int, payload: bytes, indexes: list[int] | None = None) -> b
         return head + payload
     if indexes == [0]:
         return head + b"\x00" + payload
-    return head + b"".join(_zigzag(n) for n in [len(indexes), *indexes]) + payload
-
-
-def _zigzag(n: int) -> bytes:
-    n = (n << 1) ^ (n >> 31)
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    out = bytearray(head)
+    for n in [len(indexes), *indexes]:  # zig-zag varints, as the serializer writes them (kafka-python's encoder)
+        encode_varint(n, out.append)
+    return bytes(out) + payload
 
 
 def write_segment(directory, records: list[tuple[bytes | None, bytes | None]], per_batch: int = 3) -> None:
@@ -254,3 +253,9 @@ def build_log_dir(root) -> dict:
         records, expected[topic] = make()
         write_segment(os.path.join(root, f"{topic}-0"), records)
     return expected
+
+
+def built_log_dir(tmp_path_factory) -> tuple[str, dict]:
+    """(root, expected) of a new log directory built by :func:`build_log_dir` (the test modules' fixture)."""
+    root = tmp_path_factory.mktemp("logdir")
+    return str(root), build_log_dir(root)

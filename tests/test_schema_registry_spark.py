@@ -5,20 +5,14 @@ import json
 import os
 
 import pytest
-
-pytest.importorskip("fastavro")
-pytest.importorskip("google.protobuf")
-pytest.importorskip("grpc_tools")
-
-import schema_registry_stack as stack  # noqa: E402
+import schema_registry_stack as stack  # skips the module without fastavro, protobuf, grpcio-tools
 
 TOPICS = ("orders-avro", "orders-proto", "orders-json")
 
 
 @pytest.fixture(scope="module")
 def log_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("logdir")
-    return str(root), stack.build_log_dir(root)
+    return stack.built_log_dir(tmp_path_factory)
 
 
 def test_decoded_columns_hold_what_was_encoded(spark, log_dir):

@@ -3,7 +3,7 @@ records per schema id (and per subject), values that are not framed, framed valu
 value is decoded to know), and null values."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from kdump.decode.errors import DecoderError
@@ -70,10 +70,9 @@ class Undecodable:
     first: tuple[int, int, str] | None = None
 
 
-def undecodable_values(decoder: SchemaRegistryDecoder, log: str) -> Undecodable:
-    """What ``verify --deep --value-decoder schema-registry`` checks in one segment: every non-null value of
-    its data records decodes (batches whose records cannot be read are verify's own findings already)."""
-    out = Undecodable()
+def data_values(log: str) -> Iterator[tuple[int, int, bytes | None]]:
+    """(offset, batch position, value) of the data records of one segment. Batches whose records cannot be read
+    are passed over: stats counts them as unreadable batches, verify has its own findings for them."""
     with SegmentReader(log) as reader:
         for batch in reader:
             if batch.is_control:
@@ -81,18 +80,25 @@ def undecodable_values(decoder: SchemaRegistryDecoder, log: str) -> Undecodable:
             try:
                 for cols in batch.column_chunks(DEFAULT_MAX_DECOMPRESSED_BYTES):
                     for i in range(cols.count):
-                        value = cols.value(i)
-                        if value is None:
-                            continue
-                        out.values += 1
-                        try:
-                            decoder.decode(value)
-                        except DecoderError as e:
-                            out.count += 1
-                            if out.first is None:
-                                out.first = (cols.offsets[i], batch.position, str(e))
+                        yield cols.offsets[i], batch.position, cols.value(i)
             except KdumpError:
                 continue
+
+
+def undecodable_values(decoder: SchemaRegistryDecoder, log: str) -> Undecodable:
+    """What ``verify --deep --value-decoder schema-registry`` checks in one segment: every non-null value of
+    its data records decodes."""
+    out = Undecodable()
+    for offset, position, value in data_values(log):
+        if value is None:
+            continue
+        out.values += 1
+        try:
+            decoder.decode(value)
+        except DecoderError as e:
+            out.count += 1
+            if out.first is None:
+                out.first = (offset, position, str(e))
     return out
 
 
@@ -100,14 +106,6 @@ def census(decoder: SchemaRegistryDecoder, logs: Iterable[str]) -> SchemaCensus:
     """The census of the data records of ``logs`` (one partition's segments)."""
     out = SchemaCensus()
     for log in logs:
-        with SegmentReader(log) as reader:
-            for batch in reader:
-                if batch.is_control:
-                    continue
-                try:
-                    for cols in batch.column_chunks(DEFAULT_MAX_DECOMPRESSED_BYTES):
-                        for i in range(cols.count):
-                            out.add(decoder, cols.value(i))
-                except KdumpError:
-                    continue  # records that cannot be read: stats counts them as unreadable batches
+        for _, _, value in data_values(log):
+            out.add(decoder, value)
     return out
