@@ -54,6 +54,7 @@ ORDERS_PROTO = '''syntax = "proto3";
 package shop.v1;
 import "common.proto";
 import "google/protobuf/timestamp.proto";
+import "google/protobuf/wrappers.proto";
 message OrderPlaced {
   string id = 1;
   int64 amount_cents = 2;
@@ -62,6 +63,8 @@ message OrderPlaced {
   repeated Line lines = 5;
   map<string, int64> counters = 6;
   bool gift = 7;
+  google.protobuf.Int64Value discount = 8;
+  map<string, shop.common.Money> by_currency = 9;
   message Line { string sku = 1; uint64 qty = 2; }
 }
 message OrderCancelled { string id = 1; string reason = 2; State state = 3;
@@ -218,14 +221,17 @@ def protobuf_records():
     line = placed.lines.add()
     line.sku, line.qty = "s-1", 3
     placed.counters["views"] = 7
+    placed.discount.value = -(2**40)
+    placed.by_currency["USD"].units = 2**53 + 1
     cancelled = classes["shop.v1.OrderCancelled"](id="o-1", state=1)
     empty = classes["shop.v1.OrderPlaced"]()
     nested = classes["shop.v1.OrderPlaced.Line"](sku="s-9", qty=2**64 - 1)
     expected_placed = {"id": "o-1", "amount_cents": 2**62 + 1, "total": {"currency": "EUR", "units": 12},
                        "at": "2024-05-01T12:00:00Z", "lines": [{"sku": "s-1", "qty": 3}],
-                       "counters": {"views": 7}, "gift": False}
+                       "counters": {"views": 7}, "gift": False, "discount": -(2**40),
+                       "by_currency": {"USD": {"currency": "", "units": 2**53 + 1}}}
     expected_cancelled = {"id": "o-1", "reason": "", "state": "CANCELLED"}
-    expected_empty = {"id": "", "amount_cents": 0, "lines": [], "counters": {}, "gift": False}
+    expected_empty = {"id": "", "amount_cents": 0, "lines": [], "counters": {}, "gift": False, "by_currency": {}}
     records = [
         (None, frame(5, placed.SerializeToString(), [0]), (None, expected_placed)),
         (None, frame(5, cancelled.SerializeToString(), [1]), (None, expected_cancelled)),
