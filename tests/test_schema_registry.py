@@ -163,6 +163,10 @@ def test_decoder_auto_picks_schema_registry_for_framed_values(log_dir):
     assert result.exit_code == 0, result.output
     values = [v for _, _, v in _text_records(result.output)]
     assert json.loads(values[0]) == expected["orders-json"][0][1]
+    # keys too, each side by its own first payload
+    result = run("dump", "--decoder", "auto", os.path.join(root, "orders-avro-0"))
+    first = next(_text_records(result.output))
+    assert (first[1], json.loads(first[2])) == ('"k1"', expected["orders-avro"][0][1])
     # the _schemas partition itself holds JSON, not framed data: printed as text
     result = run("dump", "--decoder", "auto", os.path.join(root, "_schemas-0"))
     assert 'payload: {"subject": "address"' in result.output

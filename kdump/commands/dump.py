@@ -29,10 +29,10 @@ def _registry_auto(paths, schemas, key_dec, value_dec):
     framed with an id of the schemas found (kdump.schema_registry.auto_decoder), else Java's UTF-8."""
     from kdump.decode.payload import load_decoder
     if key_dec is None or value_dec is None:
-        from kdump.schema_registry import auto_decoder, first_payloads
-        first_key, first_value = first_payloads(paths)
-        key_dec = key_dec or auto_decoder(paths, first_key, schemas)
-        value_dec = value_dec or auto_decoder(paths, first_value, schemas)
+        from kdump.schema_registry import auto_decoders
+        auto_key, auto_value = auto_decoders(paths, schemas)
+        key_dec = key_dec or auto_key
+        value_dec = value_dec or auto_value
     return key_dec or load_decoder("string"), value_dec or load_decoder("string")
 
 

@@ -22,7 +22,7 @@ from kdump.schema_registry.sources import NoSchemas, find_storage, first_payload
 from kdump.schema_registry.storage import DEFAULT_TOPIC
 from kdump.schema_registry.store import SchemaStore
 
-__all__ = ["NAME", "SchemaRegistryDecoder", "SchemaStore", "auto_decoder", "first_payloads", "load_schemas",
+__all__ = ["NAME", "SchemaRegistryDecoder", "SchemaStore", "auto_decoders", "first_payloads", "load_schemas",
            "registry_decoder"]
 
 # One store (and one decoder, so that keys and values share compiled readers) per source in a process.
@@ -59,16 +59,19 @@ def registry_decoder(schemas: str | None = None, data_paths: Sequence[str] = (),
         raise DecoderLoadError(f"invalid decoder {NAME!r}: {e}") from None
 
 
-def auto_decoder(data_paths: Sequence[str], first: bytes | None, schemas: str | None = None,
-                 topic: str = DEFAULT_TOPIC) -> SchemaRegistryDecoder | None:
-    """What ``--decoder auto`` picks for keys or values: the registry decoder when schemas are there (named,
-    or a storage partition beside the data) and ``first`` (the first non-null key or value, see
-    :func:`~kdump.schema_registry.sources.first_payloads`) is framed with an id they hold; else None."""
-    if first is None:
-        return None
+def auto_decoders(data_paths: Sequence[str], schemas: str | None = None, topic: str = DEFAULT_TOPIC
+                  ) -> tuple[SchemaRegistryDecoder | None, SchemaRegistryDecoder | None]:
+    """What ``--decoder auto`` picks for keys and for values: the registry decoder when schemas are there
+    (named, or a storage partition beside the data) and the first non-null key (value) of the data (see
+    :func:`~kdump.schema_registry.sources.first_payloads`) is framed with an id they hold; else None. The data
+    is looked at only when there are schemas."""
     try:
         decoder = registry_decoder(schemas, data_paths, topic)
     except DecoderLoadError:
-        return None
-    sid = decoder.schema_id(first)
-    return decoder if sid is not None and decoder.store.schema(sid) is not None else None
+        return None, None
+
+    def framed_with_known_id(first: bytes | None) -> SchemaRegistryDecoder | None:
+        sid = None if first is None else decoder.schema_id(first)
+        return decoder if sid is not None and decoder.store.schema(sid) is not None else None
+    first_key, first_value = first_payloads(data_paths, topic)
+    return framed_with_known_id(first_key), framed_with_known_id(first_value)
