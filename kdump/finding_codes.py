@@ -136,6 +136,10 @@ _VERIFY = [
          deep=True),
     Code("inner-trailing-bytes", WARNING, "bytes after the last whole inner message of a wrapper (Kafka's reader "
          "ignores them silently)", deep=True),
+    # --- values against the Schema Registry's schemas (verify --deep --value-decoder schema-registry) ----------
+    Code("value-undecodable", WARNING, "values of the segment do not decode with the Schema Registry's schemas "
+         "(not framed, unknown schema id, or bytes that do not match the schema); the finding counts them and "
+         "names the first", deep=True),
     # --- kdump's own crash leftovers (kdump.atomic; verify and index check of a directory) ----------------------
     Code("kdump-temporary-left", WARNING, "a temporary file or directory of a kdump write that no running process "
          "holds: left by an interrupted kdump run (the next run of the same command removes it; or delete it)"),

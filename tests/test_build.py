@@ -29,7 +29,7 @@ def _pins() -> dict[str, str]:
 def _requirements() -> list[Requirement]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     names = list(project["build-system"]["requires"]) + list(project["project"]["dependencies"])
-    for extra in ("test", "spark"):
+    for extra in ("test", "spark", "schema-registry"):
         names += project["project"]["optional-dependencies"][extra]
     return [Requirement(n) for n in names]
 

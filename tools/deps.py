@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CONSTRAINTS = ROOT / "constraints" / "ci.txt"
 BUILD_TOOLS = ["setuptools", "wheel", "Cython"]  # what pyproject.toml's [build-system] requires
-EXTRAS = ".[test,spark]"
+EXTRAS = ".[test,spark,schema-registry]"
 CHECKS = [  # the README's test command after its install step, word for word
     ["ruff", "check", "kdump", "pyspark_kafka_log.py"],
     ["mypy", "kdump", "pyspark_kafka_log.py"],

@@ -19,8 +19,20 @@ def decoder_options(command):
         "--decoder", "decoder_choice", type=click.Choice(["auto", *DECODER_NAMES]), default=None,
         help="auto: decode segments in __consumer_offsets-N, __transaction_state-N, __cluster_metadata-N, "
              "__share_group_state-N and __remote_log_metadata-N directories with their topic's decoder "
-             "(other files as with --print-data-log); or a decoder by name. Implies --print-data-log.")(command)
+             "(other files as with --print-data-log), and Schema Registry framed keys and values with the "
+             "schema-registry decoder when a _schemas partition is beside them (or --schemas names schemas); or "
+             "a decoder by name. Implies --print-data-log.")(command)
+    command = click.option(
+        "--schemas", "schemas_path", metavar="PATH", type=click.Path(exists=True, path_type=str), default=None,
+        help="Where --key-decoder/--value-decoder schema-registry find schemas: the registry's _schemas "
+             "partition (or a log directory holding it), a directory of <id>.avsc/<id>.proto/<id>.json files, "
+             "or a saved GET /schemas answer. Default: the _schemas partition beside the data.")(command)
     return command
+
+
+def chosen_schemas(kwargs: dict) -> str | None:
+    """Pops ``--schemas`` from a command's keyword arguments."""
+    return kwargs.pop("schemas_path", None)
 
 
 def chosen_decoder(kwargs: dict) -> str | None:

@@ -5,7 +5,7 @@ import os
 
 import click
 
-from kdump.commands.decoder_options import chosen_decoder, decoder_options
+from kdump.commands.decoder_options import chosen_decoder, chosen_schemas, decoder_options
 from kdump.commands.filter_options import build_filter, header_filter_options, record_filter_options
 from kdump.commands.options import Ui, exit_help, output_options, reject, text_only, time_format_option
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES
@@ -16,12 +16,24 @@ EPILOG = exit_help(ok="every file named was dumped (Kafka's \"Found N invalid by
                         "cause); everything readable was still printed")
 
 
-def _decoder_option(value, which):
+def _decoder_option(value, which, schemas=None, data_paths=()):
     from kdump.decode.payload import DecoderLoadError, load_decoder
     try:
-        return load_decoder(value)
+        return load_decoder(value, schemas=schemas, data_paths=data_paths)
     except DecoderLoadError as e:
         raise click.BadParameter(str(e), param_hint=f"--{which}-decoder") from None
+
+
+def _registry_auto(paths, schemas, key_dec, value_dec):
+    """``--decoder auto`` for keys and values not given a decoder: schema-registry where the first payload is
+    framed with an id of the schemas found (kdump.schema_registry.auto_decoder), else Java's UTF-8."""
+    from kdump.decode.payload import load_decoder
+    if key_dec is None or value_dec is None:
+        from kdump.schema_registry import auto_decoders
+        auto_key, auto_value = auto_decoders(paths, schemas)
+        key_dec = key_dec or auto_key
+        value_dec = value_dec or auto_value
+    return key_dec or load_decoder("string"), value_dec or load_decoder("string")
 
 
 def _time_option(value, flag):
@@ -130,10 +142,14 @@ def command(paths, files_csv, deep_iteration, print_data_log, skip_record_metada
     key_spec = key_decoder or key_decoder_class
     value_spec = value_decoder or value_decoder_class
     record_decoder = chosen_decoder(decoder_flags)
+    schemas = chosen_schemas(decoder_flags)
     print_data = (print_data_log or key_spec is not None or value_spec is not None or record_decoder is not None
                   or header_decoder is not None)
-    key_dec = _decoder_option(key_spec or "string", "key")
-    value_dec = _decoder_option(value_spec or "string", "value")
+    key_dec = _decoder_option(key_spec or "string", "key", schemas, all_paths)
+    value_dec = _decoder_option(value_spec or "string", "value", schemas, all_paths)
+    if record_decoder == "auto":
+        key_dec, value_dec = _registry_auto(all_paths, schemas, key_dec if key_spec else None,
+                                            value_dec if value_spec else None)
     header_dec = None if header_decoder is None else _decoder_option(header_decoder, "header")
     filters = build_filter(decoder_flags, key_dec, value_dec, header_dec)
     from_time_ms = _time_option(from_time, "--from-time")

@@ -102,8 +102,14 @@ def command():
 @click.option("--mode", type=click.Choice(["PERMISSIVE", "FAILFAST"], case_sensitive=False), default="PERMISSIVE",
               show_default=True, help="PERMISSIVE: skip damaged regions, list them on stderr and exit 1; "
               "FAILFAST: stop at the first one.")
+@click.option("--key-decoder", type=click.Choice(["schema-registry"]), default=None,
+              help="Also export keyJson and keySchemaId: Schema Registry framed keys decoded.")
+@click.option("--value-decoder", type=click.Choice(["schema-registry"]), default=None,
+              help="Also export valueJson and valueSchemaId: Schema Registry framed values decoded.")
+@click.option("--schemas", metavar="PATH", default=None,
+              help="Where the decoders find schemas (default: the _schemas partition beside the paths).")
 @_session_options
-def scan(paths, output, to_format, include_headers, mode, master, ui):
+def scan(paths, output, to_format, include_headers, mode, key_decoder, value_decoder, schemas, master, ui):
     """Export the records of log directories, partition directories or segments (local, s3://, hdfs://)
     to Parquet or JSON files, in Spark's Kafka schema.
 
@@ -118,7 +124,20 @@ def scan(paths, output, to_format, include_headers, mode, master, ui):
     from kdump.spark.schema import default_columns
     if output is None:
         raise click.UsageError("name the new directory for the exported files with -o/--output")
-    options = ReadOptions(columns=tuple(default_columns(include_headers, False)), failfast=mode.upper() == "FAILFAST")
+    columns = default_columns(include_headers, False)
+    if key_decoder or value_decoder:
+        import json
+
+        from kdump.spark.options import OptionError, schemas_path
+        reader_options = {"paths": json.dumps(list(paths)), "keyDecoder": key_decoder, "valueDecoder": value_decoder,
+                          "schemas": schemas}
+        columns += [c for c, on in (("keyJson", key_decoder), ("keySchemaId", key_decoder),
+                                    ("valueJson", value_decoder), ("valueSchemaId", value_decoder)) if on]
+        try:
+            schemas = schemas_path({k: v for k, v in reader_options.items() if v is not None}, columns)
+        except OptionError as e:
+            raise click.UsageError(str(e)) from None
+    options = ReadOptions(columns=tuple(columns), failfast=mode.upper() == "FAILFAST", schemas=schemas)
     result = _run(_start(master, ui.verbose),
                   lambda spark: jobs.export(spark, paths, output, to_format, options, progress=_progress("scan", ui)))
     for d in result.damage:

@@ -29,8 +29,13 @@ def _size(text: str) -> int:
 @click.option("--spill-dir", type=click.Path(file_okay=False, path_type=str), default=None,
               help="Where key digests are spilled (default: the system temporary directory).")
 @time_format_option(shows="the time ranges (smallest and largest batch timestamp)")
+@click.option("--value-decoder", type=click.Choice(["schema-registry"]), default=None,
+              help="Also count values per Schema Registry schema id and subject, and those that do not decode "
+                   "(each value is decoded).")
+@click.option("--schemas", metavar="PATH", type=click.Path(exists=True, path_type=str), default=None,
+              help="Where --value-decoder finds schemas (default: the _schemas partition beside the data).")
 @output_options()
-def command(paths, memory, spill_dir, time_format, ui):
+def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui):
     """The numbers of a log, per topic-partition and in total: segments, batches, records, bytes, offset and
     time ranges, magic and codec mix with compression ratios, producers, transactions, control records, key
     cardinality, and what a compaction would remove (records superseded by a later record with the same key,
@@ -61,7 +66,39 @@ def command(paths, memory, spill_dir, time_format, ui):
     except OSError as e:
         ui.cannot(e.filename, e)
         ui.exit()
-    RENDERERS[ui.format].document(ui.stdout, summary_doc(summary),
-                                  lambda: ui.echo(render_text(summary, time_formatter(time_format))),
-                                  time_format=time_format)
+    census = None if value_decoder is None else _schema_census(groups, paths, schemas)
+    doc = summary_doc(summary)
+    if census is not None:
+        decoder, counts = census
+        for key, counted in counts.items():
+            target = doc["total"] if key == "total" else doc["partitions"][key]
+            target["schemaRegistry"] = counted.to_dict(decoder)
+
+    def text() -> None:
+        ui.echo(render_text(summary, time_formatter(time_format)))
+        if census is not None:
+            decoder, counts = census
+            for key, counted in counts.items():
+                ui.echo(f"{key}: {counted.text(decoder)}")
+    RENDERERS[ui.format].document(ui.stdout, doc, text, time_format=time_format)
     ui.exit(EXIT_USAGE if refused else EXIT_OK)
+
+
+def _schema_census(groups, paths, schemas):
+    """(decoder, {partition key or "total": SchemaCensus}) for --value-decoder schema-registry."""
+    from kdump.decode.errors import DecoderLoadError
+    from kdump.schema_registry import registry_decoder
+    from kdump.schema_registry.census import SchemaCensus, census
+    try:
+        decoder = registry_decoder(schemas, paths)
+    except DecoderLoadError as e:
+        raise click.BadParameter(str(e), param_hint="--value-decoder") from None
+    counts: dict[str, SchemaCensus] = {}
+    for g in groups:
+        counted = census(decoder, g.logs)
+        counts[g.key] = counts[g.key].merge(counted) if g.key in counts else counted
+    total = SchemaCensus()
+    for counted in list(counts.values()):
+        total = total.merge(counted)
+    counts["total"] = total
+    return decoder, counts

@@ -1,6 +1,8 @@
 """``kdump verify``: a thin Click layer over :mod:`kdump.verify` (options in, reports out, exit code)."""
 from __future__ import annotations
 
+import os
+
 import click
 
 from kdump.commands.filter_options import deep_filter_options
@@ -24,9 +26,14 @@ EXIT_HELP = exit_help(ok=FAIL_ON_OK, data=FAIL_ON_EXIT)
 @output_options(format_help="text: a short summary for people. json: per file its status, counts and every finding.",
                 verbose_help="Also show info findings (offset gaps, ...) and every sound file.")
 @time_format_option(shows="the times findings quote (a batch's max timestamp against its records')")
+@click.option("--value-decoder", type=click.Choice(["schema-registry"]), default=None,
+              help="With --deep: also check that every value decodes with the Schema Registry's schemas "
+                   "(finding value-undecodable).")
+@click.option("--schemas", metavar="PATH", type=click.Path(exists=True, path_type=str), default=None,
+              help="Where --value-decoder finds schemas (default: the _schemas partition beside the data).")
 @fail_on_option
 @jobs_option
-def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs, time_format, **filters):
+def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs, time_format, value_decoder, schemas, **filters):
     """Check Kafka log segments, partition directories or whole log directories, and say exactly where
     and how they are damaged.
 
@@ -57,8 +64,41 @@ def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs, time_format, **
     if deep_filter is not None and not deep:
         raise click.UsageError("--producer-id, --transactional, --codec and --magic choose the batches whose "
                                "records --deep checks: give --deep too")
+    if value_decoder is not None and not deep:
+        raise click.UsageError("--value-decoder checks every value, a record check: give --deep too")
+    decoder = None
+    if value_decoder is not None:
+        from kdump.decode.errors import DecoderLoadError
+        from kdump.schema_registry import registry_decoder
+        try:
+            decoder = registry_decoder(schemas, paths)
+        except DecoderLoadError as e:
+            raise click.BadParameter(str(e), param_hint="--value-decoder") from None
     options = VerifyOptions(deep=deep, max_batch_bytes=max_batch_bytes, deep_filter=deep_filter,
                             time_format=time_format)
     reports = with_progress(ui, lambda: total_bytes(paths), "verifying",
                             lambda advance: verify_paths(paths, options, progress=advance, jobs=jobs))
+    if decoder is not None:
+        _check_values(reports, decoder)
     render_reports(ui, reports, fail_on)
+
+
+def _check_values(reports, decoder) -> None:
+    """``value-undecodable`` on each segment report whose values do not all decode."""
+    from kdump.finding_codes import CODES
+    from kdump.read.logdir import FileKind, classify, topic_partition
+    from kdump.schema_registry.census import undecodable_values
+    from kdump.schema_registry.storage import DEFAULT_TOPIC
+    code = CODES["value-undecodable"]
+    for report in reports:
+        if report.io_error or classify(report.path) is not FileKind.LOG:
+            continue
+        named = topic_partition(os.path.dirname(os.path.abspath(report.path)))
+        if named is not None and named[0] == DEFAULT_TOPIC:
+            continue  # the registry's own topic holds JSON, not framed values
+        found = undecodable_values(decoder, report.path)
+        if found.first is not None:
+            offset, position, reason = found.first
+            report.add(code.name, code.severity, f"{found.count} of {found.values} values do not decode with the "
+                       f"Schema Registry's schemas; the first, at offset {offset}: {reason}", position=position,
+                       first_offset=offset)

@@ -33,10 +33,11 @@ import base64
 import importlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from kdump.decode.errors import DecoderError, DecoderLoadError
 from kdump.format.text import java_utf8
 
 __all__ = [
@@ -46,23 +47,12 @@ __all__ = [
     "DecoderError",
     "DecoderLoadError",
     "BuiltinDecoder",
+    "SCHEMA_REGISTRY",
     "UserDecoder",
     "decoder_names",
     "java_utf8",
     "load_decoder",
 ]
-
-
-class DecoderError(Exception):
-    """A decoder could not turn some bytes into text; the message is for a user."""
-
-
-class DecoderLoadError(ValueError):
-    """A decoder spec could not be resolved.
-
-    A ``ValueError`` because it is caused by a bad argument (the spec given on
-    the command line), which a CLI reports as a usage error.
-    """
 
 
 @runtime_checkable
@@ -176,6 +166,10 @@ KAFKA_DECODER_ALIASES: dict[str, str] = {
 }
 
 
+#: The decoder that needs the data's surroundings: the schemas of a Schema Registry (load_decoder's ``schemas``).
+SCHEMA_REGISTRY = "schema-registry"
+
+
 def decoder_names() -> list[str]:
     """Names of the built-in decoders, for help text and error messages."""
     return list(BUILTIN_DECODERS)
@@ -219,7 +213,7 @@ class UserDecoder:
 
 def _accepted() -> str:
     return (
-        f"A decoder is one of {', '.join(decoder_names())}; "
+        f"A decoder is one of {', '.join(decoder_names())}; {SCHEMA_REGISTRY} (Schema Registry framed data); "
         "a Kafka decoder class name (StringDecoder, IntegerDecoder, LongDecoder or "
         "DefaultDecoder, in org.apache.kafka.tools.api or kafka.serializer); "
         "or a Python import path module:attr (or module.attr) naming a function "
@@ -322,13 +316,17 @@ def _resolve_callable(target: Any, spec: str) -> Callable[[bytes], Any]:
     )
 
 
-def load_decoder(spec: str) -> Decoder:
+def load_decoder(spec: str, *, schemas: str | None = None, data_paths: Sequence[str] = ()) -> Decoder:
     """Resolve a decoder from its name, Kafka class name or Python import path.
 
     ``spec`` is one of:
 
     * a built-in name (``string``, ``hex``, ``base64``, ``json``, ``int32``,
       ``int64``) -- returns the shared instance from :data:`BUILTIN_DECODERS`;
+    * ``schema-registry`` -- Confluent Schema Registry framed Avro, Protobuf or
+      JSON Schema data (:mod:`kdump.schema_registry`), with the schemas at
+      ``schemas`` or, without it, in the registry's storage partition found
+      beside ``data_paths`` (the files being read);
     * a Kafka decoder class name from :data:`KAFKA_DECODER_ALIASES`;
     * ``package.module:attr`` (``attr`` may be dotted, e.g. ``Class.method``)
       or ``package.module.attr``, where the attribute is a function taking
@@ -345,5 +343,8 @@ def load_decoder(spec: str) -> Decoder:
     builtin = BUILTIN_DECODERS.get(spec) or BUILTIN_DECODERS.get(KAFKA_DECODER_ALIASES.get(spec, ""))
     if builtin is not None:
         return builtin
+    if spec == SCHEMA_REGISTRY:
+        from kdump.schema_registry import registry_decoder
+        return registry_decoder(schemas, data_paths)
     target = _import_target(spec)
     return UserDecoder(spec, _resolve_callable(target, spec))

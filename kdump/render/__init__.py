@@ -64,7 +64,8 @@ class JsonFormat:
     def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
         from kdump.render.jsonl import JsonLinesRenderer
         return JsonLinesRenderer(out, print_data=opts.print_data, deep=opts.deep, terminal=out.isatty(),
-                                 time_format=opts.time_format, header_decoder=header_decoder)
+                                 time_format=opts.time_format, header_decoder=header_decoder,
+                                 key_decoder=key_decoder, value_decoder=value_decoder)
 
     @staticmethod
     def findings(out, reports, *, styled: bool, fail_on: str = "error", verbose: bool = False,

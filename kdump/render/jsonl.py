@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 
+from kdump.decode.errors import DecoderError
 from kdump.decode.records import decode_records
 from kdump.format import layout as L
 from kdump.format import names as N
@@ -49,15 +50,20 @@ batch_object = N.compile_projection(
     line=False, env={"codec_name": N.codec_name, "timestamp_type_json": N.TIMESTAMP_TYPE_JSON})
 
 
-def record_objects(batch, cols, print_data: bool, decoded=None, when=None, header_decoder=None) -> list[dict]:
+def record_objects(batch, cols, print_data: bool, decoded=None, when=None, header_decoder=None,
+                   key_decoder=None, value_decoder=None) -> list[dict]:
     """One object per record of ``cols``; ``decoded`` holds the decode layer's object per record (control
     records), carried under its ``json_field``. ``when`` (a :mod:`kdump.text.times` formatter) adds
-    ``timestampIso``; ``header_decoder`` gives header values decoded (``valueEncoding: "decoded"``)."""
+    ``timestampIso``; ``header_decoder`` gives header values decoded (``valueEncoding: "decoded"``);
+    ``key_decoder``/``value_decoder``, decoders giving JSON data (``decode_json``, the Schema Registry's), give
+    keys and values decoded (see :func:`_put_structured`)."""
     out = []
     ts_name = N.TIMESTAMP_TYPE_JSON[batch.timestamp_type]
     legacy = cols.crcs is not None  # magic 0/1 messages: their own magic and CRC, no headers
     if decoded is None and batch.is_control:
         decoded = decode_records(batch, cols)
+    if decoded is not None:  # control records and internal-topic records carry their own decoded form
+        key_decoder = value_decoder = None
     base_seq = batch.base_sequence
     for i in range(cols.count):
         off = cols.offsets[i]
@@ -78,10 +84,12 @@ def record_objects(batch, cols, print_data: bool, decoded=None, when=None, heade
             obj["legacyCrcValid"] = cols.valid[i]
             if print_data:
                 _put_data(obj, cols.key(i), cols.value(i), decoded[i] if decoded is not None else None)
+                _put_structured(obj, cols.key(i), cols.value(i), key_decoder, value_decoder)
         else:
             hdrs = cols.headers[i]
             if print_data:
                 _put_data(obj, cols.key(i), cols.value(i), decoded[i] if decoded is not None else None)
+                _put_structured(obj, cols.key(i), cols.value(i), key_decoder, value_decoder)
                 obj["headers"] = []
                 for k, v in hdrs:
                     text, enc = _text_or_base64(v) if header_decoder is None or v is None else \
@@ -106,10 +114,28 @@ def _put_data(obj: dict, key, value, decoded=None) -> None:
     obj["value"], obj["valueEncoding"] = _text_or_base64(value)
 
 
+def _put_structured(obj: dict, key, value, key_decoder, value_decoder) -> None:
+    """A key or value decoded by a decoder that gives JSON data: the data, ``keyEncoding``/``valueEncoding``
+    ``"decoded"`` and ``keySchemaId``/``valueSchemaId``; one it cannot decode keeps its text or base64 and says
+    why in ``keyDecodeError``/``valueDecodeError`` (with the id it names, if any)."""
+    for name, data, decoder in (("key", key, key_decoder), ("value", value, value_decoder)):
+        if decoder is None or data is None:
+            continue
+        try:
+            obj[name], obj[f"{name}SchemaId"] = decoder.decode_json(data)
+            obj[f"{name}Encoding"] = "decoded"
+        except DecoderError as e:
+            obj[f"{name}SchemaId"] = decoder.schema_id(data)
+            obj[f"{name}DecodeError"] = str(e)
+
+
 class JsonLinesRenderer:
     def __init__(self, out, *, print_data: bool, deep: bool, terminal: bool = False, time_format: str = "epoch",
-                 header_decoder=None):
+                 header_decoder=None, key_decoder=None, value_decoder=None):
         self.out = out
+        # keys and values decoded to JSON data, by decoders that give it (decode_json); None: text or base64
+        self.key_decoder = key_decoder if hasattr(key_decoder, "decode_json") else None
+        self.value_decoder = value_decoder if hasattr(value_decoder, "decode_json") else None
         # beside the epoch ms, maxTimestampIso / timestampIso in the chosen form (kdump.text.times)
         self.when = None if time_format == "epoch" else time_formatter(time_format)
         self.header_decoder = header_decoder
@@ -169,9 +195,10 @@ class JsonLinesRenderer:
     def _records_utf8(self, batch, records, decoded) -> bytes:
         """The records as the inside of a JSON list."""
         if (decoded is None and records.crcs is None and not batch.is_control and self.when is None
-                and self.header_decoder is None):
+                and self.header_decoder is None and self.key_decoder is None and self.value_decoder is None):
             return records_json(batch, records, self.print_data)  # the common case, with a compiled twin
-        return _json(record_objects(batch, records, self.print_data, decoded, self.when, self.header_decoder))[1:-1]
+        return _json(record_objects(batch, records, self.print_data, decoded, self.when, self.header_decoder,
+                                    self.key_decoder, self.value_decoder))[1:-1]
 
     def _write(self, obj: dict) -> None:
         self._emit(_json(obj), b"\n")

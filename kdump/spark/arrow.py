@@ -34,7 +34,7 @@ from kdump.format.v2 import parse_records
 from kdump.spark import _source
 from kdump.spark._source import DamagedRegion
 from kdump.spark.builder import add_columns, make_builder
-from kdump.spark.schema import KAFKA_COLUMNS, RECORD_COLUMNS, arrow_schema
+from kdump.spark.schema import DECODED_FROM, KAFKA_COLUMNS, RECORD_COLUMNS, arrow_schema
 
 log = logging.getLogger("kdump.spark")
 
@@ -81,6 +81,7 @@ class ReadOptions:
     isolation: str = "read_uncommitted"  # or read_committed (kdump.spark.txn)
     backend: str = "auto"  # "auto" (compiled when built), "compiled", "python"
     storage_options: dict = field(default_factory=dict)
+    schemas: str | None = None  # where the keyJson/valueJson/...SchemaId columns' schemas are (kdump.spark.decoded)
 
 
 # Batch-constant columns: name -> how to get it from the batch fields (and the slice).
@@ -102,7 +103,8 @@ class ArrowAssembler:
         self.columns = list(options.columns)
         self.schema = arrow_schema(self.columns)
         self.builder = make_builder(self.columns, options.backend)
-        self.constant_names = [c for c in self.columns if c not in RECORD_COLUMNS]
+        self.constant_names = [c for c in self.columns if c not in RECORD_COLUMNS and c not in DECODED_FROM]
+        self.decoded_names = [c for c in self.columns if c in DECODED_FROM]
         self.runs: list[tuple[tuple, int]] = []  # (constant values, records)
         self.records = 0  # total records added (all Arrow batches)
 
@@ -186,6 +188,9 @@ class ArrowAssembler:
 
     def _flush(self) -> pa.RecordBatch:
         arrays = self.builder.finish()
+        if self.decoded_names:
+            from kdump.spark.decoded import decoded_arrays
+            arrays.update(decoded_arrays(arrays, self.decoded_names, self.options.schemas))
         if self.constant_names:
             arrays.update(_expand_runs(self.runs, self.constant_names, self.schema))
         self.runs = []

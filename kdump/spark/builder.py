@@ -27,7 +27,7 @@ from kdump.format import v2
 from kdump.format.columns import RecordColumns
 from kdump.format.text import java_utf8
 from kdump.spark import record_arrays
-from kdump.spark.schema import RECORD_COLUMNS
+from kdump.spark.schema import DECODED_FROM, RECORD_COLUMNS
 
 _US_LIMIT = (2**63 - 1) // 1000  # |ms| above this has no int64 microsecond value
 
@@ -201,6 +201,8 @@ def make_builder(columns, backend: str = "auto"):
     :mod:`kdump._backend` chose, "compiled" insists on the compiled one (ImportError when not built), "python"
     the pure one."""
     wanted = {c: c in columns for c in RECORD_COLUMNS}
+    for name, source in DECODED_FROM.items():  # the decoded columns are made from the key or value column
+        wanted[source] = wanted[source] or name in columns
     kwargs = dict(want_key=wanted["key"], want_value=wanted["value"], want_headers=wanted["headers"],
                   want_offset=wanted["offset"], want_timestamp=wanted["timestamp"])
     if backend == "python":

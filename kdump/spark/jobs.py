@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from kdump.spark.arrow import DamagedRegion, ReadOptions, read_slices
 from kdump.spark.plan import balanced_tasks, find_segments, plan_tasks, remote
-from kdump.spark.schema import default_columns
+from kdump.spark.schema import DECODED_FROM, default_columns
 
 
 class _Progress:
@@ -149,6 +149,15 @@ def export_local(paths, out_dir, fmt="parquet", options: ReadOptions | None = No
     return _merge(_export_task(i, t.slices, out_dir, options) for i, t in enumerate(tasks))
 
 
+def _decoder_options(options: ReadOptions) -> dict:
+    """The reader options that give ``options``' decoded columns (keyJson, valueSchemaId, ...)."""
+    out = {f"{side}Decoder": "schema-registry" for side in ("key", "value")
+           if any(c.startswith(side) and c in DECODED_FROM for c in options.columns)}
+    if out and options.schemas:
+        out["schemas"] = options.schemas
+    return out
+
+
 def export(spark, paths, out_dir, fmt="parquet", options: ReadOptions | None = None, *, progress=None) -> Export:
     """Export the records under ``paths`` to ``out_dir`` (a new directory). In FAILFAST mode
     (``options.failfast``) the first damaged region fails the job; otherwise damaged regions are skipped
@@ -161,7 +170,8 @@ def export(spark, paths, out_dir, fmt="parquet", options: ReadOptions | None = N
     work = [(i, t.slices) for i, t in enumerate(tasks)]
     if fmt == "json":  # Spark's JSON writer writes the records; the damage comes from a pass of kdump's tasks
         mode = "FAILFAST" if options.failfast else "PERMISSIVE"
-        df = spark.read.format("kafka-log").options(includeHeaders="true", mode=mode).load(list(paths))
+        df = spark.read.format("kafka-log").options(includeHeaders="true", mode=mode, **_decoder_options(options))
+        df = df.load(list(paths))
         df.write.mode("errorifexists").json(out_dir)
         result = _merge(spark.sparkContext.parallelize(work, max(1, len(work)))
                         .map(_in_driver_directory(lambda item: _damage_task(item[1], options))).collect())

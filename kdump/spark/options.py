@@ -7,7 +7,7 @@ from typing import overload
 
 from kdump.spark.arrow import ReadOptions
 from kdump.spark.remote import absolute
-from kdump.spark.schema import default_columns
+from kdump.spark.schema import DECODED_COLUMNS, default_columns
 
 
 class OptionError(ValueError):
@@ -74,7 +74,39 @@ def storage_options(options) -> dict:
 
 
 def default_column_names(options) -> list[str]:
-    return default_columns(flag(options, "includeHeaders"), flag(options, "includeMetadata"))
+    names = default_columns(flag(options, "includeHeaders"), flag(options, "includeMetadata"))
+    for side in ("key", "value"):  # keyDecoder/valueDecoder add their decoded columns (kdump.spark.decoded)
+        if decoder(options, f"{side}Decoder") is not None:
+            names += [c for c in DECODED_COLUMNS if c.startswith(side)]
+    return names
+
+
+DECODERS = ("schema-registry",)
+
+
+def decoder(options, name: str) -> str | None:
+    """``keyDecoder``/``valueDecoder``: ``schema-registry`` (or ``string``/absent: none)."""
+    value = options.get(name)
+    if value is None or str(value).strip().lower() in ("", "none", "string"):
+        return None
+    return choice(options, name, DECODERS, DECODERS[0])
+
+
+def schemas_path(options, columns=()) -> str | None:
+    """Where the decoders find schemas: the ``schemas`` option, else the _schemas partition beside the paths
+    (found on the driver, so that every task is handed the same place); None when no decoder is asked for (by
+    keyDecoder/valueDecoder, or by a decoded column in a schema given to the reader)."""
+    if options.get("schemas"):
+        return str(options["schemas"])
+    if (decoder(options, "keyDecoder") is None and decoder(options, "valueDecoder") is None
+            and not any(c in DECODED_COLUMNS for c in columns)):
+        return None
+    from kdump.schema_registry.sources import find_storage
+    found = find_storage(p for p in paths(options) if "://" not in p)
+    if found is None:
+        raise OptionError("keyDecoder/valueDecoder schema-registry: no _schemas partition beside the paths; give "
+                          "the option schemas (a _schemas partition, schema files or a saved GET /schemas answer)")
+    return found
 
 
 def read_options(options, columns) -> ReadOptions:
@@ -90,6 +122,7 @@ def read_options(options, columns) -> ReadOptions:
         isolation=choice(options, "isolationLevel", ("read_uncommitted", "read_committed"), "read_uncommitted"),
         backend=choice(options, "backend", ("auto", "compiled", "python"), "auto"),
         storage_options=storage_options(options),
+        schemas=schemas_path(options, columns),
     )
 
 

@@ -26,7 +26,13 @@ METADATA_COLUMNS = {
     "isControl": pa.bool_(), "partitionLeaderEpoch": pa.int32(), "segment": pa.string(),
     "position": pa.int64(), "crcValid": pa.bool_(),
 }
+# With keyDecoder/valueDecoder schema-registry (kdump.spark.decoded): the key or value decoded, as JSON text
+# ready for from_json, and the schema id its framing names; each made from the key or value column
+DECODED_COLUMNS = {"keyJson": pa.string(), "keySchemaId": pa.int32(), "valueJson": pa.string(),
+                   "valueSchemaId": pa.int32()}
+DECODED_FROM = {"keyJson": "key", "keySchemaId": "key", "valueJson": "value", "valueSchemaId": "value"}
 ALL_COLUMNS = {**KAFKA_COLUMNS, **HEADERS_COLUMN, **METADATA_COLUMNS}
+BUILDABLE_COLUMNS = {**ALL_COLUMNS, **DECODED_COLUMNS}  # what a read can be asked for (the decoded ones need schemas)
 
 # Columns that vary per record (built from the record buffers); the others are constant per batch.
 RECORD_COLUMNS = ("key", "value", "offset", "timestamp", "headers")
@@ -43,10 +49,10 @@ def default_columns(include_headers: bool = False, include_metadata: bool = Fals
 
 def arrow_schema(columns) -> pa.Schema:
     """The Arrow schema of the given column names (all nullable, like Spark's)."""
-    unknown = [c for c in columns if c not in ALL_COLUMNS]
+    unknown = [c for c in columns if c not in BUILDABLE_COLUMNS]
     if unknown:
-        raise ValueError(f"unknown kafka-log column(s) {', '.join(unknown)}; known: {', '.join(ALL_COLUMNS)}")
-    return pa.schema([pa.field(c, ALL_COLUMNS[c]) for c in columns])
+        raise ValueError(f"unknown kafka-log column(s) {', '.join(unknown)}; known: {', '.join(BUILDABLE_COLUMNS)}")
+    return pa.schema([pa.field(c, BUILDABLE_COLUMNS[c]) for c in columns])
 
 
 def _spark_type(arrow_type):
@@ -65,16 +71,16 @@ def _spark_type(arrow_type):
 def spark_schema(columns):
     """The Spark ``StructType`` of the given column names."""
     from pyspark.sql import types as T
-    return T.StructType([T.StructField(c, _spark_type(ALL_COLUMNS[c])) for c in columns])
+    return T.StructType([T.StructField(c, _spark_type(BUILDABLE_COLUMNS[c])) for c in columns])
 
 
 def columns_of(spark_struct) -> list[str]:
     """Column names of a user-given Spark schema, refusing names or types this source cannot build."""
     names = []
     for f in spark_struct.fields:
-        if f.name not in ALL_COLUMNS:
-            raise ValueError(f"kafka-log cannot build column {f.name!r}; it knows {', '.join(ALL_COLUMNS)}")
-        want = _spark_type(ALL_COLUMNS[f.name])
+        if f.name not in BUILDABLE_COLUMNS:
+            raise ValueError(f"kafka-log cannot build column {f.name!r}; it knows {', '.join(BUILDABLE_COLUMNS)}")
+        want = _spark_type(BUILDABLE_COLUMNS[f.name])
         if f.dataType != want:
             raise ValueError(f"kafka-log column {f.name!r} is {want.simpleString()}, "
                              f"not {f.dataType.simpleString()}")

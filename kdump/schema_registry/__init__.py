@@ -1,0 +1,77 @@
+"""Confluent Schema Registry values, decoded offline (docs/schema-registry.md).
+
+* :mod:`~kdump.schema_registry.store`: schemas by id and by subject version;
+* :mod:`~kdump.schema_registry.storage`: the registry's storage topic (``_schemas``) replayed into a store;
+* :mod:`~kdump.schema_registry.sources`: where schemas come from (that topic beside the data, a named one,
+  schema files, a saved ``GET /schemas`` answer);
+* :mod:`~kdump.schema_registry.avro`, :mod:`~kdump.schema_registry.protobuf`,
+  :mod:`~kdump.schema_registry.json_schema`: one reader per schema type;
+* :mod:`~kdump.schema_registry.decoder`: the ``schema-registry`` key/value decoder over them.
+
+The wire format itself (magic byte, schema id, Protobuf message indexes) is in
+:mod:`kdump.format.schema_registry`.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from kdump.decode.errors import DecoderLoadError
+from kdump.schema_registry.decoder import NAME, SchemaRegistryDecoder
+from kdump.schema_registry.sources import NoSchemas, find_storage, first_payloads, load_schemas
+from kdump.schema_registry.storage import DEFAULT_TOPIC
+from kdump.schema_registry.store import SchemaStore
+
+__all__ = ["NAME", "SchemaRegistryDecoder", "SchemaStore", "auto_decoders", "first_payloads", "load_schemas",
+           "registry_decoder"]
+
+# One store (and one decoder, so that keys and values share compiled readers) per source in a process.
+_DECODERS: dict[tuple[str, float], SchemaRegistryDecoder] = {}
+
+
+def _decoder_for(path: str, topic: str) -> SchemaRegistryDecoder:
+    path = os.path.abspath(path)
+    try:
+        stamp = os.stat(path).st_mtime
+    except OSError:
+        stamp = 0.0
+    key = (f"{topic}\0{path}", stamp)
+    decoder = _DECODERS.get(key)
+    if decoder is None:
+        decoder = _DECODERS[key] = SchemaRegistryDecoder(load_schemas(path, topic))
+    return decoder
+
+
+def registry_decoder(schemas: str | None = None, data_paths: Sequence[str] = (),
+                     topic: str = DEFAULT_TOPIC) -> SchemaRegistryDecoder:
+    """The decoder over ``schemas`` (a path, see :func:`load_schemas`) or, without one, over the storage
+    topic's partition found beside ``data_paths``. DecoderLoadError (a usage error) when there is none."""
+    if schemas is None:
+        schemas = find_storage(data_paths, topic)
+        if schemas is None:
+            raise DecoderLoadError(f"invalid decoder {NAME!r}: no {topic} partition beside "
+                                   f"{', '.join(data_paths) or 'the data'}; name the schemas with --schemas PATH "
+                                   "(a _schemas partition, a directory of <id>.avsc/.proto/.json files or a "
+                                   "saved GET /schemas answer)")
+    try:
+        return _decoder_for(schemas, topic)
+    except (NoSchemas, OSError) as e:
+        raise DecoderLoadError(f"invalid decoder {NAME!r}: {e}") from None
+
+
+def auto_decoders(data_paths: Sequence[str], schemas: str | None = None, topic: str = DEFAULT_TOPIC
+                  ) -> tuple[SchemaRegistryDecoder | None, SchemaRegistryDecoder | None]:
+    """What ``--decoder auto`` picks for keys and for values: the registry decoder when schemas are there
+    (named, or a storage partition beside the data) and the first non-null key (value) of the data (see
+    :func:`~kdump.schema_registry.sources.first_payloads`) is framed with an id they hold; else None. The data
+    is looked at only when there are schemas."""
+    try:
+        decoder = registry_decoder(schemas, data_paths, topic)
+    except DecoderLoadError:
+        return None, None
+
+    def framed_with_known_id(first: bytes | None) -> SchemaRegistryDecoder | None:
+        sid = None if first is None else decoder.schema_id(first)
+        return decoder if sid is not None and decoder.store.schema(sid) is not None else None
+    first_key, first_value = first_payloads(data_paths, topic)
+    return framed_with_known_id(first_key), framed_with_known_id(first_value)
