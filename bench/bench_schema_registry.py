@@ -83,8 +83,8 @@ def main() -> None:
     import fastavro
     from google.protobuf.json_format import MessageToDict
 
-    from kdump.schema_registry import registry_decoder
-    from kdump.schema_registry.protobuf import ProtobufReader
+    from kdump.decode.schema_registry import registry_decoder
+    from kdump.decode.schema_registry.protobuf import ProtobufReader
 
     root = tempfile.mkdtemp(prefix="kdump-bench-sr-")
     _registry(root)

@@ -9,13 +9,12 @@ import shutil
 
 import pytest
 import schema_registry_stack as stack  # skips the module without fastavro, protobuf, grpcio-tools
-from click.testing import CliRunner
 
-from kdump.cli import cli
+from support.cli import run_cli
 from kdump.decode.payload import DecoderError, DecoderLoadError, load_decoder
 from kdump.format.schema_registry import message_indexes
-from kdump.schema_registry import load_schemas
-from kdump.schema_registry.storage import replay_partition
+from kdump.decode.schema_registry import load_schemas
+from kdump.decode.schema_registry.storage import replay_partition
 
 TOPICS = ("orders-avro", "orders-proto", "orders-json")
 
@@ -26,7 +25,7 @@ def log_dir(tmp_path_factory):
 
 
 def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    return run_cli(*args)
 
 
 _PAYLOAD = re.compile(r"^\| offset: (\d+) .*?(?: key: (.*?))?(?: payload: (.*))?$")
@@ -116,7 +115,7 @@ def test_storage_replay_follows_the_registry(log_dir):
 
 
 def test_first_schema_under_an_id_wins():
-    from kdump.schema_registry.storage import replay
+    from kdump.decode.schema_registry.storage import replay
     key = stack._key("SCHEMA", subject="s", version=1)
     key2 = stack._key("SCHEMA", subject="t", version=1)
     first = json.dumps({"subject": "s", "version": 1, "id": 5, "schema": '"string"'}).encode()
@@ -188,8 +187,8 @@ def test_decoder_reasons(log_dir):
         decoder.decode(b"\x01\x00\x00\x00\x02")
     # a Protobuf schema that does not compile: protoc's own message, once, not a crash
     bad = load_schemas(os.path.join(root, "_schemas-0"))
-    from kdump.schema_registry.decoder import SchemaRegistryDecoder
-    from kdump.schema_registry.store import SubjectVersion
+    from kdump.decode.schema_registry.decoder import SchemaRegistryDecoder
+    from kdump.decode.schema_registry.store import SubjectVersion
     bad.put_version(SubjectVersion("bad", 1, 50, "PROTOBUF", "syntax = \"proto3\"; message M { nosuch x = 1; }", ()))
     with pytest.raises(DecoderError, match=r"does not compile: .*nosuch"):
         SchemaRegistryDecoder(bad).decode(stack.frame(50, b"", [0]))

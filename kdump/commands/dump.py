@@ -26,10 +26,10 @@ def _decoder_option(value, which, schemas=None, data_paths=()):
 
 def _registry_auto(paths, schemas, key_dec, value_dec):
     """``--decoder auto`` for keys and values not given a decoder: schema-registry where the first payload is
-    framed with an id of the schemas found (kdump.schema_registry.auto_decoder), else Java's UTF-8."""
+    framed with an id of the schemas found (kdump.decode.schema_registry.auto_decoder), else Java's UTF-8."""
     from kdump.decode.payload import load_decoder
     if key_dec is None or value_dec is None:
-        from kdump.schema_registry import auto_decoders
+        from kdump.decode.schema_registry import auto_decoders
         auto_key, auto_value = auto_decoders(paths, schemas)
         key_dec = key_dec or auto_key
         value_dec = value_dec or auto_value

@@ -87,8 +87,8 @@ def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui):
 def _schema_census(groups, paths, schemas):
     """(decoder, {partition key or "total": SchemaCensus}) for --value-decoder schema-registry."""
     from kdump.decode.errors import DecoderLoadError
-    from kdump.schema_registry import registry_decoder
-    from kdump.schema_registry.census import SchemaCensus, census
+    from kdump.decode.schema_registry import registry_decoder
+    from kdump.decode.schema_registry.census import SchemaCensus, census
     try:
         decoder = registry_decoder(schemas, paths)
     except DecoderLoadError as e:

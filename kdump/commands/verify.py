@@ -69,7 +69,7 @@ def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs, time_format, va
     decoder = None
     if value_decoder is not None:
         from kdump.decode.errors import DecoderLoadError
-        from kdump.schema_registry import registry_decoder
+        from kdump.decode.schema_registry import registry_decoder
         try:
             decoder = registry_decoder(schemas, paths)
         except DecoderLoadError as e:
@@ -85,10 +85,10 @@ def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs, time_format, va
 
 def _check_values(reports, decoder) -> None:
     """``value-undecodable`` on each segment report whose values do not all decode."""
+    from kdump.decode.schema_registry.census import undecodable_values
+    from kdump.decode.schema_registry.storage import DEFAULT_TOPIC
     from kdump.finding_codes import CODES
     from kdump.read.logdir import FileKind, classify, topic_partition
-    from kdump.schema_registry.census import undecodable_values
-    from kdump.schema_registry.storage import DEFAULT_TOPIC
     code = CODES["value-undecodable"]
     for report in reports:
         if report.io_error or classify(report.path) is not FileKind.LOG:

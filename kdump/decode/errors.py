@@ -1,5 +1,5 @@
 """The two errors of key and value decoders, in a module of their own so that decoders living outside
-:mod:`kdump.decode.payload` (the Schema Registry decoder, :mod:`kdump.schema_registry`) raise the same types
+:mod:`kdump.decode.payload` (the Schema Registry decoder, :mod:`kdump.decode.schema_registry`) raise the same types
 without importing the module that resolves decoder names (which imports them)."""
 from __future__ import annotations
 

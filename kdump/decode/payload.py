@@ -324,7 +324,7 @@ def load_decoder(spec: str, *, schemas: str | None = None, data_paths: Sequence[
     * a built-in name (``string``, ``hex``, ``base64``, ``json``, ``int32``,
       ``int64``) -- returns the shared instance from :data:`BUILTIN_DECODERS`;
     * ``schema-registry`` -- Confluent Schema Registry framed Avro, Protobuf or
-      JSON Schema data (:mod:`kdump.schema_registry`), with the schemas at
+      JSON Schema data (:mod:`kdump.decode.schema_registry`), with the schemas at
       ``schemas`` or, without it, in the registry's storage partition found
       beside ``data_paths`` (the files being read);
     * a Kafka decoder class name from :data:`KAFKA_DECODER_ALIASES`;
@@ -344,7 +344,7 @@ def load_decoder(spec: str, *, schemas: str | None = None, data_paths: Sequence[
     if builtin is not None:
         return builtin
     if spec == SCHEMA_REGISTRY:
-        from kdump.schema_registry import registry_decoder
+        from kdump.decode.schema_registry import registry_decoder
         return registry_decoder(schemas, data_paths)
     target = _import_target(spec)
     return UserDecoder(spec, _resolve_callable(target, spec))

@@ -17,7 +17,7 @@ from kdump.spark.schema import DECODED_COLUMNS, DECODED_FROM
 
 def decoded_arrays(arrays: dict, names, schemas: str | None) -> dict:
     """``names`` (decoded columns) built from the ``key``/``value`` arrays in ``arrays``."""
-    from kdump.schema_registry import registry_decoder
+    from kdump.decode.schema_registry import registry_decoder
 
     decoder = registry_decoder(schemas)
     out = {}

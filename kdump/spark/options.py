@@ -101,7 +101,7 @@ def schemas_path(options, columns=()) -> str | None:
     if (decoder(options, "keyDecoder") is None and decoder(options, "valueDecoder") is None
             and not any(c in DECODED_COLUMNS for c in columns)):
         return None
-    from kdump.schema_registry.sources import find_storage
+    from kdump.decode.schema_registry.sources import find_storage
     found = find_storage(p for p in paths(options) if "://" not in p)
     if found is None:
         raise OptionError("keyDecoder/valueDecoder schema-registry: no _schemas partition beside the paths; give "

@@ -1,12 +1,12 @@
 """Confluent Schema Registry values, decoded offline (docs/schema-registry.md).
 
-* :mod:`~kdump.schema_registry.store`: schemas by id and by subject version;
-* :mod:`~kdump.schema_registry.storage`: the registry's storage topic (``_schemas``) replayed into a store;
-* :mod:`~kdump.schema_registry.sources`: where schemas come from (that topic beside the data, a named one,
+* :mod:`~kdump.decode.schema_registry.store`: schemas by id and by subject version;
+* :mod:`~kdump.decode.schema_registry.storage`: the registry's storage topic (``_schemas``) replayed into a store;
+* :mod:`~kdump.decode.schema_registry.sources`: where schemas come from (that topic beside the data, a named one,
   schema files, a saved ``GET /schemas`` answer);
-* :mod:`~kdump.schema_registry.avro`, :mod:`~kdump.schema_registry.protobuf`,
-  :mod:`~kdump.schema_registry.json_schema`: one reader per schema type;
-* :mod:`~kdump.schema_registry.decoder`: the ``schema-registry`` key/value decoder over them.
+* :mod:`~kdump.decode.schema_registry.avro`, :mod:`~kdump.decode.schema_registry.protobuf`,
+  :mod:`~kdump.decode.schema_registry.json_schema`: one reader per schema type;
+* :mod:`~kdump.decode.schema_registry.decoder`: the ``schema-registry`` key/value decoder over them.
 
 The wire format itself (magic byte, schema id, Protobuf message indexes) is in
 :mod:`kdump.format.schema_registry`.
@@ -17,10 +17,10 @@ import os
 from collections.abc import Sequence
 
 from kdump.decode.errors import DecoderLoadError
-from kdump.schema_registry.decoder import NAME, SchemaRegistryDecoder
-from kdump.schema_registry.sources import NoSchemas, find_storage, first_payloads, load_schemas
-from kdump.schema_registry.storage import DEFAULT_TOPIC
-from kdump.schema_registry.store import SchemaStore
+from kdump.decode.schema_registry.decoder import NAME, SchemaRegistryDecoder
+from kdump.decode.schema_registry.sources import NoSchemas, find_storage, first_payloads, load_schemas
+from kdump.decode.schema_registry.storage import DEFAULT_TOPIC
+from kdump.decode.schema_registry.store import SchemaStore
 
 __all__ = ["NAME", "SchemaRegistryDecoder", "SchemaStore", "auto_decoders", "first_payloads", "load_schemas",
            "registry_decoder"]
@@ -63,7 +63,7 @@ def auto_decoders(data_paths: Sequence[str], schemas: str | None = None, topic: 
                   ) -> tuple[SchemaRegistryDecoder | None, SchemaRegistryDecoder | None]:
     """What ``--decoder auto`` picks for keys and for values: the registry decoder when schemas are there
     (named, or a storage partition beside the data) and the first non-null key (value) of the data (see
-    :func:`~kdump.schema_registry.sources.first_payloads`) is framed with an id they hold; else None. The data
+    :func:`~kdump.decode.schema_registry.sources.first_payloads`) is framed with an id they hold; else None. The data
     is looked at only when there are schemas."""
     try:
         decoder = registry_decoder(schemas, data_paths, topic)

@@ -21,10 +21,10 @@ from collections.abc import Callable
 from typing import Any
 
 from kdump.decode.errors import DecoderError
+from kdump.decode.schema_registry.json_schema import compact_json
+from kdump.decode.schema_registry.store import PROTOBUF, Reference, RegisteredSchema, SchemaStore
 from kdump.errors import FormatError
 from kdump.format.schema_registry import message_indexes
-from kdump.schema_registry.json_schema import compact_json
-from kdump.schema_registry.store import PROTOBUF, Reference, RegisteredSchema, SchemaStore
 
 _PROTOC_LOCK = threading.Lock()  # protoc reports on the process's fd 2, borrowed while it runs
 

@@ -17,11 +17,11 @@ import os
 import re
 from collections.abc import Iterable
 
+from kdump.decode.schema_registry.storage import DEFAULT_TOPIC, replay_partition
+from kdump.decode.schema_registry.store import AVRO, JSON, PROTOBUF, Reference, SchemaStore, SubjectVersion
 from kdump.format.limits import DEFAULT_MAX_DECOMPRESSED_BYTES
 from kdump.read.logdir import FileKind, Partition, expand, topic_partition
 from kdump.read.segment import SegmentReader
-from kdump.schema_registry.storage import DEFAULT_TOPIC, replay_partition
-from kdump.schema_registry.store import AVRO, JSON, PROTOBUF, Reference, SchemaStore, SubjectVersion
 
 SCHEMA_FILE_TYPES = {".avsc": AVRO, ".proto": PROTOBUF, ".json": JSON}
 _SCHEMA_FILE = re.compile(r"^(\d+)(\.avsc|\.proto|\.json)$")

@@ -7,10 +7,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from kdump.decode.errors import DecoderError
+from kdump.decode.schema_registry.decoder import SchemaRegistryDecoder
 from kdump.errors import KdumpError
 from kdump.format.limits import DEFAULT_MAX_DECOMPRESSED_BYTES
 from kdump.read.segment import SegmentReader
-from kdump.schema_registry.decoder import SchemaRegistryDecoder
 
 
 @dataclass

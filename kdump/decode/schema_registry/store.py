@@ -1,7 +1,7 @@
 """What the registry knows, as kdump rebuilds it offline: schemas by id, and subjects' versions.
 
-A :class:`SchemaStore` is filled by a schema source (:mod:`kdump.schema_registry.storage` replays the
-registry's own topic, :mod:`kdump.schema_registry.sources` reads schema files) and asked by the decoders:
+A :class:`SchemaStore` is filled by a schema source (:mod:`kdump.decode.schema_registry.storage` replays the
+registry's own topic, :mod:`kdump.decode.schema_registry.sources` reads schema files) and asked by the decoders:
 :meth:`SchemaStore.schema` for the id a payload names, :meth:`SchemaStore.version` for a reference.
 """
 from __future__ import annotations

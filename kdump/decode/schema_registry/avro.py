@@ -16,7 +16,7 @@ import uuid
 from typing import Any
 
 from kdump.decode.errors import DecoderError
-from kdump.schema_registry.store import AVRO, RegisteredSchema, SchemaStore
+from kdump.decode.schema_registry.store import AVRO, RegisteredSchema, SchemaStore
 
 
 class AvroReader:

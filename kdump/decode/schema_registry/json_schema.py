@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from kdump.decode.errors import DecoderError
-from kdump.schema_registry.store import RegisteredSchema, SchemaStore
+from kdump.decode.schema_registry.store import RegisteredSchema, SchemaStore
 
 
 class JsonSchemaReader:

@@ -10,21 +10,21 @@ from __future__ import annotations
 from typing import Any
 
 from kdump.decode.errors import DecoderError
+from kdump.decode.schema_registry.store import AVRO, JSON, PROTOBUF, SchemaStore
 from kdump.format.schema_registry import HEADER_SIZE, NotFramed, is_framed, schema_id
-from kdump.schema_registry.store import AVRO, JSON, PROTOBUF, SchemaStore
 
 NAME = "schema-registry"
 
 
 def _reader_class(schema_type: str):
     if schema_type == AVRO:
-        from kdump.schema_registry.avro import AvroReader
+        from kdump.decode.schema_registry.avro import AvroReader
         return AvroReader
     if schema_type == PROTOBUF:
-        from kdump.schema_registry.protobuf import ProtobufReader
+        from kdump.decode.schema_registry.protobuf import ProtobufReader
         return ProtobufReader
     if schema_type == JSON:
-        from kdump.schema_registry.json_schema import JsonSchemaReader
+        from kdump.decode.schema_registry.json_schema import JsonSchemaReader
         return JsonSchemaReader
     raise DecoderError(f"schema type {schema_type!r} is not one kdump reads (AVRO, PROTOBUF, JSON)")
 

@@ -22,10 +22,10 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from kdump.decode.schema_registry.store import AVRO, Reference, SchemaStore, SubjectVersion
 from kdump.format.limits import DEFAULT_MAX_DECOMPRESSED_BYTES
 from kdump.read.logdir import Partition
 from kdump.read.segment import SegmentReader
-from kdump.schema_registry.store import AVRO, Reference, SchemaStore, SubjectVersion
 
 DEFAULT_TOPIC = "_schemas"
 
