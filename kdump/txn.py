@@ -30,7 +30,7 @@ import os
 from dataclasses import dataclass, field
 
 from kdump.format.types import TimestampType
-from kdump.read.logdir import FileKind, Partition, SegmentGroup, segment_base_offset, sibling
+from kdump.read.logdir import FileKind, Partition, segment_base_offset, sibling
 from kdump.read.producer_state import (
     MarkerWithoutTxn,
     ProducerProblem,
@@ -39,6 +39,7 @@ from kdump.read.producer_state import (
     TxnCommitted,
     TxnOpened,
 )
+from kdump.read.scan import SegmentGroup
 from kdump.read.segment import SegmentReader
 
 DEFAULT_TIMEOUT_MS = 15 * 60 * 1000  # transaction.max.timeout.ms

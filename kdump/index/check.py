@@ -32,6 +32,7 @@ from kdump.findings import ERROR, INFO, WARNING, FileReport, Findings
 from kdump.index.seek import batch_problem
 from kdump.read import checkpoints as cps
 from kdump.read.logdir import FileKind, Partition, segment_base_offset, sibling
+from kdump.read.scan import scan
 from kdump.read.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
 from kdump.read.time_index import max_record_timestamp
 from kdump.render.times import time_formatter
@@ -934,7 +935,8 @@ def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: in
     from kdump.parallel import ordered_map
     checked = iter(ordered_map(_check_partition_path, [(r.directory, deep, index_interval_bytes, time_format)
                                                        for r in later],
-                               jobs, done=None if done is None else (lambda i: done(later[i].directory))))
+                               jobs, done=None if done is None else (lambda i: done(later[i].directory)),
+                               sizes=[r.size for r in later]))
     return [x for r in reports for x in (next(checked) if isinstance(r, _Later) else [r])]
 
 
@@ -946,10 +948,12 @@ def _size_or_zero(path: str) -> int:
 
 
 class _Later:
-    """A partition of a log directory whose reports a worker process gives (their place in the list)."""
+    """A partition of a log directory whose reports a worker process gives (their place in the list); ``size``:
+    its segments' bytes (the largest start first)."""
 
-    def __init__(self, directory: str):
+    def __init__(self, directory: str, size: int):
         self.directory = directory
+        self.size = size
 
 
 def _check_partition_path(directory: str, deep: bool, index_interval_bytes: int,
@@ -963,7 +967,10 @@ def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = Fal
     if os.path.isdir(p):
         from kdump.verify.leftovers import is_leftover_directory, leftover_reports
         reports.extend(leftover_reports(p))  # kdump's own crash leftovers (temporaries, interrupted group writes)
-        here = Partition(p)
+        found = scan([p], depth=1)  # a log directory's partitions are its subdirectories
+        if not found.directories:
+            raise found.refused[0].as_oserror()
+        here = found.directories[0]
         if here.is_partition:
             reports.extend(check_partition_companions(p, deep=deep, index_interval_bytes=index_interval_bytes,
                                                       progress=progress, time_format=time_format))
@@ -972,13 +979,18 @@ def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = Fal
                 reports.append(check_text_checkpoint(pm))
         else:
             reports.extend(check_text_checkpoint(q) for q in here.files_of(FileKind.OFFSET_CHECKPOINT))
-            for q in here.subdirectories:
-                if Partition(q).is_partition and not is_leftover_directory(q):
+            for part in found.partitions:
+                q = part.directory
+                if not is_leftover_directory(q):
                     if later:
-                        reports.append(_Later(q))
+                        reports.append(_Later(q, sum(n for _, n in part.segment_bytes())))
                     else:
                         reports.extend(check_paths([q], deep=deep, index_interval_bytes=index_interval_bytes,
                                                    progress=progress, time_format=time_format))
+            for refused in found.unlistable:  # a subdirectory that cannot be listed: said, the others checked
+                r = FileReport(refused.path, "unknown")
+                r.io_error = f"cannot read: {refused.reason}"
+                reports.append(r)
     elif not os.path.exists(p):
         r = FileReport(p, "unknown")
         r.io_error = "no such file or directory"

@@ -2,7 +2,9 @@
 
 * :func:`find_segments` -- log directories, partition directories, segment files and (local) globs, local
   or remote, to :class:`SegmentFile` s in (topic, partition, base offset) order, each file once; topic and
-  partition from the directory name (:mod:`kdump.read.logdir`, the one module that knows Kafka's names);
+  partition from the directory name (:mod:`kdump.read.logdir`, the one module that knows Kafka's names). Local
+  paths are walked by :func:`kdump.read.scan.scan`, as every command walks them; remote ones (``pyarrow.fs``)
+  by the remote lister here, with the same naming rules and the same staging directories passed over;
 * :func:`plan_tasks` -- Spark's file-source packing (``FilePartition.getFilePartitions``): small segments
   share a task, each counted with an open cost of 4 MiB, and a segment larger than the split size is cut
   at batch boundaries that its offset index names (each checked to hold a sound batch);
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from kdump.read import logdir
 from kdump.read.logdir import FileKind
+from kdump.read.scan import scan
 from kdump.spark import _source, remote
 from kdump.spark.arrow import SegmentSlice
 
@@ -72,7 +75,7 @@ def _expand(path: str, storage_options):
     matches = sorted(glob.glob(path)) if glob.has_magic(path) else [path]
     if not matches:
         raise PathError(f"{path}: no such file or directory (the pattern matches nothing)")
-    for entry in logdir.expand(matches):  # each file once, nothing but regular files opened
+    for entry in scan(matches).entries:  # each file once, nothing but regular files opened
         if entry.refused is not None:
             if not entry.from_dir or entry.kind is FileKind.LOG:
                 missing = entry.refused.errno == errno.ENOENT and not os.path.islink(entry.path)
@@ -82,7 +85,7 @@ def _expand(path: str, storage_options):
             if not entry.from_dir:
                 raise PathError(f"{entry.path}: not a log segment (expected <base offset>.log)")
             continue
-        seg = _segment(entry.path, os.path.getsize(entry.path))
+        seg = _segment(entry.path, entry.size)
         if seg is None:  # named on the command line: copied.log has no base offset to place it by
             raise PathError(f"{entry.path}: not a log segment (expected <base offset>.log)")
         yield seg
@@ -112,7 +115,8 @@ def _expand_remote(location: str, storage_options):
     for name, sub_dir, sub_size in sorted(remote.listdir(location, storage_options)):
         child = remote.join(location, name)
         if sub_dir:
-            yield from _expand_remote(child, storage_options)
+            if not logdir.is_kdump_staging(name):  # a write not yet committed: not data (as kdump.read.scan)
+                yield from _expand_remote(child, storage_options)
         else:
             seg = _segment(child, sub_size)
             if seg is not None:

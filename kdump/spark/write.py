@@ -23,7 +23,7 @@ import shutil
 import uuid
 from dataclasses import dataclass, field
 
-from kdump.read.logdir import FileKind, classify, file_name
+from kdump.read.logdir import KDUMP_STAGING_PREFIX, FileKind, classify, file_name
 from kdump.spark import options as O
 
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
@@ -199,7 +199,7 @@ class KafkaLogWriter(DataSourceArrowWriter):
         self.path = O.paths(options)[0]
         self.options = write_options(options)
         self.overwrite = overwrite
-        self.staging_root = os.path.join(self.path, f".kdump-staging-{uuid.uuid4().hex}")
+        self.staging_root = os.path.join(self.path, KDUMP_STAGING_PREFIX + uuid.uuid4().hex)
         if overwrite:
             raise WriteError("kdump never replaces segments: use mode('append') or mode('error') "
                              "with a new directory")
