@@ -239,3 +239,28 @@ def test_the_scheduler_in_worker_processes_gives_what_one_job_gives(tmp_path):
     calls = [(str(p),) for p in sorted((FIXTURES / "corpus" / "broker-written").iterdir()) if p.is_dir()][:6]
     sizes = [sum(f.stat().st_size for f in Path(c[0]).iterdir()) for c in calls]
     assert ordered_map(os.path.basename, calls, 3, sizes=sizes) == [os.path.basename(c[0]) for c in calls]
+
+
+def test_a_subdirectory_that_cannot_be_listed_is_refused_and_the_others_are_read(tmp_path, monkeypatch):
+    from kdump.index.check import check_paths
+    from kdump.verify import collect
+    for p in ("a-0", "b-0"):
+        (tmp_path / p).mkdir()
+        _segment(tmp_path / p / "00000000000000000000.log", 0, 2)
+    listdir = os.listdir
+    locked = str(tmp_path / "a-0")
+
+    def refusing(path="."):
+        if os.fspath(path) == locked:
+            raise PermissionError(13, "Permission denied", locked)
+        return listdir(path)
+    monkeypatch.setattr(os, "listdir", refusing)  # (root reads everything: chmod would not do)
+    found = scan([tmp_path])
+    assert [r.path for r in found.unlistable] == [locked] and [r.path for r in found.refused] == [locked]
+    assert found.refused[0].reason == "cannot list the directory: Permission denied"
+    assert [os.path.basename(p.directory) for p in found.partitions] == ["b-0"]
+    assert ("error", (locked, "cannot list the directory: Permission denied")) in collect([tmp_path])
+    reports = check_paths([tmp_path], deep=False)
+    assert [(r.path, r.io_error) for r in reports if r.io_error] == [
+        (locked, "cannot read: cannot list the directory: Permission denied")]
+    assert any(r.path.startswith(str(tmp_path / "b-0")) for r in reports)

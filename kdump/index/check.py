@@ -32,7 +32,7 @@ from kdump.findings import ERROR, INFO, WARNING, FileReport, Findings
 from kdump.index.seek import batch_problem
 from kdump.read import checkpoints as cps
 from kdump.read.logdir import FileKind, Partition, segment_base_offset, sibling
-from kdump.read.scan import scan
+from kdump.read.scan import scan, work_units
 from kdump.read.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
 from kdump.read.time_index import max_record_timestamp
 from kdump.render.times import time_formatter
@@ -979,14 +979,12 @@ def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = Fal
                 reports.append(check_text_checkpoint(pm))
         else:
             reports.extend(check_text_checkpoint(q) for q in here.files_of(FileKind.OFFSET_CHECKPOINT))
-            for part in found.partitions:
-                q = part.directory
-                if not is_leftover_directory(q):
-                    if later:
-                        reports.append(_Later(q, sum(n for _, n in part.segment_bytes())))
-                    else:
-                        reports.extend(check_paths([q], deep=deep, index_interval_bytes=index_interval_bytes,
-                                                   progress=progress, time_format=time_format))
+            for unit in work_units([part for part in found.partitions if not is_leftover_directory(part.directory)]):
+                if later:
+                    reports.append(_Later(unit.directory, unit.size))
+                else:
+                    reports.extend(check_paths([unit.directory], deep=deep, index_interval_bytes=index_interval_bytes,
+                                               progress=progress, time_format=time_format))
             for refused in found.unlistable:  # a subdirectory that cannot be listed: said, the others checked
                 r = FileReport(refused.path, "unknown")
                 r.io_error = f"cannot read: {refused.reason}"
