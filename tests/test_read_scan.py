@@ -172,11 +172,19 @@ def test_the_remote_lister_passes_over_staging_too(monkeypatch):
             "mem://b/logs/.kdump-staging-1": ["0-0"], "mem://b/logs/.kdump-staging-1/0-0": ["orders-1"],
             "mem://b/logs/.kdump-staging-1/0-0/orders-1": ["00000000000000000000.log"]}
     monkeypatch.setattr(remote, "is_remote", lambda location: location.startswith("mem://"))
-    monkeypatch.setattr(remote, "stat", lambda location, options=None: (True, location in tree, 0 if location in tree
-                                                                            else 10))
+    monkeypatch.setattr(remote, "stat", lambda location, options=None: (
+        location in tree or location.endswith(".log"), location in tree, 0 if location in tree else 10))
     monkeypatch.setattr(remote, "listdir", lambda location, options=None: [
         (name, f"{location}/{name}" in tree, 10) for name in tree[location]])
     assert [s.location for s in plan.find_segments(["mem://b/logs"])] == ["mem://b/logs/orders-0/00000000000000000000.log"]
+    found = scan(["mem://b/logs"], files=plan.RemoteFiles())  # the same model as a local scan
+    assert [(p.key, [s.log for s in p.segments]) for p in found.partitions] == [
+        ("orders-0", ["mem://b/logs/orders-0/00000000000000000000.log"])]
+    assert found.staging == ["mem://b/logs/.kdump-staging-1"]
+    (entry,) = scan(["mem://b/logs/.kdump-staging-1/0-0"], files=plan.RemoteFiles()).entries
+    assert "staging" in entry.refused.reason
+    with pytest.raises(plan.PathError, match="mem://b/nothing: no such file or directory"):
+        plan.find_segments(["mem://b/nothing"])
 
 
 # --- work units and their order -----------------------------------------------------------------------------------

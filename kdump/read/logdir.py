@@ -321,39 +321,35 @@ def stat_or_refusal(path: str) -> os.stat_result | Refused:
 
 @dataclass(frozen=True)
 class Listed:
-    """One name of a directory listing: its ``path``, ``kind`` (:func:`classify`), and either the ``stat`` of what it
-    leads to (a regular file or a directory, links followed) or why it is ``refused``."""
+    """One name of a directory listing: its ``path``, ``kind`` (:func:`classify`), whether it leads to a directory,
+    its ``size``, its ``identity`` (what every link to the same file shares: (device, inode) on a local disk), or
+    why it is ``refused`` (not a regular file or a directory, a dangling link, a loop)."""
 
     name: str
     path: str
     kind: FileKind
-    stat: os.stat_result | None
+    is_dir: bool = False
+    size: int = 0
+    identity: object = None
     refused: Refused | None = None
-
-    @property
-    def is_dir(self) -> bool:
-        return self.stat is not None and stat.S_ISDIR(self.stat.st_mode)
-
-    @property
-    def identity(self) -> tuple[int, int] | None:
-        """(device, inode) of what the name leads to: the same for every hard link and symlink to one file."""
-        return None if self.stat is None else (self.stat.st_dev, self.stat.st_ino)
 
 
 def list_directory(directory) -> list[Listed]:
-    """The one listing of a directory, in name order, every entry stat()ed (links followed) and classified, and
-    refused (never opened) when it is not a regular file or a directory. Raises OSError when the directory
+    """The one listing of a local directory, in name order, every entry stat()ed (links followed) and classified,
+    and refused (never opened) when it is not a regular file or a directory. Raises OSError when the directory
     cannot be listed. :class:`Partition` and :func:`kdump.read.scan.scan` both read directories through it."""
     directory = os.fspath(directory)
-    out = []
-    for name in sorted(os.listdir(directory)):
-        path = os.path.join(directory, name)
-        found = stat_or_refusal(path)
-        if isinstance(found, Refused):
-            out.append(Listed(name, path, classify(name), None, found))
-        else:
-            out.append(Listed(name, path, classify(name), found))
-    return out
+    return [listed(os.path.join(directory, name)) for name in sorted(os.listdir(directory))]
+
+
+def listed(path) -> Listed:
+    """A local path as a :class:`Listed` (stat()ed, links followed; refused when it must not be opened)."""
+    path = os.fspath(path)
+    name = _name(path)
+    found = stat_or_refusal(path)
+    if isinstance(found, Refused):
+        return Listed(name, path, classify(name), refused=found)
+    return Listed(name, path, classify(name), stat.S_ISDIR(found.st_mode), found.st_size, (found.st_dev, found.st_ino))
 
 
 class Partition:

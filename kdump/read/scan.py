@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from kdump.read.logdir import (
     Entry,
@@ -38,9 +38,9 @@ from kdump.read.logdir import (
     directory_order,
     is_kdump_staging,
     list_directory,
+    listed,
     named_kind,
     segment_base_offset,
-    stat_or_refusal,
     topic_partition,
 )
 from kdump.read.partition import PartitionLog
@@ -101,10 +101,38 @@ class SegmentGroup:
     size: int = 0
 
 
-def scan(paths: Iterable, *, depth: int | None = None) -> Scan:
+class Files(Protocol):
+    """Where a scan lists: the local disk (:class:`LocalFiles`), or a remote store (the Spark source's
+    ``pyarrow.fs`` lister, :mod:`kdump.spark.plan`), each giving the same :class:`~kdump.read.logdir.Listed`."""
+
+    def stat(self, path: str) -> Listed:
+        """The path itself (links followed), ``refused`` set when it is missing or must not be opened."""
+
+    def listdir(self, directory: str) -> list[Listed]:
+        """The directory's entries in name order; raises OSError when it cannot be listed."""
+
+    def parts(self, path: str) -> list[str]:
+        """The names along the path, from its root (to find a staging directory it lies in)."""
+
+
+class LocalFiles:
+    """The local disk: :func:`kdump.read.logdir.list_directory` and :func:`~kdump.read.logdir.listed`."""
+
+    def stat(self, path: str) -> Listed:
+        return listed(path)
+
+    def listdir(self, directory: str) -> list[Listed]:
+        return list_directory(directory)
+
+    def parts(self, path: str) -> list[str]:
+        return os.path.abspath(path).split(os.sep)
+
+
+def scan(paths: Iterable, *, depth: int | None = None, files: Files | None = None) -> Scan:
     """Walk ``paths`` (see the module's docstring). ``depth``: how many levels of subdirectories below a named
-    directory are searched (None: all; 1: its own subdirectories only)."""
-    walk = _Walk(depth)
+    directory are searched (None: all; 1: its own subdirectories only). ``files``: where the paths are (the local
+    disk unless given)."""
+    walk = _Walk(depth, files or LocalFiles())
     for p in paths:
         walk.named(os.fspath(p))
     return walk.found
@@ -119,38 +147,38 @@ _STAGING_REASON = "kdump's staging directory of a Spark write not yet committed:
 
 
 class _Walk:
-    def __init__(self, depth: int | None):
+    def __init__(self, depth: int | None, files: Files):
         self.depth = depth
+        self.files = files
         self.found = Scan()
-        self.seen: set[tuple[int, int]] = set()  # directories and files found in one, by (device, inode)
+        self.seen: set = set()  # directories, and files found in one, by identity ((device, inode) on a disk)
 
     def named(self, p: str) -> None:
         entries = self.found.entries
-        if any(is_kdump_staging(part) for part in os.path.abspath(p).split(os.sep)):
+        if any(is_kdump_staging(part) for part in self.files.parts(p)):
             entries.append(Entry(p, named_kind(p), False, Refused(p, _STAGING_REASON, errno.EPERM)))
             return
-        st = stat_or_refusal(p)
-        if isinstance(st, Refused):
-            entries.append(Entry(p, named_kind(p), False, st))
-        elif stat.S_ISDIR(st.st_mode):
-            self.directory(p, 0)
+        item = self.files.stat(p)
+        if item.refused is not None:
+            entries.append(Entry(p, named_kind(p), False, item.refused))
+        elif item.is_dir:
+            self.directory(item, 0)
         else:  # named by the user: visited as often as named
-            entries.append(Entry(p, named_kind(p), False, size=st.st_size))
+            entries.append(Entry(p, named_kind(p), False, size=item.size))
 
-    def directory(self, d: str, level: int) -> None:
+    def directory(self, d: Listed, level: int) -> None:
         entries = self.found.entries
+        if d.identity in self.seen:
+            return
+        self.seen.add(d.identity)
         try:
-            st = os.stat(d)
-            if (st.st_dev, st.st_ino) in self.seen:
-                return
-            self.seen.add((st.st_dev, st.st_ino))
-            listing = list_directory(d)
+            listing = self.files.listdir(d.path)
         except OSError as e:
-            refused = Refused(d, f"cannot list the directory: {e.strerror or e}", e.errno or 0)
-            entries.append(Entry(d, FileKind.UNKNOWN, True, refused))
+            refused = Refused(d.path, f"cannot list the directory: {e.strerror or e}", e.errno or 0)
+            entries.append(Entry(d.path, FileKind.UNKNOWN, True, refused))
             self.found.unlistable.append(refused)
             return
-        here = Partition(d, listing)
+        here = Partition(d.path, listing)
         self.found.directories.append(here)
         if here.is_partition:
             self.found.partitions.append(PartitionLog(here))
@@ -161,15 +189,15 @@ class _Walk:
             elif item.is_dir:
                 subdirectories.append(item)
             elif item.identity not in self.seen:
-                self.seen.add(item.identity)  # type: ignore[arg-type]  # a regular file: stat()ed
-                entries.append(Entry(item.path, item.kind, True, size=item.stat.st_size))  # type: ignore[union-attr]
+                self.seen.add(item.identity)
+                entries.append(Entry(item.path, item.kind, True, size=item.size))
         if self.depth is not None and level >= self.depth:
             return
         for item in subdirectories:  # (in name order: the listing's)
             if is_kdump_staging(item.name):
                 self.found.staging.append(item.path)
             else:
-                self.directory(item.path, level + 1)
+                self.directory(item, level + 1)
 
 
 # --- work units -----------------------------------------------------------------------------------------------
