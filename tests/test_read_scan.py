@@ -272,3 +272,6 @@ def test_a_subdirectory_that_cannot_be_listed_is_refused_and_the_others_are_read
     assert [(r.path, r.io_error) for r in reports if r.io_error] == [
         (locked, "cannot read: cannot list the directory: Permission denied")]
     assert any(r.path.startswith(str(tmp_path / "b-0")) for r in reports)
+    from kdump.spark.plan import PathError, find_segments
+    with pytest.raises(PathError, match="cannot list the directory"):  # a Spark read drops no records unsaid
+        find_segments([str(tmp_path)])
