@@ -83,7 +83,6 @@ class Scan:
                 key = f"{named[0]}-{named[1]}" if named is not None else directory
                 group = groups[directory] = SegmentGroup(key, directory)
             group.logs.append(e.path)
-            group.size += e.size
         for group in groups.values():
             group.logs.sort(key=lambda p: (segment_base_offset(p) is None, segment_base_offset(p) or 0))
         return list(groups.values())
@@ -92,13 +91,11 @@ class Scan:
 @dataclass
 class SegmentGroup:
     """The segments of one partition that a command was pointed at (:meth:`Scan.segment_groups`), in offset order.
-    ``key``: ``<topic>-<partition>`` when the directory is named so, else the directory as reached; ``size``: their
-    bytes."""
+    ``key``: ``<topic>-<partition>`` when the directory is named so, else the directory as reached."""
 
     key: str
     directory: str
     logs: list[str] = field(default_factory=list)
-    size: int = 0
 
 
 class Files(Protocol):
