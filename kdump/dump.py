@@ -27,11 +27,11 @@ from kdump.read.logdir import (
     TEXT_KINDS,
     Entry,
     FileKind,
-    expand,
     kraft_snapshot_id,
     named_kind,
     segment_base_offset,
 )
+from kdump.read.scan import as_scan
 from kdump.read.segment import (
     DEFAULT_MAX_BATCH_BYTES,
     DEFAULT_MAX_DECOMPRESSED_BYTES,
@@ -117,12 +117,13 @@ PRE_08_SUFFIX = ".kafka"  # Kafka 0.7's segments: <offset>.kafka, messages witho
 
 
 def entries_to_dump(paths, *, companions: bool = False) -> list[Entry]:
-    """What a dump of ``paths`` visits (:func:`kdump.read.logdir.expand`): files as named; from directories, their
+    """What a dump of ``paths`` (or of their :class:`~kdump.read.scan.Scan`) visits (:func:`kdump.read.scan.scan`):
+    files as named; from directories, their
     segments in offset order and every other file (so that unknown files are named and skipped), but not the
     index-like companions and text checkpoints unless ``companions`` (then each segment is followed by its
     .index, .timeindex, .txnindex and the snapshot of its offset), nor Kafka's other files
     (:func:`passed_over`)."""
-    return [e for e in expand(paths) if passed_over(e, companions) is None]
+    return [e for e in as_scan(paths).entries if passed_over(e, companions) is None]
 
 
 def passed_over(entry: Entry, companions: bool = False) -> FileKind | None:
@@ -182,8 +183,9 @@ class Dumper:
         self.passed_over: list[tuple[str, FileKind]] = []  # files of a directory not dumped, and their kinds
 
     def dump_paths(self, paths) -> list[FileResult]:
-        """Dump files and directories in order; a file that cannot be opened is reported and skipped."""
-        everything = expand(paths)
+        """Dump files and directories in order (``paths``, or the :class:`~kdump.read.scan.Scan` of them the
+        command made once); a file that cannot be opened is reported and skipped."""
+        everything = as_scan(paths).entries
         entries = []
         for e in everything:
             kind = passed_over(e, self.options.companions)

@@ -41,10 +41,14 @@ def _context(preload: str):
     return context
 
 
-def ordered_map(fn: Callable, calls: Sequence[tuple], jobs: int, *, done: Callable[[int], None] | None = None) -> list:
+def ordered_map(fn: Callable, calls: Sequence[tuple], jobs: int, *, done: Callable[[int], None] | None = None,
+                sizes: Sequence[int] | None = None) -> list:
     """``[fn(*args) for args in calls]``; with ``jobs`` > 1 (and more than one call) in up to ``jobs`` worker
     processes (``fn`` and its arguments must pickle). ``done(i)`` is called in this process as each result
-    arrives, in order (for a progress bar). A worker's exception is raised here, as it would be without jobs."""
+    arrives, in order (for a progress bar). A worker's exception is raised here, as it would be without jobs.
+    ``sizes``: what each call weighs (its bytes, :class:`kdump.read.scan.WorkUnit`): the workers start the
+    largest first (:func:`largest_first`), so that none is left running alone at the end; the
+    results keep the order of ``calls``."""
     if jobs <= 1 or len(calls) <= 1:
         results = []
         for i, args in enumerate(calls):
@@ -56,7 +60,9 @@ def ordered_map(fn: Callable, calls: Sequence[tuple], jobs: int, *, done: Callab
     executor = ProcessPoolExecutor(max_workers=min(jobs, len(calls)), mp_context=_context(fn.__module__),
                                    initializer=_ignore_sigint)
     try:
-        futures = [executor.submit(fn, *args) for args in calls]
+        start = range(len(calls)) if sizes is None else largest_first(sizes)
+        submitted = {i: executor.submit(fn, *calls[i]) for i in start}
+        futures = [submitted[i] for i in range(len(calls))]
         results = []
         for i, future in enumerate(futures):
             results.append(future.result())
@@ -69,3 +75,9 @@ def ordered_map(fn: Callable, calls: Sequence[tuple], jobs: int, *, done: Callab
         raise
     executor.shutdown()
     return results
+
+
+def largest_first(sizes: Sequence[int]) -> list[int]:
+    """The indexes of ``sizes``, largest first (equal sizes in their given order): the order to start units in
+    so that workers finish together (a big unit started last would run alone at the end)."""
+    return sorted(range(len(sizes)), key=lambda i: -sizes[i])

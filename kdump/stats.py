@@ -167,7 +167,7 @@ def partition_stats(logs, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str 
 
 
 def stats_paths(groups, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str | None = None, progress=None) -> dict:
-    """:func:`merge_partitions` of :func:`partition_stats` over the :class:`kdump.read.logdir.SegmentGroup` s. One
+    """:func:`merge_partitions` of :func:`partition_stats` over the :class:`kdump.read.scan.SegmentGroup` s. One
     partition at a time: ``memory_bytes`` bounds each."""
     return merge_partitions((g.key, *partition_stats(g.logs, memory_bytes=memory_bytes, spill_dir=spill_dir,
                                                      progress=progress)) for g in groups)

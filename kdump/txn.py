@@ -29,9 +29,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from kdump.read.logdir import FileKind, Partition, SegmentGroup, segment_base_offset, sibling
+from kdump.read.logdir import FileKind, Partition, segment_base_offset, sibling
 from kdump.read.producers import ABORT, COMMIT, OPEN, PartitionProducers
 from kdump.read.producers import Transaction as LogTransaction
+from kdump.read.scan import SegmentGroup
 
 DEFAULT_TIMEOUT_MS = 15 * 60 * 1000  # transaction.max.timeout.ms
 

@@ -7,10 +7,16 @@ import threading
 
 import pytest
 
-from kdump.read.logdir import (FileKind, LogDir, Partition, classify, directory_state, expand, kraft_snapshot_id,
-                          named_kind, segment_base_offset, sibling, snapshot_offset, topic_partition)
+from kdump.read.logdir import (FileKind, Partition, classify, directory_state, kraft_snapshot_id, named_kind,
+                                segment_base_offset, sibling, snapshot_offset, topic_partition)
+from kdump.read.scan import scan
 
 K = FileKind
+
+
+def expand(paths):
+    """The files a command visits (what :func:`kdump.read.scan.scan` found)."""
+    return scan(paths).entries
 
 
 @pytest.mark.parametrize("name, kind", [
@@ -165,9 +171,11 @@ def test_logdir_finds_partitions_and_its_checkpoints(tmp_path):
     (tmp_path / "empty-0").mkdir()
     _touch(tmp_path, "replication-offset-checkpoint", "meta.properties", ".lock")
     (tmp_path / "a-0" / "loop").symlink_to(tmp_path)
-    ld = LogDir(tmp_path)
-    assert [os.path.basename(p.directory) for p in ld.partitions] == ["a-0", "a-1", "b.c-0"]
-    assert [os.path.basename(c) for c in ld.checkpoints] == ["meta.properties", "replication-offset-checkpoint"]
+    found = scan([tmp_path])
+    assert [os.path.basename(p.directory) for p in found.partitions] == ["a-0", "a-1", "b.c-0"]
+    top = found.directories[0]
+    assert [os.path.basename(c) for c in top.files_of(K.OFFSET_CHECKPOINT, K.META_PROPERTIES)] == [
+        "meta.properties", "replication-offset-checkpoint"]
 
 
 # --- expand: each file once, loops cut, FIFOs refused ---------------------------------------------------

@@ -9,7 +9,7 @@ import os
 from kdump import codec
 from kdump.format.v2_builder import RecordBatchBuilder
 from kdump.keytable import KeyTable
-from kdump.read.logdir import segment_groups
+from kdump.read.scan import scan
 from kdump.stats import segment_stats, stats_paths, summarize
 from kdump.writer import end_txn_marker_batch, write_segment
 
@@ -42,7 +42,7 @@ def _partition(tmp_path):
 
 
 def _stats(paths, **kw):
-    groups, _ = segment_groups([str(p) for p in paths])
+    groups = scan([str(p) for p in paths]).segment_groups()
     return stats_paths(groups, **kw)
 
 

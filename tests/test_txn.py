@@ -6,9 +6,9 @@ import json
 
 from support.cli import run_cli
 from kdump.format.v2_builder import RecordBatchBuilder
+from kdump.read.scan import scan
 from kdump.read.snapshot import ProducerEntry, encode_snapshot
 from kdump.read.txn_index import AbortedTxn
-from kdump.read.logdir import segment_groups
 from kdump.txn import partition_transactions
 from kdump.writer import end_txn_marker_batch, write_segment
 
@@ -45,7 +45,8 @@ def _two_segments(tmp_path):
 
 
 def _result(path, **kw):
-    groups, refused = segment_groups([str(path)])
+    found = scan([str(path)])
+    groups, refused = found.segment_groups(), found.refused
     assert not refused
     return partition_transactions(groups[0], **kw)
 

@@ -97,8 +97,8 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
     if split_batch_bytes is not None:
         limits["max_batch_bytes"] = split_batch_bytes
     fmt = ui.format
-    from kdump.read.logdir import expand
-    refused = None if os.path.isdir(path) else expand([path])[0].refused
+    from kdump.read.scan import scan
+    refused = None if os.path.isdir(path) else scan([path]).entries[0].refused
     if refused is not None:  # missing, a FIFO or device: never opened
         ui.cannot(path, refused.as_oserror())
         ui.exit()

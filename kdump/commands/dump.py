@@ -173,11 +173,13 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
     """Dump ``paths`` with ``opts`` (:class:`kdump.dump.DumpOptions`) and exit (also used by ``kdump index dump``)."""
     from kdump.dump import Dumper, entries_to_dump, non_consecutive_report
     from kdump.read.logdir import FileKind
+    from kdump.read.scan import scan
     from kdump.render import RENDERERS
     from kdump.render.companions import index_report_lines
 
+    found = scan(paths)  # once per run: the flags' check, the progress bar and the dump all read it
     if opts.verify_index_only or opts.index_sanity_check:
-        kinds = {e.kind for e in entries_to_dump(paths, companions=opts.companions)}
+        kinds = {e.kind for e in entries_to_dump(found, companions=opts.companions)}
         if not kinds & {FileKind.INDEX, FileKind.TIMEINDEX}:
             flag = "--verify-index-only" if opts.verify_index_only else "--index-sanity-check"
             reject(flag, "applies to .index and .timeindex files, and none was named (add --companions to take "
@@ -210,10 +212,10 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
         def work(advance):
             if advance is not None:
                 renderer.batch = _counting(renderer.batch, advance)
-            dumper.dump_paths(paths)
-        with_progress(ui, lambda: file_sizes(paths), "dumping", work)
+            dumper.dump_paths(found)
+        with_progress(ui, lambda: file_sizes(found), "dumping", work)
     else:
-        dumper.dump_paths(paths)
+        dumper.dump_paths(found)
     renderer.out.flush()
     if ui.verbose:
         for path, kind in dumper.passed_over:

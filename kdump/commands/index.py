@@ -49,14 +49,14 @@ def _companions_of(paths: list[str]) -> list[str]:
         COMPANION_KINDS,
         TEXT_KINDS,
         FileKind,
-        expand,
         named_kind,
         sibling,
     )
+    from kdump.read.scan import scan
     out: list[str] = []
     for p in paths:
         if os.path.isdir(p):
-            out.extend(e.path for e in expand([p]) if e.kind in COMPANION_KINDS or e.kind in TEXT_KINDS)
+            out.extend(e.path for e in scan([p]).entries if e.kind in COMPANION_KINDS or e.kind in TEXT_KINDS)
         elif named_kind(p) is FileKind.LOG:
             out.extend(q for q in (sibling(p, k) for k in (FileKind.INDEX, FileKind.TIMEINDEX, FileKind.TXNINDEX,
                                                             FileKind.PRODUCER_SNAPSHOT)) if os.path.exists(q))
@@ -174,7 +174,8 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
     from kdump.commands.progress import file_sizes, with_progress
     from kdump.errors import KdumpError, WriteError
     from kdump.index.rebuild import RebuildError, rebuild_directory, rebuild_segment
-    from kdump.read.logdir import FileKind, expand, named_kind
+    from kdump.read.logdir import FileKind, named_kind
+    from kdump.read.scan import scan
 
     if not paths:
         raise click.UsageError("no paths given: name .log segments or partition directories")
@@ -190,13 +191,14 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
 
     def rebuild_all(advance):
         from kdump.parallel import ordered_map
-        done = None if advance is None else (lambda i: advance(file_sizes([directories[i]])))
+        sizes = [file_sizes([d]) for d in directories]
+        done = None if advance is None else (lambda i: advance(sizes[i]))
         rebuilt = dict(zip(directories, ordered_map(_rebuild_directory_or_error,
                                                     [(p, index_interval_bytes, force) for p in directories], jobs,
-                                                    done=done), strict=True))
+                                                    done=done, sizes=sizes), strict=True))
         for p in paths:
             counted = p in rebuilt  # its bytes were counted as its worker finished
-            refused = None if os.path.isdir(p) else expand([p])[0].refused
+            refused = None if os.path.isdir(p) else scan([p]).entries[0].refused
             if refused is not None:  # missing, a FIFO or device: never opened
                 ui.cannot(p, refused.as_oserror())
                 continue

@@ -68,29 +68,17 @@ def with_progress(ui, total, label: str, work: Callable):
 
 
 def file_sizes(paths) -> int:
-    """The bytes of the regular files ``paths`` stand for (directories expanded, as kdump.read.logdir does)."""
-    from kdump.read.logdir import expand
-    total = 0
-    for e in expand(paths):
-        if e.refused is None:
-            try:
-                total += os.path.getsize(e.path)
-            except OSError:
-                pass
-    return total
+    """The bytes of the regular files ``paths`` (or a :class:`kdump.read.scan.Scan` of them) stand for, directories
+    expanded (:func:`kdump.read.scan.scan`)."""
+    from kdump.read.scan import as_scan
+    return as_scan(paths).total_bytes()
 
 
 def partition_log_sizes(paths) -> int:
     """The bytes of the .log segments of the partitions ``paths`` stand for (a file: every segment of its
     directory, as a deep check walks them all), each directory counted once."""
-    from kdump.read.logdir import FileKind, expand
+    from kdump.read.logdir import FileKind
+    from kdump.read.scan import scan
     places = list(dict.fromkeys(p if os.path.isdir(p) else (os.path.dirname(os.path.abspath(p)) or ".")
                                 for p in map(os.fspath, paths)))
-    total = 0
-    for e in expand(places):
-        if e.refused is None and e.kind is FileKind.LOG:
-            try:
-                total += os.path.getsize(e.path)
-            except OSError:
-                pass
-    return total
+    return scan(places).total_bytes(FileKind.LOG)

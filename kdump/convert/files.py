@@ -26,7 +26,8 @@ from kdump.atomic import (
     refuse_input,
 )
 from kdump.format.names import CODEC_NAMES
-from kdump.read.logdir import SEGMENT_COMPANIONS, FileKind, Partition, classify, segment_base_offset, sibling
+from kdump.read.logdir import SEGMENT_COMPANIONS, FileKind, classify, segment_base_offset, sibling
+from kdump.read.partition import PartitionLog
 from kdump.read.segment import SegmentReader
 
 from .engine import ConversionRefused, ConversionStats, Converter, ConvertOptions
@@ -62,7 +63,7 @@ class ConversionResult:
 
 def segments_in(directory) -> list[str]:
     """The segments (``<base offset>.log``, :mod:`kdump.read.logdir`) of a partition directory, in offset order."""
-    return [s.log for s in Partition(directory).segments]
+    return [s.log for s in PartitionLog(directory).segments]
 
 
 def output_path_for(source, output) -> str:
@@ -211,7 +212,7 @@ def convert_directory(source_dir, output_dir, options: ConvertOptions, *, overwr
     behind, and ``on_result`` is called only for segments that are in place."""
     source_dir = os.fspath(source_dir)
     output_dir = os.path.abspath(os.fspath(output_dir))
-    partition = Partition(source_dir)
+    partition = PartitionLog(source_dir)
     refuse_input(source_dir, output_dir, directory=True)
     parent = os.path.dirname(output_dir)
     os.makedirs(parent, exist_ok=True)
@@ -246,12 +247,13 @@ def convert_directory(source_dir, output_dir, options: ConvertOptions, *, overwr
     return results
 
 
-def _checkpoints_to_copy(partition: Partition, options: ConvertOptions) -> list[str]:
+def _checkpoints_to_copy(partition: PartitionLog, options: ConvertOptions) -> list[str]:
     """The partition's checkpoint files that still hold for the converted log: ``partition.metadata`` (the topic
     id), and the ``leader-epoch-checkpoint`` when the output keeps leader epochs (magic 2; magic 0/1 batches have
     none)."""
     kinds = [FileKind.PARTITION_METADATA] + ([FileKind.LEADER_EPOCH_CHECKPOINT] if options.to_magic >= 2 else [])
-    return [partition.checkpoints[k] for k in kinds if k in partition.checkpoints]
+    checkpoints = partition.files.checkpoints
+    return [checkpoints[k] for k in kinds if k in checkpoints]
 
 
 def _moved(path: str, old_dir: str, new_dir: str) -> str:

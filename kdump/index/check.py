@@ -32,6 +32,7 @@ from kdump.findings import ERROR, INFO, WARNING, FileReport, Findings
 from kdump.read import checkpoints as cps
 from kdump.read.locate import SegmentLocator, segment_end_offset
 from kdump.read.logdir import FileKind, Partition, segment_base_offset, sibling
+from kdump.read.scan import scan, work_units
 from kdump.read.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
 from kdump.read.time_index import max_record_timestamp
 from kdump.text.times import time_formatter
@@ -841,7 +842,8 @@ def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: in
     from kdump.parallel import ordered_map
     checked = iter(ordered_map(_check_partition_path, [(r.directory, deep, index_interval_bytes, time_format)
                                                        for r in later],
-                               jobs, done=None if done is None else (lambda i: done(later[i].directory))))
+                               jobs, done=None if done is None else (lambda i: done(later[i].directory)),
+                               sizes=[r.size for r in later]))
     return [x for r in reports for x in (next(checked) if isinstance(r, _Later) else [r])]
 
 
@@ -853,10 +855,12 @@ def _size_or_zero(path: str) -> int:
 
 
 class _Later:
-    """A partition of a log directory whose reports a worker process gives (their place in the list)."""
+    """A partition of a log directory whose reports a worker process gives (their place in the list); ``size``:
+    its segments' bytes (the largest start first)."""
 
-    def __init__(self, directory: str):
+    def __init__(self, directory: str, size: int):
         self.directory = directory
+        self.size = size
 
 
 def _check_partition_path(directory: str, deep: bool, index_interval_bytes: int,
@@ -870,7 +874,10 @@ def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = Fal
     if os.path.isdir(p):
         from kdump.leftovers import is_leftover_directory, leftover_reports
         reports.extend(leftover_reports(p))  # kdump's own crash leftovers (temporaries, interrupted group writes)
-        here = Partition(p)
+        found = scan([p], depth=1)  # a log directory's partitions are its subdirectories
+        if not found.directories:
+            raise found.refused[0].as_oserror()
+        here = found.directories[0]
         if here.is_partition:
             reports.extend(check_partition_companions(p, deep=deep, index_interval_bytes=index_interval_bytes,
                                                       progress=progress, time_format=time_format))
@@ -879,13 +886,16 @@ def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = Fal
                 reports.append(check_text_checkpoint(pm))
         else:
             reports.extend(check_text_checkpoint(q) for q in here.files_of(FileKind.OFFSET_CHECKPOINT))
-            for q in here.subdirectories:
-                if Partition(q).is_partition and not is_leftover_directory(q):
-                    if later:
-                        reports.append(_Later(q))
-                    else:
-                        reports.extend(check_paths([q], deep=deep, index_interval_bytes=index_interval_bytes,
-                                                   progress=progress, time_format=time_format))
+            for unit in work_units([part for part in found.partitions if not is_leftover_directory(part.directory)]):
+                if later:
+                    reports.append(_Later(unit.directory, unit.size))
+                else:
+                    reports.extend(check_paths([unit.directory], deep=deep, index_interval_bytes=index_interval_bytes,
+                                               progress=progress, time_format=time_format))
+            for refused in found.unlistable:  # a subdirectory that cannot be listed: said, the others checked
+                r = FileReport(refused.path, "unknown")
+                r.io_error = f"cannot read: {refused.reason}"
+                reports.append(r)
     elif not os.path.exists(p):
         r = FileReport(p, "unknown")
         r.io_error = "no such file or directory"

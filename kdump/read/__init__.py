@@ -2,7 +2,8 @@
 
 * :mod:`kdump.read.segment`: ``SegmentReader``, the one walker of a ``.log`` file's framing (batches, headers,
   resynchronising events, live files);
-* :mod:`kdump.read.logdir`: Kafka's directory layout (file kinds, names, siblings, partitions, log directories);
+* :mod:`kdump.read.logdir`: Kafka's directory layout (file kinds, names, siblings, one directory's listing);
+* :mod:`kdump.read.scan`: paths to partitions, segments and work units, the one walk every command shares;
 * companion files, read (and encoded) one module per kind: :mod:`~kdump.read.offset_index`,
   :mod:`~kdump.read.time_index`, :mod:`~kdump.read.txn_index` (over :mod:`~kdump.read.index_base`),
   :mod:`~kdump.read.snapshot` (producer snapshots), :mod:`~kdump.read.checkpoints`;

@@ -20,7 +20,9 @@ Names (``LogFileUtils``, ``Snapshots``, ``UnifiedLog``, spec §5.1):
 * kdump's temporaries (:mod:`kdump.atomic`, :func:`kdump_temporary`): ``.<target name>.<random>.tmp`` (a file, or
   the directory a partition is converted into, being written), ``.<target name>.<random>.group.tmp`` (the journal
   of a group of files being renamed into place together) and, from older kdump versions, ``.bak.<random>.tmp``; its
-  kept backup is ``<name>.bak`` (older versions also wrote ``<name>.bak.<n>``);
+  kept backup is ``<name>.bak`` (older versions also wrote ``<name>.bak.<n>``); a Spark write
+  (:mod:`kdump.spark.write`) fills ``.kdump-staging-<id>`` (:func:`is_kdump_staging`) before its commit moves the
+  segments into place: partition directories that are not data yet;
 * a partition directory is ``<topic>-<partition>`` (the topic may hold dashes and dots: the partition is after the
   last dash), or ``<topic>-<partition>.<unique id>-delete`` / ``-future`` / ``-stray`` while Kafka deletes, moves
   or sets aside a replica (``UnifiedLog.parseTopicPartitionName``).
@@ -28,10 +30,9 @@ Names (``LogFileUtils``, ``Snapshots``, ``UnifiedLog``, spec §5.1):
 The sibling of a file is built from its own name up to the first dot (``5.log`` -> ``5.index``), so a segment and
 its indexes always share their digits.
 
-:func:`expand` turns command-line paths into the files a command should visit: each file once (by device and
-inode, whatever links lead to it), directories searched recursively without following a symlink loop forever,
-and anything that is not a regular file (a FIFO, a device, a socket) refused with a reason instead of opened,
-since opening a FIFO blocks until a writer comes.
+:func:`list_directory` is the one listing of a directory (each name stat()ed, classified, and refused when it is
+not a regular file or a directory: opening a FIFO blocks until a writer comes); :class:`Partition` sorts one
+directory's files by kind, and :mod:`kdump.read.scan` walks command-line paths down to partitions with it.
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ import errno
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 class FileKind(enum.Enum):
@@ -99,6 +100,7 @@ TEMP_SUFFIX = ".tmp"
 GROUP_JOURNAL_SUFFIX = ".group.tmp"
 BACKUP_SUFFIX = ".bak"
 _KDUMP_BACKUP = re.compile(r".+\.bak(\.[0-9]+)?")
+KDUMP_STAGING_PREFIX = ".kdump-staging-"
 _PARTITION_DIR = re.compile(r"(\S+)-(\S+)\.(\S+)-(delete|future|stray)")
 INT64_MAX = 2**63 - 1
 INT32_MAX = 2**31 - 1
@@ -245,6 +247,12 @@ def topic_partition(dir_name) -> tuple[str, int] | None:
     return topic, int(number)
 
 
+def is_kdump_staging(path) -> bool:
+    """A directory a Spark write of kdump's is filling (``.kdump-staging-<id>``): segments that are not data until
+    the write commits, never read by a command that searches a directory."""
+    return _name(path).startswith(KDUMP_STAGING_PREFIX)
+
+
 def directory_state(dir_name) -> str | None:
     """``delete``, ``future`` or ``stray`` for a partition directory Kafka is deleting, moving in, or has set
     aside; None for a live one (or a name that is no partition directory)."""
@@ -292,7 +300,7 @@ class Refused:
         return OSError(self.errno, self.reason, self.path)
 
 
-def _stat_or_refusal(path: str) -> os.stat_result | Refused:
+def stat_or_refusal(path: str) -> os.stat_result | Refused:
     """stat() following links, or a refusal for what cannot or must not be opened."""
     try:
         st = os.stat(path)
@@ -311,6 +319,39 @@ def _stat_or_refusal(path: str) -> os.stat_result | Refused:
                        errno.EINVAL)
 
 
+@dataclass(frozen=True)
+class Listed:
+    """One name of a directory listing: its ``path``, ``kind`` (:func:`classify`), whether it leads to a directory,
+    its ``size``, its ``identity`` (what every link to the same file shares: (device, inode) on a local disk), or
+    why it is ``refused`` (not a regular file or a directory, a dangling link, a loop)."""
+
+    name: str
+    path: str
+    kind: FileKind
+    is_dir: bool = False
+    size: int = 0
+    identity: object = None
+    refused: Refused | None = None
+
+
+def list_directory(directory) -> list[Listed]:
+    """The one listing of a local directory, in name order, every entry stat()ed (links followed) and classified,
+    and refused (never opened) when it is not a regular file or a directory. Raises OSError when the directory
+    cannot be listed. :class:`Partition` and :func:`kdump.read.scan.scan` both read directories through it."""
+    directory = os.fspath(directory)
+    return [listed(os.path.join(directory, name)) for name in sorted(os.listdir(directory))]
+
+
+def listed(path) -> Listed:
+    """A local path as a :class:`Listed` (stat()ed, links followed; refused when it must not be opened)."""
+    path = os.fspath(path)
+    name = _name(path)
+    found = stat_or_refusal(path)
+    if isinstance(found, Refused):
+        return Listed(name, path, classify(name), refused=found)
+    return Listed(name, path, classify(name), stat.S_ISDIR(found.st_mode), found.st_size, (found.st_dev, found.st_ino))
+
+
 class Partition:
     """The Kafka files of one directory, by kind (a partition directory, or any directory of segments).
 
@@ -318,17 +359,22 @@ class Partition:
     ``snapshots``: (offset, path) of producer snapshots in offset order; ``kraft_snapshots``: KRaft snapshot paths
     in name order; ``checkpoints``: kind -> path of the text checkpoints here; ``files``: (path, kind) of every
     regular file, in name order; ``refused``: entries that are not regular files; ``subdirectories``.
-    :meth:`rescan` reads the directory again (after a segment roll)."""
+    :meth:`rescan` reads the directory again (after a segment roll). ``listing``: the directory's
+    :func:`list_directory`, when the caller has just made it (the directory is then not listed again)."""
 
-    def __init__(self, directory):
+    def __init__(self, directory, listing: list[Listed] | None = None):
         self.directory = os.fspath(directory)
         named = topic_partition(self.directory)
         self.topic: str | None
         self.partition: int | None
         self.topic, self.partition = named if named is not None else (None, None)
-        self.rescan()
+        self._sort(list_directory(self.directory) if listing is None else listing)
 
     def rescan(self) -> Partition:
+        self._sort(list_directory(self.directory))
+        return self
+
+    def _sort(self, listing: list[Listed]) -> None:
         self.files: list[tuple[str, FileKind]] = []
         self.refused: list[Refused] = []
         self.subdirectories: list[str] = []
@@ -336,16 +382,14 @@ class Partition:
         self.kraft_snapshots: list[str] = []
         self.checkpoints: dict[FileKind, str] = {}
         by_base: dict[int, Segment] = {}
-        for name in sorted(os.listdir(self.directory)):
-            path = os.path.join(self.directory, name)
-            st = _stat_or_refusal(path)
-            if isinstance(st, Refused):
-                self.refused.append(st)
+        for entry in listing:
+            name, path, kind = entry.name, entry.path, entry.kind
+            if entry.refused is not None:
+                self.refused.append(entry.refused)
                 continue
-            if stat.S_ISDIR(st.st_mode):
+            if entry.is_dir:
                 self.subdirectories.append(path)
                 continue
-            kind = classify(name)
             self.files.append((path, kind))
             if kind is FileKind.LOG or kind in SEGMENT_COMPANIONS:
                 base = int(name.split(".", 1)[0])
@@ -366,7 +410,6 @@ class Partition:
         self.segments: list[LogSegment] = [LogSegment(**vars(s)) for s in ordered if s.log is not None]
         self.orphans = [s for s in ordered if s.log is None]
         self.snapshots.sort()
-        return self
 
     def files_of(self, *kinds: FileKind) -> list[str]:
         return [p for p, k in self.files if k in kinds]
@@ -384,139 +427,27 @@ class Partition:
         return f"Partition({self.directory!r}, segments={[s.base_offset for s in self.segments]})"
 
 
-class LogDir:
-    """A directory searched for partitions: ``partitions`` (itself if it is one, then every directory below it
-    that is one, in name order; each directory once, symlink loops cut), ``checkpoints`` (the offset checkpoints
-    and meta.properties of the directory itself), ``refused`` (what could not be listed or opened)."""
-
-    def __init__(self, directory):
-        self.directory = os.fspath(directory)
-        self.partitions: list[Partition] = []
-        self.refused: list[Refused] = []
-        top = Partition(self.directory)
-        self.checkpoints = top.files_of(FileKind.OFFSET_CHECKPOINT, FileKind.META_PROPERTIES)
-        self._walk(top, set())
-
-    def _walk(self, part: Partition, seen: set) -> None:
-        key = _identity(part.directory)
-        if key in seen:
-            return
-        seen.add(key)
-        if part.is_partition:
-            self.partitions.append(part)
-        self.refused.extend(part.refused)
-        for sub in part.subdirectories:
-            try:
-                child = Partition(sub)
-            except OSError as e:
-                self.refused.append(Refused(sub, f"cannot list the directory: {e.strerror or e}", e.errno or 0))
-                continue
-            self._walk(child, seen)
-
-
-def _identity(path: str) -> tuple[int, int]:
-    st = os.stat(path)
-    return st.st_dev, st.st_ino
-
-
 @dataclass
 class Entry:
     """One file to visit: ``kind`` (by :func:`classify` for a file found in a directory, :func:`named_kind` for a
     file named by the user), ``from_dir`` (found by searching a directory), ``refused`` (set instead of a kind
-    when the path must not or cannot be read)."""
+    when the path must not or cannot be read), ``size`` (its bytes when found)."""
 
     path: str
     kind: FileKind
     from_dir: bool
     refused: Refused | None = None
+    size: int = 0  # bytes when the walk stat()ed it
 
 
 _ORDER = {FileKind.LOG: 0, FileKind.INDEX: 1, FileKind.TIMEINDEX: 2, FileKind.TXNINDEX: 3,
           FileKind.PRODUCER_SNAPSHOT: 4}
 
 
-def _directory_order(name: str) -> tuple:
-    """Offset order (a segment, then its indexes and the snapshot of that offset), then other names."""
+def directory_order(name: str) -> tuple:
+    """The order a directory's files are visited in: offset order (a segment, then its indexes and the snapshot of
+    that offset), then other names."""
     kind = classify(name)
     if kind in _ORDER:
         return (0, int(name.split(".", 1)[0]), _ORDER[kind], name)
     return (1, 0, 0, name)
-
-
-def expand(paths) -> list[Entry]:
-    """The files ``paths`` stand for, in order: a file as named; a directory's files in offset order then its
-    subdirectories in name order, recursively. Each directory, and each file found in one, is visited once (by
-    device and inode: hard links, symlinks, a symlink loop and a directory named twice give one visit); a file
-    named by the user is visited as named. A missing path, a dangling link, a symlink loop and anything that is
-    not a regular file give a :class:`Refused` entry instead of being opened."""
-    out: list[Entry] = []
-    seen: set = set()
-    for p in paths:
-        p = os.fspath(p)
-        st = _stat_or_refusal(p)
-        if isinstance(st, Refused):
-            out.append(Entry(p, named_kind(p), False, st))
-        elif stat.S_ISDIR(st.st_mode):
-            _expand_dir(p, out, seen)
-        else:  # named by the user: visited as often as named (Kafka's tool dumps --files a,a twice)
-            out.append(Entry(p, named_kind(p), False))
-    return out
-
-
-def _expand_dir(d: str, out: list, seen: set) -> None:
-    try:
-        st = os.stat(d)
-        if (st.st_dev, st.st_ino) in seen:
-            return
-        seen.add((st.st_dev, st.st_ino))
-        names = os.listdir(d)
-    except OSError as e:
-        out.append(Entry(d, FileKind.UNKNOWN, True, Refused(d, f"cannot list the directory: {e.strerror or e}",
-                                                           e.errno or 0)))
-        return
-    subdirs = []
-    for name in sorted(names, key=_directory_order):
-        path = os.path.join(d, name)
-        found = _stat_or_refusal(path)
-        if isinstance(found, Refused):
-            out.append(Entry(path, classify(name), True, found))
-        elif stat.S_ISDIR(found.st_mode):
-            subdirs.append(path)
-        elif (found.st_dev, found.st_ino) not in seen:
-            seen.add((found.st_dev, found.st_ino))
-            out.append(Entry(path, classify(name), True))
-    for sub in sorted(subdirs):
-        _expand_dir(sub, out, seen)
-
-
-@dataclass
-class SegmentGroup:
-    """The segments of one partition that a command was pointed at (:func:`segment_groups`), in offset order.
-    ``key``: ``<topic>-<partition>`` when the directory is named so, else the directory as reached."""
-
-    key: str
-    directory: str
-    logs: list[str] = field(default_factory=list)
-
-
-def segment_groups(paths) -> tuple[list[SegmentGroup], list[Refused]]:
-    """The ``.log`` segments ``paths`` stand for (:func:`expand`: segments, partition and log directories), grouped
-    by the directory holding them, in offset order; and what was refused (missing, not a regular file)."""
-    groups: dict[str, SegmentGroup] = {}
-    refused = []
-    for e in expand(paths):
-        if e.refused is not None:
-            refused.append(e.refused)
-            continue
-        if e.kind is not FileKind.LOG:
-            continue
-        directory = os.path.dirname(e.path)
-        group = groups.get(directory)
-        if group is None:
-            named = topic_partition(os.path.basename(os.path.abspath(directory)))
-            key = f"{named[0]}-{named[1]}" if named is not None else directory
-            group = groups[directory] = SegmentGroup(key, directory)
-        group.logs.append(e.path)
-    for group in groups.values():
-        group.logs.sort(key=lambda p: (segment_base_offset(p) is None, segment_base_offset(p) or 0))
-    return list(groups.values()), refused

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 
 from kdump.errors import FormatError
 from kdump.format.columns import RECORDS_PER_CHUNK
-from kdump.read.logdir import FileKind, LogDir, Partition, directory_state, named_kind, topic_partition
+from kdump.read.logdir import FileKind, directory_state, named_kind, topic_partition
+from kdump.read.partition import PartitionLog
+from kdump.read.scan import scan
 from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
 
 
@@ -145,24 +147,23 @@ def _check_topic(directory: str, topic: str, path: str) -> None:
 
 
 def _directory_sources(directory: str, topic: str) -> list[Source]:
-    try:
-        top = Partition(directory)
-    except OSError as e:
-        raise ReplayInputError(f"{directory}: cannot list the directory: {e.strerror or e}") from None
+    found = scan([directory])
+    if not found.directories:
+        raise ReplayInputError(f"{directory}: {found.refused[0].reason}")
+    top = PartitionLog(found.directories[0])
     if top.is_partition or top.topic == topic:
         if top.topic is not None:
             _check_topic(directory, topic, directory)
         return [_source(top)]
-    found = [_source(p) for p in LogDir(directory).partitions
-             if p.topic == topic and directory_state(p.directory) is None]
-    if not found:
+    partitions = [_source(p) for p in found.partitions if p.topic == topic and directory_state(p.directory) is None]
+    if not partitions:
         raise ReplayInputError(f"{directory}: holds no {topic} partition (give a {topic}-N directory, a log "
                                "directory holding them, or segment files)")
-    return found
+    return partitions
 
 
-def _source(part: Partition) -> Source:
-    return Source(part.directory, [s.log for s in part.segments], list(part.kraft_snapshots))
+def _source(part: PartitionLog) -> Source:
+    return Source(part.directory, [s.log for s in part.segments], list(part.files.kraft_snapshots))
 
 
 def read_records(path: str, skipped: SkipList, *,

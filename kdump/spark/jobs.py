@@ -19,6 +19,7 @@ import threading
 import uuid
 from dataclasses import dataclass, field, replace
 
+from kdump.parallel import largest_first
 from kdump.spark.arrow import DamagedRegion, ReadOptions, read_slices
 from kdump.spark.plan import balanced_tasks, find_segments, plan_tasks, remote
 from kdump.spark.schema import DECODED_FROM, default_columns
@@ -217,13 +218,13 @@ def partition_key(seg) -> str:
 
 
 def _partitions(segments) -> list[tuple[str, list]]:
-    """``(partition key, its segments in offset order)`` per directory (as :func:`kdump.read.logdir.segment_groups`
-    groups them), the largest first so that they start early."""
+    """``(partition key, its segments in offset order)`` per directory (as :meth:`kdump.read.scan.Scan.segment_groups`
+    groups them), the largest first so that they start early (:func:`kdump.read.scan.largest_first`)."""
     groups: dict[str, list] = {}
     for seg in segments:  # find_segments: by directory, then base offset
         groups.setdefault(_directory(seg), []).append(seg)
-    return sorted(((partition_key(segs[0]), segs) for segs in groups.values()),
-                  key=lambda g: -sum(s.size for s in g[1]))
+    partitions = [(partition_key(segs[0]), segs) for segs in groups.values()]
+    return [partitions[i] for i in largest_first([sum(s.size for s in segs) for _, segs in partitions])]
 
 
 def stats(spark, paths, *, storage_options=None, memory_bytes=None, progress=None) -> dict:

@@ -2,7 +2,9 @@
 
 * :func:`find_segments` -- log directories, partition directories, segment files and (local) globs, local
   or remote, to :class:`SegmentFile` s in (topic, partition, base offset) order, each file once; topic and
-  partition from the directory name (:mod:`kdump.read.logdir`, the one module that knows Kafka's names);
+  partition from the directory name (:mod:`kdump.read.logdir`, the one module that knows Kafka's names). Local
+  paths are walked by :func:`kdump.read.scan.scan`, as every command walks them; remote ones (``pyarrow.fs``)
+  by the same walk over the store's listing (:class:`RemoteFiles`, Spark's only lister of its own);
 * :func:`plan_tasks` -- Spark's file-source packing (``FilePartition.getFilePartitions``): small segments
   share a task, each counted with an open cost of 4 MiB, and a segment larger than the split size is cut
   at batch boundaries that its offset index names (each checked to hold a sound batch);
@@ -15,9 +17,11 @@ import glob
 import itertools
 import os
 from dataclasses import dataclass, field, replace
+from urllib.parse import urlparse
 
 from kdump.read import logdir
 from kdump.read.logdir import FileKind
+from kdump.read.scan import scan
 from kdump.spark import _source, remote
 from kdump.spark.arrow import SegmentSlice
 
@@ -67,22 +71,25 @@ def _identity(location):
 
 def _expand(path: str, storage_options):
     if remote.is_remote(path):
-        yield from _expand_remote(path, storage_options)
-        return
-    matches = sorted(glob.glob(path)) if glob.has_magic(path) else [path]
-    if not matches:
-        raise PathError(f"{path}: no such file or directory (the pattern matches nothing)")
-    for entry in logdir.expand(matches):  # each file once, nothing but regular files opened
+        found = scan([path], files=RemoteFiles(storage_options))
+    else:
+        matches = sorted(glob.glob(path)) if glob.has_magic(path) else [path]
+        if not matches:
+            raise PathError(f"{path}: no such file or directory (the pattern matches nothing)")
+        found = scan(matches)
+    for entry in found.entries:  # each file once, nothing but regular files opened
         if entry.refused is not None:
             if not entry.from_dir or entry.kind is FileKind.LOG:
                 missing = entry.refused.errno == errno.ENOENT and not os.path.islink(entry.path)
                 raise PathError(f"{entry.path}: {'no such file or directory' if missing else entry.refused.reason}")
+            if entry.refused in found.unlistable:  # records that cannot be read: the read fails, none is dropped
+                raise PathError(f"{entry.path}: {entry.refused.reason}")
             continue
         if entry.kind is not FileKind.LOG:
             if not entry.from_dir:
                 raise PathError(f"{entry.path}: not a log segment (expected <base offset>.log)")
             continue
-        seg = _segment(entry.path, os.path.getsize(entry.path))
+        seg = _segment(entry.path, entry.size)
         if seg is None:  # named on the command line: copied.log has no base offset to place it by
             raise PathError(f"{entry.path}: not a log segment (expected <base offset>.log)")
         yield seg
@@ -99,24 +106,28 @@ def _segment(location: str, size: int) -> SegmentFile | None:
     return SegmentFile(topic, partition, base, location, size)
 
 
-def _expand_remote(location: str, storage_options):
-    exists, is_dir, size = remote.stat(location, storage_options)
-    if not exists:
-        raise PathError(f"{location}: no such file or directory")
-    if not is_dir:
-        seg = _segment(location, size)
-        if seg is None:
-            raise PathError(f"{location}: not a log segment (expected <base offset>.log)")
-        yield seg
-        return
-    for name, sub_dir, sub_size in sorted(remote.listdir(location, storage_options)):
-        child = remote.join(location, name)
-        if sub_dir:
-            yield from _expand_remote(child, storage_options)
-        else:
-            seg = _segment(child, sub_size)
-            if seg is not None:
-                yield seg
+class RemoteFiles:
+    """A ``pyarrow.fs`` store as :func:`kdump.read.scan.scan` lists it (:class:`kdump.read.scan.Files`): a location
+    is its own identity (a store has no links)."""
+
+    def __init__(self, storage_options=None):
+        self.storage_options = storage_options
+
+    def stat(self, location: str) -> logdir.Listed:
+        exists, is_dir, size = remote.stat(location, self.storage_options)
+        name = location.rstrip("/").rsplit("/", 1)[-1]
+        if not exists:
+            return logdir.Listed(name, location, logdir.classify(name),
+                                 refused=logdir.Refused(location, "No such file or directory", errno.ENOENT))
+        return logdir.Listed(name, location, logdir.classify(name), is_dir, size, location)
+
+    def listdir(self, location: str) -> list[logdir.Listed]:
+        return [logdir.Listed(name, remote.join(location, name), logdir.classify(name), is_dir, size,
+                              remote.join(location, name))
+                for name, is_dir, size in sorted(remote.listdir(location, self.storage_options))]
+
+    def parts(self, location: str) -> list[str]:
+        return urlparse(location).path.split("/")
 
 
 # --- pruning -------------------------------------------------------------------------------------------

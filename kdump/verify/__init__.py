@@ -67,8 +67,10 @@ def verify_paths(paths, options: VerifyOptions | None = None, *, progress=None, 
             reports.extend(verify_unit(kind, item, options, progress=progress))
         return reports
     from kdump.parallel import ordered_map
-    done = None if progress is None else (lambda i: progress(_unit_bytes(*units[i])))
-    for unit_reports in ordered_map(verify_unit, [(kind, item, options) for kind, item in units], jobs, done=done):
+    sizes = [_unit_bytes(kind, item) for kind, item in units]
+    done = None if progress is None else (lambda i: progress(sizes[i]))
+    for unit_reports in ordered_map(verify_unit, [(kind, item, options) for kind, item in units], jobs, done=done,
+                                    sizes=sizes):
         reports.extend(unit_reports)
     return reports
 

@@ -21,7 +21,8 @@ from typing import Any
 
 from kdump.findings import FileReport
 from kdump.leftovers import is_leftover_directory
-from kdump.read.logdir import COMPANION_KINDS, FileKind, LogDir, Partition, expand, named_kind
+from kdump.read.logdir import COMPANION_KINDS, FileKind, Partition, named_kind
+from kdump.read.scan import Scan, scan
 from kdump.verify.codes import CODES
 from kdump.verify.walk import PartitionState, SegmentVerifier, VerifyOptions
 
@@ -55,17 +56,18 @@ def collect(paths) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     for p in paths:
         p = os.fspath(p)
+        found = scan([p])  # each path on its own: a directory named twice is verified twice
         if os.path.isdir(p):
-            found: list[tuple[str, Any]] = []
-            error = _walk_dir(p, found)
+            listed: list[tuple[str, Any]] = []
+            error = _walk_dir(p, found, listed)
             if error is not None:
                 out.append(("error", (p, error)))
-            elif not [kind for kind, _ in found if kind != "leftovers"]:
+            elif not [kind for kind, _ in listed if kind != "leftovers"]:
                 out.append(("error", (p, "no log segments (.log), KRaft snapshots (.checkpoint) or partition "
                                          "companion files in this directory or below it")))
-            out.extend(found)
+            out.extend(listed)
             continue
-        (entry,) = expand([p])
+        (entry,) = found.entries
         if entry.refused is not None:
             missing = not os.path.lexists(p)
             out.append(("error", (p, "no such file or directory" if missing else entry.refused.reason)))
@@ -79,22 +81,20 @@ def collect(paths) -> list[tuple[str, Any]]:
     return out
 
 
-def _walk_dir(d: str, out: list) -> str | None:
-    """The partitions of ``d`` and below (:class:`kdump.read.logdir.LogDir`: segments by the one naming rule, in
-    offset order; each directory once), and an error for each path that cannot be read."""
-    try:
-        logdir = LogDir(d)
-    except OSError as e:
-        return f"cannot list the directory: {e.strerror or e}"
+def _walk_dir(d: str, found: Scan, out: list) -> str | None:
+    """The partitions of ``d`` and below (:func:`kdump.read.scan.scan`: segments by the one naming rule, in offset
+    order; each directory once), and an error for each path that cannot be read; or why ``d`` itself cannot."""
+    if not found.directories:  # d itself could not be listed (or is kdump's staging directory)
+        return found.refused[0].reason
     out.append(("leftovers", d))  # kdump's own crash leftovers (kdump.leftovers)
-    for part in logdir.partitions:
+    for part in found.partitions:
         if is_leftover_directory(part.directory):
             continue  # a partition kdump was converting into: a leftover of its parent, not a partition
         if part.directory != d:
             out.append(("leftovers", part.directory))
-        out.append(("partition", (part.directory, [s.log for s in part.segments], part.kraft_snapshots,
-                                  _has_companions(part))))
-    out.extend(("error", (refused.path, refused.reason)) for refused in logdir.refused)
+        out.append(("partition", (part.directory, [s.log for s in part.segments], part.files.kraft_snapshots,
+                                  _has_companions(part.files))))
+    out.extend(("error", (refused.path, refused.reason)) for refused in found.refused)
     return None
 
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from kdump.decode.schema_registry.storage import DEFAULT_TOPIC, replay_partition
 from kdump.decode.schema_registry.store import AVRO, JSON, PROTOBUF, Reference, SchemaStore, SubjectVersion
 from kdump.format.limits import DEFAULT_MAX_DECOMPRESSED_BYTES
-from kdump.read.logdir import FileKind, Partition, expand, topic_partition
+from kdump.read.logdir import FileKind, Partition, topic_partition
 from kdump.read.segment import SegmentReader
 
 SCHEMA_FILE_TYPES = {".avsc": AVRO, ".proto": PROTOBUF, ".json": JSON}
@@ -126,7 +126,8 @@ def first_payloads(data_paths: Iterable[str], topic: str = DEFAULT_TOPIC,
     looks at."""
     key = value = None
     seen = 0
-    for entry in expand(data_paths):
+    from kdump.read.scan import scan
+    for entry in scan(data_paths).entries:
         if entry.refused is not None or entry.kind is not FileKind.LOG:
             continue
         named = topic_partition(os.path.dirname(os.path.abspath(entry.path)))
