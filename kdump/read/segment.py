@@ -201,7 +201,7 @@ class SegmentReader:
                 return
             head = f.read(L.LOG_OVERHEAD)
             offset, size = prefix.unpack(head)
-            if size < L.LEGACY_RECORD_OVERHEAD_V0:
+            if size < F.MIN_ENTRY_SIZE:
                 zeros = not any(head) and _all_zero(self._file.fileno(), pos + L.LOG_OVERHEAD, end)
                 self._stop(F.zeros_stop(pos, remaining) if zeros else F.size_stop(pos, size, remaining))
                 return
@@ -304,20 +304,18 @@ class SegmentReader:
                 return
             offset, size = unpack_prefix(head)
             nxt = pos + L.LOG_OVERHEAD + size
-            if size < L.LEGACY_RECORD_OVERHEAD_V0:
+            if size < F.MIN_ENTRY_SIZE:
                 if probe.all_zero(pos, end):
                     yield self._stop(F.zeros_stop(pos, remaining))
                     return
-                cause = (f"entry size field is {size}, below the minimum of {L.LEGACY_RECORD_OVERHEAD_V0} "
-                         "(Kafka: CorruptRecordException)")
-                damage = _damaged(probe, pos, probe.find_next(pos + 1), last_good, "size-below-minimum", cause)
+                damage = _damaged(probe, pos, probe.find_next(pos + 1), last_good, "size-below-minimum",
+                                  F.size_below_minimum(size))
             elif size > remaining - L.LOG_OVERHEAD:
                 q = probe.find_next(pos + 1)
                 if q is None:
                     yield self._stop(F.truncated_stop(pos, size, remaining))
                     return
-                cause = (f"entry size field is {size}, past the end of the file ({remaining} bytes remain), yet "
-                         "valid batches follow: the size field is damaged")
+                cause = f"{F.size_beyond_end(size, remaining)}, yet valid batches follow: its size field is damaged"
                 damage = _damaged(probe, pos, q, last_good, "size-beyond-end", cause)
             else:
                 if size <= max_batch:
@@ -518,7 +516,7 @@ class Prober:
         while i >= 0:
             q = i - at
             size = unpack_size(buf, q + L.SIZE_AT)[0]
-            if L.LEGACY_RECORD_OVERHEAD_V0 <= size <= self.max_batch_bytes:
+            if F.MIN_ENTRY_SIZE <= size <= self.max_batch_bytes:
                 head = buf[q:q + L.V2_RECORD_BATCH_OVERHEAD]
                 if len(head) < L.V2_RECORD_BATCH_OVERHEAD:
                     head = self.read(w + q, L.V2_RECORD_BATCH_OVERHEAD)
@@ -559,7 +557,7 @@ def entries_in(data) -> tuple[list[tuple[int, int, int]], Stop]:
         if remaining <= L.HEADER_SIZE_UP_TO_MAGIC:
             return out, F.end_stop(pos) if remaining <= 0 else F.short_stop(pos, remaining)
         offset, size = unpack(data, pos)
-        if size < L.LEGACY_RECORD_OVERHEAD_V0:
+        if size < F.MIN_ENTRY_SIZE:
             return out, F.size_stop(pos, size, remaining)
         if L.LOG_OVERHEAD + size > remaining:
             return out, F.truncated_stop(pos, size, remaining)
@@ -599,8 +597,7 @@ def read_batch_at(fd: int, header: BatchHeader, max_batch_bytes: int = DEFAULT_M
 
     Raises FormatError for a batch above ``max_batch_bytes`` or one whose bytes do not parse."""
     if header.size > max_batch_bytes:
-        raise FormatError("batch-too-large",
-                          f"batch declares {header.size} bytes, above the limit of {max_batch_bytes}",
+        raise FormatError("batch-too-large", F.size_above_limit(header.size - L.LOG_OVERHEAD, max_batch_bytes),
                           position=header.position)
     data = os.pread(fd, header.size, header.position)
     if len(data) != header.size:

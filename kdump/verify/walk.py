@@ -282,7 +282,7 @@ class SegmentVerifier:
     def _good(self, batch) -> None:
         self.report.batches += 1
         if batch.magic == 2:
-            if not _v2_header_fast_ok(batch):
+            if not F.v2_header_fast_ok(batch):
                 self._header_v2(batch)
             first = batch.base_offset
             if self._deep_checks(batch):
@@ -329,43 +329,10 @@ class SegmentVerifier:
         return self.options.deep and (flt is None or flt.magic is None or flt.magic == magic)
 
     def _header_v2(self, b: RecordBatch) -> None:
-        pos = b.position
-        where = {"position": pos, "first_offset": b.base_offset, "last_offset": b.last_offset}
-        attrs = b.attributes
-        if attrs & 7 > 4:
-            self._add("codec-invalid", f"unknown compression codec id {attrs & 7} (attributes {attrs})", **where)
-        if attrs < 0 or attrs & 0x80 or attrs > 0xFF:
-            self._add("attributes-invalid", f"attributes {attrs & 0xFFFF:#06x} set bits Kafka never uses "
-                      "(only bits 0-6 have a meaning)", **where)
-        lod = b.last_offset_delta
-        if lod < 0:
-            self._add("last-offset-delta-invalid", f"lastOffsetDelta is {lod} (negative)", **where)
-        count = b.records_count
-        if count < 0 or (lod >= 0 and count > lod + 1):
-            self._add("record-count-invalid", f"record count {count} does not fit the batch's offset range "
-                      f"({lod + 1} offsets)", **where)
-        pid, epoch, seq = b.producer_id, b.producer_epoch, b.base_sequence
-        # Without a producer id the epoch and sequence fields mean nothing, and real writers leave
-        # various values there (the group coordinator and pre-idempotence Java producers write
-        # sequence 0, some clients epoch 0), so only contradictions that matter are reported.
-        problem = None
-        if pid < -1:
-            problem = "a producer id below -1"
-        elif pid == -1 and b.is_transactional:
-            problem = "transactional without a producer id"
-        elif pid >= 0 and (epoch < 0 or seq < -1):
-            problem = "a producer id with " + ("no epoch" if epoch < 0 else "a sequence below -1")
-        if problem:
-            self._add("producer-fields-invalid", f"producer id {pid}, epoch {epoch}, base sequence {seq}: "
-                      f"{problem}", **where)
-        elif pid >= 0 and seq < 0 and not b.is_control:
-            self._add("producer-sequence-missing", f"data batch of producer {pid} (epoch {epoch}) has no base "
-                      "sequence", **where)
-        mts = b.max_timestamp
-        if mts < -1:
-            self._add("timestamp-invalid", f"max timestamp {mts} is below -1", **where)
-        elif mts < 0 and attrs & L.V2_TIMESTAMP_TYPE_MASK and count > 0:
-            self._add("timestamp-invalid", "LogAppendTime batch without an append time (max timestamp -1)", **where)
+        """One finding per rule of the header table (:data:`kdump.format.framing.V2_HEADER_RULES`) it breaks."""
+        where = {"position": b.position, "first_offset": b.base_offset, "last_offset": b.last_offset}
+        for code, message in F.v2_header_problems(b):
+            self._add(code, message, **where)
 
     def _header_legacy(self, b: LegacyBatch) -> None:
         msg = b.message
@@ -462,16 +429,4 @@ class SegmentVerifier:
                       f"missing one is {after + 1} (batch at byte {pos}); normal in a compacted partition",
                       position=pos, first_offset=after + 1)
         self.findings.finish()
-
-
-def _v2_header_fast_ok(b: RecordBatch) -> bool:
-    """The common case in one expression, so that a walk over small batches stays fast; anything else is
-    looked at field by field (``_header_v2``)."""
-    lod = b.last_offset_delta
-    return (0 <= b.attributes <= 0x7F and (b.attributes & 7) <= 4 and lod >= 0
-            and 0 <= b.records_count <= lod + 1 and b.max_timestamp >= -1
-            and ((b.producer_id == -1 and not b.attributes & L.V2_TRANSACTIONAL_MASK)
-                 or (b.producer_id >= 0 and b.producer_epoch >= 0
-                     and (b.base_sequence >= 0 or (b.base_sequence == -1 and b.attributes & L.V2_CONTROL_MASK))))
-            and not (b.max_timestamp < 0 and b.attributes & L.V2_TIMESTAMP_TYPE_MASK and b.records_count > 0))
 
