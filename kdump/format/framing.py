@@ -10,9 +10,9 @@ on bytes already read; :mod:`kdump.read.segment` is the one module that reads fi
 * :func:`header_sane` and :func:`crc_span`: the cheap checks that tell an entry from random bytes, used
   to resynchronise after damage (no CRC is computed here);
 * the rules themselves, each spelled once: an entry's size field (:func:`size_below_minimum`,
-  :func:`size_beyond_end`, :func:`size_above_limit`: the messages every walk and command gives) and a magic 2
-  batch header's fields (:data:`V2_HEADER_RULES`, with :func:`v2_header_fast_ok`, the same rules in one
-  expression for verify's hot path);
+  :func:`size_beyond_end`, :func:`size_above_limit`, :func:`too_short`: the messages every walk and command
+  gives) and a magic 2 batch header's fields (:data:`V2_HEADER_RULES`, with :func:`v2_header_fast_ok`, the
+  same rules in one expression for verify's hot path);
 * :class:`Stop` with one set of kinds (``END`` .. ``INCOMPLETE``): why a walk ended, for every walk.
 """
 from __future__ import annotations
@@ -71,7 +71,13 @@ def size_below_minimum(size: int) -> str:
 
 def size_beyond_end(size: int, remaining: int) -> str:
     """A size field that runs past the end of the file (``remaining``: bytes from the entry's start)."""
-    return f"entry declares {L.LOG_OVERHEAD + size} bytes but only {remaining} remain"
+    return f"entry size field is {size}: the entry declares {L.LOG_OVERHEAD + size} bytes but only {remaining} remain"
+
+
+def too_short(remaining: int) -> str:
+    """Fewer bytes left than an entry's header up to its magic byte: Kafka's walk reads no entry there."""
+    return (f"{remaining} bytes at the end are too few for an entry (at least {L.HEADER_SIZE_UP_TO_MAGIC + 1} are "
+            "needed)")
 
 
 def size_above_limit(size: int, max_batch_bytes: int) -> str:
@@ -85,9 +91,7 @@ def end_stop(position: int) -> Stop:
 
 
 def short_stop(position: int, remaining: int) -> Stop:
-    return Stop(SHORT, position, remaining,
-                f"{remaining} bytes at the end are too few for an entry header (17 bytes needed)",
-                code="truncated-tail")
+    return Stop(SHORT, position, remaining, too_short(remaining), code="truncated-tail")
 
 
 def truncated_stop(position: int, size: int, remaining: int) -> Stop:
@@ -198,8 +202,7 @@ def parse_header(head: bytes, position: int, remaining: int) -> BatchHeader | St
     ``remaining``: bytes from ``position`` to the end of the file), or the stop Kafka's walk makes there.
     Messages name the position: they are quoted where the position is not otherwise said."""
     if len(head) <= L.HEADER_SIZE_UP_TO_MAGIC:
-        return Stop(SHORT, position, len(head),
-                    f"only {len(head)} bytes at position {position}, too few for a batch header (17 needed)",
+        return Stop(SHORT, position, len(head), f"at position {position}: {too_short(len(head))}",
                     code="truncated-tail")
     offset, size = L.PREFIX.unpack_from(head, 0)
     if size < MIN_ENTRY_SIZE:
