@@ -22,7 +22,6 @@ open-ended, when nothing good follows). :meth:`Damage.describe` is the one sente
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from kdump.errors import FormatError
 from kdump.format import framing as F
@@ -37,9 +36,6 @@ from kdump.read.segment import (
     Stop,
     crc_message,
 )
-
-if TYPE_CHECKING:
-    from kdump.read.logdir import LogSegment
 
 ENTRY, RANGE, LARGE, BATCH, TAIL, OTHER = "entry", "range", "large", "batch", "tail", "other"
 KINDS = (ENTRY, RANGE, LARGE, BATCH, TAIL, OTHER)
@@ -132,26 +128,25 @@ class Damage(FormatError):
     def lost_offsets(self, next_base: int | None = None) -> LostOffsets:
         """The offsets this damage costs a reader (``next_base``: the next segment's base offset, which bounds
         them when no good batch follows in this file; default: :attr:`next_base`)."""
-        if self.kind == OTHER:
+        if self.kind == OTHER or (self.kind == TAIL and self.zeros):  # (zero padding holds no data)
             return LostOffsets(None, None)
         if self.claimed is not None:
             first, last = self.claimed
             if first is not None and last is not None and last < first:  # a damaged header's last offset
                 last = None
             return LostOffsets(first, last, claimed=self.kind == BATCH)
+        start: int | None = None
         if self.last_good_offset is not None:
-            first: int | None = self.last_good_offset + 1
+            start = self.last_good_offset + 1
         elif self.walk_start == 0:
-            first = self.base_offset  # nothing good before it in the file: from the segment's first offset
-        else:
-            first = None
+            start = self.base_offset  # nothing good before it in the file: from the segment's first offset
         if self.resumed:
             last = self.next_good_offset - 1 if self.next_good_offset is not None else None
         else:
             bound = next_base if next_base is not None else self.next_base
             last = bound - 1 if bound is not None else None
         unread = self.walk_start if self.last_good_offset is None and self.walk_start > 0 else None
-        return LostOffsets(first, last, walk_start=unread)
+        return LostOffsets(start, last, walk_start=unread)
 
     # --- what it is called ------------------------------------------------------------------------------------
     @property
@@ -176,6 +171,8 @@ class Damage(FormatError):
         if self.kind in (LARGE, BATCH):
             what = "entry" if self.kind == LARGE else "batch"
             return f"{cause}; skipped this {what} of {self.length} bytes (to byte {self.end}); {lost}"
+        if self.kind == TAIL and self.zeros:
+            return cause  # zero padding: what a preallocated segment leaves, no data lost
         return f"{cause}; {lost}"  # a tail (its cause says its bytes), or an error met elsewhere
 
     def to_dict(self, location: str | None = None) -> dict:
@@ -239,12 +236,11 @@ def readable(reader: SegmentReader, *, show_invalid: bool = True, next_base: int
     when nothing good follows)."""
     where = {"file": reader.path, "base_offset": reader.base_offset, "walk_start": reader.start,
              "next_base": next_base}
-    last_good = None  # the last good batch or LargeEntry: where the offsets lost start
+    last_good: Batch | LargeEntry | None = None  # the last good batch or large entry: where the offsets lost start
     pending: list[Damage] = []  # damages waiting for what follows them (the first offset after them)
     entry: BadEntry | None = None  # an entry that is no batch: a damaged range may start at it
     for event in reader.events():
-        kind = type(event)
-        if kind is GoodBatch:  # the common case first, kept short: verify walks millions of batches
+        if isinstance(event, GoodBatch):  # the common case first, kept short: verify walks millions of batches
             if entry is not None:
                 pending.append(_entry_damage(entry, where, last_good))
                 entry = None
@@ -253,10 +249,10 @@ def readable(reader: SegmentReader, *, show_invalid: bool = True, next_base: int
             last_good = event.batch
             yield event.batch
             continue
-        if entry is not None and not (kind is DamagedRange and event.start == entry.position):
+        if entry is not None and not (isinstance(event, DamagedRange) and event.start == entry.position):
             pending.append(_entry_damage(entry, where, last_good))
             entry = None
-        if kind is BadEntry:
+        if isinstance(event, BadEntry):
             if event.batch is None:
                 entry = event
                 continue
@@ -267,11 +263,11 @@ def readable(reader: SegmentReader, *, show_invalid: bool = True, next_base: int
                 yield Damage(BATCH, event.error.code, event.error.message, event.position,
                              event.position + event.size, claimed=(_first_offset(event.batch), event.batch.last_offset),
                              entry=event, batch=event.batch, file=reader.path)
-        elif kind is DamagedRange:
+        elif isinstance(event, DamagedRange):
             yield from _followed(pending, event.resumed, event.next_good_offset)
             yield _range_damage(event, entry, where)
             entry = None
-        elif kind is LargeEntry:
+        elif isinstance(event, LargeEntry):
             first = event.header.base_offset if event.header is not None else None
             yield from _followed(pending, True, first)
             yield Damage(LARGE, "batch-too-large",
@@ -280,7 +276,6 @@ def readable(reader: SegmentReader, *, show_invalid: bool = True, next_base: int
                          file=reader.path)
             last_good = event
         else:  # the Stop that ends every walk
-            assert isinstance(event, Stop)
             yield from _followed(pending, False, None)
             tail = _tail_damage(event, where, last_good)
             if tail is not None:
@@ -318,13 +313,3 @@ def _tail_damage(stop: Stop, where: dict, last_good) -> Damage | None:
     return Damage(TAIL, stop.code or stop.kind, stop.message or stop.kind, stop.position, stop.position + stop.length,
                   last_good_offset=None if last_good is None else _last_offset(last_good), zeros=stop.kind == F.ZEROS,
                   stop=stop, **where)
-
-
-def segment_damage(segment: LogSegment, *, next_base: int | None = None, max_batch_bytes: int | None = None
-                   ) -> Iterator[Damage]:
-    """Every damage of one segment file, in file order (the batches walked, not kept)."""
-    kwargs = {} if max_batch_bytes is None else {"max_batch_bytes": max_batch_bytes}
-    with SegmentReader(segment.path, **kwargs) as reader:
-        for item in readable(reader, show_invalid=False, next_base=next_base):
-            if isinstance(item, Damage):
-                yield item

@@ -139,15 +139,14 @@ class SegmentVerifier:
                       f"{MAX_SEGMENT_BYTES} bytes", length=end)
         good = self._good
         for item in readable(reader, show_invalid=False):
-            kind = type(item)
-            if kind is Damage:
+            if isinstance(item, Damage):
                 self._tick(item.start)
                 self._damage(item)
-            elif kind is not Stop:  # a good batch: the common case
+            elif not isinstance(item, Stop):  # a good batch: the common case
                 if self.progress is not None:
                     self._tick(item.position)
                 good(item)
-            # the Stop: what it says of the file was said by its TAIL damage, if anything
+            # (the Stop: what it says of the file was said by its tail damage, if anything)
 
     def _damage(self, d: Damage) -> None:
         """One damaged area (:class:`kdump.read.damage.Damage`) as findings."""
