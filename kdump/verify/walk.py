@@ -1,7 +1,9 @@
 """Verify one segment file: walk its entries like Kafka, check each, resynchronise after damage.
 
 The walk is :meth:`kdump.read.segment.SegmentReader.events` (Kafka's framing, ``FileLogInputStream.nextBatch``,
-spec §3.9, going on after damage); this module turns its events into findings:
+spec §3.9, going on after damage), seen through :func:`kdump.read.damage.readable` (batches, and one
+:class:`~kdump.read.damage.Damage` per damaged area, described as every command describes it); this module turns
+them into findings:
 
 * **good batch**: its header is checked (and with ``deep`` its records, see :mod:`kdump.verify.deep`), its
   offsets against the previous batch and the file name, its producer and leader epoch against the
