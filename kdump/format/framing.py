@@ -10,9 +10,10 @@ on bytes already read; :mod:`kdump.read.segment` is the one module that reads fi
 * :func:`header_sane` and :func:`crc_span`: the cheap checks that tell an entry from random bytes, used
   to resynchronise after damage (no CRC is computed here);
 * the rules themselves, each spelled once: an entry's size field (:func:`size_below_minimum`,
-  :func:`size_beyond_end`, :func:`size_above_limit`, :func:`too_short`: the messages every walk and command
-  gives) and a magic 2 batch header's fields (:data:`V2_HEADER_RULES`, with :func:`v2_header_fast_ok`, the
-  same rules in one expression for verify's hot path);
+  :func:`size_beyond_end`, :func:`size_above_limit`, :func:`too_short`, and per format
+  :func:`~kdump.format.v2.batch_too_small`, :func:`~kdump.format.legacy.message_too_small`: the messages every
+  walk and command gives) and a magic 2 batch header's fields (:data:`V2_HEADER_RULES`, with
+  :func:`v2_header_fast_ok`, the same rules in one expression for verify's hot path);
 * :class:`Stop` with one set of kinds (``END`` .. ``INCOMPLETE``): why a walk ended, for every walk.
 """
 from __future__ import annotations
@@ -25,8 +26,8 @@ from typing import Any, NamedTuple
 from kdump._crc import crc32c
 from kdump.errors import FormatError
 from kdump.format import layout as L
-from kdump.format.legacy import LegacyBatch
-from kdump.format.v2 import RecordBatch
+from kdump.format.legacy import LegacyBatch, message_too_small
+from kdump.format.v2 import RecordBatch, batch_too_small
 
 # --- why a walk stops ------------------------------------------------------------------------------------
 END = "end"  # nothing left
@@ -215,8 +216,7 @@ def parse_header(head: bytes, position: int, remaining: int) -> BatchHeader | St
     magic = head[L.MAGIC_AT]
     if magic == 2:
         if size < L.V2_BODY_HEAD_SIZE or len(head) < L.V2_RECORD_BATCH_OVERHEAD:
-            return Stop(CORRUPT, position, remaining,
-                        f"magic 2 batch at position {position} declares {total} bytes, less than its 61-byte header",
+            return Stop(CORRUPT, position, remaining, f"at position {position}: {batch_too_small(total)}",
                         code="batch-too-small", fatal=True, declared=total)
         (base, _size, ple, _magic, _crc, attrs, last_delta, _base_ts, max_ts, pid, epoch, _seq,
          count) = L.V2_HEAD.unpack_from(head, 0)
@@ -230,9 +230,9 @@ def parse_header(head: bytes, position: int, remaining: int) -> BatchHeader | St
     ts = L.NO_TIMESTAMP
     if magic == 1:
         if size < L.LEGACY_RECORD_OVERHEAD_V1:
-            return Stop(CORRUPT, position, remaining,
-                        f"magic 1 message at position {position} is {size} bytes, less than 22",
-                        code="message-too-small", fatal=True, declared=total)
+            why = message_too_small("magic 1 message", size, L.LEGACY_RECORD_OVERHEAD_V1)
+            return Stop(CORRUPT, position, remaining, f"at position {position}: {why}", code="message-too-small",
+                        fatal=True, declared=total)
         (ts,) = L.INT64.unpack_from(head, L.LEGACY_TIMESTAMP_AT)
     compressed = attrs & L.LEGACY_CODEC_MASK
     return BatchHeader(position, total, magic, offset, None if compressed else offset, ts, attrs & 0xFF)
