@@ -216,3 +216,22 @@ def test_dump_verify_spark_and_salvage_say_the_same_for_the_same_damage(tmp_path
     (dropped,) = plan(str(log)).dropped
     assert (dropped.start, dropped.end, dropped.code, dropped.reason) == (d.start, d.end, d.code, d.message)
     assert (dropped.first_offset, dropped.last_offset) == tuple(d.lost_offsets())
+
+
+@pytest.mark.parametrize("magic", [1, 2])
+def test_an_entry_too_small_for_its_format_is_said_the_same_by_every_walk(tmp_path, magic):
+    from kdump.format.legacy import message_too_small
+    from kdump.format.v2 import batch_too_small
+    good = _batch(0, 1)
+    head = bytearray(good[:40])
+    struct.pack_into(">i", head, 8, 20)  # 20 bytes after the size field: below 22 (magic 1) and 49 (magic 2)
+    head[16] = magic
+    path = tmp_path / NAME
+    path.write_bytes(bytes(head[:32]))
+    rule = batch_too_small(32) if magic == 2 else message_too_small("magic 1 message", 20, 22)
+    with SegmentReader(path) as reader:
+        list(reader.batches())
+        assert reader.tail is not None and rule in reader.tail.message  # the batch readers (v2.py, legacy.py)
+    with open(path, "rb") as f:
+        stop = header_at(f.fileno(), 0, 32)  # the positional header walk (framing.parse_header)
+    assert isinstance(stop, F.Stop) and rule in stop.message
