@@ -21,6 +21,7 @@ from kdump.errors import FormatError
 from kdump.format import columns as _columns
 from kdump.format.columns import RecordColumns
 from kdump.format.framing import Stop
+from kdump.read.damage import RANGE, TAIL, Damage, readable
 from kdump.read.logdir import (
     BOOTSTRAP_CHECKPOINT,
     COMPANION_KINDS,
@@ -35,12 +36,7 @@ from kdump.read.scan import as_scan
 from kdump.read.segment import (
     DEFAULT_MAX_BATCH_BYTES,
     DEFAULT_MAX_DECOMPRESSED_BYTES,
-    BadEntry,
-    Damage,
-    DamagedRange,
-    LargeEntry,
     SegmentReader,
-    readable,
 )
 
 if TYPE_CHECKING:
@@ -410,80 +406,34 @@ def _follow_offsets(records, last, result: FileResult):
 
 
 class _DamageWalk:
-    """The batches a dump shows, from the resynchronising walk (:meth:`SegmentReader.events`): every intact
+    """The batches a dump shows, from the resynchronising walk (:func:`kdump.read.damage.readable`): every intact
     batch before and after damage; a batch that parsed but fails its CRC is shown (Kafka prints it with
-    ``isvalid: false``); an entry that is not a batch (an unknown magic byte, too small for its format,
-    above ``--max-batch-bytes``) is skipped by its size; bytes that hold no entry are one error per region,
-    naming its byte range, its cause and the offsets lost. An entry whose size field cannot be trusted
-    either is reported once, with the region it starts."""
+    ``isvalid: false``); every other damaged area (an entry that is not a batch, skipped by its size; bytes that
+    hold no entry; an entry above ``--max-batch-bytes``) is one error, its :meth:`~kdump.read.damage.Damage.describe`
+    (byte range, cause, offsets lost). The tail is reported after the walk, in Kafka's words where Kafka has some."""
 
     def __init__(self, dumper: Dumper, result: FileResult, path: str):
         self.dumper, self.result, self.path = dumper, result, path
 
     def batches(self, reader: SegmentReader, window: _SeekWindow | None):
-        for item in readable(reader.events()):
+        for item in readable(reader):
             if isinstance(item, Damage):
-                if item.large is not None:
-                    self._report(FormatError("batch-too-large", _large_message(item.large, reader.max_batch_bytes),
-                                             position=item.start))
-                elif item.damaged is None:
-                    assert item.entry is not None  # a Damage is a large entry, a damaged range, or a bad entry
-                    self._skipped(item.entry)
-                elif not _before_window(item.damaged, window):
-                    self._report(FormatError(item.code, _damage_message(item.damaged, item.entry, reader.start),
-                                             position=item.start))
+                if item.kind != TAIL and not _before_window(item, window):
+                    self.dumper._error(self.result, FormatError(item.code, item.describe(), position=item.start))
             elif isinstance(item, Stop):  # the Stop that ends every walk (also in reader.tail)
                 return
             else:
                 yield item
 
-    def _skipped(self, bad: BadEntry) -> None:
-        self._report(FormatError(bad.error.code, f"{bad.error.message}; skipped this entry of {bad.size} bytes "
-                                 f"(offset field {bad.offset})", position=bad.position))
 
-    def _report(self, err: FormatError) -> None:
-        self.dumper._error(self.result, err)
-
-
-def _before_window(damage: DamagedRange, window: _SeekWindow | None) -> bool:
-    """Does a seeking dump's window leave out every offset lost in ``damage``?"""
-    if window is None:
+def _before_window(damage: Damage, window: _SeekWindow | None) -> bool:
+    """Does a seeking dump's window leave out every offset lost in a damaged range?"""
+    if window is None or damage.kind != RANGE:
         return False
     if not window.started and window.from_offset is not None and damage.next_good_offset is not None:
         return damage.next_good_offset <= window.from_offset
     return window.to_offset is not None and damage.last_good_offset is not None and \
         damage.last_good_offset >= window.to_offset
-
-
-def _damage_message(damage: DamagedRange, bad: BadEntry | None, walk_start: int) -> str:
-    cause = damage.cause if bad is None else f"{bad.error.message}, and {damage.cause}"
-    n = damage.end - damage.start
-    return f"{n} bytes (to byte {damage.end}) hold no batch: {cause}; {_lost(damage, walk_start)}"
-
-
-def _lost(damage: DamagedRange, walk_start: int) -> str:
-    last, nxt = damage.last_good_offset, damage.next_good_offset
-    if last is None and walk_start > 0 and nxt is not None:  # a seek started the walk here
-        return (f"the offsets lost before {nxt} are not known (the dump started at byte {walk_start}); "
-                f"the dump goes on at byte {damage.end}")
-    if not damage.resumed:
-        after = "" if last is None else f" after offset {last}"
-        return f"no intact batch follows: every offset{after} in this file is lost"
-    if last is None and nxt is None:
-        return "the offsets lost are not known"
-    if last is None:
-        return f"offsets before {nxt} are lost; the dump goes on at byte {damage.end}"
-    if nxt is None:
-        return f"offsets after {last} are lost; the dump goes on at byte {damage.end}"
-    if nxt <= last + 1:
-        return f"no offsets lost (last good offset {last}, next {nxt}); the dump goes on at byte {damage.end}"
-    return f"offsets {last + 1} to {nxt - 1} are lost; the dump goes on at byte {damage.end}"
-
-
-def _large_message(entry: LargeEntry, max_batch_bytes: int) -> str:
-    last = entry.header.last_offset if entry.header is not None else entry.offset
-    return (f"an entry of {entry.size} bytes (offsets up to {last}) is above the limit of {max_batch_bytes}; "
-            "skipped it (raise --max-batch-bytes to read it)")
 
 
 def _decode(batch, limit):

@@ -1,13 +1,13 @@
 """Salvage a damaged segment: copy every batch that verifies into a new segment, say exactly what was left out.
 
-The input is walked with :meth:`kdump.read.segment.SegmentReader.events` (Kafka's framing, going on after damage),
+The input is walked with :func:`kdump.read.damage.readable` (Kafka's framing, going on after damage),
 so the intact batches *after* a damaged region are kept too, not only those Kafka's own reader reaches before
 it. A batch is kept when ``kdump verify --deep`` has no error for it: a whole entry with a valid CRC, a sane
 header, records that decode and agree with the header, offsets above those of the batches kept before it
 (:class:`BatchJudge` runs the verifier's own checks on it). Everything else is a :class:`Dropped` range:
 
-* a bad entry (CRC mismatch, unknown magic, ...): its bytes, the offsets and record count its header
-  *claims* (not trustworthy: the bytes are damaged);
+* a batch that fails its CRC: its bytes, the offsets and record count its header *claims* (not trustworthy: the
+  bytes are damaged); an entry that is no batch (unknown magic, ...): its bytes and the offsets lost around it;
 * a damaged range (bytes that are no entry): its bytes and the offsets lost between the batches around it;
 * a batch with a valid CRC whose records fail ``--deep`` (the errors are named), or one above
   ``max_batch_bytes`` (its records cannot be checked: raise the limit to keep it);
@@ -28,17 +28,11 @@ import sys
 from dataclasses import dataclass, field
 
 from kdump.atomic import AtomicGroup, TemporaryDirectory, fsync_directory, refuse_input
+from kdump.format.framing import Stop
 from kdump.format.v2 import RecordBatch
+from kdump.read.damage import BATCH, Damage, readable
 from kdump.read.logdir import FileKind, Partition
-from kdump.read.segment import (
-    DEFAULT_MAX_BATCH_BYTES,
-    BadEntry,
-    DamagedRange,
-    GoodBatch,
-    LargeEntry,
-    SegmentReader,
-    Stop,
-)
+from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, SegmentReader
 from kdump.verify.walk import SegmentVerifier, VerifyOptions
 from kdump.writer import SegmentWriter, WriteVerificationError
 
@@ -112,29 +106,16 @@ class BatchJudge:
         return self.verifier.report.records - before
 
 
-def _bad_entry(e: BadEntry) -> Dropped:
-    b = e.batch
-    if isinstance(b, RecordBatch):  # magic 2: the header's record count
-        return Dropped(e.position, e.position + e.size, e.error.code, e.error.message, b.base_offset, b.last_offset,
-                       max(b.records_count, 0), claimed=True)
-    return Dropped(e.position, e.position + e.size, e.error.code, e.error.message, e.offset, e.offset, claimed=True)
-
-
-def _damaged_range(d: DamagedRange) -> Dropped:
-    first = d.last_good_offset + 1 if d.last_good_offset is not None else None
-    last = d.next_good_offset - 1 if d.next_good_offset is not None else None
-    if first is not None and last is not None and last < first:
-        first = last = None  # no offsets missing between the batches around it
-    return Dropped(d.start, d.end, d.code or "damaged-range", d.cause, first, last, data=not d.zeros)
-
-
-def _tail(stop: Stop, last_kept: int | None, base_offset: int | None) -> Dropped | None:
-    if stop.kind in ("end", "limit") or stop.kind == "corrupt":  # corrupt: after a damaged range, already said
-        return None
-    first = last_kept + 1 if last_kept is not None else base_offset
-    if stop.kind == "zeros":
-        return Dropped(stop.position, stop.position + stop.length, "zero-padding", stop.message, data=False)
-    return Dropped(stop.position, stop.position + stop.length, "truncated-tail", stop.message, first, None)
+def _dropped(d: Damage) -> Dropped:
+    """A damaged area (:class:`kdump.read.damage.Damage`) as what salvage leaves out: its bytes, its cause, the
+    offsets it costs (for a batch that fails its CRC, the offsets and record count its header claims)."""
+    lost = d.lost_offsets()
+    first, last = (None, None) if lost.none else tuple(lost)
+    records = max(d.batch.records_count, 0) if d.kind == BATCH and isinstance(d.batch, RecordBatch) else None
+    if d.large is not None and d.large.header is not None:
+        records = d.large.header.records_count
+    end = d.end if d.end is not None else d.start
+    return Dropped(d.start, end, d.code, d.message, first, last, records, claimed=lost.claimed, data=not d.zeros)
 
 
 def plan(source: str, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_batch=None,
@@ -143,51 +124,36 @@ def plan(source: str, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_batc
     batch, in order (the writer). Nothing is written here."""
     result = SalvageResult(source, "")
     judge = BatchJudge(source, max_batch_bytes)
-    last_kept = None
     with SegmentReader(source, max_batch_bytes=max_batch_bytes) as reader:
         result.input_bytes = reader.file_size
-        for event in reader.events():
-            if isinstance(event, GoodBatch):
-                batch = event.batch
-                before = judge.verifier.report.records
-                errors = judge.errors(batch)
-                if errors:
-                    first = errors[0]
-                    result.dropped.append(Dropped(
-                        batch.position, batch.position + batch.size, first.code,
-                        "; ".join(f"{f.code}: {f.message}" for f in errors[:3]), batch.base_offset,
-                        batch.last_offset, batch.records_count))
-                    continue
-                result.kept_batches += 1
-                result.kept_records += judge.records_of_last(before)
-                result.kept_bytes += batch.size
-                result.kept_positions.append(batch.position)
-                if result.first_offset is None:
-                    result.first_offset = batch.base_offset
-                last_kept = result.last_offset = batch.last_offset
-                if on_batch is not None:
-                    on_batch(batch)
-                if progress is not None:
-                    progress(batch.position + batch.size)
-            elif isinstance(event, BadEntry):
-                result.dropped.append(_bad_entry(event))
+        for item in readable(reader, show_invalid=False):
+            if isinstance(item, Damage):
+                result.dropped.append(_dropped(item))
                 judge.damage()
-            elif isinstance(event, DamagedRange):
-                result.dropped.append(_damaged_range(event))
-                judge.damage()
-            elif isinstance(event, LargeEntry):
+                continue
+            if isinstance(item, Stop):
+                continue
+            batch = item
+            before = judge.verifier.report.records
+            errors = judge.errors(batch)
+            if errors:
+                first = errors[0]
                 result.dropped.append(Dropped(
-                    event.position, event.position + event.size, "batch-too-large",
-                    f"CRC-valid entry of {event.size} bytes, above --max-batch-bytes {max_batch_bytes}: its records "
-                    "cannot be checked (raise --max-batch-bytes to keep it)",
-                    event.header.base_offset if event.header is not None else None,
-                    event.header.last_offset if event.header is not None else event.offset,
-                    event.header.records_count if event.header is not None else None))
-                judge.damage()
-            else:
-                tail = _tail(event, last_kept, reader.base_offset)
-                if tail is not None:
-                    result.dropped.append(tail)
+                    batch.position, batch.position + batch.size, first.code,
+                    "; ".join(f"{f.code}: {f.message}" for f in errors[:3]), batch.base_offset,
+                    batch.last_offset, batch.records_count))
+                continue
+            result.kept_batches += 1
+            result.kept_records += judge.records_of_last(before)
+            result.kept_bytes += batch.size
+            result.kept_positions.append(batch.position)
+            if result.first_offset is None:
+                result.first_offset = batch.base_offset
+            result.last_offset = batch.last_offset
+            if on_batch is not None:
+                on_batch(batch)
+            if progress is not None:
+                progress(batch.position + batch.size)
     return result
 
 

@@ -114,7 +114,7 @@ def _arrow(path, backend, **kw):
     opts = ReadOptions(columns=ALL, include_control=True, check_crcs=False, backend=backend, **kw)
     damage = []
     batches = list(read_slices([SegmentSlice(path, "t", 0)], opts,
-                               on_damage=lambda sl, e: damage.append((e.code, e.position, e.first_offset))))
+                               on_damage=lambda sl, e: damage.append((e.code, e.position, e.lost_offsets().first))))
     return batches, damage
 
 

@@ -58,7 +58,7 @@ def check_past_damage(result, path, stem, deep):
     assert result.stdout_bytes == exp_out
     err = abs_dir_placeholder(result.stderr_bytes, path.parent).decode().splitlines()
     assert err[0].startswith(f"kdump: {path.name}: at byte {position}: ")
-    assert f"offsets {first} to {last} are lost" in err[0]
+    assert f"offsets {first}-{last} are lost" in err[0]
     non_consecutive = [f"Non-consecutive offsets in <dir>/{path.name}", f"  {first - 1} is followed by {last + 1}"]
     assert err[1:] == (non_consecutive if deep else [])
     assert result.exit_code == 1

@@ -314,3 +314,48 @@ def test_an_entry_above_the_batch_limit_is_checked_without_reading_it(tmp_path):
     damaged[-1] ^= 1
     events = events_of(tmp_path, bytes(damaged) + c, max_batch_bytes=1000)
     assert [type(e) for e in events] == [BadEntry, GoodBatch, Stop] and events[0].error.code == "crc-mismatch"
+
+
+# --- the v2 header rules: one table, and the fast predicate that must agree with it --------------------------
+def test_every_header_rule_has_an_example_that_breaks_it_alone_and_the_fast_predicate_rejects_it():
+    assert F.v2_header_fast_ok(F.SOUND_V2_HEADER) and not F.v2_header_problems(F.SOUND_V2_HEADER)
+    for rule in F.V2_HEADER_RULES:
+        header = F.SOUND_V2_HEADER._replace(**rule.example)
+        assert [r for r in F.V2_HEADER_RULES if r.broken(header)] == [rule], rule.code
+        # a rule the fast predicate does not know would let this header through unchecked
+        assert not F.v2_header_fast_ok(header), f"v2_header_fast_ok does not know the rule {rule.code}"
+
+
+def test_the_fast_predicate_says_exactly_what_the_header_rules_say():
+    """A grid of boundary values of every field the rules read (an independent enumeration): the fast
+    predicate accepts a header exactly when no rule of the table is broken."""
+    import itertools
+    grid = {
+        "attributes": (-1, 0, 1, 4, 5, 7, 0x08, 0x10, 0x20, 0x30, 0x7F, 0x80, 0x100),
+        "last_offset_delta": (-2, -1, 0, 2),
+        "records_count": (-1, 0, 1, 3, 4),
+        "producer_id": (-2, -1, 0, 7),
+        "producer_epoch": (-2, -1, 0),
+        "base_sequence": (-2, -1, 0),
+        "max_timestamp": (-2, -1, 0),
+    }
+    for values in itertools.product(*grid.values()):
+        header = F.V2HeaderFields(**dict(zip(grid, values)))
+        assert F.v2_header_fast_ok(header) == (not F.v2_header_problems(header)), header
+
+
+def test_resynchronisation_sanity_uses_the_table_rules_marked_for_it():
+    """header_sane rejects a header breaking any rule marked ``sanity`` (codec, attributes, lastOffsetDelta,
+    record count), CRC aside."""
+    good = bytearray(batch(0))
+    assert F.header_sane(bytes(good[:61]), 1 << 20, len(good))
+    for rule in (None, *F.SANITY_RULES):
+        bad = bytearray(good)
+        header = F.SOUND_V2_HEADER._replace(**(rule.example if rule is not None else {}))
+        # the rule's example written into a real header (attributes at byte 21, lastOffsetDelta at 23, record
+        # count at 57: Kafka's DefaultRecordBatch layout)
+        struct.pack_into(">h", bad, 21, header.attributes)
+        struct.pack_into(">i", bad, 23, header.last_offset_delta)
+        struct.pack_into(">i", bad, 57, header.records_count)
+        # (None: the sound header's values, which must pass, or the test would prove nothing)
+        assert F.header_sane(bytes(bad[:61]), 1 << 20, len(bad)) == (rule is None), rule

@@ -89,7 +89,7 @@ def test_offset_and_time_windows_equal_the_full_scan(log):
     batches = parse_dump(full.stdout)
     picks = targets(batches)
     # damage whose lost offsets all lie before the window is not the window's problem (dump reads past it)
-    lost = [(int(a), int(b)) for a, b in re.findall(r"offsets (\d+) to (\d+) are lost", full.stderr)]
+    lost = [(int(a), int(b)) for a, b in re.findall(r"offsets (\d+)-(\d+) are lost", full.stderr)]
     for n in picks:
         got = dump("--from-offset", n, log)
         assert body(got.stdout) == window(batches, from_offset=n), n

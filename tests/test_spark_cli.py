@@ -177,13 +177,14 @@ def test_spark_scan_reports_damage_on_stderr_and_exits_1(spark, tmp_path):
     result = run_cli("spark", "scan", str(CORRUPT), "-o", str(tmp_path / "p"))
     assert result.exit_code == 1, result.output
     lines = [line for line in result.stderr.splitlines() if line.startswith("kdump: ")]
-    assert f"kdump: {log}: bytes {start}-{end} skipped (crc-mismatch" in "\n".join(lines)
-    assert f"offsets {bad['base']}-{bad['last']} lost" in "\n".join(lines)
+    assert f"kdump: {log}: at byte {start}: stored CRC-32C" in "\n".join(lines)
+    assert f"skipped this batch of {end - start} bytes (to byte {end}); offsets {bad['base']}-{bad['last']} are lost" \
+        in "\n".join(lines)
     # v0 CRC, v2 CRC, two damaged size fields (the truncated tail is an active segment's: no damage)
     assert len(lines) == 4
     failfast = run_cli("spark", "scan", str(log.parent), "--mode", "FAILFAST", "-o", str(tmp_path / "f"))
     assert failfast.exit_code == 1
-    assert f"kdump: {log}: at byte {start}: the batch's CRC does not match" in failfast.stderr
+    assert f"kdump: {log}: at byte {start}: stored CRC-32C" in failfast.stderr
     assert "Traceback" not in failfast.stderr
 
 

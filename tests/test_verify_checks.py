@@ -158,7 +158,7 @@ def test_a_zero_filled_hole_is_named_as_such(tmp_path):
     report = check(tmp_path, a + bytes(len(b)) + c)
     assert found(report) == [("size-below-minimum", len(a)), ("damaged-range", len(a))]
     f = one(report, "damaged-range")
-    assert f.message.startswith(f"bytes {len(a)}-{len(a) + len(b) - 1} ({len(b)} bytes) are all zero")
+    assert f.message.startswith(f"{len(b)} bytes (to byte {len(a) + len(b)}) are all zero")
     assert (f.first_offset, f.last_offset) == (3, 5)
 
 

@@ -149,11 +149,10 @@ def scan(paths, output, to_format, include_headers, mode, key_decoder, value_dec
 
 
 def _damage_line(d: dict) -> str:
-    from kdump.spark.arrow import DamagedRegion
     from kdump.text.escape import printable_path
-    region = DamagedRegion(d["code"], d["message"], position=d["start"], end=d["end"],
-                           first_offset=d["first_offset"], last_offset=d["last_offset"])
-    return printable_path(region.describe(d["file"]))  # a file name is the user's bytes: escaped
+    # the damage's own description (kdump.read.damage.Damage.describe), as every command says it; a file name is
+    # the user's bytes: escaped
+    return printable_path(f"{d['file']}: at byte {d['start']}: {d['description']}")
 
 
 @command.command("verify", epilog=EXIT_HELP)

@@ -9,6 +9,11 @@ on bytes already read; :mod:`kdump.read.segment` is the one module that reads fi
 * :func:`entry_batch`: the batch object of a whole framed entry, by its magic byte;
 * :func:`header_sane` and :func:`crc_span`: the cheap checks that tell an entry from random bytes, used
   to resynchronise after damage (no CRC is computed here);
+* the rules themselves, each spelled once: an entry's size field (:func:`size_below_minimum`,
+  :func:`size_beyond_end`, :func:`size_above_limit`, :func:`too_short`, and per format
+  :func:`~kdump.format.v2.batch_too_small`, :func:`~kdump.format.legacy.message_too_small`: the messages every
+  walk and command gives) and a magic 2 batch header's fields (:data:`V2_HEADER_RULES`, with
+  :func:`v2_header_fast_ok`, the same rules in one expression for verify's hot path);
 * :class:`Stop` with one set of kinds (``END`` .. ``INCOMPLETE``): why a walk ended, for every walk.
 """
 from __future__ import annotations
@@ -16,12 +21,13 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from kdump._crc import crc32c
 from kdump.errors import FormatError
 from kdump.format import layout as L
-from kdump.format.legacy import LegacyBatch
-from kdump.format.v2 import RecordBatch
+from kdump.format.legacy import LegacyBatch, message_too_small
+from kdump.format.v2 import RecordBatch, batch_too_small
 
 # --- why a walk stops ------------------------------------------------------------------------------------
 END = "end"  # nothing left
@@ -54,20 +60,44 @@ class Stop:
     declared: int | None = None
 
 
+# --- the rules of an entry's size field, each spelled once --------------------------------------------------
+MIN_ENTRY_SIZE = L.LEGACY_RECORD_OVERHEAD_V0  # 14: a magic 0 message with no key and no value, Kafka's minimum
+
+
+def size_below_minimum(size: int) -> str:
+    """A size field below :data:`MIN_ENTRY_SIZE` (Kafka throws CorruptRecordException)."""
+    return (f"entry size field is {size}, below the minimum of {MIN_ENTRY_SIZE}: a log entry is at least "
+            f"{MIN_ENTRY_SIZE} bytes (Kafka: CorruptRecordException)")
+
+
+def size_beyond_end(size: int, remaining: int) -> str:
+    """A size field that runs past the end of the file (``remaining``: bytes from the entry's start)."""
+    return f"entry size field is {size}: the entry declares {L.LOG_OVERHEAD + size} bytes but only {remaining} remain"
+
+
+def too_short(remaining: int) -> str:
+    """Fewer bytes left than an entry's header up to its magic byte: Kafka's walk reads no entry there."""
+    return (f"{remaining} bytes at the end are too few for an entry (at least {L.HEADER_SIZE_UP_TO_MAGIC + 1} are "
+            "needed)")
+
+
+def size_above_limit(size: int, max_batch_bytes: int) -> str:
+    """A size field above the memory limit a reader was given (not damage: a higher limit reads it)."""
+    return (f"an entry of {L.LOG_OVERHEAD + size} bytes is above the limit of {max_batch_bytes} bytes per batch "
+            "(raise --max-batch-bytes to read it)")
+
+
 def end_stop(position: int) -> Stop:
     return Stop(END, position)
 
 
 def short_stop(position: int, remaining: int) -> Stop:
-    return Stop(SHORT, position, remaining,
-                f"{remaining} bytes at the end are too few for an entry header (17 bytes needed)",
-                code="truncated-tail")
+    return Stop(SHORT, position, remaining, too_short(remaining), code="truncated-tail")
 
 
 def truncated_stop(position: int, size: int, remaining: int) -> Stop:
     total = L.LOG_OVERHEAD + size
-    return Stop(TRUNCATED, position, remaining,
-                f"entry declares {total} bytes but only {remaining} remain (an incomplete last batch)",
+    return Stop(TRUNCATED, position, remaining, f"{size_beyond_end(size, remaining)} (an incomplete last batch)",
                 code="truncated-tail", declared=total)
 
 
@@ -86,16 +116,13 @@ def zeros_stop(position: int, remaining: int) -> Stop:
 
 def size_stop(position: int, size: int, remaining: int) -> Stop:
     """A size field below Kafka's minimum (what it throws CorruptRecordException for)."""
-    return Stop(CORRUPT, position, remaining,
-                f"found record size {size} smaller than minimum record overhead ({L.LEGACY_RECORD_OVERHEAD_V0})",
-                code="size-below-minimum", fatal=True, declared=L.LOG_OVERHEAD + size)
+    return Stop(CORRUPT, position, remaining, size_below_minimum(size), code="size-below-minimum", fatal=True,
+                declared=L.LOG_OVERHEAD + size)
 
 
 def too_large_stop(position: int, size: int, remaining: int, max_batch_bytes: int) -> Stop:
-    return Stop(TOO_LARGE, position, remaining,
-                f"entry declares {size} bytes, above the memory limit of {max_batch_bytes} bytes per batch "
-                "(a higher limit reads it)", code="batch-too-large", fatal=True,
-                declared=L.LOG_OVERHEAD + size)
+    return Stop(TOO_LARGE, position, remaining, size_above_limit(size, max_batch_bytes), code="batch-too-large",
+                fatal=True, declared=L.LOG_OVERHEAD + size)
 
 
 def corrupt_stop(position: int, remaining: int, error: FormatError) -> Stop:
@@ -176,24 +203,20 @@ def parse_header(head: bytes, position: int, remaining: int) -> BatchHeader | St
     ``remaining``: bytes from ``position`` to the end of the file), or the stop Kafka's walk makes there.
     Messages name the position: they are quoted where the position is not otherwise said."""
     if len(head) <= L.HEADER_SIZE_UP_TO_MAGIC:
-        return Stop(SHORT, position, len(head),
-                    f"only {len(head)} bytes at position {position}, too few for a batch header (17 needed)",
+        return Stop(SHORT, position, len(head), f"at position {position}: {too_short(len(head))}",
                     code="truncated-tail")
     offset, size = L.PREFIX.unpack_from(head, 0)
-    if size < L.LEGACY_RECORD_OVERHEAD_V0:
-        return Stop(CORRUPT, position, remaining,
-                    f"record size {size} at position {position} is smaller than the minimum record overhead (14)",
+    if size < MIN_ENTRY_SIZE:
+        return Stop(CORRUPT, position, remaining, f"at position {position}: {size_below_minimum(size)}",
                     code="size-below-minimum", fatal=True, declared=L.LOG_OVERHEAD + size)
     total = L.LOG_OVERHEAD + size
     if total > remaining:
-        return Stop(TRUNCATED, position, remaining,
-                    f"the entry at position {position} declares {total} bytes but only {remaining} remain",
+        return Stop(TRUNCATED, position, remaining, f"at position {position}: {size_beyond_end(size, remaining)}",
                     code="truncated-tail", declared=total)
     magic = head[L.MAGIC_AT]
     if magic == 2:
         if size < L.V2_BODY_HEAD_SIZE or len(head) < L.V2_RECORD_BATCH_OVERHEAD:
-            return Stop(CORRUPT, position, remaining,
-                        f"magic 2 batch at position {position} declares {total} bytes, less than its 61-byte header",
+            return Stop(CORRUPT, position, remaining, f"at position {position}: {batch_too_small(total)}",
                         code="batch-too-small", fatal=True, declared=total)
         (base, _size, ple, _magic, _crc, attrs, last_delta, _base_ts, max_ts, pid, epoch, _seq,
          count) = L.V2_HEAD.unpack_from(head, 0)
@@ -207,12 +230,119 @@ def parse_header(head: bytes, position: int, remaining: int) -> BatchHeader | St
     ts = L.NO_TIMESTAMP
     if magic == 1:
         if size < L.LEGACY_RECORD_OVERHEAD_V1:
-            return Stop(CORRUPT, position, remaining,
-                        f"magic 1 message at position {position} is {size} bytes, less than 22",
-                        code="message-too-small", fatal=True, declared=total)
+            why = message_too_small("magic 1 message", size, L.LEGACY_RECORD_OVERHEAD_V1)
+            return Stop(CORRUPT, position, remaining, f"at position {position}: {why}", code="message-too-small",
+                        fatal=True, declared=total)
         (ts,) = L.INT64.unpack_from(head, L.LEGACY_TIMESTAMP_AT)
     compressed = attrs & L.LEGACY_CODEC_MASK
     return BatchHeader(position, total, magic, offset, None if compressed else offset, ts, attrs & 0xFF)
+
+
+# --- the rules of a magic 2 batch header, one table -----------------------------------------------------------
+class V2HeaderFields(NamedTuple):
+    """The header fields the rules read, as plain integers (a :class:`~kdump.format.v2.RecordBatch` has the same
+    names, so the rules read either)."""
+
+    attributes: int
+    last_offset_delta: int
+    records_count: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    max_timestamp: int
+
+
+SOUND_V2_HEADER = V2HeaderFields(0, 0, 1, -1, -1, -1, 0)  # a header that breaks no rule (the rules' examples vary it)
+
+
+@dataclass(frozen=True)
+class HeaderRule:
+    """One rule of a magic 2 batch header: ``code`` (the finding), ``broken(header)`` (True when the header breaks
+    it), ``message(header)`` (what is wrong, naming the fields), ``sanity`` (also one of the checks that tell a
+    header from random bytes when resynchronising), ``example``: field values (over :data:`SOUND_V2_HEADER`) that
+    break it and no other rule -- what the test of :func:`v2_header_fast_ok` feeds it."""
+
+    code: str
+    broken: Callable[[Any], bool]
+    message: Callable[[Any], str]
+    sanity: bool
+    example: dict
+
+
+def _producer_problem(h) -> str | None:
+    """Without a producer id the epoch and sequence fields mean nothing, and real writers leave various values
+    there (the group coordinator and pre-idempotence Java producers write sequence 0, some clients epoch 0), so
+    only contradictions that matter are rules."""
+    pid, epoch, seq = h.producer_id, h.producer_epoch, h.base_sequence
+    if pid < -1:
+        return "a producer id below -1"
+    if pid == -1 and h.attributes & L.V2_TRANSACTIONAL_MASK:
+        return "transactional without a producer id"
+    if pid >= 0 and (epoch < 0 or seq < -1):
+        return "a producer id with " + ("no epoch" if epoch < 0 else "a sequence below -1")
+    return None
+
+
+V2_HEADER_RULES: tuple[HeaderRule, ...] = (
+    HeaderRule("codec-invalid", lambda h: h.attributes & 7 > 4,
+               lambda h: f"unknown compression codec id {h.attributes & 7} (attributes {h.attributes})",
+               True, {"attributes": 5}),
+    # bit 7 and the high byte are never set
+    HeaderRule("attributes-invalid", lambda h: h.attributes < 0 or h.attributes & 0x80 or h.attributes > 0xFF,
+               lambda h: f"attributes {h.attributes & 0xFFFF:#06x} set bits Kafka never uses "
+                         "(only bits 0-6 have a meaning)",
+               True, {"attributes": 0x80}),
+    HeaderRule("last-offset-delta-invalid", lambda h: h.last_offset_delta < 0,
+               lambda h: f"lastOffsetDelta is {h.last_offset_delta} (negative)",
+               True, {"last_offset_delta": -1, "records_count": 0}),
+    HeaderRule("record-count-invalid",
+               lambda h: h.records_count < 0
+               or (h.last_offset_delta >= 0 and h.records_count > h.last_offset_delta + 1),
+               lambda h: f"record count {h.records_count} does not fit the batch's offset range "
+                         f"({h.last_offset_delta + 1} offsets)",
+               True, {"records_count": 2}),
+    HeaderRule("producer-fields-invalid", lambda h: _producer_problem(h) is not None,
+               lambda h: f"producer id {h.producer_id}, epoch {h.producer_epoch}, base sequence {h.base_sequence}: "
+                         f"{_producer_problem(h)}",
+               False, {"producer_id": 5, "producer_epoch": -1, "base_sequence": 0}),
+    # (a control batch -- a transaction marker -- has no sequence)
+    HeaderRule("producer-sequence-missing",
+               lambda h: h.producer_id >= 0 and h.producer_epoch >= 0 and h.base_sequence == -1
+               and not h.attributes & L.V2_CONTROL_MASK,
+               lambda h: f"data batch of producer {h.producer_id} (epoch {h.producer_epoch}) has no base sequence",
+               False, {"producer_id": 5, "producer_epoch": 0, "base_sequence": -1}),
+    HeaderRule("timestamp-invalid", lambda h: h.max_timestamp < -1,
+               lambda h: f"max timestamp {h.max_timestamp} is below -1",
+               False, {"max_timestamp": -2}),
+    HeaderRule("timestamp-invalid",
+               lambda h: h.max_timestamp == -1 and h.attributes & L.V2_TIMESTAMP_TYPE_MASK and h.records_count > 0,
+               lambda h: "LogAppendTime batch without an append time (max timestamp -1)",
+               False, {"max_timestamp": -1, "attributes": L.V2_TIMESTAMP_TYPE_MASK}),
+)
+SANITY_RULES = tuple(rule for rule in V2_HEADER_RULES if rule.sanity)
+
+
+def v2_header_problems(header) -> list[tuple[str, str]]:
+    """``(code, message)`` of every rule of :data:`V2_HEADER_RULES` that ``header`` breaks, in table order."""
+    return [(rule.code, rule.message(header)) for rule in V2_HEADER_RULES if rule.broken(header)]
+
+
+def v2_header_fast_ok(b) -> bool:
+    """True when ``b`` breaks no rule of :data:`V2_HEADER_RULES`: the common case in one expression, so that a
+    walk over millions of small batches stays fast. It must say exactly what the table says (tests/test_framing.py
+    holds it to every rule's example and to a grid of field values): a rule added to the table alone is caught
+    there, not silently skipped by the walks that trust this."""
+    attrs = b.attributes
+    lod = b.last_offset_delta
+    count = b.records_count
+    pid = b.producer_id
+    mts = b.max_timestamp
+    return (0 <= attrs <= 0x7F and (attrs & 7) <= 4 and lod >= 0
+            and 0 <= count <= lod + 1 and mts >= -1
+            and ((pid == -1 and not attrs & L.V2_TRANSACTIONAL_MASK)
+                 or (pid >= 0 and b.producer_epoch >= 0
+                     and (b.base_sequence >= 0 or (b.base_sequence == -1 and attrs & L.V2_CONTROL_MASK))))
+            and not (mts < 0 and attrs & L.V2_TIMESTAMP_TYPE_MASK and count > 0))
 
 
 # --- telling an entry from random bytes (resynchronisation) ----------------------------------------------
@@ -229,13 +359,15 @@ def header_sane(head: bytes, max_batch_bytes: int, room: int, *, need_fit: bool 
     if magic == 2:
         if n < L.V2_RECORD_BATCH_OVERHEAD:
             return False
-        (base, size, _ple, _m, _crc, attrs, lod, _bts, _mts, pid, epoch, seq, count) = L.V2_HEAD.unpack_from(head)
-        if size < L.V2_BODY_HEAD_SIZE or size > max_batch_bytes:
+        (base, size, _ple, _m, _crc, attrs, lod, _bts, mts, pid, epoch, seq, count) = L.V2_HEAD.unpack_from(head)
+        if size < L.V2_BODY_HEAD_SIZE or size > max_batch_bytes or base < 0:
             return False
-        # attributes: bit 7 and the high byte are never set; codec ids above 4 do not exist
-        if base < 0 or attrs < 0 or attrs > 0x7F or (attrs & 7) > 4:
+        fields = V2HeaderFields(attrs, lod, count, pid, epoch, seq, mts)
+        if any(rule.broken(fields) for rule in SANITY_RULES):
             return False
-        if lod < 0 or count < 0 or count > lod + 1 or pid < -1 or epoch < -1 or seq < -1:
+        # No writer puts a value below -1 in these, with or without a producer id (the producer rules of the
+        # table are about combinations real writers do leave, so they are findings, not signs of random bytes).
+        if pid < -1 or epoch < -1 or seq < -1:
             return False
         if (attrs & 7) == 0 and size - L.V2_BODY_HEAD_SIZE < L.V2_MIN_RECORD_SIZE * count:
             return False

@@ -26,22 +26,27 @@ from kdump.format.types import TimestampType
 _INT32 = struct.Struct(">i")  # key and value lengths
 
 
+def message_too_small(where: str, size: int, need: int) -> str:
+    """A legacy message of ``size`` bytes (after its size field) below the ``need`` bytes of its format's header
+    (14 for magic 0, 22 for magic 1): the one spelling of this entry-size rule (the framing walk says it too)."""
+    return f"{where} is {size} bytes; it needs at least {need}"
+
+
 def parse_message(buf, start: int, end: int, where: str = "message"):
     """The fields of the legacy message in ``buf[start:end]`` (the bytes after its size field):
     ``(crc, magic, attributes, timestamp, key_pos, key_len, value_pos, value_len)``, positions into ``buf``
     and -1 lengths for null. Raises FormatError for a message Kafka's reader cannot parse."""
     n = end - start
     if n < L.LEGACY_RECORD_OVERHEAD_V0:
-        raise FormatError("message-too-small",
-                          f"{where} is {n} bytes; a legacy message needs at least {L.LEGACY_RECORD_OVERHEAD_V0}")
+        raise FormatError("message-too-small", message_too_small(where, n, L.LEGACY_RECORD_OVERHEAD_V0))
     crc, magic, attributes = L.LEGACY_HEAD.unpack_from(buf, start)
     if magic == 0:
         timestamp = L.NO_TIMESTAMP
         pos = start + L.LEGACY_V0_KEY_SIZE_AT
     elif magic == 1:
         if n < L.LEGACY_RECORD_OVERHEAD_V1:
-            raise FormatError("message-too-small",
-                              f"magic 1 {where} is {n} bytes; it needs at least {L.LEGACY_RECORD_OVERHEAD_V1}")
+            raise FormatError("message-too-small", message_too_small(
+                where if where.startswith("magic") else f"magic 1 {where}", n, L.LEGACY_RECORD_OVERHEAD_V1))
         (timestamp,) = L.LEGACY_TIMESTAMP.unpack_from(buf, start + 6)
         pos = start + L.LEGACY_V1_KEY_SIZE_AT
     else:

@@ -209,6 +209,13 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
     return cols
 
 
+def batch_too_small(total: int) -> str:
+    """A magic 2 entry of ``total`` bytes (its prefix included), smaller than a record batch's header: the one
+    spelling of this entry-size rule (the framing walk says it too)."""
+    return (f"magic 2 batch declares {total} bytes; a record batch needs at least {L.V2_RECORD_BATCH_OVERHEAD} "
+            "(its header alone)")
+
+
 class RecordBatch:
     """A magic-2 record batch: the 61-byte header fields, plus lazily its CRC check and records."""
 
@@ -221,12 +228,7 @@ class RecordBatch:
 
     def __init__(self, position: int, base_offset: int, length: int, body: bytes):
         if length < L.V2_BODY_HEAD_SIZE or len(body) < L.V2_BODY_HEAD_SIZE:
-            raise FormatError(
-                "batch-too-small",
-                f"magic 2 batch declares {L.LOG_OVERHEAD + length} bytes; a record batch needs at least "
-                f"{L.V2_RECORD_BATCH_OVERHEAD} (its header alone)",
-                position=position,
-            )
+            raise FormatError("batch-too-small", batch_too_small(L.LOG_OVERHEAD + length), position=position)
         self.position = position
         self.base_offset = base_offset
         self.length = length

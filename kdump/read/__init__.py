@@ -2,6 +2,8 @@
 
 * :mod:`kdump.read.segment`: ``SegmentReader``, the one walker of a ``.log`` file's framing (batches, headers,
   resynchronising events, live files);
+* :mod:`kdump.read.damage`: ``Damage``, the one description of a damaged area (byte range, cause, offsets lost), and
+  ``readable``, what a reader that goes on past damage sees;
 * :mod:`kdump.read.logdir`: Kafka's directory layout (file kinds, names, siblings, one directory's listing);
 * :mod:`kdump.read.scan`: paths to partitions, segments and work units, the one walk every command shares;
 * companion files, read (and encoded) one module per kind: :mod:`~kdump.read.offset_index`,

@@ -15,6 +15,7 @@ costs offsets that the next segment's base offset tells. Each of those questions
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from kdump.read.logdir import LogSegment, Partition
@@ -22,6 +23,9 @@ from kdump.read.producers import PartitionProducers, replay
 
 if TYPE_CHECKING:
     from kdump.read.locate import Located
+
+if TYPE_CHECKING:
+    from kdump.read.damage import Damage
 
 
 class PartitionLog:
@@ -101,3 +105,17 @@ class PartitionLog:
         return replay(self.files, upto_offset, from_snapshot=from_snapshot, snapshot_notes=snapshot_notes)
 
     # --- damage: kdump.read.damage ----------------------------------------------------------------------------
+    def damage(self, *, max_batch_bytes: int | None = None) -> Iterator[Damage]:
+        """Every damaged area of the partition's segments, in offset order (:func:`kdump.read.damage.readable`).
+        Damage that no good batch follows in its segment costs the offsets up to the next segment's base offset:
+        its :meth:`~kdump.read.damage.Damage.lost_offsets` end there (only the last segment's run open-ended)."""
+        from kdump.read.damage import Damage, readable  # the walk is only needed when damage is asked for
+        from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, SegmentReader
+
+        segments = self.segments
+        for i, segment in enumerate(segments):
+            next_base = segments[i + 1].base_offset if i + 1 < len(segments) else None
+            with SegmentReader(segment.log, max_batch_bytes=max_batch_bytes or DEFAULT_MAX_BATCH_BYTES) as reader:
+                for item in readable(reader, show_invalid=False, next_base=next_base):
+                    if isinstance(item, Damage):
+                        yield item

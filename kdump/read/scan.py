@@ -19,7 +19,8 @@ listing (:func:`kdump.read.logdir.list_directory`) and gives a :class:`Scan`:
   ``staging`` lists those passed over, and one named by the user is refused.
 
 :func:`work_units` cuts a scan into independent units (partitions, or segments) with their sizes, and
-:func:`kdump.parallel.largest_first` orders any sized units so that a pool of workers ends together (the biggest start first).
+:func:`kdump.parallel.largest_first` orders any sized units so that a pool of workers ends together (the
+biggest start first).
 """
 from __future__ import annotations
 

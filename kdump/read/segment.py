@@ -12,7 +12,9 @@ batch is exactly what Kafka calls one, and it reports what Kafka would stop at i
   :func:`walk_headers` do the same on an open file descriptor.
 * :meth:`SegmentReader.events`: a resynchronising walk that goes on after damage, yielding
   :class:`GoodBatch`, :class:`LargeEntry`, :class:`BadEntry`, :class:`DamagedRange` and finally the
-  :class:`Stop`. After bytes that are no entry it scans forward for the next position where a whole entry
+  :class:`Stop` (:func:`kdump.read.damage.readable` turns them into batches and one
+  :class:`~kdump.read.damage.Damage` per damaged area, what every command reports).
+  After bytes that are no entry it scans forward for the next position where a whole entry
   checks out (header sane and CRC valid), so that one damaged batch does not hide every batch after it.
 
 ``live=True`` reads a file still being written: a partial last entry is ``incomplete``, not ``truncated``.
@@ -96,49 +98,6 @@ class DamagedRange:
 Event = GoodBatch | LargeEntry | BadEntry | DamagedRange | Stop
 
 
-class Damage:
-    """One damaged area as a reader that goes on past damage shows it (:func:`readable`): ``entry``, a framed
-    entry that is no batch (skipped by its size), and/or ``damaged``, a region of bytes that hold no entry
-    (when both are set, the region starts at the entry: its size field is not trusted either); or ``large``,
-    an entry above ``max_batch_bytes``. ``code``: the finding code; ``start``/``end``: the bytes it covers."""
-
-    __slots__ = ("code", "start", "end", "entry", "damaged", "large")
-
-    def __init__(self, code: str, start: int, end: int, *, entry: BadEntry | None = None,
-                 damaged: DamagedRange | None = None, large: LargeEntry | None = None):
-        self.code, self.start, self.end = code, start, end
-        self.entry, self.damaged, self.large = entry, damaged, large
-
-    def __repr__(self) -> str:
-        return f"Damage({self.code!r}, {self.start}, {self.end})"
-
-
-def readable(events: Iterator[Event]) -> Iterator[Batch | Damage | Stop]:
-    """The batches a reader past damage shows, from :meth:`SegmentReader.events`: every intact batch, and a
-    batch that parsed but fails its CRC too (Kafka shows it, ``isValid: false``; the caller decides), one
-    :class:`Damage` per damaged area, and last the :class:`Stop`."""
-    pending: BadEntry | None = None  # an entry that is no batch, reported with the damaged range it may start
-    for event in events:
-        if pending is not None and not (isinstance(event, DamagedRange) and event.start == pending.position):
-            yield Damage(pending.error.code, pending.position, pending.position + pending.size, entry=pending)
-            pending = None
-        if isinstance(event, GoodBatch):
-            yield event.batch
-        elif isinstance(event, BadEntry):
-            if event.batch is not None:
-                yield event.batch
-            else:
-                pending = event
-        elif isinstance(event, DamagedRange):
-            code = event.code or (pending.error.code if pending is not None else "damaged-range")
-            yield Damage(code, event.start, event.end, entry=pending, damaged=event)
-            pending = None
-        elif isinstance(event, LargeEntry):
-            yield Damage("batch-too-large", event.position, event.position + event.size, large=event)
-        else:
-            yield event
-
-
 class SegmentReader:
     """Walk the entries of one log file.
 
@@ -201,7 +160,7 @@ class SegmentReader:
                 return
             head = f.read(L.LOG_OVERHEAD)
             offset, size = prefix.unpack(head)
-            if size < L.LEGACY_RECORD_OVERHEAD_V0:
+            if size < F.MIN_ENTRY_SIZE:
                 zeros = not any(head) and _all_zero(self._file.fileno(), pos + L.LOG_OVERHEAD, end)
                 self._stop(F.zeros_stop(pos, remaining) if zeros else F.size_stop(pos, size, remaining))
                 return
@@ -304,20 +263,18 @@ class SegmentReader:
                 return
             offset, size = unpack_prefix(head)
             nxt = pos + L.LOG_OVERHEAD + size
-            if size < L.LEGACY_RECORD_OVERHEAD_V0:
+            if size < F.MIN_ENTRY_SIZE:
                 if probe.all_zero(pos, end):
                     yield self._stop(F.zeros_stop(pos, remaining))
                     return
-                cause = (f"entry size field is {size}, below the minimum of {L.LEGACY_RECORD_OVERHEAD_V0} "
-                         "(Kafka: CorruptRecordException)")
-                damage = _damaged(probe, pos, probe.find_next(pos + 1), last_good, "size-below-minimum", cause)
+                damage = _damaged(probe, pos, probe.find_next(pos + 1), last_good, "size-below-minimum",
+                                  F.size_below_minimum(size))
             elif size > remaining - L.LOG_OVERHEAD:
                 q = probe.find_next(pos + 1)
                 if q is None:
                     yield self._stop(F.truncated_stop(pos, size, remaining))
                     return
-                cause = (f"entry size field is {size}, past the end of the file ({remaining} bytes remain), yet "
-                         "valid batches follow: the size field is damaged")
+                cause = f"{F.size_beyond_end(size, remaining)}, yet valid batches follow: its size field is damaged"
                 damage = _damaged(probe, pos, q, last_good, "size-beyond-end", cause)
             else:
                 if size <= max_batch:
@@ -336,7 +293,7 @@ class SegmentReader:
                             pos = nxt
                             continue
                         event = BadEntry(pos, L.LOG_OVERHEAD + size, offset,
-                                         FormatError("crc-mismatch", _crc_message(batch), position=pos), batch)
+                                         FormatError("crc-mismatch", crc_message(batch), position=pos), batch)
                 else:
                     event = self._large_entry(probe, pos, offset, size)
                     f.seek(nxt)
@@ -387,7 +344,8 @@ def _damaged(probe: Prober, start: int, q: int | None, last_good, code: str | No
                         zeros=probe.all_zero(start, q))
 
 
-def _crc_message(batch) -> str:
+def crc_message(batch) -> str:
+    """What a batch whose stored CRC does not match its contents is told (every command says it so)."""
     kind = "CRC-32C" if batch.magic == 2 else "CRC-32"
     return (f"stored {kind} {batch.crc} does not match the computed {batch.compute_crc()} "
             f"(magic {batch.magic} entry of {batch.size} bytes)")
@@ -518,7 +476,7 @@ class Prober:
         while i >= 0:
             q = i - at
             size = unpack_size(buf, q + L.SIZE_AT)[0]
-            if L.LEGACY_RECORD_OVERHEAD_V0 <= size <= self.max_batch_bytes:
+            if F.MIN_ENTRY_SIZE <= size <= self.max_batch_bytes:
                 head = buf[q:q + L.V2_RECORD_BATCH_OVERHEAD]
                 if len(head) < L.V2_RECORD_BATCH_OVERHEAD:
                     head = self.read(w + q, L.V2_RECORD_BATCH_OVERHEAD)
@@ -559,7 +517,7 @@ def entries_in(data) -> tuple[list[tuple[int, int, int]], Stop]:
         if remaining <= L.HEADER_SIZE_UP_TO_MAGIC:
             return out, F.end_stop(pos) if remaining <= 0 else F.short_stop(pos, remaining)
         offset, size = unpack(data, pos)
-        if size < L.LEGACY_RECORD_OVERHEAD_V0:
+        if size < F.MIN_ENTRY_SIZE:
             return out, F.size_stop(pos, size, remaining)
         if L.LOG_OVERHEAD + size > remaining:
             return out, F.truncated_stop(pos, size, remaining)
@@ -599,8 +557,7 @@ def read_batch_at(fd: int, header: BatchHeader, max_batch_bytes: int = DEFAULT_M
 
     Raises FormatError for a batch above ``max_batch_bytes`` or one whose bytes do not parse."""
     if header.size > max_batch_bytes:
-        raise FormatError("batch-too-large",
-                          f"batch declares {header.size} bytes, above the limit of {max_batch_bytes}",
+        raise FormatError("batch-too-large", F.size_above_limit(header.size - L.LOG_OVERHEAD, max_batch_bytes),
                           position=header.position)
     data = os.pread(fd, header.size, header.position)
     if len(data) != header.size:

@@ -31,8 +31,8 @@ import pyarrow as pa
 
 from kdump.format.columns import RECORDS_PER_CHUNK
 from kdump.format.v2 import parse_records
+from kdump.read.damage import Damage
 from kdump.spark import _source
-from kdump.spark._source import DamagedRegion
 from kdump.spark.builder import add_columns, make_builder
 from kdump.spark.schema import DECODED_FROM, KAFKA_COLUMNS, RECORD_COLUMNS, arrow_schema
 
@@ -130,7 +130,7 @@ class ArrowAssembler:
         except _source.FormatError as e:
             error = e.at(batch.position)
         if error is not None:
-            on_damage(sl, DamagedRegion.of_batch(batch, error, None if last_offset is None else last_offset + 1))
+            on_damage(sl, Damage.of_batch(batch, error, None if last_offset is None else last_offset + 1))
         if pending:
             self._run(batch, sl, fields, first_offset, pending)
 
@@ -255,8 +255,7 @@ def slice_batches(sl: SegmentSlice, options: ReadOptions, damaged) -> Iterator:
             if _pruned(batch, options):
                 continue
             if options.check_crcs and not batch.is_valid():
-                damaged(sl, DamagedRegion.of_batch(batch, _source.FormatError(
-                    "crc-mismatch", "the batch's CRC does not match its contents")))
+                damaged(sl, Damage.invalid_batch(batch))
                 continue
             if sl.txns is not None and sl.txns.drops(batch):  # after the CRC check, as Kafka's consumer
                 continue

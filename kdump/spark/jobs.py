@@ -20,7 +20,8 @@ import uuid
 from dataclasses import dataclass, field, replace
 
 from kdump.parallel import largest_first
-from kdump.spark.arrow import DamagedRegion, ReadOptions, read_slices
+from kdump.read.damage import Damage
+from kdump.spark.arrow import ReadOptions, read_slices
 from kdump.spark.plan import balanced_tasks, find_segments, plan_tasks, remote
 from kdump.spark.schema import DECODED_FROM, default_columns
 
@@ -76,8 +77,7 @@ class Export:
 
 def _damage_collector(found: list):
     def on_damage(sl, error):
-        found.append(error.to_dict(sl.location) if isinstance(error, DamagedRegion) else
-                     DamagedRegion(error.code, error.message, position=error.position, end=None).to_dict(sl.location))
+        found.append((error if isinstance(error, Damage) else Damage.of_error(error)).to_dict(sl.location))
     return on_damage
 
 

@@ -1,7 +1,9 @@
 """Verify one segment file: walk its entries like Kafka, check each, resynchronise after damage.
 
 The walk is :meth:`kdump.read.segment.SegmentReader.events` (Kafka's framing, ``FileLogInputStream.nextBatch``,
-spec §3.9, going on after damage); this module turns its events into findings:
+spec §3.9, going on after damage), seen through :func:`kdump.read.damage.readable` (batches, and one
+:class:`~kdump.read.damage.Damage` per damaged area, described as every command describes it); this module turns
+them into findings:
 
 * **good batch**: its header is checked (and with ``deep`` its records, see :mod:`kdump.verify.deep`), its
   offsets against the previous batch and the file name, its producer and leader epoch against the
@@ -29,12 +31,10 @@ from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.format.legacy import LegacyBatch
 from kdump.format.v2 import RecordBatch
+from kdump.read.damage import BATCH, ENTRY, LARGE, RANGE, TAIL, Damage, readable
 from kdump.read.producer_state import ProducerStates
 from kdump.read.segment import (
     DEFAULT_MAX_BATCH_BYTES,
-    BadEntry,
-    DamagedRange,
-    GoodBatch,
     LargeEntry,
     SegmentReader,
     Stop,
@@ -140,23 +140,30 @@ class SegmentVerifier:
             self._add("segment-too-large", f"the file has {end} bytes; Kafka refuses segments above "
                       f"{MAX_SEGMENT_BYTES} bytes", length=end)
         good = self._good
-        for event in reader.events():
-            if isinstance(event, GoodBatch):
-                batch = event.batch
+        for item in readable(reader, show_invalid=False):
+            if isinstance(item, Damage):
+                self._tick(item.start)
+                self._damage(item)
+            elif not isinstance(item, Stop):  # a good batch: the common case
                 if self.progress is not None:
-                    self._tick(batch.position)
-                good(batch)
-            elif isinstance(event, BadEntry):
-                self._tick(event.position)
-                self._bad_entry(event)
-            elif isinstance(event, DamagedRange):
-                self._tick(event.start)
-                self._damaged(event)
-            elif isinstance(event, LargeEntry):
-                self._tick(event.position)
-                self._large_entry(event)
-            else:
-                self._stop(event)
+                    self._tick(item.position)
+                good(item)
+            # (the Stop: what it says of the file was said by its tail damage, if anything)
+
+    def _damage(self, d: Damage) -> None:
+        """One damaged area (:class:`kdump.read.damage.Damage`) as findings."""
+        kind = d.kind
+        if kind == LARGE:
+            assert d.large is not None
+            self._large_entry(d.large)  # not damage to verify: its CRC and header are checked, its records not read
+        elif kind in (BATCH, ENTRY):
+            self._bad_entry(d)
+        elif kind == RANGE:
+            if d.entry is not None:  # the range starts at an entry that is no batch: that entry is a finding too
+                self._bad_entry(d)
+            self._damaged(d)
+        elif kind == TAIL:
+            self._tail(d)
 
     def _large_entry(self, e: LargeEntry) -> None:
         """An entry above --max-batch-bytes: CRC streamed in chunks, header checked, records not read."""
@@ -176,19 +183,21 @@ class SegmentVerifier:
             self._offsets(None, None, e.offset, position=e.position)
 
     # --- bad entries, damage and the end --------------------------------------------------------------------
-    def _bad_entry(self, e: BadEntry) -> None:
+    def _bad_entry(self, d: Damage) -> None:
+        """A framed entry that is unusable (a CRC mismatch, an unknown magic byte, too small for its format)."""
+        e = d.entry
+        assert e is not None  # batch, entry and range damages keep the entry they start at
         code = e.error.code if e.error.code in CODES else "message-too-small"
         if code == "crc-mismatch":
             self.report.batches += 1  # a batch, if not a sound one
-        message = e.error.message
         where = {"position": e.position, "length": e.size}
+        if d.kind == RANGE:  # its size field is not trusted either: the damaged range says the rest
+            message = f"{e.error.message}; its size field is not trusted either (see damaged-range)"
+        else:
+            message = d.describe()
         batch = e.batch
         if batch is not None and batch.magic == 2:
-            message += (f"; the header claims offsets {batch.base_offset}-{batch.last_offset} "
-                        f"(not trustworthy)")
             where.update(first_offset=batch.base_offset, last_offset=batch.last_offset)
-        else:
-            message += f"; the entry's offset field says {e.offset} (not trustworthy)"
         self._add(code, message, **where)
         self._damage_at(e.position)
 
@@ -197,51 +206,30 @@ class SegmentVerifier:
         if self.first_invalid is None:
             self.first_invalid = pos
 
-    def _damaged(self, d: DamagedRange) -> None:
+    def _damaged(self, d: Damage) -> None:
         """Bytes that are no entry: the cause, the damaged range and the offsets lost in it."""
         start = d.start
         self._damage_at(start)
-        code = d.code
+        assert d.damaged is not None
+        code = d.damaged.code  # what broke the framing there, its own finding (None: the entry it starts at)
         if code is not None:
-            self._add(code, d.cause, position=start)
-        lost_first = self._next_expected()
-        cause = d.cause if code is None else "see " + code
-        length = d.end - start
-        if not d.resumed:
-            text = (f"bytes {start}-{d.end - 1} ({length} bytes) hold no valid entry up to the end of the file "
-                    f"({cause})")
-            if lost_first is not None:
-                text += f"; offsets from {lost_first} on are lost"
-            self._add("damaged-range", text, position=start, length=length, first_offset=lost_first)
-            return
-        next_first = d.next_good_offset
-        # a zero-filled hole is what a file system leaves of blocks it never wrote: worth saying
-        what = "are all zero" if d.zeros else "hold no valid entry"
-        text = f"bytes {start}-{d.end - 1} ({length} bytes) {what} ({cause}); resumed at byte {d.end}"
-        where = {"position": start, "length": length}
-        if lost_first is not None and next_first is not None:
-            if next_first > lost_first:
-                text += f"; offsets {lost_first}-{next_first - 1} are lost"
-                where.update(first_offset=lost_first, last_offset=next_first - 1)
-            else:
-                text += " (no offsets are missing between the batches around it)"
-        elif next_first is not None:
-            text += f"; the next good batch starts at offset {next_first}"
-        self._add("damaged-range", text, **where)
+            self._add(code, d.damaged.cause, position=start)
+        where: dict = {"position": start, "length": d.length}
+        lost = d.lost_offsets()
+        if not lost.none:
+            where.update(first_offset=lost.first, last_offset=lost.last)
+        self._add("damaged-range", d.describe(None if code is None else f"see {code}"), **where)
 
     def _recovery_cut(self, pos: int) -> str:
         """Kafka's recovery keeps a log up to its first invalid entry (spec §5.6)."""
         cut = pos if self.first_invalid is None else self.first_invalid
         return f"Kafka's recovery would truncate the file to {cut} bytes"
 
-    def _next_expected(self) -> int | None:
-        """The first offset not yet seen in a good batch (the base offset if none was)."""
-        if self.prev_last is not None:
-            return self.prev_last + 1
-        return self.base_offset
-
-    def _stop(self, stop: Stop) -> None:
-        """The end of the walk (a stop of kind ``corrupt`` follows a damaged range already reported)."""
+    def _tail(self, d: Damage) -> None:
+        """What the walk stopped at before the end of the file: zero padding, or a truncated tail (what a crash
+        leaves), with where Kafka's recovery would cut the file."""
+        stop = d.stop
+        assert stop is not None  # a tail damage keeps its Stop
         pos, remaining = stop.position, stop.length
         if stop.kind == F.ZEROS:
             if remaining <= L.HEADER_SIZE_UP_TO_MAGIC:
@@ -251,16 +239,10 @@ class SegmentVerifier:
                 self._add("zero-padding", f"{remaining} zero bytes from byte {pos} to the end of the file "
                           "(a preallocated or zero-filled tail; Kafka's recovery truncates it)",
                           position=pos, length=remaining)
-        elif stop.kind == F.SHORT:
-            self._add("truncated-tail", f"{remaining} bytes at the end are too few for an entry (at least 18 are "
-                      f"needed); {self._recovery_cut(pos)}",
-                      position=pos, length=remaining, first_offset=self._next_expected())
-        elif stop.kind == F.TRUNCATED and stop.declared is not None:
-            self._add("truncated-tail", f"the entry at byte {pos} declares {stop.declared} bytes "
-                      f"but only {remaining} remain: an incomplete last batch (as a crash leaves it); "
-                      f"{self._recovery_cut(pos)}",
-                      position=pos, length=remaining, first_offset=self._next_expected())
-        elif stop.kind == F.TRUNCATED:
+        elif stop.kind in (F.SHORT, F.TRUNCATED) and not stop.fatal:
+            self._add("truncated-tail", f"{d.describe()}; {self._recovery_cut(pos)}", position=pos,
+                      length=remaining, first_offset=d.lost_offsets().first)
+        elif stop.kind == F.TRUNCATED:  # the file shrank while being read
             self._add("truncated-tail", stop.message, position=pos)
 
     # --- good batches -----------------------------------------------------------------------------------
@@ -282,7 +264,7 @@ class SegmentVerifier:
     def _good(self, batch) -> None:
         self.report.batches += 1
         if batch.magic == 2:
-            if not _v2_header_fast_ok(batch):
+            if not F.v2_header_fast_ok(batch):
                 self._header_v2(batch)
             first = batch.base_offset
             if self._deep_checks(batch):
@@ -329,43 +311,10 @@ class SegmentVerifier:
         return self.options.deep and (flt is None or flt.magic is None or flt.magic == magic)
 
     def _header_v2(self, b: RecordBatch) -> None:
-        pos = b.position
-        where = {"position": pos, "first_offset": b.base_offset, "last_offset": b.last_offset}
-        attrs = b.attributes
-        if attrs & 7 > 4:
-            self._add("codec-invalid", f"unknown compression codec id {attrs & 7} (attributes {attrs})", **where)
-        if attrs < 0 or attrs & 0x80 or attrs > 0xFF:
-            self._add("attributes-invalid", f"attributes {attrs & 0xFFFF:#06x} set bits Kafka never uses "
-                      "(only bits 0-6 have a meaning)", **where)
-        lod = b.last_offset_delta
-        if lod < 0:
-            self._add("last-offset-delta-invalid", f"lastOffsetDelta is {lod} (negative)", **where)
-        count = b.records_count
-        if count < 0 or (lod >= 0 and count > lod + 1):
-            self._add("record-count-invalid", f"record count {count} does not fit the batch's offset range "
-                      f"({lod + 1} offsets)", **where)
-        pid, epoch, seq = b.producer_id, b.producer_epoch, b.base_sequence
-        # Without a producer id the epoch and sequence fields mean nothing, and real writers leave
-        # various values there (the group coordinator and pre-idempotence Java producers write
-        # sequence 0, some clients epoch 0), so only contradictions that matter are reported.
-        problem = None
-        if pid < -1:
-            problem = "a producer id below -1"
-        elif pid == -1 and b.is_transactional:
-            problem = "transactional without a producer id"
-        elif pid >= 0 and (epoch < 0 or seq < -1):
-            problem = "a producer id with " + ("no epoch" if epoch < 0 else "a sequence below -1")
-        if problem:
-            self._add("producer-fields-invalid", f"producer id {pid}, epoch {epoch}, base sequence {seq}: "
-                      f"{problem}", **where)
-        elif pid >= 0 and seq < 0 and not b.is_control:
-            self._add("producer-sequence-missing", f"data batch of producer {pid} (epoch {epoch}) has no base "
-                      "sequence", **where)
-        mts = b.max_timestamp
-        if mts < -1:
-            self._add("timestamp-invalid", f"max timestamp {mts} is below -1", **where)
-        elif mts < 0 and attrs & L.V2_TIMESTAMP_TYPE_MASK and count > 0:
-            self._add("timestamp-invalid", "LogAppendTime batch without an append time (max timestamp -1)", **where)
+        """One finding per rule of the header table (:data:`kdump.format.framing.V2_HEADER_RULES`) it breaks."""
+        where = {"position": b.position, "first_offset": b.base_offset, "last_offset": b.last_offset}
+        for code, message in F.v2_header_problems(b):
+            self._add(code, message, **where)
 
     def _header_legacy(self, b: LegacyBatch) -> None:
         msg = b.message
@@ -462,16 +411,4 @@ class SegmentVerifier:
                       f"missing one is {after + 1} (batch at byte {pos}); normal in a compacted partition",
                       position=pos, first_offset=after + 1)
         self.findings.finish()
-
-
-def _v2_header_fast_ok(b: RecordBatch) -> bool:
-    """The common case in one expression, so that a walk over small batches stays fast; anything else is
-    looked at field by field (``_header_v2``)."""
-    lod = b.last_offset_delta
-    return (0 <= b.attributes <= 0x7F and (b.attributes & 7) <= 4 and lod >= 0
-            and 0 <= b.records_count <= lod + 1 and b.max_timestamp >= -1
-            and ((b.producer_id == -1 and not b.attributes & L.V2_TRANSACTIONAL_MASK)
-                 or (b.producer_id >= 0 and b.producer_epoch >= 0
-                     and (b.base_sequence >= 0 or (b.base_sequence == -1 and b.attributes & L.V2_CONTROL_MASK))))
-            and not (b.max_timestamp < 0 and b.attributes & L.V2_TIMESTAMP_TYPE_MASK and b.records_count > 0))
 
