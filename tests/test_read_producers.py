@@ -12,7 +12,8 @@ import pytest
 
 from corpus import CORPUS
 from kdump.format.layout import INT32_MAX, decrement_sequence, increment_sequence
-from kdump.read.logdir import Partition, segment_groups
+from kdump.read.logdir import Partition
+from kdump.read.scan import scan
 from kdump.read.partition import PartitionLog
 from kdump.read.producer_state import ProducerEntry
 from kdump.read.producers import PartitionProducers
@@ -158,7 +159,7 @@ def test_abort_entries_carry_kafkas_last_stable_offset():
 
 def test_txn_report_and_read_committed_are_views_of_the_one_replay():
     state = PartitionLog(TRANSACTIONAL).producers()
-    groups, _ = segment_groups([str(TRANSACTIONAL)])
+    groups = scan([str(TRANSACTIONAL)]).segment_groups()
     report = partition_transactions(groups[0])
     committed = ReadCommittedTxns()
     committed.scan([(0, str(TRANSACTIONAL / "00000000000000000000.log"))])
