@@ -12,15 +12,14 @@ import re
 import struct
 
 import pytest
-from click.testing import CliRunner
 
 from corpus import CORPUS, FIXTURES
-from kdump.cli import cli
 from kdump.format import framing as F
 from kdump.read import damage as D
 from kdump.read.partition import PartitionLog
 from kdump.read.segment import SegmentReader, header_at
 from kdump.writer import RecordBatchBuilder
+from support.cli import run_cli
 
 CORRUPT = CORPUS / "kafka-generated" / "corrupt"
 NAME = "00000000000000000000.log"
@@ -205,7 +204,7 @@ def test_dump_verify_spark_and_salvage_say_the_same_for_the_same_damage(tmp_path
     text = d.describe()
     assert text.startswith(f"{d.end - d.start} bytes (to byte {d.end}) are all zero: ")
     assert "offsets 6-11 are lost" in text  # expected.json: the damaged range costs offsets 6-11
-    dump = CliRunner().invoke(cli, ["dump", str(log)], catch_exceptions=False)
+    dump = run_cli("dump", log)
     assert dump.stderr.splitlines() == [f"kdump: {log}: at byte {d.start}: {text}"]
     spark: list = []
     list(walk(str(log), on_damage=spark.append))
