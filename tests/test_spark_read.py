@@ -211,17 +211,16 @@ def test_one_dataframe_under_many_filters_counts_right_every_time(filter_pushdow
         assert view.first()[0] == expected, (condition, "view")
 
 
-def test_batches_pruned_by_header():
+def test_a_slice_bounded_to_offsets_gives_exactly_those_records():
+    """Bounds cut at record level (a batch that straddles a bound gives only its records inside) and skip whole
+    batches outside them by header, never decompressing them."""
     from kdump.spark.arrow import ReadOptions, SegmentSlice, read_slices
-    path = str(ROOT / "fixtures/corpus/kafka-generated/v2-none/00000000000000000000.log")
-    everything = [o for rb in read_slices([SegmentSlice(path, "t", 0)], ReadOptions(columns=("offset",)))
-                  for o in rb.column("offset").to_pylist()]
-    lo, hi = everything[len(everything) // 3], everything[2 * len(everything) // 3]
-    pruned = [o for rb in read_slices([SegmentSlice(path, "t", 0)],
-                                      ReadOptions(columns=("offset",), min_offset=lo, max_offset=hi))
-              for o in rb.column("offset").to_pylist()]
-    assert set(range(lo, hi + 1)) & set(everything) <= set(pruned)  # nothing wanted is lost
-    assert len(pruned) < len(everything)  # and whole batches outside the range were skipped
+    path = str(ROOT / "fixtures/corpus/kafka-generated/v2-lz4/00000000000000000000.log")
+    everything = _kafka_offsets("v2-lz4")
+    lo, hi = everything[len(everything) // 3] + 1, everything[2 * len(everything) // 3] + 1
+    read = [o for rb in read_slices([SegmentSlice(path, "t", 0, offsets=(lo, hi))], ReadOptions(columns=("offset",)))
+            for o in rb.column("offset").to_pylist()]
+    assert read == [o for o in everything if lo <= o < hi]
 
 
 def _two_topics(tmp_path):
@@ -260,3 +259,58 @@ def test_kafka_isolation_level_is_the_isolation_level(spark):
     kafka_spelling = spark.read.format("kafka-log").option("kafka.isolation.level", "read_committed").load(path)
     uncommitted = spark.read.format("kafka-log").load(path).count()
     assert kafka_spelling.count() == committed < uncommitted
+
+
+def _kafka_records(case: str) -> list[tuple[int, int]]:
+    """(offset, timestamp) of every data record of a corpus case, as Kafka's own reader lists them."""
+    from tests.corpus import load_json
+    view = load_json(ROOT / "fixtures/corpus/kafka-generated" / case / "00000000000000000000.log")
+    return [(r["offset"], r["timestamp"]) for b in view["batches"] if not b["isControl"] for r in b["records"]]
+
+
+def _offsets_read(spark, path, **options):
+    df = spark.read.format("kafka-log").options(**options).load(str(path))
+    return sorted((r.topic, r.offset) for r in df.select("topic", "offset").collect())
+
+
+def test_kafka_offset_bounds_read_exactly_that_range(spark, tmp_path):
+    """Issue 21, item 2: startingOffsets/endingOffsets as Spark's Kafka source reads them (end exclusive, -2
+    earliest, -1 latest), checked against Kafka's own view of the files."""
+    offsets = _two_topics(tmp_path)
+    a, b = offsets["a"], offsets["b"]
+    got = _offsets_read(spark, tmp_path, startingOffsets=json.dumps({"a": {"0": a[100]}, "b": {"1": -2}}),
+                        endingOffsets=json.dumps({"a": {"0": a[2000]}, "b": {"1": -1}}))
+    assert got == sorted([("a", o) for o in a if a[100] <= o < a[2000]] + [("b", o) for o in b])
+
+
+def test_kafka_timestamp_bounds_start_and_end_where_kafka_would(spark, tmp_path):
+    import shutil
+    shutil.copytree(ROOT / "fixtures/corpus/kafka-generated/v2-lz4", tmp_path / "a-0")
+    records = _kafka_records("v2-lz4")
+    times = sorted({t for _, t in records})
+    start, end = times[len(times) // 4], times[3 * len(times) // 4]
+    first = min(o for o, t in records if t >= start)  # Kafka's offsetsForTimes
+    stop = min(o for o, t in records if t >= end)
+    got = _offsets_read(spark, tmp_path, startingTimestamp=str(start), endingTimestamp=str(end))
+    assert got == [("a", o) for o, _ in records if first <= o < stop] and got
+
+
+def test_batch_reads_stop_at_the_high_watermark_unless_asked(spark, tmp_path):
+    offsets = _two_topics(tmp_path)
+    hw = offsets["a"][500]
+    (tmp_path / "replication-offset-checkpoint").write_text(f"0\n1\na 0 {hw}\n")
+    got = _offsets_read(spark, tmp_path)
+    assert got == sorted([("a", o) for o in offsets["a"] if o < hw] + [("b", o) for o in offsets["b"]])
+    everything = _offsets_read(spark, tmp_path, stopAtHighWatermark="false")
+    assert len(everything) == len(offsets["a"]) + len(offsets["b"])
+
+
+def test_a_start_before_the_log_is_data_loss(spark, tmp_path):
+    import shutil
+    shutil.copytree(ROOT / "fixtures/corpus/kafka-generated/v2-none", tmp_path / "a-0")
+    src = tmp_path / "a-0" / "00000000000000000000.log"
+    src.rename(tmp_path / "a-0" / "00000000000000000100.log")  # as if retention removed offsets 0..99
+    bounds = {"startingOffsets": '{"a": {"0": 10}}', "endingOffsets": '{"a": {"0": -1}}'}
+    with pytest.raises(Exception, match="before the first offset on disk, 100"):
+        _offsets_read(spark, tmp_path, **bounds)
+    assert _offsets_read(spark, tmp_path, failOnDataLoss="false", **bounds)
