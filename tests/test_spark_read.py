@@ -314,3 +314,35 @@ def test_a_start_before_the_log_is_data_loss(spark, tmp_path):
     with pytest.raises(Exception, match="before the first offset on disk, 100"):
         _offsets_read(spark, tmp_path, **bounds)
     assert _offsets_read(spark, tmp_path, failOnDataLoss="false", **bounds)
+
+
+def test_staging_and_hidden_directories_are_not_data(spark, tmp_path):
+    """Issue 21, item 4: what a killed write leaves (kdump's staging and temporary directories) and any hidden
+    directory is passed over, by the Spark source and by dump, as Spark's file sources pass over such paths."""
+    import shutil
+    offsets = _two_topics(tmp_path)
+    for hidden in (".out.abcd1234.tmp/task-0", ".kdump-staging-0f1e", ".snapshot"):
+        shutil.copytree(ROOT / "fixtures/corpus/kafka-generated/v2-none", tmp_path / hidden / "a-0")
+    assert spark.read.format("kafka-log").load(str(tmp_path)).count() == len(offsets["a"]) + len(offsets["b"])
+    from support.cli import run_cli
+    dumped = run_cli("dump", tmp_path)
+    assert dumped.exit_code == 0 and ".snapshot" not in dumped.stdout and ".tmp" not in dumped.stdout
+
+
+def test_linked_segments_are_read_in_every_partition_that_names_them(spark, tmp_path):
+    """Issue 21, item 5: eight partitions whose segments are hard links or symlinks to two files read as eight."""
+    import shutil
+    shutil.copytree(ROOT / "fixtures/corpus/kafka-generated/v2-none", tmp_path / "src-0")
+    source = tmp_path / "src-0" / "00000000000000000000.log"
+    logs = tmp_path / "logs"
+    for p in range(8):
+        (logs / f"t-{p}").mkdir(parents=True)
+        target = logs / f"t-{p}" / source.name
+        if p % 2:
+            os.link(source, target)
+        else:
+            target.symlink_to(source)
+    per = len(_kafka_offsets("v2-none"))
+    df = spark.read.format("kafka-log").load(str(logs))
+    assert df.count() == 8 * per
+    assert sorted(r.partition for r in df.select("partition").distinct().collect()) == list(range(8))

@@ -48,7 +48,9 @@ def find_segments(paths, storage_options=None) -> list[SegmentFile]:
     out = []
     for p in paths:
         for seg in _expand(p, storage_options):
-            key = _identity(seg.location)
+            # once per partition directory that names it: a segment hard-linked (or symlinked) into two
+            # partitions is read in both, a directory named twice once
+            key = (_identity(_parent(seg.location)), _identity(seg.location))
             if key not in seen:
                 seen.add(key)
                 out.append(seg)
