@@ -126,7 +126,10 @@ def test_permissive_skips_damage_failfast_fails(spark):
         spark.read.format("kafka-log").option("mode", "FAILFAST").load(path).count()
 
 
-def test_truncated_tail_of_active_segment_is_not_damage_in_failfast(spark, tmp_path):
+def test_a_truncated_tail_is_damage_a_batch_read_reports(spark, tmp_path):
+    """Issue 21, item 5: a batch read reports a cut last batch as the CLI does (FAILFAST fails, PERMISSIVE reads
+    the whole batches and the damage report names it); a stream waits for the rest instead
+    (test_spark_stream.py)."""
     import shutil
     src = ROOT / "fixtures/generated/v2-none-createtime"
     shutil.copytree(src, tmp_path / "t-0")
@@ -134,21 +137,12 @@ def test_truncated_tail_of_active_segment_is_not_damage_in_failfast(spark, tmp_p
     whole = spark.read.format("kafka-log").load(str(tmp_path)).count()
     with open(log, "r+b") as f:
         f.truncate(log.stat().st_size - 5)
-    df = spark.read.format("kafka-log").option("mode", "FAILFAST").load(str(tmp_path))
-    assert 0 < df.count() < whole
-
-
-@pytest.mark.parametrize("layout", ["empty", "no-segments", "only-other-files"])
-def test_nothing_to_read_is_an_empty_dataframe(spark, tmp_path, layout):
-    """Issue 21, item 3: a directory with nothing to read gives an empty DataFrame, not a crash."""
-    if layout == "no-segments":
-        (tmp_path / "orders-0").mkdir()
-        (tmp_path / "orders-0" / "00000000000000000000.index").write_bytes(b"")
-    elif layout == "only-other-files":
-        (tmp_path / "meta.properties").write_text("version=1\n")
-    df = spark.read.format("kafka-log").load(str(tmp_path))
-    assert df.count() == 0 and df.collect() == []
-    assert df.columns[:2] == ["key", "value"]
+    assert 0 < spark.read.format("kafka-log").load(str(tmp_path)).count() < whole
+    with pytest.raises(Exception, match="FAILFAST"):
+        spark.read.format("kafka-log").option("mode", "FAILFAST").load(str(tmp_path)).count()
+    report = spark.read.format("kafka-log").option("report", "damage").load(str(tmp_path)).collect()
+    assert len(report) == 1 and report[0].file == str(log) and report[0].partition == 0
+    assert report[0].startByte < log.stat().st_size and report[0].description
 
 
 def test_a_filter_that_excludes_every_partition_counts_zero(spark):
@@ -346,3 +340,18 @@ def test_linked_segments_are_read_in_every_partition_that_names_them(spark, tmp_
     df = spark.read.format("kafka-log").load(str(logs))
     assert df.count() == 8 * per
     assert sorted(r.partition for r in df.select("partition").distinct().collect()) == list(range(8))
+
+
+def test_the_damage_report_lists_what_permissive_skipped(spark):
+    """One row per damaged region, with the byte range and the offsets lost that Kafka's own reading of the file
+    gives (its .log.check.txt: the invalid batch's position, size and offsets)."""
+    import re
+    path = ROOT / "fixtures/corpus/kafka-generated/corrupt/v2-crc-mismatch"
+    report = spark.read.format("kafka-log").option("report", "damage").load(str(path)).collect()
+    check = (path / "00000000000000000000.log.check.txt").read_text()
+    invalid = [int(p) for p in re.findall(r"^INVALID pos=(\d+)", check, re.M)]
+    batches = {int(m[0]): (int(m[1]), int(m[2]), int(m[3]))
+               for m in re.findall(r"^batch pos=(\d+) size=(\d+) magic=2 base=(\d+) last=(\d+)", check, re.M)}
+    expected = [(pos, pos + batches[pos][0], batches[pos][1], batches[pos][2]) for pos in invalid]
+    assert [(r.startByte, r.endByte, r.firstLostOffset, r.lastLostOffset) for r in report] == expected
+    assert all(r.code == "crc-mismatch" and r.topic is None for r in report)

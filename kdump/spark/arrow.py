@@ -245,7 +245,9 @@ def slice_batches(sl: SegmentSlice, options: ReadOptions, damaged) -> Iterator:
     from kdump.spark.remote import local_copy
     with local_copy(sl, options.storage_options) as path:
         # the resynchronising walk, as `kdump dump` reads: damage is skipped and reported, the walk goes on
-        w = _source.walk(path, sl.start, sl.end, live=options.live or sl.active,
+        # a partial last entry is the writer's only for a stream (it waits for the rest); a batch read reports
+        # it as damage, as every kdump command does
+        w = _source.walk(path, sl.start, sl.end, live=options.live,
                          max_batch_bytes=options.max_batch_bytes, on_damage=lambda region: damaged(sl, region))
         for batch in w:
             if batch.is_control and not options.include_control:

@@ -33,9 +33,14 @@ class KafkaLogDataSource(DataSource):
         return "kafka-log"
 
     def schema(self):
+        if _damage_report(self.options):
+            from kdump.spark.damage_report import spark_schema as damage_schema
+            return damage_schema()
         return spark_schema(O.default_column_names(self.options))
 
     def reader(self, schema):
+        if _damage_report(self.options):
+            return DamageReportReader(self.options, spark_schema(O.default_column_names(self.options)))
         return KafkaLogReader(self.options, schema)
 
     def streamReader(self, schema):
@@ -45,6 +50,11 @@ class KafkaLogDataSource(DataSource):
     def writer(self, schema, overwrite):
         from kdump.spark.write import KafkaLogWriter
         return KafkaLogWriter(self.options, schema, overwrite)
+
+
+def _damage_report(options) -> bool:
+    """``option("report", "damage")``: the read gives the damaged regions it passes over, not the records."""
+    return O.choice(options, "report", ("records", "damage"), "records") == "damage"
 
 
 class SegmentsPartition(InputPartition):
@@ -91,3 +101,12 @@ class KafkaLogReader(DataSourceReader):
         # Spark plans one InputPartition(None) of its own when partitions() finds nothing to read (an empty
         # directory): that task reads nothing, and the DataFrame is empty.
         return read_slices(getattr(partition, "slices", ()), self.options)
+
+
+class DamageReportReader(KafkaLogReader):
+    """The same planning as a records read of the same paths and options; each task gives its slices' damage
+    (:mod:`kdump.spark.damage_report`)."""
+
+    def read(self, partition):
+        from kdump.spark.damage_report import damage_rows
+        yield damage_rows(getattr(partition, "slices", ()), self.options)
