@@ -78,7 +78,9 @@ def test_a_directory_files_in_offset_order_then_subdirectories(tmp_path):
 
 
 # --- links, loops, FIFOs ----------------------------------------------------------------------------------------
-def test_hard_links_and_symlinks_are_visited_once_but_each_partition_lists_its_files(tmp_path):
+def test_a_file_is_visited_once_per_directory_that_names_it(tmp_path):
+    """A segment hard-linked into another partition is that partition's too (issue 21, item 5: linked partitions
+    were read once in all); a directory reached twice (a symlink to it, a loop, named again) is visited once."""
     a, b = tmp_path / "t-0", tmp_path / "t-1"
     a.mkdir()
     b.mkdir()
@@ -87,7 +89,8 @@ def test_hard_links_and_symlinks_are_visited_once_but_each_partition_lists_its_f
     (tmp_path / "z-again").symlink_to(a)  # the same directory reached twice (after t-0, in name order)
     (tmp_path / "loop").symlink_to(tmp_path)
     found = scan([tmp_path, a])
-    assert [e.path for e in found.entries] == [str(a / "00000000000000000000.log")]
+    assert [e.path for e in found.entries] == [str(a / "00000000000000000000.log"),
+                                               str(b / "00000000000000000000.log")]
     assert [p.directory for p in found.partitions] == [str(a), str(b)]
     assert [s.log for s in found.partitions[1].segments] == [str(b / "00000000000000000000.log")]
     assert found.refused == []

@@ -228,3 +228,17 @@ def test_relative_paths_are_opened_where_the_driver_meant(tmp_path, monkeypatch)
     os.chdir(executor)  # what a cluster executor's worker sees
     assert task("logs/marker") == "here"
     assert os.getcwd() == str(executor)
+
+
+def test_the_verify_progress_line_counts_segments(tmp_path):
+    """Issue 21, item 9: ``verify: 9/9 segments`` for five: leftovers and companion units were counted."""
+    pytest.importorskip("pyspark")
+    import shutil
+
+    from kdump.spark.jobs import _segments_in
+    from kdump.verify import collect
+    shutil.copytree(ROOT / "fixtures/corpus/broker-written/kraft-metadata-log", tmp_path / "__cluster_metadata-0")
+    shutil.copytree(ROOT / "fixtures/generated/v2-none-createtime", tmp_path / "a-0")
+    segments = len(list(tmp_path.rglob("*.log")))
+    units = collect([str(tmp_path)])
+    assert len(units) > 2 and sum(_segments_in(kind, item) for kind, item in units) == segments

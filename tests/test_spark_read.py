@@ -126,7 +126,10 @@ def test_permissive_skips_damage_failfast_fails(spark):
         spark.read.format("kafka-log").option("mode", "FAILFAST").load(path).count()
 
 
-def test_truncated_tail_of_active_segment_is_not_damage_in_failfast(spark, tmp_path):
+def test_a_truncated_tail_is_damage_a_batch_read_reports(spark, tmp_path):
+    """Issue 21, item 5: a batch read reports a cut last batch as the CLI does (FAILFAST fails, PERMISSIVE reads
+    the whole batches and the damage report names it); a stream waits for the rest instead
+    (test_spark_stream.py)."""
     import shutil
     src = ROOT / "fixtures/generated/v2-none-createtime"
     shutil.copytree(src, tmp_path / "t-0")
@@ -134,21 +137,12 @@ def test_truncated_tail_of_active_segment_is_not_damage_in_failfast(spark, tmp_p
     whole = spark.read.format("kafka-log").load(str(tmp_path)).count()
     with open(log, "r+b") as f:
         f.truncate(log.stat().st_size - 5)
-    df = spark.read.format("kafka-log").option("mode", "FAILFAST").load(str(tmp_path))
-    assert 0 < df.count() < whole
-
-
-@pytest.mark.parametrize("layout", ["empty", "no-segments", "only-other-files"])
-def test_nothing_to_read_is_an_empty_dataframe(spark, tmp_path, layout):
-    """Issue 21, item 3: a directory with nothing to read gives an empty DataFrame, not a crash."""
-    if layout == "no-segments":
-        (tmp_path / "orders-0").mkdir()
-        (tmp_path / "orders-0" / "00000000000000000000.index").write_bytes(b"")
-    elif layout == "only-other-files":
-        (tmp_path / "meta.properties").write_text("version=1\n")
-    df = spark.read.format("kafka-log").load(str(tmp_path))
-    assert df.count() == 0 and df.collect() == []
-    assert df.columns[:2] == ["key", "value"]
+    assert 0 < spark.read.format("kafka-log").load(str(tmp_path)).count() < whole
+    with pytest.raises(Exception, match="FAILFAST"):
+        spark.read.format("kafka-log").option("mode", "FAILFAST").load(str(tmp_path)).count()
+    report = spark.read.format("kafka-log").option("report", "damage").load(str(tmp_path)).collect()
+    assert len(report) == 1 and report[0].file == str(log) and report[0].partition == 0
+    assert report[0].startByte < log.stat().st_size and report[0].description
 
 
 def test_a_filter_that_excludes_every_partition_counts_zero(spark):
@@ -211,17 +205,16 @@ def test_one_dataframe_under_many_filters_counts_right_every_time(filter_pushdow
         assert view.first()[0] == expected, (condition, "view")
 
 
-def test_batches_pruned_by_header():
+def test_a_slice_bounded_to_offsets_gives_exactly_those_records():
+    """Bounds cut at record level (a batch that straddles a bound gives only its records inside) and skip whole
+    batches outside them by header, never decompressing them."""
     from kdump.spark.arrow import ReadOptions, SegmentSlice, read_slices
-    path = str(ROOT / "fixtures/corpus/kafka-generated/v2-none/00000000000000000000.log")
-    everything = [o for rb in read_slices([SegmentSlice(path, "t", 0)], ReadOptions(columns=("offset",)))
-                  for o in rb.column("offset").to_pylist()]
-    lo, hi = everything[len(everything) // 3], everything[2 * len(everything) // 3]
-    pruned = [o for rb in read_slices([SegmentSlice(path, "t", 0)],
-                                      ReadOptions(columns=("offset",), min_offset=lo, max_offset=hi))
-              for o in rb.column("offset").to_pylist()]
-    assert set(range(lo, hi + 1)) & set(everything) <= set(pruned)  # nothing wanted is lost
-    assert len(pruned) < len(everything)  # and whole batches outside the range were skipped
+    path = str(ROOT / "fixtures/corpus/kafka-generated/v2-lz4/00000000000000000000.log")
+    everything = _kafka_offsets("v2-lz4")
+    lo, hi = everything[len(everything) // 3] + 1, everything[2 * len(everything) // 3] + 1
+    read = [o for rb in read_slices([SegmentSlice(path, "t", 0, offsets=(lo, hi))], ReadOptions(columns=("offset",)))
+            for o in rb.column("offset").to_pylist()]
+    assert read == [o for o in everything if lo <= o < hi]
 
 
 def _two_topics(tmp_path):
@@ -260,3 +253,105 @@ def test_kafka_isolation_level_is_the_isolation_level(spark):
     kafka_spelling = spark.read.format("kafka-log").option("kafka.isolation.level", "read_committed").load(path)
     uncommitted = spark.read.format("kafka-log").load(path).count()
     assert kafka_spelling.count() == committed < uncommitted
+
+
+def _kafka_records(case: str) -> list[tuple[int, int]]:
+    """(offset, timestamp) of every data record of a corpus case, as Kafka's own reader lists them."""
+    from tests.corpus import load_json
+    view = load_json(ROOT / "fixtures/corpus/kafka-generated" / case / "00000000000000000000.log")
+    return [(r["offset"], r["timestamp"]) for b in view["batches"] if not b["isControl"] for r in b["records"]]
+
+
+def _offsets_read(spark, path, **options):
+    df = spark.read.format("kafka-log").options(**options).load(str(path))
+    return sorted((r.topic, r.offset) for r in df.select("topic", "offset").collect())
+
+
+def test_kafka_offset_bounds_read_exactly_that_range(spark, tmp_path):
+    """Issue 21, item 2: startingOffsets/endingOffsets as Spark's Kafka source reads them (end exclusive, -2
+    earliest, -1 latest), checked against Kafka's own view of the files."""
+    offsets = _two_topics(tmp_path)
+    a, b = offsets["a"], offsets["b"]
+    got = _offsets_read(spark, tmp_path, startingOffsets=json.dumps({"a": {"0": a[100]}, "b": {"1": -2}}),
+                        endingOffsets=json.dumps({"a": {"0": a[2000]}, "b": {"1": -1}}))
+    assert got == sorted([("a", o) for o in a if a[100] <= o < a[2000]] + [("b", o) for o in b])
+
+
+def test_kafka_timestamp_bounds_start_and_end_where_kafka_would(spark, tmp_path):
+    import shutil
+    shutil.copytree(ROOT / "fixtures/corpus/kafka-generated/v2-lz4", tmp_path / "a-0")
+    records = _kafka_records("v2-lz4")
+    times = sorted({t for _, t in records})
+    start, end = times[len(times) // 4], times[3 * len(times) // 4]
+    first = min(o for o, t in records if t >= start)  # Kafka's offsetsForTimes
+    stop = min(o for o, t in records if t >= end)
+    got = _offsets_read(spark, tmp_path, startingTimestamp=str(start), endingTimestamp=str(end))
+    assert got == [("a", o) for o, _ in records if first <= o < stop] and got
+
+
+def test_batch_reads_stop_at_the_high_watermark_unless_asked(spark, tmp_path):
+    offsets = _two_topics(tmp_path)
+    hw = offsets["a"][500]
+    (tmp_path / "replication-offset-checkpoint").write_text(f"0\n1\na 0 {hw}\n")
+    got = _offsets_read(spark, tmp_path)
+    assert got == sorted([("a", o) for o in offsets["a"] if o < hw] + [("b", o) for o in offsets["b"]])
+    everything = _offsets_read(spark, tmp_path, stopAtHighWatermark="false")
+    assert len(everything) == len(offsets["a"]) + len(offsets["b"])
+
+
+def test_a_start_before_the_log_is_data_loss(spark, tmp_path):
+    import shutil
+    shutil.copytree(ROOT / "fixtures/corpus/kafka-generated/v2-none", tmp_path / "a-0")
+    src = tmp_path / "a-0" / "00000000000000000000.log"
+    src.rename(tmp_path / "a-0" / "00000000000000000100.log")  # as if retention removed offsets 0..99
+    bounds = {"startingOffsets": '{"a": {"0": 10}}', "endingOffsets": '{"a": {"0": -1}}'}
+    with pytest.raises(Exception, match="before the first offset on disk, 100"):
+        _offsets_read(spark, tmp_path, **bounds)
+    assert _offsets_read(spark, tmp_path, failOnDataLoss="false", **bounds)
+
+
+def test_staging_and_hidden_directories_are_not_data(spark, tmp_path):
+    """Issue 21, item 4: what a killed write leaves (kdump's staging and temporary directories) and any hidden
+    directory is passed over, by the Spark source and by dump, as Spark's file sources pass over such paths."""
+    import shutil
+    offsets = _two_topics(tmp_path)
+    for hidden in (".out.abcd1234.tmp/task-0", ".kdump-staging-0f1e", ".snapshot"):
+        shutil.copytree(ROOT / "fixtures/corpus/kafka-generated/v2-none", tmp_path / hidden / "a-0")
+    assert spark.read.format("kafka-log").load(str(tmp_path)).count() == len(offsets["a"]) + len(offsets["b"])
+    from support.cli import run_cli
+    dumped = run_cli("dump", tmp_path)
+    assert dumped.exit_code == 0 and ".snapshot" not in dumped.stdout and ".tmp" not in dumped.stdout
+
+
+def test_linked_segments_are_read_in_every_partition_that_names_them(spark, tmp_path):
+    """Issue 21, item 5: eight partitions whose segments are hard links or symlinks to two files read as eight."""
+    import shutil
+    shutil.copytree(ROOT / "fixtures/corpus/kafka-generated/v2-none", tmp_path / "src-0")
+    source = tmp_path / "src-0" / "00000000000000000000.log"
+    logs = tmp_path / "logs"
+    for p in range(8):
+        (logs / f"t-{p}").mkdir(parents=True)
+        target = logs / f"t-{p}" / source.name
+        if p % 2:
+            os.link(source, target)
+        else:
+            target.symlink_to(source)
+    per = len(_kafka_offsets("v2-none"))
+    df = spark.read.format("kafka-log").load(str(logs))
+    assert df.count() == 8 * per
+    assert sorted(r.partition for r in df.select("partition").distinct().collect()) == list(range(8))
+
+
+def test_the_damage_report_lists_what_permissive_skipped(spark):
+    """One row per damaged region, with the byte range and the offsets lost that Kafka's own reading of the file
+    gives (its .log.check.txt: the invalid batch's position, size and offsets)."""
+    import re
+    path = ROOT / "fixtures/corpus/kafka-generated/corrupt/v2-crc-mismatch"
+    report = spark.read.format("kafka-log").option("report", "damage").load(str(path)).collect()
+    check = (path / "00000000000000000000.log.check.txt").read_text()
+    invalid = [int(p) for p in re.findall(r"^INVALID pos=(\d+)", check, re.M)]
+    batches = {int(m[0]): (int(m[1]), int(m[2]), int(m[3]))
+               for m in re.findall(r"^batch pos=(\d+) size=(\d+) magic=2 base=(\d+) last=(\d+)", check, re.M)}
+    expected = [(pos, pos + batches[pos][0], batches[pos][1], batches[pos][2]) for pos in invalid]
+    assert [(r.startByte, r.endByte, r.firstLostOffset, r.lastLostOffset) for r in report] == expected
+    assert all(r.code == "crc-mismatch" and r.topic is None for r in report)

@@ -96,3 +96,30 @@ def test_deleted_segment_fails_unless_told_not_to(spark, tmp_path):
     assert end["gone-0"]["offset"] == 6
     rows = [r for p in lenient.partitions(start, end) for rb in lenient.read(p) for r in rb.to_pylist()]
     assert [r["offset"] for r in rows] == [3, 4, 5]
+
+
+@pytest.mark.parametrize("option, value, first", [
+    ("startingOffsets", '{"start": {"0": 7}}', 7),  # mid-batch: the batch's earlier records are left out
+    ("startingOffsetsByTimestamp", '{"start": {"0": 1700000000013}}', 13),
+    ("startingTimestamp", "1700000000009", 9),
+    ("maxOffsetsPerTrigger", "3", 0),  # Spark's Kafka name of the read limit
+])
+def test_kafka_starting_positions_of_a_stream(spark, tmp_path, option, value, first):
+    """Issue 21, item 2: a stream starts where Spark's Kafka source would (offset JSON, per-partition times, one
+    time; the first record at or after it), and maxOffsetsPerTrigger limits each micro-batch."""
+    part = tmp_path / "start-0"
+    part.mkdir()
+    with open(seg(part, 0), "wb") as f:
+        for base in range(0, 20, 4):
+            f.write(batch(base, 4))  # record o has timestamp 1_700_000_000_000 + o
+    name = f"start_{option.lower()}"
+    q = (spark.readStream.format("kafka-log").option(option, value).load(str(tmp_path))
+         .writeStream.format("memory").queryName(name).start())
+    try:
+        q.processAllAvailable()
+        assert offsets(spark, name) == list(range(first, 20))
+        if option == "maxOffsetsPerTrigger":
+            sizes = [p["numInputRows"] for p in q.recentProgress if p["numInputRows"]]
+            assert max(sizes) <= 4 and len(sizes) >= 5  # whole batches of 4, at most one a trigger
+    finally:
+        q.stop()

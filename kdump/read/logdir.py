@@ -247,6 +247,14 @@ def topic_partition(dir_name) -> tuple[str, int] | None:
     return topic, int(number)
 
 
+def is_hidden(path) -> bool:
+    """A name starting with a dot: a directory no command searches for data. Kafka names no directory so;
+    kdump's staging directories (``.kdump-staging-<id>``) and temporaries (``.<target>.<random>.tmp``: a Spark
+    write or a conversion not yet committed) are named so on purpose, and Spark's file sources pass over such
+    paths too."""
+    return _name(path).startswith(".")
+
+
 def is_kdump_staging(path) -> bool:
     """A directory a Spark write of kdump's is filling (``.kdump-staging-<id>``): segments that are not data until
     the write commits, never read by a command that searches a directory."""

@@ -15,8 +15,10 @@ listing (:func:`kdump.read.logdir.list_directory`) and gives a :class:`Scan`:
   ``partitions``: those holding a partition's files, as :class:`~kdump.read.partition.PartitionLog` s. A partition
   lists every file of its directory, hard links included (a command reading a partition reads all of it); only
   ``entries`` visits a file once;
-* kdump's own staging directories (``.kdump-staging-<id>``, a Spark write not yet committed) are never searched:
-  ``staging`` lists those passed over, and one named by the user is refused.
+* hidden directories (a name starting with a dot: kdump's staging and temporary directories, a write not yet
+  committed, are hidden) are never searched: ``staging`` lists those passed over; a path named by the user inside
+  kdump's staging or temporary directories is refused;
+* a file is visited once per directory that names it (a segment hard-linked into two partitions is in both).
 
 :func:`work_units` cuts a scan into independent units (partitions, or segments) with their sizes, and
 :func:`kdump.parallel.largest_first` orders any sized units so that a pool of workers ends together (the
@@ -37,7 +39,9 @@ from kdump.read.logdir import (
     Partition,
     Refused,
     directory_order,
+    is_hidden,
     is_kdump_staging,
+    kdump_temporary,
     list_directory,
     listed,
     named_kind,
@@ -141,7 +145,8 @@ def as_scan(paths_or_scan: Iterable | Scan) -> Scan:
     return paths_or_scan if isinstance(paths_or_scan, Scan) else scan(paths_or_scan)
 
 
-_STAGING_REASON = "kdump's staging directory of a Spark write not yet committed: its segments are not data"
+_STAGING_REASON = ("a hidden directory (kdump's staging and temporary directories, a write not yet committed, are "
+                   "hidden): its files are not data")
 
 
 class _Walk:
@@ -153,7 +158,9 @@ class _Walk:
 
     def named(self, p: str) -> None:
         entries = self.found.entries
-        if any(is_kdump_staging(part) for part in self.files.parts(p)):
+        # named by the user: refused inside kdump's own staging or temporary directories only (a hidden ancestor,
+        # ~/.kafka/..., is the user's choice)
+        if any(is_kdump_staging(part) or kdump_temporary(part) is not None for part in self.files.parts(p)):
             entries.append(Entry(p, named_kind(p), False, Refused(p, _STAGING_REASON, errno.EPERM)))
             return
         item = self.files.stat(p)
@@ -186,13 +193,13 @@ class _Walk:
                 entries.append(Entry(item.path, item.kind, True, item.refused))
             elif item.is_dir:
                 subdirectories.append(item)
-            elif item.identity not in self.seen:
-                self.seen.add(item.identity)
+            elif (d.identity, item.identity) not in self.seen:  # a file linked into two partitions: in both
+                self.seen.add((d.identity, item.identity))
                 entries.append(Entry(item.path, item.kind, True, size=item.size))
         if self.depth is not None and level >= self.depth:
             return
         for item in subdirectories:  # (in name order: the listing's)
-            if is_kdump_staging(item.name):
+            if is_hidden(item.name):
                 self.found.staging.append(item.path)
             else:
                 self.directory(item, level + 1)

@@ -58,6 +58,7 @@ class SegmentSlice:
     size: int = 0  # bytes in the slice (for planning)
     active: bool = False  # ends at the end of the active segment: a partial last entry is still being written
     txns: TxnFilter | None = None  # read_committed: the partition's filter
+    offsets: tuple[int, int] | None = None  # only records with first <= offset < end (the read's bounds)
 
     @property
     def name(self) -> str:
@@ -73,10 +74,6 @@ class ReadOptions:
     max_rows: int = 1 << 17
     max_bytes: int = 64 << 20
     max_batch_bytes: int = _source.DEFAULT_MAX_DECOMPRESSED_BYTES
-    # batch pruning by header (the read's bounds): offsets in [min_offset, max_offset], timestamps >= min_ts
-    min_offset: int | None = None
-    max_offset: int | None = None
-    min_timestamp: int | None = None
     live: bool = False
     isolation: str = "read_uncommitted"  # or read_committed (kdump.spark.txn)
     backend: str = "auto"  # "auto" (compiled when built), "compiled", "python"
@@ -116,7 +113,7 @@ class ArrowAssembler:
         fields = None  # the batch-constant values (from the first chunk)
         first_offset = last_offset = error = None
         try:
-            for k, (added, first, last, error) in enumerate(self._chunks(batch)):
+            for k, (added, first, last, error) in enumerate(self._chunks(batch, sl.offsets)):
                 if k == 0:
                     first_offset = first
                 if last is not None:
@@ -134,16 +131,17 @@ class ArrowAssembler:
         if pending:
             self._run(batch, sl, fields, first_offset, pending)
 
-    def _chunks(self, batch) -> Iterator[tuple]:
+    def _chunks(self, batch, offsets: tuple[int, int] | None = None) -> Iterator[tuple]:
         """(records added, first offset, last offset, error) per chunk of ``batch``'s records (first offset None
         where the builder took them): a magic-2 batch through the builder's ``add_v2`` chunk by chunk, every other
-        batch, and a chunk that ``add_v2`` does not take, through kdump's record decoder."""
+        batch, a chunk that ``add_v2`` does not take, and a batch that reaches past ``offsets`` (the read's
+        bounds: only its records inside them are added), through kdump's record decoder."""
         b = self.builder
         limit = self.options.max_batch_bytes
-        if not (batch.magic >= 2 and batch.records_count):
+        if not (batch.magic >= 2 and batch.records_count) or _straddles(batch, offsets):
             for cols in batch.column_chunks(limit, RECORDS_PER_CHUNK):
-                add_columns(b, cols, b.want_headers)
-                yield (cols.count, cols.offsets[0] if cols.count else None, cols.offsets[-1] if cols.count else None,
+                added = add_columns(b, cols, b.want_headers, offsets)
+                yield (added, cols.offsets[0] if cols.count else None, cols.offsets[-1] if cols.count else None,
                        cols.error)
             return
         buf, start, end = batch.records_payload(limit)
@@ -247,12 +245,14 @@ def slice_batches(sl: SegmentSlice, options: ReadOptions, damaged) -> Iterator:
     from kdump.spark.remote import local_copy
     with local_copy(sl, options.storage_options) as path:
         # the resynchronising walk, as `kdump dump` reads: damage is skipped and reported, the walk goes on
-        w = _source.walk(path, sl.start, sl.end, live=options.live or sl.active,
+        # a partial last entry is the writer's only for a stream (it waits for the rest); a batch read reports
+        # it as damage, as every kdump command does
+        w = _source.walk(path, sl.start, sl.end, live=options.live,
                          max_batch_bytes=options.max_batch_bytes, on_damage=lambda region: damaged(sl, region))
         for batch in w:
             if batch.is_control and not options.include_control:
                 continue
-            if _pruned(batch, options):
+            if _outside(batch, sl.offsets):
                 continue
             if options.check_crcs and not batch.is_valid():
                 damaged(sl, Damage.invalid_batch(batch))
@@ -262,10 +262,15 @@ def slice_batches(sl: SegmentSlice, options: ReadOptions, damaged) -> Iterator:
             yield batch
 
 
-def _pruned(batch, o: ReadOptions) -> bool:
-    """True when no record of ``batch`` can pass the read's bounds (decided from its header alone)."""
-    if o.max_offset is not None and batch.magic >= 2 and batch.base_offset > o.max_offset:
-        return True
-    if o.min_offset is not None and batch.last_offset < o.min_offset:
-        return True
-    return o.min_timestamp is not None and batch.magic >= 2 and batch.max_timestamp < o.min_timestamp
+def _outside(batch, offsets: tuple[int, int] | None) -> bool:
+    """True when no record of ``batch`` lies in ``offsets`` ``[first, end)``, decided from its header alone (a
+    compressed legacy wrapper's first offset needs decompression: only its last one is used)."""
+    if offsets is None:
+        return False
+    first, end = offsets
+    return batch.last_offset < first or (batch.magic >= 2 and batch.base_offset >= end)
+
+
+def _straddles(batch, offsets: tuple[int, int] | None) -> bool:
+    """True when ``batch`` holds records on both sides of a bound of ``offsets``."""
+    return offsets is not None and (batch.base_offset < offsets[0] or batch.last_offset >= offsets[1])

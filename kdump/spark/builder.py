@@ -212,10 +212,16 @@ def make_builder(columns, backend: str = "auto"):
     return ColumnBuilder(**kwargs)
 
 
-def add_columns(builder, cols: RecordColumns, headers_wanted: bool) -> None:
-    """Every record of ``cols`` into ``builder``, one :meth:`~PyColumnBuilder.add_record` call per record: the
-    path of every record ``add_v2`` does not take."""
+def add_columns(builder, cols: RecordColumns, headers_wanted: bool, bounds: tuple[int, int] | None = None) -> int:
+    """Every record of ``cols`` into ``builder`` (only those with ``first <= offset < end`` when ``bounds`` are
+    given), one :meth:`~PyColumnBuilder.add_record` call per record: the path of every record ``add_v2`` does
+    not take. The number of records added."""
     offsets, timestamps, headers = cols.offsets, cols.timestamps, cols.headers
+    added = 0
     for i in range(cols.count):
+        if bounds is not None and not bounds[0] <= offsets[i] < bounds[1]:
+            continue
         hdrs = [(header_key(k), v) for k, v in headers[i]] if headers_wanted and headers[i] else ()
         builder.add_record(offsets[i], timestamps[i], cols.key(i), cols.value(i), hdrs)
+        added += 1
+    return added

@@ -20,7 +20,8 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from kdump.spark import kafka_options as K
 from kdump.spark import options as O
 from kdump.spark.arrow import read_slices
-from kdump.spark.plan import MAX_SPLIT, OPEN_COST, Pruning, find_segments, plan_tasks, prune_segments, txn_filters
+from kdump.spark.bounds import bounded, offset_ranges
+from kdump.spark.plan import MAX_SPLIT, OPEN_COST, find_segments, plan_tasks, txn_filters
 from kdump.spark.schema import columns_of, spark_schema
 
 
@@ -32,9 +33,14 @@ class KafkaLogDataSource(DataSource):
         return "kafka-log"
 
     def schema(self):
+        if _damage_report(self.options):
+            from kdump.spark.damage_report import spark_schema as damage_schema
+            return damage_schema()
         return spark_schema(O.default_column_names(self.options))
 
     def reader(self, schema):
+        if _damage_report(self.options):
+            return DamageReportReader(self.options, spark_schema(O.default_column_names(self.options)))
         return KafkaLogReader(self.options, schema)
 
     def streamReader(self, schema):
@@ -44,6 +50,11 @@ class KafkaLogDataSource(DataSource):
     def writer(self, schema, overwrite):
         from kdump.spark.write import KafkaLogWriter
         return KafkaLogWriter(self.options, schema, overwrite)
+
+
+def _damage_report(options) -> bool:
+    """``option("report", "damage")``: the read gives the damaged regions it passes over, not the records."""
+    return O.choice(options, "report", ("records", "damage"), "records") == "damage"
 
 
 class SegmentsPartition(InputPartition):
@@ -67,16 +78,13 @@ class KafkaLogReader(DataSourceReader):
 
     def __init__(self, options, schema):
         self.kafka = K.batch_read(options)
-        if self.kafka.starting.kind != "earliest" or self.kafka.ending is None or self.kafka.ending.kind != "latest":
-            raise K.KafkaOptionError("offset and timestamp bounds are not read yet by kafka-log batch reads: read "
-                                     "the whole range and filter on offset or timestamp")
+        self.stop_at_high_watermark = O.flag(options, "stopAtHighWatermark", True)
         self.paths = O.paths(options)
         self.options = O.read_options(options, columns_of(schema))
         O.apply_kafka_isolation(self.options, options, self.kafka)
         self.parallelism = max(O.parallelism(options), self.kafka.min_partitions or 0)
         self.max_split = O.integer(options, "maxPartitionBytes", MAX_SPLIT, 1)
         self.open_cost = O.integer(options, "openCostInBytes", OPEN_COST, 0)
-        self.pruning = Pruning()
 
     def partitions(self):
         found = [s for s in find_segments(self.paths, self.options.storage_options)
@@ -84,11 +92,21 @@ class KafkaLogReader(DataSourceReader):
         filters = None
         if self.options.isolation == "read_committed":
             filters = txn_filters(found, self.options.storage_options, self.options.max_batch_bytes)
-        tasks = plan_tasks(prune_segments(found, self.pruning), parallelism=self.parallelism,
-                           max_split=self.max_split, open_cost=self.open_cost, txn_filters=filters)
+        ranges = offset_ranges(found, self.kafka, stop_at_high_watermark=self.stop_at_high_watermark)
+        tasks = plan_tasks(bounded(found, ranges), parallelism=self.parallelism, max_split=self.max_split,
+                           open_cost=self.open_cost, txn_filters=filters, offset_ranges=ranges)
         return [SegmentsPartition(t.slices) for t in tasks]
 
     def read(self, partition):
         # Spark plans one InputPartition(None) of its own when partitions() finds nothing to read (an empty
         # directory): that task reads nothing, and the DataFrame is empty.
         return read_slices(getattr(partition, "slices", ()), self.options)
+
+
+class DamageReportReader(KafkaLogReader):
+    """The same planning as a records read of the same paths and options; each task gives its slices' damage
+    (:mod:`kdump.spark.damage_report`)."""
+
+    def read(self, partition):
+        from kdump.spark.damage_report import damage_rows
+        yield damage_rows(getattr(partition, "slices", ()), self.options)

@@ -195,16 +195,22 @@ def verify(spark, paths, options, *, progress=None):
     """``kdump verify`` over Spark: the same list of FileReports, in the same order."""
     from kdump.verify import collect, verify_unit
     units = collect(paths)
-    total = sum(len(item[1]) if kind == "partition" else 1 for kind, item in units)
+    total = sum(_segments_in(kind, item) for kind, item in units)
     with _Progress(spark, total, progress) as acc:
         def run(indexed):
             index, (kind, item) = indexed
             reports = verify_unit(kind, item, options)
-            acc.add(len(item[1]) if kind == "partition" else 1)
+            acc.add(_segments_in(kind, item))
             return index, reports
         done = (spark.sparkContext.parallelize(list(enumerate(units)), max(1, len(units)))
                 .map(_in_driver_directory(run)).collect())
     return [r for _, reports in sorted(done, key=lambda x: x[0]) for r in reports]
+
+
+def _segments_in(kind: str, item) -> int:
+    """The segments a verify unit reads, what the progress line counts (a partition's segments, a named segment;
+    leftovers, companions and errors are no segments)."""
+    return len(item[1]) if kind == "partition" else 1 if kind == "file" else 0
 
 
 # --- stats -------------------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ KAFKA_READ_OPTIONS = frozenset({
 KDUMP_READ_OPTIONS = frozenset({
     "path", "paths", "includemetadata", "includecontrol", "mode", "checkcrcs", "isolationlevel",
     "maxpartitionbytes", "opencostinbytes", "parallelism", "maxrecordsperarrowbatch", "maxbytesperarrowbatch",
-    "backend", "maxrecordspertrigger", "stopathighwatermark", "keydecoder", "valuedecoder", "schemas",
+    "backend", "maxrecordspertrigger", "stopathighwatermark", "keydecoder", "valuedecoder", "schemas", "report",
 })
 KAFKA_ISOLATION = "kafka.isolation.level"
 # Kafka consumer settings that only shape a connection or a group, listed so the refusal can say so plainly.
@@ -87,7 +87,7 @@ _SPELLING = [  # how the documentation spells each option (for "did you mean")
     "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay", "maxRecordsPerPartition",
     "includeMetadata", "includeControl", "mode", "checkCrcs", "isolationLevel", "maxPartitionBytes",
     "openCostInBytes", "parallelism", "maxRecordsPerArrowBatch", "maxBytesPerArrowBatch", "backend",
-    "maxRecordsPerTrigger", "stopAtHighWatermark", "keyDecoder", "valueDecoder", "schemas",
+    "maxRecordsPerTrigger", "stopAtHighWatermark", "keyDecoder", "valueDecoder", "schemas", "report",
 ]
 
 

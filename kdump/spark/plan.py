@@ -8,7 +8,7 @@
 * :func:`plan_tasks` -- Spark's file-source packing (``FilePartition.getFilePartitions``): small segments
   share a task, each counted with an open cost of 4 MiB, and a segment larger than the split size is cut
   at batch boundaries that its offset index names (each checked to hold a sound batch);
-* :class:`Pruning` -- which topic-partitions, segments and batches a read's bounds rule out.
+* offset bounds (Spark's Kafka options, :mod:`kdump.spark.bounds`) reach each slice as ``offsets``.
 """
 from __future__ import annotations
 
@@ -48,7 +48,9 @@ def find_segments(paths, storage_options=None) -> list[SegmentFile]:
     out = []
     for p in paths:
         for seg in _expand(p, storage_options):
-            key = _identity(seg.location)
+            # once per partition directory that names it: a segment hard-linked (or symlinked) into two
+            # partitions is read in both, a directory named twice once
+            key = (_identity(_parent(seg.location)), _identity(seg.location))
             if key not in seen:
                 seen.add(key)
                 out.append(seg)
@@ -130,41 +132,6 @@ class RemoteFiles:
         return urlparse(location).path.split("/")
 
 
-# --- pruning -------------------------------------------------------------------------------------------
-@dataclass
-class Pruning:
-    """What a read's bounds allow: topics, partitions, an offset range and a lower timestamp bound (ms)."""
-
-    topics: set | None = None
-    partitions: set | None = None
-    min_offset: int | None = None
-    max_offset: int | None = None
-    min_timestamp: int | None = None
-
-    def keeps_partition(self, seg: SegmentFile) -> bool:
-        if self.topics is not None and seg.topic not in self.topics:
-            return False
-        return self.partitions is None or seg.partition in self.partitions
-
-
-def prune_segments(segments: list[SegmentFile], pruning: Pruning) -> list[SegmentFile]:
-    """Segments that can hold a wanted record: by topic-partition, and by offset from the file names
-    (a segment holds offsets from its base offset to below the next segment's)."""
-    kept = []
-    for i, seg in enumerate(segments):
-        if not pruning.keeps_partition(seg):
-            continue
-        nxt = segments[i + 1] if i + 1 < len(segments) else None
-        same = nxt is not None and (nxt.topic, nxt.partition) == (seg.topic, seg.partition) \
-            and seg.topic is not None
-        if pruning.max_offset is not None and seg.base_offset > pruning.max_offset:
-            continue
-        if pruning.min_offset is not None and same and nxt is not None and nxt.base_offset <= pruning.min_offset:
-            continue
-        kept.append(seg)
-    return kept
-
-
 # --- read_committed ----------------------------------------------------------------------------------
 def txn_filters(segments: list[SegmentFile], storage_options=None, max_batch_bytes: int | None = None) -> dict:
     """``{directory: TxnFilter}``: for each partition directory, what a read_committed consumer drops, from one
@@ -199,11 +166,11 @@ def split_size(total_bytes: int, parallelism: int, max_split: int = MAX_SPLIT, o
     return min(max_split, max(open_cost, per_core))
 
 
-def slices_of(seg: SegmentFile, split: int, txns=None) -> list[SegmentSlice]:
+def slices_of(seg: SegmentFile, split: int, txns=None, offsets: tuple[int, int] | None = None) -> list[SegmentSlice]:
     """One slice for the whole segment, or several cut at index-named batch boundaries near every
     ``split`` bytes (local segments with a usable ``.index``; otherwise one slice). ``txns``: the
-    partition's read_committed filter."""
-    whole = [SegmentSlice(seg.location, seg.topic, seg.partition, 0, None, seg.size, seg.active, txns)]
+    partition's read_committed filter; ``offsets``: the partition's offset range ``[first, end)`` to read."""
+    whole = [SegmentSlice(seg.location, seg.topic, seg.partition, 0, None, seg.size, seg.active, txns, offsets)]
     if seg.size <= split or remote.is_remote(seg.location):
         return whole
     index = logdir.sibling(seg.location, FileKind.INDEX)
@@ -232,21 +199,24 @@ def slices_of(seg: SegmentFile, split: int, txns=None) -> list[SegmentSlice]:
     for a, b in itertools.pairwise(bounds):
         last = b == seg.size
         out.append(SegmentSlice(seg.location, seg.topic, seg.partition, a, None if last else b, b - a,
-                                seg.active and last, txns))
+                                seg.active and last, txns, offsets))
     return out
 
 
 def plan_tasks(segments: list[SegmentFile], *, parallelism: int, max_split: int = MAX_SPLIT,
-               open_cost: int = OPEN_COST, txn_filters: dict | None = None) -> list[Task]:
+               open_cost: int = OPEN_COST, txn_filters: dict | None = None,
+               offset_ranges: dict | None = None) -> list[Task]:
     """Pack slices into tasks as Spark's file sources do (in segment order, so a task reads neighbours).
-    ``txn_filters``: ``{directory: TxnFilter}`` (read_committed), handed to each slice of that directory."""
+    ``txn_filters``: ``{directory: TxnFilter}`` (read_committed), ``offset_ranges``: ``{directory: (first,
+    end)}`` (the offsets a read is bounded to), each handed to every slice of that directory."""
     total = sum(s.size + open_cost for s in segments)
     split = split_size(total, parallelism, max_split, open_cost)
     tasks: list[Task] = []
     current = Task()
     for seg in segments:
         txns = txn_filters.get(_parent(seg.location)) if txn_filters else None
-        for sl in slices_of(seg, split, txns):
+        offsets = offset_ranges.get(_parent(seg.location)) if offset_ranges else None
+        for sl in slices_of(seg, split, txns, offsets):
             cost = sl.size + open_cost
             if current.slices and current.cost + cost > split:
                 tasks.append(current)

@@ -25,12 +25,11 @@ import os
 
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
-from kdump.read.checkpoints import parse_checkpoint
-from kdump.read.logdir import HIGH_WATERMARK_CHECKPOINT, FileKind
 from kdump.spark import _source
 from kdump.spark import kafka_options as K
 from kdump.spark import options as O
 from kdump.spark.arrow import SegmentSlice, read_slices
+from kdump.spark.bounds import high_watermarks
 from kdump.spark.plan import find_segments
 from kdump.spark.schema import columns_of
 
@@ -39,23 +38,6 @@ log = logging.getLogger("kdump.spark")
 
 class DataLoss(_source.KdumpError):
     pass
-
-
-def high_watermarks(log_dir: str) -> dict:
-    """``{(topic, partition): offset}`` from a log directory's replication-offset-checkpoint, read by
-    kdump's checkpoint parser (Kafka's rules); empty if there is none. A checkpoint Kafka could not read
-    gives no high watermark either (logged): reading is then bounded by what is whole on disk."""
-    path = os.path.join(log_dir, HIGH_WATERMARK_CHECKPOINT)
-    try:
-        cp = parse_checkpoint(path, kind=FileKind.OFFSET_CHECKPOINT.value)
-    except (OSError, ValueError) as e:
-        if os.path.exists(path):
-            log.warning("kdump: %s: %s", path, e)
-        return {}
-    if cp.problems:
-        log.warning("kdump: %s: %s", path, cp.problems[0].message)
-        return {}
-    return {(topic, partition): offset for topic, partition, offset in cp.entries}
 
 
 def _partitions(paths, storage_options, selection=None):
@@ -80,9 +62,6 @@ class SlicesPartition(InputPartition):
 class KafkaLogStreamReader(DataSourceStreamReader):
     def __init__(self, options, schema):
         self.kafka = K.stream_read(options)
-        if self.kafka.starting.kind not in ("earliest", "latest"):
-            raise K.KafkaOptionError("per-partition and timestamp starting offsets are not read yet by kafka-log "
-                                     "streams: start at earliest or latest")
         self.paths = O.paths(options)
         self.options = O.read_options(options, columns_of(schema))
         O.apply_kafka_isolation(self.options, options, self.kafka)
@@ -113,6 +92,13 @@ class KafkaLogStreamReader(DataSourceStreamReader):
             out[key] = {"dir": directory, "offset": first.base_offset, "segment": first.base_offset, "position": 0}
         if self.starting == "latest":
             return self._advance(out, None)
+        if self.starting != "earliest":  # per partition, or by time: where each partition's start offset is
+            from kdump.spark.bounds import offset_ranges
+            segments = [seg for _, _, _, segs in found.values() for seg in segs]
+            starts = offset_ranges(segments, self.kafka, stop_at_high_watermark=False)
+            for key, (directory, _, _, segs) in found.items():
+                if directory in starts:
+                    out[key] = _point_at(directory, segs, starts[directory][0])
         return out
 
     def getDefaultReadLimit(self):
@@ -150,6 +136,9 @@ class KafkaLogStreamReader(DataSourceStreamReader):
                 raise DataLoss(f"{key}: segment {point['segment']} (offset {point['offset']}) was deleted before it "
                                "was read (retention?); set failOnDataLoss=false to go on from the oldest segment")
             later = [s for s in segs if s.base_offset > point["segment"]] or segs[-1:]
+            log.warning("kdump: %s: segment %s was deleted before it was read (retention?): offsets %s..%s are lost "
+                        "(failOnDataLoss=false)", key, point["segment"], point["offset"],
+                        max(point["offset"], later[0].base_offset) - 1)
             point = {**point, "segment": later[0].base_offset, "position": 0,
                      "offset": max(point["offset"], later[0].base_offset)}
         used = 0
@@ -205,7 +194,8 @@ class KafkaLogStreamReader(DataSourceStreamReader):
                 b = stop["position"] if seg.base_offset == stop["segment"] else None
                 if b is not None and b <= a:
                     continue
-                slices.append(SegmentSlice(seg.location, topic, partition, a, b, (b or seg.size) - a, txns=txns))
+                slices.append(SegmentSlice(seg.location, topic, partition, a, b, (b or seg.size) - a, txns=txns,
+                                           offsets=(begin.get("offset", 0), stop["offset"])))
             if slices:
                 out.append(SlicesPartition(slices))
         return out
@@ -215,3 +205,16 @@ class KafkaLogStreamReader(DataSourceStreamReader):
 
     def commit(self, end):
         pass
+
+
+def _point_at(directory: str, segs, offset: int) -> dict:
+    """The stream position of ``offset`` in a partition: the batch holding it (or the first after it) through the
+    read layer's lookup; the records of that batch before ``offset`` are left out by the slice's bounds."""
+    from kdump.read.logdir import segment_base_offset
+    from kdump.read.partition import PartitionLog
+    located = PartitionLog(directory).locate_offset(offset)
+    if located is None or not located.found:  # beyond the log's end: from its end
+        last = segs[-1]
+        return {"dir": directory, "offset": offset, "segment": last.base_offset, "position": last.size}
+    return {"dir": directory, "offset": offset, "segment": segment_base_offset(located.segment),
+            "position": located.position}
