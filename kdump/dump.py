@@ -561,10 +561,7 @@ def _first_timestamp(batch) -> int:
 
 
 def _first_offset(batch, limit: int) -> int:
-    try:
-        return batch.base_offset  # decompresses a legacy wrapper
-    except FormatError:
-        return batch.last_offset
+    return batch.base_offset  # decompresses a legacy wrapper; one that cannot be read gives its own offset
 
 
 def _foreign_start(reader: SegmentReader) -> FormatError | None:
