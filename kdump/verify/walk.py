@@ -265,10 +265,10 @@ class SegmentVerifier:
 
     # --- good batches -----------------------------------------------------------------------------------
     def judge(self, batch) -> list:
-        """The error findings (and a batch-too-large warning) of one readable ``batch`` in the context of the batches judged before it (what
-        ``salvage`` keeps or drops). A batch with errors is taken back out of that context (the batches after it
-        are judged against the ones kept, and the offsets it would have covered are not a compaction gap); one
-        without joins it. The report keeps only this batch's findings: memory stays flat."""
+        """The error findings (and a batch-too-large warning) of one readable ``batch`` in the context of the
+        batches judged before it (what ``salvage`` keeps or drops). A batch with errors is taken back out of that
+        context (the batches after it are judged against the ones kept, and the offsets it would have covered are
+        not a compaction gap); one without joins it. The report keeps only this batch's findings: memory stays flat."""
         findings = self.report.findings
         findings.clear()
         saved = (self.prev_last, self.prev_position, self.report.records)

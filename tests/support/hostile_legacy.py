@@ -19,7 +19,8 @@ def message(offset: int, magic: int, value: bytes | None, *, codec: int = 0, key
     """One legacy log entry, its CRC-32 computed over magic..end as Kafka's ``LegacyRecord`` does."""
     def sized(b):
         return struct.pack(">i", -1) if b is None else struct.pack(">i", len(b)) + b
-    after_crc = bytes((magic, codec)) + (struct.pack(">q", timestamp) if magic == 1 else b"") + sized(key) + sized(value)
+    stamp = struct.pack(">q", timestamp) if magic == 1 else b""
+    after_crc = bytes((magic, codec)) + stamp + sized(key) + sized(value)
     body = struct.pack(">I", zlib.crc32(after_crc)) + after_crc
     return struct.pack(">qi", offset, len(body)) + body
 
