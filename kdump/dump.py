@@ -21,6 +21,7 @@ from kdump.errors import FormatError
 from kdump.format import columns as _columns
 from kdump.format.columns import RecordColumns
 from kdump.format.framing import Stop
+from kdump.format.layout import java_long
 from kdump.read.logdir import (
     BOOTSTRAP_CHECKPOINT,
     COMPANION_KINDS,
@@ -401,7 +402,7 @@ def _follow_offsets(records, last, result: FileResult):
             n < 3 or offsets[:n] == list(range(first, first + n))):
         return offsets[n - 1]
     for off in offsets[:n]:
-        if last is not None and off != last + 1:
+        if last is not None and off != last + 1 and off != java_long(last + 1):  # Kafka's long: MAX + 1 = MIN
             result.non_consecutive_pair(last, off)
         last = off
     return last

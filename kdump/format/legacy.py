@@ -267,7 +267,7 @@ class LegacyBatch:
                 "and it is not zero",
                 position=self.position,
             )
-        return msg.offset - last_inner
+        return L.java_long(msg.offset - last_inner)  # Kafka's absoluteBaseOffset, in Java long arithmetic
 
     def _absolute(self, cols: RecordColumns, inner_offsets: list[int], base: int | None) -> RecordColumns:
         msg = self.message
@@ -275,7 +275,7 @@ class LegacyBatch:
             cols.offsets = inner_offsets
             cols.timestamps = [L.NO_TIMESTAMP] * cols.count
             return cols
-        cols.offsets = [base + o for o in inner_offsets] if base else inner_offsets
+        cols.offsets = [_java_sum(base, o) for o in inner_offsets] if base else inner_offsets
         if msg.attributes & L.LEGACY_TIMESTAMP_TYPE_MASK:
             cols.timestamps = [msg.timestamp] * cols.count  # LogAppendTime: the wrapper's time for every record
         return cols
@@ -317,6 +317,12 @@ class LegacyBatch:
     def __repr__(self) -> str:
         return (f"LegacyBatch(position={self.position}, offset={self.last_offset}, magic={self.magic}, "
                 f"codec={self.codec_id})")
+
+
+def _java_sum(a: int, b: int) -> int:
+    """``a + b`` in Java long arithmetic (both are longs: it wraps only past 2^63-1 or below -2^63)."""
+    total = a + b
+    return total if L.INT64_MIN <= total <= L.INT64_MAX else L.java_long(total)
 
 
 def _no_sequence(offset: int) -> int:

@@ -21,6 +21,8 @@ from kdump.format.columns import RECORDS_PER_CHUNK, Record, RecordColumns, Recor
 from kdump.format.types import TimestampType
 from kdump.format.varint import zigzag_decode
 
+INT64_MIN, INT64_MAX = L.INT64_MIN, L.INT64_MAX
+
 
 def _uvarint(buf, pos, end, what, index, max_bytes):
     """Slow path of the inlined varint reads below: multi-byte values and every error."""
@@ -182,8 +184,13 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
                     f"record {i}: expected to read {length} bytes in record payload, "
                     f"but instead read {pos - body_start}",
                 )
-            offsets.append(base_offset + off_delta)
-            timestamps.append(append_time if append_time is not None else base_timestamp + ts_delta)
+            offset = base_offset + off_delta
+            offsets.append(offset if INT64_MIN <= offset <= INT64_MAX else L.java_long(offset))
+            if append_time is None:
+                ts = base_timestamp + ts_delta
+                timestamps.append(ts if INT64_MIN <= ts <= INT64_MAX else L.java_long(ts))
+            else:
+                timestamps.append(append_time)
             attributes.append(attr)
             key_pos.append(kpos)
             key_len.append(klen)
@@ -243,7 +250,8 @@ class RecordBatch:
 
     @property
     def last_offset(self) -> int:
-        return self.base_offset + self.last_offset_delta
+        last = self.base_offset + self.last_offset_delta
+        return last if last <= INT64_MAX else L.java_long(last)  # Java long arithmetic, as Kafka's
 
     @property
     def codec_id(self) -> int:
