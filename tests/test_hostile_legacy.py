@@ -96,3 +96,14 @@ def test_base_offset_of_a_readable_wrapper_is_its_first_record(tmp_path):
     with SegmentReader(path) as reader:
         (batch,) = list(reader)
         assert (batch.base_offset, batch.last_offset, batch.records_error) == (10, 12, None)
+
+
+@pytest.mark.parametrize(("variant", "magic"), CASES)
+def test_spark_source_reports_the_damaged_wrapper(tmp_path, variant, magic):
+    pytest.importorskip("pyarrow")
+    from test_spark_arrow import BUILDERS, compiled_available, read
+    path = segment(tmp_path, "spark", H.VARIANTS[variant](magic), 3)
+    for builder in BUILDERS if compiled_available() else BUILDERS[1:]:
+        batches, damage = read(str(path), builder)
+        assert damage and damage[0][1] == 0, (builder, damage)  # the wrapper, at byte 0
+        assert sum(b.num_rows for b in batches) == 1  # the good message after it
