@@ -21,6 +21,7 @@ from kdump.errors import FormatError
 from kdump.format import columns as _columns
 from kdump.format.columns import RecordColumns
 from kdump.format.framing import Stop
+from kdump.format.layout import java_long
 from kdump.read.damage import RANGE, TAIL, Damage, readable
 from kdump.read.logdir import (
     BOOTSTRAP_CHECKPOINT,
@@ -399,7 +400,7 @@ def _follow_offsets(records, last, result: FileResult):
             n < 3 or offsets[:n] == list(range(first, first + n))):
         return offsets[n - 1]
     for off in offsets[:n]:
-        if last is not None and off != last + 1:
+        if last is not None and off != last + 1 and off != java_long(last + 1):  # Kafka's long: MAX + 1 = MIN
             result.non_consecutive_pair(last, off)
         last = off
     return last
@@ -513,10 +514,7 @@ def _first_timestamp(batch) -> int:
 
 
 def _first_offset(batch, limit: int) -> int:
-    try:
-        return batch.base_offset  # decompresses a legacy wrapper
-    except FormatError:
-        return batch.last_offset
+    return batch.base_offset  # decompresses a legacy wrapper; one that cannot be read gives its own offset
 
 
 def _foreign_start(reader: SegmentReader) -> FormatError | None:

@@ -118,6 +118,13 @@ def _dropped(d: Damage) -> Dropped:
     return Dropped(d.start, end, d.code, d.message, first, last, records, claimed=lost.claimed, data=not d.zeros)
 
 
+def _first_offset_stated(batch) -> int | None:
+    """The first offset a dropped batch holds, if it can be told (not for a legacy wrapper that cannot be read:
+    its base offset is then only its own, last, offset)."""
+    first = batch.base_offset
+    return None if getattr(batch, "records_error", None) is not None else first
+
+
 def plan(source: str, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_batch=None,
          progress=None) -> SalvageResult:
     """Walk ``source`` and decide, batch by batch, what is kept; ``on_batch(batch)`` is called with each kept
@@ -140,7 +147,7 @@ def plan(source: str, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_batc
                 first = errors[0]
                 result.dropped.append(Dropped(
                     batch.position, batch.position + batch.size, first.code,
-                    "; ".join(f"{f.code}: {f.message}" for f in errors[:3]), batch.base_offset,
+                    "; ".join(f"{f.code}: {f.message}" for f in errors[:3]), _first_offset_stated(batch),
                     batch.last_offset, batch.records_count))
                 continue
             result.kept_batches += 1

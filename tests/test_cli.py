@@ -396,9 +396,9 @@ def test_a_failed_write_names_the_file_written(tmp_path, monkeypatch):
     write_log(part, 0, [data_batch(0, 3)])
     out = tmp_path / "out"
 
-    def full(self):
+    def full(self, **_):
         raise OSError(errno.ENOSPC, "No space left on device")  # as a full disk leaves it: no file name
-    monkeypatch.setattr(atomic.AtomicGroup, "commit", full)
+    monkeypatch.setattr(atomic.AtomicFile, "prepare", full)  # what a one-segment and a batched commit both call
     result = run_cli("index", "rebuild", "-o", out, part)
     assert result.exit_code == EXIT_USAGE
     assert f"kdump: {out / '00000000000000000000.index'}: cannot write: " in result.stderr, result.stderr

@@ -15,8 +15,8 @@ typed buffers anyway).
 Integer semantics follow the pure path, which uses Python ints: 5-byte varints are not range-checked to
 32 bits (35 significant bits, held exactly in ``int64_t``); a 10-byte varlong keeps its low 64 bits, as
 Java's ``readVarlong`` does (a 10th byte above 1 does not make it a 70-bit number); ``base_offset + delta`` and
-``base_timestamp + delta`` are computed in C only when the sum provably fits in ``int64_t`` and with
-Python ints otherwise (never wrapped). Inputs the fast path is not written for (other buffer types,
+``base_timestamp + delta`` are computed in C only when the sum provably fits in ``int64_t`` and otherwise
+with Python ints wrapped to a Java long (``layout.java_long``), as Kafka's long arithmetic and the pure path do. Inputs the fast path is not written for (other buffer types,
 non-``int`` numbers, out-of-range ``start``/``end``) are handed to the pure function, so the results
 are identical there by construction.
 """
@@ -29,6 +29,8 @@ from ._varint cimport VI_BIG, VI_OK, VI_TRUNCATED, read_field, read_raw
 
 from kdump.errors import FormatError
 from kdump.format.columns import RecordColumns, RecordSummary  # leaf module (no kdump import of ours back here)
+from kdump.format.layout import java_long  # leaf module too
+from kdump.format.limits import HEADERS_PER_CHUNK, MAX_RECORD_HEADERS, too_many_headers
 
 # The pure twins, for the inputs the fast path is not written for. kdump.format.v2 imports this module
 # (through kdump._backend), so they are handed over by kdump._backend.pick rather than imported from here.
@@ -157,12 +159,15 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
     cdef int st
     cdef unsigned char b, attr
     cdef list hl
+    cdef bint chunked
+    cdef int64_t chunk_headers = 0
     try:
         if count_obj < 0:
             raise FormatError("record-count-invalid", f"invalid record count {count_obj}")
         # Every record takes at least one byte, so a count above _SSIZE_MAX can never be reached.
         count = _SSIZE_MAX if count_obj > _SSIZE_MAX else count_obj
         last = count if stop is None or stop > count else stop
+        chunked = stop is not None  # a whole-batch read (columns()) is not cut
         while i < last:
             rec_start = pos
             if pos >= end:
@@ -232,6 +237,8 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                 if nheaders > body_end - pos:
                     raise FormatError("record-headers-invalid",
                                       f"record {i}: {nheaders} headers declared, more than the {body_end - pos} bytes left")
+                if nheaders > MAX_RECORD_HEADERS:
+                    raise FormatError("record-headers-invalid", too_many_headers(i, nheaders))
                 hl = []
                 for h in range(nheaders):
                     st = read_raw(p, &pos, body_end, 5, &raw)
@@ -301,17 +308,22 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                     attr_at, first_attr = i - first, attr
                 last_off = off
                 i += 1
+                if nheaders and chunked:
+                    chunk_headers += nheaders
+                    if chunk_headers >= HEADERS_PER_CHUNK and i < last:
+                        last = i  # the chunk boundaries of the columns, which the pure summary shares
+                        break
                 continue
             if off_small and _add_fits(c_base_off, off_delta):
                 offsets.append(c_base_off + off_delta)
             else:
-                offsets.append(base_offset + off_delta)
+                offsets.append(java_long(base_offset + off_delta))
             if use_append_time:
                 timestamps.append(append_time)
             elif ts_small and _add_fits(c_base_ts, ts_delta):
                 timestamps.append(c_base_ts + ts_delta)
             else:
-                timestamps.append(base_timestamp + ts_delta)
+                timestamps.append(java_long(base_timestamp + ts_delta))
             attributes.append(attr)
             key_pos.append(kpos)
             key_len.append(klen)
@@ -320,6 +332,11 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
             headers.append(hdrs)
             sizes.append(pos - rec_start)
             i += 1
+            if nheaders and chunked:
+                chunk_headers += nheaders
+                if chunk_headers >= HEADERS_PER_CHUNK and i < last:
+                    last = i  # memory bounded by headers too: the next chunk goes on from here
+                    break
         if last < count:
             cols.resume_at = pos
         elif pos != end:

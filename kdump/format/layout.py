@@ -83,6 +83,17 @@ def _java_int(v: int) -> int:
     return ((v + 2**31) & 0xFFFFFFFF) - 2**31
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def java_long(v: int) -> int:
+    """``v`` as a Java ``long`` holds it: two's complement, wrapped to 64 bits. Kafka's readers compute
+    ``baseOffset + offsetDelta``, ``baseTimestamp + timestampDelta`` and ``baseOffset + lastOffsetDelta`` in long
+    arithmetic, so a batch with base offset 2^63-1 and a delta of 1 has the offset -2^63 in Kafka, and in kdump
+    (never a number no Java long holds, which no Kafka tool prints and no encoder can write back)."""
+    return ((v - INT64_MIN) & 0xFFFFFFFFFFFFFFFF) + INT64_MIN
+
+
 def increment_sequence(sequence: int, increment: int) -> int:
     """``DefaultRecordBatch.incrementSequence``: producer sequences run 0 .. INT32_MAX and wrap to 0, each step in
     Java int arithmetic (so arguments outside that range give what Kafka computes, not a Python big integer)."""

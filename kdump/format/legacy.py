@@ -136,7 +136,7 @@ class LegacyBatch:
     delete_horizon_ms = None
     records_count = None  # legacy entries do not declare a count
 
-    __slots__ = ("position", "message", "_columns")
+    __slots__ = ("position", "message", "_columns", "_base_offset", "_records_error")
 
     def __init__(self, position: int, offset: int, body):
         self.position = position
@@ -145,6 +145,8 @@ class LegacyBatch:
         except FormatError as e:
             raise e.at(position) from None
         self._columns: RecordColumns | None = None
+        self._base_offset: int | None = None  # computed once, by base_offset
+        self._records_error: FormatError | None = None
 
     # Kafka reports the wrapper's own fields at batch level.
     magic = property(lambda self: self.message.magic)
@@ -171,15 +173,34 @@ class LegacyBatch:
 
     @property
     def base_offset(self) -> int:
-        """Offset of the first record. As in Kafka this decompresses a wrapper (bounded by the default
-        limit); may raise FormatError for a wrapper that cannot be read."""
+        """Offset of the first record. As in Kafka this decompresses a wrapper (bounded by the default limit),
+        once. It never raises: a wrapper whose inner messages cannot be read states no first offset, so its own
+        offset (the last one, the only one it states) stands for it and :attr:`records_error` holds why. Reading
+        the records (:meth:`columns`, :meth:`column_chunks`) raises that error where damage is reported; the
+        many places that only *name* a batch by its offsets (messages, JSON heads, drop reports) cannot fail."""
+        if self._base_offset is None:
+            self._base_offset = self._first_offset()
+        return self._base_offset
+
+    @property
+    def records_error(self) -> FormatError | None:
+        """Why no record of this wrapper can be read (None: they can, or it is not a wrapper); known once
+        :attr:`base_offset` was asked."""
+        _ = self.base_offset
+        return self._records_error
+
+    def _first_offset(self) -> int:
         if self.message.codec_id == _codec.NONE:
             return self.message.offset
         if self._columns is not None:
             return self._columns.offsets[0]
         # the first chunk only (a wrapper of millions of inner messages is not decoded whole for its first
-        # offset); raises as columns() does if there is none. A wrapper of one chunk is kept, as columns() keeps it.
-        first = next(self.column_chunks(DEFAULT_MAX_DECOMPRESSED_BYTES))
+        # offset). A wrapper of one chunk is kept, as columns() keeps it.
+        try:
+            first = next(self.column_chunks(DEFAULT_MAX_DECOMPRESSED_BYTES))
+        except FormatError as e:
+            self._records_error = e
+            return self.message.offset
         if first.resume_at is None:
             self._columns = first
         return first.offsets[0]
@@ -251,7 +272,7 @@ class LegacyBatch:
                 "and it is not zero",
                 position=self.position,
             )
-        return msg.offset - last_inner
+        return L.java_long(msg.offset - last_inner)  # Kafka's absoluteBaseOffset, in Java long arithmetic
 
     def _absolute(self, cols: RecordColumns, inner_offsets: list[int], base: int | None) -> RecordColumns:
         msg = self.message
@@ -259,7 +280,7 @@ class LegacyBatch:
             cols.offsets = inner_offsets
             cols.timestamps = [L.NO_TIMESTAMP] * cols.count
             return cols
-        cols.offsets = [base + o for o in inner_offsets] if base else inner_offsets
+        cols.offsets = [_java_sum(base, o) for o in inner_offsets] if base else inner_offsets
         if msg.attributes & L.LEGACY_TIMESTAMP_TYPE_MASK:
             cols.timestamps = [msg.timestamp] * cols.count  # LogAppendTime: the wrapper's time for every record
         return cols
@@ -301,6 +322,12 @@ class LegacyBatch:
     def __repr__(self) -> str:
         return (f"LegacyBatch(position={self.position}, offset={self.last_offset}, magic={self.magic}, "
                 f"codec={self.codec_id})")
+
+
+def _java_sum(a: int, b: int) -> int:
+    """``a + b`` in Java long arithmetic (both are longs: it wraps only past 2^63-1 or below -2^63)."""
+    total = a + b
+    return total if L.INT64_MIN <= total <= L.INT64_MAX else L.java_long(total)
 
 
 def _no_sequence(offset: int) -> int:

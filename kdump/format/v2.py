@@ -18,8 +18,11 @@ from kdump._crc import crc32c as _crc
 from kdump.errors import FormatError
 from kdump.format import layout as L
 from kdump.format.columns import RECORDS_PER_CHUNK, Record, RecordColumns, RecordSummary, iter_records
+from kdump.format.limits import HEADERS_PER_CHUNK, MAX_RECORD_HEADERS, too_many_headers
 from kdump.format.types import TimestampType
 from kdump.format.varint import zigzag_decode
+
+INT64_MIN, INT64_MAX = L.INT64_MIN, L.INT64_MAX
 
 
 def _uvarint(buf, pos, end, what, index, max_bytes):
@@ -73,6 +76,8 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
     pos = start if at is None else at
     i = first
     last = count if stop is None or stop > count else stop
+    chunked = stop is not None  # a whole-batch read (columns()) is not cut
+    chunk_headers = 0
     try:
         if count < 0:
             raise FormatError("record-count-invalid", f"invalid record count {count}")
@@ -154,6 +159,8 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
                     raise FormatError("record-headers-invalid",
                                       f"record {i}: {nheaders} headers declared, "
                                       f"more than the {body_end - pos} bytes left")
+                if nheaders > MAX_RECORD_HEADERS:
+                    raise FormatError("record-headers-invalid", too_many_headers(i, nheaders))
                 hl = []
                 for _ in range(nheaders):
                     hk, pos = _uvarint(buf, pos, body_end, "header key length", i, 5)
@@ -182,8 +189,13 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
                     f"record {i}: expected to read {length} bytes in record payload, "
                     f"but instead read {pos - body_start}",
                 )
-            offsets.append(base_offset + off_delta)
-            timestamps.append(append_time if append_time is not None else base_timestamp + ts_delta)
+            offset = base_offset + off_delta
+            offsets.append(offset if INT64_MIN <= offset <= INT64_MAX else L.java_long(offset))
+            if append_time is None:
+                ts = base_timestamp + ts_delta
+                timestamps.append(ts if INT64_MIN <= ts <= INT64_MAX else L.java_long(ts))
+            else:
+                timestamps.append(append_time)
             attributes.append(attr)
             key_pos.append(kpos)
             key_len.append(klen)
@@ -192,6 +204,11 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
             headers.append(hdrs)
             sizes.append(pos - rec_start)
             i += 1
+            if nheaders and chunked:
+                chunk_headers += nheaders
+                if chunk_headers >= HEADERS_PER_CHUNK and i < last:
+                    last = i  # memory bounded by headers too: the next chunk goes on from here
+                    break
         if last < count:
             cols.resume_at = pos
         elif pos != end:
@@ -245,7 +262,8 @@ class RecordBatch:
 
     @property
     def last_offset(self) -> int:
-        return self.base_offset + self.last_offset_delta
+        last = self.base_offset + self.last_offset_delta
+        return last if last <= INT64_MAX else L.java_long(last)  # Java long arithmetic, as Kafka's
 
     @property
     def codec_id(self) -> int:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from kdump.atomic import AtomicGroup
+from kdump.atomic import AtomicGroup, Leftover, commit_groups, leftovers
 from kdump.errors import KdumpError, WriteError
 from kdump.read import offset_index as oi
 from kdump.read import time_index as ti
@@ -246,25 +246,44 @@ def write_recovery(rec: Recovery, out_dir: str | None = None, *, force: bool = F
     exists already (Kafka's recovery truncates it to empty). Existing files are refused unless ``force``; then
     only the files that differ are rewritten, each old one kept as ``.bak`` (one per file). All targets are
     checked before anything is written, and they are placed as one :class:`~kdump.atomic.AtomicGroup`."""
+    group, outcome, index_path = _recovery_group(rec, out_dir, force)
+    try:
+        group.commit()
+    except FileExistsError:
+        raise
+    except OSError as e:  # every step here writes (or lists the directory written to)
+        raise WriteError(e.errno, e.strerror or str(e), e.filename or index_path) from e
+    return _placed(group, outcome)
+
+
+def _recovery_group(rec: Recovery, out_dir: str | None, force: bool,
+                    found: list[Leftover] | None = None) -> tuple[AtomicGroup, RebuildOutcome, str]:
+    """The group of ``rec``'s index files, written and ready to commit; its outcome; the ``.index`` path.
+    ``found``: the output directory's leftovers, listed once for a whole partition."""
     outcome = RebuildOutcome(rec)
     if out_dir is not None and not os.path.isdir(out_dir):
         raise NotADirectoryError(f"{out_dir}: not a directory")
     paths = index_paths(rec.log_path, out_dir)
     try:
         group = AtomicGroup(os.path.dirname(paths["index"]), overwrite=force, protect=[rec.log_path])
-        add_recovery(group, rec, paths, outcome)
-        placed = group.commit()
+        add_recovery(group, rec, paths, outcome, found)
     except FileExistsError:
         raise
     except OSError as e:  # every step here writes (or lists the directory written to)
         raise WriteError(e.errno, e.strerror or str(e), e.filename or paths["index"]) from e
+    return group, outcome, paths["index"]
+
+
+def _placed(group: AtomicGroup, outcome: RebuildOutcome) -> RebuildOutcome:
+    """``outcome`` once ``group`` is committed: what was written, what was kept as ``.bak``."""
     unchanged = {os.path.abspath(p) for p in outcome.unchanged}
-    outcome.written = [p for p in placed if p not in unchanged]
+    outcome.written = [m.path for m in group.members if m.path not in unchanged]
     outcome.backups = group.backups
     return outcome
 
 
-def add_recovery(group: AtomicGroup, rec: Recovery, paths: dict[str, str], outcome: RebuildOutcome) -> None:
+def add_recovery(group: AtomicGroup, rec: Recovery, paths: dict[str, str], outcome: RebuildOutcome,
+                 found: list[Leftover] | None = None) -> None:
     """Add the index files of ``rec`` to ``group``, to be written at ``paths`` (kind name -> path): the stale
     leftovers of an interrupted run removed first (noted in ``outcome``), existing files refused unless the group
     may replace them (FileExistsError), files that already hold these bytes left alone (``outcome.unchanged``).
@@ -275,7 +294,7 @@ def add_recovery(group: AtomicGroup, rec: Recovery, paths: dict[str, str], outco
     targets = ["index", "timeindex"]
     if rec.aborted or os.path.lexists(paths["txnindex"]):
         targets.append("txnindex")
-    existing = group.clean([paths[k] for k in targets])
+    existing = group.clean([paths[k] for k in targets], found)
     outcome.notes.extend(f"removed {p}: left by an interrupted kdump run" for p in group.cleaned)
     if existing:
         raise FileExistsError(f"{', '.join(existing)} exist{'s' if len(existing) == 1 else ''} "
@@ -333,10 +352,20 @@ def rebuild_indexes(log_path, out_dir=None, *, index_interval_bytes: int = DEFAU
     return rebuild_segment(log_path, out_dir, index_interval_bytes=index_interval_bytes, force=force).written
 
 
+# Segments whose index files are committed together by rebuild_directory: each commit costs one file-system sync
+# and a few directory fsyncs, whatever its size; a batch holds three open temporaries per segment and their bytes.
+REBUILD_BATCH_SEGMENTS = 256
+REBUILD_BATCH_BYTES = 64 << 20
+
+
 def rebuild_directory(directory, out_dir=None, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
                       force: bool = False) -> list[RebuildOutcome]:
     """Every segment of a partition directory, in offset order, carrying producer state and leader epoch
-    from one segment to the next. Stops at the first segment that raises."""
+    from one segment to the next. Stops at the first segment that raises (the segments before it are written).
+
+    The segments' files are placed in batches (:func:`kdump.atomic.commit_groups`): each segment's files still
+    appear together, as with :func:`write_recovery`, but a partition of 10,000 small segments takes seconds,
+    not the minutes of about ten fsyncs per segment; the directory's leftovers are listed once, not per segment."""
     partition = Partition(directory)
     outcomes: list[RebuildOutcome] = []
     if not partition.segments:
@@ -344,14 +373,48 @@ def rebuild_directory(directory, out_dir=None, *, index_interval_bytes: int = DE
     notes: list = []
     state = state_before(partition.directory, partition.segments[0].base_offset, notes=notes, partition=partition)
     epoch = None
-    for seg in partition.segments:
-        rec = recover_segment(seg.log, index_interval_bytes=index_interval_bytes, producer_state=state,
-                              leader_epoch=epoch)
-        if rec.leader_epochs:
-            epoch = rec.leader_epochs[-1][0]
-        outcome = write_recovery(rec, out_dir, force=force)
-        outcome.notes.extend(notes)
-        notes = []
-        outcomes.append(outcome)
+    pending: list[tuple[AtomicGroup, RebuildOutcome, str]] = []
+    pending_bytes = 0
+    found: dict[str, list[Leftover]] = {}  # output directory -> its leftovers, listed once
+
+    def commit_pending() -> None:
+        nonlocal pending_bytes
+        if not pending:
+            return
+        try:
+            commit_groups([g for g, _, _ in pending])
+        except FileExistsError:
+            raise
+        except OSError as e:
+            raise WriteError(e.errno, e.strerror or str(e), e.filename or pending[0][2]) from e
+        outcomes.extend(_placed(g, o) for g, o, _ in pending)
+        pending.clear()
+        pending_bytes = 0
+
+    try:
+        for seg in partition.segments:
+            try:
+                rec = recover_segment(seg.log, index_interval_bytes=index_interval_bytes, producer_state=state,
+                                      leader_epoch=epoch)
+                target = os.path.dirname(index_paths(rec.log_path, out_dir)["index"])
+                if target not in found:
+                    found[target] = leftovers(target)
+                group, outcome, index_path = _recovery_group(rec, out_dir, force, found[target])
+            except Exception:
+                commit_pending()  # the segments before this one are written, as they were one by one
+                raise
+            if rec.leader_epochs:
+                epoch = rec.leader_epochs[-1][0]
+            outcome.notes.extend(notes)
+            notes = []
+            pending.append((group, outcome, index_path))
+            pending_bytes += len(rec.offset_index) + len(rec.time_index)
+            if len(pending) >= REBUILD_BATCH_SEGMENTS or pending_bytes >= REBUILD_BATCH_BYTES:
+                commit_pending()
+        commit_pending()
+    except BaseException:
+        for g, _, _ in pending:
+            g.abort()
+        raise
     return outcomes
 

@@ -23,6 +23,7 @@ from libc.stdint cimport int32_t, int64_t, INT64_MAX, INT64_MIN
 
 from kdump._bytebuf cimport ByteBuf as GBuf, put as gb_put, reserve as gb_reserve  # compile-time only
 from kdump.format._varint cimport VI_OK, read_field  # compile-time only
+from kdump.format.limits import MAX_RECORD_HEADERS
 
 cdef int64_t US_LIMIT = INT64_MAX // 1000  # |ms| above this has no int64 microsecond value
 cdef Py_ssize_t BINARY_LIMIT = 2147483647  # Arrow binary offsets are int32
@@ -257,8 +258,8 @@ cdef class ColumnBuilder:
                 return False
             if not read_varint(p, &pos, body_end, 5, &nheaders):
                 return False
-            if nheaders < 0 or nheaders > body_end - pos:
-                return False
+            if nheaders < 0 or nheaders > body_end - pos or nheaders > MAX_RECORD_HEADERS:
+                return False  # the pure twin reports it (above the limit: refused, kdump.format.limits)
             for h in range(nheaders):
                 if not read_varint(p, &pos, body_end, 5, &hk):
                     return False

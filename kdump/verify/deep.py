@@ -40,7 +40,7 @@ def check_v2(v, batch) -> int:
     pos = batch.position
     base = batch.base_offset
     lod = batch.last_offset_delta
-    where = {"position": pos, "first_offset": base, "last_offset": base + lod}
+    where = {"position": pos, "first_offset": base, "last_offset": batch.last_offset}
     if count <= 0:
         # An empty batch (compaction keeps its header) is the header alone: Kafka does not decompress it,
         # so bytes after it would go unread, whatever they hold.
@@ -60,6 +60,11 @@ def check_v2(v, batch) -> int:
                **where)
         return 0
     offsets = _OffsetCheck(base)
+    if base + lod > L.INT64_MAX:
+        # Kafka's reader wraps the last offset (and the records past 2^63-1) to negative offsets, as kdump shows them
+        v._add("record-offset-invalid", f"baseOffset {base} + lastOffsetDelta {lod} is past 2^63-1: in Kafka's "
+               f"long arithmetic the last offset wraps to {batch.last_offset}", **where)
+        offsets.bad = True  # the record offsets wrap with it: one finding says why
     append_time = bool(batch.attributes & L.V2_TIMESTAMP_TYPE_MASK)
     top = low = low_at = None
     nonzero_attributes = None  # (record index, attributes) of the first record with attributes set

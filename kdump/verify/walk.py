@@ -247,15 +247,17 @@ class SegmentVerifier:
 
     # --- good batches -----------------------------------------------------------------------------------
     def judge(self, batch) -> list:
-        """The error findings of one readable ``batch`` in the context of the batches judged before it (what
-        ``salvage`` keeps or drops). A batch with errors is taken back out of that context (the batches after it
-        are judged against the ones kept, and the offsets it would have covered are not a compaction gap); one
-        without joins it. The report keeps only this batch's findings: memory stays flat."""
+        """The error findings (and a batch-too-large warning) of one readable ``batch`` in the context of the
+        batches judged before it (what ``salvage`` keeps or drops). A batch with errors is taken back out of that
+        context (the batches after it are judged against the ones kept, and the offsets it would have covered are
+        not a compaction gap); one without joins it. The report keeps only this batch's findings: memory stays flat."""
         findings = self.report.findings
         findings.clear()
         saved = (self.prev_last, self.prev_position, self.report.records)
         self._good(batch)
-        errors = [f for f in findings if f.severity == ERROR]
+        # a batch whose records cannot be checked (past the decompression limit) does not verify either: salvage
+        # drops it as it drops an entry above --max-batch-bytes, rather than write what its own check refuses
+        errors = [f for f in findings if f.severity == ERROR or f.code == "batch-too-large"]
         if errors:
             self.prev_last, self.prev_position, self.report.records = saved
             self.after_damage = True
