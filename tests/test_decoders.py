@@ -426,6 +426,20 @@ def test_unknown_tagged_fields_are_kept_and_left_out_of_json():
     assert write_struct(obj, schema, 0) == with_tag
 
 
+def test_an_unknown_tagged_field_of_negative_size_is_a_schema_error():
+    # found by fuzzing (fixtures/fuzz/schema/, fixtures/fuzz/decoders/): the size varint wraps to a negative Java
+    # int; Kafka's readArray then throws NegativeArraySizeException (message: the size). kdump sliced back
+    # and later raised IndexError (exit 70).
+    schema = tables.schema("metadata", "TopicRecord")
+    raw = write_struct({"name": "t", "topicId": uuid.UUID(int=1)}, schema, 0)
+    negative = raw[:-1] + bytes([1, 9, 0xF8, 0xFF, 0xFF, 0xFF, 0x0F])  # tag 9, size 0xFFFFFFF8 = -8
+    with pytest.raises(SchemaError) as e:
+        read_struct(negative, schema, 0)
+    assert e.value.code == "schema-invalid" and e.value.kafka == "-8"
+    decoded = make_decoder("cluster-metadata").decode(5, None, bytes([1, 2, 0]) + negative)  # frame v0, type 2
+    assert decoded.error is not None and decoded.error.endswith("-8)")
+
+
 def test_reading_beyond_the_schema_versions_follows_kafkas_generated_code():
     """OffsetCommitValue has versions 0-4; Kafka's generated reader at version 99 reads the v4 fields (its version
     checks test only bounds the schema's own versions can cross), which the corpus record at offset 67 shows."""

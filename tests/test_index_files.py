@@ -135,6 +135,20 @@ def test_checkpoint_parsing_follows_checkpointfile():
     assert [p.code for p in big.problems] == ["checkpoint-malformed"]  # beyond Long.parseLong
 
 
+def test_checkpoint_numbers_of_thousands_of_digits():
+    # found with the checkpoint fuzz target (fixtures/fuzz/checkpoint/): int() refuses more than 4,300 digits with ValueError (exit 70);
+    # Long.parseLong throws NumberFormatException for any value past 19 significant digits, but takes any
+    # number of leading zeros
+    huge = cps.parse_checkpoint("replication-offset-checkpoint", "0\n1\norders 0 " + "9" * 5000 + "\n")
+    assert [p.code for p in huge.problems] == ["checkpoint-malformed"]
+    epoch = cps.parse_checkpoint("leader-epoch-checkpoint", "0\n1\n" + "1" * 4301 + " 0\n")
+    assert [p.code for p in epoch.problems] == ["checkpoint-malformed"]
+    zeros = cps.parse_checkpoint("replication-offset-checkpoint", "0\n1\norders 0 " + "0" * 5000 + "17\n")
+    assert zeros.ok and zeros.entries == [("orders", 0, 17)]
+    signed = cps.parse_checkpoint("leader-epoch-checkpoint", "0\n1\n+" + "0" * 30 + "2 -" + "0" * 30 + "9\n")
+    assert signed.entries == [(2, -9)]
+
+
 def test_partition_metadata():
     ok = cps.parse_partition_metadata("partition.metadata", "version: 0\ntopic_id: 3oRlSdXtQF2Z4LoyqHgZ2A\n")
     assert ok.ok and ok.topic_id == "3oRlSdXtQF2Z4LoyqHgZ2A"

@@ -314,6 +314,11 @@ class Reader:
     def array(self, n: int) -> bytes:
         """Kafka's ByteBufferAccessor.readArray."""
         left = self.end - self.pos
+        if n < 0:
+            # an unknown tagged field's size is a varint that wraps to a negative Java int: Java's ``new
+            # byte[n]`` throws NegativeArraySizeException, whose message is the size; slicing back would move
+            # ``pos`` before the start
+            raise SchemaError("schema-invalid", f"negative byte array length {n}", str(n))
         if n > left:
             raise SchemaError("schema-truncated", f"error reading byte array of {n} byte(s): only {left} "
                               "byte(s) available",

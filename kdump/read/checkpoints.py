@@ -97,7 +97,12 @@ def _java_split(line: str) -> list[str]:
 def _parse_int(s: str, bounds) -> int | None:
     if not _INT.fullmatch(s):
         return None
-    v = int(s)
+    # Java's parseInt/parseLong take any number of leading zeros, and past 19 significant digits a value is
+    # outside every bound; int() must not see those digits: above 4,300 it raises ValueError (CPython's limit)
+    digits = s.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > 19:
+        return None
+    v = -int(digits) if s[0] == "-" else int(digits)
     return v if bounds[0] <= v <= bounds[1] else None
 
 
