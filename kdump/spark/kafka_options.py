@@ -24,9 +24,10 @@ read everything without a word). The rules follow Spark's ``KafkaSourceProvider`
 """
 from __future__ import annotations
 
+import difflib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 EARLIEST = -2  # Spark's KafkaOffsetRangeLimit.EARLIEST in offset JSON
@@ -40,55 +41,37 @@ class KafkaOptionError(ValueError):
 
 
 # --- which options exist ------------------------------------------------------------------------------------
-# Every option a kafka-log read takes, lower case (Spark hands options with case-insensitive keys). The Kafka
-# source's own names first, then kdump's; ``fs.*`` (remote file systems) is checked by prefix.
-KAFKA_READ_OPTIONS = frozenset({
-    "subscribe", "subscribepattern", "assign", "startingoffsets", "endingoffsets", "startingtimestamp",
-    "endingtimestamp", "startingoffsetsbytimestamp", "endingoffsetsbytimestamp",
-    "startingoffsetsbytimestampstrategy", "failondataloss", "minpartitions", "includeheaders",
-    "maxoffsetspertrigger", "minoffsetspertrigger", "maxtriggerdelay", "maxrecordsperpartition",
-})
-KDUMP_READ_OPTIONS = frozenset({
-    "path", "paths", "includemetadata", "includecontrol", "mode", "checkcrcs", "isolationlevel",
-    "maxpartitionbytes", "opencostinbytes", "parallelism", "maxrecordsperarrowbatch", "maxbytesperarrowbatch",
-    "backend", "maxrecordspertrigger", "stopathighwatermark", "keydecoder", "valuedecoder", "schemas", "report",
-})
-KAFKA_ISOLATION = "kafka.isolation.level"
-# Kafka consumer settings that only shape a connection or a group, listed so the refusal can say so plainly.
-_CONNECTION_HINT = ("kafka-log reads segment files, not brokers: drop {name} (it configures a Kafka consumer "
-                    "connection); kafka.isolation.level is the only kafka.* setting it honours")
-
-
-def check_names(options: Mapping[str, str], extra: Iterable[str] = ()) -> None:
-    """Refuse an option no kafka-log read knows (``extra``: the names a caller adds, lower case)."""
-    known = KAFKA_READ_OPTIONS | KDUMP_READ_OPTIONS | set(extra)
-    for name in options:
-        low = name.lower()
-        if low == KAFKA_ISOLATION or low.startswith("fs.") or low in known:
-            continue
-        if low.startswith("kafka."):
-            raise KafkaOptionError(_CONNECTION_HINT.format(name=name))
-        close = _closest(low, known)
-        hint = f" (did you mean {close}?)" if close else ""
-        raise KafkaOptionError(f"kafka-log has no option {name!r}{hint}; the options are listed in docs/spark.md")
-
-
-def _closest(name: str, known: Iterable[str]) -> str | None:
-    import difflib
-    spelled = {k.lower(): k for k in _SPELLING}
-    match = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
-    return spelled.get(match[0], match[0]) if match else None
-
-
-_SPELLING = [  # how the documentation spells each option (for "did you mean")
+# Every option a kafka-log read takes, as docs/spark.md spells it (Spark hands options with case-insensitive keys,
+# so they are compared lower-cased). The Kafka source's own names first, then kdump's; ``fs.*`` (remote file
+# systems) is checked by prefix.
+KAFKA_READ_OPTIONS = (
     "subscribe", "subscribePattern", "assign", "startingOffsets", "endingOffsets", "startingTimestamp",
     "endingTimestamp", "startingOffsetsByTimestamp", "endingOffsetsByTimestamp",
     "startingOffsetsByTimestampStrategy", "failOnDataLoss", "minPartitions", "includeHeaders",
     "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay", "maxRecordsPerPartition",
-    "includeMetadata", "includeControl", "mode", "checkCrcs", "isolationLevel", "maxPartitionBytes",
-    "openCostInBytes", "parallelism", "maxRecordsPerArrowBatch", "maxBytesPerArrowBatch", "backend",
-    "maxRecordsPerTrigger", "stopAtHighWatermark", "keyDecoder", "valueDecoder", "schemas", "report",
-]
+)
+KDUMP_READ_OPTIONS = (
+    "path", "paths", "includeMetadata", "includeControl", "mode", "checkCrcs", "isolationLevel",
+    "maxPartitionBytes", "openCostInBytes", "parallelism", "maxRecordsPerArrowBatch", "maxBytesPerArrowBatch",
+    "backend", "maxRecordsPerTrigger", "stopAtHighWatermark", "keyDecoder", "valueDecoder", "schemas", "report",
+)
+_KNOWN = {name.lower(): name for name in KAFKA_READ_OPTIONS + KDUMP_READ_OPTIONS}  # lower case -> spelling
+KAFKA_ISOLATION = "kafka.isolation.level"
+_CONNECTION_HINT = ("kafka-log reads segment files, not brokers: drop {name} (it configures a Kafka consumer "
+                    "connection); kafka.isolation.level is the only kafka.* setting it honours")
+
+
+def check_names(options: Mapping[str, str]) -> None:
+    """Refuse an option no kafka-log read knows."""
+    for name in options:
+        low = name.lower()
+        if low == KAFKA_ISOLATION or low.startswith("fs.") or low in _KNOWN:
+            continue
+        if low.startswith("kafka."):
+            raise KafkaOptionError(_CONNECTION_HINT.format(name=name))
+        close = difflib.get_close_matches(low, list(_KNOWN), n=1, cutoff=0.75)
+        hint = f" (did you mean {_KNOWN[close[0]]}?)" if close else ""
+        raise KafkaOptionError(f"kafka-log has no option {name!r}{hint}; the options are listed in docs/spark.md")
 
 
 def _get(options: Mapping[str, str], name: str) -> str | None:
