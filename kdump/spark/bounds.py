@@ -13,7 +13,7 @@ from kdump.read.logdir import HIGH_WATERMARK_CHECKPOINT, FileKind
 from kdump.spark import kafka_options as K
 from kdump.spark import remote
 
-log = logging.getLogger("kdump.spark")
+logger = logging.getLogger("kdump.spark")
 
 
 def high_watermarks(log_dir: str) -> dict:
@@ -26,20 +26,20 @@ def high_watermarks(log_dir: str) -> dict:
         cp = parse_checkpoint(path, kind=FileKind.OFFSET_CHECKPOINT.value)
     except (OSError, ValueError) as e:
         if os.path.exists(path):
-            log.warning("kdump: %s: %s", path, e)
+            logger.warning("kdump: %s: %s", path, e)
         return {}
     if cp.problems:
-        log.warning("kdump: %s: %s", path, cp.problems[0].message)
+        logger.warning("kdump: %s: %s", path, cp.problems[0].message)
         return {}
     return {(topic, partition): offset for topic, partition, offset in cp.entries}
 
 
-def first_offset_at_or_after(directory: str, time_ms: int) -> int | None:
-    """Kafka's ``offsetsForTimes``: the offset of the first record whose timestamp is at or after ``time_ms``
-    (the batch from :meth:`PartitionLog.locate_time`, then its records); None when no record is that late."""
-    from kdump.read.partition import PartitionLog
+def first_offset_at_or_after(log, time_ms: int) -> int | None:
+    """Kafka's ``offsetsForTimes`` in the partition ``log`` (a :class:`~kdump.read.partition.PartitionLog`): the
+    offset of the first record whose timestamp is at or after ``time_ms`` (the batch from ``locate_time``, then
+    its records); None when no record is that late."""
     from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
-    located = PartitionLog(directory).locate_time(time_ms)
+    located = log.locate_time(time_ms)
     if located is None or not located.found:
         return None
     with SegmentReader(located.segment, start=located.position) as reader:
@@ -59,9 +59,10 @@ def offset_ranges(segments, read: K.KafkaRead, *, stop_at_high_watermark: bool =
     from kdump.read.partition import PartitionLog
     by_dir: dict[str, list] = {}
     for seg in segments:
-        by_dir.setdefault(seg.location.rstrip("/").rsplit("/", 1)[0], []).append(seg)
+        by_dir.setdefault(seg.directory, []).append(seg)
     plain = read.starting.kind == "earliest" and read.ending is not None and read.ending.kind == "latest"
     out = {}
+    watermarks: dict[str, dict] = {}  # log directory -> its high watermarks (one checkpoint read per directory)
     for directory, segs in by_dir.items():
         topic, partition = segs[0].topic, segs[0].partition
         if remote.is_remote(directory):
@@ -71,18 +72,22 @@ def offset_ranges(segments, read: K.KafkaRead, *, stop_at_high_watermark: bool =
             continue
         hw = None
         if stop_at_high_watermark and topic is not None:
-            hw = high_watermarks(os.path.dirname(directory)).get((topic, partition))
+            log_dir = os.path.dirname(directory)
+            if log_dir not in watermarks:
+                watermarks[log_dir] = high_watermarks(log_dir)
+            hw = watermarks[log_dir].get((topic, partition))
         if plain and hw is None:
             continue
-        log_end = PartitionLog(directory).log_end_offset()
+        log = PartitionLog(directory)
+        log_end = log.log_end_offset()
         if log_end is None:
             log_end = segs[-1].base_offset
         extent = K.PartitionExtent(log_start=segs[0].base_offset, log_end=log_end,
                                    latest=log_end if hw is None else min(hw, log_end))
         tp = (topic if topic is not None else directory, partition if partition is not None else -1)
-        def at_time(ms: int, d: str = directory) -> int | None:
-            return first_offset_at_or_after(d, ms)
-        rng = K.resolve(read, tp, extent, at_time, lambda message: log.warning("kdump: %s", message))
+        def at_time(ms: int, partition_log: PartitionLog = log) -> int | None:
+            return first_offset_at_or_after(partition_log, ms)
+        rng = K.resolve(read, tp, extent, at_time, lambda message: logger.warning("kdump: %s", message))
         out[directory] = (rng.start, rng.end)
     return out
 
@@ -92,8 +97,7 @@ def bounded(segments, ranges: dict) -> list:
     offset to below the next segment's)."""
     kept = []
     for i, seg in enumerate(segments):
-        directory = seg.location.rstrip("/").rsplit("/", 1)[0]
-        rng = ranges.get(directory)
+        rng = ranges.get(seg.directory)
         if rng is None:
             kept.append(seg)
             continue
@@ -101,7 +105,7 @@ def bounded(segments, ranges: dict) -> list:
         nxt = segments[i + 1] if i + 1 < len(segments) else None
         if seg.base_offset >= end:
             continue
-        if nxt is not None and nxt.location.rstrip("/").rsplit("/", 1)[0] == directory and nxt.base_offset <= first:
+        if nxt is not None and nxt.directory == seg.directory and nxt.base_offset <= first:
             continue
         kept.append(seg)
     return kept

@@ -214,13 +214,9 @@ def _segments_in(kind: str, item) -> int:
 
 
 # --- stats -------------------------------------------------------------------------------------------
-def _directory(seg) -> str:
-    return seg.location.rstrip("/").rsplit("/", 1)[0]
-
-
 def partition_key(seg) -> str:
     """``kdump stats``'s name of a segment's partition: topic-N, or the directory as reached."""
-    return f"{seg.topic}-{seg.partition}" if seg.topic is not None else _directory(seg)
+    return f"{seg.topic}-{seg.partition}" if seg.topic is not None else seg.directory
 
 
 def _partitions(segments) -> list[tuple[str, list]]:
@@ -228,7 +224,7 @@ def _partitions(segments) -> list[tuple[str, list]]:
     groups them), the largest first so that they start early (:func:`kdump.read.scan.largest_first`)."""
     groups: dict[str, list] = {}
     for seg in segments:  # find_segments: by directory, then base offset
-        groups.setdefault(_directory(seg), []).append(seg)
+        groups.setdefault(seg.directory, []).append(seg)
     partitions = [(partition_key(segs[0]), segs) for segs in groups.values()]
     return [partitions[i] for i in largest_first([sum(s.size for s in segs) for _, segs in partitions])]
 

@@ -38,6 +38,11 @@ class SegmentFile:
     size: int
     active: bool = False  # the last segment of its directory: Kafka's active segment, a partial tail is no damage
 
+    @property
+    def directory(self) -> str:
+        """The partition directory holding it (a path or a URI)."""
+        return _parent(self.location)
+
 
 class PathError(_source.KdumpError):
     """A path that does not exist or names no segment."""
@@ -50,13 +55,13 @@ def find_segments(paths, storage_options=None) -> list[SegmentFile]:
         for seg in _expand(p, storage_options):
             # once per partition directory that names it: a segment hard-linked (or symlinked) into two
             # partitions is read in both, a directory named twice once
-            key = (_identity(_parent(seg.location)), _identity(seg.location))
+            key = (_identity(seg.directory), _identity(seg.location))
             if key not in seen:
                 seen.add(key)
                 out.append(seg)
     out.sort(key=lambda s: (s.topic or "", s.partition if s.partition is not None else -1,
-                            _parent(s.location), s.base_offset, s.location))
-    return [replace(s, active=i + 1 == len(out) or _parent(out[i + 1].location) != _parent(s.location))
+                            s.directory, s.base_offset, s.location))
+    return [replace(s, active=i + 1 == len(out) or out[i + 1].directory != s.directory)
             for i, s in enumerate(out)]
 
 
@@ -141,7 +146,7 @@ def txn_filters(segments: list[SegmentFile], storage_options=None, max_batch_byt
     kwargs = {} if max_batch_bytes is None else {"max_batch_bytes": max_batch_bytes}
     by_dir: dict[str, list[SegmentFile]] = {}
     for seg in segments:
-        by_dir.setdefault(_parent(seg.location), []).append(seg)
+        by_dir.setdefault(seg.directory, []).append(seg)
     out = {}
     for directory, segs in by_dir.items():
         txns = PartitionTxns()
@@ -214,8 +219,8 @@ def plan_tasks(segments: list[SegmentFile], *, parallelism: int, max_split: int 
     tasks: list[Task] = []
     current = Task()
     for seg in segments:
-        txns = txn_filters.get(_parent(seg.location)) if txn_filters else None
-        offsets = offset_ranges.get(_parent(seg.location)) if offset_ranges else None
+        txns = txn_filters.get(seg.directory) if txn_filters else None
+        offsets = offset_ranges.get(seg.directory) if offset_ranges else None
         for sl in slices_of(seg, split, txns, offsets):
             cost = sl.size + open_cost
             if current.slices and current.cost + cost > split:

@@ -47,9 +47,8 @@ def _partitions(paths, storage_options, selection=None):
     for seg in find_segments(paths, storage_options):
         if selection is not None and not selection.keeps(seg.topic, seg.partition):
             continue
-        directory = seg.location.rsplit("/", 1)[0]
-        key = f"{seg.topic}-{seg.partition}" if seg.topic is not None else directory
-        parts.setdefault(key, (directory, seg.topic, seg.partition, []))[3].append(seg)
+        key = f"{seg.topic}-{seg.partition}" if seg.topic is not None else seg.directory
+        parts.setdefault(key, (seg.directory, seg.topic, seg.partition, []))[3].append(seg)
     return parts
 
 
@@ -70,7 +69,7 @@ class KafkaLogStreamReader(DataSourceStreamReader):
         # maxOffsetsPerTrigger is Spark's Kafka-source name of maxRecordsPerTrigger (offsets are records here)
         self.max_records = (O.integer(options, "maxRecordsPerTrigger", None, 1)
                             or O.integer(options, "maxOffsetsPerTrigger", None, 1))
-        self.fail_on_data_loss = O.flag(options, "failOnDataLoss", True)
+        self.fail_on_data_loss = self.kafka.fail_on_data_loss
         self.txns: dict = {}  # read_committed: key -> PartitionTxns, scanned on as the partition grows
 
     def _txn_filter(self, key, segs, hw=None):
