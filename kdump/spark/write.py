@@ -313,16 +313,12 @@ class KafkaLogWriter(DataSourceArrowWriter):
         for _, dst in moves:
             if os.path.exists(dst):
                 raise WriteError(f"{dst} exists; kdump never replaces a file")
-        for src, dst in moves:
-            os.makedirs(os.path.dirname(dst), exist_ok=True)
-            os.rename(src, dst)
+        _rename_all(moves)
 
     def _replace(self, by_partition) -> None:
         assembled = os.path.join(self.staging_root, "assembled")
         os.makedirs(assembled)
-        for src, dst in self._moves(by_partition, assembled):
-            os.makedirs(os.path.dirname(dst), exist_ok=True)
-            os.rename(src, dst)
+        _rename_all(self._moves(by_partition, assembled))
         parent, name = os.path.split(self.path)
         if os.path.lexists(self.path):
             prefix, suffix = temporary_affixes(name)
@@ -340,6 +336,12 @@ class KafkaLogWriter(DataSourceArrowWriter):
                 os.rmdir(self.path)  # only if empty: nothing of another writer's is removed
             except OSError:
                 pass
+
+
+def _rename_all(moves: list[tuple[str, str]]) -> None:
+    for src, dst in moves:
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        os.rename(src, dst)
 
 
 def _assign_offsets(items) -> None:
