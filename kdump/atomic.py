@@ -63,7 +63,7 @@ from typing import BinaryIO
 
 from kdump.digests import BackgroundSha256
 from kdump.errors import KdumpError
-from kdump.read.logdir import backup_path, kdump_temporary, temporary_affixes
+from kdump.read.logdir import backup_path, file_type_name, kdump_temporary, temporary_affixes
 
 try:
     import fcntl
@@ -150,12 +150,9 @@ def refuse_irreplaceable(path: str) -> None:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
         return
-    if stat.S_ISREG(mode):
-        return
-    what = ("a symbolic link" if stat.S_ISLNK(mode) else "a directory" if stat.S_ISDIR(mode)
-            else "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
-            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
-    raise OSError(errno.EINVAL, f"{what}, not replaced: --force replaces only a regular file", path)
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, f"{file_type_name(mode)}, not replaced: --force replaces only a regular file",
+                      path)
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -321,10 +321,17 @@ def stat_or_refusal(path: str) -> os.stat_result | Refused:
         return Refused(path, reason, e.errno or 0)
     if stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
         return st
-    what = ("a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
-            else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file")
-    return Refused(path, f"{what}, not a regular file: not opened (reading it could block or never end)",
-                       errno.EINVAL)
+    return Refused(path, f"{file_type_name(st.st_mode)}, not a regular file: not opened (reading it could block "
+                         "or never end)", errno.EINVAL)
+
+
+def file_type_name(mode: int) -> str:
+    """What a file of ``st_mode`` ``mode`` is, for a message that refuses it (a regular file: "a regular file")."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    return ("a symbolic link" if stat.S_ISLNK(mode) else "a directory" if stat.S_ISDIR(mode)
+            else "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
 
 
 @dataclass(frozen=True)
