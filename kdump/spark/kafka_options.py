@@ -101,9 +101,6 @@ class TopicSelection:
             return (topic, partition) in self.assigned
         return True
 
-    @property
-    def everything(self) -> bool:
-        return self.topics is None and self.pattern is None and self.assigned is None
 
 
 def topic_selection(options: Mapping[str, str]) -> TopicSelection:
@@ -228,6 +225,8 @@ class KafkaRead:
 
 
 def _flag(options, name: str, default: bool) -> bool:
+    """A Kafka-source flag as Spark reads it (Scala's ``toBoolean``: "true" or "false" only, where kdump's own
+    flags, :func:`kdump.spark.options.flag`, take 1/0 and yes/no too)."""
     text = _get(options, name)
     if text is None:
         return default
