@@ -102,7 +102,6 @@ class TopicSelection:
         return True
 
 
-
 def topic_selection(options: Mapping[str, str]) -> TopicSelection:
     given: dict[str, str] = {}
     for name in ("subscribe", "subscribePattern", "assign"):
