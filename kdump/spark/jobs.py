@@ -221,7 +221,7 @@ def partition_key(seg) -> str:
 
 def _partitions(segments) -> list[tuple[str, list]]:
     """``(partition key, its segments in offset order)`` per directory (as :meth:`kdump.read.scan.Scan.segment_groups`
-    groups them), the largest first so that they start early (:func:`kdump.read.scan.largest_first`)."""
+    groups them), the largest first so that they start early (:func:`kdump.parallel.largest_first`)."""
     groups: dict[str, list] = {}
     for seg in segments:  # find_segments: by directory, then base offset
         groups.setdefault(seg.directory, []).append(seg)
