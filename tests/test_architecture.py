@@ -159,7 +159,7 @@ def test_imports_follow_the_direction_of_flow(importers, forbidden, why):
 # below. Packages of one rank may use each other, but never round a cycle (test_no_cycle_between_packages).
 LAYERS = [
     ("base", ("kdump.errors", "kdump._crc", "kdump._backend", "kdump.text", "kdump.finding_codes", "kdump.digests",
-              "kdump.parallel")),
+              "kdump.parallel", "kdump.outcome")),
     ("codec", ("kdump.codec",)),
     ("format", ("kdump.format",)),
     ("read", ("kdump.read",)),

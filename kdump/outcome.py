@@ -1,0 +1,125 @@
+"""The one outcome policy: what a run saw, turned into its exit code and the label of each line it prints.
+
+Every command (dump, verify, index dump/check/rebuild, convert, salvage, stats, txn, groups, txn-state, metadata,
+the ``kdump spark`` jobs) records what happened to each path it was given in an :class:`Outcome`, and ends with
+:meth:`Outcome.exit_code`; nothing else decides an exit code. The rules (README "Exit codes"):
+
+* 0: everything named was read and is sound (warnings below ``--fail-on`` included);
+* 1: something read is damaged or not Kafka's, a path is unreadable among readable ones, a finding at or above
+  ``--fail-on``, or (``txn``) a hanging transaction;
+* 2: nothing to read at all, a path missing (or a FIFO, a device, a symlink loop: refused before reading), a usage
+  error, or an output that cannot be written;
+* 70: a bug (never decided here: the command line's last resort).
+
+Kafka's own exit 0 is kept where Kafka's text is the contract: a crash-cut tail that DumpLogSegments reports as
+``Found N invalid bytes at the end of F`` is recorded with :meth:`Outcome.kafka_tail`, which does not fail a run.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
+from kdump.finding_codes import ERROR, WARNING
+
+__all__ = ["Outcome", "label", "OK", "WARN", "FAIL", "LABELS"]
+
+OK, WARN, FAIL = "OK", "WARN", "FAIL"
+LABELS = (OK, WARN, FAIL)
+
+
+def label(errors: int, warnings: int, fail_on: str = ERROR) -> str:
+    """The label of one line (a file, a partition, a check): ``FAIL`` exactly when that line alone would make
+    the run exit 1 at ``fail_on``; ``WARN`` for warnings that do not; else ``OK``. So a label never disagrees
+    with the exit code."""
+    if errors or (warnings and fail_on == WARNING):
+        return FAIL
+    if warnings:
+        return WARN
+    return OK
+
+
+@dataclass
+class Outcome:
+    """What one run saw, path by path, in the read layer's words. Counts, not booleans, so that a summary line
+    can say how many of each; ``fail_on`` is the run's ``--fail-on`` (error unless the command offers it)."""
+
+    fail_on: str = ERROR
+    read: int = 0  # paths (files) read, in whole or in part
+    sound: int = 0  # of those, read to the end with nothing wrong
+    damaged: int = 0  # read, but damaged or not a Kafka file (errors)
+    warned: int = 0  # read, with warnings only
+    unreadable: int = 0  # could not be opened or read (EACCES, EIO...), though other paths were
+    missing: int = 0  # named but missing, or refused before reading (FIFO, device, symlink loop, unlistable)
+    hanging: int = 0  # txn: hanging transactions
+    usage: bool = False  # bad options
+    output_failed: bool = False  # an output could not be written (or verified)
+    nothing: bool = False  # the command found nothing to read where it was pointed (an empty directory...)
+    kafka_tails: int = 0  # tails Kafka itself reports with exit 0 ("Found N invalid bytes at the end of F")
+    notes: list[str] = field(default_factory=list)
+
+    # -- what a command records ------------------------------------------------------------------------------
+    def file(self, *, errors: int = 0, warnings: int = 0) -> str:
+        """A file (or partition) read, with the number of error and warning findings it gave; returns its label."""
+        self.read += 1
+        if errors:
+            self.damaged += 1
+        elif warnings:
+            self.warned += 1
+        else:
+            self.sound += 1
+        return label(errors, warnings, self.fail_on)
+
+    def kafka_tail(self) -> None:
+        """A true crash-cut tail that Kafka reports with exit 0 (the file itself was recorded with :meth:`file`)."""
+        self.kafka_tails += 1
+
+    def cannot_read(self) -> None:
+        self.unreadable += 1
+
+    def refused(self) -> None:
+        """A path missing, or one kdump refuses to open (FIFO, device, symlink loop)."""
+        self.missing += 1
+
+    def empty(self) -> None:
+        """Nothing to read where the user pointed (an empty directory, a directory without segments)."""
+        self.nothing = True
+
+    def hanging_transactions(self, n: int) -> None:
+        self.hanging += n
+
+    def cannot_write(self) -> None:
+        self.output_failed = True
+
+    def bad_usage(self) -> None:
+        self.usage = True
+
+    def merge(self, other: Outcome) -> None:
+        """Add ``other`` (a worker's outcome under ``--jobs``) into this one."""
+        for name in ("read", "sound", "damaged", "warned", "unreadable", "missing", "hanging", "kafka_tails"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.usage |= other.usage
+        self.output_failed |= other.output_failed
+        self.nothing |= other.nothing
+        self.notes.extend(other.notes)
+
+    # -- what it means ---------------------------------------------------------------------------------------
+    @property
+    def nothing_read(self) -> bool:
+        return self.read == 0
+
+    def exit_code(self) -> int:
+        """0, 1 or 2 by the rules in this module's docstring."""
+        if self.usage or self.output_failed or self.missing:
+            return EXIT_USAGE
+        if self.read == 0:
+            # Every path unreadable, or nothing there: nothing was read, which is never a success.
+            return EXIT_USAGE
+        if self.damaged or self.unreadable or self.hanging or (self.warned and self.fail_on == WARNING):
+            return EXIT_DATA
+        return EXIT_OK
+
+    def summary(self) -> dict:
+        """The run's totals for JSON (camelCase, as every JSON kdump writes)."""
+        return {"read": self.read, "sound": self.sound, "damaged": self.damaged, "warned": self.warned,
+                "unreadable": self.unreadable, "missing": self.missing, "failOn": self.fail_on,
+                "exitCode": self.exit_code()}
