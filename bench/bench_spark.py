@@ -10,7 +10,9 @@ segments with their indexes) and, beside it, 200 small segments (one partition e
 Figures: the library alone turning the segments into Arrow (records/s on one core, compiled and pure);
 session start; ``count()`` and ``sum(length(value))`` with ``local[1]`` and ``local[2]``; the same records
 written to Parquet with pyarrow and scanned by Spark's Parquet reader; export to Parquet by ``kdump spark
-scan`` (pyarrow writer in the tasks) against Spark's own Parquet writer; the cost of one packed small segment.
+scan`` (pyarrow writer in the tasks) against Spark's own Parquet writer; the cost of one packed small segment;
+and (``--only cluster``, also part of the default run) the same scans on a real standalone cluster, a master and
+one 2-core worker started on 127.0.0.1 with pyspark's ``spark-class`` (tests/support/spark_cluster.py).
 """
 from __future__ import annotations
 
@@ -142,10 +144,35 @@ def export(spark, runs) -> None:
     row("export to Parquet, Spark's writer (df.write.parquet), local[2]", f"{t:.2f} s", f"{total / t:,.0f} rec/s")
 
 
+def cluster(runs: int) -> None:
+    """count() and sum(length(value)) through a standalone master and worker: executors in their own JVM and
+    working directory, Python workers forked by the worker's daemon, as on a real cluster."""
+    import tempfile
+    from pathlib import Path
+
+    from kdump.spark.session import build_session
+    from tests.support.spark_cluster import standalone_cluster
+    total = PARTITIONS * RECORDS
+    with tempfile.TemporaryDirectory(prefix="kdump-bench-cluster-") as root, standalone_cluster(Path(root)) as url:
+        t0 = time.perf_counter()
+        spark = build_session(url, app_name="kdump-bench")
+        row("session start, standalone cluster (1 worker, 2 cores)", f"{time.perf_counter() - t0:.1f} s", "")
+        df = spark.read.format("kafka-log").load(BIG)
+        t1 = time.perf_counter()
+        df.count()
+        row("first query on the cluster (executor start)", f"{time.perf_counter() - t1:.1f} s", "")
+        t, n = best(lambda: df.count(), runs)
+        assert n == total
+        row("kafka-log count(), standalone cluster", f"{t:.2f} s", f"{n / t:,.0f} rec/s")
+        t, _ = best(lambda: df.selectExpr("sum(length(value))").collect(), runs)
+        row("kafka-log sum(length(value)), standalone cluster", f"{t:.2f} s", f"{total / t:,.0f} rec/s")
+        spark.stop()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--only", choices=["library", "spark"])
+    ap.add_argument("--only", choices=["library", "spark", "cluster"])
     args = ap.parse_args()
     generate()
     row("figure", "time", "rate")
@@ -154,6 +181,8 @@ def main() -> None:
         library(args.runs)
     if args.only in (None, "spark"):
         spark_figures(args.runs)
+    if args.only in (None, "cluster"):
+        cluster(args.runs)
 
 
 if __name__ == "__main__":
