@@ -162,13 +162,22 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
+class InputRefused(FileExistsError):
+    """The output named is the input itself: refused whatever ``--force`` says, so no message may suggest it."""
+
+
+def force_hint(error: FileExistsError) -> str:
+    """What to add to a refusal's message: the ``--force`` hint only where ``--force`` would change the answer."""
+    return "" if isinstance(error, InputRefused) else " (use --force to replace)"
+
+
 def refuse_input(source: str, destination: str, *, directory: bool = False) -> None:
-    """Raise FileExistsError when ``destination`` is ``source`` (or a link to it): kdump never writes over its
+    """Raise :class:`InputRefused` when ``destination`` is ``source`` (or a link to it): kdump never writes over its
     input, whatever the output path says (convert and salvage, of a segment or of a partition directory)."""
     if os.path.exists(destination) and _same_file(source, destination):
         message = ("this is the input directory, and kdump never modifies its input" if directory else
                    "this is the input itself, and kdump never modifies its input (write elsewhere with -o)")
-        raise FileExistsError(errno.EEXIST, message, destination)
+        raise InputRefused(errno.EEXIST, message, destination)
 
 
 def file_sha256(path: str) -> str:

@@ -89,6 +89,7 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
       kdump convert F.log --dry-run
     """
     from kdump import convert as conv
+    from kdump.atomic import force_hint
     from kdump.writer import WriteVerificationError
 
     recompress_map = _parse_recompress(recompress)
@@ -150,12 +151,12 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
         errors.append(error_object(e.source or path, e.code, e.message, e.position))
     except FileExistsError as e:
         status = EXIT_USAGE
-        errors.append(error_object(e.filename or output, "output-exists",
-                                   f"{e.strerror or e} (use --force to replace)"))
+        hint = force_hint(e)
+        errors.append(error_object(e.filename or output, "output-exists", f"{e.strerror or e}{hint}"))
         if e.filename:
-            ui.problem(e.filename, f"{e.strerror} (use --force to replace)", code=EXIT_USAGE)
+            ui.problem(e.filename, f"{e.strerror}{hint}", code=EXIT_USAGE)
         else:
-            ui.problem(None, f"{e} (use --force to replace)", code=EXIT_USAGE)
+            ui.problem(None, f"{e}{hint}", code=EXIT_USAGE)
     except OSError as e:
         status = EXIT_USAGE
         doing = "write" if _is_output(e.filename, output) else "read"

@@ -171,6 +171,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
       kdump index rebuild -o /tmp/rebuilt 00000000000000000000.log
       kdump index rebuild --force /var/lib/kafka/data/orders-0      (broker stopped!)
     """
+    from kdump.atomic import force_hint
     from kdump.commands.progress import file_sizes, with_progress
     from kdump.errors import KdumpError, WriteError
     from kdump.index.rebuild import RebuildError, rebuild_directory, rebuild_segment
@@ -217,7 +218,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
                            else EXIT_DATA)
                 continue
             except FileExistsError as e:
-                ui.problem(p, f"not rebuilt: {e} (use --force to replace)", code=EXIT_USAGE)
+                ui.problem(p, f"not rebuilt: {e}{force_hint(e)}", code=EXIT_USAGE)
                 continue
             except WriteError as e:
                 ui.cannot(e.filename, e, "write")
