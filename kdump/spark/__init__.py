@@ -12,10 +12,21 @@ automatically in every session. Modules: :mod:`~kdump.spark.schema` (columns),
 (verify, stats, export); :mod:`~kdump.spark._source` is the one module that uses kdump's reader API.
 """
 
-__all__ = ["register"]
+__all__ = ["register", "damage_counter"]
 
 
-def register(spark) -> None:
-    """Register the ``kafka-log`` data source in ``spark`` (a SparkSession)."""
-    from kdump.spark.datasource import KafkaLogDataSource
-    spark.dataSource.register(KafkaLogDataSource)
+def register(spark):
+    """Register the ``kafka-log`` data source in ``spark`` (a SparkSession). Returns the session's
+    :class:`~kdump.spark.accumulators.DamageCounter` (the damaged regions PERMISSIVE reads skip, counted by
+    Spark accumulators), or None under Spark Connect, which has no accumulators."""
+    from kdump.spark.accumulators import new_counter
+    from kdump.spark.datasource import KafkaLogDataSource, counting_source
+    counter = new_counter(spark)
+    spark.dataSource.register(KafkaLogDataSource if counter is None else counting_source(counter.accumulator))
+    return counter
+
+
+def damage_counter(spark):
+    """The damage counter :func:`register` made for ``spark`` (None: not registered that way, or Spark Connect)."""
+    from kdump.spark.accumulators import damage_counter as lookup
+    return lookup(spark)

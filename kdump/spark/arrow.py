@@ -215,7 +215,8 @@ def _expand_runs(runs, names, schema) -> dict:
     return out
 
 
-def _default_on_damage(sl, error):
+def log_damage(sl, error):
+    """The default ``on_damage``: one line on the task's stderr per damaged region skipped."""
     log.warning("kdump: %s: %s", sl.location, error)
 
 
@@ -223,7 +224,7 @@ def read_slices(slices: Iterable[SegmentSlice], options: ReadOptions,
                 on_damage: Callable | None = None) -> Iterator[pa.RecordBatch]:
     """Arrow batches of the records of ``slices``, in order (one task's work)."""
     asm = ArrowAssembler(options)
-    report = on_damage or _default_on_damage
+    report = on_damage or log_damage
 
     def damaged(sl, error):
         if options.failfast:

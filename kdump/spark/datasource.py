@@ -19,6 +19,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from kdump.spark import kafka_options as K
 from kdump.spark import options as O
+from kdump.spark.accumulators import on_damage
 from kdump.spark.arrow import read_slices
 from kdump.spark.bounds import bounded, offset_ranges
 from kdump.spark.plan import MAX_SPLIT, OPEN_COST, find_segments, plan_tasks, txn_filters
@@ -26,7 +27,10 @@ from kdump.spark.schema import columns_of, spark_schema
 
 
 class KafkaLogDataSource(DataSource):
-    """``format("kafka-log")``."""
+    """``format("kafka-log")``. ``damage_accumulator``: set on the class that :func:`counting_source` makes for
+    :func:`kdump.spark.register`, which counts the damage PERMISSIVE reads skip (:mod:`kdump.spark.accumulators`)."""
+
+    damage_accumulator = None
 
     @classmethod
     def name(cls) -> str:
@@ -41,15 +45,22 @@ class KafkaLogDataSource(DataSource):
     def reader(self, schema):
         if _damage_report(self.options):
             return DamageReportReader(self.options, spark_schema(O.default_column_names(self.options)))
-        return KafkaLogReader(self.options, schema)
+        return KafkaLogReader(self.options, schema, self.damage_accumulator)
 
     def streamReader(self, schema):
         from kdump.spark.stream import KafkaLogStreamReader
-        return KafkaLogStreamReader(self.options, schema)
+        return KafkaLogStreamReader(self.options, schema, self.damage_accumulator)
 
     def writer(self, schema, overwrite):
         from kdump.spark.write import KafkaLogWriter
         return KafkaLogWriter(self.options, schema, overwrite)
+
+
+def counting_source(accumulator) -> type:
+    """``KafkaLogDataSource`` with ``accumulator`` on the class: Spark pickles a registered source class by value
+    (it is not importable by name), so the driver's accumulator travels with it into every task's reader."""
+    return type("KafkaLogDataSource", (KafkaLogDataSource,), {"damage_accumulator": accumulator,
+                                                              "__module__": __name__})
 
 
 def _damage_report(options) -> bool:
@@ -76,7 +87,8 @@ class KafkaLogReader(DataSourceReader):
     ``count()`` of the same DataFrame with 113 records instead of 6,117. A plan that depends only on the
     DataFrame's options is right for every query; bounds belong in options, which are the DataFrame's own."""
 
-    def __init__(self, options, schema):
+    def __init__(self, options, schema, damage_accumulator=None):
+        self.damage_accumulator = damage_accumulator
         self.kafka = K.batch_read(options)
         self.stop_at_high_watermark = O.flag(options, "stopAtHighWatermark", True)
         self.paths = O.paths(options)
@@ -100,7 +112,7 @@ class KafkaLogReader(DataSourceReader):
     def read(self, partition):
         # Spark plans one InputPartition(None) of its own when partitions() finds nothing to read (an empty
         # directory): that task reads nothing, and the DataFrame is empty.
-        return read_slices(getattr(partition, "slices", ()), self.options)
+        return read_slices(getattr(partition, "slices", ()), self.options, on_damage(self.damage_accumulator))
 
 
 class DamageReportReader(KafkaLogReader):

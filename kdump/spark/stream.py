@@ -28,6 +28,7 @@ from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from kdump.spark import _source
 from kdump.spark import kafka_options as K
 from kdump.spark import options as O
+from kdump.spark.accumulators import on_damage
 from kdump.spark.arrow import SegmentSlice, read_slices
 from kdump.spark.bounds import high_watermarks
 from kdump.spark.plan import find_segments
@@ -59,7 +60,8 @@ class SlicesPartition(InputPartition):
 
 
 class KafkaLogStreamReader(DataSourceStreamReader):
-    def __init__(self, options, schema):
+    def __init__(self, options, schema, damage_accumulator=None):
+        self.damage_accumulator = damage_accumulator
         self.kafka = K.stream_read(options)
         self.paths = O.paths(options)
         self.options = O.read_options(options, columns_of(schema))
@@ -200,7 +202,8 @@ class KafkaLogStreamReader(DataSourceStreamReader):
         return out
 
     def read(self, partition):
-        return read_slices(getattr(partition, "slices", ()), self.options)  # InputPartition(None): nothing
+        # InputPartition(None): nothing to read
+        return read_slices(getattr(partition, "slices", ()), self.options, on_damage(self.damage_accumulator))
 
     def commit(self, end):
         pass
