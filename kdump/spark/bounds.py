@@ -12,6 +12,7 @@ import os
 from kdump.read.logdir import HIGH_WATERMARK_CHECKPOINT, FileKind
 from kdump.spark import kafka_options as K
 from kdump.spark import remote
+from kdump.spark.plan import by_directory
 
 logger = logging.getLogger("kdump.spark")
 
@@ -57,13 +58,10 @@ def offset_ranges(segments, read: K.KafkaRead, *, stop_at_high_watermark: bool =
     order) whose read is bounded: by the options' bounds, or by a high watermark below the log end. A
     directory missing from the answer is read whole."""
     from kdump.read.partition import PartitionLog
-    by_dir: dict[str, list] = {}
-    for seg in segments:
-        by_dir.setdefault(seg.directory, []).append(seg)
     plain = read.starting.kind == "earliest" and read.ending is not None and read.ending.kind == "latest"
     out = {}
     watermarks: dict[str, dict] = {}  # log directory -> its high watermarks (one checkpoint read per directory)
-    for directory, segs in by_dir.items():
+    for directory, segs in by_directory(segments).items():
         topic, partition = segs[0].topic, segs[0].partition
         if remote.is_remote(directory):
             if not plain:

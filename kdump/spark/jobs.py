@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from kdump.parallel import largest_first
 from kdump.read.damage import Damage
 from kdump.spark.arrow import ReadOptions, read_slices
-from kdump.spark.plan import balanced_tasks, find_segments, plan_tasks, remote
+from kdump.spark.plan import balanced_tasks, by_directory, find_segments, plan_tasks, remote
 from kdump.spark.schema import DECODED_FROM, default_columns
 
 
@@ -222,10 +222,7 @@ def partition_key(seg) -> str:
 def _partitions(segments) -> list[tuple[str, list]]:
     """``(partition key, its segments in offset order)`` per directory (as :meth:`kdump.read.scan.Scan.segment_groups`
     groups them), the largest first so that they start early (:func:`kdump.parallel.largest_first`)."""
-    groups: dict[str, list] = {}
-    for seg in segments:  # find_segments: by directory, then base offset
-        groups.setdefault(seg.directory, []).append(seg)
-    partitions = [(partition_key(segs[0]), segs) for segs in groups.values()]
+    partitions = [(partition_key(segs[0]), segs) for segs in by_directory(segments).values()]
     return [partitions[i] for i in largest_first([sum(s.size for s in segs) for _, segs in partitions])]
 
 

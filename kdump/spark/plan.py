@@ -65,6 +65,15 @@ def find_segments(paths, storage_options=None) -> list[SegmentFile]:
             for i, s in enumerate(out)]
 
 
+def by_directory(segments) -> dict[str, list[SegmentFile]]:
+    """``{partition directory: its segments}``, in the order :func:`find_segments` gives them (by directory,
+    then base offset): the one grouping of segments into partitions that planning, bounds and jobs use."""
+    groups: dict[str, list[SegmentFile]] = {}
+    for seg in segments:
+        groups.setdefault(seg.directory, []).append(seg)
+    return groups
+
+
 def _parent(location: str) -> str:
     return location.rstrip("/").rsplit("/", 1)[0]
 
@@ -144,11 +153,8 @@ def txn_filters(segments: list[SegmentFile], storage_options=None, max_batch_byt
     the filters rule out). Remote segments are spooled one at a time for the pass."""
     from kdump.spark.txn import PartitionTxns
     kwargs = {} if max_batch_bytes is None else {"max_batch_bytes": max_batch_bytes}
-    by_dir: dict[str, list[SegmentFile]] = {}
-    for seg in segments:
-        by_dir.setdefault(seg.directory, []).append(seg)
     out = {}
-    for directory, segs in by_dir.items():
+    for directory, segs in by_directory(segments).items():
         txns = PartitionTxns()
         for i, seg in enumerate(segs):
             with remote.local_copy(SegmentSlice(seg.location, seg.topic, seg.partition), storage_options) as path:
