@@ -81,7 +81,7 @@ def test_dump_errors_are_in_the_stream():
     result = run_cli("dump", "--format", "json", "--deep-iteration", bad)
     assert result.exit_code == 1
     errors = [o for o in lines(result.stdout) if o["type"] == "error"]
-    assert errors and all(o["file"] == str(bad) for o in errors)
+    assert errors and all(o["path"] == str(bad) for o in errors)
     for e in errors:  # the same error as on stderr, for people
         where = f"at byte {e['position']}: " if e["position"] is not None else ""
         assert f"kdump: {bad}: {where}{e['message']}" in result.stderr

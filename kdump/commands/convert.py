@@ -125,7 +125,7 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
 
     status = EXIT_OK
     from kdump.commands.progress import file_sizes, with_progress
-    from kdump.render.jsonl import error_object
+    from kdump.errors import error_object
     errors = []  # --format json: each error as an object in the document too
     try:
         if os.path.isdir(path):
