@@ -118,7 +118,7 @@ def test_convert_documents_validate(tmp_path):
     failed = run_cli("convert", src, "--to-magic", "1", "-o", tmp_path / "c", "--format", "json")
     docs.append(json.loads(failed.stdout))
     assert failed.exit_code == 1 and docs[-1]["errors"][0]["code"] == "zstd-below-v2"
-    assert docs[0]["results"][0]["sourcePath"].endswith(".log") and docs[1]["results"][0]["dropped"]
+    assert docs[0]["results"][0]["path"].endswith(".log") and docs[1]["results"][0]["dropped"]
     _all_valid("convert", docs)
 
 
@@ -135,7 +135,7 @@ def test_convert_documents_validate(tmp_path):
      ("summary",), ("errors", "errorCount")),
     ("convert", lambda: json.loads(run("convert", KAFKA / "v2-none" / "00000000000000000000.log", "--dry-run",
                                        "--format", "json")),
-     ("dryRun", 0), ("sourcePath", "source")),
+     ("dryRun", 0), ("path", "sourcePath")),
 ])
 def test_a_renamed_field_fails_the_schema(name, make, path, renamed):
     obj = make()

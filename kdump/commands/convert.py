@@ -239,7 +239,7 @@ def _dry_run(ui: Ui, conv, path, to_magic, codec, compression, recompress_map, l
             ui.cannot(p, e)
             ui.exit()
         if fmt == "json":
-            docs.append({"sourcePath": p, "bytes": size, "estimates": [e.to_dict() for e in estimates]})
+            docs.append({"path": p, "bytes": size, "estimates": [e.to_dict() for e in estimates]})
         else:
             _print_estimates(ui, p, size, estimates, magics, codecs)
         if all(e.refused for e in estimates):
