@@ -82,7 +82,7 @@ def _apply(state: dict, rec: Record, skipped: SkipList) -> None:
             raise RecordError(f"Unknown transaction state id {value['transactionStatus']} from the transaction "
                               "status message")
     except UnknownRecordType as e:
-        skipped.append(Skipped(rec.file, rec.offset, f"unknown key version {e.record_type}"))
+        skipped.append(Skipped(rec.file, rec.offset, f"unknown key version {e.record_type}", "record-type-unknown"))
         return
     except RecordError as e:
         skipped.append(Skipped(rec.file, rec.offset, str(e)))
