@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import click
 
-from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, error_object
 from kdump.render import FORMATS
 from kdump.text.escape import escape, is_terminal
 from kdump.text.escape import printable_path as shown
@@ -77,6 +77,8 @@ class Ui:
         self.verbose = verbose
         self.quiet = quiet
         self.status = EXIT_OK
+        # every problem said, as kdump's JSON error objects: a command's JSON document carries them ("errors")
+        self.errors: list[dict] = []
 
     @property
     def stdout(self):
@@ -90,20 +92,22 @@ class Ui:
     def raise_status(self, code: int) -> None:
         self.status = max(self.status, code)
 
-    def problem(self, path, message: str, *, position: int | None = None, code: int = EXIT_DATA) -> None:
-        """A problem with the file ``path`` (``None``: with the run as a whole)."""
+    def problem(self, path, message: str, *, position: int | None = None, code: int = EXIT_DATA,
+                error: str = "damaged") -> None:
+        """A problem with the file ``path`` (``None``: with the run as a whole); ``error``: its code in JSON."""
         self.raise_status(code)
+        self.errors.append(error_object(path, error, message, position))
         where = f"at byte {position}: " if position is not None else ""
         prefix = "kdump: " if path is None else f"kdump: {shown(path)}: "
         _say(f"{prefix}{where}{message}")
 
     def cannot(self, path, error: OSError, doing: str = "read") -> None:
         """``path`` could not be read (or written, listed, ...): exit 2."""
-        self.problem(path, f"cannot {doing}: {error.strerror or error}", code=EXIT_USAGE)
+        self.problem(path, f"cannot {doing}: {error.strerror or error}", code=EXIT_USAGE, error=f"cannot-{doing}")
 
     def nothing(self, path, message: str) -> None:
         """Nothing to read where the user pointed: never a success (exit 2)."""
-        self.problem(path, message, code=EXIT_USAGE)
+        self.problem(path, message, code=EXIT_USAGE, error="nothing-to-read")
 
     def note(self, path, message: str) -> None:
         """Worth knowing, not a problem (left out with --quiet)."""

@@ -196,8 +196,8 @@ def read_records(path: str, skipped: SkipList, *,
             while True:
                 for i in range(cols.count):
                     if cols.valid is not None and not cols.valid[i]:
-                        skipped.append(Skipped(path, cols.offsets[i], "message fails its CRC check", "inner-crc-mismatch",
-                                               batch.position))
+                        skipped.append(Skipped(path, cols.offsets[i], "message fails its CRC check",
+                                               "inner-crc-mismatch", batch.position))
                         continue
                     yield Record(path, cols.offsets[i], cols.timestamps[i], cols.key(i), cols.value(i),
                                  producer_id, transactional, control)
