@@ -114,7 +114,9 @@ class MetadataReplay:
     notes: list[str]
 
     def to_json(self) -> dict:
-        return {"validAtOffset": self.offset, "snapshot": self.snapshot, "snapshotEndOffset": self.snapshot_end_offset,
+        # a file read is a path ("snapshotPath"), as in every JSON of kdump
+        return {"validAtOffset": self.offset, "snapshotPath": self.snapshot,
+                "snapshotEndOffset": self.snapshot_end_offset,
                 "snapshotRecords": self.snapshot_records, "logRecords": self.log_records, **self.image.to_json(),
                 "notes": self.notes, **self.skipped.to_json()}
 
