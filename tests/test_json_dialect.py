@@ -153,6 +153,7 @@ DATA_MAPS = {
     "index-check": ("files[].codes",),
     "convert": ("results[].dropped", "dryRun[].estimates[].dropped"),
     "dump": ("records[].key", "records[].value"),
+    "stats": ("magics", "codecs", "compression", "total.magics", "total.codecs", "total.compression"),
 }
 # Names kdump's JSON used for a concept it now names otherwise (docs/json.md lists them): never again.
 RETIRED = {"file": "path", "source": "path", "sourcePath": "path", "log": "path", "snapshot": "snapshotPath",
