@@ -146,9 +146,9 @@ class _Replayer:
             name = tables.record_types(METADATA)[api_key][0]
             self.handlers[name](obj, rec.offset)
         except RecordError as e:
-            self.skipped.append(Skipped(rec.file, rec.offset, str(e)))
+            self.skipped.append(Skipped(rec.file, rec.offset, str(e), position=rec.position))
         except NotApplied as e:  # a record that decodes, which Kafka's replay refuses
-            self.skipped.append(Skipped(rec.file, rec.offset, str(e), "record-not-applied"))
+            self.skipped.append(Skipped(rec.file, rec.offset, str(e), "record-not-applied", rec.position))
 
     def finish(self) -> None:
         if self.txn is not None:

@@ -106,6 +106,7 @@ class Record:
     producer_id: int
     transactional: bool
     control: bool
+    position: int | None = None  # the byte position of its batch (where a record that cannot be used is)
 
 
 @dataclass
@@ -200,7 +201,7 @@ def read_records(path: str, skipped: SkipList, *,
                                                "inner-crc-mismatch", batch.position))
                         continue
                     yield Record(path, cols.offsets[i], cols.timestamps[i], cols.key(i), cols.value(i),
-                                 producer_id, transactional, control)
+                                 producer_id, transactional, control, batch.position)
                 following = next(chunks, None)
                 if following is None:
                     break
