@@ -140,14 +140,18 @@ def test_convert_documents_validate(tmp_path):
 def test_a_renamed_field_fails_the_schema(name, make, path, renamed):
     obj = make()
     _all_valid(name, [obj])
+    with pytest.raises(ValidationError):
+        validator(name).validate(with_renamed(obj, path, *renamed))
+
+
+def with_renamed(obj, path, old: str, new: str):
+    """A copy of ``obj`` whose member ``old`` of the object at ``path`` (keys and indexes) is called ``new``."""
     bad = copy.deepcopy(obj)
     target = bad
     for step in path:
         target = target[step]
-    old, new = renamed
     target[new] = target.pop(old)
-    with pytest.raises(ValidationError):
-        validator(name).validate(bad)
+    return bad
 
 
 def test_the_test_extra_names_jsonschema():
