@@ -89,7 +89,9 @@ def _runs(tmp: Path) -> dict[str, list[tuple]]:
                     ("convert", KAFKA / "v2-none" / "00000000000000000000.log", "--dry-run")],
         "salvage": [("salvage", CORRUPT / name / "00000000000000000000.log", "-o", tmp / "salvaged" / name / "")
                     for name in ("v2-bad-length-field", "v2-crc-mismatch", "v2-truncated-tail")]
-                   + [("salvage", KAFKA / "v2-transactional", "-o", tmp / "salvaged-dir")],
+                   + [("salvage", KAFKA / "v2-transactional", "-o", tmp / "salvaged-dir"),
+                      ("salvage", CORRUPT / "v2-crc-mismatch" / "00000000000000000000.log", "-o",
+                       tmp / "salvaged" / "v2-crc-mismatch" / "")],  # exists: an error
         "groups": [("groups", "--time-format", "iso", BROKER / "consumer-offsets-v2"),
                    ("groups", INTERNAL / "__consumer_offsets-0", _damaged_consumer_offsets(tmp))],
         "txn-state": [("txn-state", "--time-format", "iso", INTERNAL / "__transaction_state-0")],
@@ -136,6 +138,7 @@ def test_the_runs_reach_what_the_schemas_describe(outputs):
     assert any(f.get("error") for d in outputs["verify"] for f in d["files"])  # the missing path
     assert errors_in["index-rebuild"] and any(d["results"] for d in outputs["index-rebuild"])
     assert any(f["dropped"] for d in outputs["salvage"] for f in d["files"])
+    assert [e["code"] for d in outputs["salvage"] for e in d["errors"]] == ["output-exists"]
     skipped = [s for d in outputs["groups"] for s in d["skipped"]]
     assert any(s["code"] == "crc-mismatch" and s["position"] == 0 for s in skipped), skipped
     # (the corpus' CONTENTS.txt: offset 18 is a key of version 1, which Kafka's coordinator does not read)
