@@ -289,3 +289,18 @@ def test_every_schema_is_listed_in_the_docs():
     text = (ROOT / "docs" / "json.md").read_text()
     for p in SCHEMAS.glob("*.schema.json"):
         assert f"schemas/{p.name}" in text, p.name
+
+
+def test_a_commands_error_list_is_bounded(capsys):
+    """A command's ``errors`` keep the first 1,000 problems and count the rest: a dump of a hostile file may say
+    millions, each also on stderr."""
+    from kdump.commands.options import ERRORS_LISTED, Ui
+    ui = Ui("json")
+    for i in range(ERRORS_LISTED + 5):
+        ui.problem("f.log", "bad", position=i, error="crc-mismatch")
+    fields = ui.error_fields()
+    assert len(fields["errors"]) == ERRORS_LISTED and fields["errorsNotListed"] == 5
+    assert fields["errors"][1] == {"type": "error", "path": "f.log", "position": 1, "code": "crc-mismatch",
+                                   "message": "bad"}
+    assert capsys.readouterr().err.count("kdump: f.log: at byte") == ERRORS_LISTED + 5
+    assert Ui("json").error_fields() == {"errors": []}

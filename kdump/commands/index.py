@@ -236,7 +236,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
     with_progress(ui, lambda: file_sizes(paths), "rebuilding", rebuild_all)
     if ui.format == "json":
         import json
-        click.echo(json.dumps({"results": docs, "errors": ui.errors}, indent=2))
+        click.echo(json.dumps({"results": docs, **ui.error_fields()}, indent=2))
     ui.exit()
 
 

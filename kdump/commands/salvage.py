@@ -67,7 +67,7 @@ def command(source, output, force, max_batch_bytes, ui):
 def _document(ui, results, text) -> None:
     """What was salvaged, and (JSON) the errors said on stderr, as every JSON of kdump carries them."""
     from kdump.render import RENDERERS
-    RENDERERS[ui.format].document(ui.stdout, {"files": [r.to_dict() for r in results], "errors": ui.errors},
+    RENDERERS[ui.format].document(ui.stdout, {"files": [r.to_dict() for r in results], **ui.error_fields()},
                                   text)  # JSON: ASCII
 
 
