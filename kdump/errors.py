@@ -63,3 +63,11 @@ class OutputError(Exception):
         self.name = name
         self.errno = error.errno
         self.strerror = error.strerror or str(error)
+
+
+def error_object(path: str | None, code: str, message: str, position: int | None = None, **more) -> dict:
+    """An error as every JSON output of kdump carries it, one shape in every command (docs/json.md):
+    ``{"type": "error", "path", "position", "code", "message"}`` -- ``path`` the file it is about (None: the run
+    as a whole), ``position`` its byte position there (None: no place in the file), ``code`` a stable name
+    (docs/findings.md); ``more``: what one kind of error adds (``offset``, ``bytes``, ``firstOffset``...)."""
+    return {"type": "error", "path": path, "position": position, "code": code, "message": message, **more}

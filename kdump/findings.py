@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kdump.errors import error_object
 from kdump.finding_codes import CODES, ERROR, INFO, SEVERITIES, WARNING
 
 __all__ = ["ERROR", "WARNING", "INFO", "SEVERITIES", "CODES", "MAX_PER_CODE", "Finding", "FileReport", "Findings",
@@ -44,7 +45,8 @@ class Finding:
         return {_JSON_NAMES.get(k, k): v for k, v in asdict(self).items() if v is not None}
 
 
-_JSON_NAMES = {"first_offset": "firstOffset", "last_offset": "lastOffset"}
+# (``length``: the bytes concerned, ``bytes`` as every byte count in kdump's JSON)
+_JSON_NAMES = {"first_offset": "firstOffset", "last_offset": "lastOffset", "length": "bytes"}
 
 
 @dataclass
@@ -103,8 +105,8 @@ class FileReport:
         d = {"path": self.path, "kind": self.kind, "status": self.status, "batches": self.batches,
              "records": self.records, "bytes": self.bytes, "errors": counts[ERROR], "warnings": counts[WARNING],
              "infos": counts[INFO], "codes": self.code_counts(), "findings": [f.to_dict() for f in self.findings]}
-        if self.io_error is not None:
-            d["ioError"] = self.io_error
+        if self.io_error is not None:  # an error object, as every JSON of kdump carries one
+            d["error"] = error_object(self.path, "cannot-read", self.io_error)
         return d
 
 

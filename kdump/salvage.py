@@ -52,8 +52,10 @@ class Dropped:
     data: bool = True  # False for zero padding: nothing was lost
 
     def to_dict(self) -> dict:
-        return {"start": self.start, "end": self.end, "bytes": self.end - self.start, "code": self.code,
-                "reason": self.reason, "firstOffset": self.first_offset, "lastOffset": self.last_offset,
+        """A byte range as every JSON of kdump gives one: ``position`` and ``bytes``; the cause as an error's
+        ``code`` and ``message``."""
+        return {"position": self.start, "bytes": self.end - self.start, "code": self.code,
+                "message": self.reason, "firstOffset": self.first_offset, "lastOffset": self.last_offset,
                 "records": self.records, "claimed": self.claimed, "data": self.data}
 
 
@@ -78,7 +80,8 @@ class SalvageResult:
         return any(d.data for d in self.dropped)
 
     def to_dict(self) -> dict:
-        return {"source": self.source, "output": self.output, "inputBytes": self.input_bytes,
+        # the input is ``path`` and its size ``bytes``, as in every report of kdump; what was written ``outputPath``
+        return {"path": self.source, "outputPath": self.output, "bytes": self.input_bytes,
                 "kept": {"batches": self.kept_batches, "records": self.kept_records, "bytes": self.kept_bytes,
                          "firstOffset": self.first_offset, "lastOffset": self.last_offset},
                 "dropped": [d.to_dict() for d in self.dropped], "verified": self.verified,

@@ -472,4 +472,4 @@ def test_json_dump_of_a_directory_with_companion_entries_is_one_stream(tmp_path)
     result = run_cli("dump", "--format", "json", "--companions", part)
     objs = [json.loads(line) for line in result.stdout.splitlines()]
     assert result.exit_code == 0 and [o.get("kind") for o in objs][:1] == [None]
-    assert {"type": "entry", "kind": "index", "empty": True} in [{k: v for k, v in o.items() if k != "file"} for o in objs]
+    assert {"type": "entry", "kind": "index", "empty": True} in [{k: v for k, v in o.items() if k != "path"} for o in objs]

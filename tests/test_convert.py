@@ -782,7 +782,7 @@ def test_report_text_and_json(tmp_path):
     doc = json.loads(res.output)["results"][0]
     assert doc["dropped"]["headers"] == {"count": 3, "firstPosition": 0, "records": 2}
     assert doc["dropped"]["control-batches"]["count"] == 1
-    assert doc["output"]["records"] == 4 and doc["source"]["batches"] == 4
+    assert doc["output"]["records"] == 4 and doc["input"]["batches"] == 4
 
 
 def test_index_rebuild_missing_is_noted(tmp_path, monkeypatch):

@@ -72,4 +72,4 @@ def test_chunked_units_give_the_whole_unit_output(tmp_path, monkeypatch, backend
     assert chunked == whole
     # the 50-message wrapper in 8 chunks of at most 7, the 3-message one in one
     assert per_wrapper == ([] if label.startswith("v2") else [8, 1])
-    assert whole[1]["source"]["records"] == (50 if label.startswith("v2") else 53)
+    assert whole[1]["input"]["records"] == (50 if label.startswith("v2") else 53)

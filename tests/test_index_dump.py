@@ -181,7 +181,7 @@ def test_json_lines_for_companions(in_dir):
     path = BROKER / "consumer-offsets-v2" / "00000000000000000000.index"
     result = run(in_dir, path, "--format", "json")
     objs = [json.loads(line) for line in result.stdout.splitlines()]
-    assert objs[0] == {"type": "entry", "file": path.name, "kind": "index", "offset": 49, "position": 4131}
+    assert objs[0] == {"type": "entry", "path": path.name, "kind": "index", "offset": 49, "position": 4131}
     assert [o["offset"] for o in objs] == [49, 100, 151, 198, 249]
 
 

@@ -81,7 +81,7 @@ def test_dump_errors_are_in_the_stream():
     result = run_cli("dump", "--format", "json", "--deep-iteration", bad)
     assert result.exit_code == 1
     errors = [o for o in lines(result.stdout) if o["type"] == "error"]
-    assert errors and all(o["file"] == str(bad) for o in errors)
+    assert errors and all(o["path"] == str(bad) for o in errors)
     for e in errors:  # the same error as on stderr, for people
         where = f"at byte {e['position']}: " if e["position"] is not None else ""
         assert f"kdump: {bad}: {where}{e['message']}" in result.stderr
@@ -118,7 +118,7 @@ def test_convert_documents_validate(tmp_path):
     failed = run_cli("convert", src, "--to-magic", "1", "-o", tmp_path / "c", "--format", "json")
     docs.append(json.loads(failed.stdout))
     assert failed.exit_code == 1 and docs[-1]["errors"][0]["code"] == "zstd-below-v2"
-    assert docs[0]["results"][0]["sourcePath"].endswith(".log") and docs[1]["results"][0]["dropped"]
+    assert docs[0]["results"][0]["path"].endswith(".log") and docs[1]["results"][0]["dropped"]
     _all_valid("convert", docs)
 
 
@@ -135,19 +135,23 @@ def test_convert_documents_validate(tmp_path):
      ("summary",), ("errors", "errorCount")),
     ("convert", lambda: json.loads(run("convert", KAFKA / "v2-none" / "00000000000000000000.log", "--dry-run",
                                        "--format", "json")),
-     ("dryRun", 0), ("sourcePath", "source")),
+     ("dryRun", 0), ("path", "sourcePath")),
 ])
 def test_a_renamed_field_fails_the_schema(name, make, path, renamed):
     obj = make()
     _all_valid(name, [obj])
+    with pytest.raises(ValidationError):
+        validator(name).validate(with_renamed(obj, path, *renamed))
+
+
+def with_renamed(obj, path, old: str, new: str):
+    """A copy of ``obj`` whose member ``old`` of the object at ``path`` (keys and indexes) is called ``new``."""
     bad = copy.deepcopy(obj)
     target = bad
     for step in path:
         target = target[step]
-    old, new = renamed
     target[new] = target.pop(old)
-    with pytest.raises(ValidationError):
-        validator(name).validate(bad)
+    return bad
 
 
 def test_the_test_extra_names_jsonschema():

@@ -108,7 +108,7 @@ def test_damaged_ranges_have_the_byte_position_and_lost_offsets_the_fixture_was_
     expected = json.loads((case / "expected.json").read_text())
     ranges = [f for f in expected["findings"] if f["code"] == "damaged-range"]
     found = [d for d in damages(case / NAME, show_invalid=False) if d.kind == D.RANGE]
-    assert [(d.start, d.to_dict()["first_offset"], d.to_dict()["last_offset"]) for d in found] == \
+    assert [(d.start, d.to_dict()["firstOffset"], d.to_dict()["lastOffset"]) for d in found] == \
         [(f["position"], f["first_offset"], f["last_offset"]) for f in ranges]
 
 
@@ -126,7 +126,7 @@ def test_an_entry_with_an_unknown_magic_is_skipped_by_its_size_and_costs_its_own
 def test_zero_padding_is_a_tail_that_costs_no_offsets():
     (d,) = damages(FIXTURES / "corrupt" / "v2-zero-padding" / NAME)
     assert (d.kind, d.code, d.zeros, d.start) == (D.TAIL, "zero-padding", True, 651)
-    assert tuple(d.lost_offsets()) == (None, None) and d.to_dict()["first_offset"] is None
+    assert tuple(d.lost_offsets()) == (None, None) and d.to_dict()["firstOffset"] is None
 
 
 # --- built here: the partition view, and walks that start mid-file --------------------------------------------------

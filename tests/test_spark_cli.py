@@ -158,16 +158,17 @@ def test_permissive_export_lists_the_damaged_regions():
     bad = [(int(b["pos"]), int(b["pos"]) + int(b["size"]), int(b["base"]), int(b["last"]))
            for b in _kafka_check(log).values() if b["valid"] == "false"]
     result = export_local([str(log.parent)], tempfile.mkdtemp())
-    assert [(d["start"], d["end"], d["first_offset"], d["last_offset"]) for d in result.damage] == bad
+    assert [(d["position"], d["position"] + d["bytes"], d["firstOffset"], d["lastOffset"])
+            for d in result.damage] == bad
     for name in ("v2-zero-hole", "v2-garbage-at-end"):
         expected = json.load(open(ROOT / "fixtures/corrupt" / name / "expected.json"))["findings"]
         damaged_range = next(f for f in expected if f["code"] == "damaged-range")
         result = export_local([str(ROOT / "fixtures/corrupt" / name)], tempfile.mkdtemp())
         (d,) = result.damage
         # the walk goes on after the damaged range, as `kdump dump` and `kdump verify` do
-        assert (d["start"], d["first_offset"], d["last_offset"]) == (
+        assert (d["position"], d["firstOffset"], d["lastOffset"]) == (
             damaged_range["position"], damaged_range["first_offset"], damaged_range["last_offset"])
-        assert d["code"] == expected[0]["code"] and d["end"] > d["start"]
+        assert d["code"] == expected[0]["code"] and d["bytes"] > 0
 
 
 def test_spark_scan_reports_damage_on_stderr_and_exits_1(spark, tmp_path):

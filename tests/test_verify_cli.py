@@ -143,14 +143,16 @@ def test_json_document_shape():
     assert good["status"] == "ok" and good["findings"] == []
     damaged = next(x for x in bad["findings"] if x["code"] == "damaged-range")
     assert damaged == {"code": "damaged-range", "severity": "error", "message": damaged["message"],
-                       "position": 219, "firstOffset": 1, "lastOffset": 2, "length": 290}
+                       "position": 219, "firstOffset": 1, "lastOffset": 2, "bytes": 290}
 
 
 def test_json_of_an_unreadable_path(tmp_path):
     result = run("--format", "json", str(tmp_path / "nope"))
     doc = json.loads(result.output)
     assert result.exit_code == 2 and doc["status"] == "error"
-    assert doc["files"][0]["status"] == "unreadable" and "no such file" in doc["files"][0]["ioError"]
+    error = doc["files"][0]["error"]  # kdump's one error object (docs/json.md)
+    assert doc["files"][0]["status"] == "unreadable" and "no such file" in error["message"]
+    assert (error["type"], error["path"], error["code"]) == ("error", str(tmp_path / "nope"), "cannot-read")
 
 
 def test_text_summary():

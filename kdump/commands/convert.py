@@ -126,7 +126,7 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
 
     status = EXIT_OK
     from kdump.commands.progress import file_sizes, with_progress
-    from kdump.render.jsonl import error_object
+    from kdump.errors import error_object
     errors = []  # --format json: each error as an object in the document too
     try:
         if os.path.isdir(path):
@@ -240,7 +240,7 @@ def _dry_run(ui: Ui, conv, path, to_magic, codec, compression, recompress_map, l
             ui.cannot(p, e)
             ui.exit()
         if fmt == "json":
-            docs.append({"sourcePath": p, "bytes": size, "estimates": [e.to_dict() for e in estimates]})
+            docs.append({"path": p, "bytes": size, "estimates": [e.to_dict() for e in estimates]})
         else:
             _print_estimates(ui, p, size, estimates, magics, codecs)
         if all(e.refused for e in estimates):

@@ -215,10 +215,10 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
                     outcomes = [rebuild_segment(p, output, index_interval_bytes=index_interval_bytes, force=force)]
             except RebuildError as e:
                 ui.problem(p, f"not rebuilt: {e.message}", code=EXIT_USAGE if e.code == "file-name-invalid"
-                           else EXIT_DATA)
+                           else EXIT_DATA, error=e.code)
                 continue
             except FileExistsError as e:
-                ui.problem(p, f"not rebuilt: {e}{force_hint(e)}", code=EXIT_USAGE)
+                ui.problem(p, f"not rebuilt: {e}{force_hint(e)}", code=EXIT_USAGE, error="output-exists")
                 continue
             except WriteError as e:
                 ui.cannot(e.filename, e, "write")
@@ -227,7 +227,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
                 ui.cannot(e.filename or p, e, "read")
                 continue
             except KdumpError as e:  # a written file did not read back as written: nothing was replaced
-                ui.problem(p, f"not rebuilt: {e}")
+                ui.problem(p, f"not rebuilt: {e}", error="write-verification-failed")
                 continue
             for o in outcomes:
                 _report_outcome(ui, o, docs)
@@ -237,7 +237,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
     with_progress(ui, lambda: file_sizes(paths), "rebuilding", rebuild_all)
     if ui.format == "json":
         import json
-        click.echo(json.dumps({"results": docs}, indent=2))
+        click.echo(json.dumps({"results": docs, **ui.error_fields()}, indent=2))
     ui.exit()
 
 
@@ -257,7 +257,7 @@ def _report_outcome(ui: Ui, o, docs: list) -> None:
     n_off = len(rec.offset_index) // 8
     n_time = len(rec.time_index) // 12
     if ui.format == "json":
-        docs.append({"log": rec.log_path, "batches": rec.batches, "offsetIndexEntries": n_off,
+        docs.append({"path": rec.log_path, "batches": rec.batches, "offsetIndexEntries": n_off,
                      "timeIndexEntries": n_time, "abortedTransactions": len(rec.aborted), "written": o.written,
                      "unchanged": o.unchanged, "backups": o.backups,
                      "truncatedBytes": rec.truncated_bytes if rec.stop_code is not None else 0})
@@ -271,8 +271,8 @@ def _report_outcome(ui: Ui, o, docs: list) -> None:
         for path in o.backups:
             ui.echo(f"  kept the old file as {path}")
     for p in rec.problems:
-        ui.problem(rec.log_path, p.message, position=p.position, code=0)
+        ui.problem(rec.log_path, p.message, position=p.position, code=0, error=p.code)
     if rec.stop_code is not None:
         ui.problem(rec.log_path, f"{rec.stop_message}; the indexes cover the first {rec.valid_bytes} bytes and "
                                  f"Kafka's recovery would truncate the log there ({rec.truncated_bytes} bytes; kdump "
-                                 "did not touch it)", position=rec.valid_bytes)
+                                 "did not touch it)", position=rec.valid_bytes, error=rec.stop_code)

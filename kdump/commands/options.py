@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import click
 
-from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, error_object
 from kdump.render import FORMATS
 from kdump.text.escape import escape, is_terminal
 from kdump.text.escape import printable_path as shown
@@ -65,6 +65,9 @@ class GroupOptions:
     quiet: bool = False
 
 
+ERRORS_LISTED = 1000  # error objects a Ui keeps for a JSON document; the rest are counted
+
+
 class Ui:
     """A command's view of its user: the output options, standard output, and the problems reported so far.
 
@@ -77,6 +80,10 @@ class Ui:
         self.verbose = verbose
         self.quiet = quiet
         self.status = EXIT_OK
+        # the problems said, as kdump's JSON error objects, for a command's JSON document (error_fields): the
+        # first ERRORS_LISTED, the others counted (a dump of a hostile file may say millions)
+        self.errors: list[dict] = []
+        self.errors_not_listed = 0
 
     @property
     def stdout(self):
@@ -90,20 +97,31 @@ class Ui:
     def raise_status(self, code: int) -> None:
         self.status = max(self.status, code)
 
-    def problem(self, path, message: str, *, position: int | None = None, code: int = EXIT_DATA) -> None:
-        """A problem with the file ``path`` (``None``: with the run as a whole)."""
+    def problem(self, path, message: str, *, position: int | None = None, code: int = EXIT_DATA,
+                error: str = "damaged") -> None:
+        """A problem with the file ``path`` (``None``: with the run as a whole); ``error``: its code in JSON."""
         self.raise_status(code)
+        if len(self.errors) < ERRORS_LISTED:
+            self.errors.append(error_object(path, error, message, position))
+        else:
+            self.errors_not_listed += 1
         where = f"at byte {position}: " if position is not None else ""
         prefix = "kdump: " if path is None else f"kdump: {shown(path)}: "
         _say(f"{prefix}{where}{message}")
 
+    def error_fields(self) -> dict:
+        """The problems said so far, as a JSON document's ``errors`` (and ``errorsNotListed``, when some were
+        only counted)."""
+        return {"errors": self.errors, **({"errorsNotListed": self.errors_not_listed} if self.errors_not_listed
+                                          else {})}
+
     def cannot(self, path, error: OSError, doing: str = "read") -> None:
         """``path`` could not be read (or written, listed, ...): exit 2."""
-        self.problem(path, f"cannot {doing}: {error.strerror or error}", code=EXIT_USAGE)
+        self.problem(path, f"cannot {doing}: {error.strerror or error}", code=EXIT_USAGE, error=f"cannot-{doing}")
 
     def nothing(self, path, message: str) -> None:
         """Nothing to read where the user pointed: never a success (exit 2)."""
-        self.problem(path, message, code=EXIT_USAGE)
+        self.problem(path, message, code=EXIT_USAGE, error="nothing-to-read")
 
     def note(self, path, message: str) -> None:
         """Worth knowing, not a problem (left out with --quiet)."""

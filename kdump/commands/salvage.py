@@ -38,35 +38,42 @@ def command(source, output, force, max_batch_bytes, ui):
       kdump salvage /var/lib/kafka/data/orders-3 -o /tmp/orders-3
       kdump salvage --format json broken.log -o /tmp/rescued/ | jq '.files[].dropped'
     """
-    from kdump.render import RENDERERS
     from kdump.salvage import WriteVerificationError, salvage_directory, salvage_segment
 
     if not os.path.exists(source):
-        _fail(ui, source, "no such file or directory")
+        _fail(ui, source, "no such file or directory", "cannot-read")
     try:
         if os.path.isdir(source):
             results = salvage_directory(source, output, max_batch_bytes=max_batch_bytes)
         elif not os.path.isfile(source):
-            _fail(ui, source, "not a regular file (a FIFO or device is not read)")
+            _fail(ui, source, "not a regular file (a FIFO or device is not read)", "nothing-to-read")
         else:
             results = [salvage_segment(source, output, overwrite=force, max_batch_bytes=max_batch_bytes)]
     except FileExistsError as e:
-        _fail(ui, e.filename, e.strerror or "exists")
+        _fail(ui, e.filename, e.strerror or "exists", "output-exists")
     except WriteVerificationError as e:
-        ui.problem(None, f"{e}; nothing was written", code=EXIT_DATA)
-        ui.exit()
+        _fail(ui, None, f"{e}; nothing was written", "write-verification-failed", EXIT_DATA)
     except OSError as e:
-        _fail(ui, e.filename or source, e.strerror or str(e))
+        written = e.filename is not None and os.path.abspath(e.filename).startswith(os.path.abspath(output))
+        _fail(ui, e.filename or source, e.strerror or str(e), "cannot-write" if written else "cannot-read")
 
     def text():
         for r in results:
             _print(ui, r)
-    RENDERERS[ui.format].document(ui.stdout, {"files": [r.to_dict() for r in results]}, text)  # JSON: ASCII
+    _document(ui, results, text)
     ui.exit(EXIT_DATA if any(r.lost_data for r in results) else EXIT_OK)
 
 
-def _fail(ui, path, message: str) -> None:
-    ui.problem(path, message, code=EXIT_USAGE)
+def _document(ui, results, text) -> None:
+    """What was salvaged, and (JSON) the errors said on stderr, as every JSON of kdump carries them."""
+    from kdump.render import RENDERERS
+    RENDERERS[ui.format].document(ui.stdout, {"files": [r.to_dict() for r in results], **ui.error_fields()},
+                                  text)  # JSON: ASCII
+
+
+def _fail(ui, path, message: str, error: str, code: int = EXIT_USAGE) -> None:
+    ui.problem(path, message, code=code, error=error)
+    _document(ui, [], lambda: None)  # nothing written: a JSON reader still gets the error
     ui.exit()
 
 

@@ -143,7 +143,7 @@ def scan(paths, output, to_format, include_headers, mode, key_decoder, value_dec
     for d in result.damage:
         say(f"kdump: {_damage_line(d)}")
     RENDERERS[ui.format].document(
-        ui.stdout, {"records": result.records, "output": output, "format": to_format, "damage": result.damage},
+        ui.stdout, {"records": result.records, "outputPath": output, "format": to_format, "errors": result.damage},
         lambda: ui.echo(f"{result.records} records written to {output}"), indent=None)
     ui.exit(EXIT_DATA if result.damage else EXIT_OK)
 
@@ -152,7 +152,7 @@ def _damage_line(d: dict) -> str:
     from kdump.text.escape import printable_path
     # the damage's own description (kdump.read.damage.Damage.describe), as every command says it; a file name is
     # the user's bytes: escaped
-    return printable_path(f"{d['file']}: at byte {d['start']}: {d['description']}")
+    return printable_path(f"{d['path']}: at byte {d['position']}: {d['description']}")
 
 
 @command.command("verify", epilog=EXIT_HELP)

@@ -134,7 +134,7 @@ class ConversionStats:
     def to_dict(self) -> dict:
         return {
             "toMagic": self.to_magic,
-            "source": {"batches": self.source_batches, "records": self.source_records, "bytes": self.source_bytes,
+            "input": {"batches": self.source_batches, "records": self.source_records, "bytes": self.source_bytes,
                        "magics": sorted(self.source_magics)},
             "output": {"batches": self.output_batches, "records": self.output_records, "bytes": self.output_bytes},
             "copiedBatches": self.copied_batches, "convertedBatches": self.converted_batches,

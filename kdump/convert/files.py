@@ -52,8 +52,9 @@ class ConversionResult:
     indexes: IndexStatus | None = None
 
     def to_dict(self) -> dict:
-        # the paths: "source" and "output" are the statistics of each side (ConversionStats.to_dict)
-        d = {"sourcePath": self.source, "outputPath": self.output, **self.stats.to_dict(),
+        # the paths: "path" the segment read, "outputPath" the one written ("input" and "output" are the
+        # statistics of each side, ConversionStats.to_dict)
+        d = {"path": self.source, "outputPath": self.output, **self.stats.to_dict(),
              "verified": list(self.verified)}
         if self.indexes is not None:
             d["indexes"] = {"rebuilt": self.indexes.rebuilt, "files": self.indexes.files, "note": self.indexes.note,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kdump.errors import FormatError
+from kdump.errors import FormatError, error_object
 from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.read.segment import (
@@ -176,13 +176,13 @@ class Damage(FormatError):
         return f"{cause}; {lost}"  # a tail (its cause says its bytes), or an error met elsewhere
 
     def to_dict(self, location: str | None = None) -> dict:
-        """The damage as JSON values: ``file``, ``start``, ``end``, ``code``, ``message`` (the cause),
-        ``first_offset``/``last_offset`` (the offsets lost, None where not known or none is), ``description``."""
+        """The damage as kdump's JSON error object (:func:`kdump.errors.error_object`): ``path``, ``position``
+        (its first byte), ``bytes`` (None: to the end of the file), ``code``, ``message`` (the cause),
+        ``firstOffset``/``lastOffset`` (the offsets lost, None where not known or none is), ``description``."""
         lost = self.lost_offsets()
         first, last = (None, None) if lost.none else tuple(lost)
-        return {"file": location if location is not None else self.file, "start": self.start, "end": self.end,
-                "code": self.code, "message": self.message, "first_offset": first, "last_offset": last,
-                "description": self.describe()}
+        return error_object(location if location is not None else self.file, self.code, self.message, self.start,
+                            bytes=self.length, firstOffset=first, lastOffset=last, description=self.describe())
 
     # --- damage that is no event of the walk ------------------------------------------------------------------
     @classmethod

@@ -12,6 +12,7 @@ import json
 
 from kdump.decode.errors import DecoderError
 from kdump.decode.records import decode_records
+from kdump.errors import error_object
 from kdump.format import layout as L
 from kdump.format import names as N
 from kdump.render.kafka_text import _decoded, utf8_buffer
@@ -28,12 +29,6 @@ def _text_or_base64(data):
         return base64.b64encode(data).decode("ascii"), "base64"
 
 
-def error_object(path: str, code: str, message: str, position: int | None = None) -> dict:
-    """``{"type": "error", "file", "position", "code", "message"}``: how every JSON stream of kdump carries an
-    error (``position`` is null when the error is about no place in the file)."""
-    return {"type": "error", "file": path, "position": position, "code": code, "message": message}
-
-
 # The JSON value of a batch field where it is not the attribute itself: names for ids, no base offset for a
 # legacy entry until its records are read (it would mean decompressing a wrapper), the CRC check unless given.
 _JSON_VALUES = {
@@ -42,10 +37,10 @@ _JSON_VALUES = {
     "is_valid": "batch.is_valid() if valid is None else valid",
     "timestamp_type": "timestamp_type_json[batch.timestamp_type]",
 }
-# batch_object(batch, path, valid=None): a batch as a JSON object, ``type`` and ``file`` then its fields
+# batch_object(batch, path, valid=None): a batch as a JSON object, ``type`` and ``path`` then its fields
 batch_object = N.compile_projection(
     "batch_object", "batch, path, valid=None",
-    [("type", repr("batch")), ("file", "path"),
+    [("type", repr("batch")), ("path", "path"),
      *((f.json, _JSON_VALUES.get(f.attr, f"batch.{f.attr}")) for f in N.BATCH_FIELDS)],
     line=False, env={"codec_name": N.codec_name, "timestamp_type_json": N.TIMESTAMP_TYPE_JSON})
 
@@ -154,10 +149,10 @@ class JsonLinesRenderer:
         """An entry of an index, snapshot or checkpoint file, as objects with the file's name."""
         from kdump.render.companions import companion_objects
         for obj in companion_objects(item, self.when):
-            self._write({"type": "entry", "file": self.path, **obj})
+            self._write({"type": "entry", "path": self.path, **obj})
 
     def trailing(self, file_name: str, tail) -> None:
-        obj = {"type": "tail", "file": self.path, "position": tail.position, "trailingBytes": tail.length,
+        obj = {"type": "tail", "path": self.path, "position": tail.position, "bytes": tail.length,
                "kind": tail.kind}
         self._write(obj)
 

@@ -110,10 +110,11 @@ class _Log:
                 raise RecordError("the record has no key")
             rtype, _key_name, key_obj, _value_name, version, value_obj = read_record(OFFSETS, rec.key, rec.value)
         except UnknownRecordType as e:
-            self.skipped.append(Skipped(rec.file, rec.offset, f"unknown record type {e.record_type}"))
+            self.skipped.append(Skipped(rec.file, rec.offset, f"unknown record type {e.record_type}",
+                                        "record-type-unknown", rec.position))
             return
         except RecordError as e:
-            self.skipped.append(Skipped(rec.file, rec.offset, str(e)))
+            self.skipped.append(Skipped(rec.file, rec.offset, str(e), position=rec.position))
             return
         if rtype not in MODELLED:
             self.ignored += 1

@@ -114,7 +114,9 @@ class MetadataReplay:
     notes: list[str]
 
     def to_json(self) -> dict:
-        return {"validAtOffset": self.offset, "snapshot": self.snapshot, "snapshotEndOffset": self.snapshot_end_offset,
+        # a file read is a path ("snapshotPath"), as in every JSON of kdump
+        return {"validAtOffset": self.offset, "snapshotPath": self.snapshot,
+                "snapshotEndOffset": self.snapshot_end_offset,
                 "snapshotRecords": self.snapshot_records, "logRecords": self.log_records, **self.image.to_json(),
                 "notes": self.notes, **self.skipped.to_json()}
 
@@ -143,8 +145,10 @@ class _Replayer:
             api_key, _version, obj = read_metadata_record(METADATA, rec.value)
             name = tables.record_types(METADATA)[api_key][0]
             self.handlers[name](obj, rec.offset)
-        except (RecordError, NotApplied) as e:
-            self.skipped.append(Skipped(rec.file, rec.offset, str(e)))
+        except RecordError as e:
+            self.skipped.append(Skipped(rec.file, rec.offset, str(e), position=rec.position))
+        except NotApplied as e:  # a record that decodes, which Kafka's replay refuses
+            self.skipped.append(Skipped(rec.file, rec.offset, str(e), "record-not-applied", rec.position))
 
     def finish(self) -> None:
         if self.txn is not None:

@@ -156,8 +156,8 @@ def _ids(values) -> str:
 def metadata_blocks(data: dict, form=iso_utc) -> list:
     valid = data["validAtOffset"]
     head = [f"Cluster image valid at offset {valid if valid is not None else '- (nothing read)'}"]
-    if data["snapshot"]:
-        head.append(f"  snapshot: {printable(data['snapshot'])} (end offset {data['snapshotEndOffset']}, "
+    if data["snapshotPath"]:
+        head.append(f"  snapshot: {printable(data['snapshotPath'])} (end offset {data['snapshotEndOffset']}, "
                     f"{data['snapshotRecords']} record(s)); then {data['logRecords']} log record(s)")
     else:
         head.append(f"  no snapshot; {data['logRecords']} log record(s)")

@@ -14,7 +14,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from kdump.errors import FormatError
+from kdump.errors import FormatError, error_object
 from kdump.format.columns import RECORDS_PER_CHUNK
 from kdump.read.logdir import FileKind, directory_state, named_kind, topic_partition
 from kdump.read.partition import PartitionLog
@@ -28,13 +28,17 @@ class ReplayInputError(Exception):
 
 @dataclass(frozen=True)
 class Skipped:
-    """A record (or a stretch of a file) left out of a replay, and why."""
+    """A record (or a stretch of a file) left out of a replay, and why: ``code`` names the kind of problem
+    (``record-undecodable``, ``crc-mismatch``, ...), ``position`` the byte (of its batch) where it is."""
     file: str
     offset: int | None
     reason: str
+    code: str = "record-undecodable"
+    position: int | None = None
 
     def to_json(self) -> dict:
-        return {"file": self.file, "offset": self.offset, "reason": self.reason}
+        """kdump's error object (:func:`kdump.errors.error_object`), with the record's ``offset``."""
+        return error_object(self.file, self.code, self.reason, self.position, offset=self.offset)
 
     def text(self) -> str:
         where = f"offset {self.offset}" if self.offset is not None else "file"
@@ -102,6 +106,7 @@ class Record:
     producer_id: int
     transactional: bool
     control: bool
+    position: int | None = None  # the byte position of its batch (where a record that cannot be used is)
 
 
 @dataclass
@@ -179,30 +184,34 @@ def read_records(path: str, skipped: SkipList, *,
             span = f"batch at byte {batch.position} (offsets {batch.base_offset}..{batch.last_offset})"
             if not batch.is_valid():
                 skipped.append(Skipped(path, batch.base_offset, f"{span} fails its CRC check; its records are "
-                                                                "left out"))
+                                                                "left out", "crc-mismatch", batch.position))
                 continue
             chunks = batch.column_chunks(limit, RECORDS_PER_CHUNK)  # bounded memory, whatever the count declared
             try:
                 cols = next(chunks)
             except FormatError as e:
-                skipped.append(Skipped(path, batch.base_offset, f"{span}: {e.message}; its records are left out"))
+                skipped.append(Skipped(path, batch.base_offset, f"{span}: {e.message}; its records are left out",
+                                       e.code, batch.position))
                 continue
             producer_id, transactional, control = batch.producer_id, batch.is_transactional, batch.is_control
             while True:
                 for i in range(cols.count):
                     if cols.valid is not None and not cols.valid[i]:
-                        skipped.append(Skipped(path, cols.offsets[i], "message fails its CRC check"))
+                        skipped.append(Skipped(path, cols.offsets[i], "message fails its CRC check",
+                                               "inner-crc-mismatch", batch.position))
                         continue
                     yield Record(path, cols.offsets[i], cols.timestamps[i], cols.key(i), cols.value(i),
-                                 producer_id, transactional, control)
+                                 producer_id, transactional, control, batch.position)
                 following = next(chunks, None)
                 if following is None:
                     break
                 cols = following
             if cols.error is not None:
                 skipped.append(Skipped(path, batch.base_offset, f"{span}: {cols.error.message}; the records "
-                                                                "after it are left out"))
+                                                                "after it are left out", cols.error.code,
+                                       batch.position))
         tail = reader.tail
         if tail is not None and tail.kind not in ("end", "limit"):
             skipped.append(Skipped(path, None, f"at byte {tail.position}: {tail.message or tail.kind}; "
-                                               f"{tail.length} bytes not read"))
+                                               f"{tail.length} bytes not read", tail.code or "truncated-tail",
+                                   tail.position))

@@ -82,10 +82,11 @@ def _apply(state: dict, rec: Record, skipped: SkipList) -> None:
             raise RecordError(f"Unknown transaction state id {value['transactionStatus']} from the transaction "
                               "status message")
     except UnknownRecordType as e:
-        skipped.append(Skipped(rec.file, rec.offset, f"unknown key version {e.record_type}"))
+        skipped.append(Skipped(rec.file, rec.offset, f"unknown key version {e.record_type}", "record-type-unknown",
+                               rec.position))
         return
     except RecordError as e:
-        skipped.append(Skipped(rec.file, rec.offset, str(e)))
+        skipped.append(Skipped(rec.file, rec.offset, str(e), position=rec.position))
         return
     tid = key["transactionalId"]
     if value is None:

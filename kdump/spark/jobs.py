@@ -67,9 +67,10 @@ PARQUET_OPTIONS = {"compression": "snappy", "use_dictionary": ["topic", "partiti
 
 @dataclass
 class Export:
-    """What an export wrote: ``records``, and the damaged regions skipped (PERMISSIVE), each a dict with
-    ``file``, ``start``, ``end`` (bytes, ``end`` None: to the end of the file), ``code``, ``message``,
-    ``first_offset``, ``last_offset`` (the offsets lost, None where unknown), in file order."""
+    """What an export wrote: ``records``, and the damaged regions skipped (PERMISSIVE), each kdump's JSON error
+    object (:meth:`kdump.read.damage.Damage.to_dict`: ``path``, ``position``, ``bytes`` (None: to the end of the
+    file), ``code``, ``message``, ``firstOffset``, ``lastOffset`` (the offsets lost, None where unknown)), in file
+    order."""
 
     records: int
     damage: list = field(default_factory=list)
@@ -138,7 +139,7 @@ def _merge(results) -> Export:
     for n, damage in results:
         out.records += n
         out.damage.extend(damage)
-    out.damage.sort(key=lambda d: (d["file"], d["start"]))
+    out.damage.sort(key=lambda d: (d["path"], d["position"]))
     return out
 
 
