@@ -247,7 +247,8 @@ def stats(spark, paths, *, storage_options=None, memory_bytes=None, progress=Non
 
         def run(partition):
             key, segs = partition
-            return (key, *partition_stats(local_logs(segs), memory_bytes=memory))
+            return ((segs[0].directory, segs[0].topic, segs[0].partition),
+                    *partition_stats(local_logs(segs), memory_bytes=memory))
         done = (spark.sparkContext.parallelize(partitions, max(1, len(partitions)))
                 .map(_in_driver_directory(run)).collect())
     return merge_partitions(done)
