@@ -71,7 +71,8 @@ def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui):
                                                         progress=advance))
     summary.errors = refused
     summary.outcome(outcome)
-    say_problems(ui, [p.stats for p in summary.partitions])
+    say_problems(ui, [e for p in summary.partitions for e in p.stats.errors],
+                 [n for p in summary.partitions for n in p.stats.notes])
     if outcome.nothing_read:  # nothing read: no report of zeros (JSON: the errors only)
         if ui.format == "json":
             RENDERERS[ui.format].document(ui.stdout, summary_doc(summary), lambda: None)
@@ -105,14 +106,12 @@ def _size_of(path: str) -> int:
         return 0
 
 
-def say_problems(ui, found) -> None:
-    """The errors and notes of what was read (each with an ``errors`` and a ``notes`` list of
-    :class:`kdump.findings.Problem`), on stderr: ``kdump: FILE: at byte N: cause``."""
-    for item in found:
-        for e in item.errors:
-            ui.problem(e.path, e.message, position=e.position)
-        for n in item.notes:
-            ui.note(n.path, n.message if n.position is None else f"at byte {n.position}: {n.message}")
+def say_problems(ui, errors, notes=()) -> None:
+    """Errors and notes (:class:`kdump.findings.Problem` s) on stderr: ``kdump: FILE: at byte N: cause``."""
+    for e in errors:
+        ui.problem(e.path, e.message, position=e.position)
+    for n in notes:
+        ui.note(n.path, n.message if n.position is None else f"at byte {n.position}: {n.message}")
 
 
 def _schema_census(groups, paths, schemas):
