@@ -281,8 +281,8 @@ def _record_lines(r: RecordStats, s: Stats) -> list[str]:
              f"compaction would remove {c['supersededRecords']} superseded records ({c['supersededBytes']} bytes); "
              f"tombstones {c['tombstones']}, {c['liveTombstones']} of them the last record of their key"]
     if r.unreadable_batches:
-        lines.append(f"{r.unreadable_batches} batches whose records could not be decoded are left out of these "
-                     "(the records they hold beyond those decoded)")
+        lines.append(f"{r.unreadable_batches} batches whose records could not be decoded: only the records decoded "
+                     "are in these numbers")
     if s.errors:
         lines.append(f"the numbers are of what could be read: {_count(len(s.errors), 'error')} on stderr")
     return lines
