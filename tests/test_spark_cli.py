@@ -54,7 +54,7 @@ def reader_stats(path):
         magics[str(b["magic"])] = magics.get(str(b["magic"]), 0) + 1
     # (damage in the records too: stats reads them, as a deep dump does)
     damaged = any(x.get("type") == "tail" for x in lines) or f"kdump: {path}:" in result.stderr or \
-        run_cli("dump", "--deep-iteration", path).exit_code != 0
+        any(not b["crcValid"] for b in batches) or run_cli("dump", "--deep-iteration", path).exit_code != 0
     return {"segments": 1, "batches": len(batches),
             "records": sum(b["recordCount"] if b["recordCount"] is not None else len(deep.get(b["position"], ()))
                            for b in batches),
