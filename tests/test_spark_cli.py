@@ -95,7 +95,7 @@ def test_spark_stats_gives_the_numbers_of_the_cli_reader(spark):
     sound = {d: merged(v) for d, v in by_dir.items() if not any(st["damagedSegments"] for st in v)}
     header = set(reader_stats(logs[0]))  # the header numbers; the record-level ones are compared below
     partitions = {p["path"] if p["topic"] is None else f"{p['topic']}-{p['partition']}": p for p in doc["partitions"]}
-    assert {d: {f: partitions[d][f] for f in header} for d in sound} == sound and len(sound) > 90
+    assert {d: {f: partitions[d][f] for f in header} for d in sound} == sound and len(sound) > 80
     assert doc["total"]["segments"] == len(logs) > 100
     assert set(doc["total"]["magics"]) == {"0", "1", "2"} and set(CODECS) <= set(doc["total"]["codecs"])
     assert 0 < doc["total"]["damagedSegments"] < len(logs)

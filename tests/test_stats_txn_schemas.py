@@ -4,7 +4,9 @@ and every key is camelCase."""
 from __future__ import annotations
 
 import copy
+import functools
 import json
+import operator
 import re
 
 import pytest
@@ -50,16 +52,6 @@ def _valid(name: str, docs: list[dict]) -> None:
         assert not errors, (name, [f"{list(e.path)}: {e.message}" for e in errors[:3]])
 
 
-def _keys(value):
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield k
-            yield from _keys(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _keys(v)
-
-
 # map keys that are values (codec names, magics, schema ids and subjects) are left out
 VALUE_KEYED = {"codecs", "magics", "compression", "bySchemaId", "bySubject"}
 
@@ -75,20 +67,21 @@ def _field_names(value):
             yield from _field_names(v)
 
 
+def _documents(command: str, time_format: str) -> list[dict]:
+    """The command's JSON for the sound corpus, the damaged one, a transactional partition with ``time_format``,
+    and a missing path."""
+    return [document(command, "--format", "json", *paths) for paths in (
+        SOUND, DAMAGED, ("--time-format", time_format, KAFKA / "v2-transactional"), ("/nonexistent",))]
+
+
 @pytest.fixture(scope="module")
 def stats_docs():
-    return [document("stats", "--format", "json", *SOUND),
-            document("stats", "--format", "json", *DAMAGED),
-            document("stats", "--format", "json", "--time-format", "iso", KAFKA / "v2-transactional"),
-            document("stats", "--format", "json", "/nonexistent")]
+    return _documents("stats", "iso")
 
 
 @pytest.fixture(scope="module")
 def txn_docs():
-    return [document("txn", "--format", "json", *SOUND),
-            document("txn", "--format", "json", *DAMAGED),
-            document("txn", "--format", "json", "--time-format", "local", KAFKA / "v2-transactional"),
-            document("txn", "--format", "json", "/nonexistent")]
+    return _documents("txn", "local")
 
 
 def test_stats_documents_validate(stats_docs):
@@ -126,10 +119,8 @@ def test_a_renamed_field_fails_the_schema(name, path, renamed):
     doc = document(name, "--format", "json", KAFKA / "v2-transactional")
     _valid(name, [doc])
     bad = copy.deepcopy(doc)
-    target = bad
-    for step in path:
-        target = target[step]
     old, new = renamed
+    target = functools.reduce(operator.getitem, path, bad)
     target[new] = target.pop(old)
     with pytest.raises(ValidationError):
         validator(name).validate(bad)

@@ -36,8 +36,8 @@ from kdump.format.legacy import LegacyBatch
 from kdump.format.names import CONTROL_TYPE_NAMES
 from kdump.format.types import ControlRecordType, TimestampType
 from kdump.format.v2 import RecordBatch
-from kdump.read.logdir import Partition
 from kdump.read.damage import Damage, foreign_start, readable
+from kdump.read.logdir import Partition
 from kdump.read.producer_state import ProducerProblem, ProducerStates, TxnAborted, TxnCommitted, TxnOpened
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, SegmentReader, read_batch_at, walk_headers
 from kdump.read.snapshot import ProducerSnapshot, read_snapshot
