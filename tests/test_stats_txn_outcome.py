@@ -274,3 +274,21 @@ def test_labels_say_ok_and_fail_per_partition(tmp_path):
     assert result.exit_code == 1
     lines = [line for line in result.stdout.splitlines() if not line.startswith(" ")]
     assert [line.split(":")[0] for line in lines] == ["OK good-0", "FAIL orders-0", "total"]
+
+
+@pytest.mark.parametrize("length", [1, 9, 16, 17, 18, 40, 4096])
+@pytest.mark.parametrize("fill", ["zeros", "cut entry"])
+def test_kafka_tail_is_kafkas_rule_for_every_length(tmp_path, length, fill):
+    """Kafka's walk (spec §3.9): 17 bytes or fewer after the last batch are "invalid bytes at the end" whatever they
+    hold; beyond that a zero size field (below 14) throws, and an entry declaring more than remains is again a
+    trailing partial batch."""
+    from kdump.read.damage import Damage, readable
+    from kdump.read.segment import SegmentReader
+    data = V2_NONE.read_bytes()
+    big = max(kafka_view(V2_NONE), key=lambda b: b["size"])
+    tail = bytes(length) if fill == "zeros" else data[big["position"]:big["position"] + length]  # cut short
+    log = partition(tmp_path, data + tail) / SEGMENT
+    with SegmentReader(log) as reader:
+        (damage,) = [d for d in readable(reader) if isinstance(d, Damage)]
+    assert damage.start == len(data)
+    assert damage.kafka_tail == (length <= 17 or fill == "cut entry")

@@ -187,7 +187,7 @@ class Damage(FormatError):
     @property
     def kafka_tail(self) -> bool:
         """A crash-cut tail that Kafka's DumpLogSegments reports as ``Found N invalid bytes at the end of F`` and
-        exits 0 (spec §2.4, §3.9): fewer than 17 bytes after the last entry (whatever they hold, zeros too), or a
+        exits 0 (spec §2.4, §3.9): 17 bytes or fewer after the last entry (whatever they hold, zeros too), or a
         last entry declaring more bytes than remain. Not a file that shrank while being read, nor a longer zero
         tail (Kafka throws on its size field of 0)."""
         stop = self.stop
