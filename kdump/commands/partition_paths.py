@@ -50,3 +50,12 @@ def _holds_a_log(path: str, logs: list[str]) -> bool:
     where = os.path.abspath(path)
     inside = os.path.join(where, "")
     return any(log == where or log.startswith(inside) for log in logs)
+
+
+def say_problems(ui, errors, notes=()) -> None:
+    """Errors and notes (:class:`kdump.findings.Problem` s) of what was read, on stderr: ``kdump: FILE: at byte N:
+    cause`` (notes left out with --quiet)."""
+    for e in errors:
+        ui.problem(e.path, e.message, position=e.position)
+    for n in notes:
+        ui.note(n.path, n.message if n.position is None else f"at byte {n.position}: {n.message}")

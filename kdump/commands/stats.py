@@ -56,7 +56,7 @@ def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui):
       kdump stats --memory 1G --format json /var/lib/kafka/data | jq '.total.compaction'
       kdump stats --time-format iso /var/lib/kafka/data/orders-0
     """
-    from kdump.commands.partition_paths import partition_groups
+    from kdump.commands.partition_paths import partition_groups, say_problems
     from kdump.commands.progress import with_progress
     from kdump.outcome import Outcome
     from kdump.render import RENDERERS
@@ -104,14 +104,6 @@ def _size_of(path: str) -> int:
         return os.path.getsize(path)
     except OSError:  # gone since the listing: said when it is read
         return 0
-
-
-def say_problems(ui, errors, notes=()) -> None:
-    """Errors and notes (:class:`kdump.findings.Problem` s) on stderr: ``kdump: FILE: at byte N: cause``."""
-    for e in errors:
-        ui.problem(e.path, e.message, position=e.position)
-    for n in notes:
-        ui.note(n.path, n.message if n.position is None else f"at byte {n.position}: {n.message}")
 
 
 def _schema_census(groups, paths, schemas):

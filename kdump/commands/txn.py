@@ -51,8 +51,7 @@ def command(paths, timeout, open_only, time_format, ui):
       kdump txn --format json payments-0/ | jq '.partitions[].transactions[] | select(.hanging)'
       kdump txn --time-format local --open-only /var/lib/kafka/data/payments-0
     """
-    from kdump.commands.partition_paths import partition_groups
-    from kdump.commands.stats import say_problems
+    from kdump.commands.partition_paths import partition_groups, say_problems
     from kdump.outcome import Outcome
     from kdump.render import RENDERERS
     from kdump.text.times import time_formatter
