@@ -73,9 +73,8 @@ def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui):
     summary.outcome(outcome)
     say_problems(ui, [e for p in summary.partitions for e in p.stats.errors],
                  [n for p in summary.partitions for n in p.stats.notes])
-    if outcome.nothing_read:  # nothing read: no report of zeros (JSON: the errors only)
-        if ui.format == "json":
-            RENDERERS[ui.format].document(ui.stdout, summary_doc(summary), lambda: None)
+    if outcome.nothing_read:  # nothing read: no report of zeros (text: nothing; JSON: the errors only)
+        RENDERERS[ui.format].document(ui.stdout, summary_doc(summary), lambda: None)
         sys.exit(outcome.exit_code())
     census = None if value_decoder is None else _schema_census(groups, paths, schemas)
     doc = summary_doc(summary)

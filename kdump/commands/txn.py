@@ -79,8 +79,8 @@ def command(paths, timeout, open_only, time_format, ui):
             _print(ui, r, open_only, when)
     doc = {"partitions": [_filtered(r.to_dict(), open_only) for r in results], "hanging": hanging,
            "timeoutMs": timeout_ms, "errors": [e.to_dict() for e in errors]}
-    if results or ui.format == "json":  # nothing read: the errors only (JSON), no report of zeros
-        RENDERERS[ui.format].document(ui.stdout, doc, text, time_format=time_format)  # JSON: ASCII, safe anywhere
+    # (nothing read: no report of zeros; text: nothing, JSON: the errors only)
+    RENDERERS[ui.format].document(ui.stdout, doc, text, time_format=time_format)  # JSON: ASCII, safe anywhere
     sys.exit(outcome.exit_code())
 
 
