@@ -20,7 +20,7 @@ from kdump.errors import error_object
 from kdump.finding_codes import CODES, ERROR, INFO, SEVERITIES, WARNING
 
 __all__ = ["ERROR", "WARNING", "INFO", "SEVERITIES", "CODES", "MAX_PER_CODE", "Finding", "FileReport", "Findings",
-           "READER_CODES", "finding_code", "tail_finding_code", "exit_code", "FAIL_ON", "summary"]
+           "READER_CODES", "finding_code", "tail_finding_code", "exit_code", "FAIL_ON", "summary", "Problem"]
 
 # ``--fail-on``: the lowest severity that makes ``verify`` and ``index check`` exit 1.
 FAIL_ON = (ERROR, WARNING)
@@ -210,3 +210,29 @@ def summary(reports: list[FileReport], fail_on: str = ERROR) -> dict:
         out["filesWithFindings"] += r.status == "findings"
         out["unreadable"] += r.io_error is not None
     return out
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem a command met outside a findings report (``stats``, ``txn``): the file it concerns, the byte
+    position (None: no place in the file), a stable ``code`` (a reader's error code, a finding code, or
+    ``cannot-read``) and the message for people. JSON: ``{"path", "position", "code", "message"}``, the error
+    object of every kdump document."""
+
+    path: str
+    position: int | None
+    code: str
+    message: str
+
+    @classmethod
+    def of(cls, path: str, error) -> Problem:
+        """A reader's error (a :class:`kdump.errors.FormatError`; a :class:`kdump.read.damage.Damage` says itself
+        with its ``describe()``: bytes, cause, offsets lost), or an OSError (``cannot-read``)."""
+        if isinstance(error, OSError):
+            return cls(path, None, "cannot-read", f"cannot read: {error.strerror or error}")
+        describe = getattr(error, "describe", None)
+        message = describe() if describe is not None else getattr(error, "message", str(error))
+        return cls(path, getattr(error, "position", None), getattr(error, "code", "records-unreadable"), message)
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "position": self.position, "code": self.code, "message": self.message}

@@ -1,26 +1,43 @@
-"""The numbers of a log: per topic-partition and in total, segments, batches, records, bytes, offset and
+"""The numbers of a log: per partition directory and in total, segments, batches, records, bytes, offset and
 time ranges, and the mix of codecs and magics. One segment at a time (:func:`segment_stats`), merged with
 :meth:`Stats.merge`, so that the same numbers come from one process or from Spark tasks.
 
-Header fields only, except for compressed legacy wrappers, whose record count only their inner messages
-tell. Timestamps: the smallest and largest batch max timestamp (Kafka's time index keeps the same);
--1 (no timestamp) is left out. Offsets: the first batch's first offset and the last batch's last offset.
+A segment is read as ``dump`` and ``verify`` read it (:func:`kdump.read.damage.readable`): every intact batch
+before and after damage, and each damaged area (a damaged size field, an entry that is no batch, a batch failing
+its CRC, bytes that hold no entry, a tail) one error (:class:`kdump.findings.Problem`: file, byte position, cause and
+the offsets it costs); a file that is no Kafka log (text renamed ``.log``) one error for the whole file; a
+segment that cannot be read one ``cannot-read`` error, and the walk goes on with the next. A crash-cut tail that
+Kafka itself reports with exit 0 (``Found N invalid bytes at the end``, :attr:`Damage.kafka_tail
+<kdump.read.damage.Damage.kafka_tail>`) is a note, not an error.
+
+Counted as ``verify`` counts them: batches are the intact ones and those that fail their CRC (or lie above the batch
+limit: their records are not read); records are the records read from intact batches (a batch whose records
+cannot be decoded, in part or at all, counts those decoded, and is an error). Timestamps: the smallest and
+largest batch max timestamp of the intact batches (Kafka's time index keeps the same); -1 (no timestamp) is left
+out. Offsets: the first intact batch's first offset and the last one's last offset.
 """
 from __future__ import annotations
 
+import os
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-from kdump.errors import KdumpError
+from kdump.errors import FormatError, KdumpError
+from kdump.findings import Problem
 from kdump.format.columns import RECORDS_PER_CHUNK
 from kdump.format.names import codec_name
-from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
+from kdump.outcome import Outcome, label
+from kdump.read.damage import BATCH, LARGE, Damage, foreign_start, readable
+from kdump.read.logdir import segment_base_offset, topic_partition
+from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader, Stop
 
 DEFAULT_MEMORY = 256 << 20  # for the key digests of one partition (kdump stats --memory)
 
 
 @dataclass
 class Stats:
-    segments: int = 0
+    segments: int = 0  # segments read (one that cannot be opened is an error, not a segment read)
     batches: int = 0
     records: int = 0
     bytes: int = 0  # file bytes (trailing bytes included)
@@ -30,7 +47,9 @@ class Stats:
     max_timestamp: int | None = None
     codecs: dict = field(default_factory=dict)  # codec name -> batches
     magics: dict = field(default_factory=dict)  # "0"/"1"/"2" -> batches
-    damaged_segments: int = 0  # segments whose walk stopped before the end (a truncated tail counts)
+    damaged_segments: int = 0  # segments read with at least one error
+    errors: list = field(default_factory=list)  # Problem: each damaged area, file not Kafka's, segment unreadable
+    notes: list = field(default_factory=list)  # Problem: worth knowing, not damage (a tail Kafka reports with exit 0)
 
     def merge(self, other: Stats) -> Stats:
         def lo(a, b):
@@ -38,108 +57,218 @@ class Stats:
 
         def hi(a, b):
             return b if a is None else a if b is None else max(a, b)
-        out = Stats(self.segments + other.segments, self.batches + other.batches, self.records + other.records,
-                    self.bytes + other.bytes, lo(self.first_offset, other.first_offset),
-                    hi(self.last_offset, other.last_offset), lo(self.min_timestamp, other.min_timestamp),
-                    hi(self.max_timestamp, other.max_timestamp), dict(self.codecs), dict(self.magics),
-                    self.damaged_segments + other.damaged_segments)
+        out = Stats(segments=self.segments + other.segments, batches=self.batches + other.batches,
+                    records=self.records + other.records, bytes=self.bytes + other.bytes,
+                    first_offset=lo(self.first_offset, other.first_offset),
+                    last_offset=hi(self.last_offset, other.last_offset),
+                    min_timestamp=lo(self.min_timestamp, other.min_timestamp),
+                    max_timestamp=hi(self.max_timestamp, other.max_timestamp), codecs=dict(self.codecs),
+                    magics=dict(self.magics), damaged_segments=self.damaged_segments + other.damaged_segments,
+                    errors=self.errors + other.errors, notes=self.notes + other.notes)
         for mine, theirs in ((out.codecs, other.codecs), (out.magics, other.magics)):
             for k, v in theirs.items():
                 mine[k] = mine.get(k, 0) + v
         return out
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["codecs"] = dict(sorted(self.codecs.items()))
-        d["magics"] = dict(sorted(self.magics.items()))
-        return d
+        """The numbers as JSON (camelCase, as every JSON kdump writes); the errors and notes are listed apart."""
+        return {"segments": self.segments, "batches": self.batches, "records": self.records, "bytes": self.bytes,
+                "firstOffset": self.first_offset, "lastOffset": self.last_offset,
+                "minTimestamp": self.min_timestamp, "maxTimestamp": self.max_timestamp,
+                "codecs": dict(sorted(self.codecs.items())), "magics": dict(sorted(self.magics.items())),
+                "damagedSegments": self.damaged_segments}
+
+    # --- what a walk adds ---------------------------------------------------------------------------------
+    def add_batch(self, batch, records: int) -> None:
+        """An intact batch, of which ``records`` were read."""
+        self.add_header(batch.codec_id, batch.magic)
+        self.records += records
+        if self.first_offset is None:
+            try:
+                self.first_offset = batch.base_offset
+            except KdumpError:  # a legacy wrapper that does not decompress: its own offset stands for it
+                self.first_offset = batch.last_offset
+        self.last_offset = batch.last_offset
+        ts = batch.max_timestamp
+        if ts >= 0:
+            self.min_timestamp = ts if self.min_timestamp is None else min(self.min_timestamp, ts)
+            self.max_timestamp = ts if self.max_timestamp is None else max(self.max_timestamp, ts)
+
+    def add_header(self, codec_id: int | None, magic: int) -> None:
+        """A batch counted by its header (one failing its CRC or above the batch limit is no less a batch, as
+        ``verify`` counts it; ``codec_id`` None where no header was read)."""
+        self.batches += 1
+        if codec_id is not None:
+            codec = codec_name(codec_id)
+            self.codecs[codec] = self.codecs.get(codec, 0) + 1
+        self.magics[str(magic)] = self.magics.get(str(magic), 0) + 1
+
+    def add_damage(self, path: str, damage: Damage) -> None:
+        """A damaged area of the walk (:func:`kdump.read.damage.readable`): an error, or a note for a tail Kafka
+        reports with exit 0. A batch failing its CRC, or above the batch limit, is counted by its header."""
+        if damage.kind == BATCH and damage.batch is not None:
+            self.add_header(damage.batch.codec_id, damage.batch.magic)
+        elif damage.kind == LARGE and damage.large is not None:
+            header = damage.large.header
+            self.add_header(header.codec_id if header is not None else None, damage.large.magic)
+        (self.notes if damage.kafka_tail else self.errors).append(Problem.of(path, damage))
 
 
-def _records(batch) -> int:
-    if batch.records_count is not None:
-        return batch.records_count
+def _count_records(batch) -> tuple[int, KdumpError | None]:
+    """The records read from ``batch`` (in bounded chunks) and the error that stopped reading them (None: all)."""
     n = 0
     try:
         for cols in batch.column_chunks(DEFAULT_MAX_DECOMPRESSED_BYTES, RECORDS_PER_CHUNK):
             n += cols.count  # counted up to the damage, as a reader would deliver them
-    except KdumpError:
-        pass
-    return n
+            if cols.error is not None:
+                return n, cols.error
+    except KdumpError as e:
+        return n, e
+    return n, None
 
 
-def segment_stats(path: str, size: int | None = None, observe=None) -> Stats:
-    """The numbers of one segment file; ``observe(batch)``, if given, sees every batch (the record-level pass of
-    :class:`RecordAnalysis`, in the same walk)."""
-    import os
-    s = Stats(segments=1, bytes=os.path.getsize(path) if size is None else size)
-    with SegmentReader(path) as reader:
-        for batch in reader:
-            if observe is not None:
-                observe(batch)
-            s.batches += 1
-            s.records += _records(batch)
-            first = batch.base_offset if batch.magic >= 2 else None
-            if s.first_offset is None:
-                try:
-                    s.first_offset = batch.base_offset if first is None else first
-                except KdumpError:
-                    s.first_offset = batch.last_offset
-            s.last_offset = batch.last_offset
-            ts = batch.max_timestamp
-            if ts >= 0:
-                s.min_timestamp = ts if s.min_timestamp is None else min(s.min_timestamp, ts)
-                s.max_timestamp = ts if s.max_timestamp is None else max(s.max_timestamp, ts)
-            codec = codec_name(batch.codec_id)
-            s.codecs[codec] = s.codecs.get(codec, 0) + 1
-            s.magics[str(batch.magic)] = s.magics.get(str(batch.magic), 0) + 1
-        if reader.tail is not None and reader.tail.kind not in ("end", "limit"):
-            s.damaged_segments += 1
+def segment_stats(path: str, size: int | None = None, observe=None, *, next_base: int | None = None) -> Stats:
+    """The numbers of one segment file, read past damage as ``dump`` and ``verify`` read it (see the module
+    docstring). ``observe(batch)``, if given, reads each intact batch's records and returns (records read, the
+    error that stopped it or None) (:meth:`RecordAnalysis.batch`, the record-level pass in the same walk); without
+    it they are counted here. ``next_base``: the next segment's base offset (bounds the offsets lost at the end).
+    A file that cannot be read (or stops reading: EIO) is an error (``cannot-read``), never an exception."""
+    s = Stats()
+    count = _count_records if observe is None else observe
+    try:
+        with SegmentReader(path) as reader:
+            s.segments = 1
+            s.bytes = reader.file_size if size is None else size
+            foreign = foreign_start(reader)
+            if foreign is not None:
+                s.errors.append(Problem.of(path, foreign))
+            else:
+                for item in readable(reader, show_invalid=False, next_base=next_base):
+                    if isinstance(item, Damage):
+                        s.add_damage(path, item)
+                    elif not isinstance(item, Stop):
+                        records, error = count(item)
+                        s.add_batch(item, records)
+                        if error is not None:
+                            s.errors.append(Problem.of(path, _at(error, item.position)))
+    except OSError as e:
+        s.errors.append(Problem.of(path, e))
+    s.damaged_segments = 1 if s.errors and s.segments else 0
     return s
 
 
-def summarize(per_segment) -> dict:
-    """``{"partitions": {"topic-N" or directory: Stats}, "total": Stats}`` from ``(key, Stats)`` pairs."""
-    partitions: dict[str, Stats] = {}
-    total = Stats()
-    for key, st in per_segment:
-        partitions[key] = partitions[key].merge(st) if key in partitions else st
-        total = total.merge(st)
-    return {"partitions": dict(sorted(partitions.items())), "total": total}
+def _at(error: KdumpError, position: int) -> KdumpError:
+    """A record-level error at the position of the batch it came from (where it has none of its own)."""
+    return error.at(position) if isinstance(error, FormatError) else FormatError("records-unreadable", str(error),
+                                                                                 position=position)
 
 
-def summary_doc(summary: dict) -> dict:
+@dataclass
+class PartitionStats:
+    """One partition directory's numbers: ``path`` (the directory), ``topic`` and ``partition`` (None when it is not
+    named ``<topic>-<n>``), the header numbers (:class:`Stats`, with the errors and notes) and the record-level
+    ones (:class:`RecordStats`)."""
+
+    path: str
+    topic: str | None
+    partition: int | None
+    stats: Stats
+    records: RecordStats
+
+    @property
+    def name(self) -> str:
+        """``<topic>-<partition>``, or the directory."""
+        return f"{self.topic}-{self.partition}" if self.topic is not None else self.path
+
+    @property
+    def read(self) -> bool:
+        """Anything of it was read (a partition whose every segment is unreadable has no numbers to show)."""
+        return self.stats.segments > 0
+
+    @property
+    def label(self) -> str:
+        """OK, or FAIL with an error (stats has no warnings: a note never fails a run)."""
+        return label(len(self.stats.errors), 0)
+
+
+@dataclass
+class Summary:
+    """What ``kdump stats`` (and ``kdump spark stats``) report: the partitions in name order, the totals, and the
+    errors of the run that belong to no partition (a path missing or refused: set by the command)."""
+
+    partitions: list[PartitionStats]
+    total: Stats
+    total_records: RecordStats
+    errors: list = field(default_factory=list)
+
+    @property
+    def shown(self) -> list[PartitionStats]:
+        """The partitions with numbers (something of them was read)."""
+        return [p for p in self.partitions if p.read]
+
+    def outcome(self, outcome: Outcome | None = None) -> Outcome:
+        """What the run saw, into ``outcome`` (a new one when None), by :mod:`kdump.outcome`'s rules: a partition
+        read is one line (its label), one whose segments are all unreadable is unreadable; every other segment
+        that cannot be read makes the run fail too."""
+        outcome = Outcome() if outcome is None else outcome
+        for p in self.partitions:
+            if p.read:
+                outcome.file(errors=len(p.stats.errors))
+            else:
+                outcome.cannot_read()
+        return outcome
+
+
+def summary_doc(summary: Summary) -> dict:
     """The summary as a JSON document (``kdump stats --format json``, written by :data:`kdump.render.RENDERERS`,
-    which adds the time range in a non-epoch ``--time-format`` beside the epoch ms); with the record-level
-    numbers (``summary["records"]``, from :func:`partition_stats`) each partition and the total carry them too."""
-    details = summary.get("records")
+    which adds the time range in a non-epoch ``--time-format`` beside the epoch ms): ``partitions`` (those read, each
+    with its ``path``, ``topic``, ``partition``, ``label``, numbers, ``errors`` and ``notes``), ``total`` (null when
+    nothing was read: no report of zeros), and
+    ``errors`` (those of no partition shown: a path refused, a partition none of whose segments could be read)."""
+    def entry(p: PartitionStats) -> dict:
+        return {"path": p.path, "topic": p.topic, "partition": p.partition, "label": p.label,
+                **p.stats.to_dict(), **p.records.to_dict(),
+                "errors": [e.to_dict() for e in p.stats.errors], "notes": [n.to_dict() for n in p.stats.notes]}
+    unshown = [e for p in summary.partitions if not p.read for e in p.stats.errors]
+    shown = summary.shown
+    return {"partitions": [entry(p) for p in shown],
+            "total": {**summary.total.to_dict(), **summary.total_records.to_dict()} if shown else None,
+            "errors": [e.to_dict() for e in [*summary.errors, *unshown]]}
 
-    def entry(key, st):
-        d = st.to_dict()
-        if details is not None:
-            d.update(details[key].to_dict())
-        return d
-    return {"partitions": {k: entry(k, v) for k, v in summary["partitions"].items()},
-            "total": entry("total", summary["total"])}
+
+def names(summary: Summary) -> dict[str, str]:
+    """What each partition is called in text: ``<topic>-<partition>``, or its directory where two partitions
+    shown share that name (the same partition in two log directories)."""
+    shown = summary.shown
+    seen = Counter(p.name for p in shown)
+    return {p.path: p.name if seen[p.name] == 1 else p.path for p in shown}
 
 
-def render_text(summary: dict, when=str) -> str:
-    """``when`` prints the time range (:func:`kdump.text.times.time_formatter`)."""
+def render_text(summary: Summary, when=str) -> str:
+    """``when`` prints the time range (:func:`kdump.text.times.time_formatter`). A line per partition read, with its
+    label, then the total."""
+    called = names(summary)
     lines = []
-    for key, s in [*summary["partitions"].items(), ("total", summary["total"])]:
-        offsets = f"offsets {s.first_offset}-{s.last_offset}" if s.first_offset is not None else "no offsets"
-        times = (f", timestamps {when(s.min_timestamp)} to {when(s.max_timestamp)}" if s.min_timestamp is not None
-                 else "")
-        mix = ", ".join(f"{k} {v}" for k, v in sorted(s.codecs.items()))
-        magics = ", ".join(f"v{k} {v}" for k, v in sorted(s.magics.items()))
-        damaged = f", {s.damaged_segments} damaged" if s.damaged_segments else ""
-        lines.append(f"{key}: {s.segments} segments{damaged}, {s.batches} batches, {s.records} records, "
-                     f"{s.bytes} bytes, {offsets}{times}; codecs: {mix or '-'}; magic: {magics or '-'}")
-        if summary.get("records") is not None:
-            lines.extend("  " + line for line in _record_lines(summary["records"][key]))
+    for p in summary.shown:
+        lines.append(f"{p.label} {called[p.path]}: {_numbers(p.stats, when)}")
+        lines.extend("  " + line for line in _record_lines(p.records, p.stats))
+    lines.append(f"total: {_numbers(summary.total, when)}")
+    lines.extend("  " + line for line in _record_lines(summary.total_records, summary.total))
     return "\n".join(lines)
 
 
-def _record_lines(r: RecordStats) -> list[str]:
+def _numbers(s: Stats, when) -> str:
+    offsets = f"offsets {s.first_offset}-{s.last_offset}" if s.first_offset is not None else "no offsets"
+    times = (f", timestamps {when(s.min_timestamp)} to {when(s.max_timestamp)}" if s.min_timestamp is not None
+             else "")
+    mix = ", ".join(f"{k} {v}" for k, v in sorted(s.codecs.items()))
+    magics = ", ".join(f"v{k} {v}" for k, v in sorted(s.magics.items()))
+    damaged = f", {s.damaged_segments} damaged" if s.damaged_segments else ""
+    return (f"{s.segments} segments{damaged}, {s.batches} batches, {s.records} records, {s.bytes} bytes, {offsets}"
+            f"{times}; codecs: {mix or '-'}; magic: {magics or '-'}")
+
+
+def _record_lines(r: RecordStats, s: Stats) -> list[str]:
     d = r.to_dict()
     ratios = ", ".join(f"{codec} {c['bytes']} -> {c['uncompressedBytes']} bytes uncompressed (x{c['ratio']})"
                        for codec, c in d["compression"].items())
@@ -152,43 +281,55 @@ def _record_lines(r: RecordStats) -> list[str]:
              f"compaction would remove {c['supersededRecords']} superseded records ({c['supersededBytes']} bytes); "
              f"tombstones {c['tombstones']}, {c['liveTombstones']} of them the last record of their key"]
     if r.unreadable_batches:
-        lines.append(f"{r.unreadable_batches} batches whose records could not be decoded are left out of these")
+        lines.append(f"{r.unreadable_batches} batches whose records could not be decoded: only the records decoded "
+                     "are in these numbers")
+    if s.errors:
+        lines.append(f"the numbers are of what could be read: {_count(len(s.errors), 'error')} on stderr")
     return lines
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def partition_stats(logs, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str | None = None,
                     progress=None) -> tuple[Stats, RecordStats]:
-    """The numbers of one partition's segments (in offset order), header and record level in one walk."""
+    """The numbers of one partition's segments (paths in offset order; an iterator is walked one path at a time),
+    header and record level in one walk. Given as a list, each segment's damage at its end is bounded by the next
+    segment's base offset."""
     analysis = RecordAnalysis(memory_bytes, spill_dir=spill_dir, progress=progress)
+    bases = [segment_base_offset(p) for p in logs] if isinstance(logs, Sequence) else None
     st = Stats()
-    for log in logs:
-        st = st.merge(segment_stats(log, observe=analysis.batch))
+    for i, log in enumerate(logs):
+        next_base = bases[i + 1] if bases is not None and i + 1 < len(bases) else None
+        st = st.merge(segment_stats(log, observe=analysis.batch, next_base=next_base))
     return st, analysis.finish()
 
 
-def stats_paths(groups, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str | None = None, progress=None) -> dict:
+def partition_where(directory: str) -> tuple[str, str | None, int | None]:
+    """(path, topic, partition) of a partition directory (topic and partition None when it is not named so)."""
+    named = topic_partition(os.path.basename(os.path.abspath(directory)))
+    return (directory, *named) if named is not None else (directory, None, None)
+
+
+def stats_paths(groups, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str | None = None,
+                progress=None) -> Summary:
     """:func:`merge_partitions` of :func:`partition_stats` over the :class:`kdump.read.scan.SegmentGroup` s. One
     partition at a time: ``memory_bytes`` bounds each."""
-    return merge_partitions((g.key, *partition_stats(g.logs, memory_bytes=memory_bytes, spill_dir=spill_dir,
-                                                     progress=progress)) for g in groups)
+    return merge_partitions((partition_where(g.directory), *partition_stats(
+        g.logs, memory_bytes=memory_bytes, spill_dir=spill_dir, progress=progress)) for g in groups)
 
 
-def merge_partitions(per_partition) -> dict:
-    """The summary of ``(key, Stats, RecordStats)`` per partition (``kdump stats`` and ``kdump spark stats``):
-    :func:`summarize` of the header numbers, with the record-level numbers under ``"records"`` (per partition key,
-    and ``"total"``). Partitions sharing a key (the same topic-partition in two log directories) are summed."""
-    header = []
-    details: dict[str, RecordStats] = {}
-    for key, st, rs in per_partition:
-        header.append((key, st))
-        details[key] = details[key].merge(rs) if key in details else rs
-    summary = summarize(header)
-    total = RecordStats()
-    for rs in details.values():
-        total = total.merge(rs)
-    details["total"] = total
-    summary["records"] = details
-    return summary
+def merge_partitions(per_partition) -> Summary:
+    """The :class:`Summary` of ``((path, topic, partition), Stats, RecordStats)`` per partition directory (``kdump
+    stats`` and ``kdump spark stats``), the partitions in name order."""
+    partitions = [PartitionStats(path, topic, partition, st, rs) for (path, topic, partition), st, rs in per_partition]
+    partitions.sort(key=lambda p: (p.name, p.path))
+    total, total_records = Stats(), RecordStats()
+    for p in partitions:
+        total = total.merge(p.stats)
+        total_records = total_records.merge(p.records)
+    return Summary(partitions, total, total_records)
 
 
 # --- record-level numbers (kdump stats) -------------------------------------------------------------------
@@ -268,7 +409,9 @@ class RecordAnalysis:
         self.limit = limit
         self.progress = progress  # callable(bytes) per batch, or None
 
-    def batch(self, batch) -> None:
+    def batch(self, batch) -> tuple[int, KdumpError | None]:
+        """One intact batch's records into the numbers; (records read, the error that stopped reading them, or
+        None), what :func:`segment_stats` counts."""
         from kdump.format.layout import V2_RECORD_BATCH_OVERHEAD
         s = self.stats
         if self.progress is not None:
@@ -276,20 +419,21 @@ class RecordAnalysis:
         chunks = batch.column_chunks(self.limit, RECORDS_PER_CHUNK)  # bounded memory, whatever the count declared
         try:
             cols = next(chunks)
-        except KdumpError:
+        except KdumpError as e:
             s.unreadable_batches += 1
-            return
+            return 0, e
         control = batch.magic == 2 and batch.is_control
         record_bytes = records = 0
-        unreadable = False
+        error = None
         while cols is not None:
-            unreadable = unreadable or cols.error is not None
+            if cols.error is not None:
+                error = cols.error
             record_bytes += sum(cols.sizes)
             records += cols.count
             if not control:
                 self._keys(cols)
             cols = next(chunks, None)
-        s.unreadable_batches += unreadable
+        s.unreadable_batches += error is not None
         codec = codec_name(batch.codec_id)
         counts = s.compression.setdefault(codec, [0, 0, 0])
         counts[0] += 1
@@ -299,6 +443,7 @@ class RecordAnalysis:
             self.producers.apply(batch, self.limit)
             if control:
                 s.control_records += records
+        return records, error
 
     def _keys(self, cols) -> None:
         """The keys of one chunk of a data batch's records into the key table."""

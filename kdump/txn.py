@@ -22,14 +22,21 @@ bumped epoch: the coordinator aborts a fenced transaction with the new one).
   A snapshot at or below the first segment's base offset seeds the state instead, as Kafka's
   ``loadProducerState`` does (transactions opened before the log start are then known).
 
-The walk stops in a segment at its first damaged batch, as Kafka's reader does (reported as a note).
+The segments are read as ``dump`` and ``verify`` read them, past damage (:func:`kdump.read.damage.readable`): each
+damaged area, a file that is no Kafka log and a segment that cannot be read is an error
+(:class:`kdump.findings.Problem`: file, byte position, cause), a crash-cut tail that Kafka reports with exit 0 a
+note. Errors, disagreements and notes are all :class:`~kdump.findings.Problem` s (JSON objects ``{"path",
+"position", "code", "message"}``).
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
 
-from kdump.read.logdir import FileKind, Partition, segment_base_offset, sibling
+from kdump.findings import Problem
+from kdump.outcome import label
+from kdump.read.damage import Damage
+from kdump.read.logdir import FileKind, Partition, segment_base_offset, sibling, topic_partition
 from kdump.read.producers import ABORT, COMMIT, OPEN, PartitionProducers
 from kdump.read.producers import Transaction as LogTransaction
 from kdump.read.scan import SegmentGroup
@@ -55,6 +62,9 @@ class Transaction(LogTransaction):
 
 @dataclass
 class PartitionTxns:
+    """One partition directory's transactions: ``key`` (``<topic>-<n>``, or the directory), ``directory``, the
+    segments named (``unreadable`` of them could not be read), and what the log and its companion files say."""
+
     key: str
     directory: str
     segments: int = 0
@@ -62,23 +72,47 @@ class PartitionTxns:
     log_end_offset: int = 0
     last_stable_offset: int = 0
     newest_timestamp: int | None = None
-    disagreements: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    disagreements: list[Problem] = field(default_factory=list)  # .txnindex and .snapshot files against the log
+    errors: list[Problem] = field(default_factory=list)  # damage, a file not Kafka's, a segment unreadable
+    notes: list[Problem] = field(default_factory=list)
+    unreadable: int = 0
 
     @property
     def hanging(self) -> list[Transaction]:
         return [t for t in self.transactions if t.hanging]
 
+    @property
+    def read(self) -> bool:
+        """Anything of it was read (not every segment unreadable)."""
+        return self.segments > self.unreadable
+
+    @property
+    def label(self) -> str:
+        """FAIL with an error or a hanging transaction (either makes the run exit 1), WARN with a disagreement."""
+        return label(len(self.errors) + len(self.hanging), len(self.disagreements))
+
     def count(self, outcome: str) -> int:
         return sum(1 for t in self.transactions if t.outcome == outcome)
 
     def to_dict(self) -> dict:
-        return {"partition": self.key, "directory": self.directory, "segments": self.segments,
-                "logEndOffset": self.log_end_offset, "lastStableOffset": self.last_stable_offset,
-                "newestTimestamp": self.newest_timestamp, "committed": self.count(COMMIT),
-                "aborted": self.count(ABORT), "open": self.count(OPEN), "hanging": len(self.hanging),
-                "transactions": [t.to_dict() for t in self.transactions], "disagreements": self.disagreements,
-                "notes": self.notes}
+        named = topic_partition(os.path.basename(os.path.abspath(self.directory)))
+        topic, partition = named if named is not None else (None, None)
+        return {"path": self.directory, "topic": topic, "partition": partition, "label": self.label,
+                "segments": self.segments, "logEndOffset": self.log_end_offset,
+                "lastStableOffset": self.last_stable_offset, "newestTimestamp": self.newest_timestamp,
+                "committed": self.count(COMMIT), "aborted": self.count(ABORT), "open": self.count(OPEN),
+                "hanging": len(self.hanging), "transactions": [t.to_dict() for t in self.transactions],
+                "disagreements": [d.to_dict() for d in self.disagreements],
+                "errors": [e.to_dict() for e in self.errors], "notes": [n.to_dict() for n in self.notes]}
+
+    def damaged(self, path: str, error) -> None:
+        """What the walk of a segment met (``on_damage`` of :meth:`PartitionProducers.scan
+        <kdump.read.producers.PartitionProducers.scan>`): a damaged area, a file that is no Kafka log, or the
+        OSError of a segment that cannot be read."""
+        if isinstance(error, OSError):
+            self.unreadable += 1
+        note = isinstance(error, Damage) and error.kafka_tail
+        (self.notes if note else self.errors).append(Problem.of(path, error))
 
 
 class _Walk:
@@ -98,10 +132,13 @@ class _Walk:
     def compare_snapshot(self, offset: int, snap) -> None:
         """The snapshot at ``offset`` against the state after the batches below it."""
         r = self.result
-        name = os.path.basename(snap.path)
+        path = snap.path
+
+        def disagrees(message: str) -> None:
+            r.disagreements.append(Problem(path, None, "snapshot-disagrees", message))
         if self.state.end_offset != offset:
-            r.notes.append(f"{name}: offset {offset} falls inside a batch (the log continues at "
-                           f"{self.state.end_offset}); not compared")
+            r.notes.append(Problem(path, None, "snapshot-not-compared", f"offset {offset} falls inside a batch (the "
+                                   f"log continues at {self.state.end_offset}); not compared"))
             return
         producers = self.state.producers
         seen = set()
@@ -111,45 +148,46 @@ class _Walk:
             theirs = e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None
             if mine is None:
                 if theirs is not None:
-                    r.disagreements.append(f"{name}: producer {e.producer_id} has a transaction open from offset "
-                                           f"{theirs}, but the log below {offset} has no batch of that producer")
+                    disagrees(f"producer {e.producer_id} has a transaction open from offset {theirs}, but the log "
+                              f"below {offset} has no batch of that producer")
                 continue
             if mine.txn_first_offset != theirs:
                 said = f"open from offset {theirs}" if theirs is not None else "no open transaction"
                 log = (f"open from offset {mine.txn_first_offset}" if mine.txn_first_offset is not None
                        else "no open transaction")
-                r.disagreements.append(f"{name}: producer {e.producer_id}: the snapshot says {said}, "
-                                       f"the log says {log}")
+                disagrees(f"producer {e.producer_id}: the snapshot says {said}, the log says {log}")
             if mine.epoch != e.epoch:
-                r.disagreements.append(f"{name}: producer {e.producer_id}: epoch {e.epoch} in the snapshot, "
-                                       f"{mine.epoch} in the log")
+                disagrees(f"producer {e.producer_id}: epoch {e.epoch} in the snapshot, {mine.epoch} in the log")
         for pid, entry in producers.items():
             if entry.txn_first_offset is not None and pid not in seen:
                 # Kafka never expires a producer with an open transaction, so it must be in the snapshot
-                r.disagreements.append(f"{name}: producer {pid} has a transaction open from offset "
-                                       f"{entry.txn_first_offset} in the log, and no entry in the snapshot")
+                disagrees(f"producer {pid} has a transaction open from offset {entry.txn_first_offset} in the log, "
+                          "and no entry in the snapshot")
 
     def end_segment(self, base: int, log: str) -> None:
         """The segment's ``.txnindex`` against the aborts whose markers are in it."""
         r = self.result
         path = sibling(log, FileKind.TXNINDEX)
-        name = os.path.basename(path)
         mine = [t.aborted_txn() for t in self.producers.aborted_in(base)]
+
+        def disagrees(message: str) -> None:
+            r.disagreements.append(Problem(path, None, "txnindex-disagrees", message))
         if not os.path.isfile(path):
             if mine:
                 what = (f"missing, but the segment holds {len(mine)} aborted transaction(s) (first: producer "
                         f"{mine[0].producer_id}, offsets {mine[0].first_offset}-{mine[0].last_offset})")
                 if os.path.isfile(sibling(log, FileKind.INDEX)):
-                    r.disagreements.append(f"{name}: {what}")
+                    disagrees(what)
                 else:  # a segment copied without its companion files: nothing to compare with
-                    r.notes.append(f"{name}: {what}; the segment has no index files, so this is not a disagreement")
+                    r.notes.append(Problem(path, None, "txnindex-missing",
+                                           f"{what}; the segment has no index files, so this is not a disagreement"))
             return
         from kdump.read.txn_index import TxnIndexFile
         try:
             with TxnIndexFile(path) as f:
                 theirs = [e for _, e in f.entries()]
         except OSError as e:
-            r.notes.append(f"{name}: unreadable ({e.strerror or e})")
+            r.notes.append(Problem.of(path, e))
             return
 
         def entry_key(t):
@@ -157,11 +195,11 @@ class _Walk:
         in_index = {entry_key(t) for t in theirs}
         in_log = {entry_key(t) for t in mine}
         for pid, first, last, lso in sorted(in_log - in_index, key=lambda k: k[2]):
-            r.disagreements.append(f"{name}: no entry for the aborted transaction of producer {pid}, offsets "
-                                   f"{first}-{last} (last stable offset {lso})")
+            disagrees(f"no entry for the aborted transaction of producer {pid}, offsets {first}-{last} (last stable "
+                      f"offset {lso})")
         for pid, first, last, lso in sorted(in_index - in_log, key=lambda k: k[2]):
-            r.disagreements.append(f"{name}: entry for producer {pid}, offsets {first}-{last} (last stable offset "
-                                   f"{lso}) matches no aborted transaction in the segment")
+            disagrees(f"entry for producer {pid}, offsets {first}-{last} (last stable offset {lso}) matches no "
+                      "aborted transaction in the segment")
 
 
 def _snapshots(directory: str, notes: list) -> list:
@@ -171,10 +209,10 @@ def _snapshots(directory: str, notes: list) -> list:
         try:
             snap = read_snapshot(path)
         except OSError as e:
-            notes.append(f"{os.path.basename(path)}: unreadable ({e.strerror or e})")
+            notes.append(Problem.of(path, e))
             continue
         if snap.error is not None:
-            notes.append(f"{os.path.basename(path)}: {snap.error} (Kafka ignores it); not compared")
+            notes.append(Problem(path, None, "snapshot-invalid", f"{snap.error} (Kafka ignores it); not compared"))
             continue
         out.append((offset, snap))
     return out
@@ -190,19 +228,23 @@ def partition_transactions(group: SegmentGroup, *, timeout_ms: int = DEFAULT_TIM
         # a snapshot at or below the log start seeds the state (its notes were made by _snapshots), the later
         # ones are compared with it
         producers = PartitionProducers.starting(Partition(group.directory), first_base, transactions=True,
-                                                notes=result.notes, snapshot_notes=None)
+                                                snapshot_notes=None)
         snapshots = [(o, s) for o, s in snapshots if o > first_base]
     else:
-        producers = PartitionProducers(transactions=True, notes=result.notes)
+        producers = PartitionProducers(transactions=True)
     walk = _Walk(result, producers, snapshots)
-    producers.scan(segments, whole_batches=True, before=walk.before, after_segment=walk.end_segment)
+    producers.scan(segments, whole_batches=True, before=walk.before, after_segment=walk.end_segment,
+                   on_damage=result.damaged)
+    # where Kafka's log loading would throw (a sequence or epoch out of order): each noted once, as the replay met it
+    result.notes.extend(Problem(group.directory, None, problem.code, note)
+                        for problem, note in zip(producers.problems, producers.notes, strict=False))
     state = producers.state
     for offset, snap in walk.snapshots:
         if offset == state.end_offset:
             walk.compare_snapshot(offset, snap)
         else:
-            result.notes.append(f"{os.path.basename(snap.path)}: offset {offset} is beyond the log end "
-                                f"{state.end_offset}; not compared")
+            result.notes.append(Problem(snap.path, None, "snapshot-not-compared", f"offset {offset} is beyond the "
+                                        f"log end {state.end_offset}; not compared"))
     result.transactions = [Transaction(**vars(t)) for t in producers.transactions or ()]
     result.newest_timestamp = producers.newest_timestamp
     result.log_end_offset = state.end_offset

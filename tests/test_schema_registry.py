@@ -204,7 +204,8 @@ def test_stats_counts_values_per_schema_id_and_subject(log_dir):
     root, _ = log_dir
     result = run("stats", "--format", "json", "--value-decoder", "schema-registry", os.path.join(root, "orders-avro-0"))
     assert result.exit_code == 0, result.output
-    counted = json.loads(result.output)["partitions"]["orders-avro-0"]["schemaRegistry"]
+    (partition,) = json.loads(result.output)["partitions"]
+    counted = partition["schemaRegistry"]
     # the producer wrote ids 2, 2, 3, -, plain text, 99, 8, 9, 3, 2 (see schema_registry_stack.avro_records)
     assert {k: v["records"] for k, v in counted["bySchemaId"].items()} == {"2": 3, "3": 2, "8": 1, "9": 1, "99": 1}
     assert counted["bySchemaId"]["2"]["subject"] == "orders-avro-value"

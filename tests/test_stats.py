@@ -10,7 +10,7 @@ from kdump import codec
 from kdump.format.v2_builder import RecordBatchBuilder
 from kdump.keytable import KeyTable
 from kdump.read.scan import scan
-from kdump.stats import segment_stats, stats_paths, summarize
+from kdump.stats import Stats, segment_stats, stats_paths
 from kdump.writer import end_txn_marker_batch, write_segment
 
 from corpus import ROOT
@@ -46,9 +46,15 @@ def _stats(paths, **kw):
     return stats_paths(groups, **kw)
 
 
+def _records(summary, name):
+    """The record-level numbers of the partition called ``name`` (``<topic>-<n>``)."""
+    (found,) = [p.records for p in summary.partitions if p.name == name]
+    return found
+
+
 def test_record_numbers_by_hand(tmp_path):
     summary = _stats([_partition(tmp_path)])
-    r = summary["records"]["p-0"]
+    r = _records(summary, "p-0")
     assert (r.keyed_records, r.keyless_records, r.distinct_keys) == (7, 1, 4)  # a a a b b c d; one without a key
     # the cleaner keeps the last record of each key: a@0 and a@3 (superseded by a@6) and b@1 (by the tombstone
     # b@5) go. Record sizes (varint length + attributes, timestamp delta, offset delta, key length, key, value
@@ -62,7 +68,7 @@ def test_record_numbers_by_hand(tmp_path):
     assert gzip["batches"] == 1 and gzip["uncompressedBytes"] == 61 + 9 + 10 + 8
     none = r.to_dict()["compression"]["none"]
     assert none["bytes"] == none["uncompressedBytes"]  # uncompressed batches take what they take
-    assert summary["records"]["total"].superseded_records == 3
+    assert summary.total_records.superseded_records == 3
     assert r.to_dict()["keys"]["method"] == "exact, key digests in memory"
 
 
@@ -80,8 +86,8 @@ def _many_keys(tmp_path):
 
 def test_keys_spilled_to_disk_give_the_same_exact_counts(tmp_path):
     part = _many_keys(tmp_path)
-    in_memory = _stats([part])["records"]["big-0"]
-    spilled = _stats([part], memory_bytes=1, spill_dir=str(tmp_path))["records"]["big-0"]  # 64 keys at most
+    in_memory = _records(_stats([part]), "big-0")
+    spilled = _records(_stats([part], memory_bytes=1, spill_dir=str(tmp_path)), "big-0")  # 64 keys at most
     for r in (in_memory, spilled):
         assert (r.distinct_keys, r.superseded_records, r.tombstones, r.live_tombstones) == (300, 350, 50, 50)
     assert in_memory.superseded_bytes == spilled.superseded_bytes
@@ -104,11 +110,15 @@ def test_header_numbers_are_those_of_segment_stats_summed():
     test checks those against the reader, and ``kdump spark stats`` against ``kdump stats``)."""
     path = ROOT / "fixtures/generated"
     logs = sorted(str(p) for p in path.rglob("*.log"))
-    summed = summarize((os.path.dirname(f), segment_stats(f)) for f in logs)
+    summed: dict[str, Stats] = {}
+    for f in logs:
+        summed[os.path.dirname(f)] = summed.get(os.path.dirname(f), Stats()).merge(segment_stats(f))
     ours = _stats([path])
-    assert {k: v.to_dict() for k, v in ours["partitions"].items()} == \
-        {k: v.to_dict() for k, v in summed["partitions"].items()}
-    assert ours["total"].to_dict() == summed["total"].to_dict()
+    assert {p.path: p.stats.to_dict() for p in ours.partitions} == {k: v.to_dict() for k, v in summed.items()}
+    total = Stats()
+    for st in summed.values():
+        total = total.merge(st)
+    assert ours.total.to_dict() == total.to_dict()
 
 
 def run(*args):
@@ -121,7 +131,7 @@ def test_cli_text_and_json(tmp_path):
     assert r.exit_code == 0
     assert "compaction would remove 3 superseded records (30 bytes)" in r.output
     doc = json.loads(run("--format", "json", "--memory", "1M", str(part)).output)
-    assert doc["partitions"]["p-0"]["compaction"]["supersededRecords"] == 3
+    assert doc["partitions"][0]["compaction"]["supersededRecords"] == 3 and doc["partitions"][0]["partition"] == 0
     assert doc["total"]["records"] == 9 and doc["total"]["keys"]["distinct"] == 4
     assert run("--memory", "lots", str(part)).exit_code == 2
     assert run(str(tmp_path / "missing")).exit_code == 2

@@ -124,13 +124,13 @@ def test_txn_times_in_text_and_json():
 def test_stats_time_ranges():
     doc = json.loads(run("stats", "--format", "json", TXN_DIR).stdout)
     total = doc["total"]
-    assert "min_timestamp_iso" not in total
-    assert f"timestamps {total['min_timestamp']} to {total['max_timestamp']};" in run("stats", TXN_DIR).stdout
-    assert f"timestamps {iso(total['min_timestamp'])} to {iso(total['max_timestamp'])};" in \
+    assert "minTimestampIso" not in total
+    assert f"timestamps {total['minTimestamp']} to {total['maxTimestamp']};" in run("stats", TXN_DIR).stdout
+    assert f"timestamps {iso(total['minTimestamp'])} to {iso(total['maxTimestamp'])};" in \
         run("stats", "--time-format", "iso", TXN_DIR).stdout
     formatted = json.loads(run("stats", "--format", "json", "--time-format", "iso", TXN_DIR).stdout)["total"]
-    assert (formatted["min_timestamp_iso"], formatted["max_timestamp_iso"]) == \
-        (iso(total["min_timestamp"]), iso(total["max_timestamp"]))
+    assert (formatted["minTimestampIso"], formatted["maxTimestampIso"]) == \
+        (iso(total["minTimestamp"]), iso(total["maxTimestamp"]))
 
 
 @pytest.mark.parametrize("command, path, key", [

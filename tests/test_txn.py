@@ -79,7 +79,8 @@ def test_txnindex_cross_check(tmp_path):
     (part / "00000000000000000004.index").write_bytes(b"")
     r = _result(part)
     # with index files beside it, a missing .txnindex where the segment holds an abort is a disagreement
-    assert len(r.disagreements) == 1 and "00000000000000000004.txnindex: missing" in r.disagreements[0]
+    (said,) = r.disagreements
+    assert said.path.endswith("00000000000000000004.txnindex") and said.message.startswith("missing")
     # Kafka's entry: producer 3, first 4, last (the marker) 6, and as last stable offset the first offset of the
     # earliest transaction of another producer still open at the marker: producer 2's, at 2
     (part / "00000000000000000004.txnindex").write_bytes(AbortedTxn(3, 4, 6, 2).encode())
@@ -97,7 +98,7 @@ def test_snapshot_cross_check_and_seeding(tmp_path):
     bad = [ProducerEntry(1, 0, 1, 1, 1, T0, 5, 0), ProducerEntry(2, 0, 0, 2, 0, T0, -1, -1)]
     (part / "00000000000000000004.snapshot").write_bytes(encode_snapshot(bad))
     said = _result(part).disagreements
-    assert len(said) == 2 and all("00000000000000000004.snapshot" in d for d in said)
+    assert len(said) == 2 and all(d.path.endswith("00000000000000000004.snapshot") for d in said)
     # a snapshot at the first segment's offset seeds the state (Kafka's loadProducerState): a transaction the log
     # begins before its start is known, and open across a roll
     (part / "00000000000000000004.snapshot").unlink()
@@ -130,6 +131,8 @@ def test_cli_exit_1_exactly_when_a_transaction_hangs(tmp_path):
     assert "last stable offset 2" in r.output and "HANGING" in r.output
     doc = json.loads(run("--format", "json", str(part)).output)
     assert doc["hanging"] == 1 and doc["partitions"][0]["lastStableOffset"] == 2
+    assert (doc["partitions"][0]["topic"], doc["partitions"][0]["partition"]) == ("orders", 0)
+    assert doc["partitions"][0]["path"] == str(part) and doc["partitions"][0]["label"] == "FAIL"
     assert [t["outcome"] for t in doc["partitions"][0]["transactions"]] == ["COMMIT", "OPEN", "ABORT"]
     only_open = json.loads(run("--format", "json", "--open-only", str(part)).output)
     assert [t["producerId"] for t in only_open["partitions"][0]["transactions"]] == [2]

@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
 from kdump.commands.options import exit_help, output_options, time_format_option
-from kdump.errors import EXIT_OK, EXIT_USAGE
 
-EXIT_HELP = exit_help()
+EXIT_HELP = exit_help(
+    data="damage in what was read (each damaged area, undecodable batch or unreadable segment on stderr: file, byte "
+         "position, cause; the numbers are of what could be read), or a file that is not a Kafka log segment")
 
 
 def _size(text: str) -> int:
@@ -41,6 +43,9 @@ def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui):
     cardinality, and what a compaction would remove (records superseded by a later record with the same key,
     tombstones).
 
+    Segments are read as dump and verify read them, past damage: every intact batch is counted, each damaged
+    area is an error (stderr, and `errors` in JSON), and each line is labelled OK or FAIL.
+
     PATHS: segments, partition directories or log directories. `kdump spark stats` gives the same numbers,
     one Spark task per partition. Key counts are exact: 16-byte key digests are
     kept in --memory, and spilled to disk beyond it.
@@ -51,41 +56,57 @@ def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui):
       kdump stats --memory 1G --format json /var/lib/kafka/data | jq '.total.compaction'
       kdump stats --time-format iso /var/lib/kafka/data/orders-0
     """
-    from kdump.commands.partition_paths import partition_groups
+    from kdump.commands.partition_paths import partition_groups, say_problems
     from kdump.commands.progress import with_progress
+    from kdump.outcome import Outcome
     from kdump.render import RENDERERS
-    from kdump.stats import render_text, stats_paths, summary_doc
+    from kdump.stats import names, render_text, stats_paths, summary_doc
     from kdump.text.times import time_formatter
 
     memory_bytes = _size(memory)
-    groups, refused = partition_groups(paths, ui)
-    try:
-        summary = with_progress(ui, lambda: sum(os.path.getsize(log) for g in groups for log in g.logs), "counting",
-                                lambda advance: stats_paths(groups, memory_bytes=memory_bytes, spill_dir=spill_dir,
-                                                            progress=advance))
-    except OSError as e:
-        ui.cannot(e.filename, e)
-        ui.exit()
+    outcome = Outcome()
+    groups, refused = partition_groups(paths, ui, outcome)
+    summary = with_progress(ui, lambda: sum(_size_of(log) for g in groups for log in g.logs), "counting",
+                            lambda advance: stats_paths(groups, memory_bytes=memory_bytes, spill_dir=spill_dir,
+                                                        progress=advance))
+    summary.errors = refused
+    summary.outcome(outcome)
+    say_problems(ui, [e for p in summary.partitions for e in p.stats.errors],
+                 [n for p in summary.partitions for n in p.stats.notes])
+    if outcome.nothing_read:  # nothing read: no report of zeros (text: nothing; JSON: the errors only)
+        RENDERERS[ui.format].document(ui.stdout, summary_doc(summary), lambda: None)
+        sys.exit(outcome.exit_code())
     census = None if value_decoder is None else _schema_census(groups, paths, schemas)
     doc = summary_doc(summary)
     if census is not None:
         decoder, counts = census
-        for key, counted in counts.items():
-            target = doc["total"] if key == "total" else doc["partitions"][key]
-            target["schemaRegistry"] = counted.to_dict(decoder)
+        entries = {p["path"]: p for p in doc["partitions"]}
+        for where, counted in counts.items():
+            target = doc["total"] if where is None else entries.get(where)
+            if target is not None:
+                target["schemaRegistry"] = counted.to_dict(decoder)
 
     def text() -> None:
         ui.echo(render_text(summary, time_formatter(time_format)))
         if census is not None:
             decoder, counts = census
-            for key, counted in counts.items():
-                ui.echo(f"{key}: {counted.text(decoder)}")
+            called = names(summary)
+            for where, counted in counts.items():
+                if where is None or where in called:
+                    ui.echo(f"{'total' if where is None else called[where]}: {counted.text(decoder)}")
     RENDERERS[ui.format].document(ui.stdout, doc, text, time_format=time_format)
-    ui.exit(EXIT_USAGE if refused else EXIT_OK)
+    sys.exit(outcome.exit_code())
+
+
+def _size_of(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:  # gone since the listing: said when it is read
+        return 0
 
 
 def _schema_census(groups, paths, schemas):
-    """(decoder, {partition key or "total": SchemaCensus}) for --value-decoder schema-registry."""
+    """(decoder, {partition directory, or None for the total: SchemaCensus}) for --value-decoder schema-registry."""
     from kdump.decode.errors import DecoderLoadError
     from kdump.decode.schema_registry import registry_decoder
     from kdump.decode.schema_registry.census import SchemaCensus, census
@@ -93,12 +114,12 @@ def _schema_census(groups, paths, schemas):
         decoder = registry_decoder(schemas, paths)
     except DecoderLoadError as e:
         raise click.BadParameter(str(e), param_hint="--value-decoder") from None
-    counts: dict[str, SchemaCensus] = {}
+    counts: dict[str | None, SchemaCensus] = {}
     for g in groups:
         counted = census(decoder, g.logs)
-        counts[g.key] = counts[g.key].merge(counted) if g.key in counts else counted
+        counts[g.directory] = counts[g.directory].merge(counted) if g.directory in counts else counted
     total = SchemaCensus()
     for counted in list(counts.values()):
         total = total.merge(counted)
-    counts["total"] = total
+    counts[None] = total
     return decoder, counts

@@ -1,14 +1,18 @@
 """``kdump txn``: a thin Click layer over :mod:`kdump.txn`."""
 from __future__ import annotations
 
+import os
+import sys
+
 import click
 
 from kdump.commands.options import exit_help, output_options, time_format_option
-from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
 
 EXIT_HELP = exit_help(
-    ok="no hanging transaction",
-    data="at least one hanging transaction (open longer than --timeout, or open across a segment roll)")
+    ok="everything read, no hanging transaction",
+    data="at least one hanging transaction (open longer than --timeout, or open across a segment roll), damage in "
+         "what was read (each damaged area on stderr: file, byte position, cause), a file that is not a Kafka log "
+         "segment, or a segment that could not be read")
 
 
 def _duration(text: str) -> int:
@@ -47,30 +51,37 @@ def command(paths, timeout, open_only, time_format, ui):
       kdump txn --format json payments-0/ | jq '.partitions[].transactions[] | select(.hanging)'
       kdump txn --time-format local --open-only /var/lib/kafka/data/payments-0
     """
-    from kdump.commands.partition_paths import partition_groups
+    from kdump.commands.partition_paths import partition_groups, say_problems
+    from kdump.outcome import Outcome
     from kdump.render import RENDERERS
     from kdump.text.times import time_formatter
     from kdump.txn import partition_transactions
 
     timeout_ms = _duration(timeout)
-    groups, refused = partition_groups(paths, ui)
-    try:
-        results = [partition_transactions(g, timeout_ms=timeout_ms) for g in groups]
-    except OSError as e:
-        ui.cannot(e.filename, e)
-        ui.exit()
+    outcome = Outcome()
+    groups, refused = partition_groups(paths, ui, outcome)
+    found = [partition_transactions(g, timeout_ms=timeout_ms) for g in groups]
+    say_problems(ui, [e for r in found for e in r.errors])  # (notes are in the report)
+    results = []
+    for r in found:
+        if r.read:
+            outcome.file(errors=len(r.errors), warnings=len(r.disagreements))
+            outcome.hanging_transactions(len(r.hanging))
+            results.append(r)
+        else:  # every segment unreadable: its errors are said, and no report of zeros
+            outcome.cannot_read()
     hanging = sum(len(r.hanging) for r in results)
+    errors = [*refused, *(e for r in found if not r.read for e in r.errors)]
 
     def text():
         when = time_formatter(time_format)
         for r in results:
             _print(ui, r, open_only, when)
-        if not results:
-            ui.echo("no segments found")
     doc = {"partitions": [_filtered(r.to_dict(), open_only) for r in results], "hanging": hanging,
-           "timeoutMs": timeout_ms}
+           "timeoutMs": timeout_ms, "errors": [e.to_dict() for e in errors]}
+    # (nothing read: no report of zeros; text: nothing, JSON: the errors only)
     RENDERERS[ui.format].document(ui.stdout, doc, text, time_format=time_format)  # JSON: ASCII, safe anywhere
-    ui.exit(EXIT_USAGE if refused else EXIT_DATA if hanging else EXIT_OK)
+    sys.exit(outcome.exit_code())
 
 
 def _filtered(doc: dict, open_only: bool) -> dict:
@@ -82,7 +93,7 @@ def _filtered(doc: dict, open_only: bool) -> dict:
 def _print(ui, r, open_only: bool, when) -> None:
     from kdump.txn import OPEN, format_ms
     newest = f", newest timestamp {when(r.newest_timestamp)}" if r.newest_timestamp is not None else ""
-    ui.echo(f"{r.key}: {r.segments} segments, log end offset {r.log_end_offset}, last stable offset "
+    ui.echo(f"{r.label} {r.key}: {r.segments} segments, log end offset {r.log_end_offset}, last stable offset "
             f"{r.last_stable_offset}{newest}; {len(r.transactions)} transactions: {r.count('COMMIT')} committed, "
             f"{r.count('ABORT')} aborted, {r.count(OPEN)} open, {len(r.hanging)} hanging")
     by_producer: dict = {}
@@ -99,6 +110,9 @@ def _print(ui, r, open_only: bool, when) -> None:
             ui.echo(f"    offsets {t.first_offset}-{t.last_offset} {t.outcome}{end}, {t.records} records{began}{age}"
                     f"{flag}")
     for d in r.disagreements:
-        ui.echo(f"  DISAGREES {d}")
+        ui.echo(f"  DISAGREES {os.path.basename(d.path)}: {d.message}")
     for n in r.notes:
-        ui.echo(f"  note: {n}")
+        where = "" if n.position is None else f"at byte {n.position}: "
+        ui.echo(f"  note: {os.path.basename(n.path)}: {where}{n.message}")
+    if r.errors:
+        ui.echo(f"  the transactions are of what could be read: {len(r.errors)} error(s) on stderr")

@@ -184,6 +184,19 @@ class Damage(FormatError):
         return error_object(location if location is not None else self.file, self.code, self.message, self.start,
                             bytes=self.length, firstOffset=first, lastOffset=last, description=self.describe())
 
+    @property
+    def kafka_tail(self) -> bool:
+        """A crash-cut tail that Kafka's DumpLogSegments reports as ``Found N invalid bytes at the end of F`` and
+        exits 0 (spec §2.4, §3.9): 17 bytes or fewer after the last entry (whatever they hold, zeros too), or a
+        last entry declaring more bytes than remain. Not a file that shrank while being read, nor a longer zero
+        tail (Kafka throws on its size field of 0)."""
+        stop = self.stop
+        if self.kind != TAIL or stop is None:
+            return False
+        if stop.kind == F.ZEROS:
+            return stop.length <= L.HEADER_SIZE_UP_TO_MAGIC
+        return stop.kind in (F.SHORT, F.TRUNCATED) and not stop.fatal
+
     # --- damage that is no event of the walk ------------------------------------------------------------------
     @classmethod
     def of_batch(cls, batch, error: FormatError, first_offset: int | None = None, *, file: str | None = None
@@ -313,3 +326,11 @@ def _tail_damage(stop: Stop, where: dict, last_good) -> Damage | None:
     return Damage(TAIL, stop.code or stop.kind, stop.message or stop.kind, stop.position, stop.position + stop.length,
                   last_good_offset=None if last_good is None else _last_offset(last_good), zeros=stop.kind == F.ZEROS,
                   stop=stop, **where)
+
+
+def foreign_start(reader: SegmentReader) -> FormatError | None:
+    """The error for a whole file whose first bytes cannot start a Kafka log (text renamed ``.log``...:
+    :meth:`SegmentReader.foreign_start`), said as such rather than as damage or an incomplete last batch; None for
+    a file that can be one. Checked before :func:`readable` walks the file."""
+    why = reader.foreign_start()
+    return None if why is None else FormatError("not-a-kafka-log", f"not a Kafka log segment: {why}", position=0)

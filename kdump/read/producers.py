@@ -12,8 +12,9 @@ asked for, every :class:`Transaction` with its outcome, times and size. It is bu
    offset order, up to an offset or the end. Batch headers are enough for data batches (one small read each);
    control batches are read whole, as their marker is in their first record, and one that does not read or fails its
    CRC ends the replay of that segment (Kafka's recovery would have truncated the segment there). With
-   ``whole_batches`` every batch is read whole and the first that fails its CRC ends the segment, noted (what
-   ``kdump txn`` reports, which needs every batch's first timestamp).
+   ``whole_batches`` every batch is read whole, past damage as ``dump`` and ``verify`` read it
+   (:func:`kdump.read.damage.readable`), each damaged area handed to ``on_damage`` or noted (what ``kdump txn``
+   reports, which needs every batch's first timestamp).
 
 The scan is incremental: it remembers the segment and byte position it stopped at, so a stream tailing a partition
 reads each header once; if that segment disappears (retention) the next scan starts again from what is there.
@@ -35,6 +36,7 @@ from kdump.format.legacy import LegacyBatch
 from kdump.format.names import CONTROL_TYPE_NAMES
 from kdump.format.types import ControlRecordType, TimestampType
 from kdump.format.v2 import RecordBatch
+from kdump.read.damage import Damage, foreign_start, readable
 from kdump.read.logdir import Partition
 from kdump.read.producer_state import ProducerProblem, ProducerStates, TxnAborted, TxnCommitted, TxnOpened
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, SegmentReader, read_batch_at, walk_headers
@@ -220,12 +222,14 @@ class PartitionProducers:
     # --- replaying segments ----------------------------------------------------------------------------------
     def scan(self, segments: Iterable[tuple[int, str]], *, upto_offset: int | None = None,
              whole_batches: bool = False, before: Callable | None = None, after_segment: Callable | None = None,
-             max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES) -> None:
+             max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_damage: Callable | None = None) -> None:
         """Apply the batches of ``segments`` (``(base offset, local .log path)`` in offset order) not applied yet,
         up to ``upto_offset`` (a batch that reaches it is not applied). Segments that end below :attr:`start_offset`
         are skipped. ``before(batch)`` is called before each batch is applied, ``after_segment(base, path)`` after
         each segment scanned. Whole batches are read when asked or when the state tracks sequences (a header has
-        none)."""
+        none); then ``on_damage(path, error)`` gets each damaged area (a :class:`~kdump.read.damage.Damage`), a file
+        that is no Kafka log (a FormatError) and a segment that cannot be read (the OSError: the scan goes on with
+        the next), else they are noted."""
         whole_batches = whole_batches or self.state.track_sequences
         segments = list(segments)
         bases = [b for b, _ in segments]
@@ -240,7 +244,7 @@ class PartitionProducers:
                 continue  # wholly below the snapshot the state began from
             start = self.position if base == self.segment else 0
             reached = self.scan_segment(base, path, start=start, upto_offset=upto_offset, whole_batches=whole_batches,
-                                        before=before, max_batch_bytes=max_batch_bytes)
+                                        before=before, max_batch_bytes=max_batch_bytes, on_damage=on_damage)
             if after_segment is not None:
                 after_segment(base, path)
             if reached:
@@ -254,15 +258,15 @@ class PartitionProducers:
 
     def scan_segment(self, base: int, path: str, *, start: int = 0, upto_offset: int | None = None,
                      whole_batches: bool = False, before: Callable | None = None,
-                     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES) -> bool:
+                     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_damage: Callable | None = None) -> bool:
         """Apply the batches of one segment (the next in offset order, or the one the last scan stopped in) from
         byte ``start`` (0 with ``whole_batches``) to its end, to ``upto_offset`` or to the first batch that cannot
         be applied (a partial last entry of a live segment, damage): what follows in that segment is not applied (a
-        consumer cannot read past it either), and a later scan goes on from there. True when ``upto_offset`` was
-        reached."""
+        consumer cannot read past it either), and a later scan goes on from there; with ``whole_batches``, to its
+        end past damage (:meth:`scan`). True when ``upto_offset`` was reached."""
         self.segment = base
         if whole_batches or self.state.track_sequences:
-            return self._scan_whole(path, upto_offset, before, max_batch_bytes)
+            return self._scan_whole(path, upto_offset, before, max_batch_bytes, on_damage)
         end = start
         reached = False
         with open(path, "rb") as f:
@@ -290,27 +294,38 @@ class PartitionProducers:
         self.position = end
         return reached
 
-    def _scan_whole(self, path: str, upto_offset: int | None, before: Callable | None, max_batch_bytes: int) -> bool:
-        name = os.path.basename(path)
+    def _scan_whole(self, path: str, upto_offset: int | None, before: Callable | None, max_batch_bytes: int,
+                    on_damage: Callable | None) -> bool:
+        damaged = on_damage if on_damage is not None else self._note_damage
         reached = False
-        with SegmentReader(path, max_batch_bytes=max_batch_bytes) as reader:
-            for batch in reader:
-                if not batch.is_valid():
-                    self.notes.append(f"{name}: the batch at byte {batch.position} is damaged (CRC mismatch); the "
-                                      "rest of the segment was not read, as Kafka's reader stops there")
-                    break
-                if upto_offset is not None and batch.last_offset >= upto_offset:
-                    reached = True
-                    break
-                if batch.last_offset >= self.start_offset:
-                    if before is not None:
-                        before(batch)
-                    self.apply(batch)
-                self.position = batch.position + batch.size
-            tail = reader.tail
-        if not reached and tail is not None and tail.kind not in ("end", "limit"):
-            self.notes.append(f"{name}: at byte {tail.position}: {tail.message}")
+        try:
+            with SegmentReader(path, max_batch_bytes=max_batch_bytes) as reader:
+                foreign = foreign_start(reader)
+                if foreign is not None:
+                    damaged(path, foreign)
+                    return False
+                for item in readable(reader, show_invalid=False):
+                    if isinstance(item, Damage):
+                        damaged(path, item)
+                        continue
+                    if isinstance(item, Stop):
+                        break
+                    if upto_offset is not None and item.last_offset >= upto_offset:
+                        reached = True
+                        break
+                    if item.last_offset >= self.start_offset:
+                        if before is not None:
+                            before(item)
+                        self.apply(item)
+                    self.position = item.position + item.size
+        except OSError as e:
+            if on_damage is None:
+                raise
+            on_damage(path, e)
         return reached
+
+    def _note_damage(self, path: str, error: FormatError) -> None:
+        self.notes.append(f"{os.path.basename(path)}: {error}")
 
 
 def replay(partition: Partition, upto_offset: int | None = None, *, from_snapshot: bool = True,

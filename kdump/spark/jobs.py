@@ -18,12 +18,16 @@ import os
 import threading
 import uuid
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from kdump.parallel import largest_first
 from kdump.read.damage import Damage
 from kdump.spark.arrow import ReadOptions, read_slices
 from kdump.spark.plan import balanced_tasks, by_directory, find_segments, plan_tasks, remote
 from kdump.spark.schema import DECODED_FROM, default_columns
+
+if TYPE_CHECKING:
+    from kdump.stats import Summary
 
 
 class _Progress:
@@ -227,7 +231,7 @@ def _partitions(segments) -> list[tuple[str, list]]:
     return [partitions[i] for i in largest_first([sum(s.size for s in segs) for _, segs in partitions])]
 
 
-def stats(spark, paths, *, storage_options=None, memory_bytes=None, progress=None) -> dict:
+def stats(spark, paths, *, storage_options=None, memory_bytes=None, progress=None) -> Summary:
     """``kdump stats`` in Spark: :func:`kdump.stats.partition_stats` per partition directory, one task each
     (keys, producers and transactions span its segments), merged on the driver by
     :func:`kdump.stats.merge_partitions`. Remote segments are copied to a local temporary file one at a time."""
@@ -244,8 +248,9 @@ def stats(spark, paths, *, storage_options=None, memory_bytes=None, progress=Non
                 acc.add(1)
 
         def run(partition):
-            key, segs = partition
-            return (key, *partition_stats(local_logs(segs), memory_bytes=memory))
+            _, segs = partition
+            return ((segs[0].directory, segs[0].topic, segs[0].partition),
+                    *partition_stats(local_logs(segs), memory_bytes=memory))
         done = (spark.sparkContext.parallelize(partitions, max(1, len(partitions)))
                 .map(_in_driver_directory(run)).collect())
     return merge_partitions(done)

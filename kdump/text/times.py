@@ -59,7 +59,7 @@ def time_formatter(name: str):
 TIMESTAMP_KEYS = frozenset({
     "timestamp", "maxTimestamp", "lastTimestamp",  # dump, companion files
     "startTime", "endTime", "newestTimestamp",  # txn
-    "min_timestamp", "max_timestamp",  # stats
+    "minTimestamp",  # stats (and maxTimestamp)
     "commitTimestamp", "expireTimestamp", "currentStateTimestamp",  # groups
     "transactionStartTimestampMs", "transactionLastUpdateTimestampMs",  # txn-state
     "issueTimestamp", "expirationTimestamp",  # metadata (delegation tokens)
@@ -68,7 +68,7 @@ TIMESTAMP_KEYS = frozenset({
 
 def formatted_key(key: str) -> str:
     """Where a timestamp's formatted form goes: ``maxTimestamp`` -> ``maxTimestampIso`` (as dump's JSON has it),
-    ``transactionStartTimestampMs`` -> ``transactionStartTimestampIso``, ``min_timestamp`` -> ``min_timestamp_iso``."""
+    ``transactionStartTimestampMs`` -> ``transactionStartTimestampIso``, ``minTimestamp`` -> ``minTimestampIso``."""
     if "_" in key:
         return f"{key}_iso"
     return f"{key.removesuffix('Ms')}Iso"
