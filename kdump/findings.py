@@ -216,8 +216,8 @@ def summary(reports: list[FileReport], fail_on: str = ERROR) -> dict:
 class Problem:
     """One problem a command met outside a findings report (``stats``, ``txn``): the file it concerns, the byte
     position (None: no place in the file), a stable ``code`` (a reader's error code, a finding code, or
-    ``cannot-read``) and the message for people. JSON: ``{"path", "position", "code", "message"}``, the error
-    object of every kdump document."""
+    ``cannot-read``) and the message for people. JSON: the error object of every kdump document
+    (``{"type", "path", "position", "code", "message"}``)."""
 
     path: str
     position: int | None
@@ -234,5 +234,7 @@ class Problem:
         message = describe() if describe is not None else getattr(error, "message", str(error))
         return cls(path, getattr(error, "position", None), getattr(error, "code", "records-unreadable"), message)
 
-    def to_dict(self) -> dict:
-        return {"path": self.path, "position": self.position, "code": self.code, "message": self.message}
+    def to_dict(self, kind: str = "error") -> dict:
+        """The error object every command writes (:func:`kdump.errors.error_object`), its ``type`` ``kind``:
+        ``error`` (fails the run), ``warning`` (txn's disagreements) or ``note`` (never fails it)."""
+        return {**error_object(self.path, self.code, self.message, self.position), "type": kind}

@@ -228,7 +228,7 @@ def summary_doc(summary: Summary) -> dict:
     def entry(p: PartitionStats) -> dict:
         return {"path": p.path, "topic": p.topic, "partition": p.partition, "label": p.label,
                 **p.stats.to_dict(), **p.records.to_dict(),
-                "errors": [e.to_dict() for e in p.stats.errors], "notes": [n.to_dict() for n in p.stats.notes]}
+                "errors": [e.to_dict() for e in p.stats.errors], "notes": [n.to_dict("note") for n in p.stats.notes]}
     unshown = [e for p in summary.partitions if not p.read for e in p.stats.errors]
     shown = summary.shown
     return {"partitions": [entry(p) for p in shown],

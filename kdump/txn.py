@@ -102,8 +102,8 @@ class PartitionTxns:
                 "lastStableOffset": self.last_stable_offset, "newestTimestamp": self.newest_timestamp,
                 "committed": self.count(COMMIT), "aborted": self.count(ABORT), "open": self.count(OPEN),
                 "hanging": len(self.hanging), "transactions": [t.to_dict() for t in self.transactions],
-                "disagreements": [d.to_dict() for d in self.disagreements],
-                "errors": [e.to_dict() for e in self.errors], "notes": [n.to_dict() for n in self.notes]}
+                "disagreements": [d.to_dict("warning") for d in self.disagreements],
+                "errors": [e.to_dict() for e in self.errors], "notes": [n.to_dict("note") for n in self.notes]}
 
     def damaged(self, path: str, error) -> None:
         """What the walk of a segment met (``on_damage`` of :meth:`PartitionProducers.scan

@@ -163,7 +163,9 @@ DATA_MAPS = {
     "index-check": ("files[].codes",),
     "convert": ("results[].dropped", "dryRun[].estimates[].dropped"),
     "dump": ("records[].key", "records[].value"),
-    "stats": ("magics", "codecs", "compression", "total.magics", "total.codecs", "total.compression"),
+    "stats": ("magics", "codecs", "compression", "total.magics", "total.codecs", "total.compression",
+              "partitions[].magics", "partitions[].codecs", "partitions[].compression", "partitions[].bySchemaId",
+              "partitions[].bySubject", "total.bySchemaId", "total.bySubject"),
 }
 # Names kdump's JSON used for a concept it now names otherwise (docs/json.md lists them): never again.
 RETIRED = {"file": "path", "source": "path", "sourcePath": "path", "log": "path", "snapshot": "snapshotPath",
@@ -217,19 +219,12 @@ def test_one_name_per_concept_and_errors_of_one_shape(outputs, name):
 
 
 @pytest.mark.parametrize("name, args", [
-    pytest.param("stats", ("stats", KAFKA / "v2-transactional", CORRUPT), marks=pytest.mark.xfail(
-        strict=True, reason="stats and txn get the dialect in their own branch (issue 20, s26-stats): remove "
-                            "this mark when merged")),
-    pytest.param("txn", ("txn", KAFKA / "v2-transactional", CORRUPT), marks=pytest.mark.xfail(
-        strict=True, reason="stats and txn get the dialect in their own branch (issue 20, s26-stats): remove "
-                            "this mark when merged")),
+    ("stats", ("stats", KAFKA / "v2-transactional", CORRUPT)),
+    ("txn", ("txn", KAFKA / "v2-transactional", CORRUPT)),
 ])
 def test_stats_and_txn_speak_the_dialect(name, args):
     result = run_cli(*args, "--format", "json")
     objects = _parse(result.stdout)
-    if name == "stats":  # its partitions are keyed by partition: data, not names
-        objects = [{k: v for k, v in d.items() if k != "partitions"} for d in objects] + [
-            p for d in objects for p in (d.get("partitions") or {}).values()]
     assert _dialect_problems(name, objects, (str(ROOT), "fixtures/")) == []
 
 

@@ -179,7 +179,7 @@ def test_an_unreadable_segment_among_readable_ones_exits_1_with_the_others_repor
     assert result.stdout.startswith("OK orders-0: ") and "orders-1" not in result.stdout
     doc = json.loads(run_cli(command, "--format", "json", logs).stdout)
     assert [p["partition"] for p in doc["partitions"]] == [0]
-    assert doc["errors"] == [{"path": str(unreadable), "position": None, "code": "cannot-read",
+    assert doc["errors"] == [{"type": "error", "path": str(unreadable), "position": None, "code": "cannot-read",
                               "message": "cannot read: Permission denied"}]
 
 

@@ -127,13 +127,13 @@ def test_a_renamed_field_fails_the_schema(name, path, renamed):
 
 
 @pytest.mark.parametrize("name", ["stats", "txn"])
-def test_an_error_object_is_path_position_code_message(name, tmp_path):
+def test_an_error_object_is_the_one_error_object(name, tmp_path):
     part = tmp_path / "t-0"
     part.mkdir()
     (part / "00000000000000000000.log").write_bytes(b"operator notes\n" * 20)
     doc = document(name, "--format", "json", part)
     (error,) = doc["partitions"][0]["errors"]
-    assert list(error) == ["path", "position", "code", "message"]
+    assert list(error) == ["type", "path", "position", "code", "message"] and error["type"] == "error"
     bad = copy.deepcopy(doc)
     bad["partitions"][0]["errors"][0]["file"] = bad["partitions"][0]["errors"][0].pop("path")
     with pytest.raises(ValidationError):
