@@ -1,0 +1,251 @@
+"""Issue 24's speed work, held to the pure path: the compiled Avro-to-JSON program (kdump/format/_avro.pyx)
+gives the text fastavro + json give or leaves the value to them, on random schemas, values and corruptions;
+a column of payloads decodes as each payload alone does; and the text dump with the Schema Registry decoder
+writes the same bytes on both backends (its keys and values handed to the compiled line renderer as text)."""
+import io
+import json
+import math
+import os
+import random
+import re
+import struct
+
+import pytest
+import schema_registry_stack as stack  # skips the module without fastavro, protobuf, grpcio-tools
+
+import fastavro
+
+from support.cli import run_cli
+from kdump import _backend
+from kdump.decode import schema_registry as registry
+from kdump.decode.errors import DecoderError
+from kdump.decode.schema_registry.avro import AvroReader, to_json_text
+from kdump.decode.schema_registry.decoder import SchemaRegistryDecoder, framed_texts_py
+from kdump.decode.schema_registry.store import AVRO, RegisteredSchema, SchemaStore, SubjectVersion
+
+_avro = pytest.importorskip("kdump.format._avro", reason="kdump's compiled modules are not built")
+
+_WORDS = ["", "a", "plain text", 'quote " and \\ backslash', "tab\tnew\nline\x00\x1f\x7f", "é ü ß", "日本語",
+          "emoji 🎉", "\u2028\u2029", "x" * 40]
+
+
+class _Schemas:
+    """Random Avro schemas: every type the program reads, nested, with named types used again by name."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.n = 0
+
+    def name(self, prefix):
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def schema(self, depth=0):
+        r = self.rng
+        primitives = ["null", "boolean", "int", "long", "float", "double", "bytes", "string"]
+        kind = r.choice(primitives + ["record", "enum", "fixed", "array", "map", "union"] * (depth < 3))
+        if kind in primitives:
+            return kind if r.random() < 0.8 else {"type": kind}
+        if kind == "record":
+            return {"type": "record", "name": self.name("R"), "namespace": "ns",
+                    "fields": [{"name": f"f{i}_" + r.choice(["x", "é", "q\""]).replace('"', ""),
+                                "type": self.schema(depth + 1)} for i in range(r.randint(0, 5))]}
+        if kind == "enum":
+            return {"type": "enum", "name": self.name("E"), "symbols": [f"S{i}" for i in range(r.randint(1, 4))]}
+        if kind == "fixed":
+            return {"type": "fixed", "name": self.name("F"), "size": r.randint(0, 7)}
+        if kind == "array":
+            return {"type": "array", "items": self.schema(depth + 1)}
+        if kind == "map":
+            return {"type": "map", "values": self.schema(depth + 1)}
+        branches = r.sample(["null", "boolean", "long", "double", "string", "bytes"], r.randint(1, 3))
+        if r.random() < 0.5:
+            branches.append(self.schema(depth + 1) if depth < 2 else "int")
+            if isinstance(branches[-1], (list, str)) and (isinstance(branches[-1], list)
+                                                          or branches[-1] in branches[:-1]):
+                branches.pop()
+        return branches
+
+
+def _value(schema, named, rng):
+    """A random value of a parsed schema (``named``: its named types)."""
+    if isinstance(schema, str) and schema in named:
+        schema = named[schema]
+    if isinstance(schema, list):
+        return _value(rng.choice(schema), named, rng)
+    kind = schema if isinstance(schema, str) else schema["type"]
+    if kind == "null":
+        return None
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "int":
+        return rng.choice([0, -1, 1, 2**31 - 1, -2**31, rng.randint(-1000, 1000)])
+    if kind == "long":
+        return rng.choice([0, -1, 2**63 - 1, -2**63, rng.randint(-2**40, 2**40)])
+    if kind in ("float", "double"):
+        value = rng.choice([0.0, -0.0, 1.5, 0.1, 1e300, 1e-300, 123456789.125, -2.5e-7, math.nan, math.inf,
+                            rng.uniform(-1e6, 1e6)])
+        return struct.unpack("<f", struct.pack("<f", value))[0] if kind == "float" and abs(value) < 1e38 else value
+    if kind == "bytes":
+        return bytes(rng.randrange(256) for _ in range(rng.randint(0, 9)))
+    if kind == "string":
+        return rng.choice(_WORDS)
+    if kind == "record":
+        return {f["name"]: _value(f["type"], named, rng) for f in schema["fields"]}
+    if kind == "enum":
+        return rng.choice(schema["symbols"])
+    if kind == "fixed":
+        return bytes(rng.randrange(256) for _ in range(schema["size"]))
+    if kind == "array":
+        return [_value(schema["items"], named, rng) for _ in range(rng.randint(0, 4))]
+    return {rng.choice(_WORDS) + str(i): _value(schema["values"], named, rng) for i in range(rng.randint(0, 4))}
+
+
+def _reader(schema_json, references=(), store=None) -> AvroReader:
+    return AvroReader(RegisteredSchema(1, AVRO, json.dumps(schema_json), references), store or SchemaStore("test"))
+
+
+def _pure(reader: AvroReader, framed: bytes):
+    """What the pure path gives: fastavro's value as json's text, or the DecoderError."""
+    try:
+        return to_json_text(reader.read(framed, 5))
+    except DecoderError as e:
+        return e
+
+
+def _framed(parsed, value) -> bytes:
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, parsed, value)
+    return b"\x00\x00\x00\x00\x01" + out.getvalue()
+
+
+def _corruptions(framed: bytes, rng):
+    yield framed[:-1]
+    yield framed + b"\x00"
+    for _ in range(4):
+        b = bytearray(framed)
+        if len(b) > 5:
+            b[rng.randrange(5, len(b))] = rng.randrange(256)
+        yield bytes(b)
+
+
+def test_the_program_gives_fastavros_text_or_leaves_the_value_to_it():
+    rng = random.Random(24)
+    values = written = 0
+    for _ in range(300):
+        schema = _Schemas(rng).schema()
+        reader = _reader(schema)
+        program = _avro.avro_program(reader._schema, reader._schema.get("__named_schemas", {})
+                                     if isinstance(reader._schema, dict) else {})
+        assert program is not None, schema
+        named = reader._schema.get("__named_schemas", {}) if isinstance(reader._schema, dict) else {}
+        for _ in range(5):
+            framed = _framed(reader._schema, _value(reader._schema, named, rng))
+            for data in (framed, *_corruptions(framed, rng)):
+                text = program.text(data, 5)
+                pure = _pure(reader, data)
+                if text is not None:
+                    assert text == pure, (schema, data)
+            values += 1
+            written += program.text(framed, 5) is not None
+            assert reader.text(framed, 5) == _pure(reader, framed)  # the reader itself: the same text
+    assert written > values * 0.8  # the program did the work (not the pure path) for the values not NaN
+
+
+def test_values_the_program_leaves_to_fastavro():
+    reader = _reader({"type": "record", "name": "R", "fields": [
+        {"name": "m", "type": {"type": "map", "values": "int"}}, {"name": "b", "type": "boolean"},
+        {"name": "d", "type": "double"}, {"name": "s", "type": "string"}]})
+    ok = b"\x00\x00\x00\x00\x01" + b"\x02\x02a\x04\x00" + b"\x01" + struct.pack("<d", 1.5) + b"\x02z"
+    assert reader.program.text(ok, 5) == '{"m":{"a":2},"b":true,"d":1.5,"s":"z"}' == _pure(reader, ok)
+    left = {
+        "a key twice (fastavro keeps the last value where the key came first)":
+            b"\x06\x02a\x02\x02b\x04\x02a\x06\x00" + b"\x01" + struct.pack("<d", 1.5) + b"\x02z",
+        "a boolean byte other than 0 and 1": b"\x00" + b"\x02" + struct.pack("<d", 1.5) + b"\x02z",
+        "a double that is not finite": b"\x00" + b"\x01" + struct.pack("<d", math.nan) + b"\x02z",
+        "a string that is not UTF-8": b"\x00" + b"\x01" + struct.pack("<d", 1.5) + b"\x02\xff",
+        "trailing bytes": b"\x00" + b"\x01" + struct.pack("<d", 1.5) + b"\x02z!",
+        "a value cut short": b"\x00" + b"\x01" + struct.pack("<d", 1.5) + b"\x04z",
+    }
+    for why, body in left.items():
+        framed = b"\x00\x00\x00\x00\x01" + body
+        assert reader.program.text(framed, 5) is None, why
+        pure = _pure(reader, framed)
+        if isinstance(pure, DecoderError):
+            with pytest.raises(DecoderError, match=re.escape(str(pure))):
+                reader.text(framed, 5)
+        else:
+            assert reader.text(framed, 5) == pure
+    assert _pure(reader, b"\x00\x00\x00\x00\x01" + next(iter(left.values()))) == \
+        '{"m":{"a":3,"b":2},"b":true,"d":1.5,"s":"z"}'  # the key twice, as fastavro reads it
+
+
+def test_logical_types_are_fastavros_and_references_and_recursion_are_read():
+    assert _reader({"type": "long", "logicalType": "timestamp-millis"}).program is None
+    linked = {"type": "record", "name": "Node", "fields": [{"name": "v", "type": "int"},
+                                                            {"name": "next", "type": ["null", "Node"]}]}
+    reader = _reader(linked)
+    framed = _framed(reader._schema, {"v": 1, "next": {"v": 2, "next": None}})
+    assert reader.program.text(framed, 5) == '{"v":1,"next":{"v":2,"next":null}}' == _pure(reader, framed)
+    store = SchemaStore("test")
+    store.put_version(SubjectVersion("point", 1, 7, AVRO, json.dumps(
+        {"type": "record", "name": "Point", "namespace": "geo", "fields": [{"name": "x", "type": "double"}]}), ()))
+    from kdump.decode.schema_registry.store import Reference
+    reader = _reader({"type": "record", "name": "Path", "fields": [{"name": "points", "type": {
+        "type": "array", "items": "geo.Point"}}]}, (Reference("geo.Point", "point", 1),), store)
+    framed = _framed(reader._schema, {"points": [{"x": 0.5}, {"x": -2.0}]})
+    assert reader.program.text(framed, 5) == '{"points":[{"x":0.5},{"x":-2.0}]}' == _pure(reader, framed)
+
+
+def test_a_column_decodes_as_each_payload_alone():
+    store = SchemaStore("test")
+    store.put_version(SubjectVersion("s", 1, 1, AVRO, json.dumps(
+        {"type": "record", "name": "R", "fields": [{"name": "id", "type": "long"}]}), ()))
+    store.put_version(SubjectVersion("t", 1, 2, "JSON", '{"type": "object"}', ()))
+    payloads = [b"\x00\x00\x00\x00\x01\x02", None, b"\x00\x00\x00\x00\x02{\"a\": 1}", b"plain",
+                b"\x00\x00\x00\x00\x09\x02", b"\x00\x00\x00\x00\x01\x02\x02", b"\x00\x00\x00\x00\x01\x80"] * 3
+    buf = b"".join(p or b"" for p in payloads)
+    positions, lengths, at = [], [], 0
+    for p in payloads:
+        positions.append(at)
+        lengths.append(-1 if p is None else len(p))
+        at += len(p or b"")
+
+    def alone(data):
+        try:
+            return decoder.decode(data)
+        except DecoderError as e:
+            return f"<{e}>"
+    decoder = SchemaRegistryDecoder(store)
+    expected = [None if p is None else alone(p) for p in payloads]
+    for texts in (_avro.framed_texts, framed_texts_py):
+        decoder = SchemaRegistryDecoder(store)  # readers built afresh: the first value of an id builds its reader
+        got = [f"<{t}>" if isinstance(t, DecoderError) else t
+               for t in texts(buf, positions, lengths, decoder._programs, decoder._text_or_error)]
+        assert got == expected
+    assert expected[0] == '{"id":1}' and expected[2] == '{"a":1}' and expected[4].startswith("<schema id 9 ")
+
+
+@pytest.fixture(scope="module")
+def log_dir(tmp_path_factory):
+    return stack.built_log_dir(tmp_path_factory)
+
+
+@pytest.mark.parametrize("topic", ["orders-avro", "orders-proto", "orders-json"])
+@pytest.mark.parametrize("options", [(), ("--skip-record-metadata",), ("--compat", "scala")])
+def test_text_dump_is_the_same_on_both_backends(log_dir, topic, options):
+    root, _ = log_dir
+    args = ("dump", "--key-decoder", "schema-registry", "--value-decoder", "schema-registry", *options,
+            os.path.join(root, f"{topic}-0"))
+    outputs, before = [], _backend.BACKEND
+    for backend in ("compiled", "python"):
+        _backend.use(backend)
+        registry._DECODERS.clear()  # readers made afresh, with the programs of this backend (or none)
+        try:
+            result = run_cli(*args)
+        finally:
+            _backend.use(before)
+        assert result.exit_code == 0, result.output
+        outputs.append(result.stdout)
+    assert outputs[0] == outputs[1]
+    assert "payload: {" in outputs[0]
