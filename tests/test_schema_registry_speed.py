@@ -13,6 +13,7 @@ import struct
 import pytest
 import schema_registry_stack as stack  # skips the module without fastavro, protobuf, grpcio-tools
 from support.cli import run_cli
+
 from kdump import _backend
 from kdump.decode import schema_registry as registry
 from kdump.decode.errors import DecoderError
