@@ -8,11 +8,12 @@ is compiled once into an :class:`AvroProgram` (a tree of nodes), which walks the
 text in one C buffer, with no Python object per field.
 
 Same text as the pure path, always: a program is made only for schemas whose every type it reads exactly as
-fastavro does (no logical types: those are fastavro's conversions), and wherever the data is anything but a
-plain well-formed value (truncated or trailing bytes, a union or enum index out of range, a boolean byte other
-than 0 or 1, an int beyond 32 bits, a float that is not finite, a string that is not UTF-8, a map with a key
-twice, nesting deeper than ``_MAX_DEPTH``) the program answers None and the caller decodes that value on the
-pure path, which gives the value or the reason. ``tests/test_schema_registry_speed.py`` checks the two
+fastavro does (of the logical types: the timestamps, date, times and uuid, not decimal), and wherever the data
+is anything but a plain well-formed value (truncated or trailing bytes, a union or enum index out of range, a
+boolean byte other than 0 or 1, an int beyond 32 bits, a float that is not finite, a string that is not UTF-8,
+a map with a key twice, a date or time beyond what Python's datetime holds, a uuid spelt otherwise than its
+canonical text, nesting deeper than ``_MAX_DEPTH``) the program answers None and the caller decodes that value
+on the pure path, which gives the value or the reason. ``tests/test_schema_registry_speed.py`` checks the two
 differentially, on random schemas, values and corruptions.
 
 Twins (``kdump._backend.pick``): :func:`avro_program` of ``avro.avro_program_py`` (which makes no program),
@@ -43,11 +44,20 @@ framed_texts_py = None
 
 cdef enum Kind:
     K_NULL, K_BOOLEAN, K_INT, K_LONG, K_FLOAT, K_DOUBLE, K_BYTES, K_STRING, K_RECORD, K_ENUM, K_ARRAY, K_MAP, \
-        K_UNION, K_FIXED
+        K_UNION, K_FIXED, \
+        K_TIMESTAMP_MILLIS, K_TIMESTAMP_MICROS, K_LOCAL_TIMESTAMP_MILLIS, K_LOCAL_TIMESTAMP_MICROS, K_DATE, \
+        K_TIME_MILLIS, K_TIME_MICROS, K_UUID
 
 cdef enum:
     _MAX_DEPTH = 100  # deeper data (a recursive type) goes to the pure path, which has Python's own limit
     _MAP_KEYS = 32  # a map's keys are checked to be distinct among this many; a bigger map goes to the pure path
+
+# The logical types read here, by fastavro's key (underlying type, logical type): fastavro's conversions
+# written as their readable forms (docs/schema-registry.md). Others (decimal) leave the schema to fastavro.
+_LOGICAL = {"long-timestamp-millis": K_TIMESTAMP_MILLIS, "long-timestamp-micros": K_TIMESTAMP_MICROS,
+            "long-local-timestamp-millis": K_LOCAL_TIMESTAMP_MILLIS,
+            "long-local-timestamp-micros": K_LOCAL_TIMESTAMP_MICROS, "int-date": K_DATE,
+            "int-time-millis": K_TIME_MILLIS, "long-time-micros": K_TIME_MICROS, "string-uuid": K_UUID}
 
 _PRIMITIVES = {"null": K_NULL, "boolean": K_BOOLEAN, "int": K_INT, "long": K_LONG, "float": K_FLOAT,
                "double": K_DOUBLE, "bytes": K_BYTES, "string": K_STRING}
@@ -92,9 +102,14 @@ cdef _Node _compile(object schema, dict named, dict done):
         node = _Node(K_UNION)
         node.children = [_compile(branch, named, done) for branch in schema]
         return node
-    if not isinstance(schema, dict) or "logicalType" in schema:
+    if not isinstance(schema, dict):
         raise _Unsupported(schema)
     kind_name = schema.get("type")
+    if "logicalType" in schema:
+        kind = _LOGICAL.get(f"{kind_name}-{schema['logicalType']}") if isinstance(kind_name, str) else None
+        if kind is None:
+            raise _Unsupported(schema)
+        return _Node(kind)
     if isinstance(kind_name, str) and kind_name in _PRIMITIVES:
         return _Node(_PRIMITIVES[kind_name])
     if kind_name in ("record", "error"):
@@ -176,6 +191,94 @@ cdef int _put_double(ByteBuf *o, double v) except -1:
     finally:
         PyMem_Free(text)
     return 0
+
+
+cdef enum:
+    _EPOCH_ORDINAL = 719163  # date(1970, 1, 1).toordinal()
+    _MAX_ORDINAL = 3652059  # date(9999, 12, 31).toordinal()
+
+cdef const int64_t _DAY_MICROS = 86400000000
+
+
+cdef inline void _two(char *d, int v) noexcept:
+    d[0] = <char> (48 + v // 10)
+    d[1] = <char> (48 + v % 10)
+
+
+cdef int _put_date(ByteBuf *o, int64_t days) except -2:
+    """``YYYY-MM-DD`` of the day ``days`` after 1970-01-01 (as ``date.isoformat``); -1 beyond years 1-9999."""
+    cdef int64_t z, era, doe, yoe, doy, mp, y, m, d
+    cdef char text[10]
+    if days + _EPOCH_ORDINAL < 1 or days + _EPOCH_ORDINAL > _MAX_ORDINAL:
+        return -1
+    # the civil date of a day number (Howard Hinnant's days_from_civil, inverted)
+    z = days + 719468
+    era = (z if z >= 0 else z - 146096) // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    y = yoe + era * 400
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    if m <= 2:
+        y += 1
+    _two(text, <int> (y // 100))
+    _two(text + 2, <int> (y % 100))
+    text[4] = b'-'
+    _two(text + 5, <int> m)
+    text[7] = b'-'
+    _two(text + 8, <int> d)
+    return put(o, text, 10)
+
+
+cdef int _put_clock(ByteBuf *o, int64_t micros) noexcept:
+    """``HH:MM:SS`` and ``.ffffff`` when there are microseconds (as ``time.isoformat``), of a time of day."""
+    cdef char text[15]
+    cdef int64_t seconds = micros // 1000000, fraction = micros % 1000000
+    cdef int i
+    _two(text, <int> (seconds // 3600))
+    text[2] = b':'
+    _two(text + 3, <int> (seconds // 60 % 60))
+    text[5] = b':'
+    _two(text + 6, <int> (seconds % 60))
+    if fraction == 0:
+        return put(o, text, 8)
+    text[8] = b'.'
+    for i in range(6):
+        text[14 - i] = <char> (48 + fraction % 10)
+        fraction //= 10
+    return put(o, text, 15)
+
+
+cdef int _put_timestamp(ByteBuf *o, int64_t micros, bint utc) except -2:
+    """``"YYYY-MM-DDTHH:MM:SS[.ffffff][+00:00]"``: the time ``micros`` after the epoch as ``isoformat`` writes
+    fastavro's datetime (``utc``: aware, in UTC); -1 beyond years 1-9999 (fastavro fails, and says why)."""
+    cdef int64_t days = micros // _DAY_MICROS
+    if micros % _DAY_MICROS < 0:  # C division truncates; days count down before the epoch
+        days -= 1
+    put(o, b'"', 1)
+    if _put_date(o, days) < 0:
+        return -1
+    put(o, b"T", 1)
+    _put_clock(o, micros - days * _DAY_MICROS)
+    return put(o, b'+00:00"', 7) if utc else put(o, b'"', 1)
+
+
+cdef bint _canonical_uuid(const unsigned char *p, Py_ssize_t n) noexcept:
+    """Whether ``p[:n]`` is a UUID as ``str(uuid.UUID(...))`` writes it (lowercase, hyphens at 8-4-4-4-12)."""
+    cdef Py_ssize_t i
+    cdef unsigned char c
+    if n != 36:
+        return False
+    for i in range(36):
+        c = p[i]
+        if i == 8 or i == 13 or i == 18 or i == 23:
+            if c != b'-':
+                return False
+        elif not (48 <= c <= 57 or 97 <= c <= 102):
+            return False
+    return True
 
 
 cdef int _put_base64(ByteBuf *o, const unsigned char *p, Py_ssize_t n) except -1:
@@ -275,6 +378,38 @@ cdef int _write(_Node node, const unsigned char *p, Py_ssize_t *at, Py_ssize_t e
         if _long(p, at, end, &v) < 0 or (kind == K_INT and v != <int32_t> v):
             return -1
         return _put_long(o, v)
+    if kind >= K_TIMESTAMP_MILLIS and kind <= K_TIME_MICROS:
+        if _long(p, at, end, &v) < 0:
+            return -1
+        if kind == K_DATE:
+            if v != <int32_t> v:
+                return -1
+            put(o, b'"', 1)
+            if _put_date(o, v) < 0:
+                return -1
+            return put(o, b'"', 1)
+        if kind == K_TIME_MILLIS or kind == K_TIME_MICROS:
+            if kind == K_TIME_MILLIS:
+                if v != <int32_t> v or v < 0 or v >= 86400000:
+                    return -1  # fastavro's time() of it fails, or wraps: it decides
+                v *= 1000
+            elif v < 0 or v >= _DAY_MICROS:
+                return -1
+            put(o, b'"', 1)
+            _put_clock(o, v)
+            return put(o, b'"', 1)
+        if kind == K_TIMESTAMP_MILLIS or kind == K_LOCAL_TIMESTAMP_MILLIS:
+            if v > 9223372036854775 or v < -9223372036854775:
+                return -1
+            v *= 1000
+        return _put_timestamp(o, v, kind == K_TIMESTAMP_MILLIS or kind == K_TIMESTAMP_MICROS)
+    if kind == K_UUID:
+        if _length(p, at, end, &n) < 0 or not _canonical_uuid(p + at[0], n):
+            return -1  # another spelling: uuid.UUID() rewrites it, or refuses it
+        at[0] += n
+        put(o, b'"', 1)
+        put(o, p + at[0] - n, n)
+        return put(o, b'"', 1)
     if kind == K_DOUBLE or kind == K_FLOAT:
         n = 8 if kind == K_DOUBLE else 4
         if end - at[0] < n:
