@@ -470,3 +470,21 @@ def test_logical_values_in_datetimes_range_are_written_by_the_program():
                  "g": rng.choice([0, 86399999999, rng.randint(0, 86399999999)]), "h": _UUIDS[0]}
         framed = _framed(reader._schema, value)
         assert _program(reader).text(framed, 5) == _pure(reader, framed)
+
+
+@pytest.mark.parametrize("accelerated", [True, False])
+def test_compact_encoder_writes_what_json_dumps_writes(accelerated, monkeypatch):
+    import datetime
+    from json import encoder
+
+    from kdump.decode.schema_registry.json_schema import compact_encoder
+    if not accelerated:
+        monkeypatch.setattr(encoder, "c_make_encoder", None)
+    values = [{"a": [1, 2.5, None, True], "é": {"q\"": "\u2028\x00"}, "n": math.nan, "i": -math.inf}, "text", 3,
+              [], {}, 2**70, -0.0, 1e-7, {"when": datetime.date(2024, 5, 1)}]
+    encode = compact_encoder(lambda o: o.isoformat())
+    for value in values:
+        assert encode(value) == json.dumps(value, separators=(",", ":"), ensure_ascii=False,
+                                           default=lambda o: o.isoformat())
+    with pytest.raises(TypeError):
+        compact_encoder()(object())

@@ -17,6 +17,7 @@ from typing import Any
 
 from kdump import _backend
 from kdump.decode.errors import DecoderError
+from kdump.decode.schema_registry.json_schema import compact_encoder
 from kdump.decode.schema_registry.store import AVRO, RegisteredSchema, SchemaStore
 
 
@@ -109,10 +110,9 @@ def _readable(obj: Any) -> Any:
     raise TypeError(f"{type(obj).__name__} is not a JSON value")
 
 
-# One encoder for every value: json.dumps builds a new one per call when given options, which cost a third of
-# the time of encoding a small record. ``_readable`` is called only for what is not JSON, so plain records pay
-# nothing for it.
-to_json_text = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_readable).encode
+# One encoder for every value (json.dumps builds a new one per call when given options). ``_readable`` is
+# called only for what is not JSON, so plain records pay nothing for it.
+to_json_text = compact_encoder(_readable)
 
 
 def plain(value: Any) -> Any:

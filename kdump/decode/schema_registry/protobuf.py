@@ -36,6 +36,7 @@ class ProtobufReader:
 
     def __init__(self, schema: RegisteredSchema, store: SchemaStore):
         from google.protobuf import descriptor_pb2, descriptor_pool
+        from google.protobuf.message import DecodeError
 
         main = f"kdump-schema-{schema.id}.proto"
         files = {main: schema.text}
@@ -46,6 +47,7 @@ class ProtobufReader:
             pool.Add(file_proto)
         self._file = pool.FindFileByName(main)
         self._messages: dict[tuple[int, ...], tuple[Any, Callable[[Any], Any]]] = {}
+        self._decode_error = DecodeError
 
     def message(self, indexes: tuple[int, ...]):
         """The message class and its converter to JSON data for ``indexes``; DecoderError for a path the file
@@ -69,8 +71,6 @@ class ProtobufReader:
         return found
 
     def json(self, framed, start: int) -> Any:
-        from google.protobuf.message import DecodeError
-
         try:
             indexes, start = message_indexes(framed, start)
         except FormatError as e:
@@ -78,7 +78,7 @@ class ProtobufReader:
         cls, convert = self.message(indexes)
         try:
             message = cls.FromString(framed[start:])
-        except DecodeError as e:
+        except self._decode_error as e:
             raise DecoderError(f"Protobuf data does not match {cls.DESCRIPTOR.full_name}: {e}") from None
         return convert(message)
 
