@@ -29,6 +29,7 @@ from libc.string cimport memcmp, memcpy, strlen
 
 from kdump._bytebuf cimport ByteBuf, free_buffer, put, reserve
 from kdump._bytescan cimport json_plain
+from kdump.format._varint cimport VI_OK, read_raw
 
 from json.encoder import encode_basestring  # what json's encoder (ensure_ascii=False) quotes strings with
 
@@ -147,23 +148,11 @@ def avro_program(schema, dict named):
 
 
 cdef inline int _long(const unsigned char *p, Py_ssize_t *at, Py_ssize_t end, int64_t *out) noexcept:
-    """Avro's zig-zag varint at ``at``; -1 when it runs past ``end`` or beyond 64 bits."""
-    cdef uint64_t acc = 0, b
-    cdef int shift = 0
-    cdef Py_ssize_t i = at[0]
-    while True:
-        if i >= end:
-            return -1
-        b = p[i]
-        i += 1
-        if shift == 63 and b > 1:
-            return -1
-        acc |= (b & 0x7f) << shift
-        if not (b & 0x80):
-            break
-        shift += 7
-    at[0] = i
-    out[0] = <int64_t> ((acc >> 1) ^ (0 - (acc & 1)))
+    """Avro's long (a zig-zag varint, as Kafka's) at ``at``; -1 when it runs past ``end`` or beyond 64 bits."""
+    cdef uint64_t raw
+    if read_raw(p, at, end, 10, &raw) != VI_OK:
+        return -1
+    out[0] = <int64_t> (raw >> 1) ^ -<int64_t> (raw & 1)
     return 0
 
 
