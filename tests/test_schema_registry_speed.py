@@ -488,3 +488,48 @@ def test_compact_encoder_writes_what_json_dumps_writes(accelerated, monkeypatch)
                                            default=lambda o: o.isoformat())
     with pytest.raises(TypeError):
         compact_encoder()(object())
+
+
+# --- the line renderers with decoded texts, compiled against pure ---------------------------------------------
+def _columns(tmp_path, magic):
+    from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+    from kdump.format.limits import DEFAULT_MAX_DECOMPRESSED_BYTES
+    from kdump.read.segment import SegmentReader
+    pairs = [(b"k", b"v"), (None, b"\xff\xfe"), (b"\xe2\x82\xac", None), (None, None), (b"", b"")]
+    if magic == 2:
+        stack.write_segment(str(tmp_path), pairs, per_batch=len(pairs))
+    else:
+        builder = LegacyRecordBatchBuilder(magic=magic, compression_type=0, batch_size=1 << 20)
+        for offset, (key, value) in enumerate(pairs):
+            builder.append(offset, timestamp=stack.TS if magic else None, key=key, value=value)
+        os.makedirs(tmp_path, exist_ok=True)
+        (tmp_path / "00000000000000000000.log").write_bytes(bytes(builder.build()))
+    with SegmentReader(str(tmp_path / "00000000000000000000.log")) as reader:
+        batch = next(iter(reader))
+        if magic < 2 and not hasattr(batch, "column_chunks"):
+            pytest.skip("no columns for legacy batches")
+        return batch, next(iter(batch.column_chunks(DEFAULT_MAX_DECOMPRESSED_BYTES)))
+
+
+@pytest.mark.parametrize("magic", [0, 1, 2])
+def test_line_renderers_take_decoded_texts_alike(tmp_path, magic):
+    from kdump.render import _lines
+    from kdump.render.kafka_text import render_legacy_lines_py, render_v2_lines_py
+    batch, cols = _columns(tmp_path, magic)
+    texts = ["plain", "é€🎉", "<reason: \"quoted\">", "\udcff escaped byte", ""]
+    keys = [texts[i % 5] if n >= 0 else None for i, n in enumerate(cols.key_len)]
+    values = [texts[(i + 1) % 5] if n >= 0 else None for i, n in enumerate(cols.value_len)]
+    for print_data in (True, False):
+        for skip in (True, False):
+            for key_texts, value_texts in ((keys, values), (None, values), (keys, None), (None, None)):
+                if magic == 2:
+                    args = (cols, "CreateTime", batch.base_offset, batch.base_sequence, print_data, skip, key_texts,
+                            value_texts)
+                    compiled, pure = _lines.render_v2_lines(*args), render_v2_lines_py(*args)
+                else:
+                    args = (cols, "CreateTime", "}", print_data, skip, key_texts, value_texts)
+                    compiled, pure = _lines.render_legacy_lines(*args), render_legacy_lines_py(*args)
+                assert compiled == pure
+                if print_data and value_texts is not None:
+                    assert "payload: é€🎉".encode() in pure
