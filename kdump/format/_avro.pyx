@@ -27,7 +27,7 @@ from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy, strlen
 
-from kdump._bytebuf cimport ByteBuf, free_buffer, put, reserve
+from kdump._bytebuf cimport ByteBuf, free_buffer, put, put_int, reserve
 from kdump._bytescan cimport json_plain
 from kdump.format._varint cimport VI_OK, read_raw
 
@@ -154,22 +154,6 @@ cdef inline int _long(const unsigned char *p, Py_ssize_t *at, Py_ssize_t end, in
         return -1
     out[0] = <int64_t> (raw >> 1) ^ -<int64_t> (raw & 1)
     return 0
-
-
-cdef int _put_long(ByteBuf *o, int64_t v) except -1:
-    cdef char tmp[24]
-    cdef int i = 24
-    cdef uint64_t u = <uint64_t> (-(v + 1)) + 1 if v < 0 else <uint64_t> v
-    while True:
-        i -= 1
-        tmp[i] = <char> (48 + u % 10)
-        u //= 10
-        if u == 0:
-            break
-    if v < 0:
-        i -= 1
-        tmp[i] = b'-'
-    return put(o, tmp + i, 24 - i)
 
 
 cdef int _put_double(ByteBuf *o, double v) except -1:
@@ -366,7 +350,7 @@ cdef int _write(_Node node, const unsigned char *p, Py_ssize_t *at, Py_ssize_t e
     if kind == K_INT or kind == K_LONG:
         if _long(p, at, end, &v) < 0 or (kind == K_INT and v != <int32_t> v):
             return -1
-        return _put_long(o, v)
+        return put_int(o, v)
     if kind >= K_TIMESTAMP_MILLIS and kind <= K_TIME_MICROS:
         if _long(p, at, end, &v) < 0:
             return -1

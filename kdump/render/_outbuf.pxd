@@ -7,9 +7,8 @@ fresh buffer per batch costs more in page faults than the copy. A call made whil
 (another thread, while this one runs Python code) builds in a buffer of its own."""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from libc.stdint cimport int64_t, uint64_t
 
-from kdump._bytebuf cimport ByteBuf, free_buffer, put, reserve
+from kdump._bytebuf cimport ByteBuf, free_buffer, put, put_int, reserve  # put_int: cimported from here too
 from kdump._bytescan cimport ascii_only, json_plain  # cimported from here by the renderers
 
 ctypedef ByteBuf Out
@@ -26,23 +25,6 @@ cdef enum:
 
 cdef inline int put_bytes(Out *o, bytes b) except -1:
     return put(o, PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b))
-
-
-cdef inline int put_int(Out *o, int64_t v) except -1:
-    """``v`` in decimal (as Java's Long.toString and Python's str)."""
-    cdef char tmp[24]
-    cdef int i = 24
-    cdef uint64_t u = <uint64_t> (-(v + 1)) + 1 if v < 0 else <uint64_t> v
-    while True:
-        i -= 1
-        tmp[i] = <char> (48 + u % 10)
-        u //= 10
-        if u == 0:
-            break
-    if v < 0:
-        i -= 1
-        tmp[i] = b'-'
-    return put(o, tmp + i, 24 - i)
 
 
 cdef inline Out *start(Kept *kept) except NULL:
