@@ -19,7 +19,7 @@ from kdump.decode import schema_registry as registry
 from kdump.decode.errors import DecoderError
 from kdump.decode.schema_registry.avro import AvroReader, to_json_text
 from kdump.decode.schema_registry.decoder import SchemaRegistryDecoder, framed_texts_py
-from kdump.decode.schema_registry.store import AVRO, RegisteredSchema, SchemaStore, SubjectVersion
+from kdump.decode.schema_registry.store import AVRO, Reference, RegisteredSchema, SchemaStore, SubjectVersion
 
 _avro = pytest.importorskip("kdump.format._avro", reason="kdump's compiled modules are not built")
 fastavro = pytest.importorskip("fastavro")
@@ -52,6 +52,15 @@ class _Schemas:
         if kind in primitives:
             return kind if r.random() < 0.8 else {"type": kind}
         if kind == "logical":
+            if r.random() < 0.3:
+                precision = r.choice([1, 2, 5, 10, 18, 19, 30])
+                decimal = {"type": "bytes", "logicalType": "decimal", "precision": precision,
+                           "scale": r.choice([0, 1, 2, precision, min(precision, 12)])}
+                if r.random() < 0.5:
+                    fits = next(n for n in range(1, 64) if 2 ** (8 * n - 1) >= 10 ** precision)
+                    decimal.update(type="fixed", name=self.name("D"), size=r.choice([fits, fits + 1, 8, 9]) if
+                                   fits <= 8 else fits)
+                return decimal
             base, logical = r.choice(_LOGICAL)
             return {"type": base, "logicalType": logical}
         if kind == "record":
@@ -82,6 +91,9 @@ def _value(schema, named, rng):
     if isinstance(schema, list):
         return _value(rng.choice(schema), named, rng)
     kind = schema if isinstance(schema, str) else schema["type"]
+    if isinstance(schema, dict) and schema.get("logicalType") == "decimal":  # the unscaled integer's bytes
+        size = schema["size"] if kind == "fixed" else rng.choice([0, 1, 2, 8, 9])
+        return bytes(rng.choice([0, 0xff, rng.randrange(256)]) for _ in range(size))
     if isinstance(schema, dict) and "logicalType" in schema:  # its underlying value, as a writer left it
         edges = {"timestamp-millis": (253402300799999, -62135596800000), "date": (2932896, -719162),
                  "time-millis": (86399999, 86400000), "time-micros": (86399999999, -1),
@@ -219,8 +231,30 @@ def test_values_the_program_leaves_to_fastavro():
         '{"m":{"a":3,"b":2},"b":true,"d":1.5,"s":"z"}'  # the key twice, as fastavro reads it
 
 
+def test_decimals_as_fastavro_reads_them():
+    rng = random.Random(12)
+    for precision, scale in ((4, 2), (1, 0), (19, 0), (19, 19), (12, 12), (30, 7), (18, 6)):
+        reader = _reader({"type": "bytes", "logicalType": "decimal", "precision": precision, "scale": scale})
+        program = _program(reader)
+        for _ in range(300):
+            unscaled = rng.choice([0, 1, -1, 10**(precision - 1), -10**min(precision, 18),
+                                   rng.randint(-2**63, 2**63 - 1), rng.randint(-10**6, 10**6)])
+            size = max(1, (unscaled.bit_length() + 8) // 8)
+            framed = _framed("bytes", unscaled.to_bytes(size, "big", signed=True))
+            text, pure = program.text(framed, 5), _pure(reader, framed)
+            assert text is None or text == pure, (precision, scale, unscaled)
+            assert text is not None or len(str(abs(unscaled))) > precision or size > 8
+    stack_order = _reader(stack.ORDER_AVSC, (Reference("shop.Address", "address", 1),), _address_store())
+    assert _program(stack_order) is not None  # the producer stack's schema (decimal, timestamp, date) is compiled
+
+
+def _address_store():
+    store = SchemaStore("test")
+    store.put_version(SubjectVersion("address", 1, 1, AVRO, json.dumps(stack.ADDRESS_AVSC), ()))
+    return store
+
+
 def test_logical_types_references_and_recursion_are_read():
-    assert _program(_reader({"type": "bytes", "logicalType": "decimal", "precision": 4, "scale": 2})) is None
     stamp = _reader({"type": "record", "name": "T", "fields": [
         {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
         {"name": "day", "type": {"type": "int", "logicalType": "date"}}]})
@@ -235,7 +269,6 @@ def test_logical_types_references_and_recursion_are_read():
     store = SchemaStore("test")
     store.put_version(SubjectVersion("point", 1, 7, AVRO, json.dumps(
         {"type": "record", "name": "Point", "namespace": "geo", "fields": [{"name": "x", "type": "double"}]}), ()))
-    from kdump.decode.schema_registry.store import Reference
     reader = _reader({"type": "record", "name": "Path", "fields": [{"name": "points", "type": {
         "type": "array", "items": "geo.Point"}}]}, (Reference("geo.Point", "point", 1),), store)
     framed = _framed(reader._schema, {"points": [{"x": 0.5}, {"x": -2.0}]})

@@ -8,7 +8,7 @@ is compiled once into an :class:`AvroProgram` (a tree of nodes), which walks the
 text in one C buffer, with no Python object per field.
 
 Same text as the pure path, always: a program is made only for schemas whose every type it reads exactly as
-fastavro does (of the logical types: the timestamps, date, times and uuid, not decimal), and wherever the data
+fastavro does (logical types included), and wherever the data
 is anything but a plain well-formed value (truncated or trailing bytes, a union or enum index out of range, a
 boolean byte other than 0 or 1, an int beyond 32 bits, a float that is not finite, a string that is not UTF-8,
 a map with a key twice, a date or time beyond what Python's datetime holds, a uuid spelt otherwise than its
@@ -47,14 +47,15 @@ cdef enum Kind:
     K_NULL, K_BOOLEAN, K_INT, K_LONG, K_FLOAT, K_DOUBLE, K_BYTES, K_STRING, K_RECORD, K_ENUM, K_ARRAY, K_MAP, \
         K_UNION, K_FIXED, \
         K_TIMESTAMP_MILLIS, K_TIMESTAMP_MICROS, K_LOCAL_TIMESTAMP_MILLIS, K_LOCAL_TIMESTAMP_MICROS, K_DATE, \
-        K_TIME_MILLIS, K_TIME_MICROS, K_UUID
+        K_TIME_MILLIS, K_TIME_MICROS, K_UUID, K_DECIMAL
 
 cdef enum:
     _MAX_DEPTH = 100  # deeper data (a recursive type) goes to the pure path, which has Python's own limit
     _MAP_KEYS = 32  # a map's keys are checked to be distinct among this many; a bigger map goes to the pure path
 
 # The logical types read here, by fastavro's key (underlying type, logical type): fastavro's conversions
-# written as their readable forms (docs/schema-registry.md). Others (decimal) leave the schema to fastavro.
+# written as their readable forms (docs/schema-registry.md); decimal (on bytes or fixed) besides. Others leave
+# the schema to fastavro.
 _LOGICAL = {"long-timestamp-millis": K_TIMESTAMP_MILLIS, "long-timestamp-micros": K_TIMESTAMP_MICROS,
             "long-local-timestamp-millis": K_LOCAL_TIMESTAMP_MILLIS,
             "long-local-timestamp-micros": K_LOCAL_TIMESTAMP_MICROS, "int-date": K_DATE,
@@ -74,7 +75,8 @@ cdef class _Node:
     cdef int kind
     cdef list children  # record: its fields' types; union: its branches; array: [items]; map: [values]
     cdef list labels  # record: b'{"name":', b',"next":' ...; enum: each symbol as a JSON string
-    cdef Py_ssize_t size  # fixed: its size
+    cdef Py_ssize_t size  # fixed: its size; a decimal: its fixed size, -1 on bytes
+    cdef int precision, scale  # a decimal's
 
     def __cinit__(self, int kind):
         self.kind = kind
@@ -106,6 +108,8 @@ cdef _Node _compile(object schema, dict named, dict done):
     if not isinstance(schema, dict):
         raise _Unsupported(schema)
     kind_name = schema.get("type")
+    if schema.get("logicalType") == "decimal" and kind_name in ("bytes", "fixed"):
+        return _decimal(schema, done)
     if "logicalType" in schema:
         kind = _LOGICAL.get(f"{kind_name}-{schema['logicalType']}") if isinstance(kind_name, str) else None
         if kind is None:
@@ -136,6 +140,21 @@ cdef _Node _compile(object schema, dict named, dict done):
         node.children = [_compile(schema["values"], named, done)]
         return node
     raise _Unsupported(schema)
+
+
+cdef _Node _decimal(dict schema, dict done):
+    """A decimal on bytes or fixed; its precision and scale as fastavro's reader takes them (its context's
+    precision, the value scaled by 10**-scale)."""
+    cdef _Node node = _Node(K_DECIMAL)
+    precision, scale = schema.get("precision"), schema.get("scale", 0)
+    if type(precision) is not int or type(scale) is not int or not 0 <= scale <= precision <= 1000:
+        raise _Unsupported(schema)
+    node.precision, node.scale = precision, scale
+    node.size = -1
+    if schema["type"] == "fixed":
+        node.size = schema["size"]
+        done[schema["name"]] = node
+    return node
 
 
 def avro_program(schema, dict named):
@@ -236,6 +255,49 @@ cdef int _put_timestamp(ByteBuf *o, int64_t micros, bint utc) except -2:
     put(o, b"T", 1)
     _put_clock(o, micros - days * _DAY_MICROS)
     return put(o, b'+00:00"', 7) if utc else put(o, b'"', 1)
+
+
+cdef int _put_decimal(ByteBuf *o, const unsigned char *p, Py_ssize_t n, int precision, int scale) except -2:
+    """``"<digits>"``: ``str`` of fastavro's Decimal of the big-endian two's-complement integer ``p[:n]`` scaled
+    by 10**-scale (plain notation, or Python's scientific one when more than 6 zeros would lead); -1 for more than
+    8 bytes or more digits than the precision (fastavro's context would round)."""
+    cdef int64_t v = 0
+    cdef uint64_t u
+    cdef char digits[24]
+    cdef int count = 0, i, dot, left
+    if n > 8:
+        return -1
+    if n:
+        v = -1 if p[0] & 0x80 else 0
+        for i in range(n):
+            v = <int64_t> ((<uint64_t> v << 8) | p[i])
+    u = <uint64_t> (-(v + 1)) + 1 if v < 0 else <uint64_t> v
+    while True:
+        digits[23 - count] = <char> (48 + u % 10)
+        count += 1
+        u //= 10
+        if u == 0:
+            break
+    if count > precision:
+        return -1
+    put(o, b'"-' if v < 0 else b'"', 2 if v < 0 else 1)
+    left = count - scale  # the digits before the point (Decimal's "leftdigits")
+    dot = left if left > -6 else 1  # Decimal.__str__: plain unless the number is that small
+    if dot <= 0:
+        put(o, b"0.", 2)
+        for i in range(-dot):
+            put(o, b"0", 1)
+        put(o, digits + 24 - count, count)
+    elif dot >= count:
+        put(o, digits + 24 - count, count)  # dot == count: scale 0, no point
+    else:
+        put(o, digits + 24 - count, dot)
+        put(o, b".", 1)
+        put(o, digits + 24 - count + dot, count - dot)
+    if left != dot:
+        put(o, b"E", 1)
+        put_int(o, left - dot)  # always negative here: the sign is written by the number
+    return put(o, b'"', 1)
 
 
 cdef bint _canonical_uuid(const unsigned char *p, Py_ssize_t n) noexcept:
@@ -376,6 +438,16 @@ cdef int _write(_Node node, const unsigned char *p, Py_ssize_t *at, Py_ssize_t e
                 return -1
             v *= 1000
         return _put_timestamp(o, v, kind == K_TIMESTAMP_MILLIS or kind == K_TIMESTAMP_MICROS)
+    if kind == K_DECIMAL:
+        if node.size < 0:
+            if _length(p, at, end, &n) < 0:
+                return -1
+        elif end - at[0] < node.size:
+            return -1
+        else:
+            n = node.size
+        at[0] += n
+        return _put_decimal(o, p + at[0] - n, n, node.precision, node.scale)
     if kind == K_UUID:
         if _length(p, at, end, &n) < 0 or not _canonical_uuid(p + at[0], n):
             return -1  # another spelling: uuid.UUID() rewrites it, or refuses it
