@@ -8,12 +8,12 @@ is compiled once into an :class:`AvroProgram` (a tree of nodes), which walks the
 text in one C buffer, with no Python object per field.
 
 Same text as the pure path, always: a program is made only for schemas whose every type it reads exactly as
-fastavro does (logical types included), and wherever the data
-is anything but a plain well-formed value (truncated or trailing bytes, a union or enum index out of range, a
-boolean byte other than 0 or 1, an int beyond 32 bits, a float that is not finite, a string that is not UTF-8,
-a map with a key twice, a date or time beyond what Python's datetime holds, a uuid spelt otherwise than its
-canonical text, nesting deeper than ``_MAX_DEPTH``) the program answers None and the caller decodes that value
-on the pure path, which gives the value or the reason. ``tests/test_schema_registry_speed.py`` checks the two
+fastavro does (logical types included), and wherever the data is anything but a plain well-formed value
+(truncated or trailing bytes, a union or enum index out of range, a boolean byte other than 0 or 1, an int
+beyond 32 bits, a float that is not finite, a string that is not UTF-8, a map with a key twice, a date or time
+beyond what Python's datetime holds, a uuid spelt otherwise than its canonical text, a decimal of more than 8
+bytes or digits beyond its precision, nesting deeper than ``_MAX_DEPTH``) the program answers None and the
+caller decodes that value on the pure path, which gives the value or the reason. ``tests/test_schema_registry_speed.py`` checks the two
 differentially, on random schemas, values and corruptions.
 
 Twins (``kdump._backend.pick``): :func:`avro_program` of ``avro.avro_program_py`` (which makes no program),
@@ -31,6 +31,7 @@ from kdump._bytebuf cimport ByteBuf, free_buffer, put, put_int, reserve
 from kdump._bytescan cimport json_plain
 from kdump.format._varint cimport VI_OK, read_raw
 
+import sys
 from json.encoder import encode_basestring  # what json's encoder (ensure_ascii=False) quotes strings with
 
 from kdump.format.schema_registry import HEADER_SIZE, MAGIC
@@ -159,7 +160,9 @@ cdef _Node _decimal(dict schema, dict done):
 
 def avro_program(schema, dict named):
     """The program writing values of ``schema`` (parsed by fastavro; ``named``: its named types) as JSON text,
-    or None where the schema holds a type the program leaves to fastavro (a logical type)."""
+    or None where the schema holds a type the program leaves to fastavro (a logical type it does not read)."""
+    if sys.byteorder != "little":  # the program copies Avro's little-endian floats as they are
+        return None
     try:
         return AvroProgram(_compile(schema, named, {}))
     except _Unsupported:
