@@ -23,6 +23,7 @@ EXTENSIONS = {
     "kdump.format._records": "kdump/format/_records.pyx",  # magic-2 record decoder (twin: format.v2.parse_records_py)
     "kdump.format._legacy": "kdump/format/_legacy.pyx",  # magic 0/1 inner message walk (twin: legacy.inner_columns_py)
     "kdump.format._encode": "kdump/format/_encode.pyx",  # per-record encoders of convert (twins in format/)
+    "kdump.format._avro": "kdump/format/_avro.pyx",  # Avro binary to JSON text (twin: fastavro + json, decode/)
     "kdump.render._lines": "kdump/render/_lines.pyx",  # DumpLogSegments record lines (twin: render_v2_lines_py)
     "kdump.render._jsonl": "kdump/render/_jsonl.pyx",  # --format json records (twin: jsonl.records_json_py)
     "kdump.spark._arrow": "kdump/spark/_arrow.pyx",  # records into Arrow buffers (twin: spark.builder.PyColumnBuilder)

@@ -17,6 +17,10 @@ importing only from its own layer or below (never the pure module that uses it):
   ``kdump.format.v2_builder.encode_run_records_py`` (convert's per-record encoders);
 * ``kdump.render._jsonl`` (``kdump/render/_jsonl.pyx``): ``records_json``, twin of
   ``kdump.render.jsonl.records_json_py`` (``--format json`` records);
+* ``kdump.format._avro`` (``kdump/format/_avro.pyx``): ``avro_program``, twin of
+  ``kdump.decode.schema_registry.avro.avro_program_py`` (a schema compiled to write its Avro values as JSON
+  text; the pure twin makes none: fastavro reads), and ``framed_texts``, twin of
+  ``kdump.decode.schema_registry.decoder.framed_texts_py`` (a column of Schema Registry payloads as text);
 * ``kdump.spark._arrow`` (``kdump/spark/_arrow.pyx``): ``ColumnBuilder``, twin of
   ``kdump.spark.builder.PyColumnBuilder`` (records into the Arrow buffers of the Spark data source).
 
@@ -29,6 +33,7 @@ import os
 import sys
 
 try:
+    import kdump.format._avro as _avro
     import kdump.format._encode as _encode
     import kdump.format._legacy as _legacy
     import kdump.format._records as _records
@@ -36,10 +41,10 @@ try:
     import kdump.render._lines as _lines
     import kdump.spark._arrow as _arrow
 except ImportError:
-    _legacy = _records = _lines = _jsonl = _encode = _arrow = None
+    _legacy = _records = _lines = _jsonl = _encode = _arrow = _avro = None
 
 COMPILED_AVAILABLE = _records is not None and _lines is not None and _legacy is not None and _jsonl is not None \
-    and _encode is not None and _arrow is not None
+    and _encode is not None and _arrow is not None and _avro is not None
 BACKEND = "compiled" if COMPILED_AVAILABLE and os.environ.get("KDUMP_PURE_PYTHON", "") not in (
     "1", "true", "yes") else "python"
 
@@ -47,7 +52,8 @@ COMPILED = {"parse_records": _records, "summarize_records": _records, "render_v2
             "inner_columns": _legacy, "inner_summary": _legacy, "crc32": _legacy, "render_legacy_lines": _lines,
             "records_json": _jsonl,
             "canonical_records": _encode, "encode_messages": _encode,
-            "encode_run_records": _encode, "ColumnBuilder": _arrow}  # accelerated name -> its compiled module
+            "encode_run_records": _encode, "ColumnBuilder": _arrow,
+            "avro_program": _avro, "framed_texts": _avro}  # accelerated name -> its compiled module
 _PURE: dict = {}  # accelerated name -> the pure twin, as the pure modules picked
 
 

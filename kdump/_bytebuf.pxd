@@ -3,6 +3,7 @@
 record: the Arrow columns (kdump/spark/_arrow.pyx) and the renderers' lines (kdump/render/_outbuf.pxd).
 Compile-time only (inline functions); memory from the Python allocator, released with ``free_buffer``."""
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memcpy
 
 
@@ -36,6 +37,23 @@ cdef inline int put(ByteBuf *b, const void *src, Py_ssize_t n) except -1:
     memcpy(b.data + b.len, src, n)
     b.len += n
     return 0
+
+
+cdef inline int put_int(ByteBuf *b, int64_t v) except -1:
+    """``v`` in decimal (as Java's Long.toString and Python's str)."""
+    cdef char tmp[24]
+    cdef int i = 24
+    cdef uint64_t u = <uint64_t> (-(v + 1)) + 1 if v < 0 else <uint64_t> v
+    while True:
+        i -= 1
+        tmp[i] = <char> (48 + u % 10)
+        u //= 10
+        if u == 0:
+            break
+    if v < 0:
+        i -= 1
+        tmp[i] = b'-'
+    return put(b, tmp + i, 24 - i)
 
 
 cdef inline void free_buffer(ByteBuf *b) noexcept:

@@ -52,6 +52,8 @@ __all__ = [
     "decoder_names",
     "java_utf8",
     "load_decoder",
+    "printed",
+    "printed_column",
 ]
 
 
@@ -168,6 +170,26 @@ KAFKA_DECODER_ALIASES: dict[str, str] = {
 
 #: The decoder that needs the data's surroundings: the schemas of a Schema Registry (load_decoder's ``schemas``).
 SCHEMA_REGISTRY = "schema-registry"
+
+
+def printed(decoder: Decoder, data: bytes) -> str:
+    """What a dump prints for non-null ``data``: the decoder's text, or ``<reason>`` when it refuses the bytes
+    (the record is printed and the dump goes on)."""
+    try:
+        return decoder.decode(data)
+    except DecoderError as e:
+        return f"<{e}>"
+
+
+def printed_column(decoder: Decoder, buf, positions: list[int], lengths: list[int]) -> list[str | None]:
+    """:func:`printed` of each key or value of a chunk of records (``buf[positions[i]:positions[i] +
+    lengths[i]]``; None for a null, length -1). A decoder with a ``texts`` method (the Schema Registry's)
+    decodes the column at once; others record by record."""
+    texts = getattr(decoder, "texts", None)
+    if texts is None:
+        return [None if n < 0 else printed(decoder, bytes(buf[p:p + n]))
+                for p, n in zip(positions, lengths, strict=True)]
+    return [f"<{t}>" if isinstance(t, DecoderError) else t for t in texts(buf, positions, lengths)]
 
 
 def decoder_names() -> list[str]:

@@ -40,6 +40,8 @@ def is_framed(framed) -> bool:
 def message_indexes(framed, pos: int = HEADER_SIZE) -> tuple[tuple[int, ...], int]:
     """The Protobuf message indexes at ``pos`` and the position of the message bytes after them. Raises
     :class:`~kdump.errors.FormatError` when the varints run past the end or the count is negative."""
+    if pos < len(framed) and framed[pos] == 0:  # what nearly every record holds: a count of 0
+        return FIRST_MESSAGE, pos + 1
     count, pos = read_varint(framed, pos)
     if count == 0:
         return FIRST_MESSAGE, pos

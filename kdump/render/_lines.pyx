@@ -1,13 +1,14 @@
 # cython: language_level=3
 # cython: boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
 """Compiled twins of :func:`kdump.render.kafka_text.render_v2_lines_py` (DumpLogSegments record lines of a
-non-control magic-2 batch, default string decoders) and of ``render_legacy_lines_py`` (the same for magic
+non-control magic-2 batch, keys and values printed by the default string decoder or handed over decoded) and of ``render_legacy_lines_py`` (the same for magic
 0/1 messages). Both give the lines as UTF-8 bytes, each ended by a newline: the bytes kdump writes to a file
 or a pipe, built in one C buffer (numbers formatted in C, ASCII keys and values copied without being decoded
 and encoded again). Same bytes as the pure functions; ``tests/test_speedups.py`` and
 ``tests/test_legacy_speedups.py`` check that differentially."""
 
 from cpython.bytes cimport PyBytes_AS_STRING
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport int64_t
 
 from ._outbuf cimport Kept, Out, ascii_only, finish, put, put_bytes, put_int, release, reserve, start
@@ -33,50 +34,73 @@ cdef inline int _put_text(Out *o, const unsigned char *p, object buf, Py_ssize_t
     return put_bytes(o, text.encode("utf-8", "surrogateescape"))
 
 
+cdef int _put_decoded(Out *o, str text) except -1:
+    """A key or value decoded (the text a decoder gave) in UTF-8, as the pure twin encodes it."""
+    cdef Py_ssize_t n
+    cdef const char *utf8
+    try:
+        utf8 = PyUnicode_AsUTF8AndSize(text, &n)  # no copy for ASCII text
+    except UnicodeEncodeError:  # a surrogate: written as kdump's standard output writes it
+        return put_bytes(o, text.encode("utf-8", "surrogateescape"))
+    return put(o, utf8, n)
+
+
 cdef int _put_data(Out *o, const unsigned char *p, object buf, bint skip_metadata, Py_ssize_t kp, Py_ssize_t kl,
-                   Py_ssize_t vp, Py_ssize_t vl) except -1:
-    """``--print-data-log``'s part of a line: `` key: K payload: V`` (``| `` first without metadata)."""
+                   Py_ssize_t vp, Py_ssize_t vl, list key_texts, list value_texts, Py_ssize_t i) except -1:
+    """``--print-data-log``'s part of a line: `` key: K payload: V`` (``| `` first without metadata); record
+    ``i``'s key and value from ``key_texts``/``value_texts`` where given, else as Java's StringDecoder."""
     cdef const char *prefix = b"| " if skip_metadata else b" "
     cdef Py_ssize_t plen = 2 if skip_metadata else 1
     if kl >= 0:
         put(o, prefix, plen)
         put(o, b"key: ", 5)
-        _put_text(o, p, buf, kp, kl)
+        if key_texts is None:
+            _put_text(o, p, buf, kp, kl)
+        else:
+            _put_decoded(o, key_texts[i])
         prefix, plen = b" ", 1
     if vl >= 0:
         put(o, prefix, plen)
         put(o, b"payload: ", 9)
-        _put_text(o, p, buf, vp, vl)
+        if value_texts is None:
+            _put_text(o, p, buf, vp, vl)
+        else:
+            _put_decoded(o, value_texts[i])
     return 0
 
 
 cdef Kept _kept  # the buffer kept from call to call (kdump/render/_outbuf.pxd)
 
 
-def render_v2_lines(cols, str ts_name, base_offset, base_seq, bint print_data, bint skip_metadata):
-    """The DumpLogSegments record lines of a non-control magic-2 batch (default string decoders, newest
-    tool's text) as UTF-8 bytes, a newline after each. Same bytes as the pure function."""
+def render_v2_lines(cols, str ts_name, base_offset, base_seq, bint print_data, bint skip_metadata,
+                    list key_texts=None, list value_texts=None):
+    """The DumpLogSegments record lines of a non-control magic-2 batch (newest tool's text; keys and values
+    from ``key_texts``/``value_texts`` where given, else as the default string decoder prints them) as UTF-8
+    bytes, a newline after each. Same bytes as the pure function."""
     if isinstance(cols.buf, bytes):
         try:
-            return _render(cols, ts_name, False, "", base_offset, base_seq, print_data, skip_metadata)
+            return _render(cols, ts_name, False, "", base_offset, base_seq, print_data, skip_metadata, key_texts,
+                           value_texts)
         except OverflowError:  # an offset or sequence beyond int64 (hostile input): the pure path copes
             pass
-    return render_v2_lines_py(cols, ts_name, base_offset, base_seq, print_data, skip_metadata)
+    return render_v2_lines_py(cols, ts_name, base_offset, base_seq, print_data, skip_metadata, key_texts,
+                              value_texts)
 
 
-def render_legacy_lines(cols, str ts_name, str brace, bint print_data, bint skip_metadata):
-    """The DumpLogSegments record lines of magic 0/1 messages (default string decoders) as UTF-8 bytes, a
-    newline after each. Same bytes as the pure function."""
+def render_legacy_lines(cols, str ts_name, str brace, bint print_data, bint skip_metadata, list key_texts=None,
+                        list value_texts=None):
+    """The DumpLogSegments record lines of magic 0/1 messages (keys and values as for ``render_v2_lines``) as
+    UTF-8 bytes, a newline after each. Same bytes as the pure function."""
     if isinstance(cols.buf, bytes):
         try:
-            return _render(cols, ts_name, True, brace, 0, -1, print_data, skip_metadata)
+            return _render(cols, ts_name, True, brace, 0, -1, print_data, skip_metadata, key_texts, value_texts)
         except OverflowError:
             pass
-    return render_legacy_lines_py(cols, ts_name, brace, print_data, skip_metadata)
+    return render_legacy_lines_py(cols, ts_name, brace, print_data, skip_metadata, key_texts, value_texts)
 
 
 cdef bytes _render(cols, str ts_name, bint legacy, str brace, base_offset, base_seq, bint print_data,
-                   bint skip_metadata):
+                   bint skip_metadata, list key_texts, list value_texts):
     """Record lines: magic 2 (``sequence: ... headerKeys: [...]``) or magic 0/1 (``isValid: ... crc: ...``
     and the Scala tool's ``brace``) after the fields they share."""
     cdef Py_ssize_t i, n = cols.count
@@ -123,7 +147,7 @@ cdef bytes _render(cols, str ts_name, bint legacy, str brace, base_offset, base_
                         put_bytes(o, ",".join([java_utf8(h[0]) for h in hdrs]).encode("utf-8", "surrogateescape"))
                     put(o, b"]", 1)
             if print_data:
-                _put_data(o, p, buf, skip_metadata, key_pos[i], kl, value_pos[i], vl)
+                _put_data(o, p, buf, skip_metadata, key_pos[i], kl, value_pos[i], vl, key_texts, value_texts, i)
             put(o, b"\n", 1)
     except BaseException:
         release(o, &_kept)

@@ -7,10 +7,9 @@ fresh buffer per batch costs more in page faults than the copy. A call made whil
 (another thread, while this one runs Python code) builds in a buffer of its own."""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from libc.stdint cimport int64_t, uint64_t
-from libc.string cimport memcpy
 
-from kdump._bytebuf cimport ByteBuf, free_buffer, put, reserve
+from kdump._bytebuf cimport ByteBuf, free_buffer, put, put_int, reserve  # put_int: cimported from here too
+from kdump._bytescan cimport ascii_only, json_plain  # cimported from here by the renderers
 
 ctypedef ByteBuf Out
 
@@ -26,72 +25,6 @@ cdef enum:
 
 cdef inline int put_bytes(Out *o, bytes b) except -1:
     return put(o, PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b))
-
-
-cdef inline int put_int(Out *o, int64_t v) except -1:
-    """``v`` in decimal (as Java's Long.toString and Python's str)."""
-    cdef char tmp[24]
-    cdef int i = 24
-    cdef uint64_t u = <uint64_t> (-(v + 1)) + 1 if v < 0 else <uint64_t> v
-    while True:
-        i -= 1
-        tmp[i] = <char> (48 + u % 10)
-        u //= 10
-        if u == 0:
-            break
-    if v < 0:
-        i -= 1
-        tmp[i] = b'-'
-    return put(o, tmp + i, 24 - i)
-
-
-# Tests of 8 bytes at a time (the word read with memcpy: any alignment). Each gives an exact yes/no for the
-# word (which byte answers is not needed): hasless/hasmore/haszero of "Bit Twiddling Hacks".
-cdef extern from *:
-    """
-    #define KDUMP_LOW 0x0101010101010101ULL
-    #define KDUMP_HIGH 0x8080808080808080ULL
-    """
-    const uint64_t _LOW "KDUMP_LOW"
-    const uint64_t _HIGH "KDUMP_HIGH"
-
-
-cdef inline bint ascii_only(const unsigned char *p, Py_ssize_t n) noexcept nogil:
-    """No byte of ``p[:n]`` has its high bit set."""
-    cdef uint64_t w
-    cdef Py_ssize_t j = 0
-    while j + 8 <= n:
-        memcpy(&w, p + j, 8)
-        if w & _HIGH:
-            return False
-        j += 8
-    while j < n:
-        if p[j] & 0x80:
-            return False
-        j += 1
-    return True
-
-
-cdef inline bint json_plain(const unsigned char *p, Py_ssize_t n) noexcept nogil:
-    """Printable ASCII without quote or backslash: a JSON string of these bytes is them between quotes."""
-    cdef uint64_t w, q, b
-    cdef Py_ssize_t j = 0
-    cdef unsigned char c
-    while j + 8 <= n:
-        memcpy(&w, p + j, 8)
-        q = w ^ (_LOW * 0x22)  # a zero byte where there is a quote
-        b = w ^ (_LOW * 0x5C)  # ... a backslash
-        if (((w - _LOW * 0x20) & ~w)  # a byte below 0x20
-                | ((w + _LOW) | w)  # a byte above 0x7e
-                | ((q - _LOW) & ~q) | ((b - _LOW) & ~b)) & _HIGH:
-            return False
-        j += 8
-    while j < n:
-        c = p[j]
-        if c < 0x20 or c > 0x7e or c == 0x22 or c == 0x5c:
-            return False
-        j += 1
-    return True
 
 
 cdef inline Out *start(Kept *kept) except NULL:

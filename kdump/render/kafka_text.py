@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import codecs
 
-from kdump.decode.payload import DecoderError, java_utf8
+from kdump.decode.payload import java_utf8, printed, printed_column
 from kdump.decode.records import decode_records
 from kdump.format import layout as L
 from kdump.format import names as N
@@ -74,11 +74,13 @@ def utf8_buffer(out):
         return None
 
 
-def _decoded(decoder, data) -> str:
-    try:
-        return decoder.decode(data)
-    except DecoderError as e:
-        return f"<{e}>"
+_decoded = printed  # a key, value or header value as printed: the decoder's text or <reason>
+
+
+def _column_texts(decoder, buf, positions: list[int], lengths: list[int]) -> list[str | None] | None:
+    """A column of keys or values as printed, or None where the default string decoder prints them (the line
+    renderers print those bytes themselves)."""
+    return None if getattr(decoder, "name", "") == "string" else printed_column(decoder, buf, positions, lengths)
 
 
 class KafkaTextRenderer:
@@ -143,13 +145,14 @@ class KafkaTextRenderer:
         fast = self._fast_lines(decoded) and not (batch.magic >= 2 and batch.is_control)
         ts_name = batch.timestamp_type.display_name
         brace = "}" if self.scala else ""
+        texts = self._texts(records) if fast else (None, None)
         if fast and self._raw is not None:
             # the common case, as the bytes written (compiled twins in kdump/render/_lines.pyx)
             if batch.magic >= 2:
                 data = render_v2_lines(records, ts_name, batch.base_offset, batch.base_sequence, self.print_data,
-                                       self.skip_metadata)
+                                       self.skip_metadata, *texts)
             else:
-                data = render_legacy_lines(records, ts_name, brace, self.print_data, self.skip_metadata)
+                data = render_legacy_lines(records, ts_name, brace, self.print_data, self.skip_metadata, *texts)
             self.out.flush()  # what was written as text goes first
             if head is not None:
                 self._raw.write(head.encode("utf-8") + b"\n")
@@ -158,9 +161,9 @@ class KafkaTextRenderer:
         lines = [] if head is None else [head]
         if fast and batch.magic >= 2:
             lines += v2_line_texts(records, ts_name, batch.base_offset, batch.base_sequence, self.print_data,
-                                   self.skip_metadata)
+                                   self.skip_metadata, *texts)
         elif fast:
-            lines += legacy_line_texts(records, ts_name, brace, self.print_data, self.skip_metadata)
+            lines += legacy_line_texts(records, ts_name, brace, self.print_data, self.skip_metadata, *texts)
         elif batch.magic >= 2:  # Kafka prints different record lines for legacy messages
             self._v2_lines(batch, records, decoded, lines)
         else:
@@ -190,12 +193,19 @@ class KafkaTextRenderer:
         return "".join(parts)
 
     def _fast_lines(self, decoded) -> bool:
-        """The common case, with compiled twins (kdump/render/_lines.pyx): default string decoders, nothing
-        decoded by an internal-topic decoder, and not the Scala tool's skip-metadata quirk."""
-        default_decoders = not self.print_data or (
-            getattr(self.key_decoder, "name", "") == "string" and getattr(self.value_decoder, "name", "") == "string")
-        return (default_decoders and not (self.scala and self.skip_metadata) and decoded is None
+        """The common case, with compiled twins (kdump/render/_lines.pyx): nothing decoded by an internal-topic
+        decoder, and not the Scala tool's skip-metadata quirk. Keys and values decoded by other decoders than
+        the default string one are handed over as text (:meth:`_texts`)."""
+        return (not (self.scala and self.skip_metadata) and decoded is None
                 and self.kafka_times and self.header_decoder is None)
+
+    def _texts(self, cols) -> tuple[list | None, list | None]:
+        """The printed keys and values of a chunk of records, each column decoded at once, or None for a
+        column the default string decoder prints (the line renderers print those bytes themselves)."""
+        if not self.print_data:
+            return None, None
+        return (_column_texts(self.key_decoder, cols.buf, cols.key_pos, cols.key_len),
+                _column_texts(self.value_decoder, cols.buf, cols.value_pos, cols.value_len))
 
     def _v2_lines(self, batch, cols, decoded, lines: list) -> None:
         ts_name = batch.timestamp_type.display_name
@@ -268,18 +278,21 @@ def _text(buf, pos: int, n: int) -> str:
 
 
 def v2_line_texts(cols, ts_name: str, base_offset: int, base_seq: int, print_data: bool,
-                  skip_metadata: bool) -> list[str]:
-    """Record lines of a non-control magic-2 batch with the default (string) decoders, newest tool's text."""
+                  skip_metadata: bool, key_texts=None, value_texts=None) -> list[str]:
+    """Record lines of a non-control magic-2 batch, newest tool's text: keys and values printed as
+    ``key_texts`` and ``value_texts`` say (their text per record, decoded), or where None with the default
+    (string) decoder."""
     lines: list[str] = []
     for i in range(cols.count):
         meta = "" if skip_metadata else _v2_meta(cols, i, ts_name, base_offset, base_seq)
-        _append_line(lines, cols, i, meta, print_data, skip_metadata)
+        _append_line(lines, cols, i, meta, print_data, skip_metadata, key_texts, value_texts)
     return lines
 
 
-def legacy_line_texts(cols, ts_name: str, brace: str, print_data: bool, skip_metadata: bool) -> list[str]:
-    """Record lines of magic 0/1 messages with the default (string) decoders (``brace``: the Scala tool's
-    stray ``}``)."""
+def legacy_line_texts(cols, ts_name: str, brace: str, print_data: bool, skip_metadata: bool, key_texts=None,
+                      value_texts=None) -> list[str]:
+    """Record lines of magic 0/1 messages (``brace``: the Scala tool's stray ``}``; keys and values as for
+    :func:`v2_line_texts`)."""
     lines: list[str] = []
     offsets, timestamps, key_len, value_len = cols.offsets, cols.timestamps, cols.key_len, cols.value_len
     valid, crcs = cols.valid, cols.crcs
@@ -287,7 +300,7 @@ def legacy_line_texts(cols, ts_name: str, brace: str, print_data: bool, skip_met
         meta = "" if skip_metadata else (
             f"| offset: {offsets[i]} {ts_name}: {timestamps[i]} keySize: {key_len[i]} "
             f"valueSize: {value_len[i]} isValid: {_bool(valid[i])} crc: {crcs[i]}{brace}")
-        _append_line(lines, cols, i, meta, print_data, skip_metadata)
+        _append_line(lines, cols, i, meta, print_data, skip_metadata, key_texts, value_texts)
     return lines
 
 
@@ -299,20 +312,24 @@ def _utf8_lines(lines: list[str]) -> bytes:
 
 
 def render_v2_lines_py(cols, ts_name: str, base_offset: int, base_seq: int, print_data: bool,
-                       skip_metadata: bool) -> bytes:
+                       skip_metadata: bool, key_texts=None, value_texts=None) -> bytes:
     """:func:`v2_line_texts` as UTF-8 bytes, a newline after each line. The compiled twin in
     kdump/render/_lines.pyx must give exactly the same bytes."""
-    return _utf8_lines(v2_line_texts(cols, ts_name, base_offset, base_seq, print_data, skip_metadata))
+    return _utf8_lines(v2_line_texts(cols, ts_name, base_offset, base_seq, print_data, skip_metadata, key_texts,
+                                     value_texts))
 
 
-def render_legacy_lines_py(cols, ts_name: str, brace: str, print_data: bool, skip_metadata: bool) -> bytes:
+def render_legacy_lines_py(cols, ts_name: str, brace: str, print_data: bool, skip_metadata: bool, key_texts=None,
+                           value_texts=None) -> bytes:
     """:func:`legacy_line_texts` as UTF-8 bytes, a newline after each line. The compiled twin in
     kdump/render/_lines.pyx must give exactly the same bytes."""
-    return _utf8_lines(legacy_line_texts(cols, ts_name, brace, print_data, skip_metadata))
+    return _utf8_lines(legacy_line_texts(cols, ts_name, brace, print_data, skip_metadata, key_texts, value_texts))
 
 
-def _append_line(lines: list, cols, i: int, meta: str, print_data: bool, skip_metadata: bool) -> None:
-    """Record ``i``'s line: its metadata, then with ``print_data`` its key and payload as text."""
+def _append_line(lines: list, cols, i: int, meta: str, print_data: bool, skip_metadata: bool, key_texts,
+                 value_texts) -> None:
+    """Record ``i``'s line: its metadata, then with ``print_data`` its key and payload as text (from
+    ``key_texts``/``value_texts`` where given, else the bytes as Java's StringDecoder prints them)."""
     if not print_data:
         lines.append(meta)
         return
@@ -321,13 +338,15 @@ def _append_line(lines: list, cols, i: int, meta: str, print_data: bool, skip_me
     kl = cols.key_len[i]
     vl = cols.value_len[i]
     if kl >= 0:
+        key = _text(buf, cols.key_pos[i], kl) if key_texts is None else key_texts[i]
         if vl >= 0:
-            lines.append(f"{meta}{prefix}key: {_text(buf, cols.key_pos[i], kl)} "
-                         f"payload: {_text(buf, cols.value_pos[i], vl)}")
+            value = _text(buf, cols.value_pos[i], vl) if value_texts is None else value_texts[i]
+            lines.append(f"{meta}{prefix}key: {key} payload: {value}")
         else:
-            lines.append(f"{meta}{prefix}key: {_text(buf, cols.key_pos[i], kl)}")
+            lines.append(f"{meta}{prefix}key: {key}")
     elif vl >= 0:
-        lines.append(f"{meta}{prefix}payload: {_text(buf, cols.value_pos[i], vl)}")
+        value = _text(buf, cols.value_pos[i], vl) if value_texts is None else value_texts[i]
+        lines.append(f"{meta}{prefix}payload: {value}")
     else:
         lines.append(meta)
 

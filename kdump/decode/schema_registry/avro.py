@@ -15,14 +15,16 @@ import json
 import uuid
 from typing import Any
 
+from kdump import _backend
 from kdump.decode.errors import DecoderError
+from kdump.decode.schema_registry.json_schema import compact_encoder
 from kdump.decode.schema_registry.store import AVRO, RegisteredSchema, SchemaStore
 
 
 class AvroReader:
     """Reads the values written with one Avro schema."""
 
-    __slots__ = ("_schema", "_read")
+    __slots__ = ("_schema", "_read", "program")
 
     def __init__(self, schema: RegisteredSchema, store: SchemaStore):
         from fastavro import parse_schema, schemaless_reader
@@ -31,6 +33,9 @@ class AvroReader:
         _add_references(schema, store, named, set())
         self._schema = parse_schema(_schema_json(schema.text, schema.id), named_schemas=named)
         self._read = schemaless_reader
+        # the compiled Avro-to-JSON-text program of the schema (kdump/format/_avro.pyx), None on the pure path
+        # or for a schema it leaves to fastavro; it gives the same text or None (then fastavro decides)
+        self.program = avro_program(self._schema, named)
 
     def read(self, framed, start: int) -> Any:
         """The value in ``framed`` from ``start`` (the bytes after the header) as Python data; DecoderError when
@@ -49,10 +54,23 @@ class AvroReader:
         return value
 
     def text(self, framed, start: int) -> str:
+        if self.program is not None and isinstance(framed, bytes):
+            text = self.program.text(framed, start)
+            if text is not None:
+                return text
         return to_json_text(self.read(framed, start))
 
     def json(self, framed, start: int) -> Any:
         return plain(self.read(framed, start))
+
+
+def avro_program_py(schema: Any, named: dict) -> Any:
+    """No program: on the pure path fastavro reads every value (the compiled twin, kdump/format/_avro.pyx,
+    compiles the schema into one that writes the JSON text straight from the Avro bytes)."""
+    return None
+
+
+avro_program = _backend.pick("avro_program", avro_program_py)
 
 
 def _schema_json(text: str, schema_id: int) -> Any:
@@ -92,10 +110,9 @@ def _readable(obj: Any) -> Any:
     raise TypeError(f"{type(obj).__name__} is not a JSON value")
 
 
-# One encoder for every value: json.dumps builds a new one per call when given options, which cost a third of
-# the time of encoding a small record. ``_readable`` is called only for what is not JSON, so plain records pay
-# nothing for it.
-to_json_text = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_readable).encode
+# One encoder for every value (json.dumps builds a new one per call when given options). ``_readable`` is
+# called only for what is not JSON, so plain records pay nothing for it.
+to_json_text = compact_encoder(_readable)
 
 
 def plain(value: Any) -> Any:

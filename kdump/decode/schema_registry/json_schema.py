@@ -7,6 +7,7 @@ needs the data, and the registry's serializers validate before they write.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from kdump.decode.errors import DecoderError
@@ -39,7 +40,21 @@ class JsonSchemaReader:
         return compact_json(self.json(framed, start))
 
 
-compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # one encoder for all values
+def compact_encoder(default: Callable[[Any], Any] | None = None) -> Callable[[Any], str]:
+    """What ``json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=default)`` gives, made once:
+    json's C encoder called straight (``JSONEncoder.encode`` builds a new one per call, which cost as much as
+    encoding a small record), without the check for circular data (decoded values are trees)."""
+    from json import encoder
+
+    default = default or json.JSONEncoder().default  # TypeError for what is not JSON, as json.dumps
+    make = getattr(encoder, "c_make_encoder", None)
+    if make is None:  # a Python without json's C accelerator
+        return json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=default).encode
+    chunks = make(None, default, encoder.encode_basestring, None, ":", ",", False, False, True)
+    return lambda value: "".join(chunks(value, 0))
+
+
+compact_json = compact_encoder()  # one encoder for all values
 
 
 def _not_json(name: str) -> Any:
