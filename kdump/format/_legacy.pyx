@@ -112,7 +112,7 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
     cdef int magic, attrs
     # the summary, kept in C while the messages are walked
     cdef int64_t off, prev_off = 0, first_off = 0, min_ts = 0, max_ts = 0
-    cdef Py_ssize_t decreasing_at = -1, magic_at = -1, crc_at = -1
+    cdef Py_ssize_t decreasing_at = -1, magic_at = -1, crc_at = -1, attributes_at = -1, last_start = 0
     cdef int64_t decreasing_off = 0, decreasing_prev = 0
     cdef int mismatched = 0
     cdef uint32_t bad_stored = 0, bad_computed = 0, computed
@@ -174,6 +174,9 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
                     min_ts = ts
                 elif ts > max_ts:
                     max_ts = ts
+            if attrs != 0 and attributes_at < 0:
+                attributes_at = k
+            last_start = pos
             k += 1
             pos = stop
             continue
@@ -200,6 +203,7 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
         summary.count, summary.error, summary.resume, summary.end = k, error, resume, pos
         if k:
             summary.first_offset, summary.last_offset = first_off, prev_off
+            summary.attributes_at, summary.last_start = attributes_at, last_start
             if decreasing_at >= 0:
                 summary.decreasing_at, summary.decreasing_offsets = decreasing_at, (decreasing_off, decreasing_prev)
             if magic_at >= 0:

@@ -32,12 +32,13 @@ from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.format.columns import RECORDS_PER_CHUNK
 from kdump.format.framing import BatchHeader, Stop, entry_batch
-from kdump.format.legacy import LegacyBatch, LegacyRun, legacy_run
+from kdump.format.legacy import LegacyBatch, LegacyRun, checked_run, legacy_run
 from kdump.format.limits import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES  # noqa: F401  (re-exported)
 from kdump.format.v2 import RecordBatch
 from kdump.read.logdir import base_offset_from_name  # (kdump.index and spark import it from here too)
 
 Batch = RecordBatch | LegacyBatch
+Readable = RecordBatch | LegacyBatch | LegacyRun  # what the resynchronising walk hands on
 
 WINDOW = 1 << 20  # bytes scanned at a time when resynchronising
 CHUNK = 1 << 20  # bytes held at a time when computing the CRC of a large entry
@@ -45,11 +46,12 @@ RUN_WINDOW = (1 << 16, 1 << 20)  # bytes read at a time by runs(): first, at mos
 
 # --- events of the resynchronising walk ----------------------------------------------------------------
 class GoodBatch:
-    """A whole entry with a valid CRC."""
+    """A whole entry with a valid CRC, or a :class:`~kdump.format.legacy.LegacyRun` of intact plain magic 0/1
+    messages (each of them such an entry, read together: no object per message)."""
 
     __slots__ = ("batch",)
 
-    def __init__(self, batch: Batch):
+    def __init__(self, batch: Readable):
         self.batch = batch
 
 
@@ -247,7 +249,27 @@ class SegmentReader:
         f.seek(pos)
         read = f.read
         unpack_prefix = L.PREFIX.unpack
+        # Plain magic 0/1 messages are taken as runs (checked_run: framing, parsing and CRC of each, in compiled
+        # code) wherever one may start: at the start, after a plain message and after damage. A run ends before
+        # anything it does not take (a batch, a wrapper, a damaged or too large message, the end of what it
+        # read), which the entry-by-entry walk below then reads and reports exactly as before.
+        fd = f.fileno()
+        window, most = RUN_WINDOW[0], min(RUN_WINDOW[1], max_batch)  # no message in a run is too large
+        try_run = True
         while True:
+            if try_run:
+                try_run = False
+                while pos < end:
+                    data = os.pread(fd, min(window, most, end - pos), pos)
+                    run = checked_run(data, pos, RECORDS_PER_CHUNK)
+                    if run is None:
+                        break
+                    if run.size > len(data) // 2:
+                        window = min(window * 2, most)
+                    last_good = run
+                    yield GoodBatch(run)
+                    pos = run.end
+                f.seek(pos)
             remaining = end - pos
             if remaining <= L.HEADER_SIZE_UP_TO_MAGIC:
                 if remaining <= 0:
@@ -291,6 +313,7 @@ class SegmentReader:
                             last_good = batch
                             yield GoodBatch(batch)
                             pos = nxt
+                            try_run = batch.magic < 2 and not batch.is_compressed
                             continue
                         event = BadEntry(pos, L.LOG_OVERHEAD + size, offset,
                                          FormatError("crc-mismatch", crc_message(batch), position=pos), batch)
@@ -302,6 +325,7 @@ class SegmentReader:
                 yield event
                 if probe.plausible(nxt):
                     pos = nxt
+                    try_run = True
                     continue
                 cause = (f"the entry at byte {pos} points past itself to byte {nxt}, where no entry begins: its "
                          "size field is probably damaged too")
@@ -312,6 +336,7 @@ class SegmentReader:
                 return
             pos = damage.end
             f.seek(pos)
+            try_run = True
 
     def _large_entry(self, probe: Prober, pos: int, offset: int, size: int):
         """An entry above max_batch_bytes: magic and CRC checked (in chunks), the body not read."""

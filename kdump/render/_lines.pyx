@@ -13,12 +13,14 @@ from libc.stdint cimport int64_t
 from ._outbuf cimport Kept, Out, ascii_only, finish, put, put_bytes, put_int, release, reserve, start
 from ._sequence cimport record_sequence  # compile-time only (inline functions)
 
+from kdump.format.names import TIMESTAMP_TYPE_TEXT
 from kdump.format.text import java_utf8
 
 # The pure twins, for buffers other than bytes and numbers beyond int64. kdump.render.kafka_text imports
 # this module (through kdump._backend), so they are handed over by kdump._backend.pick rather than imported.
 render_v2_lines_py = None
 render_legacy_lines_py = None
+render_legacy_run_py = None
 
 
 cdef inline int _put_text(Out *o, const unsigned char *p, object buf, Py_ssize_t pos, Py_ssize_t n) except -1:
@@ -108,12 +110,7 @@ cdef bytes _render(cols, str ts_name, bint legacy, str brace, base_offset, base_
                 put(o, b" valueSize: ", 12)
                 put_int(o, vl)
                 if legacy:
-                    if valid[i]:
-                        put(o, b" isValid: true crc: ", 20)
-                    else:
-                        put(o, b" isValid: false crc: ", 21)
-                    put_int(o, crcs[i])
-                    put_bytes(o, end)
+                    _put_legacy_tail(o, valid[i], crcs[i], end)
                 else:
                     put(o, b" sequence: ", 11)
                     put_int(o, record_sequence(bs, off, bo))
@@ -129,3 +126,103 @@ cdef bytes _render(cols, str ts_name, bint legacy, str brace, base_offset, base_
         release(o, &_kept)
         raise
     return finish(o, &_kept)
+
+
+cdef inline int _put_legacy_tail(Out *o, bint valid, int64_t crc, bytes end) except -1:
+    """The end of a legacy record line: `` isValid: true crc: N`` and the Scala tool's brace."""
+    if valid:
+        put(o, b" isValid: true crc: ", 20)
+    else:
+        put(o, b" isValid: false crc: ", 21)
+    put_int(o, crc)
+    return put_bytes(o, end)
+
+
+def render_legacy_run(run, tuple labels, str brace, bint deep, bint print_data, bint skip_metadata):
+    """Every message of a :class:`~kdump.format.legacy.LegacyRun` as DumpLogSegments prints a plain magic 0/1
+    message: its batch line (``labels``: what goes before each value of the line, from kdump.format.names'
+    table, by :func:`kdump.render.kafka_text.run_line_labels`), and with ``deep`` its record line (default
+    string decoders, epoch timestamps), as UTF-8 bytes. Same bytes as the pure twin, which renders the
+    messages one by one as batches."""
+    cols = run.columns
+    if isinstance(cols.buf, bytes) and type(run.position) is int:
+        try:
+            return _render_run(cols, run.position, labels, brace, deep, print_data, skip_metadata)
+        except OverflowError:
+            pass
+    return render_legacy_run_py(run, labels, brace, deep, print_data, skip_metadata)
+
+
+cdef bytes _render_run(cols, int64_t position, tuple labels, str brace, bint deep, bint print_data,
+                       bint skip_metadata):
+    cdef Py_ssize_t i, n = cols.count, kl, vl
+    cdef int64_t off, ts, size
+    cdef int magic, attrs
+    cdef list offsets = cols.offsets, timestamps = cols.timestamps, key_pos = cols.key_pos
+    cdef list key_len = cols.key_len, value_pos = cols.value_pos, value_len = cols.value_len
+    cdef list valid = cols.valid, crcs = cols.crcs, sizes = cols.sizes, magics = cols.magics
+    cdef list attributes = cols.attributes
+    cdef bytes buf = cols.buf
+    cdef const unsigned char *p = <const unsigned char *> PyBytes_AS_STRING(buf)
+    cdef bytes end = brace.encode("utf-8")
+    # labels: offset, position, (the timestamp's: its type's name, per message), size, magic, codec, crc, valid
+    cdef bytes l_position = labels[1], l_ts = labels[2], l_size = labels[3], l_magic = labels[4]
+    cdef bytes l_codec = labels[5], l_crc = labels[6], l_valid = labels[7], l_offset = labels[0]
+    cdef bytes name
+    cdef Out *o = start(&_kept)
+    try:
+        reserve(o, n * ((352 if print_data else 256) if deep else 128))
+        for i in range(n):
+            off = offsets[i]
+            ts = timestamps[i]
+            size = sizes[i]
+            magic = magics[i]
+            attrs = attributes[i]
+            name = _TS_NAMES[0 if magic == 0 else (2 if attrs & 0x08 else 1)]
+            put_bytes(o, l_offset)
+            put_int(o, off)
+            put_bytes(o, l_position)
+            put_int(o, position)
+            put_bytes(o, l_ts)
+            put_bytes(o, name)
+            put(o, b": ", 2)
+            put_int(o, ts)
+            put_bytes(o, l_size)
+            put_int(o, size)
+            put_bytes(o, l_magic)
+            put_int(o, magic)
+            put_bytes(o, l_codec)
+            put_bytes(o, l_crc)
+            put_int(o, crcs[i])
+            put_bytes(o, l_valid)
+            put_bytes(o, _TRUE if valid[i] else _FALSE)
+            put(o, b"\n", 1)
+            position += size
+            if not deep:
+                continue
+            kl = key_len[i]
+            vl = value_len[i]
+            if not skip_metadata:
+                put(o, b"| offset: ", 10)
+                put_int(o, off)
+                put(o, b" ", 1)
+                put_bytes(o, name)
+                put(o, b": ", 2)
+                put_int(o, ts)
+                put(o, b" keySize: ", 10)
+                put_int(o, kl)
+                put(o, b" valueSize: ", 12)
+                put_int(o, vl)
+                _put_legacy_tail(o, valid[i], crcs[i], end)
+            if print_data:
+                _put_data(o, p, buf, skip_metadata, key_pos[i], kl, value_pos[i], vl)
+            put(o, b"\n", 1)
+    except BaseException:
+        release(o, &_kept)
+        raise
+    return finish(o, &_kept)
+
+
+# The timestamp type of a plain message (magic 0: none; magic 1: the attributes' LogAppendTime bit), by name.
+cdef tuple _TS_NAMES = tuple(TIMESTAMP_TYPE_TEXT[t].encode() for t in (-1, 0, 1))
+cdef bytes _TRUE = b"true", _FALSE = b"false"
