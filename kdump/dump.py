@@ -21,8 +21,8 @@ from kdump.errors import FormatError
 from kdump.format import columns as _columns
 from kdump.format.columns import RecordColumns
 from kdump.format.framing import Stop
-from kdump.format.legacy import LegacyRun
 from kdump.format.layout import java_long
+from kdump.format.legacy import LegacyRun
 from kdump.read.damage import RANGE, TAIL, Damage, readable
 from kdump.read.logdir import (
     BOOTSTRAP_CHECKPOINT,

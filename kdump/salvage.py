@@ -25,6 +25,7 @@ import errno
 import os
 import shutil
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kdump.atomic import AtomicGroup, TemporaryDirectory, fsync_directory, refuse_input
@@ -33,7 +34,7 @@ from kdump.format.legacy import LegacyRun
 from kdump.format.v2 import RecordBatch
 from kdump.read.damage import BATCH, Damage, readable
 from kdump.read.logdir import FileKind, Partition
-from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, SegmentReader
+from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, Batch, SegmentReader
 from kdump.verify.walk import SegmentVerifier, VerifyOptions
 from kdump.writer import SegmentWriter, WriteVerificationError
 
@@ -142,7 +143,8 @@ def plan(source: str, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_batc
             if isinstance(item, Stop):
                 continue
             # plain magic 0/1 messages come as runs: each is judged (and kept or dropped) as the batch it is
-            for batch in (item.messages() if type(item) is LegacyRun else (item,)):
+            batches: Iterable[Batch] = item.messages() if isinstance(item, LegacyRun) else (item,)
+            for batch in batches:
                 before = judge.verifier.report.records
                 errors = judge.errors(batch)
                 if errors:

@@ -466,12 +466,14 @@ class LegacyRun:
     @property
     def base_offset(self) -> int:
         """The first message's offset."""
-        return self.summary.first_offset if self.summary is not None else self.columns.offsets[0]
+        first = self.summary.first_offset if self.summary is not None else None  # (a summary of messages has it)
+        return self.columns.offsets[0] if first is None else first
 
     @property
     def last_offset(self) -> int:
         """The last message's offset."""
-        return self.summary.last_offset if self.summary is not None else self.columns.offsets[-1]
+        last = self.summary.last_offset if self.summary is not None else None
+        return self.columns.offsets[-1] if last is None else last
 
     @property
     def valid(self) -> list[bool]:

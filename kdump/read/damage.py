@@ -28,7 +28,6 @@ from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.read.segment import (
     BadEntry,
-    Batch,
     DamagedRange,
     GoodBatch,
     LargeEntry,
@@ -230,8 +229,9 @@ def readable(reader: SegmentReader, *, show_invalid: bool = True, next_base: int
              ) -> Iterator[Readable | Damage | Stop]:
     """What a reader that goes on past damage sees of ``reader``'s file (:meth:`SegmentReader.events`, from
     ``reader.start``): every intact batch (consecutive intact plain magic 0/1 messages as a
-    :class:`~kdump.format.legacy.LegacyRun`: every reader handles runs, with one object per run), one :class:`Damage` per damaged area (each said before the batch after
-    it, whose first offset bounds the offsets it costs), and last the :class:`Stop`. A batch that parsed but fails
+    :class:`~kdump.format.legacy.LegacyRun`: every reader handles runs, with one object per run), one
+    :class:`Damage` per damaged area (each said before the batch after it, whose first offset bounds the offsets it
+    costs), and last the :class:`Stop`. A batch that parsed but fails
     its CRC is shown as a batch (Kafka shows it, ``isValid: false``; the caller decides) with ``show_invalid``,
     else it is a ``batch`` damage. An entry above ``max_batch_bytes`` is a ``large`` damage (``verify`` still
     checks its header: ``damage.large``). ``next_base``: the next segment's base offset (bounds the offsets lost

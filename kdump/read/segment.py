@@ -244,7 +244,7 @@ class SegmentReader:
         end = self.end
         max_batch = self.max_batch_bytes
         probe = Prober(f.fileno(), end, max_batch)
-        last_good = None  # the last good batch (or LargeEntry): where the offsets lost in damage start
+        last_good: Readable | LargeEntry | None = None  # the last good batch (or LargeEntry): where offsets lost start
         pos = self.start
         f.seek(pos)
         read = f.read
