@@ -300,7 +300,7 @@ class Dumper:
                 if type(item) is LegacyRun:  # intact plain magic 0/1 messages, each a batch of one record
                     if whole_runs and self._whole_run(item, result):
                         if deep:
-                            last = _follow_offsets(item.columns, last, result)
+                            last = _follow_run(item, last, result)
                         continue
                     batches: Iterable = item.messages()  # what this dump shows of each depends on the message
                 else:
@@ -428,6 +428,17 @@ def _follow_offsets(records, last, result: FileResult):
             result.non_consecutive_pair(last, off)
         last = off
     return last
+
+
+def _follow_run(run: LegacyRun, last, result: FileResult):
+    """:func:`_follow_offsets` over a run of plain messages: from the summary of its walk when its offsets follow
+    each other and the offset before (its columns are then never built), else from its columns."""
+    s = run.summary
+    first, n = run.base_offset, run.count
+    consecutive = s is not None and s.decreasing_at < 0 and run.last_offset - first == n - 1
+    if consecutive and (last is None or first == last + 1):
+        return run.last_offset
+    return _follow_offsets(run.columns, last, result)
 
 
 class _DamageWalk:

@@ -10,7 +10,9 @@ and encoded again). Same bytes as the pure functions; ``tests/test_speedups.py``
 from cpython.bytes cimport PyBytes_AS_STRING
 from libc.stdint cimport int64_t
 
-from ._outbuf cimport Kept, Out, ascii_only, finish, put, put_bytes, put_int, release, reserve, start
+from kdump.format._plain cimport PlainMessage, plain_timestamp_type, read_plain  # compile-time only (inline functions)
+
+from ._outbuf cimport Kept, Out, ascii_only, finish, int_digits, put, put_bytes, put_int, release, reserve, start
 from ._sequence cimport record_sequence  # compile-time only (inline functions)
 
 from kdump.format.names import TIMESTAMP_TYPE_TEXT
@@ -110,7 +112,12 @@ cdef bytes _render(cols, str ts_name, bint legacy, str brace, base_offset, base_
                 put(o, b" valueSize: ", 12)
                 put_int(o, vl)
                 if legacy:
-                    _put_legacy_tail(o, valid[i], crcs[i], end)
+                    if valid[i]:
+                        put(o, b" isValid: true crc: ", 20)
+                    else:
+                        put(o, b" isValid: false crc: ", 21)
+                    put_int(o, crcs[i])
+                    put_bytes(o, end)
                 else:
                     put(o, b" sequence: ", 11)
                     put_int(o, record_sequence(bs, off, bo))
@@ -128,94 +135,84 @@ cdef bytes _render(cols, str ts_name, bint legacy, str brace, base_offset, base_
     return finish(o, &_kept)
 
 
-cdef inline int _put_legacy_tail(Out *o, bint valid, int64_t crc, bytes end) except -1:
-    """The end of a legacy record line: `` isValid: true crc: N`` and the Scala tool's brace."""
-    if valid:
-        put(o, b" isValid: true crc: ", 20)
-    else:
-        put(o, b" isValid: false crc: ", 21)
-    put_int(o, crc)
-    return put_bytes(o, end)
-
-
 def render_legacy_run(run, tuple labels, str brace, bint deep, bint print_data, bint skip_metadata):
-    """Every message of a :class:`~kdump.format.legacy.LegacyRun` as DumpLogSegments prints a plain magic 0/1
-    message: its batch line (``labels``: what goes before each value of the line, from kdump.format.names'
-    table, by :func:`kdump.render.kafka_text.run_line_labels`), and with ``deep`` its record line (default
-    string decoders, epoch timestamps), as UTF-8 bytes. Same bytes as the pure twin, which renders the
-    messages one by one as batches."""
-    cols = run.columns
-    if isinstance(cols.buf, bytes) and type(run.position) is int:
+    """Every message of a :class:`~kdump.format.legacy.LegacyRun` of intact messages (one the resynchronising
+    walk found: ``run.summary`` set) as DumpLogSegments prints a plain magic 0/1 message: its batch line
+    (``labels``: what goes before each value of the line, from kdump.format.names' table, by
+    :func:`kdump.render.kafka_text.run_line_labels`), and with ``deep`` its record line (default string
+    decoders, epoch timestamps), as UTF-8 bytes. The messages are read from ``run.data`` here (no Python object
+    per message). Same bytes as the pure twin, which renders the messages one by one as batches."""
+    data = run.data
+    if run.summary is not None and isinstance(data, bytes) and type(run.position) is int and \
+            type(run.count) is int and 0 <= run.count:
         try:
-            return _render_run(cols, run.position, labels, brace, deep, print_data, skip_metadata)
-        except OverflowError:
+            return _render_run(data, run.position, run.count, labels, brace, deep, print_data, skip_metadata)
+        except (OverflowError, ValueError):  # a position beyond int64, data that is not the run's: the pure path
             pass
     return render_legacy_run_py(run, labels, brace, deep, print_data, skip_metadata)
 
 
-cdef bytes _render_run(cols, int64_t position, tuple labels, str brace, bint deep, bint print_data,
-                       bint skip_metadata):
-    cdef Py_ssize_t i, n = cols.count, kl, vl
-    cdef int64_t off, ts, size
-    cdef int magic, attrs
-    cdef list offsets = cols.offsets, timestamps = cols.timestamps, key_pos = cols.key_pos
-    cdef list key_len = cols.key_len, value_pos = cols.value_pos, value_len = cols.value_len
-    cdef list valid = cols.valid, crcs = cols.crcs, sizes = cols.sizes, magics = cols.magics
-    cdef list attributes = cols.attributes
-    cdef bytes buf = cols.buf
-    cdef const unsigned char *p = <const unsigned char *> PyBytes_AS_STRING(buf)
-    cdef bytes end = brace.encode("utf-8")
+cdef bytes _render_run(bytes data, int64_t position, Py_ssize_t n, tuple labels, str brace, bint deep,
+                       bint print_data, bint skip_metadata):
+    cdef Py_ssize_t i, pos = 0, end = len(data), nxt
+    cdef PlainMessage m
+    cdef const unsigned char *p = <const unsigned char *> PyBytes_AS_STRING(data)
+    cdef bytes close = brace.encode("utf-8")
     # labels: offset, position, (the timestamp's: its type's name, per message), size, magic, codec, crc, valid
-    cdef bytes l_position = labels[1], l_ts = labels[2], l_size = labels[3], l_magic = labels[4]
-    cdef bytes l_codec = labels[5], l_crc = labels[6], l_valid = labels[7], l_offset = labels[0]
+    cdef bytes l_offset = labels[0], l_position = labels[1], l_ts = labels[2], l_size = labels[3]
+    cdef bytes l_magic = labels[4], l_codec = labels[5], l_crc = labels[6], l_valid = labels[7]
     cdef bytes name
+    cdef char off_digits[24]
+    cdef char ts_digits[24]
+    cdef char crc_digits[24]
+    cdef int off_at, ts_at, crc_at
     cdef Out *o = start(&_kept)
     try:
         reserve(o, n * ((352 if print_data else 256) if deep else 128))
         for i in range(n):
-            off = offsets[i]
-            ts = timestamps[i]
-            size = sizes[i]
-            magic = magics[i]
-            attrs = attributes[i]
-            name = _TS_NAMES[0 if magic == 0 else (2 if attrs & 0x08 else 1)]
+            nxt = read_plain(p, pos, end, &m)
+            if nxt < 0:
+                raise ValueError("no plain message where the run has one")
+            name = _TS_NAMES[plain_timestamp_type(&m) + 1]
+            off_at = int_digits(m.offset, off_digits)
+            ts_at = int_digits(m.timestamp, ts_digits)
+            crc_at = int_digits(m.crc, crc_digits)
             put_bytes(o, l_offset)
-            put_int(o, off)
+            put(o, off_digits + off_at, 24 - off_at)
             put_bytes(o, l_position)
-            put_int(o, position)
+            put_int(o, position + pos)
             put_bytes(o, l_ts)
             put_bytes(o, name)
             put(o, b": ", 2)
-            put_int(o, ts)
+            put(o, ts_digits + ts_at, 24 - ts_at)
             put_bytes(o, l_size)
-            put_int(o, size)
+            put_int(o, nxt - pos)
             put_bytes(o, l_magic)
-            put_int(o, magic)
+            put_int(o, m.magic)
             put_bytes(o, l_codec)
             put_bytes(o, l_crc)
-            put_int(o, crcs[i])
+            put(o, crc_digits + crc_at, 24 - crc_at)
             put_bytes(o, l_valid)
-            put_bytes(o, _TRUE if valid[i] else _FALSE)
-            put(o, b"\n", 1)
-            position += size
+            put(o, b"true\n", 5)  # (the walk that found the run checked every CRC)
+            pos = nxt
             if not deep:
                 continue
-            kl = key_len[i]
-            vl = value_len[i]
             if not skip_metadata:
                 put(o, b"| offset: ", 10)
-                put_int(o, off)
+                put(o, off_digits + off_at, 24 - off_at)
                 put(o, b" ", 1)
                 put_bytes(o, name)
                 put(o, b": ", 2)
-                put_int(o, ts)
+                put(o, ts_digits + ts_at, 24 - ts_at)
                 put(o, b" keySize: ", 10)
-                put_int(o, kl)
+                put_int(o, m.key_len)
                 put(o, b" valueSize: ", 12)
-                put_int(o, vl)
-                _put_legacy_tail(o, valid[i], crcs[i], end)
+                put_int(o, m.value_len)
+                put(o, b" isValid: true crc: ", 20)
+                put(o, crc_digits + crc_at, 24 - crc_at)
+                put_bytes(o, close)
             if print_data:
-                _put_data(o, p, buf, skip_metadata, key_pos[i], kl, value_pos[i], vl)
+                _put_data(o, p, data, skip_metadata, m.key_pos, m.key_len, m.value_pos, m.value_len)
             put(o, b"\n", 1)
     except BaseException:
         release(o, &_kept)
@@ -223,6 +220,5 @@ cdef bytes _render_run(cols, int64_t position, tuple labels, str brace, bint dee
     return finish(o, &_kept)
 
 
-# The timestamp type of a plain message (magic 0: none; magic 1: the attributes' LogAppendTime bit), by name.
+# The names of the timestamp types -1, 0, 1 (by plain_timestamp_type + 1).
 cdef tuple _TS_NAMES = tuple(TIMESTAMP_TYPE_TEXT[t].encode() for t in (-1, 0, 1))
-cdef bytes _TRUE = b"true", _FALSE = b"false"

@@ -31,6 +31,13 @@ cdef inline int put_bytes(Out *o, bytes b) except -1:
 cdef inline int put_int(Out *o, int64_t v) except -1:
     """``v`` in decimal (as Java's Long.toString and Python's str)."""
     cdef char tmp[24]
+    cdef int i = int_digits(v, tmp)
+    return put(o, tmp + i, 24 - i)
+
+
+cdef inline int int_digits(int64_t v, char *tmp) noexcept nogil:
+    """``v`` in decimal at the end of ``tmp`` (24 bytes): returns where it starts (a number written twice is
+    formatted once)."""
     cdef int i = 24
     cdef uint64_t u = <uint64_t> (-(v + 1)) + 1 if v < 0 else <uint64_t> v
     while True:
@@ -42,7 +49,7 @@ cdef inline int put_int(Out *o, int64_t v) except -1:
     if v < 0:
         i -= 1
         tmp[i] = b'-'
-    return put(o, tmp + i, 24 - i)
+    return i
 
 
 # Tests of 8 bytes at a time (the word read with memcpy: any alignment). Each gives an exact yes/no for the
