@@ -256,6 +256,7 @@ class SegmentReader:
         fd = f.fileno()
         window, most = RUN_WINDOW[0], min(RUN_WINDOW[1], max_batch)  # no message in a run is too large
         try_run = True
+        no_run_at = -1  # where the last attempt found no run
         while True:
             if try_run:
                 try_run = False
@@ -263,6 +264,7 @@ class SegmentReader:
                     data = os.pread(fd, min(window, most, end - pos), pos)
                     run = checked_run(data, pos, RECORDS_PER_CHUNK)
                     if run is None:
+                        no_run_at = pos
                         break
                     if run.size > len(data) // 2:
                         window = min(window * 2, most)
@@ -310,6 +312,10 @@ class SegmentReader:
                         event = BadEntry(pos, L.LOG_OVERHEAD + size, offset, e)
                     else:
                         if batch.is_valid():  # the common case, kept short: verify walks millions of batches
+                            if batch.magic < 2 and not batch.is_compressed and pos != no_run_at:
+                                try_run = True  # a plain message after a batch: read it with those after it
+                                f.seek(pos)
+                                continue
                             last_good = batch
                             yield GoodBatch(batch)
                             pos = nxt
