@@ -72,7 +72,8 @@ def run(cmd: list[str], root: Path = ROOT) -> tuple[float, float, int]:
     env = dict(os.environ, PYTHONPATH=str(root))
     with open(os.devnull, "wb") as devnull:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=devnull, stderr=devnull, env=env)
+        # (run from the checkout: ``python -m`` puts the working directory before PYTHONPATH)
+        proc = subprocess.Popen(cmd, stdout=devnull, stderr=devnull, env=env, cwd=root)
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) not in (0, 1):
