@@ -228,3 +228,32 @@ def test_salvage_keeps_the_intact_messages_of_runs(tmp_path):
     assert result.kept_batches == 29 and result.kept_records == 29
     assert result.kept_positions == [s for i, s in enumerate(starts) if i != 10]
     assert [(d.start, d.code) for d in result.dropped] == [(starts[10], "crc-mismatch")]
+
+
+# --- index rebuild: each message of a run is still the batch recovery indexes and stops at --------------------
+def test_index_rebuild_over_runs(tmp_path):
+    """Recovery's entries for plain messages (one per message crossing index.interval.bytes), against the
+    read-back proof's own computation of them (kdump.convert.proof.PlainMessages, a bisection over whole columns),
+    and its stop at the first message failing its CRC, with the CRCs zlib computes."""
+    from kdump.convert.proof import PlainMessages
+    from kdump.index.rebuild import recover_segment
+    entries = [message(i, 1_700_000_000_000 + (i * 7919) % 1000, b"k%d" % i, b"v" * (i % 300)) for i in range(600)]
+    path, starts = write(tmp_path, entries)
+    proof = PlainMessages(0, 4096)
+    with SegmentReader(path) as reader:
+        for run in reader.runs(64):  # runs of another length than the rebuild's
+            proof.run(run)
+    assert proof.finished(600)
+    rec = recover_segment(path, index_interval_bytes=4096)
+    assert (bytes(rec.offset_index), bytes(rec.time_index)) == proof.indexes()
+    assert (rec.batches, rec.valid_bytes, rec.stop_code) == (600, starts[-1] + len(entries[-1]), None)
+    assert len(rec.offset_index) // 8 > 10
+
+    entries[333] = flip_crc(entries[333])
+    path, starts = write(tmp_path, entries)
+    rec = recover_segment(path, index_interval_bytes=4096)
+    stored = int.from_bytes(entries[333][12:16], "big")
+    computed = zlib.crc32(entries[333][16:])
+    assert (rec.batches, rec.valid_bytes, rec.stop_code) == (333, starts[333], "crc-mismatch")
+    assert rec.stop_message == f"Record is corrupt (stored crc = {stored}, computed crc = {computed})"
+    assert rec.offset_entries() and rec.offset_entries()[-1].position < starts[333]
