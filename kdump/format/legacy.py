@@ -280,7 +280,12 @@ class LegacyBatch:
             cols.offsets = inner_offsets
             cols.timestamps = [L.NO_TIMESTAMP] * cols.count
             return cols
-        cols.offsets = [_java_sum(base, o) for o in inner_offsets] if base else inner_offsets
+        if not base:
+            cols.offsets = inner_offsets
+        elif inner_offsets and base + min(inner_offsets) >= L.INT64_MIN and base + max(inner_offsets) <= L.INT64_MAX:
+            cols.offsets = [base + o for o in inner_offsets]  # the common case: no sum wraps (no call per message)
+        else:
+            cols.offsets = [_java_sum(base, o) for o in inner_offsets]
         if msg.attributes & L.LEGACY_TIMESTAMP_TYPE_MASK:
             cols.timestamps = [msg.timestamp] * cols.count  # LogAppendTime: the wrapper's time for every record
         return cols
