@@ -257,3 +257,19 @@ def test_index_rebuild_over_runs(tmp_path):
     assert (rec.batches, rec.valid_bytes, rec.stop_code) == (333, starts[333], "crc-mismatch")
     assert rec.stop_message == f"Record is corrupt (stored crc = {stored}, computed crc = {computed})"
     assert rec.offset_entries() and rec.offset_entries()[-1].position < starts[333]
+
+
+def test_messages_larger_than_the_read_window_still_come_as_runs(tmp_path):
+    entries = [message(i, 1_000 + i, b"k", b"x" * (100_000 + i)) for i in range(12)]
+    path, starts = write(tmp_path, entries)
+    got = items(path)
+    runs = [i for i in got if isinstance(i, LegacyRun)]
+    assert len(runs) == len(got) - 1 and sum(r.count for r in runs) == 12
+    assert [m.position for r in runs for m in r.messages()] == starts
+    with SegmentReader(path, max_batch_bytes=100_028) as reader:  # the first above the limit is damage
+        limited = list(readable(reader))
+    first_large = next(k for k, e in enumerate(entries) if len(e) - 12 > 100_028)
+    damages = [i for i in limited if isinstance(i, Damage)]
+    assert (damages[0].kind, damages[0].start) == ("large", starts[first_large])
+    read = [i for i in limited if isinstance(i, (LegacyRun, LegacyBatch))]
+    assert sum(i.count if isinstance(i, LegacyRun) else 1 for i in read) == first_large

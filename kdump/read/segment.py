@@ -264,6 +264,10 @@ class SegmentReader:
                     data = os.pread(fd, min(window, most, end - pos), pos)
                     run = checked_run(data, pos, RECORDS_PER_CHUNK)
                     if run is None:
+                        need = L.LOG_OVERHEAD + L.PREFIX.unpack_from(data)[1] if len(data) >= L.LOG_OVERHEAD else 0
+                        if len(data) < need <= min(most, end - pos):  # a message larger than the window: widen it
+                            window = need
+                            continue
                         no_run_at = pos
                         break
                     if run.size > len(data) // 2:
