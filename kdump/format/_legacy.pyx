@@ -54,31 +54,31 @@ def inner_columns(data, pos0, start_at=0, max_count=None, first_index=0):
     """See :func:`kdump.format.legacy.inner_columns_py`."""
     if not _fast_args(data, start_at, max_count, first_index):
         return inner_columns_py(data, pos0, start_at, max_count, first_index)
-    return _walk_view(data, pos0, start_at, max_count, first_index, False, 0)
+    return _walk_view(data, pos0, start_at, max_count, first_index, False, 0, True)
 
 
-def inner_summary(data, pos0, magic, start_at=0, max_count=None, first_index=0):
+def inner_summary(data, pos0, magic, start_at=0, max_count=None, first_index=0, why=True):
     """See :func:`kdump.format.legacy.inner_summary_py`: the same walk, summarized without the messages."""
     if not _fast_args(data, start_at, max_count, first_index) or type(magic) is not int:
-        return inner_summary_py(data, pos0, magic, start_at, max_count, first_index)
-    return _walk_view(data, pos0, start_at, max_count, first_index, True, magic)
+        return inner_summary_py(data, pos0, magic, start_at, max_count, first_index, why)
+    return _walk_view(data, pos0, start_at, max_count, first_index, True, magic, why)
 
 
-cdef object _walk_view(data, pos0, start_at, max_count, first_index, bint summarize, int expect_magic):
+cdef object _walk_view(data, pos0, start_at, max_count, first_index, bint summarize, int expect_magic, bint why):
     cdef Py_buffer view
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
         return _walk(data, <const unsigned char *>view.buf, view.len, pos0, start_at, max_count, first_index,
-                     summarize, expect_magic)
+                     summarize, expect_magic, why)
     finally:
         PyBuffer_Release(&view)
 
 
 cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object pos0, object start_at_obj,
-                  object max_count_obj, object first_index, bint summarize, int expect_magic):
+                  object max_count_obj, object first_index, bint summarize, int expect_magic, bint why):
     if start_at_obj < 0 or start_at_obj > end:
         if summarize:
-            return inner_summary_py(data, pos0, expect_magic, start_at_obj, max_count_obj, first_index)
+            return inner_summary_py(data, pos0, expect_magic, start_at_obj, max_count_obj, first_index, why)
         return inner_columns_py(data, pos0, start_at_obj, max_count_obj, first_index)
     cdef Py_ssize_t start_at = start_at_obj
     cdef Py_ssize_t max_count = -1 if max_count_obj is None else max_count_obj
@@ -115,7 +115,8 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
         if stop == PLAIN_TRUNCATED:
             break  # Kafka ends the inner set silently at a truncated last entry
         if stop < 0:
-            error = _error_at(data, pos0, pos, first_index + k)
+            if why or k == 0:  # (the error of a first message is raised: see below)
+                error = _error_at(data, pos0, pos, first_index + k)
             break
         start = pos + LOG_OVERHEAD
         size, magic, attrs, ts, crc = m.size, m.magic, m.attributes, m.timestamp, m.crc
@@ -163,7 +164,7 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
         pos = stop
     if k == 0 and start_at == 0:
         if summarize:  # raises its error
-            return inner_summary_py(data, pos0, expect_magic, start_at_obj, max_count_obj, first_index)
+            return inner_summary_py(data, pos0, expect_magic, start_at_obj, max_count_obj, first_index, why)
         return inner_columns_py(data, pos0, start_at_obj, max_count_obj, first_index)  # raises its error
     if summarize:
         summary = InnerSummary()

@@ -534,26 +534,33 @@ def checked_run(data, position: int, max_count: int) -> LegacyRun | None:
     reported where it is), summarized (:func:`inner_summary`, compiled when built: no Python object per
     message); None when the first entry is no intact plain message. What the resynchronising walk reads
     plain messages as."""
+    at = L.LEGACY_ATTRIBUTES_AT
+    if len(data) > at and (data[L.MAGIC_AT] > 1 or data[at] & L.LEGACY_CODEC_MASK):
+        return None  # a batch or a wrapper (the common way a run ends), told without a walk
     try:
-        summary = inner_summary(data, position, 1, 0, max_count)
+        # (what ends the run is for the entry-by-entry walk to report, at its own position: why=False)
+        summary = inner_summary(data, position, 1, 0, max_count, 0, False)
     except FormatError:
         return None
     count = summary.count if summary.bad_crc_at < 0 else summary.bad_crc_at
     if not count:
         return None
     if count < summary.count:
-        summary = inner_summary(data, position, 1, 0, count)
-    summary.error = None  # what ended the run is for the entry-by-entry walk to report, at its own position
+        summary = inner_summary(data, position, 1, 0, count, 0, False)
     return LegacyRun(position, summary.end, count, data, summary=summary)
 
 
 def inner_summary_py(data, pos0: int, magic: int, start_at: int = 0, max_count: int | None = None,
-                     first_index: int = 0) -> InnerSummary:
+                     first_index: int = 0, why: bool = True) -> InnerSummary:
     """:func:`inner_columns_py`'s walk, summarized for ``verify --deep`` (:class:`InnerSummary`; ``magic``:
-    the wrapper's). Raises as it does. Compiled twin: ``kdump.format._legacy.inner_summary``, which
-    builds no Python object per message."""
+    the wrapper's). Raises as it does. Not ``why``: ``error`` is None after some messages were read (the
+    caller reads what ended them by itself; the compiled walk then does not spell it). Compiled twin:
+    ``kdump.format._legacy.inner_summary``, which builds no Python object per message."""
     cols, inner_offsets, resume = inner_columns_py(data, pos0, start_at, max_count, first_index)
-    return InnerSummary.of(data, start_at, cols, inner_offsets, resume, magic)
+    summary = InnerSummary.of(data, start_at, cols, inner_offsets, resume, magic)
+    if not why:
+        summary.error = None
+    return summary
 
 
 def _select(name, pure):

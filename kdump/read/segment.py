@@ -43,6 +43,7 @@ Readable = RecordBatch | LegacyBatch | LegacyRun  # what the resynchronising wal
 WINDOW = 1 << 20  # bytes scanned at a time when resynchronising
 CHUNK = 1 << 20  # bytes held at a time when computing the CRC of a large entry
 RUN_WINDOW = (1 << 16, 1 << 20)  # bytes read at a time by runs(): first, at most (grows while runs fill them)
+RUN_WINDOW_LEAST = 1 << 12  # the resynchronising walk's window shrinks to this while runs are short
 
 # --- events of the resynchronising walk ----------------------------------------------------------------
 class GoodBatch:
@@ -257,6 +258,7 @@ class SegmentReader:
         window, most = RUN_WINDOW[0], min(RUN_WINDOW[1], max_batch)  # no message in a run is too large
         try_run = True
         no_run_at = -1  # where the last attempt found no run
+        single = False  # the last run was one message between batches: plain messages alternate with them
         while True:
             if try_run:
                 try_run = False
@@ -272,6 +274,9 @@ class SegmentReader:
                         break
                     if run.size > len(data) // 2:
                         window = min(window * 2, most)
+                    elif run.size < len(data) // 8:  # short runs between batches: read less for each
+                        window = max(RUN_WINDOW_LEAST, window // 2)
+                    single = run.count == 1
                     last_good = run
                     yield GoodBatch(run)
                     pos = run.end
@@ -316,7 +321,7 @@ class SegmentReader:
                         event = BadEntry(pos, L.LOG_OVERHEAD + size, offset, e)
                     else:
                         if batch.is_valid():  # the common case, kept short: verify walks millions of batches
-                            if batch.magic < 2 and not batch.is_compressed and pos != no_run_at:
+                            if batch.magic < 2 and not batch.is_compressed and pos != no_run_at and not single:
                                 try_run = True  # a plain message after a batch: read it with those after it
                                 f.seek(pos)
                                 continue
