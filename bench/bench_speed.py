@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Every row of issue 13's speed table in one go, with ratios beside the absolute figures.
 
-    python bench/bench_speed.py [--records 2000000] [--runs 3] [--convert-runs 1] [--out bench/out]
+    python bench/bench_speed.py [--records 2000000] [--runs 3] [--convert-runs 1] [--out bench/out] [--before CHECKOUT]
 
 Prepares (once, cached under OUT): the segments of bench_dump.py (RECORDS records in magic-2 batches of
 1,000, 12-byte keys, 100-byte values; codec none and lz4), and the same records in magic 1 written by
 kdump's own ``convert --to-magic 1`` (lz4 wrappers from the lz4 segment, plain messages from the other).
+``--before CHECKOUT`` also runs the magic-1 uncompressed rows with another checkout's kdump (compiled in
+place), for before/after figures from one run.
 Then runs each command as a child process (stdout to /dev/null) and prints the best wall-clock seconds of
 RUNS, records/s, the ratio the table's target is about, and the peak RSS of the child.
 
@@ -64,13 +66,14 @@ def in_process_shallow(path: Path, runs: int) -> tuple[float, float]:
 CPU: dict[float, float] = {}  # best wall seconds of a row -> its best CPU seconds, for Table.row
 
 
-def run(cmd: list[str]) -> tuple[float, float, int]:
+def run(cmd: list[str], root: Path = ROOT) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds (user + system: the steadier figure on a shared machine) and peak RSS
-    (bytes) of one child process running this checkout's kdump."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    (bytes) of one child process running the kdump of the checkout ``root`` (this one by default)."""
+    env = dict(os.environ, PYTHONPATH=str(root))
     with open(os.devnull, "wb") as devnull:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=devnull, stderr=devnull, env=env)
+        # (run from the checkout: ``python -m`` puts the working directory before PYTHONPATH)
+        proc = subprocess.Popen(cmd, stdout=devnull, stderr=devnull, env=env, cwd=root)
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) not in (0, 1):
@@ -78,8 +81,8 @@ def run(cmd: list[str]) -> tuple[float, float, int]:
     return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
 
 
-def best(cmd: list[str], runs: int) -> tuple[float, int]:
-    results = [run(cmd) for _ in range(runs)]
+def best(cmd: list[str], runs: int, root: Path = ROOT) -> tuple[float, int]:
+    results = [run(cmd, root) for _ in range(runs)]
     wall = min(r[0] for r in results)
     CPU[wall] = min(r[1] for r in results)
     return wall, max(r[2] for r in results)
@@ -128,6 +131,8 @@ def main() -> None:
     ap.add_argument("--convert-runs", type=int, default=1)
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     ap.add_argument("--skip-convert", action="store_true")
+    ap.add_argument("--before", type=Path, default=None,
+                    help="another checkout (compiled in place): its magic-1 uncompressed rows too, before/after")
     args = ap.parse_args()
 
     from kdump._backend import BACKEND
@@ -149,6 +154,18 @@ def main() -> None:
     d1, rss1 = best(kdump(*deep, str(files["v1-lz4"])), runs)
     t.row("dump --deep-iteration --print-data-log, magic 2 lz4", d2, rss2)
     t.row("dump --deep-iteration --print-data-log, magic 1 lz4", d1, rss1, f"{d1 / d2:.2f}x", "<= 1.5x v2")
+
+    # 1-2 (issue 23). The same on plain messages: magic 1 uncompressed vs magic 2 uncompressed (each magic-1
+    # message is an entry of its own: the read layer takes them as runs), with --before the other checkout's.
+    plain = [("verify --deep", ("verify", "--deep")), ("dump --deep-iteration --print-data-log", deep)]
+    for label, command in plain:
+        n2, rss2 = best(kdump(*command, str(files["v2-none"])), runs)
+        n1, rss1 = best(kdump(*command, str(files["v1-none"])), runs)
+        t.row(f"{label}, magic 2 none", n2, rss2)
+        t.row(f"{label}, magic 1 none", n1, rss1, f"{n1 / n2:.2f}x", "<= 1.5x v2")
+        if args.before is not None:
+            b1, rss_b = best(kdump(*command, str(files["v1-none"])), runs, args.before)
+            t.row(f"  before ({args.before.name}): {label}, magic 1 none", b1, rss_b, f"{b1 / n2:.2f}x")
 
     # 4-5. JSON vs text, and the text rate (magic 2, none).
     text, rss_t = best(kdump(*deep, str(files["v2-none"])), runs)

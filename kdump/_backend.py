@@ -8,7 +8,8 @@ importing only from its own layer or below (never the pure module that uses it):
   twin of ``summarize_records_py`` (the same walk and checks, summarized without the records);
 * ``kdump.render._lines`` (``kdump/render/_lines.pyx``): ``render_v2_lines``, twin of
   ``kdump.render.kafka_text.render_v2_lines_py`` (DumpLogSegments record lines), and
-  ``render_legacy_lines``, twin of ``render_legacy_lines_py`` (the same for magic 0/1 messages);
+  ``render_legacy_lines``, twin of ``render_legacy_lines_py`` (the same for magic 0/1 messages), and
+  ``render_legacy_run``, twin of ``render_legacy_run_py`` (a run of plain magic 0/1 messages, batch lines too);
 * ``kdump.format._legacy`` (``kdump/format/_legacy.pyx``): ``inner_columns``, twin of
   ``kdump.format.legacy.inner_columns_py`` (walk a magic 0/1 wrapper's inner messages column-wise);
 * ``kdump.format._encode`` (``kdump/format/_encode.pyx``): ``canonical_records``, twin of
@@ -50,7 +51,7 @@ BACKEND = "compiled" if COMPILED_AVAILABLE and os.environ.get("KDUMP_PURE_PYTHON
 
 COMPILED = {"parse_records": _records, "summarize_records": _records, "render_v2_lines": _lines,
             "inner_columns": _legacy, "inner_summary": _legacy, "crc32": _legacy, "render_legacy_lines": _lines,
-            "records_json": _jsonl,
+            "render_legacy_run": _lines, "records_json": _jsonl,
             "canonical_records": _encode, "encode_messages": _encode,
             "encode_run_records": _encode, "ColumnBuilder": _arrow,
             "avro_program": _avro, "framed_texts": _avro}  # accelerated name -> its compiled module

@@ -39,9 +39,9 @@ cdef inline int put(ByteBuf *b, const void *src, Py_ssize_t n) except -1:
     return 0
 
 
-cdef inline int put_int(ByteBuf *b, int64_t v) except -1:
-    """``v`` in decimal (as Java's Long.toString and Python's str)."""
-    cdef char tmp[24]
+cdef inline int int_digits(int64_t v, char *tmp) noexcept nogil:
+    """``v`` in decimal at the end of ``tmp`` (24 bytes): returns where it starts (a number written twice is
+    formatted once)."""
     cdef int i = 24
     cdef uint64_t u = <uint64_t> (-(v + 1)) + 1 if v < 0 else <uint64_t> v
     while True:
@@ -53,6 +53,13 @@ cdef inline int put_int(ByteBuf *b, int64_t v) except -1:
     if v < 0:
         i -= 1
         tmp[i] = b'-'
+    return i
+
+
+cdef inline int put_int(ByteBuf *b, int64_t v) except -1:
+    """``v`` in decimal (as Java's Long.toString and Python's str)."""
+    cdef char tmp[24]
+    cdef int i = int_digits(v, tmp)
     return put(b, tmp + i, 24 - i)
 
 

@@ -12,7 +12,7 @@ seeking (``from_offset``/``to_offset``/``from_time``) uses the segment's indexes
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -22,6 +22,7 @@ from kdump.format import columns as _columns
 from kdump.format.columns import RecordColumns
 from kdump.format.framing import Stop
 from kdump.format.layout import java_long
+from kdump.format.legacy import LegacyRun
 from kdump.read.damage import RANGE, TAIL, Damage, readable
 from kdump.read.logdir import (
     BOOTSTRAP_CHECKPOINT,
@@ -294,22 +295,34 @@ class Dumper:
                 if found is None:
                     return  # nothing of this segment is wanted
                 reader.start = found  # read when the walk begins
-            for batch in walk.batches(reader, window):
-                if window is not None:
-                    verdict = window.batch_verdict(batch, limit)
-                    if verdict == "skip":
+            whole_runs = window is None and filters is None and record_decoder is None
+            for item in walk.batches(reader, window):
+                if type(item) is LegacyRun:  # intact plain magic 0/1 messages, each a batch of one record
+                    if whole_runs and self._whole_run(item, result):
+                        if deep:
+                            last = _follow_run(item, last, result)
                         continue
-                    if verdict == "stop":
-                        reached_end = False
-                        break
-                if filters is not None and not filters.batch_may_match(batch):
-                    last = batch.last_offset  # passed over by its header: not decompressed
-                    continue
-                if not deep:
-                    result.batches += 1
-                    r.batch(batch)
-                    continue
-                last = self._dump_records(batch, result, window, filters, record_decoder, last)
+                    batches: Iterable = item.messages()  # what this dump shows of each depends on the message
+                else:
+                    batches = (item,)
+                for batch in batches:
+                    if window is not None:
+                        verdict = window.batch_verdict(batch, limit)
+                        if verdict == "skip":
+                            continue
+                        if verdict == "stop":
+                            reached_end = False
+                            break
+                    if filters is not None and not filters.batch_may_match(batch):
+                        last = batch.last_offset  # passed over by its header: not decompressed
+                        continue
+                    if not deep:
+                        result.batches += 1
+                        r.batch(batch)
+                        continue
+                    last = self._dump_records(batch, result, window, filters, record_decoder, last)
+                if not reached_end:
+                    break
             tail = reader.tail
         if window is not None and window.started:
             self._seek_done.add(os.path.dirname(os.path.abspath(path)))
@@ -321,6 +334,17 @@ class Dumper:
             self._error(result, FormatError(tail.code, tail.message, position=tail.position))
         elif tail.kind in ("short", "truncated") and tail.length > 0:
             r.trailing(os.path.basename(path), tail)
+
+    def _whole_run(self, run: LegacyRun, result: FileResult) -> bool:
+        """Render a run of plain messages at once where the renderer can (:meth:`legacy_run` of the text
+        renderer: every message's batch line, and its record line when deep); False when it cannot."""
+        render = getattr(self.renderer, "legacy_run", None)
+        if render is None or not render(run, self.options.deep):
+            return False
+        result.batches += run.count
+        if self.options.deep:
+            result.records += run.count
+        return True
 
     def _dump_records(self, batch, result: FileResult, window, filters, record_decoder, last):
         """Render one batch with its records; returns the last record offset seen.
@@ -404,6 +428,17 @@ def _follow_offsets(records, last, result: FileResult):
             result.non_consecutive_pair(last, off)
         last = off
     return last
+
+
+def _follow_run(run: LegacyRun, last, result: FileResult):
+    """:func:`_follow_offsets` over a run of plain messages: from the summary of its walk when its offsets follow
+    each other and the offset before (its columns are then never built), else from its columns."""
+    s = run.summary
+    first, n = run.base_offset, run.count
+    consecutive = s is not None and s.decreasing_at < 0 and run.last_offset - first == n - 1
+    if consecutive and (last is None or first == last + 1):
+        return run.last_offset
+    return _follow_offsets(run.columns, last, result)
 
 
 class _DamageWalk:

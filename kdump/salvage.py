@@ -25,14 +25,16 @@ import errno
 import os
 import shutil
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kdump.atomic import AtomicGroup, TemporaryDirectory, fsync_directory, refuse_input
 from kdump.format.framing import Stop
+from kdump.format.legacy import LegacyRun
 from kdump.format.v2 import RecordBatch
 from kdump.read.damage import BATCH, Damage, readable
 from kdump.read.logdir import FileKind, Partition
-from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, SegmentReader
+from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, Batch, SegmentReader
 from kdump.verify.walk import SegmentVerifier, VerifyOptions
 from kdump.writer import SegmentWriter, WriteVerificationError
 
@@ -143,27 +145,29 @@ def plan(source: str, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_batc
                 continue
             if isinstance(item, Stop):
                 continue
-            batch = item
-            before = judge.verifier.report.records
-            errors = judge.errors(batch)
-            if errors:
-                first = errors[0]
-                result.dropped.append(Dropped(
-                    batch.position, batch.position + batch.size, first.code,
-                    "; ".join(f"{f.code}: {f.message}" for f in errors[:3]), _first_offset_stated(batch),
-                    batch.last_offset, batch.records_count))
-                continue
-            result.kept_batches += 1
-            result.kept_records += judge.records_of_last(before)
-            result.kept_bytes += batch.size
-            result.kept_positions.append(batch.position)
-            if result.first_offset is None:
-                result.first_offset = batch.base_offset
-            result.last_offset = batch.last_offset
-            if on_batch is not None:
-                on_batch(batch)
-            if progress is not None:
-                progress(batch.position + batch.size)
+            # plain magic 0/1 messages come as runs: each is judged (and kept or dropped) as the batch it is
+            batches: Iterable[Batch] = item.messages() if isinstance(item, LegacyRun) else (item,)
+            for batch in batches:
+                before = judge.verifier.report.records
+                errors = judge.errors(batch)
+                if errors:
+                    first = errors[0]
+                    result.dropped.append(Dropped(
+                        batch.position, batch.position + batch.size, first.code,
+                        "; ".join(f"{f.code}: {f.message}" for f in errors[:3]), _first_offset_stated(batch),
+                        batch.last_offset, batch.records_count))
+                    continue
+                result.kept_batches += 1
+                result.kept_records += judge.records_of_last(before)
+                result.kept_bytes += batch.size
+                result.kept_positions.append(batch.position)
+                if result.first_offset is None:
+                    result.first_offset = batch.base_offset
+                result.last_offset = batch.last_offset
+                if on_batch is not None:
+                    on_batch(batch)
+                if progress is not None:
+                    progress(batch.position + batch.size)
     return result
 
 

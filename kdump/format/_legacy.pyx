@@ -19,7 +19,8 @@ from libc.stdint cimport int64_t, uint32_t, int32_t
 from kdump.format._records import fast_buffer
 from kdump.format.columns import InnerSummary, RecordColumns  # leaf module (no kdump import of ours back here)
 
-from ._zcrc cimport crc32_setup, zlib_crc32  # compile-time only (inline functions)
+from ._plain cimport PLAIN_TRUNCATED, PlainMessage, read_plain  # compile-time only (inline functions)
+from ._zcrc cimport crc32_setup, zlib_crc32
 
 crc32_setup()
 
@@ -41,22 +42,7 @@ def crc32(data):
 
 cdef enum:
     LOG_OVERHEAD = 12          # offset int64 + size int32
-    OVERHEAD_V0 = 14           # crc 4, magic 1, attributes 1, key size 4, value size 4
-    OVERHEAD_V1 = 22           # + timestamp 8
     CRC_START = 4              # the CRC covers magic .. end
-    CODEC_MASK = 0x07
-    NO_TIMESTAMP = -1
-
-
-cdef inline int64_t _i64(const unsigned char *p) noexcept nogil:
-    return <int64_t>((<unsigned long long>p[0] << 56) | (<unsigned long long>p[1] << 48) |
-                     (<unsigned long long>p[2] << 40) | (<unsigned long long>p[3] << 32) |
-                     (<unsigned long long>p[4] << 24) | (<unsigned long long>p[5] << 16) |
-                     (<unsigned long long>p[6] << 8) | <unsigned long long>p[7])
-
-
-cdef inline uint32_t _u32(const unsigned char *p) noexcept nogil:
-    return (<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | <uint32_t>p[3]
 
 
 cdef bint _fast_args(data, start_at, max_count, first_index):
@@ -68,31 +54,31 @@ def inner_columns(data, pos0, start_at=0, max_count=None, first_index=0):
     """See :func:`kdump.format.legacy.inner_columns_py`."""
     if not _fast_args(data, start_at, max_count, first_index):
         return inner_columns_py(data, pos0, start_at, max_count, first_index)
-    return _walk_view(data, pos0, start_at, max_count, first_index, False, 0)
+    return _walk_view(data, pos0, start_at, max_count, first_index, False, 0, True)
 
 
-def inner_summary(data, pos0, magic, start_at=0, max_count=None, first_index=0):
+def inner_summary(data, pos0, magic, start_at=0, max_count=None, first_index=0, why=True):
     """See :func:`kdump.format.legacy.inner_summary_py`: the same walk, summarized without the messages."""
     if not _fast_args(data, start_at, max_count, first_index) or type(magic) is not int:
-        return inner_summary_py(data, pos0, magic, start_at, max_count, first_index)
-    return _walk_view(data, pos0, start_at, max_count, first_index, True, magic)
+        return inner_summary_py(data, pos0, magic, start_at, max_count, first_index, why)
+    return _walk_view(data, pos0, start_at, max_count, first_index, True, magic, why)
 
 
-cdef object _walk_view(data, pos0, start_at, max_count, first_index, bint summarize, int expect_magic):
+cdef object _walk_view(data, pos0, start_at, max_count, first_index, bint summarize, int expect_magic, bint why):
     cdef Py_buffer view
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
         return _walk(data, <const unsigned char *>view.buf, view.len, pos0, start_at, max_count, first_index,
-                     summarize, expect_magic)
+                     summarize, expect_magic, why)
     finally:
         PyBuffer_Release(&view)
 
 
 cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object pos0, object start_at_obj,
-                  object max_count_obj, object first_index, bint summarize, int expect_magic):
+                  object max_count_obj, object first_index, bint summarize, int expect_magic, bint why):
     if start_at_obj < 0 or start_at_obj > end:
         if summarize:
-            return inner_summary_py(data, pos0, expect_magic, start_at_obj, max_count_obj, first_index)
+            return inner_summary_py(data, pos0, expect_magic, start_at_obj, max_count_obj, first_index, why)
         return inner_columns_py(data, pos0, start_at_obj, max_count_obj, first_index)
     cdef Py_ssize_t start_at = start_at_obj
     cdef Py_ssize_t max_count = -1 if max_count_obj is None else max_count_obj
@@ -105,14 +91,15 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
     cdef list crcs = [], magics = [], valid = []
     cols.crcs, cols.magics, cols.valid = crcs, magics, valid
     no_headers = ()
-    cdef Py_ssize_t pos = start_at, start, stop, q, kp, vp, k = 0
+    cdef PlainMessage m
+    cdef Py_ssize_t pos = start_at, start, stop, kp, vp, k = 0
     cdef int32_t size, klen, vlen
     cdef int64_t ts
     cdef uint32_t crc
     cdef int magic, attrs
     # the summary, kept in C while the messages are walked
     cdef int64_t off, prev_off = 0, first_off = 0, min_ts = 0, max_ts = 0
-    cdef Py_ssize_t decreasing_at = -1, magic_at = -1, crc_at = -1
+    cdef Py_ssize_t decreasing_at = -1, magic_at = -1, crc_at = -1, attributes_at = -1, last_start = 0
     cdef int64_t decreasing_off = 0, decreasing_prev = 0
     cdef int mismatched = 0
     cdef uint32_t bad_stored = 0, bad_computed = 0, computed
@@ -123,38 +110,19 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
         if k == max_count:
             resume = pos
             break
-        size = <int32_t>_u32(p + pos + 8)
-        start = pos + LOG_OVERHEAD
-        if size >= OVERHEAD_V0 and start + size > end:
-            break  # Kafka ends the inner set silently at a truncated last entry
-        stop = start + size
         # The fast walk: an uncompressed magic 0/1 message whose key and value fit (else the pure twin says why).
-        if size < OVERHEAD_V0:
-            error = _error_at(data, pos0, pos, first_index + k)
+        stop = read_plain(p, pos, end, &m)
+        if stop == PLAIN_TRUNCATED:
+            break  # Kafka ends the inner set silently at a truncated last entry
+        if stop < 0:
+            if why or k == 0:  # (the error of a first message is raised: see below)
+                error = _error_at(data, pos0, pos, first_index + k)
             break
-        magic = p[start + 4]
-        attrs = <signed char>p[start + 5]
-        if magic == 0:
-            ts = NO_TIMESTAMP
-            q = start + 6
-        elif magic == 1 and size >= OVERHEAD_V1:
-            ts = _i64(p + start + 6)
-            q = start + 14
-        else:
-            error = _error_at(data, pos0, pos, first_index + k)
-            break
-        q = _sized(p, q, stop, &kp, &klen)
-        if q >= 0:
-            q = _sized(p, q, stop, &vp, &vlen)
-        if q < 0:
-            error = _error_at(data, pos0, pos, first_index + k)
-            break
-        if attrs & CODEC_MASK:
-            error = _error_at(data, pos0, pos, first_index + k)
-            break
-        crc = _u32(p + start)
+        start = pos + LOG_OVERHEAD
+        size, magic, attrs, ts, crc = m.size, m.magic, m.attributes, m.timestamp, m.crc
+        kp, klen, vp, vlen = m.key_pos, m.key_len, m.value_pos, m.value_len
         if summarize:
-            off = _i64(p + pos)
+            off = m.offset
             if k == 0:
                 first_off = off
             elif decreasing_at < 0 and off <= prev_off:
@@ -174,10 +142,13 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
                     min_ts = ts
                 elif ts > max_ts:
                     max_ts = ts
+            if attrs != 0 and attributes_at < 0:
+                attributes_at = k
+            last_start = pos
             k += 1
             pos = stop
             continue
-        offsets.append(_i64(p + pos))
+        offsets.append(m.offset)
         timestamps.append(ts)
         attributes.append(attrs)
         key_pos.append(kp)
@@ -193,13 +164,14 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
         pos = stop
     if k == 0 and start_at == 0:
         if summarize:  # raises its error
-            return inner_summary_py(data, pos0, expect_magic, start_at_obj, max_count_obj, first_index)
+            return inner_summary_py(data, pos0, expect_magic, start_at_obj, max_count_obj, first_index, why)
         return inner_columns_py(data, pos0, start_at_obj, max_count_obj, first_index)  # raises its error
     if summarize:
         summary = InnerSummary()
         summary.count, summary.error, summary.resume, summary.end = k, error, resume, pos
         if k:
             summary.first_offset, summary.last_offset = first_off, prev_off
+            summary.attributes_at, summary.last_start = attributes_at, last_start
             if decreasing_at >= 0:
                 summary.decreasing_at, summary.decreasing_offsets = decreasing_at, (decreasing_off, decreasing_prev)
             if magic_at >= 0:
@@ -212,24 +184,6 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
     cols.count = k
     cols.error = error
     return cols, offsets, resume
-
-
-cdef inline Py_ssize_t _sized(const unsigned char *p, Py_ssize_t q, Py_ssize_t stop, Py_ssize_t *at,
-                              int32_t *length) noexcept nogil:
-    """An int32-length-prefixed byte string at ``q`` (-1: null): its position and length, and the position
-    after it; -1 when it does not fit before ``stop``."""
-    if stop - q < 4:
-        return -1
-    cdef int32_t n = <int32_t>_u32(p + q)
-    q += 4
-    at[0] = q
-    if n < 0:
-        length[0] = -1
-        return q
-    if n > stop - q:
-        return -1
-    length[0] = n
-    return q + n
 
 
 cdef object _error_at(object data, object pos0, Py_ssize_t pos, Py_ssize_t index):

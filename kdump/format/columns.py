@@ -190,14 +190,16 @@ class InnerSummary:
     * ``magic_mismatch_at``: the first whose magic is not ``magic`` (the wrapper's; -1: none) and its magic;
     * ``bad_crc_at``: the first whose CRC-32 does not match (-1: none), with ``bad_crc`` = (stored,
       computed);
-    * ``min_timestamp``/``max_timestamp``: of the magic-1 messages (None without one).
+    * ``min_timestamp``/``max_timestamp``: of the magic-1 messages (None without one);
+    * ``attributes_at``: the first whose attributes are not 0 (-1: none);
+    * ``last_start``: where the last one starts (its offset field), in ``data``.
 
     Built by :func:`kdump.format.legacy.inner_summary` (compiled when built: no Python object per
     message); :meth:`of` computes the same from :func:`~kdump.format.legacy.inner_columns`' result."""
 
     __slots__ = ("count", "error", "resume", "end", "first_offset", "last_offset", "decreasing_at",
                  "decreasing_offsets", "magic_mismatch_at", "mismatched_magic", "bad_crc_at", "bad_crc",
-                 "min_timestamp", "max_timestamp")
+                 "min_timestamp", "max_timestamp", "attributes_at", "last_start")
 
     def __init__(self) -> None:
         self.count = 0
@@ -214,6 +216,8 @@ class InnerSummary:
         self.bad_crc: tuple[int, int] | None = None
         self.min_timestamp: int | None = None
         self.max_timestamp: int | None = None
+        self.attributes_at = -1
+        self.last_start = 0
 
     @classmethod
     def of(cls, data, start_at: int, cols: RecordColumns, inner_offsets: list[int], resume: int | None,
@@ -224,6 +228,8 @@ class InnerSummary:
         if not k:
             return s
         s.first_offset, s.last_offset = inner_offsets[0], inner_offsets[-1]
+        s.last_start = s.end - cols.sizes[-1]
+        s.attributes_at = next((i for i, a in enumerate(cols.attributes) if a), -1)
         for i in range(1, k):
             if inner_offsets[i] <= inner_offsets[i - 1]:
                 s.decreasing_at, s.decreasing_offsets = i, (inner_offsets[i], inner_offsets[i - 1])

@@ -280,7 +280,12 @@ class LegacyBatch:
             cols.offsets = inner_offsets
             cols.timestamps = [L.NO_TIMESTAMP] * cols.count
             return cols
-        cols.offsets = [_java_sum(base, o) for o in inner_offsets] if base else inner_offsets
+        if not base:
+            cols.offsets = inner_offsets
+        elif inner_offsets and base + min(inner_offsets) >= L.INT64_MIN and base + max(inner_offsets) <= L.INT64_MAX:
+            cols.offsets = [base + o for o in inner_offsets]  # the common case: no sum wraps (no call per message)
+        else:
+            cols.offsets = [_java_sum(base, o) for o in inner_offsets]
         if msg.attributes & L.LEGACY_TIMESTAMP_TYPE_MASK:
             cols.timestamps = [msg.timestamp] * cols.count  # LogAppendTime: the wrapper's time for every record
         return cols
@@ -424,29 +429,56 @@ def inner_columns_py(data, pos0: int, start_at: int = 0, max_count: int | None =
 
 class LegacyRun:
     """Consecutive uncompressed top-level magic 0/1 messages of a log, read as one :class:`RecordColumns`
-    (what a reader that does not need one object per message walks: :meth:`kdump.read.segment.SegmentReader.runs`).
+    (what a reader that does not need one object per message walks: :meth:`kdump.read.segment.SegmentReader.runs`,
+    and the resynchronising walk :meth:`~kdump.read.segment.SegmentReader.events` that every command reads through).
 
     Each message is its own record, as :class:`LegacyBatch` gives it: ``columns.offsets`` the stored (absolute)
     offsets, ``columns.timestamps`` the stored timestamps, ``crcs``/``magics``/``valid`` per message,
     ``sizes`` the whole entries (prefix included), key and value positions into ``columns.buf``.
     ``position`` is the file position of the first message; message ``i`` starts ``sum(sizes[:i])`` after it.
-    """
 
-    __slots__ = ("position", "columns", "size")
+    ``data``: the bytes read from ``position`` (the run's ``size`` bytes first); ``summary``: the
+    :class:`~kdump.format.columns.InnerSummary` of the walk that found the run (:func:`checked_run`: every CRC
+    valid), which is all a reader that checks headers and offsets needs. The columns are then only read when
+    asked for (:attr:`columns`), so that ``verify`` builds no Python object per message."""
+
+    __slots__ = ("position", "size", "count", "data", "summary", "_columns")
     is_compressed = False
 
-    def __init__(self, position: int, columns: RecordColumns, size: int):
+    def __init__(self, position: int, size: int, count: int, data, *, columns: RecordColumns | None = None,
+                 summary: InnerSummary | None = None):
         self.position = position
-        self.columns = columns
         self.size = size  # bytes of the messages, prefixes included
+        self.count = count
+        self.data = data
+        self.summary = summary
+        self._columns = columns
 
     @property
-    def count(self) -> int:
-        return self.columns.count
+    def columns(self) -> RecordColumns:
+        """The messages' columns (read from :attr:`data` on first use, then kept)."""
+        if self._columns is None:
+            cols, offsets, _ = inner_columns(self.data, self.position, 0, self.count)
+            cols.offsets = offsets
+            cols.error = None  # (the walk that found the run ended it before anything it could not read)
+            self._columns = cols
+        return self._columns
 
     @property
     def end(self) -> int:
         return self.position + self.size
+
+    @property
+    def base_offset(self) -> int:
+        """The first message's offset."""
+        first = self.summary.first_offset if self.summary is not None else None  # (a summary of messages has it)
+        return self.columns.offsets[0] if first is None else first
+
+    @property
+    def last_offset(self) -> int:
+        """The last message's offset."""
+        last = self.summary.last_offset if self.summary is not None else None
+        return self.columns.offsets[-1] if last is None else last
 
     @property
     def valid(self) -> list[bool]:
@@ -484,7 +516,8 @@ def legacy_run(data, position: int, max_count: int) -> LegacyRun | None:
     ``position``) up to the first entry that is not one (a batch, a wrapper, an entry that does not parse or
     does not end inside ``data``), at most ``max_count``; None when the first entry is not one. The messages are
     parsed as :class:`LegacyBatch` parses them (the inner-set walk, :func:`inner_columns`, compiled when built);
-    where the run ends, a reader goes on entry by entry."""
+    where the run ends, a reader goes on entry by entry. A message whose CRC fails is in the run
+    (``valid``): see :func:`checked_run` for runs of intact messages only."""
     try:
         cols, offsets, _ = inner_columns(data, position, 0, max_count)
     except FormatError:
@@ -493,16 +526,41 @@ def legacy_run(data, position: int, max_count: int) -> LegacyRun | None:
         return None
     cols.offsets = offsets
     cols.error = None  # what ended the run is for the entry-by-entry walk to report, at its own position
-    return LegacyRun(position, cols, sum(cols.sizes))
+    return LegacyRun(position, sum(cols.sizes), cols.count, data, columns=cols)
+
+
+def checked_run(data, position: int, max_count: int) -> LegacyRun | None:
+    """:func:`legacy_run`'s messages up to the first whose CRC fails (a damaged message is an entry of its own,
+    reported where it is), summarized (:func:`inner_summary`, compiled when built: no Python object per
+    message); None when the first entry is no intact plain message. What the resynchronising walk reads
+    plain messages as."""
+    at = L.LEGACY_ATTRIBUTES_AT
+    if len(data) > at and (data[L.MAGIC_AT] > 1 or data[at] & L.LEGACY_CODEC_MASK):
+        return None  # a batch or a wrapper (the common way a run ends), told without a walk
+    try:
+        # (what ends the run is for the entry-by-entry walk to report, at its own position: why=False)
+        summary = inner_summary(data, position, 1, 0, max_count, 0, False)
+    except FormatError:
+        return None
+    count = summary.count if summary.bad_crc_at < 0 else summary.bad_crc_at
+    if not count:
+        return None
+    if count < summary.count:
+        summary = inner_summary(data, position, 1, 0, count, 0, False)
+    return LegacyRun(position, summary.end, count, data, summary=summary)
 
 
 def inner_summary_py(data, pos0: int, magic: int, start_at: int = 0, max_count: int | None = None,
-                     first_index: int = 0) -> InnerSummary:
+                     first_index: int = 0, why: bool = True) -> InnerSummary:
     """:func:`inner_columns_py`'s walk, summarized for ``verify --deep`` (:class:`InnerSummary`; ``magic``:
-    the wrapper's). Raises as it does. Compiled twin: ``kdump.format._legacy.inner_summary``, which
-    builds no Python object per message."""
+    the wrapper's). Raises as it does. Not ``why``: ``error`` is None after some messages were read (the
+    caller reads what ended them by itself; the compiled walk then does not spell it). Compiled twin:
+    ``kdump.format._legacy.inner_summary``, which builds no Python object per message."""
     cols, inner_offsets, resume = inner_columns_py(data, pos0, start_at, max_count, first_index)
-    return InnerSummary.of(data, start_at, cols, inner_offsets, resume, magic)
+    summary = InnerSummary.of(data, start_at, cols, inner_offsets, resume, magic)
+    if not why:
+        summary.error = None
+    return summary
 
 
 def _select(name, pure):

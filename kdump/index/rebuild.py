@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from kdump.atomic import AtomicGroup, Leftover, commit_groups, leftovers
 from kdump.errors import KdumpError, WriteError
+from kdump.format.legacy import LegacyRun
 from kdump.read import offset_index as oi
 from kdump.read import time_index as ti
 from kdump.read.logdir import SEGMENT_COMPANIONS, Partition, sibling
@@ -111,57 +112,21 @@ def recover_segment(log_path, *, index_interval_bytes: int = DEFAULT_INDEX_INTER
         raise ValueError("index_interval_bytes must be >= 0")
     state = producer_state if producer_state is not None else ProducerStates()
     rec = Recovery(log_path, base, index_interval_bytes)
-    max_offset_entries = max_index_bytes // oi.ENTRY_SIZE
-    max_time_entries = max_index_bytes // ti.ENTRY_SIZE
-    max_ts, max_ts_offset = -1, base  # TimeIndex.lastEntry() of an empty index: (NO_TIMESTAMP, base)
-    last_time = (-1, base)
-    time_entries = 0
-    last_index_offset = None
-    valid = 0
-    last_index_entry = 0
+    walk = _IndexWalk(rec, base, index_interval_bytes, max_index_bytes)
     limit = 1 << 20
     with SegmentReader(log_path, max_batch_bytes=max_batch_bytes) as reader:
         rec.log_size = reader.file_size
-        for batch in reader:
+        # Kafka's walk, with plain magic 0/1 messages a run at a time (no object per message); each message is
+        # still the batch recovery counts, indexes and stops at
+        for batch in reader.runs():
+            if isinstance(batch, LegacyRun):
+                if not walk.run(batch):
+                    break
+                continue
             if not batch.is_valid():
-                kind = "Record batch" if batch.magic >= 2 else "Record"
-                rec.stop_code = "crc-mismatch"
-                rec.stop_message = (f"{kind} is corrupt (stored crc = {batch.crc}, computed crc = "
-                                    f"{batch.compute_crc()})")
+                walk.corrupt(batch)
                 break
-            last = batch.last_offset
-            if not 0 <= last - base <= INT32_MAX:
-                raise RebuildError(f"batch at byte {batch.position}: last offset {last} does not fit a 32-bit offset "
-                                   f"relative to the base offset {base} (Kafka's recovery throws "
-                                   "LogSegmentOffsetOverflowException and splits the segment)",
-                                   code="offset-overflow", position=batch.position)
-            if batch.max_timestamp > max_ts:
-                max_ts, max_ts_offset = batch.max_timestamp, last
-            if valid - last_index_entry > index_interval_bytes:
-                if last_index_offset is not None and last <= last_index_offset:
-                    raise RebuildError(f"batch at byte {batch.position}: offset {last} is not above the last indexed "
-                                       f"offset {last_index_offset} (Kafka's recovery throws InvalidOffsetException)",
-                                       code="offset-not-increasing", position=batch.position)
-                if len(rec.offset_index) // oi.ENTRY_SIZE >= max_offset_entries:
-                    raise RebuildError(f"batch at byte {batch.position}: the offset index is full "
-                                       f"({max_offset_entries} entries of segment.index.bytes={max_index_bytes}); "
-                                       "Kafka's recovery fails here", code="index-full", position=batch.position)
-                rec.offset_index += oi.encode_entry(base, last, valid)
-                last_index_offset = last
-                if time_entries >= max_time_entries - 1:  # TimeIndex.isFull keeps the last slot for the roll
-                    raise RebuildError(f"batch at byte {batch.position}: the time index is full; Kafka's recovery "
-                                       "fails here", code="index-full", position=batch.position)
-                if time_entries and max_ts_offset < last_time[1]:
-                    raise RebuildError(f"batch at byte {batch.position}: time index offset {max_ts_offset} is below "
-                                       f"the last one {last_time[1]} (Kafka's recovery throws InvalidOffsetException)",
-                                       code="offset-not-increasing", position=batch.position)
-                if max_ts > last_time[0]:
-                    rec.time_index += ti.encode_entry(base, max_ts, max_ts_offset)
-                    last_time = (max_ts, max_ts_offset)
-                    time_entries += 1
-                last_index_entry = valid
-            valid += batch.size
-            rec.batches += 1
+            walk.batch(batch.position, batch.last_offset, batch.max_timestamp, batch.size)
             if batch.magic >= 2:
                 ple = batch.partition_leader_epoch
                 if ple >= 0 and (leader_epoch is None or ple > leader_epoch):
@@ -173,7 +138,7 @@ def recover_segment(log_path, *, index_interval_bytes: int = DEFAULT_INDEX_INTER
                     elif isinstance(event, ProducerProblem) and event.fatal:
                         rec.problems.append(event)
         tail = reader.tail
-    rec.valid_bytes = valid
+    rec.valid_bytes = walk.valid
     if rec.stop_code is None and tail is not None and tail.kind not in ("end", "limit"):
         rec.stop_code = tail.code or tail.kind
         if tail.kind in ("short", "truncated"):
@@ -183,12 +148,88 @@ def recover_segment(log_path, *, index_interval_bytes: int = DEFAULT_INDEX_INTER
                                position=tail.position)
         else:
             rec.stop_message = tail.message
-    if time_entries and max_ts_offset < last_time[1]:
-        raise RebuildError(f"time index offset {max_ts_offset} is below the last one {last_time[1]}",
-                           code="offset-not-increasing")
-    if max_ts > last_time[0]:  # the final entry a clean close appends (skipFullCheck)
-        rec.time_index += ti.encode_entry(base, max_ts, max_ts_offset)
+    walk.finish()
     return rec
+
+
+class _IndexWalk:
+    """``LogSegment.recover``'s index entries, one batch at a time (steps 2-4 of the module's docstring)."""
+
+    def __init__(self, rec: Recovery, base: int, index_interval_bytes: int, max_index_bytes: int):
+        self.rec, self.base, self.interval, self.max_index_bytes = rec, base, index_interval_bytes, max_index_bytes
+        self.max_offset_entries = max_index_bytes // oi.ENTRY_SIZE
+        self.max_time_entries = max_index_bytes // ti.ENTRY_SIZE
+        self.max_ts, self.max_ts_offset = -1, base  # TimeIndex.lastEntry() of an empty index: (NO_TIMESTAMP, base)
+        self.last_time = (-1, base)
+        self.time_entries = 0
+        self.last_index_offset: int | None = None
+        self.valid = 0
+        self.last_index_entry = 0
+
+    def corrupt(self, batch) -> None:
+        """The first batch that fails its CRC: where recovery stops."""
+        rec = self.rec
+        kind = "Record batch" if batch.magic >= 2 else "Record"
+        rec.stop_code = "crc-mismatch"
+        rec.stop_message = f"{kind} is corrupt (stored crc = {batch.crc}, computed crc = {batch.compute_crc()})"
+
+    def run(self, run: LegacyRun) -> bool:
+        """The plain messages of a run, each a batch; False at the first that fails its CRC (where recovery stops)."""
+        cols = run.columns
+        offsets, timestamps, sizes, valid = cols.offsets, cols.timestamps, cols.sizes, run.valid
+        position = run.position
+        step = self.batch
+        for i in range(cols.count):
+            if not valid[i]:
+                self.corrupt(run.message_at(i))
+                return False
+            step(position, offsets[i], timestamps[i], sizes[i])
+            position += sizes[i]
+        return True
+
+    def batch(self, position: int, last: int, max_timestamp: int, size: int) -> None:
+        """One valid batch (its position, last offset, max timestamp and size)."""
+        rec, base = self.rec, self.base
+        if not 0 <= last - base <= INT32_MAX:
+            raise RebuildError(f"batch at byte {position}: last offset {last} does not fit a 32-bit offset "
+                               f"relative to the base offset {base} (Kafka's recovery throws "
+                               "LogSegmentOffsetOverflowException and splits the segment)",
+                               code="offset-overflow", position=position)
+        if max_timestamp > self.max_ts:
+            self.max_ts, self.max_ts_offset = max_timestamp, last
+        if self.valid - self.last_index_entry > self.interval:
+            if self.last_index_offset is not None and last <= self.last_index_offset:
+                raise RebuildError(f"batch at byte {position}: offset {last} is not above the last indexed "
+                                   f"offset {self.last_index_offset} (Kafka's recovery throws InvalidOffsetException)",
+                                   code="offset-not-increasing", position=position)
+            if len(rec.offset_index) // oi.ENTRY_SIZE >= self.max_offset_entries:
+                raise RebuildError(f"batch at byte {position}: the offset index is full "
+                                   f"({self.max_offset_entries} entries of segment.index.bytes="
+                                   f"{self.max_index_bytes}); Kafka's recovery fails here",
+                                   code="index-full", position=position)
+            rec.offset_index += oi.encode_entry(base, last, self.valid)
+            self.last_index_offset = last
+            if self.time_entries >= self.max_time_entries - 1:  # TimeIndex.isFull keeps the last slot for the roll
+                raise RebuildError(f"batch at byte {position}: the time index is full; Kafka's recovery "
+                                   "fails here", code="index-full", position=position)
+            if self.time_entries and self.max_ts_offset < self.last_time[1]:
+                raise RebuildError(f"batch at byte {position}: time index offset {self.max_ts_offset} is below "
+                                   f"the last one {self.last_time[1]} (Kafka's recovery throws "
+                                   "InvalidOffsetException)", code="offset-not-increasing", position=position)
+            if self.max_ts > self.last_time[0]:
+                rec.time_index += ti.encode_entry(base, self.max_ts, self.max_ts_offset)
+                self.last_time = (self.max_ts, self.max_ts_offset)
+                self.time_entries += 1
+            self.last_index_entry = self.valid
+        self.valid += size
+        rec.batches += 1
+
+    def finish(self) -> None:
+        if self.time_entries and self.max_ts_offset < self.last_time[1]:
+            raise RebuildError(f"time index offset {self.max_ts_offset} is below the last one {self.last_time[1]}",
+                               code="offset-not-increasing")
+        if self.max_ts > self.last_time[0]:  # the final entry a clean close appends (skipFullCheck)
+            self.rec.time_index += ti.encode_entry(self.base, self.max_ts, self.max_ts_offset)
 
 
 # --- producer state before a segment (LogLoader.loadProducerState) -------------------------------------

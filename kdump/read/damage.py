@@ -28,10 +28,10 @@ from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.read.segment import (
     BadEntry,
-    Batch,
     DamagedRange,
     GoodBatch,
     LargeEntry,
+    Readable,
     SegmentReader,
     Stop,
     crc_message,
@@ -239,17 +239,19 @@ def _last_offset(good) -> int:
 
 
 def readable(reader: SegmentReader, *, show_invalid: bool = True, next_base: int | None = None
-             ) -> Iterator[Batch | Damage | Stop]:
+             ) -> Iterator[Readable | Damage | Stop]:
     """What a reader that goes on past damage sees of ``reader``'s file (:meth:`SegmentReader.events`, from
-    ``reader.start``): every intact batch, one :class:`Damage` per damaged area (each said before the batch after
-    it, whose first offset bounds the offsets it costs), and last the :class:`Stop`. A batch that parsed but fails
+    ``reader.start``): every intact batch (consecutive intact plain magic 0/1 messages as a
+    :class:`~kdump.format.legacy.LegacyRun`: every reader handles runs, with one object per run), one
+    :class:`Damage` per damaged area (each said before the batch after it, whose first offset bounds the offsets it
+    costs), and last the :class:`Stop`. A batch that parsed but fails
     its CRC is shown as a batch (Kafka shows it, ``isValid: false``; the caller decides) with ``show_invalid``,
     else it is a ``batch`` damage. An entry above ``max_batch_bytes`` is a ``large`` damage (``verify`` still
     checks its header: ``damage.large``). ``next_base``: the next segment's base offset (bounds the offsets lost
     when nothing good follows)."""
     where = {"file": reader.path, "base_offset": reader.base_offset, "walk_start": reader.start,
              "next_base": next_base}
-    last_good: Batch | LargeEntry | None = None  # the last good batch or large entry: where the offsets lost start
+    last_good: Readable | LargeEntry | None = None  # the last good batch or large entry: where the offsets lost start
     pending: list[Damage] = []  # damages waiting for what follows them (the first offset after them)
     entry: BadEntry | None = None  # an entry that is no batch: a damaged range may start at it
     for event in reader.events():

@@ -32,24 +32,27 @@ from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.format.columns import RECORDS_PER_CHUNK
 from kdump.format.framing import BatchHeader, Stop, entry_batch
-from kdump.format.legacy import LegacyBatch, LegacyRun, legacy_run
+from kdump.format.legacy import LegacyBatch, LegacyRun, checked_run, legacy_run
 from kdump.format.limits import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES  # noqa: F401  (re-exported)
 from kdump.format.v2 import RecordBatch
 from kdump.read.logdir import base_offset_from_name  # (kdump.index and spark import it from here too)
 
 Batch = RecordBatch | LegacyBatch
+Readable = RecordBatch | LegacyBatch | LegacyRun  # what the resynchronising walk hands on
 
 WINDOW = 1 << 20  # bytes scanned at a time when resynchronising
 CHUNK = 1 << 20  # bytes held at a time when computing the CRC of a large entry
 RUN_WINDOW = (1 << 16, 1 << 20)  # bytes read at a time by runs(): first, at most (grows while runs fill them)
+RUN_WINDOW_LEAST = 1 << 12  # the resynchronising walk's window shrinks to this while runs are short
 
 # --- events of the resynchronising walk ----------------------------------------------------------------
 class GoodBatch:
-    """A whole entry with a valid CRC."""
+    """A whole entry with a valid CRC, or a :class:`~kdump.format.legacy.LegacyRun` of intact plain magic 0/1
+    messages (each of them such an entry, read together: no object per message)."""
 
     __slots__ = ("batch",)
 
-    def __init__(self, batch: Batch):
+    def __init__(self, batch: Readable):
         self.batch = batch
 
 
@@ -242,12 +245,42 @@ class SegmentReader:
         end = self.end
         max_batch = self.max_batch_bytes
         probe = Prober(f.fileno(), end, max_batch)
-        last_good = None  # the last good batch (or LargeEntry): where the offsets lost in damage start
+        last_good: Readable | LargeEntry | None = None  # the last good batch (or LargeEntry): where offsets lost start
         pos = self.start
         f.seek(pos)
         read = f.read
         unpack_prefix = L.PREFIX.unpack
+        # Plain magic 0/1 messages are taken as runs (checked_run: framing, parsing and CRC of each, in compiled
+        # code) wherever one may start: at the start, after a plain message and after damage. A run ends before
+        # anything it does not take (a batch, a wrapper, a damaged or too large message, the end of what it
+        # read), which the entry-by-entry walk below then reads and reports exactly as before.
+        fd = f.fileno()
+        window, most = RUN_WINDOW[0], min(RUN_WINDOW[1], max_batch)  # no message in a run is too large
+        try_run = True
+        no_run_at = -1  # where the last attempt found no run
+        single = False  # the last run was one message between batches: plain messages alternate with them
         while True:
+            if try_run:
+                try_run = False
+                while pos < end:
+                    data = os.pread(fd, min(window, most, end - pos), pos)
+                    run = checked_run(data, pos, RECORDS_PER_CHUNK)
+                    if run is None:
+                        need = L.LOG_OVERHEAD + L.PREFIX.unpack_from(data)[1] if len(data) >= L.LOG_OVERHEAD else 0
+                        if len(data) < need <= min(most, end - pos):  # a message larger than the window: widen it
+                            window = need
+                            continue
+                        no_run_at = pos
+                        break
+                    if run.size > len(data) // 2:
+                        window = min(window * 2, most)
+                    elif run.size < len(data) // 8:  # short runs between batches: read less for each
+                        window = max(RUN_WINDOW_LEAST, window // 2)
+                    single = run.count == 1
+                    last_good = run
+                    yield GoodBatch(run)
+                    pos = run.end
+                f.seek(pos)
             remaining = end - pos
             if remaining <= L.HEADER_SIZE_UP_TO_MAGIC:
                 if remaining <= 0:
@@ -288,9 +321,14 @@ class SegmentReader:
                         event = BadEntry(pos, L.LOG_OVERHEAD + size, offset, e)
                     else:
                         if batch.is_valid():  # the common case, kept short: verify walks millions of batches
+                            if batch.magic < 2 and not batch.is_compressed and pos != no_run_at and not single:
+                                try_run = True  # a plain message after a batch: read it with those after it
+                                f.seek(pos)
+                                continue
                             last_good = batch
                             yield GoodBatch(batch)
                             pos = nxt
+                            try_run = batch.magic < 2 and not batch.is_compressed
                             continue
                         event = BadEntry(pos, L.LOG_OVERHEAD + size, offset,
                                          FormatError("crc-mismatch", crc_message(batch), position=pos), batch)
@@ -302,6 +340,7 @@ class SegmentReader:
                 yield event
                 if probe.plausible(nxt):
                     pos = nxt
+                    try_run = True
                     continue
                 cause = (f"the entry at byte {pos} points past itself to byte {nxt}, where no entry begins: its "
                          "size field is probably damaged too")
@@ -312,6 +351,7 @@ class SegmentReader:
                 return
             pos = damage.end
             f.seek(pos)
+            try_run = True
 
     def _large_entry(self, probe: Prober, pos: int, offset: int, size: int):
         """An entry above max_batch_bytes: magic and CRC checked (in chunks), the body not read."""

@@ -11,15 +11,19 @@ from cpython.bytes cimport PyBytes_AS_STRING
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport int64_t
 
-from ._outbuf cimport Kept, Out, ascii_only, finish, put, put_bytes, put_int, release, reserve, start
+from kdump.format._plain cimport PlainMessage, plain_timestamp_type, read_plain  # compile-time only (inline functions)
+
+from ._outbuf cimport Kept, Out, ascii_only, finish, int_digits, put, put_bytes, put_int, release, reserve, start
 from ._sequence cimport record_sequence  # compile-time only (inline functions)
 
+from kdump.format.names import TIMESTAMP_TYPE_TEXT
 from kdump.format.text import java_utf8
 
 # The pure twins, for buffers other than bytes and numbers beyond int64. kdump.render.kafka_text imports
 # this module (through kdump._backend), so they are handed over by kdump._backend.pick rather than imported.
 render_v2_lines_py = None
 render_legacy_lines_py = None
+render_legacy_run_py = None
 
 
 cdef inline int _put_text(Out *o, const unsigned char *p, object buf, Py_ssize_t pos, Py_ssize_t n) except -1:
@@ -153,3 +157,93 @@ cdef bytes _render(cols, str ts_name, bint legacy, str brace, base_offset, base_
         release(o, &_kept)
         raise
     return finish(o, &_kept)
+
+
+def render_legacy_run(run, tuple labels, str brace, bint deep, bint print_data, bint skip_metadata):
+    """Every message of a :class:`~kdump.format.legacy.LegacyRun` of intact messages (one the resynchronising
+    walk found: ``run.summary`` set) as DumpLogSegments prints a plain magic 0/1 message: its batch line
+    (``labels``: what goes before each value of the line, from kdump.format.names' table, by
+    :func:`kdump.render.kafka_text.run_line_labels`), and with ``deep`` its record line (default string
+    decoders, epoch timestamps), as UTF-8 bytes. The messages are read from ``run.data`` here (no Python object
+    per message). Same bytes as the pure twin, which renders the messages one by one as batches."""
+    data = run.data
+    if run.summary is not None and isinstance(data, bytes) and type(run.position) is int and \
+            type(run.count) is int and 0 <= run.count:
+        try:
+            return _render_run(data, run.position, run.count, labels, brace, deep, print_data, skip_metadata)
+        except (OverflowError, ValueError):  # a position beyond int64, data that is not the run's: the pure path
+            pass
+    return render_legacy_run_py(run, labels, brace, deep, print_data, skip_metadata)
+
+
+cdef bytes _render_run(bytes data, int64_t position, Py_ssize_t n, tuple labels, str brace, bint deep,
+                       bint print_data, bint skip_metadata):
+    cdef Py_ssize_t i, pos = 0, end = len(data), nxt
+    cdef PlainMessage m
+    cdef const unsigned char *p = <const unsigned char *> PyBytes_AS_STRING(data)
+    cdef bytes close = brace.encode("utf-8")
+    # labels: offset, position, (the timestamp's: its type's name, per message), size, magic, codec, crc, valid
+    cdef bytes l_offset = labels[0], l_position = labels[1], l_ts = labels[2], l_size = labels[3]
+    cdef bytes l_magic = labels[4], l_codec = labels[5], l_crc = labels[6], l_valid = labels[7]
+    cdef bytes name
+    cdef char off_digits[24]
+    cdef char ts_digits[24]
+    cdef char crc_digits[24]
+    cdef int off_at, ts_at, crc_at
+    cdef Out *o = start(&_kept)
+    try:
+        reserve(o, n * ((352 if print_data else 256) if deep else 128))
+        for i in range(n):
+            nxt = read_plain(p, pos, end, &m)
+            if nxt < 0:
+                raise ValueError("no plain message where the run has one")
+            name = _TS_NAMES[plain_timestamp_type(&m) + 1]
+            off_at = int_digits(m.offset, off_digits)
+            ts_at = int_digits(m.timestamp, ts_digits)
+            crc_at = int_digits(m.crc, crc_digits)
+            put_bytes(o, l_offset)
+            put(o, off_digits + off_at, 24 - off_at)
+            put_bytes(o, l_position)
+            put_int(o, position + pos)
+            put_bytes(o, l_ts)
+            put_bytes(o, name)
+            put(o, b": ", 2)
+            put(o, ts_digits + ts_at, 24 - ts_at)
+            put_bytes(o, l_size)
+            put_int(o, nxt - pos)
+            put_bytes(o, l_magic)
+            put_int(o, m.magic)
+            put_bytes(o, l_codec)
+            put_bytes(o, l_crc)
+            put(o, crc_digits + crc_at, 24 - crc_at)
+            put_bytes(o, l_valid)
+            put(o, b"true\n", 5)  # (the walk that found the run checked every CRC)
+            pos = nxt
+            if not deep:
+                continue
+            if not skip_metadata:
+                put(o, b"| offset: ", 10)
+                put(o, off_digits + off_at, 24 - off_at)
+                put(o, b" ", 1)
+                put_bytes(o, name)
+                put(o, b": ", 2)
+                put(o, ts_digits + ts_at, 24 - ts_at)
+                put(o, b" keySize: ", 10)
+                put_int(o, m.key_len)
+                put(o, b" valueSize: ", 12)
+                put_int(o, m.value_len)
+                put(o, b" isValid: true crc: ", 20)
+                put(o, crc_digits + crc_at, 24 - crc_at)
+                put_bytes(o, close)
+            if print_data:
+                _put_data(o, p, data, skip_metadata, m.key_pos, m.key_len, m.value_pos, m.value_len,
+                          None, None, 0)  # no record decoder on this path: bytes as Java prints them
+            put(o, b"\n", 1)
+    except BaseException:
+        release(o, &_kept)
+        raise
+    return finish(o, &_kept)
+
+
+# The names of the timestamp types -1, 0, 1 (by plain_timestamp_type + 1).
+cdef tuple _TS_NAMES = tuple(TIMESTAMP_TYPE_TEXT[t].encode() for t in (-1, 0, 1))

@@ -8,7 +8,7 @@ fresh buffer per batch costs more in page faults than the copy. A call made whil
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
-from kdump._bytebuf cimport ByteBuf, free_buffer, put, put_int, reserve  # put_int: cimported from here too
+from kdump._bytebuf cimport ByteBuf, free_buffer, int_digits, put, put_int, reserve  # int_digits, put_int: cimported from here too
 from kdump._bytescan cimport ascii_only, json_plain  # cimported from here by the renderers
 
 ctypedef ByteBuf Out

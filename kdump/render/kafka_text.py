@@ -63,6 +63,34 @@ def batch_line(batch, when=str) -> str:
     return (_v2_batch_line if batch.magic >= 2 else _legacy_batch_line)(batch, when)
 
 
+# The fields of the legacy batch line in the order the compiled renderer of runs writes them
+# (kdump/render/_lines.pyx ``render_legacy_run``); the labels come from the table.
+_RUN_LINE_FIELDS = ("last_offset", "position", "max_timestamp", "size", "magic", "codec_id", "crc", "is_valid")
+
+
+def run_line_labels() -> tuple[bytes, ...] | None:
+    """What goes before each value of a plain message's batch line (kdump.format.names' labels), for
+    ``render_legacy_run``: the timestamp's is the separator only (its label is the message's timestamp type) and
+    the codec's holds its value too (a plain message's is always ``none``). None when the table's line is not
+    the one that renderer writes."""
+    if N.TEXT_LEGACY_LINE != _RUN_LINE_FIELDS:
+        return None
+    out = []
+    for i, attr in enumerate(_RUN_LINE_FIELDS):
+        text = N.TEXT_LEGACY_LABELS.get(attr, N.BATCH_FIELD[attr].text)
+        sep = "" if i == 0 else " "
+        if attr == "max_timestamp":
+            out.append(sep)
+        elif attr == "codec_id":
+            out.append(f"{sep}{text}: {N.codec_name(0)}")
+        else:
+            out.append(f"{sep}{text}: ")
+    return tuple(label.encode("utf-8") for label in out)
+
+
+RUN_LINE_LABELS = run_line_labels()
+
+
 def utf8_buffer(out):
     """The binary stream beneath a UTF-8 text stream (kdump's standard output, an opened file), or None
     where only text can be written (a StringIO)."""
@@ -130,6 +158,22 @@ class KafkaTextRenderer:
             self.out.write(self.safe(batch_line(batch, self.when)) + "\n")
             return
         self._record_lines(batch, records, decoded, batch_line(batch, self.when))
+
+    def legacy_run(self, run, deep: bool) -> bool:
+        """Every message of a :class:`~kdump.format.legacy.LegacyRun` (intact plain magic 0/1 messages) as its
+        batch line and, with ``deep``, its record line, at once (compiled: kdump/render/_lines.pyx). False,
+        writing nothing, where that is not the text asked for (decoders, timestamps not in Kafka's epoch form, a
+        terminal): the caller then hands the messages over one by one."""
+        if self._raw is None or not self._fast_lines(None) or RUN_LINE_LABELS is None:
+            return False
+        if self.print_data and (_column_texts(self.key_decoder, b"", [], []) is not None
+                                or _column_texts(self.value_decoder, b"", [], []) is not None):
+            return False  # keys or values printed by another decoder than the default string one
+        data = render_legacy_run(run, RUN_LINE_LABELS, "}" if self.scala else "", deep, self.print_data,
+                                 self.skip_metadata)
+        self.out.flush()  # what was written as text goes first
+        self._raw.write(data)
+        return True
 
     # a batch whose records come in chunks: the first with the batch line, then the others
     open_batch = batch
@@ -326,6 +370,19 @@ def render_legacy_lines_py(cols, ts_name: str, brace: str, print_data: bool, ski
     return _utf8_lines(legacy_line_texts(cols, ts_name, brace, print_data, skip_metadata, key_texts, value_texts))
 
 
+def render_legacy_run_py(run, labels, brace: str, deep: bool, print_data: bool, skip_metadata: bool) -> bytes:
+    """The messages of a run rendered one by one as the batches they are (:func:`batch_line`, and with ``deep``
+    :func:`legacy_line_texts`), as UTF-8 bytes: the reference the compiled twin in kdump/render/_lines.pyx must
+    give exactly (``labels`` is for it: this one reads the table itself)."""
+    lines: list[str] = []
+    for message in run.messages():
+        lines.append(batch_line(message))
+        if deep:
+            lines += legacy_line_texts(message.columns(0), message.timestamp_type.display_name, brace, print_data,
+                                       skip_metadata)
+    return _utf8_lines(lines)
+
+
 def _append_line(lines: list, cols, i: int, meta: str, print_data: bool, skip_metadata: bool, key_texts,
                  value_texts) -> None:
     """Record ``i``'s line: its metadata, then with ``print_data`` its key and payload as text (from
@@ -358,3 +415,4 @@ def _select(name, pure):
 
 render_v2_lines = _select("render_v2_lines", render_v2_lines_py)
 render_legacy_lines = _select("render_legacy_lines", render_legacy_lines_py)
+render_legacy_run = _select("render_legacy_run", render_legacy_run_py)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from kdump import SegmentReader
 from kdump.errors import FormatError, KdumpError
 from kdump.format import framing
+from kdump.format.legacy import LegacyRun
 from kdump.format.names import BATCH_FIELDS, codec_name, compile_projection
 from kdump.read.damage import CLEAN_STOPS, Damage, readable
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES
@@ -77,6 +78,10 @@ class _Batches:
                 report(item)
             elif isinstance(item, framing.Stop):
                 stop = item
+            elif type(item) is LegacyRun:  # plain magic 0/1 messages: the source reads each as the batch it is
+                for message in item.messages():
+                    self.result.end = message.position + message.size
+                    yield message
             else:
                 self.result.end = item.position + item.size
                 yield item

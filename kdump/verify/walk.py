@@ -29,7 +29,7 @@ from kdump import codec as _codec
 from kdump.findings import ERROR, MAX_PER_CODE, FileReport, Findings
 from kdump.format import framing as F
 from kdump.format import layout as L
-from kdump.format.legacy import LegacyBatch
+from kdump.format.legacy import LegacyBatch, LegacyRun
 from kdump.format.v2 import RecordBatch
 from kdump.read.damage import BATCH, ENTRY, LARGE, RANGE, TAIL, Damage, readable
 from kdump.read.producer_state import ProducerStates
@@ -147,7 +147,10 @@ class SegmentVerifier:
             elif not isinstance(item, Stop):  # a good batch: the common case
                 if self.progress is not None:
                     self._tick(item.position)
-                good(item)
+                if type(item) is LegacyRun:
+                    self._run(item)
+                else:
+                    good(item)
             # (the Stop: what it says of the file was said by its tail damage, if anything)
 
     def _damage(self, d: Damage) -> None:
@@ -301,6 +304,28 @@ class SegmentVerifier:
                 n, first = 0, None  # a wrapper is only opened with --deep
             self.report.records += n
             self._offsets(batch, first, msg.offset, anchor=msg.offset)
+
+    def _run(self, run: LegacyRun) -> None:
+        """Intact plain magic 0/1 messages (a :class:`LegacyRun`), checked from the summary of their walk: when no
+        header has anything to say (attributes 0, no timestamp below -1) and the offsets follow each other, fit
+        the segment's base offset and come after the previous batch's, the run is what :meth:`_good` would make
+        of its messages one by one, with the first message's offsets checked as any batch's; otherwise each
+        message is checked as its own batch (the same findings, at their own byte positions)."""
+        s = run.summary
+        n = run.count
+        first, last = run.base_offset, run.last_offset
+        prev, base = self.prev_last, self.base_offset
+        if (s is None or s.attributes_at >= 0 or (s.min_timestamp is not None and s.min_timestamp < L.NO_TIMESTAMP)
+                or last - first != n - 1 or s.decreasing_at >= 0 or (prev is not None and first <= prev)
+                or (base is not None and (first < base or last - base > INT32_MAX))):
+            for message in run.messages():
+                self._good(message)
+            return
+        self.report.batches += n
+        self.report.records += n
+        self._offsets(None, first, first, anchor=first, position=run.position)  # a gap before it, a first offset
+        self.prev_last = self.summary.last_offset = last
+        self.prev_position = run.position + s.last_start
 
     def _deep_checks(self, batch) -> bool:
         """Are ``batch``'s records checked (--deep, and the batch not excluded by ``deep_filter``)?"""

@@ -219,7 +219,11 @@ def _segment(path: str):
     out = []
     with SegmentReader(path, max_batch_bytes=MAX_BATCH) as reader:
         for event in reader.events():
-            if isinstance(event, GoodBatch):
+            if isinstance(event, GoodBatch) and isinstance(event.batch, LG.LegacyRun):  # intact plain messages
+                run = event.batch
+                out.append(("run", run.position, run.size, freeze(run.summary), freeze(run.columns),
+                            tuple(_batch_records(m) for m in run.messages())))
+            elif isinstance(event, GoodBatch):
                 out.append(("good", event.batch.position, event.batch.size, _batch_records(event.batch)))
             elif isinstance(event, BadEntry):
                 deep = _batch_records(event.batch) if event.batch is not None else None
