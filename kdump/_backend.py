@@ -18,7 +18,10 @@ importing only from its own layer or below (never the pure module that uses it):
 * ``kdump.render._jsonl`` (``kdump/render/_jsonl.pyx``): ``records_json``, twin of
   ``kdump.render.jsonl.records_json_py`` (``--format json`` records);
 * ``kdump.spark._arrow`` (``kdump/spark/_arrow.pyx``): ``ColumnBuilder``, twin of
-  ``kdump.spark.builder.PyColumnBuilder`` (records into the Arrow buffers of the Spark data source).
+  ``kdump.spark.builder.PyColumnBuilder`` (records into the Arrow buffers of the Spark data source);
+* ``kdump._keytable`` (``kdump/_keytable.pyx``): ``KeyTable``, twin of ``kdump.keytable.PyKeyTable`` (``kdump
+  stats``' key digests counted); ``kdump.format._records`` also has ``record_keys``, twin of
+  ``kdump.format.v2.record_keys_py`` (a batch's records as those digests).
 
 A pure module picks its implementation with :func:`pick` when it is imported, which also hands the pure
 twin to the compiled module (for the inputs its fast path leaves to the pure function).
@@ -29,6 +32,7 @@ import os
 import sys
 
 try:
+    import kdump._keytable as _keytable
     import kdump.format._encode as _encode
     import kdump.format._legacy as _legacy
     import kdump.format._records as _records
@@ -36,18 +40,20 @@ try:
     import kdump.render._lines as _lines
     import kdump.spark._arrow as _arrow
 except ImportError:
-    _legacy = _records = _lines = _jsonl = _encode = _arrow = None
+    _legacy = _records = _lines = _jsonl = _encode = _arrow = _keytable = None
 
 COMPILED_AVAILABLE = _records is not None and _lines is not None and _legacy is not None and _jsonl is not None \
-    and _encode is not None and _arrow is not None
+    and _encode is not None and _arrow is not None and _keytable is not None
 BACKEND = "compiled" if COMPILED_AVAILABLE and os.environ.get("KDUMP_PURE_PYTHON", "") not in (
     "1", "true", "yes") else "python"
 
-COMPILED = {"parse_records": _records, "summarize_records": _records, "render_v2_lines": _lines,
+COMPILED = {"parse_records": _records, "summarize_records": _records, "record_keys": _records,
+            "render_v2_lines": _lines,
             "inner_columns": _legacy, "inner_summary": _legacy, "crc32": _legacy, "render_legacy_lines": _lines,
             "records_json": _jsonl,
             "canonical_records": _encode, "encode_messages": _encode,
-            "encode_run_records": _encode, "ColumnBuilder": _arrow}  # accelerated name -> its compiled module
+            "encode_run_records": _encode, "ColumnBuilder": _arrow,
+            "KeyTable": _keytable}  # accelerated name -> its compiled module
 _PURE: dict = {}  # accelerated name -> the pure twin, as the pure modules picked
 
 

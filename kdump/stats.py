@@ -273,22 +273,26 @@ class RecordAnalysis:
         s = self.stats
         if self.progress is not None:
             self.progress(batch.size)
-        chunks = batch.column_chunks(self.limit, RECORDS_PER_CHUNK)  # bounded memory, whatever the count declared
+        # bounded memory, whatever the count declared; the keys as digests, no Python object per record
+        chunks = batch.key_chunks(self.limit, RECORDS_PER_CHUNK)
         try:
-            cols = next(chunks)
+            part = next(chunks)
         except KdumpError:
             s.unreadable_batches += 1
             return
         control = batch.magic == 2 and batch.is_control
         record_bytes = records = 0
         unreadable = False
-        while cols is not None:
-            unreadable = unreadable or cols.error is not None
-            record_bytes += sum(cols.sizes)
-            records += cols.count
-            if not control:
-                self._keys(cols)
-            cols = next(chunks, None)
+        while part is not None:
+            unreadable = unreadable or part.error is not None
+            record_bytes += part.record_bytes
+            records += part.count
+            if not control:  # control records are not data: their keys are no keys of the topic
+                s.keyless_records += part.keyless
+                s.keyed_records += part.count - part.keyless
+                s.tombstones += part.tombstones
+                self.keys.add_entries(part.entries)
+            part = next(chunks, None)
         s.unreadable_batches += unreadable
         codec = codec_name(batch.codec_id)
         counts = s.compression.setdefault(codec, [0, 0, 0])
@@ -299,22 +303,6 @@ class RecordAnalysis:
             self.producers.apply(batch, self.limit)
             if control:
                 s.control_records += records
-
-    def _keys(self, cols) -> None:
-        """The keys of one chunk of a data batch's records into the key table."""
-        from hashlib import blake2b
-        s = self.stats
-        add = self.keys.add
-        buf = cols.buf
-        keyless = s.keyless_records
-        for kp, kl, vl, size in zip(cols.key_pos, cols.key_len, cols.value_len, cols.sizes, strict=False):
-            if kl < 0:
-                s.keyless_records += 1
-                continue
-            tombstone = vl < 0
-            s.tombstones += tombstone
-            add(blake2b(buf[kp:kp + kl], digest_size=16).digest(), size, tombstone)
-        s.keyed_records += cols.count - (s.keyless_records - keyless)
 
     def finish(self) -> RecordStats:
         s = self.stats
