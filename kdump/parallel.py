@@ -77,6 +77,17 @@ def ordered_map(fn: Callable, calls: Sequence[tuple], jobs: int, *, done: Callab
     return results
 
 
+def bytes_of(paths) -> int:
+    """What a unit of files weighs for :func:`largest_first`: their bytes (a file gone meanwhile weighs nothing)."""
+    total = 0
+    for path in paths:
+        try:
+            total += os.path.getsize(path)
+        except OSError:
+            pass
+    return total
+
+
 def largest_first(sizes: Sequence[int]) -> list[int]:
     """The indexes of ``sizes``, largest first (equal sizes in their given order): the order to start units in
     so that workers finish together (a big unit started last would run alone at the end)."""

@@ -166,11 +166,27 @@ def partition_stats(logs, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str 
     return st, analysis.finish()
 
 
-def stats_paths(groups, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str | None = None, progress=None) -> dict:
+def stats_paths(groups, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str | None = None, progress=None,
+                jobs: int = 1) -> dict:
     """:func:`merge_partitions` of :func:`partition_stats` over the :class:`kdump.read.scan.SegmentGroup` s. One
-    partition at a time: ``memory_bytes`` bounds each."""
-    return merge_partitions((g.key, *partition_stats(g.logs, memory_bytes=memory_bytes, spill_dir=spill_dir,
-                                                     progress=progress)) for g in groups)
+    partition at a time: ``memory_bytes`` bounds each. ``jobs`` > 1: the partitions in that many worker processes
+    (:func:`kdump.parallel.ordered_map`; ``progress`` then advances as each partition ends), the same summary."""
+    if jobs <= 1 or len(groups) <= 1:
+        return merge_partitions((g.key, *partition_stats(g.logs, memory_bytes=memory_bytes, spill_dir=spill_dir,
+                                                         progress=progress)) for g in groups)
+    from kdump.parallel import bytes_of, ordered_map
+    sizes = [bytes_of(g.logs) for g in groups]
+    done = None if progress is None else (lambda i: progress(sizes[i]))
+    counted = ordered_map(_partition_stats, [(g.logs, memory_bytes, spill_dir) for g in groups], jobs, done=done,
+                          sizes=sizes)
+    return merge_partitions((g.key, *numbers) for g, numbers in zip(groups, counted, strict=True))
+
+
+def _partition_stats(logs, memory_bytes: int, spill_dir: str | None) -> tuple[Stats, RecordStats]:
+    """:func:`partition_stats` in a worker of :func:`stats_paths` (positional arguments, a module-level name:
+    what a worker process is handed)."""
+    return partition_stats(logs, memory_bytes=memory_bytes, spill_dir=spill_dir)
+
 
 
 def merge_partitions(per_partition) -> dict:

@@ -5,7 +5,7 @@ import os
 
 import click
 
-from kdump.commands.options import exit_help, output_options, time_format_option
+from kdump.commands.options import exit_help, jobs_option, output_options, time_format_option
 from kdump.errors import EXIT_OK, EXIT_USAGE
 
 EXIT_HELP = exit_help()
@@ -35,7 +35,8 @@ def _size(text: str) -> int:
 @click.option("--schemas", metavar="PATH", type=click.Path(exists=True, path_type=str), default=None,
               help="Where --value-decoder finds schemas (default: the _schemas partition beside the data).")
 @output_options()
-def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui):
+@jobs_option
+def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui, jobs):
     """The numbers of a log, per topic-partition and in total: segments, batches, records, bytes, offset and
     time ranges, magic and codec mix with compression ratios, producers, transactions, control records, key
     cardinality, and what a compaction would remove (records superseded by a later record with the same key,
@@ -62,7 +63,7 @@ def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui):
     try:
         summary = with_progress(ui, lambda: sum(os.path.getsize(log) for g in groups for log in g.logs), "counting",
                                 lambda advance: stats_paths(groups, memory_bytes=memory_bytes, spill_dir=spill_dir,
-                                                            progress=advance))
+                                                            progress=advance, jobs=jobs))
     except OSError as e:
         ui.cannot(e.filename, e)
         ui.exit()

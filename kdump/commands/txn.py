@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from kdump.commands.options import exit_help, output_options, time_format_option
+from kdump.commands.options import exit_help, jobs_option, output_options, time_format_option
 from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
 
 EXIT_HELP = exit_help(
@@ -31,7 +31,8 @@ def _duration(text: str) -> int:
 @click.option("--open-only", is_flag=True, help="List only the transactions still open (the counts stay complete).")
 @time_format_option(shows="the first timestamp of each transaction and the newest of each partition")
 @output_options()
-def command(paths, timeout, open_only, time_format, ui):
+@jobs_option
+def command(paths, timeout, open_only, time_format, ui, jobs):
     """Every transaction in the log, per partition and producer: its first and last offset, its outcome
     (COMMIT, ABORT, or OPEN at the end of the log) and its age; hanging transactions flagged; the last stable
     offset; disagreements with the .txnindex files and producer .snapshot files.
@@ -50,12 +51,12 @@ def command(paths, timeout, open_only, time_format, ui):
     from kdump.commands.partition_paths import partition_groups
     from kdump.render import RENDERERS
     from kdump.text.times import time_formatter
-    from kdump.txn import partition_transactions
+    from kdump.txn import transactions
 
     timeout_ms = _duration(timeout)
     groups, refused = partition_groups(paths, ui)
     try:
-        results = [partition_transactions(g, timeout_ms=timeout_ms) for g in groups]
+        results = transactions(groups, timeout_ms=timeout_ms, jobs=jobs)
     except OSError as e:
         ui.cannot(e.filename, e)
         ui.exit()
