@@ -1,5 +1,7 @@
-"""``--jobs`` on the other commands that take a log directory (issue 23 item 4): stats, txn and dump give the same
-output, byte for byte, and the same exit code with one worker or several, run as a user runs them."""
+"""``--jobs`` on the other commands that take a log directory (issue 23 item 4): stats and txn give the same output,
+byte for byte, and the same exit code with one worker or several, run as a user runs them; the forked pool of
+:func:`kdump.parallel.ordered_map` answers in order, raises a worker's exception in its turn, and outlives a
+worker that dies."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -29,8 +31,7 @@ def _transactions(logs: Path) -> None:
 
 
 @pytest.mark.parametrize("command", [["stats"], ["stats", "--format", "json", "--memory", "1k"], ["txn"],
-                                     ["txn", "--format", "json"], ["dump"], ["dump", "--deep-iteration"],
-                                     ["dump", "--deep-iteration", "--print-data-log", "--format", "json"]])
+                                     ["txn", "--format", "json"]])
 def test_same_output_with_any_number_of_jobs(tmp_path, command):
     logs = _log_dir(tmp_path)
     _transactions(logs)
@@ -39,3 +40,51 @@ def test_same_output_with_any_number_of_jobs(tmp_path, command):
     for jobs in ("2", "3"):
         many = _run(tmp_path, *command, "--jobs", jobs, "logs")
         assert (many.returncode, many.stdout, many.stderr) == (one.returncode, one.stdout, one.stderr)
+
+
+def _square_or_fail(i):
+    if i == 5:
+        raise ValueError(f"unit {i} failed")
+    return [i * i] * i  # results of several sizes
+
+
+def test_the_forked_pool_answers_in_order_and_raises_in_turn():
+    from kdump import parallel
+    assert parallel._can_fork()
+    calls = [(i,) for i in range(12) if i != 5]
+    done: list[int] = []
+    sizes = [i % 4 for i in range(len(calls))]
+    assert parallel.ordered_map(_square_or_fail, calls, 3, done=done.append, sizes=sizes) == \
+        [_square_or_fail(*c) for c in calls]
+    assert done == list(range(len(calls)))
+    done.clear()
+    with pytest.raises(ValueError, match="unit 5 failed"):
+        parallel.ordered_map(_square_or_fail, [(i,) for i in range(12)], 2, done=done.append)
+    assert done == [0, 1, 2, 3, 4]  # the results before it were given, none after
+
+
+def _die(i):
+    import os
+    if i == 1:
+        os._exit(3)  # a worker killed mid-unit (the OOM killer, kill -9)
+    return i
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang():
+    from kdump import parallel
+    with pytest.raises(RuntimeError, match="ended before its result"):
+        parallel.ordered_map(_die, [(0,), (1,)], 2)
+
+
+def _note(path, name):
+    with open(path, "a") as f:
+        f.write(name + "\n")
+    return name
+
+
+def test_the_forked_pool_starts_the_largest_first(tmp_path):
+    from kdump import parallel
+    log = str(tmp_path / "started")
+    calls = [(log, "a"), (log, "b"), (log, "c")]
+    assert parallel._forked_map(_note, calls, 1, parallel.largest_first([1, 5, 3]), None) == ["a", "b", "c"]
+    assert open(log).read().split() == ["b", "c", "a"]
