@@ -216,9 +216,8 @@ def issue23(args, files: dict[str, Path]) -> None:
                 continue  # no --jobs there
             one = best(kdump_at(root, *cmd, "--jobs", "1", str(logs)), runs)
             two = best(kdump_at(root, *cmd, "--jobs", "2", str(logs)), runs)
-            t.row(f"{label} --jobs 1, 8 gzip partitions [{name}]", *one)
+            t.row(f"{label} --jobs 1, 8 gzip partitions [{name}]", *one)  # CPU s: the workers' too (wait4)
             t.row(f"{label} --jobs 2 [{name}]: speed-up", *two, f"{one[0] / two[0]:.2f}x", ">= 1.8x")
-            assert CPU[one[0]] > 0  # (CPU is the workers' too: wait4 counts the children a process waited for)
             if label == "verify --deep":
                 # what an idle machine would give: the parent's CPU is serial, the workers' is split in two
                 own1, _ = parent_and_workers(root, [*cmd, "--jobs", "1", str(logs)], runs)
