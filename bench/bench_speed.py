@@ -218,7 +218,7 @@ def issue23(args, files: dict[str, Path]) -> None:
             two = best(kdump_at(root, *cmd, "--jobs", "2", str(logs)), runs)
             t.row(f"{label} --jobs 1, 8 gzip partitions [{name}]", *one)  # CPU s: the workers' too (wait4)
             t.row(f"{label} --jobs 2 [{name}]: speed-up", *two, f"{one[0] / two[0]:.2f}x", ">= 1.8x")
-            if label == "verify --deep":
+            if label in ("verify --deep", "stats"):
                 # what an idle machine would give: the parent's CPU is serial, the workers' is split in two
                 own1, _ = parent_and_workers(root, [*cmd, "--jobs", "1", str(logs)], runs)
                 own2, workers2 = parent_and_workers(root, [*cmd, "--jobs", "2", str(logs)], runs)
