@@ -26,12 +26,11 @@ DEF ENTRY = 24  # KEY_SPILL_ENTRY.size, checked at import below
 DEF FANOUT = 256  # one byte of the digest picks a bucket
 DEF FLUSH = 1 << 16  # bytes a bucket gathers before they are written
 cdef uint64_t USED = 1ULL << 63
-cdef Py_ssize_t _READ = ENTRY * 8192
 cdef Py_ssize_t MAX_LEVEL = KEY_SPILL_ENTRY.size - 9  # the pure twin's bound: past it a bucket is counted in memory
 if KEY_SPILL_ENTRY.size != ENTRY:
     raise ImportError("kdump._keytable is built for 24-byte key entries")
 
-PyKeyTable = None  # the pure twin, handed over by kdump._backend.pick (unused here: same contract)
+PyKeyTable = None  # the pure twin, handed over by kdump._backend.pick: its count_buckets recounts spilled buckets
 
 
 cdef extern from *:
@@ -263,18 +262,7 @@ cdef class KeyTable:
                 self._files[b].close()
             self._free_buckets()
             self.spilled_buckets = FANOUT
-            for f in self._files:
-                sub = KeyTable(self.memory_bytes, spill_dir=self.spill_dir, level=self.level + 1)
-                with open(f.name, "rb") as src:
-                    while chunk := src.read(_READ):
-                        sub.add_entries(chunk)
-                sub.finish()
-                os.unlink(f.name)
-                self.superseded += sub.superseded
-                self.superseded_bytes += sub.superseded_bytes
-                self.keys += sub.keys
-                self.live_tombstones += sub.live_tombstones
-                self.spilled_buckets += sub.spilled_buckets
+            PyKeyTable.count_buckets(self, [f.name for f in self._files])  # the pure twin's: no record work there
         finally:
             for f in self._files:
                 f.close()

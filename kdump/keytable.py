@@ -90,23 +90,29 @@ class PyKeyTable:
             for f in self._files:
                 f.close()
             self.spilled_buckets = FANOUT
-            for f in self._files:
-                sub = type(self)(self.memory_bytes, spill_dir=self.spill_dir, level=self.level + 1)
-                with open(f.name, "rb") as src:
-                    while chunk := src.read(_READ):
-                        sub.add_entries(chunk)
-                sub.finish()
-                os.unlink(f.name)
-                self.superseded += sub.superseded
-                self.superseded_bytes += sub.superseded_bytes
-                self.keys += sub.keys
-                self.live_tombstones += sub.live_tombstones
-                self.spilled_buckets += sub.spilled_buckets
+            self.count_buckets(self, [f.name for f in self._files])
         finally:
             self._files = None
             assert self._dir is not None  # made with _files, in _spill
             self._dir.cleanup()
         return self
+
+    @staticmethod
+    def count_buckets(table, paths) -> None:
+        """Each bucket file of ``table`` (either twin) counted by a table of its own kind, one level down (the next
+        byte of the digest picks its buckets), into ``table``'s counts; the files removed."""
+        for path in paths:
+            sub = type(table)(table.memory_bytes, spill_dir=table.spill_dir, level=table.level + 1)
+            with open(path, "rb") as src:
+                while chunk := src.read(_READ):
+                    sub.add_entries(chunk)
+            sub.finish()
+            os.unlink(path)
+            table.superseded += sub.superseded
+            table.superseded_bytes += sub.superseded_bytes
+            table.keys += sub.keys
+            table.live_tombstones += sub.live_tombstones
+            table.spilled_buckets += sub.spilled_buckets
 
 
 KeyTable = _backend.pick("KeyTable", PyKeyTable)
