@@ -210,7 +210,8 @@ def issue23(args, files: dict[str, Path]) -> None:
     for p in range(8):
         make_segment(logs / f"bench-{p}" / LOG, 250_000, 1000, 1)
     for label, cmd, since in (("verify --deep", ["verify", "--deep"], "old"), ("stats", ["stats"], "new"),
-                              ("txn", ["txn"], "new"), ("index check --deep", ["index", "check", "--deep"], "old")):
+                              ("txn", ["txn"], "new"), ("index check --deep", ["index", "check", "--deep"], "old"),
+                              ("dump --deep-iteration --print-data-log", list(deep), "new")):
         for name, root in sides:
             if since == "new" and name == "old":
                 continue  # no --jobs there
@@ -218,7 +219,7 @@ def issue23(args, files: dict[str, Path]) -> None:
             two = best(kdump_at(root, *cmd, "--jobs", "2", str(logs)), runs)
             t.row(f"{label} --jobs 1, 8 gzip partitions [{name}]", *one)  # CPU s: the workers' too (wait4)
             t.row(f"{label} --jobs 2 [{name}]: speed-up", *two, f"{one[0] / two[0]:.2f}x", ">= 1.8x")
-            if label in ("verify --deep", "stats"):
+            if label in ("verify --deep", "stats", "dump --deep-iteration --print-data-log"):
                 # what an idle machine would give: the parent's CPU is serial, the workers' is split in two
                 own1, _ = parent_and_workers(root, [*cmd, "--jobs", "1", str(logs)], runs)
                 own2, workers2 = parent_and_workers(root, [*cmd, "--jobs", "2", str(logs)], runs)

@@ -64,7 +64,7 @@ def ordered_map(fn: Callable, calls: Sequence[tuple], jobs: int, *, done: Callab
                 done(i)
         return results
     order = list(range(len(calls)) if sizes is None else largest_first(sizes))
-    if _can_fork() and len(calls) <= _MAX_FORKED_UNITS:
+    if can_fork() and len(calls) <= _MAX_FORKED_UNITS:
         return _forked_map(fn, calls, min(jobs, len(calls)), order, done)
     from concurrent.futures import ProcessPoolExecutor
     executor = ProcessPoolExecutor(max_workers=min(jobs, len(calls)), mp_context=_context(fn.__module__),
@@ -94,7 +94,8 @@ _MAX_FORKED_UNITS = (64 if sys.platform.startswith("linux") else 16) * 1024 // _
 _SIZE_BYTES = 8  # the length before each pickled result
 
 
-def _can_fork() -> bool:
+def can_fork() -> bool:
+    """Whether :func:`ordered_map` forks its workers (they then run ``fn`` as it is: a closure too)."""
     import threading
     return hasattr(os, "fork") and threading.active_count() == 1
 

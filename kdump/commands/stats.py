@@ -25,7 +25,7 @@ def _size(text: str) -> int:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("--memory", default="256M", show_default=True, metavar="SIZE",
               help="Memory for the key digests of one partition; beyond it they are spilled to disk (the counts "
-                   "stay exact).")
+                   "stay exact). Each of the --jobs workers counts one partition at a time.")
 @click.option("--spill-dir", type=click.Path(file_okay=False, path_type=str), default=None,
               help="Where key digests are spilled (default: the system temporary directory).")
 @time_format_option(shows="the time ranges (smallest and largest batch timestamp)")
