@@ -124,6 +124,112 @@ class Table:
               f"{rss / 1e6:7.1f}", flush=True)
 
 
+# --- issue 23, items 2-4: stats, JSON, shallow verify and --jobs, this checkout against another ---------------
+# ``--issue23 [--old CHECKOUT]``: every row of items 2-4 measured in one run, each command of the old checkout (its
+# compiled modules built in place) right after the same command of this one, best of RUNS.
+
+PARENT_AND_WORKERS = (
+    "import resource, sys\n"
+    "from kdump.cli import main\n"
+    "out, sys.argv = sys.argv[1], ['kdump', *sys.argv[2:]]\n"
+    "try:\n"
+    "    main()\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "cpu = [sum(resource.getrusage(w)[:2]) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]\n"
+    "open(out, 'w').write(f'{cpu[0]} {cpu[1]}')\n"
+)
+
+
+def at(root: Path, *cmd: str) -> list[str]:
+    """``cmd`` run in the checkout at ``root`` (``python -m`` and ``-c`` look in the working directory first)."""
+    return ["env", "-C", str(root), f"PYTHONPATH={root}", *cmd]
+
+
+def kdump_at(root: Path, *args: str) -> list[str]:
+    return at(root, sys.executable, "-m", "kdump", *args)
+
+
+def parent_and_workers(root: Path, args: list[str], runs: int) -> tuple[float, float]:
+    """The least CPU seconds of ``kdump ARGS`` run in one interpreter: its own (start-up, imports, scan, the
+    report: what no second core takes over) and its workers' (the parallel part)."""
+    import tempfile
+    best = (9e9, 9e9)
+    for _ in range(runs):
+        with tempfile.NamedTemporaryFile("r") as out:
+            subprocess.run(at(root, sys.executable, "-c", PARENT_AND_WORKERS, out.name, *args),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            own, workers = (float(x) for x in out.read().split())
+        best = min(best, (own, workers))
+    return best
+
+
+def issue23(args, files: dict[str, Path]) -> None:
+    old = args.old
+    sides = [("new", ROOT)] + ([("old", old)] if old else [])
+    for _, root in sides:  # start-up as installed: kdump's modules compiled to .pyc (this shell may not write them)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "kdump")], check=True,
+                       stdout=subprocess.DEVNULL)
+    runs = args.runs
+    t = Table(args.records)
+    none = str(files["v2-none"])
+    deep = ("dump", "--deep-iteration", "--print-data-log")
+
+    def both(label: str, *cmd: str) -> dict[str, tuple[float, int]]:
+        got = {}
+        for name, root in sides:
+            got[name] = best(kdump_at(root, *cmd), runs)
+        return got
+
+    def show(label: str, got: dict, base: dict | None = None, target: str = "") -> None:
+        """Rows with the ratio to ``base``: of wall seconds, then of CPU seconds (steadier on a shared machine)."""
+        for name, (secs, rss) in got.items():
+            ratio = f"{secs / base[name][0]:.2f}x/{CPU[secs] / CPU[base[name][0]]:.2f}x" if base else ""
+            t.row(f"{label} [{name}]", secs, rss, ratio, target)
+
+    # item 2: stats against verify --deep on the 2,000,000-record segment
+    vd = both("verify --deep", "verify", "--deep", none)
+    st = both("stats", "stats", "--format", "json", none)
+    show("verify --deep, v2 none", vd)
+    show("stats, v2 none", st, vd, "<= 2x deep")
+    # item 3: JSON against text, shallow verify against a bare CRC-32C pass (both child processes)
+    text = both("text", *deep, none)
+    js = both("json", *deep, "--format", "json", none)
+    show("dump --deep-iteration --print-data-log (text)", text)
+    show("dump ... --format json", js, text, "<= 1x text")
+    crc = {name: best(at(root, sys.executable, "-c", CRC_PASS, none), runs)
+           for name, root in sides}
+    sv = both("verify", "verify", none)
+    show("bare CRC-32C pass over the v2 none file", crc)
+    show("verify (shallow), v2 none", sv, crc, "<= 1.5x CRC")
+    for name, root in sides:
+        bare, _ = best([sys.executable, "-c", "pass"], runs)
+        imports, _ = best(at(root, sys.executable, "-c", "import kdump.cli, kdump.verify, kdump.commands.verify"),
+                          runs)
+        t.row(f"start-up: python alone [{name}]", bare, 0)
+        t.row(f"start-up: python importing kdump verify's modules [{name}]", imports, 0)
+    # item 4: --jobs on 8 partitions of 250,000 records (gzip batches of 1,000: CPU work to spread)
+    logs = args.out / "logdir-8-250000-gzip"
+    for p in range(8):
+        make_segment(logs / f"bench-{p}" / LOG, 250_000, 1000, 1)
+    for label, cmd, since in (("verify --deep", ["verify", "--deep"], "old"), ("stats", ["stats"], "new"),
+                              ("txn", ["txn"], "new"), ("index check --deep", ["index", "check", "--deep"], "old"),
+                              ("dump --deep-iteration --print-data-log", list(deep), "new")):
+        for name, root in sides:
+            if since == "new" and name == "old":
+                continue  # no --jobs there
+            one = best(kdump_at(root, *cmd, "--jobs", "1", str(logs)), runs)
+            two = best(kdump_at(root, *cmd, "--jobs", "2", str(logs)), runs)
+            t.row(f"{label} --jobs 1, 8 gzip partitions [{name}]", *one)  # CPU s: the workers' too (wait4)
+            t.row(f"{label} --jobs 2 [{name}]: speed-up", *two, f"{one[0] / two[0]:.2f}x", ">= 1.8x")
+            if label in ("verify --deep", "stats", "dump --deep-iteration --print-data-log"):
+                # what an idle machine would give: the parent's CPU is serial, the workers' is split in two
+                own1, _ = parent_and_workers(root, [*cmd, "--jobs", "1", str(logs)], runs)
+                own2, workers2 = parent_and_workers(root, [*cmd, "--jobs", "2", str(logs)], runs)
+                print(f"#   {label} [{name}]: CPU s, one job {own1:.3f}; two jobs: parent {own2:.3f}, workers "
+                      f"{workers2:.3f}; idle-machine speed-up {own1 / (own2 + workers2 / 2):.2f}x", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--records", type=int, default=2_000_000)
@@ -133,12 +239,17 @@ def main() -> None:
     ap.add_argument("--skip-convert", action="store_true")
     ap.add_argument("--before", type=Path, default=None,
                     help="another checkout (compiled in place): its magic-1 uncompressed rows too, before/after")
+    ap.add_argument("--issue23", action="store_true", help="only the rows of issue 23 items 2-4 (see issue23())")
+    ap.add_argument("--old", type=Path, help="with --issue23: a checkout to compare, command by command")
     args = ap.parse_args()
 
     from kdump._backend import BACKEND
     files = prepare(args.out, args.records)
     print(f"# python {sys.version.split()[0]}, backend {BACKEND}, best of {args.runs} runs "
           f"({args.convert_runs} for convert), {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    if args.issue23:
+        issue23(args, files)
+        return
     t = Table(args.records)
     runs = args.runs
 

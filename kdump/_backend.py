@@ -23,7 +23,10 @@ importing only from its own layer or below (never the pure module that uses it):
   text; the pure twin makes none: fastavro reads), and ``framed_texts``, twin of
   ``kdump.decode.schema_registry.decoder.framed_texts_py`` (a column of Schema Registry payloads as text);
 * ``kdump.spark._arrow`` (``kdump/spark/_arrow.pyx``): ``ColumnBuilder``, twin of
-  ``kdump.spark.builder.PyColumnBuilder`` (records into the Arrow buffers of the Spark data source).
+  ``kdump.spark.builder.PyColumnBuilder`` (records into the Arrow buffers of the Spark data source);
+* ``kdump._keytable`` (``kdump/_keytable.pyx``): ``KeyTable``, twin of ``kdump.keytable.PyKeyTable`` (``kdump
+  stats``' key digests counted); ``kdump.format._records`` also has ``record_keys``, twin of
+  ``kdump.format.v2.record_keys_py`` (a batch's records as those digests).
 
 A pure module picks its implementation with :func:`pick` when it is imported, which also hands the pure
 twin to the compiled module (for the inputs its fast path leaves to the pure function).
@@ -34,6 +37,7 @@ import os
 import sys
 
 try:
+    import kdump._keytable as _keytable
     import kdump.format._avro as _avro
     import kdump.format._encode as _encode
     import kdump.format._legacy as _legacy
@@ -42,19 +46,21 @@ try:
     import kdump.render._lines as _lines
     import kdump.spark._arrow as _arrow
 except ImportError:
-    _legacy = _records = _lines = _jsonl = _encode = _arrow = _avro = None
+    _legacy = _records = _lines = _jsonl = _encode = _arrow = _avro = _keytable = None
 
 COMPILED_AVAILABLE = _records is not None and _lines is not None and _legacy is not None and _jsonl is not None \
-    and _encode is not None and _arrow is not None and _avro is not None
+    and _encode is not None and _arrow is not None and _avro is not None and _keytable is not None
 BACKEND = "compiled" if COMPILED_AVAILABLE and os.environ.get("KDUMP_PURE_PYTHON", "") not in (
     "1", "true", "yes") else "python"
 
-COMPILED = {"parse_records": _records, "summarize_records": _records, "render_v2_lines": _lines,
+COMPILED = {"parse_records": _records, "summarize_records": _records, "record_keys": _records,
+            "render_v2_lines": _lines,
             "inner_columns": _legacy, "inner_summary": _legacy, "crc32": _legacy, "render_legacy_lines": _lines,
             "render_legacy_run": _lines, "records_json": _jsonl,
             "canonical_records": _encode, "encode_messages": _encode,
             "encode_run_records": _encode, "ColumnBuilder": _arrow,
-            "avro_program": _avro, "framed_texts": _avro}  # accelerated name -> its compiled module
+            "avro_program": _avro, "framed_texts": _avro,
+            "KeyTable": _keytable}  # accelerated name -> its compiled module
 _PURE: dict = {}  # accelerated name -> the pure twin, as the pure modules picked
 
 

@@ -56,11 +56,40 @@ cdef inline int int_digits(int64_t v, char *tmp) noexcept nogil:
     return i
 
 
-cdef inline int put_int(ByteBuf *b, int64_t v) except -1:
-    """``v`` in decimal (as Java's Long.toString and Python's str)."""
-    cdef char tmp[24]
-    cdef int i = int_digits(v, tmp)
-    return put(b, tmp + i, 24 - i)
+cdef extern from *:
+    """
+    static const char kdump_digit_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+    """
+    const char *_PAIRS "kdump_digit_pairs"
+
+
+cdef inline int put_int(ByteBuf *o, int64_t v) except -1:
+    """``v`` in decimal (as Java's Long.toString and Python's str), written in place two digits at a time: the
+    renderers write several numbers a record."""
+    cdef uint64_t u = <uint64_t> (-(v + 1)) + 1 if v < 0 else <uint64_t> v
+    cdef uint64_t t = u
+    cdef int n = 1
+    cdef char *d
+    while t >= 10:
+        t //= 10
+        n += 1
+    if o.len + n + 1 > o.cap:
+        reserve(o, n + 1)
+    d = o.data + o.len
+    if v < 0:
+        d[0] = b'-'
+        d += 1
+        o.len += 1
+    o.len += n
+    while u >= 100:
+        n -= 2
+        memcpy(d + n, _PAIRS + 2 * (u % 100), 2)
+        u //= 100
+    if u >= 10:
+        memcpy(d + n - 2, _PAIRS + 2 * u, 2)
+    else:
+        d[n - 1] = <char> (48 + u)
+    return 0
 
 
 cdef inline void free_buffer(ByteBuf *b) noexcept:

@@ -183,6 +183,12 @@ class Dumper:
     def dump_paths(self, paths) -> list[FileResult]:
         """Dump files and directories in order (``paths``, or the :class:`~kdump.read.scan.Scan` of them the
         command made once); a file that cannot be opened is reported and skipped."""
+        for entry in self.plan(paths):
+            self.dump_entry(entry)
+        return self.results
+
+    def plan(self, paths) -> list[Entry]:
+        """The entries :meth:`dump_paths` dumps, in order (the others noted in ``passed_over``)."""
         everything = as_scan(paths).entries
         entries = []
         for e in everything:
@@ -192,22 +198,24 @@ class Dumper:
             else:
                 self.passed_over.append((e.path, kind))
         self._next_base = _next_segment_bases(entries)
-        for entry in entries:
-            path = entry.path
-            if self.options.seeking and _outside_range(entry, self._next_base.get(path), self.options):
-                self.passed_over.append((path, entry.kind))
-                continue
-            try:
-                if entry.refused is not None:  # missing, a symlink loop, a FIFO: never opened
-                    raise entry.refused.as_oserror()
-                self.dump_file(path, from_dir=entry.from_dir, kind=entry.kind)
-            except BrokenPipeError:
-                raise  # the reader of our output went away (`| head`): not a problem with this file
-            except OSError as e:
-                if self.on_io_error is None:
-                    raise
-                self.on_io_error(path, e)
-        return self.results
+        return entries
+
+    def dump_entry(self, entry: Entry) -> None:
+        """One entry of :meth:`plan` (after it: the next segment's base offset bounds a seek)."""
+        path = entry.path
+        if self.options.seeking and _outside_range(entry, self._next_base.get(path), self.options):
+            self.passed_over.append((path, entry.kind))
+            return
+        try:
+            if entry.refused is not None:  # missing, a symlink loop, a FIFO: never opened
+                raise entry.refused.as_oserror()
+            self.dump_file(path, from_dir=entry.from_dir, kind=entry.kind)
+        except BrokenPipeError:
+            raise  # the reader of our output went away (`| head`): not a problem with this file
+        except OSError as e:
+            if self.on_io_error is None:
+                raise
+            self.on_io_error(path, e)
 
     def dump_file(self, path: str, *, from_dir: bool = False, kind: FileKind | None = None) -> FileResult:
         """Dump one file as its kind says (:func:`kdump.read.logdir.named_kind` when not given)."""
@@ -583,3 +591,89 @@ def non_consecutive_report(results, compat: str = "java") -> list[str]:
             lines.append(f"  ... {res.non_consecutive_count - len(pairs)} more non-consecutive offsets not listed "
                          f"({res.non_consecutive_count} in all)")
     return lines
+
+
+def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, ui, *, done=None) -> list[FileResult]:
+    """:meth:`Dumper.dump_paths`, the entries of each directory (a partition) in one of ``jobs`` forked workers
+    (:func:`kdump.parallel.ordered_map`): each dumps them with ``worker_dumper(out, sink)`` (a Dumper like
+    ``dumper`` writing to ``out``, a file of the worker's own, and calling ``sink`` where ``dumper`` calls ``ui``),
+    and the parent writes the files in order beneath ``dumper.renderer.out`` and makes ``sink``'s calls on ``ui``:
+    the same output and messages as one process (each stream; their interleaving is by partition). One process
+    where a fork is not safe, or for a terminal (whose renderer differs from a file's). ``done(bytes)`` as each
+    partition ends."""
+    from kdump.parallel import bytes_of, can_fork, ordered_map
+    out = dumper.renderer.out
+    if jobs <= 1 or not can_fork() or out.isatty() or getattr(out, "buffer", None) is None:
+        return dumper.dump_paths(paths)
+    entries = dumper.plan(paths)
+    units: list[list[Entry]] = []
+    for entry in entries:
+        if units and os.path.dirname(units[-1][-1].path) == os.path.dirname(entry.path):
+            units[-1].append(entry)
+        else:
+            units.append([entry])
+    if len(units) <= 1:
+        for entry in entries:
+            dumper.dump_entry(entry)
+        return dumper.results
+    next_base = dumper._next_base
+
+    def dump_unit(i: int):  # in a forked worker: the closure is not pickled
+        import tempfile
+        fd, path = tempfile.mkstemp(prefix=".kdump-dump.")
+        sink = _Calls()
+        with open(fd, "w", encoding=out.encoding, errors=out.errors) as own:
+            worker = worker_dumper(own, sink)
+            worker._next_base = next_base
+            for entry in units[i]:
+                worker.dump_entry(entry)
+        return path, sink.calls, worker.results, worker.index_reports, worker.passed_over
+
+    sizes = [bytes_of(e.path for e in unit) for unit in units]
+    dumped = ordered_map(dump_unit, [(i,) for i in range(len(units))], jobs, sizes=sizes,
+                         done=None if done is None else (lambda i: done(sizes[i])))
+    try:
+        for path, calls, results, index_reports, passed_over in dumped:
+            _copy_into(out, path)
+            os.unlink(path)
+            for name, args, kwargs in calls:
+                getattr(ui, name)(*args, **kwargs)
+            dumper.results.extend(results)
+            dumper.passed_over.extend(passed_over)
+            for name, found in vars(index_reports).items():
+                getattr(dumper.index_reports, name).update(found)
+    finally:
+        for path, *_ in dumped:
+            if os.path.exists(path):
+                os.unlink(path)
+    return dumper.results
+
+
+def _copy_into(out, path: str) -> None:
+    """The bytes of the file at ``path`` written beneath the text stream ``out``: by the kernel (``sendfile``) where
+    ``out`` is a descriptor it writes to, else (or on any error: the buffered write then says it as kdump's
+    output errors are said) through ``out``'s buffer."""
+    out.flush()
+    with open(path, "rb") as own:
+        size, sent = os.fstat(own.fileno()).st_size, 0
+        try:
+            target = out.fileno()
+            while sent < size and (n := os.sendfile(target, own.fileno(), sent, size - sent)):
+                sent += n
+        except (OSError, ValueError, AttributeError):
+            pass
+        own.seek(sent)
+        while chunk := own.read(1 << 20):
+            out.buffer.write(chunk)
+
+
+class _Calls:
+    """Records the calls made on it (``sink.problem(...)``), for :func:`dump_in_workers` to make them again."""
+
+    def __init__(self):
+        self.calls: list[tuple[str, tuple, dict]] = []
+
+    def __getattr__(self, name: str):
+        def record(*args, **kwargs):
+            self.calls.append((name, args, kwargs))
+        return record

@@ -48,6 +48,17 @@ class FormatError(KdumpError):
             return self.message
         return f"at byte {self.position}: {self.message}"
 
+    def __reduce__(self):
+        # through pickle (the results of --jobs workers) whatever a subclass's constructor takes: its state as it is
+        return _restored, (type(self), self.args, self.__dict__)
+
+
+def _restored(cls, args, state):
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
 
 class WriteError(OSError):
     """An output file could not be written (``filename`` names it): told apart from a failed read of the input."""

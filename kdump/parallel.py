@@ -1,14 +1,21 @@
 """``--jobs``: independent units of work (partitions) in worker processes, results in the order given.
 
-The commands that use it (verify, index check, index rebuild) compute every result first and print only
-after, in the original order, so their output and exit code do not depend on the number of jobs. Workers
+The commands that use it (verify, index check, index rebuild, stats, txn) compute every result first and print
+only after, in the original order, so their output and exit code do not depend on the number of jobs. Workers
 ignore SIGINT: Ctrl-C reaches the parent, which ends them. Each worker takes one unit at a time and keeps
 nothing between units, so its memory is that of one unit (the readers stream).
+
+Where the process can fork (one thread: no lock another thread holds is copied) the workers are forked children
+that take unit numbers from a pipe and send back each result pickled through a pipe of their own
+(:func:`_forked_map`): they start with everything imported and every call's arguments already in memory, and the
+parent imports nothing for them (multiprocessing and concurrent.futures, with their threads, were a sixth of a
+small run: serial time that no second core takes over). Elsewhere a ``ProcessPoolExecutor`` does the same.
 """
 from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections.abc import Callable, Sequence
 
 # multiprocessing and concurrent.futures are imported where a pool is made: with one job (and for every
@@ -56,12 +63,14 @@ def ordered_map(fn: Callable, calls: Sequence[tuple], jobs: int, *, done: Callab
             if done is not None:
                 done(i)
         return results
+    order = list(range(len(calls)) if sizes is None else largest_first(sizes))
+    if can_fork() and len(calls) <= _MAX_FORKED_UNITS:
+        return _forked_map(fn, calls, min(jobs, len(calls)), order, done)
     from concurrent.futures import ProcessPoolExecutor
     executor = ProcessPoolExecutor(max_workers=min(jobs, len(calls)), mp_context=_context(fn.__module__),
                                    initializer=_ignore_sigint)
     try:
-        start = range(len(calls)) if sizes is None else largest_first(sizes)
-        submitted = {i: executor.submit(fn, *calls[i]) for i in start}
+        submitted = {i: executor.submit(fn, *calls[i]) for i in order}
         futures = [submitted[i] for i in range(len(calls))]
         results = []
         for i, future in enumerate(futures):
@@ -75,6 +84,145 @@ def ordered_map(fn: Callable, calls: Sequence[tuple], jobs: int, *, done: Callab
         raise
     executor.shutdown()
     return results
+
+
+# A unit number in the task pipe takes 4 bytes. The parent writes every number before it reads a result, so they
+# must fit in the pipe's buffer (64 KiB on Linux; 16 KiB on macOS, the least assumed elsewhere): more units go to
+# the executor.
+_UNIT_BYTES = 4
+_MAX_FORKED_UNITS = (64 if sys.platform.startswith("linux") else 16) * 1024 // _UNIT_BYTES
+_SIZE_BYTES = 8  # the length before each pickled result
+
+
+def can_fork() -> bool:
+    """Whether :func:`ordered_map` forks its workers (they then run ``fn`` as it is: a closure too)."""
+    import threading
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
+def _forked_map(fn: Callable, calls: Sequence[tuple], workers: int, order: list[int],
+                done: Callable[[int], None] | None) -> list:
+    """:func:`ordered_map` in ``workers`` forked children: unit numbers (``order``) through one pipe that every
+    worker reads (a read of one number takes it whole: each was written whole and at once), results back pickled,
+    each worker through a pipe of its own read as it fills (a worker is never left blocked on a full pipe)."""
+    import gc
+    import pickle
+    import select
+    tasks_r, tasks_w = os.pipe()
+    results_of: dict[int, bytearray] = {}  # a worker's result pipe -> the bytes read and not yet unpickled
+    pids: list[int] = []
+    gc.freeze()  # the parent's objects out of the children's collections: their pages stay shared
+    try:
+        for _ in range(workers):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the worker
+                os.close(r)
+                os.close(tasks_w)
+                for other in results_of:
+                    os.close(other)
+                _work(fn, calls, tasks_r, w, pickle)
+            os.close(w)
+            pids.append(pid)
+            results_of[r] = bytearray()
+        os.close(tasks_r)
+        tasks_r = -1
+        os.write(tasks_w, b"".join(i.to_bytes(_UNIT_BYTES, "little") for i in order))
+        os.close(tasks_w)
+        tasks_w = -1
+        n = len(calls)
+        results: list = [None] * n
+        arrived = [False] * n
+        failed: dict[int, BaseException] = {}
+        poller = select.poll()
+        for fd in results_of:
+            poller.register(fd, select.POLLIN)
+        answered = 0
+        while answered < n:
+            if not results_of:
+                raise RuntimeError(f"a worker process ended before its result (unit {answered}): killed?")
+            for fd, _ in poller.poll():
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    poller.unregister(fd)
+                    del results_of[fd]
+                    os.close(fd)
+                    continue
+                pending = results_of[fd]
+                pending += chunk
+                while len(pending) >= _SIZE_BYTES:
+                    size = int.from_bytes(pending[:_SIZE_BYTES], "little")
+                    if len(pending) < _SIZE_BYTES + size:
+                        break
+                    i, ok, value = pickle.loads(pending[_SIZE_BYTES:_SIZE_BYTES + size])
+                    del pending[:_SIZE_BYTES + size]
+                    results[i], arrived[i] = value, True
+                    if not ok:
+                        failed[i] = value
+            while answered < n and arrived[answered]:
+                if answered in failed:
+                    raise failed[answered]  # as the call would have raised it without jobs
+                if done is not None:
+                    done(answered)
+                answered += 1
+        return results
+    except BaseException:  # Ctrl-C, or a worker's exception: end the workers now, not after their units
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except OSError:
+                pass
+        raise
+    finally:
+        gc.unfreeze()
+        for fd in (tasks_r, tasks_w, *results_of):
+            if fd >= 0:
+                os.close(fd)
+        for pid in pids:
+            os.waitpid(pid, 0)
+
+
+def _work(fn: Callable, calls: Sequence[tuple], tasks: int, results: int, pickle) -> None:
+    """A forked worker: each unit number read from ``tasks``, its result (or its exception) pickled to
+    ``results``; ends the process (``os._exit``: nothing the parent left buffered is written twice)."""
+    code = 1
+    try:
+        _ignore_sigint()
+        while True:
+            taken = os.read(tasks, _UNIT_BYTES)
+            if not taken:
+                break
+            i = int.from_bytes(taken, "little")
+            try:
+                message = pickle.dumps((i, True, fn(*calls[i])), pickle.HIGHEST_PROTOCOL)
+            except BaseException as e:  # raised in the parent when its turn comes
+                message = pickle.dumps((i, False, _portable(e, pickle)), pickle.HIGHEST_PROTOCOL)
+            view = memoryview(len(message).to_bytes(_SIZE_BYTES, "little") + message)
+            while view:
+                view = view[os.write(results, view):]
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _portable(e: BaseException, pickle) -> BaseException:
+    """``e`` if it comes back whole through pickle, else a RuntimeError that says what it was."""
+    try:
+        pickle.loads(pickle.dumps(e))
+        return e
+    except Exception:
+        return RuntimeError(f"{type(e).__name__}: {e}")
+
+
+def bytes_of(paths) -> int:
+    """What a unit of files weighs for :func:`largest_first`: their bytes (a file gone meanwhile weighs nothing)."""
+    total = 0
+    for path in paths:
+        try:
+            total += os.path.getsize(path)
+        except OSError:
+            pass
+    return total
 
 
 def largest_first(sizes: Sequence[int]) -> list[int]:

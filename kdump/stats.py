@@ -312,12 +312,27 @@ def partition_where(directory: str) -> tuple[str, str | None, int | None]:
     return (directory, *named) if named is not None else (directory, None, None)
 
 
-def stats_paths(groups, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str | None = None,
-                progress=None) -> Summary:
+def stats_paths(groups, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str | None = None, progress=None,
+                jobs: int = 1) -> Summary:
     """:func:`merge_partitions` of :func:`partition_stats` over the :class:`kdump.read.scan.SegmentGroup` s. One
-    partition at a time: ``memory_bytes`` bounds each."""
-    return merge_partitions((partition_where(g.directory), *partition_stats(
-        g.logs, memory_bytes=memory_bytes, spill_dir=spill_dir, progress=progress)) for g in groups)
+    partition at a time: ``memory_bytes`` bounds each. ``jobs`` > 1: the partitions in that many worker processes
+    (:func:`kdump.parallel.ordered_map`; ``progress`` then advances as each partition ends), the same summary."""
+    if jobs <= 1 or len(groups) <= 1:
+        return merge_partitions((partition_where(g.directory), *partition_stats(
+            g.logs, memory_bytes=memory_bytes, spill_dir=spill_dir, progress=progress)) for g in groups)
+    from kdump.parallel import bytes_of, ordered_map
+    sizes = [bytes_of(g.logs) for g in groups]
+    done = None if progress is None else (lambda i: progress(sizes[i]))
+    counted = ordered_map(_partition_stats, [(g.logs, memory_bytes, spill_dir) for g in groups], jobs, done=done,
+                          sizes=sizes)
+    return merge_partitions((partition_where(g.directory), *numbers)
+                            for g, numbers in zip(groups, counted, strict=True))
+
+
+def _partition_stats(logs, memory_bytes: int, spill_dir: str | None) -> tuple[Stats, RecordStats]:
+    """:func:`partition_stats` in a worker of :func:`stats_paths` (positional arguments, a module-level name:
+    what a worker process is handed)."""
+    return partition_stats(logs, memory_bytes=memory_bytes, spill_dir=spill_dir)
 
 
 def merge_partitions(per_partition) -> Summary:
@@ -416,23 +431,27 @@ class RecordAnalysis:
         s = self.stats
         if self.progress is not None:
             self.progress(batch.size)
-        chunks = batch.column_chunks(self.limit, RECORDS_PER_CHUNK)  # bounded memory, whatever the count declared
+        # bounded memory, whatever the count declared; the keys as digests, no Python object per record
+        chunks = batch.key_chunks(self.limit, RECORDS_PER_CHUNK)
         try:
-            cols = next(chunks)
+            part = next(chunks)
         except KdumpError as e:
             s.unreadable_batches += 1
             return 0, e
         control = batch.magic == 2 and batch.is_control
         record_bytes = records = 0
         error = None
-        while cols is not None:
-            if cols.error is not None:
-                error = cols.error
-            record_bytes += sum(cols.sizes)
-            records += cols.count
-            if not control:
-                self._keys(cols)
-            cols = next(chunks, None)
+        while part is not None:
+            if part.error is not None:
+                error = part.error
+            record_bytes += part.record_bytes
+            records += part.count
+            if not control:  # control records are not data: their keys are no keys of the topic
+                s.keyless_records += part.keyless
+                s.keyed_records += part.count - part.keyless
+                s.tombstones += part.tombstones
+                self.keys.add_entries(part.entries)
+            part = next(chunks, None)
         s.unreadable_batches += error is not None
         codec = codec_name(batch.codec_id)
         counts = s.compression.setdefault(codec, [0, 0, 0])
@@ -444,22 +463,6 @@ class RecordAnalysis:
             if control:
                 s.control_records += records
         return records, error
-
-    def _keys(self, cols) -> None:
-        """The keys of one chunk of a data batch's records into the key table."""
-        from hashlib import blake2b
-        s = self.stats
-        add = self.keys.add
-        buf = cols.buf
-        keyless = s.keyless_records
-        for kp, kl, vl, size in zip(cols.key_pos, cols.key_len, cols.value_len, cols.sizes, strict=False):
-            if kl < 0:
-                s.keyless_records += 1
-                continue
-            tombstone = vl < 0
-            s.tombstones += tombstone
-            add(blake2b(buf[kp:kp + kl], digest_size=16).digest(), size, tombstone)
-        s.keyed_records += cols.count - (s.keyless_records - keyless)
 
     def finish(self) -> RecordStats:
         s = self.stats

@@ -264,6 +264,20 @@ def partition_transactions(group: SegmentGroup, *, timeout_ms: int = DEFAULT_TIM
     return result
 
 
+def transactions(groups, *, timeout_ms: int = DEFAULT_TIMEOUT_MS, jobs: int = 1) -> list[PartitionTxns]:
+    """:func:`partition_transactions` of each :class:`~kdump.read.scan.SegmentGroup`, in order; ``jobs`` > 1: in that
+    many worker processes (:func:`kdump.parallel.ordered_map`), the same results."""
+    from kdump.parallel import bytes_of, ordered_map
+    return ordered_map(_partition_transactions, [(g, timeout_ms) for g in groups], jobs,
+                       sizes=[bytes_of(g.logs) for g in groups])
+
+
+def _partition_transactions(group: SegmentGroup, timeout_ms: int) -> PartitionTxns:
+    """:func:`partition_transactions` with positional arguments (what a worker process of :func:`transactions` is
+    handed)."""
+    return partition_transactions(group, timeout_ms=timeout_ms)
+
+
 def format_ms(ms: int) -> str:
     """``1h 2m 3s`` (or ``450 ms`` below a second)."""
     if ms < 1000:

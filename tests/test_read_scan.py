@@ -237,8 +237,10 @@ class _Inline:
 def test_the_scheduler_starts_the_largest_first_and_answers_in_order(monkeypatch):
     import concurrent.futures
 
+    from kdump import parallel
     from kdump.parallel import ordered_map
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _Inline)
+    monkeypatch.setattr(parallel, "can_fork", lambda: False)  # the executor's path (the forked pool: test_jobs_commands)
     _Inline.started = []
     done = []
     calls = [("a",), ("b",), ("c",)]

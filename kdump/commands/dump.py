@@ -7,7 +7,7 @@ import click
 
 from kdump.commands.decoder_options import chosen_decoder, chosen_schemas, decoder_options
 from kdump.commands.filter_options import build_filter, header_filter_options, record_filter_options
-from kdump.commands.options import Ui, exit_help, output_options, reject, text_only, time_format_option
+from kdump.commands.options import Ui, exit_help, jobs_option, output_options, reject, text_only, time_format_option
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES
 
 EPILOG = exit_help(ok="every file named was dumped (Kafka's \"Found N invalid bytes at the end\" of a crash-cut "
@@ -96,10 +96,12 @@ def _time_option(value, flag):
                             "per batch.",
                 verbose_help="Also name the files of a directory that are passed over (checkpoints, "
                              "meta.properties, .deleted, ...).")
+@jobs_option(default=1, more=" With one job the output streams; with more each partition is dumped to a "
+                             "temporary file, written out in order when all are done.")
 def command(paths, files_csv, deep_iteration, print_data_log, skip_record_metadata, max_bytes, key_decoder,
             value_decoder, header_decoder, time_format, key_decoder_class, value_decoder_class, compat, max_batch_bytes,
             verify_index_only, index_sanity_check, max_message_size, companions, from_offset, to_offset, from_time,
-            to_time, ui: Ui, **decoder_flags):
+            to_time, ui: Ui, jobs, **decoder_flags):
     """Print the batches and records of log segments, as Kafka's DumpLogSegments does.
 
     PATHS are .log segments, KRaft .checkpoint snapshots, their companion files (.index, .timeindex,
@@ -166,12 +168,13 @@ def command(paths, files_csv, deep_iteration, print_data_log, skip_record_metada
                        verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
                        companions=companions, from_offset=from_offset, to_offset=to_offset, from_time=from_time_ms,
                        to_time=to_time_ms, record_decoder=record_decoder, filters=filters, time_format=time_format)
-    run_dump(ui, all_paths, opts, key_dec, value_dec, header_dec)
+    run_dump(ui, all_paths, opts, key_dec, value_dec, header_dec, jobs=jobs)
 
 
-def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, header_dec=None) -> None:
-    """Dump ``paths`` with ``opts`` (:class:`kdump.dump.DumpOptions`) and exit (also used by ``kdump index dump``)."""
-    from kdump.dump import Dumper, entries_to_dump, non_consecutive_report
+def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, header_dec=None, *, jobs: int = 1) -> None:
+    """Dump ``paths`` with ``opts`` (:class:`kdump.dump.DumpOptions`) and exit (also used by ``kdump index dump``);
+    ``jobs`` > 1: the partitions in worker processes (:func:`kdump.dump.dump_in_workers`)."""
+    from kdump.dump import Dumper, dump_in_workers, entries_to_dump, non_consecutive_report
     from kdump.read.logdir import FileKind
     from kdump.read.scan import scan
     from kdump.render import RENDERERS
@@ -187,35 +190,39 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
     if key_dec is None:
         from kdump.decode.payload import load_decoder
         key_dec = value_dec = load_decoder("string")
-    out = ui.stdout
 
-    def on_error(path, err):
-        hint = FLAG_HINTS.get(err.code, "")
-        ui.problem(path, err.message + hint, position=err.position)
-        if ui.format == "json":  # errors are in the JSON stream too
-            renderer.error(path, err)
+    def dumper_to(out, sink) -> Dumper:
+        """A Dumper writing to ``out``, saying problems through ``sink`` (``ui``, or a worker's record of it)."""
+        def on_error(path, err):
+            hint = FLAG_HINTS.get(err.code, "")
+            sink.problem(path, err.message + hint, position=err.position)
+            if ui.format == "json":  # errors are in the JSON stream too
+                renderer.error(path, err)
 
-    def on_unknown(path):
-        ui.info(f"Ignoring unknown file {ui_path(path)}")
+        def on_unknown(path):
+            sink.info(f"Ignoring unknown file {ui_path(path)}")
 
-    def on_io_error(path, err):
-        ui.cannot(path, err)
-        if ui.format == "json":
-            renderer.io_error(path, f"cannot read: {err.strerror or err}")
+        def on_io_error(path, err):
+            sink.cannot(path, err)
+            if ui.format == "json":
+                renderer.io_error(path, f"cannot read: {err.strerror or err}")
 
-    renderer = RENDERERS[ui.format].batches(out, opts, key_dec, value_dec, no_color=not ui.color,
-                                            header_decoder=header_dec)
-    dumper = Dumper(opts, renderer, on_error=on_error, on_unknown=on_unknown, on_io_error=on_io_error,
-                    on_note=ui.note)
+        renderer = RENDERERS[ui.format].batches(out, opts, key_dec, value_dec, no_color=not ui.color,
+                                                header_decoder=header_dec)
+        return Dumper(opts, renderer, on_error=on_error, on_unknown=on_unknown, on_io_error=on_io_error,
+                      on_note=sink.note)
+
+    dumper = dumper_to(ui.stdout, ui)
+    renderer = dumper.renderer
     if ui.format == "json":
         from kdump.commands.progress import file_sizes, with_progress
         def work(advance):
-            if advance is not None:
+            if advance is not None and jobs <= 1:
                 renderer.batch = _counting(renderer.batch, advance)
-            dumper.dump_paths(found)
+            dump_in_workers(dumper, found, jobs, dumper_to, ui, done=advance)
         with_progress(ui, lambda: file_sizes(found), "dumping", work)
     else:
-        dumper.dump_paths(found)
+        dump_in_workers(dumper, found, jobs, dumper_to, ui)
     renderer.out.flush()
     if ui.verbose:
         for path, kind in dumper.passed_over:

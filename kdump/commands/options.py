@@ -255,9 +255,14 @@ def time_format_option(default: str | None = "epoch", *, shows: str = "timestamp
              "maxTimestampIso).")
 
 
-def jobs_option(f):
-    """``-j/--jobs N``: partitions checked in N worker processes (default: every core); same output as one job."""
+def jobs_option(f=None, *, default=None, show_default="all cores", more=""):
+    """``-j/--jobs N``: partitions checked in N worker processes (default: every core); same output as one job.
+    ``@jobs_option(default=1, more=...)`` for a command whose one job does something more (dump streams)."""
     from kdump.parallel import default_jobs
-    return click.option("-j", "--jobs", type=click.IntRange(min=1), default=default_jobs, show_default="all cores",
-                        help="Worker processes for the partitions of a log directory (1: none). The report is "
-                             "the same, in the same order, whatever the number.")(f)
+
+    def option(command):
+        return click.option("-j", "--jobs", type=click.IntRange(min=1), default=default or default_jobs,
+                            show_default=show_default if default is None else True,
+                            help="Worker processes for the partitions of a log directory (1: none). The report is "
+                                 "the same, in the same order, whatever the number." + more)(command)
+    return option if f is None else option(f)

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kdump.commands.options import exit_help, output_options, time_format_option
+from kdump.commands.options import exit_help, jobs_option, output_options, time_format_option
 
 EXIT_HELP = exit_help(
     data="damage in what was read (each damaged area, undecodable batch or unreadable segment on stderr: file, byte "
@@ -27,7 +27,7 @@ def _size(text: str) -> int:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("--memory", default="256M", show_default=True, metavar="SIZE",
               help="Memory for the key digests of one partition; beyond it they are spilled to disk (the counts "
-                   "stay exact).")
+                   "stay exact). Each of the --jobs workers counts one partition at a time.")
 @click.option("--spill-dir", type=click.Path(file_okay=False, path_type=str), default=None,
               help="Where key digests are spilled (default: the system temporary directory).")
 @time_format_option(shows="the time ranges (smallest and largest batch timestamp)")
@@ -37,7 +37,8 @@ def _size(text: str) -> int:
 @click.option("--schemas", metavar="PATH", type=click.Path(exists=True, path_type=str), default=None,
               help="Where --value-decoder finds schemas (default: the _schemas partition beside the data).")
 @output_options()
-def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui):
+@jobs_option
+def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui, jobs):
     """The numbers of a log, per topic-partition and in total: segments, batches, records, bytes, offset and
     time ranges, magic and codec mix with compression ratios, producers, transactions, control records, key
     cardinality, and what a compaction would remove (records superseded by a later record with the same key,
@@ -68,7 +69,7 @@ def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui):
     groups, refused = partition_groups(paths, ui, outcome)
     summary = with_progress(ui, lambda: sum(_size_of(log) for g in groups for log in g.logs), "counting",
                             lambda advance: stats_paths(groups, memory_bytes=memory_bytes, spill_dir=spill_dir,
-                                                        progress=advance))
+                                                        progress=advance, jobs=jobs))
     summary.errors = refused
     summary.outcome(outcome)
     say_problems(ui, [e for p in summary.partitions for e in p.stats.errors],

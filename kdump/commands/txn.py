@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kdump.commands.options import exit_help, output_options, time_format_option
+from kdump.commands.options import exit_help, jobs_option, output_options, time_format_option
 
 EXIT_HELP = exit_help(
     ok="everything read, no hanging transaction",
@@ -35,7 +35,8 @@ def _duration(text: str) -> int:
 @click.option("--open-only", is_flag=True, help="List only the transactions still open (the counts stay complete).")
 @time_format_option(shows="the first timestamp of each transaction and the newest of each partition")
 @output_options()
-def command(paths, timeout, open_only, time_format, ui):
+@jobs_option
+def command(paths, timeout, open_only, time_format, ui, jobs):
     """Every transaction in the log, per partition and producer: its first and last offset, its outcome
     (COMMIT, ABORT, or OPEN at the end of the log) and its age; hanging transactions flagged; the last stable
     offset; disagreements with the .txnindex files and producer .snapshot files.
@@ -55,12 +56,12 @@ def command(paths, timeout, open_only, time_format, ui):
     from kdump.outcome import Outcome
     from kdump.render import RENDERERS
     from kdump.text.times import time_formatter
-    from kdump.txn import partition_transactions
+    from kdump.txn import transactions
 
     timeout_ms = _duration(timeout)
     outcome = Outcome()
     groups, refused = partition_groups(paths, ui, outcome)
-    found = [partition_transactions(g, timeout_ms=timeout_ms) for g in groups]
+    found = transactions(groups, timeout_ms=timeout_ms, jobs=jobs)
     say_problems(ui, [e for r in found for e in r.errors])  # (notes are in the report)
     results = []
     for r in found:

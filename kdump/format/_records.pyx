@@ -23,12 +23,16 @@ are identical there by construction.
 
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport int64_t, uint64_t, INT64_MAX, INT64_MIN
+from libc.string cimport memcpy
+
+from kdump._bytebuf cimport ByteBuf, free_buffer, reserve  # compile-time only
 
 from ._varint cimport VI_BIG, VI_OK, VI_TRUNCATED, read_field, read_raw
 
 from kdump.errors import FormatError
-from kdump.format.columns import RecordColumns, RecordSummary  # leaf module (no kdump import of ours back here)
+from kdump.format.columns import RecordColumns, RecordKeys, RecordSummary  # leaf module (no kdump import back here)
 from kdump.format.layout import java_long  # leaf module too
 from kdump.format.limits import HEADERS_PER_CHUNK, MAX_RECORD_HEADERS, too_many_headers
 
@@ -36,6 +40,17 @@ from kdump.format.limits import HEADERS_PER_CHUNK, MAX_RECORD_HEADERS, too_many_
 # (through kdump._backend), so they are handed over by kdump._backend.pick rather than imported from here.
 parse_records_py = None
 summarize_records_py = None
+record_keys_py = None
+
+cdef extern from "Python.h":
+    # what hash(bytes) is (Objects/bytesobject.c): the digests of RecordKeys.of, from the bytes in place
+    Py_hash_t _Py_HashBytes(const void *, Py_ssize_t)
+
+# What _parse fills: the columns, a RecordSummary, or RecordKeys.
+cdef enum:
+    COLUMNS = 0
+    SUMMARY = 1
+    KEYS = 2
 
 
 class _BeyondInt64(Exception):
@@ -89,7 +104,7 @@ def parse_records(buf, start, end, count, base_offset, base_timestamp, append_ti
     """Decode ``count`` records from ``buf[start:end]``; see :func:`kdump.format.v2.parse_records_py`."""
     if not _fast_args(buf, start, end, count, base_offset, base_timestamp, first, stop, at):
         return parse_records_py(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at)
-    return _parse_view(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at, False)
+    return _parse_view(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at, COLUMNS)
 
 
 def summarize_records(buf, start, end, count, base_offset, base_timestamp, append_time, first=0, stop=None,
@@ -101,29 +116,73 @@ def summarize_records(buf, start, end, count, base_offset, base_timestamp, appen
                                     stop, at)
     try:
         return _parse_view(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at,
-                           True)
+                           SUMMARY)
     except _BeyondInt64:
         return summarize_records_py(buf, start, end, count, base_offset, base_timestamp, append_time, first,
                                     stop, at)
 
 
+def record_keys(buf, start, end, count, base_offset, base_timestamp, append_time, first=0, stop=None, at=None):
+    """The :class:`RecordKeys` of the records :func:`parse_records` would decode (the same checks, the same
+    error), without a Python object per record; see :func:`kdump.format.v2.record_keys_py`."""
+    if not _fast_args(buf, start, end, count, base_offset, base_timestamp, first, stop, at):
+        return record_keys_py(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at)
+    return _parse_view(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at, KEYS)
+
+
+cdef int _put_key_entry(ByteBuf *out, const unsigned char *key, Py_ssize_t n, uint64_t value) except -1:
+    """One KEY_ENTRY (layout.py: two int64 and a uint64, little-endian): hash(key), hash(key + b"\0"), value."""
+    cdef unsigned char small[256]
+    cdef unsigned char *tmp = small
+    cdef uint64_t h1, h2
+    cdef unsigned char *e
+    cdef int k
+    if n >= 256:
+        tmp = <unsigned char *>PyMem_Malloc(n + 1)
+        if tmp == NULL:
+            raise MemoryError()
+    try:
+        memcpy(tmp, key, n)
+        tmp[n] = 0
+        h1 = <uint64_t>_Py_HashBytes(key, n)
+        h2 = <uint64_t>_Py_HashBytes(tmp, n + 1)
+    finally:
+        if tmp != small:
+            PyMem_Free(tmp)
+    if out.len + 24 > out.cap:
+        reserve(out, 24)
+    e = <unsigned char *>out.data + out.len
+    for k in range(8):
+        e[k] = (h1 >> (8 * k)) & 0xFF
+        e[8 + k] = (h2 >> (8 * k)) & 0xFF
+        e[16 + k] = (value >> (8 * k)) & 0xFF
+    out.len += 24
+    return 0
+
+
 cdef object _parse_view(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at,
-                        bint summarize):
+                        int mode):
     cdef Py_buffer view
     PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
     try:
         return _parse(buf, <const unsigned char *>view.buf, view.len, start, end, count, base_offset,
-                      base_timestamp, append_time, first, stop, start if at is None else at, summarize)
+                      base_timestamp, append_time, first, stop, start if at is None else at, mode)
     finally:
         PyBuffer_Release(&view)
 
 
 cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssize_t start, Py_ssize_t end,
                    object count_obj, object base_offset, object base_timestamp, object append_time,
-                   Py_ssize_t first, object stop, Py_ssize_t at, bint summarize):
-    # Mirrors parse_records_py statement by statement; keep the two in step. With ``summarize`` the same
-    # walk and checks fill a RecordSummary (RecordSummary.of of the columns) instead of the columns.
-    cols = RecordSummary() if summarize else RecordColumns(buf)
+                   Py_ssize_t first, object stop, Py_ssize_t at, int mode):
+    # Mirrors parse_records_py statement by statement; keep the two in step. In mode SUMMARY (KEYS) the same
+    # walk and checks fill a RecordSummary (RecordKeys) as its ``of`` of the columns would, instead of the columns.
+    cdef bint summarize = mode != COLUMNS  # no Python object per record
+    cols = RecordColumns(buf) if mode == COLUMNS else RecordSummary() if mode == SUMMARY else RecordKeys()
+    # the keys, kept in C while the records are walked
+    cdef ByteBuf entries
+    entries.data = NULL
+    entries.len = entries.cap = 0
+    cdef Py_ssize_t keyless = 0, tombstones = 0, record_bytes = 0
     cdef list offsets = None if summarize else cols.offsets
     cdef list timestamps = None if summarize else cols.timestamps
     cdef list attributes = None if summarize else cols.attributes
@@ -276,6 +335,20 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                     f"record {i}: expected to read {length} bytes in record payload, "
                     f"but instead read {pos - body_start}",
                 )
+            if mode == KEYS:
+                record_bytes += pos - rec_start
+                if klen < 0:
+                    keyless += 1
+                else:
+                    tombstones += vlen < 0
+                    _put_key_entry(&entries, p + kpos, klen, <uint64_t>(pos - rec_start) << 1 | (vlen < 0))
+                i += 1
+                if nheaders and chunked:
+                    chunk_headers += nheaders
+                    if chunk_headers >= HEADERS_PER_CHUNK and i < last:
+                        last = i  # the chunk boundaries of the columns, which RecordKeys.of shares
+                        break
+                continue
             if summarize:
                 if not (off_small and _add_fits(c_base_off, off_delta)):
                     raise _BeyondInt64()
@@ -346,8 +419,17 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
             )
     except FormatError as e:
         cols.error = e
+    except BaseException:
+        free_buffer(&entries)
+        raise
     cols.count = i - first
-    if summarize and cols.count:
+    if mode == KEYS:
+        cols.record_bytes, cols.keyless, cols.tombstones = record_bytes, keyless, tombstones
+        try:
+            cols.entries = PyBytes_FromStringAndSize(entries.data, entries.len) if entries.len else b""
+        finally:
+            free_buffer(&entries)
+    elif summarize and cols.count:
         cols.first_offset, cols.last_offset = first_off, last_off
         if decreasing_at >= 0:
             cols.decreasing_at, cols.decreasing_offsets = decreasing_at, (decreasing_off, decreasing_prev)

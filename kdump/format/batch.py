@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Protocol, runtime_checkable
 
-from kdump.format.columns import Record, RecordColumns
+from kdump.format.columns import Record, RecordColumns, RecordKeys
 from kdump.format.types import TimestampType
 
 
@@ -45,4 +45,8 @@ class Batch(Protocol):
 
     def records(self, limit: int) -> Iterator[Record]:
         """The records one object each (built from :meth:`columns`)."""
+        ...
+
+    def key_chunks(self, limit: int, chunk: int) -> Iterator[RecordKeys]:
+        """The records' keys as digests (:class:`RecordKeys`), in chunks of at most ``chunk`` records."""
         ...

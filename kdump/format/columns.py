@@ -178,6 +178,54 @@ class RecordSummary:
         return "RecordSummary(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__) + ")"
 
 
+class RecordKeys:
+    """What ``kdump stats`` counts of a chunk of a batch's records, without the records: their ``count``, the
+    decoding ``error`` and ``resume_at`` as in :class:`RecordColumns`, and
+
+    * ``record_bytes``: the sum of their sizes; ``keyless``: records without a key; ``tombstones``: records
+      with a key and a null value;
+    * ``entries``: one :data:`~kdump.format.layout.KEY_ENTRY` per record with a key, in order: the key's
+      digest (``hash(key)`` and ``hash(key + b"\\0")``: Python's SipHash, keyed per process; 128 bits, so
+      that two distinct keys share one with probability about n^2 / 2^129) and its record's size << 1 |
+      tombstone: what :class:`kdump.keytable.KeyTable` takes.
+
+    Built by :func:`kdump.format.v2.record_keys` (compiled when built: the same digests, from the bytes in
+    the batch, without a Python object per record); :meth:`of` computes the same from decoded columns."""
+
+    __slots__ = ("count", "error", "resume_at", "record_bytes", "keyless", "tombstones", "entries")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.error: FormatError | None = None
+        self.resume_at: int | None = None
+        self.record_bytes = 0
+        self.keyless = 0
+        self.tombstones = 0
+        self.entries = b""
+
+    @classmethod
+    def of(cls, cols: RecordColumns) -> RecordKeys:
+        s = cls()
+        s.count, s.error, s.resume_at = cols.count, cols.error, cols.resume_at
+        s.record_bytes = sum(cols.sizes)
+        pack, buf = L.KEY_ENTRY.pack, cols.buf
+        entries = []
+        for kp, kl, vl, size in zip(cols.key_pos, cols.key_len, cols.value_len, cols.sizes, strict=True):
+            if kl < 0:
+                s.keyless += 1
+                continue
+            key = bytes(buf[kp:kp + kl])
+            s.tombstones += vl < 0
+            entries.append(pack(hash(key), hash(key + b"\0"), size << 1 | (vl < 0)))
+        s.entries = b"".join(entries)
+        return s
+
+    __eq__ = RecordSummary.__eq__
+
+    def __repr__(self) -> str:
+        return "RecordKeys(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__) + ")"
+
+
 class InnerSummary:
     """What ``verify --deep`` checks of a chunk of a magic 0/1 wrapper's inner messages, without the
     messages: their ``count``, the walk's ``error`` and ``resume`` position as

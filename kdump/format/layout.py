@@ -123,4 +123,8 @@ CANONICAL_RECORD_HEAD = struct.Struct(">qqbiii")  # offset, timestamp, timestamp
 
 
 # --- kdump's own scratch files --------------------------------------------------------------------------
-KEY_SPILL_ENTRY = struct.Struct(">16sQ")  # kdump stats' spilled keys: key digest, record size << 1 | tombstone
+# kdump stats' key entries (its key table, and its spilled keys): key digest, record size << 1 | tombstone,
+# little-endian; KEY_ENTRY reads the same 24 bytes with the digest as its two halves (Python's
+# hash of the key, and of the key followed by a zero byte: see kdump.format.columns.RecordKeys)
+KEY_SPILL_ENTRY = struct.Struct("<16sQ")
+KEY_ENTRY = struct.Struct("<qqQ")

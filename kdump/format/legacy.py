@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from kdump import codec as _codec
 from kdump.errors import FormatError
 from kdump.format import layout as L
-from kdump.format.columns import RECORDS_PER_CHUNK, InnerSummary, Record, RecordColumns, iter_records
+from kdump.format.columns import RECORDS_PER_CHUNK, InnerSummary, Record, RecordColumns, RecordKeys, iter_records
 from kdump.format.limits import DEFAULT_MAX_DECOMPRESSED_BYTES
 from kdump.format.types import TimestampType
 
@@ -249,6 +249,11 @@ class LegacyBatch:
             cols.resume_at = pos
             n += cols.count
             yield self._absolute(cols, inner_offsets, base)
+
+    def key_chunks(self, limit: int, chunk: int = RECORDS_PER_CHUNK) -> Iterator[RecordKeys]:
+        """:meth:`column_chunks` as :class:`RecordKeys` (what ``kdump stats`` needs)."""
+        for cols in self.column_chunks(limit, chunk):
+            yield RecordKeys.of(cols)
 
     def _wrapper_columns(self, limit: int) -> RecordColumns:
         cols, inner_offsets, _ = inner_columns(self.inner_set(limit), self.position)

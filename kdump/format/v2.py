@@ -17,7 +17,7 @@ from kdump import codec as _codec
 from kdump._crc import crc32c as _crc
 from kdump.errors import FormatError
 from kdump.format import layout as L
-from kdump.format.columns import RECORDS_PER_CHUNK, Record, RecordColumns, RecordSummary, iter_records
+from kdump.format.columns import RECORDS_PER_CHUNK, Record, RecordColumns, RecordKeys, RecordSummary, iter_records
 from kdump.format.limits import HEADERS_PER_CHUNK, MAX_RECORD_HEADERS, too_many_headers
 from kdump.format.types import TimestampType
 from kdump.format.varint import zigzag_decode
@@ -371,6 +371,14 @@ class RecordBatch:
             return
         yield from self._chunks(summarize_records, limit, chunk)
 
+    def key_chunks(self, limit: int, chunk: int = RECORDS_PER_CHUNK) -> Iterator[RecordKeys]:
+        """What :meth:`column_chunks` gives, as :class:`RecordKeys` a chunk: the same walk and checks, the
+        records' keys as digests (what ``kdump stats`` needs)."""
+        if self.records_count == 0:
+            yield RecordKeys()
+            return
+        yield from self._chunks(record_keys, limit, chunk)
+
     def _chunks(self, parse, limit: int, chunk: int):
         buf, start, end = self.records_payload(limit)
         count, first, at = self.records_count, 0, start
@@ -403,6 +411,15 @@ def summarize_records_py(buf, start: int, end: int, count: int, base_offset: int
                                              first, stop, at))
 
 
+def record_keys_py(buf, start: int, end: int, count: int, base_offset: int, base_timestamp: int,
+                   append_time: int | None, first: int = 0, stop: int | None = None,
+                   at: int | None = None) -> RecordKeys:
+    """:func:`parse_records_py`'s records as :class:`RecordKeys` (:meth:`RecordKeys.of`). The compiled twin
+    gives the same without decoding the records into columns."""
+    return RecordKeys.of(parse_records_py(buf, start, end, count, base_offset, base_timestamp, append_time,
+                                          first, stop, at))
+
+
 def _select(name, pure):
     # Chosen at import (the compiled twin when built, see kdump/_backend.py).
     from kdump import _backend
@@ -411,3 +428,4 @@ def _select(name, pure):
 
 parse_records = _select("parse_records", parse_records_py)
 summarize_records = _select("summarize_records", summarize_records_py)
+record_keys = _select("record_keys", record_keys_py)

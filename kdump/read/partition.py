@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from kdump.read.logdir import LogSegment, Partition
-from kdump.read.producers import PartitionProducers, replay
 
 if TYPE_CHECKING:
     from kdump.read.locate import Located
+    from kdump.read.producers import PartitionProducers
 
 if TYPE_CHECKING:
     from kdump.read.damage import Damage
@@ -102,6 +102,7 @@ class PartitionLog:
         """Producer and transaction state after the batches below ``upto_offset`` (all when None), replayed from
         the newest usable producer snapshot at or below it (Kafka's ``loadProducerState``) unless not
         ``from_snapshot``; ``snapshot_notes`` gets the snapshots passed over (:func:`kdump.read.producers.replay`)."""
+        from kdump.read.producers import replay  # on first use: shallow verify and dump start without it
         return replay(self.files, upto_offset, from_snapshot=from_snapshot, snapshot_notes=snapshot_notes)
 
     # --- damage: kdump.read.damage ----------------------------------------------------------------------------
