@@ -28,7 +28,7 @@ from kdump.findings import Problem
 from kdump.format.columns import RECORDS_PER_CHUNK
 from kdump.format.names import codec_name
 from kdump.outcome import Outcome, label
-from kdump.read.damage import BATCH, LARGE, Damage, foreign_start, readable
+from kdump.read.damage import BATCH, LARGE, Damage, by_batch, foreign_start, readable
 from kdump.read.logdir import segment_base_offset, topic_partition
 from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader, Stop
 
@@ -143,7 +143,8 @@ def segment_stats(path: str, size: int | None = None, observe=None, *, next_base
             if foreign is not None:
                 s.errors.append(Problem.of(path, foreign))
             else:
-                for item in readable(reader, show_invalid=False, next_base=next_base):
+                # runs of plain magic 0/1 messages message by message: each is a batch of one record to count
+                for item in by_batch(readable(reader, show_invalid=False, next_base=next_base)):
                     if isinstance(item, Damage):
                         s.add_damage(path, item)
                     elif not isinstance(item, Stop):

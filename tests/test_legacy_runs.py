@@ -7,6 +7,7 @@ positions expected in findings and dump lines are the sums of the sizes of its m
 """
 from __future__ import annotations
 
+import json
 import zlib
 from pathlib import Path
 
@@ -283,3 +284,18 @@ def test_a_run_with_a_value_decoder_prints_the_decoded_values(tmp_path):
     assert result.exit_code == 0, result.stderr
     payloads = [line.split(" payload: ", 1)[1] for line in result.stdout.splitlines() if " payload: " in line]
     assert payloads == [(b"value %d" % i).hex() for i in range(20)]
+
+
+def test_stats_and_txn_take_runs_message_by_message(tmp_path):
+    """Every consumer of the read layer handles runs: stats counts each plain message as a batch of one record
+    (as Kafka's log does), and txn's producer replay reads past them (a bug once gave exit 70 here)."""
+    part = tmp_path / "t-0"
+    part.mkdir()
+    write(part, plain(20) + [v2_batch(20, 5)] + plain(10, first=25))
+    result = run_cli("stats", "--format", "json", part)
+    assert result.exit_code == 0, result.stderr
+    total = json.loads(result.stdout)["total"]
+    assert (total["batches"], total["records"], total["lastOffset"]) == (31, 35, 34)
+    result = run_cli("txn", part)
+    assert result.exit_code == 0, result.stderr
+    assert "log end offset 35" in result.stdout

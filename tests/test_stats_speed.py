@@ -35,8 +35,10 @@ def backend(request):
 
 def kafka_figures(log) -> tuple | None:
     """What a compaction would remove, from Kafka's field-level view of ``log`` (the corpus' JSON): None when a
-    batch is not whole there (its records are then not all listed)."""
+    batch is not whole there (its records are then not all listed), or when Kafka's walk stopped at damage."""
     doc = load_json(log)
+    if doc["totals"].get("fatal") or doc["totals"]["validEnd"] != doc["size"]:
+        return None  # Kafka's walk stopped before the end; stats reads on past damage (as dump and verify do)
     last: dict[str, tuple[int, bool]] = {}
     superseded = superseded_bytes = keyed = keyless = tombstones = 0
     for b in doc["batches"]:
@@ -63,7 +65,7 @@ def kafka_figures(log) -> tuple | None:
 def test_the_corpus_figures_are_kafkas(log, backend):
     want = kafka_figures(log)
     if want is None:
-        pytest.skip("a batch the corpus does not list whole")
+        pytest.skip("Kafka's view does not list every record of the file")
     _, r = partition_stats([str(log)])
     assert (r.keyed_records, r.keyless_records, r.tombstones, r.distinct_keys, r.superseded_records,
             r.superseded_bytes, r.live_tombstones) == want

@@ -21,11 +21,12 @@ open-ended, when nothing good follows). :meth:`Damage.describe` is the one sente
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from kdump.errors import FormatError, error_object
 from kdump.format import framing as F
 from kdump.format import layout as L
+from kdump.format.legacy import LegacyRun
 from kdump.read.segment import (
     BadEntry,
     DamagedRange,
@@ -296,6 +297,16 @@ def readable(reader: SegmentReader, *, show_invalid: bool = True, next_base: int
             if tail is not None:
                 yield tail
             yield event
+
+
+def by_batch(items: Iterable) -> Iterator:
+    """:func:`readable`'s items with each :class:`~kdump.format.legacy.LegacyRun` given message by message (each a
+    batch of one record), for consumers that take batches one at a time (the producer replay, stats' counts)."""
+    for item in items:
+        if isinstance(item, LegacyRun):
+            yield from item.messages()
+        else:
+            yield item
 
 
 def _followed(pending: list[Damage], resumed: bool, next_first: int | None) -> Iterator[Damage]:

@@ -36,7 +36,7 @@ from kdump.format.legacy import LegacyBatch
 from kdump.format.names import CONTROL_TYPE_NAMES
 from kdump.format.types import ControlRecordType, TimestampType
 from kdump.format.v2 import RecordBatch
-from kdump.read.damage import Damage, foreign_start, readable
+from kdump.read.damage import Damage, by_batch, foreign_start, readable
 from kdump.read.logdir import Partition
 from kdump.read.producer_state import ProducerProblem, ProducerStates, TxnAborted, TxnCommitted, TxnOpened
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, SegmentReader, read_batch_at, walk_headers
@@ -304,7 +304,7 @@ class PartitionProducers:
                 if foreign is not None:
                     damaged(path, foreign)
                     return False
-                for item in readable(reader, show_invalid=False):
+                for item in by_batch(readable(reader, show_invalid=False)):  # plain messages one by one
                     if isinstance(item, Damage):
                         damaged(path, item)
                         continue
