@@ -25,7 +25,8 @@ REBUILD_EXIT_HELP = exit_help(ok="the indexes were written (and verified)",
                                    "reported); or nothing written because Kafka's recovery itself would fail on "
                                    "this log (reported)",
                               usage="usage error, nothing to rebuild, unreadable input, an output that cannot be "
-                                    "written, or an index exists and --force was not given")
+                                    "written, or an index exists that does not check clean against the log and "
+                                    "--force was not given")
 DUMP_EXIT_HELP = exit_help(data="a file is damaged (each problem on stderr: file, byte position, cause)",
                            usage="usage error; no index, snapshot or checkpoint file among the paths; a file "
                                  "missing or unreadable")
@@ -232,6 +233,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
                 _report_outcome(ui, o, docs)
                 if advance is not None and not counted:
                     advance(o.recovery.valid_bytes + o.recovery.truncated_bytes)
+            _report_done(ui, p, outcomes)
 
     with_progress(ui, lambda: file_sizes(paths), "rebuilding", rebuild_all)
     if ui.format == "json":
@@ -249,6 +251,23 @@ def _rebuild_directory_or_error(directory: str, index_interval_bytes: int, force
         return e
 
 
+def _report_done(ui: Ui, path: str, outcomes: list) -> None:
+    """How much of ``path`` was already indexed: a rerun after a kill finishes the job, and a rerun on a finished
+    partition says there was nothing to do."""
+    done = sum(1 for o in outcomes if not o.written)
+    if ui.format == "json" or not outcomes or not done:
+        return
+    if done == len(outcomes):
+        ui.echo(f"{path}: nothing to do: the indexes of {_segments(done)} are already in place (what Kafka's "
+                "recovery writes, or files that check clean against the log)")
+    else:
+        ui.echo(f"{path}: {_segments(done)} already indexed, {_segments(len(outcomes) - done)} rebuilt")
+
+
+def _segments(n: int) -> str:
+    return f"{n} segment{'' if n == 1 else 's'}"
+
+
 def _report_outcome(ui: Ui, o, docs: list) -> None:
     rec = o.recovery
     for note in o.notes:
@@ -258,7 +277,7 @@ def _report_outcome(ui: Ui, o, docs: list) -> None:
     if ui.format == "json":
         docs.append({"log": rec.log_path, "batches": rec.batches, "offsetIndexEntries": n_off,
                      "timeIndexEntries": n_time, "abortedTransactions": len(rec.aborted), "written": o.written,
-                     "unchanged": o.unchanged, "backups": o.backups,
+                     "unchanged": o.unchanged, "kept": o.kept, "backups": o.backups,
                      "truncatedBytes": rec.truncated_bytes if rec.stop_code is not None else 0})
     else:
         ui.echo(f"{rec.log_path}: {rec.batches} batches, {n_off} offset index entries, {n_time} time index "
@@ -267,6 +286,8 @@ def _report_outcome(ui: Ui, o, docs: list) -> None:
             ui.echo(f"  wrote {path}")
         for path in o.unchanged:
             ui.echo(f"  unchanged {path} (already what recovery writes; not rewritten)")
+        for path in o.kept:
+            ui.echo(f"  kept {path} (differs from what recovery writes, but checks clean against the log)")
         for path in o.backups:
             ui.echo(f"  kept the old file as {path}")
     for p in rec.problems:
