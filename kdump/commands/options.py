@@ -95,6 +95,9 @@ class Ui:
         self.raise_status(code)
         where = f"at byte {position}: " if position is not None else ""
         prefix = "kdump: " if path is None else f"kdump: {shown(path)}: "
+        # The data printed so far goes out first: with stdout and stderr in one pipe (`2>&1 | less`) each error
+        # then sits beside the data it concerns, not before all of it (a piped stdout is block-buffered).
+        self.stdout.flush()
         _say(f"{prefix}{where}{message}")
 
     def cannot(self, path, error: OSError, doing: str = "read") -> None:
