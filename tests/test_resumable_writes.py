@@ -5,17 +5,18 @@ does not is refused unless --force. Output folders kdump creates get the umask's
 
 The kills are real SIGKILLs at a named point (test_crash.py's hook); every index is compared with one built fresh
 from a copy of the same partition."""
+import json
 import os
 import shutil
 import stat
 from pathlib import Path
 
 import pytest
-
-from kdump.index.rebuild import REBUILD_BATCH_SEGMENTS
 from support.cli import run_cli
 from test_crash import kill_at, temporaries
 from test_index_support import T0, data_batch, write_log
+
+from kdump.index.rebuild import REBUILD_BATCH_SEGMENTS
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "fixtures" / "corpus"
@@ -82,7 +83,6 @@ def test_a_rerun_of_one_segment_has_nothing_to_do(tmp_path):
     before = index_files(tmp_path)
     again = run_cli("index", "rebuild", "--format", "json", log)
     assert again.exit_code == 0, again.stderr
-    import json
     (result,) = json.loads(again.stdout)["results"]
     assert result["written"] == [] and result["kept"] == [] and len(result["unchanged"]) == 2
     assert index_files(tmp_path) == before

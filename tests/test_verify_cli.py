@@ -190,12 +190,12 @@ def test_progress_bar_on_a_terminal_for_large_inputs(monkeypatch):
         calls.append(progress)
         return real(paths, options, progress=progress, **kwargs)
     monkeypatch.setattr(lib, "verify_paths", spy)
-    monkeypatch.setattr(cmd, "PROGRESS_MIN_BYTES", 1000)
+    monkeypatch.setattr(cmd, "SHOW_AFTER_SECONDS", 0)
     monkeypatch.setattr(cmd, "stderr_is_terminal", lambda: True)
     result = run(str(CORPUS / "kafka-generated/v2-none"))
     assert result.exit_code == 0
     assert calls and calls[0] is not None  # the bar's callback was handed to the walk
-    monkeypatch.setattr(cmd, "PROGRESS_MIN_BYTES", 1 << 40)
+    monkeypatch.setattr(cmd, "SHOW_AFTER_SECONDS", 1e9)
     run(str(CORPUS / "kafka-generated/v2-none"))
     assert calls[1] is None
 
