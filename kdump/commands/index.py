@@ -174,6 +174,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
     """
     from kdump.commands.progress import file_sizes, with_progress
     from kdump.errors import KdumpError, WriteError
+    from kdump.index.check import CompanionChecks
     from kdump.index.rebuild import RebuildError, rebuild_directory, rebuild_segment
     from kdump.read.logdir import FileKind, named_kind
     from kdump.read.scan import scan
@@ -206,13 +207,15 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
             try:
                 if os.path.isdir(p):
                     outcomes = rebuilt.pop(p) if p in rebuilt else rebuild_directory(
-                        p, output, index_interval_bytes=index_interval_bytes, force=force)
+                        p, output, index_interval_bytes=index_interval_bytes, force=force,
+                        existing=CompanionChecks())
                     if isinstance(outcomes, Exception):
                         raise outcomes
                     if not outcomes:
                         ui.nothing(p, "nothing to rebuild: no segments (<base offset>.log) in this directory")
                 else:
-                    outcomes = [rebuild_segment(p, output, index_interval_bytes=index_interval_bytes, force=force)]
+                    outcomes = [rebuild_segment(p, output, index_interval_bytes=index_interval_bytes, force=force,
+                                                existing=CompanionChecks())]
             except RebuildError as e:
                 ui.problem(p, f"not rebuilt: {e.message}", code=EXIT_USAGE if e.code == "file-name-invalid"
                            else EXIT_DATA)
@@ -244,9 +247,11 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
 
 def _rebuild_directory_or_error(directory: str, index_interval_bytes: int, force: bool):
     """A partition directory's outcomes, or the exception that stopped it (raised by the parent in its place)."""
+    from kdump.index.check import CompanionChecks
     from kdump.index.rebuild import rebuild_directory
     try:
-        return rebuild_directory(directory, None, index_interval_bytes=index_interval_bytes, force=force)
+        return rebuild_directory(directory, None, index_interval_bytes=index_interval_bytes, force=force,
+                                 existing=CompanionChecks())
     except Exception as e:
         return e
 

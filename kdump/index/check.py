@@ -783,10 +783,11 @@ def check_segment_companions(path: str, *, deep: bool, index_interval_bytes: int
                             progress=progress, time_format=time_format).check_segment_files(base)
 
 
-class ExistingCompanions:
+class CompanionChecks:
     """Shallow checks of a segment's existing index files against the segment, for ``kdump index rebuild``, which
-    keeps a file that checks clean instead of refusing it (a rerun after a kill, or indexes Kafka wrote). One
-    checker (one listing) per partition directory, however many segments are asked about."""
+    keeps a file that checks clean instead of refusing it (a rerun after a kill, or indexes Kafka wrote):
+    :class:`kdump.index.rebuild.ExistingCheck`. One checker (one listing) per partition directory, however many
+    segments are asked about."""
 
     def __init__(self) -> None:
         self._checkers: dict[str, PartitionChecker] = {}

@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from kdump.atomic import AtomicGroup, Leftover, commit_groups, leftovers
 from kdump.errors import KdumpError, WriteError
-from kdump.findings import ERROR, WARNING
-from kdump.index.check import ExistingCompanions
+from kdump.findings import ERROR, WARNING, FileReport
 from kdump.read import offset_index as oi
 from kdump.read import time_index as ti
 from kdump.read.logdir import SEGMENT_COMPANIONS, Partition, sibling
@@ -61,6 +61,13 @@ class RebuildError(KdumpError):
 
 def _rebuild_error(message: str, code: str, position: int | None) -> RebuildError:
     return RebuildError(message, code=code, position=position)
+
+
+class ExistingCheck(Protocol):
+    """Checks an existing index file against its segment: :class:`kdump.index.check.CompanionChecks`, handed in by
+    the caller (index check imports this module, so this module does not import it)."""
+
+    def report(self, path: str, kind: str, log_path: str) -> FileReport: ...
 
 
 @dataclass
@@ -244,7 +251,7 @@ def _verify_time_index(base: int):
 
 
 def write_recovery(rec: Recovery, out_dir: str | None = None, *, force: bool = False,
-                   existing: ExistingCompanions | None = None) -> RebuildOutcome:
+                   existing: ExistingCheck | None = None) -> RebuildOutcome:
     """Write what :func:`recover_segment` computed: ``.index`` and ``.timeindex`` always (empty when there
     are no entries, as Kafka's trimmed files are), ``.txnindex`` when there are aborted transactions or one
     exists already (Kafka's recovery truncates it to empty). Existing files are refused unless ``force``; then
@@ -262,7 +269,7 @@ def write_recovery(rec: Recovery, out_dir: str | None = None, *, force: bool = F
 
 
 def _recovery_group(rec: Recovery, out_dir: str | None, force: bool, found: list[Leftover] | None = None,
-                    existing: ExistingCompanions | None = None) -> tuple[AtomicGroup, RebuildOutcome, str]:
+                    existing: ExistingCheck | None = None) -> tuple[AtomicGroup, RebuildOutcome, str]:
     """The group of ``rec``'s index files, written and ready to commit; its outcome; the ``.index`` path.
     ``found``: the output directory's leftovers, listed once for a whole partition."""
     outcome = RebuildOutcome(rec)
@@ -289,7 +296,7 @@ def _placed(group: AtomicGroup, outcome: RebuildOutcome) -> RebuildOutcome:
 
 
 def add_recovery(group: AtomicGroup, rec: Recovery, paths: dict[str, str], outcome: RebuildOutcome,
-                 found: list[Leftover] | None = None, existing: ExistingCompanions | None = None) -> None:
+                 found: list[Leftover] | None = None, existing: ExistingCheck | None = None) -> None:
     """Add the index files of ``rec`` to ``group``, to be written at ``paths`` (kind name -> path): the stale
     leftovers of an interrupted run removed first (noted in ``outcome``), files that already hold these bytes left
     alone (``outcome.unchanged``), other existing files refused unless the group may replace them
@@ -324,7 +331,7 @@ def add_recovery(group: AtomicGroup, rec: Recovery, paths: dict[str, str], outco
 
 
 def _sound_existing(kinds: list[str], paths: dict[str, str], rec: Recovery,
-                    existing: ExistingCompanions | None) -> tuple[list[str], list[str]]:
+                    existing: ExistingCheck | None) -> tuple[list[str], list[str]]:
     """Of the existing files of ``kinds`` (which differ from what recovery writes and may not be replaced): those
     that check clean against the log (kept), and for the others what is wrong with them."""
     kept, unsound = [], []
@@ -353,9 +360,11 @@ def _holds(path: str, content: bytes) -> bool:
 
 def rebuild_segment(log_path, out_dir=None, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
                     force: bool = False, producer_state: ProducerStates | None = None,
-                    leader_epoch: int | None = None, max_index_bytes: int = DEFAULT_MAX_INDEX_BYTES) -> RebuildOutcome:
+                    leader_epoch: int | None = None, max_index_bytes: int = DEFAULT_MAX_INDEX_BYTES,
+                    existing: ExistingCheck | None = None) -> RebuildOutcome:
     """Recover one segment and write its indexes. Without ``producer_state``, the state before the segment is
-    derived from its directory (:func:`state_before`)."""
+    derived from its directory (:func:`state_before`). ``existing``: keep existing files that check clean (see
+    :func:`add_recovery`); without it they are refused unless ``force``."""
     log_path = os.path.abspath(os.fspath(log_path))
     notes: list = []
     if producer_state is None:
@@ -364,7 +373,7 @@ def rebuild_segment(log_path, out_dir=None, *, index_interval_bytes: int = DEFAU
             producer_state = state_before(os.path.dirname(log_path), base, notes=notes)
     rec = recover_segment(log_path, index_interval_bytes=index_interval_bytes, producer_state=producer_state,
                           leader_epoch=leader_epoch, max_index_bytes=max_index_bytes)
-    outcome = write_recovery(rec, out_dir, force=force, existing=ExistingCompanions())
+    outcome = write_recovery(rec, out_dir, force=force, existing=existing)
     outcome.notes.extend(notes)
     return outcome
 
@@ -389,9 +398,10 @@ REBUILD_BATCH_BYTES = 64 << 20
 
 
 def rebuild_directory(directory, out_dir=None, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
-                      force: bool = False) -> list[RebuildOutcome]:
+                      force: bool = False, existing: ExistingCheck | None = None) -> list[RebuildOutcome]:
     """Every segment of a partition directory, in offset order, carrying producer state and leader epoch
     from one segment to the next. Stops at the first segment that raises (the segments before it are written).
+    ``existing``: as for :func:`rebuild_segment` (then a rebuild that was killed is finished by the next one).
 
     The segments' files are placed in batches (:func:`kdump.atomic.commit_groups`): each segment's files still
     appear together, as with :func:`write_recovery`, but a partition of 10,000 small segments takes seconds,
@@ -406,7 +416,6 @@ def rebuild_directory(directory, out_dir=None, *, index_interval_bytes: int = DE
     pending: list[tuple[AtomicGroup, RebuildOutcome, str]] = []
     pending_bytes = 0
     found: dict[str, list[Leftover]] = {}  # output directory -> its leftovers, listed once
-    existing = ExistingCompanions()  # index files already there, checked against their segments
 
     def commit_pending() -> None:
         nonlocal pending_bytes
