@@ -186,11 +186,19 @@ def test_a_table_fits_any_width_without_cutting_a_token(width):
 
 
 # --- progress --------------------------------------------------------------------------------------------------
+class Shown(list):
+    """Labels of the bars shown, and ``done``: the bytes they were advanced by."""
+
+    def __init__(self):
+        super().__init__()
+        self.done: list[int] = []
+
+
 @pytest.fixture
 def bars(monkeypatch):
-    """The bars shown (their labels), stderr taken for a terminal."""
+    """The bars shown (their labels; ``bars.done``: what they were advanced by), stderr taken for a terminal."""
     import kdump.commands.progress as progress
-    shown: list[str] = []
+    shown = Shown()
 
     class Spy:
         def __init__(self, total, label, color):
@@ -200,7 +208,8 @@ def bars(monkeypatch):
             return self
 
         def advance(self, n):
-            pass
+            assert n >= 0
+            shown.done.append(n)
 
         def __exit__(self, *exc):
             pass
@@ -227,6 +236,14 @@ def test_progress_is_decided_by_size_and_the_commands_speed(bars, monkeypatch, t
     assert run_cli("dump", "--print-data-log", part).exit_code == 0 and bars == ["dumping"]  # text to a file too
     bars.clear()
     assert run_cli("-q", "stats", part).exit_code == 0 and bars == []
+    write_log(part, 500, [data_batch(500 + i * 10, 10, ts=T0 + i) for i in range(50)])  # a second segment
+    monkeypatch.setitem(progress.SPEEDS, "salvaging", size // 3)
+    for source, out in ((part, tmp_path / "saved"), (log, tmp_path / "saved.log")):
+        bars.done.clear()
+        assert run_cli("salvage", source, "-o", out).exit_code == 0 and bars == ["salvaging"]
+        bars.clear()
+        logs = part.glob("*.log") if source == part else [log]
+        assert sum(bars.done) == sum(os.path.getsize(x) for x in logs)  # every byte of every segment, once
 
 
 def test_progress_speeds_are_documented():
