@@ -173,16 +173,18 @@ def test_the_groups_table_keeps_kafkas_member_id_and_times_whole():
             iso(1779276564803), iso(1779276404707)} <= words
 
 
-@pytest.mark.parametrize("width", [60, 80, 100, 120, 150, 175, 200])
+@pytest.mark.parametrize("width", [60, 100, 120, 160, 161, 174, 175, 200])
 def test_a_table_fits_any_width_without_cutting_a_token(width):
-    """Wide enough: one line per row (its text columns may wrap at spaces); too narrow: one block per row."""
+    """Wide enough: one line per row (its text columns may wrap at spaces; from 175 columns its headings fit on one
+    line, from 161 broken at their spaces); too narrow: one block per row."""
     path = INTERNAL / "__transaction_state-0"
     lines = rich_text("txn-state", path, width=width)
     assert all(len(line) <= width for line in lines)
     words = {word for line in lines for word in line.split()}
     assert tokens_of("txn-state", path) <= words
     rows_on_one_line = any(line.split()[:2] == ["txn-Ongoing", "4001"] for line in lines)
-    assert rows_on_one_line == (width >= 175)
+    assert rows_on_one_line == (width >= 161)
+    assert ("transactional id" in lines[2]) == (width >= 175)  # the headings' line, after the title and a blank
 
 
 # --- progress --------------------------------------------------------------------------------------------------
