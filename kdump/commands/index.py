@@ -187,6 +187,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
     if output is not None:
         make_output_dir(output)
     docs: list[dict] = []
+    already: list[str] = []  # per path, how much was already indexed (text)
     # Partition directories written next to their segments are independent: rebuilt in worker processes (not
     # with -o, where two partitions' files of the same name meet in one directory, first come first written).
     directories = [p for p in paths if os.path.isdir(p)] if output is None and jobs > 1 else []
@@ -236,12 +237,15 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
                 _report_outcome(ui, o, docs)
                 if advance is not None and not counted:
                     advance(o.recovery.valid_bytes + o.recovery.truncated_bytes)
-            _report_done(ui, p, outcomes)
+            already.extend(filter(None, [_done_line(p, outcomes)]))
 
     with_progress(ui, lambda: file_sizes(paths), "rebuilding", rebuild_all)
     if ui.format == "json":
         import json
         click.echo(json.dumps({"results": docs}, indent=2))
+    else:
+        for line in already:
+            ui.echo(line)
     ui.exit()
 
 
@@ -256,17 +260,16 @@ def _rebuild_directory_or_error(directory: str, index_interval_bytes: int, force
         return e
 
 
-def _report_done(ui: Ui, path: str, outcomes: list) -> None:
-    """How much of ``path`` was already indexed: a rerun after a kill finishes the job, and a rerun on a finished
-    partition says there was nothing to do."""
+def _done_line(path: str, outcomes: list) -> str | None:
+    """How much of ``path`` was already indexed, when some was: a rerun after a kill finishes the job, and a rerun
+    on a finished partition says there was nothing to do."""
     done = sum(1 for o in outcomes if not o.written)
-    if ui.format == "json" or not outcomes or not done:
-        return
+    if not done:
+        return None
     if done == len(outcomes):
-        ui.echo(f"{path}: nothing to do: the indexes of {_segments(done)} are already in place (what Kafka's "
+        return (f"{path}: nothing to do: the indexes of {_segments(done)} are already in place (what Kafka's "
                 "recovery writes, or files that check clean against the log)")
-    else:
-        ui.echo(f"{path}: {_segments(done)} already indexed, {_segments(len(outcomes) - done)} rebuilt")
+    return f"{path}: {_segments(done)} already indexed, {_segments(len(outcomes) - done)} rebuilt"
 
 
 def _segments(n: int) -> str:
