@@ -188,6 +188,13 @@ def file_sha256(path: str) -> str:
     return h.hexdigest()
 
 
+def current_umask() -> int:
+    """The process's umask (read by setting it, so set straight back)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
 def _mkstemp(target: str, role: str = "data") -> tuple[int, str]:
     directory, name = os.path.split(target)
     prefix, suffix = temporary_affixes(name, role)
@@ -220,9 +227,7 @@ class AtomicFile:
         refuse_irreplaceable(self.path)
         fd, self._tmp = _mkstemp(self.path)
         try:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; give what a plain open() would
+            os.fchmod(fd, 0o666 & ~current_umask())  # mkstemp makes 0600; give what a plain open() would
         except (AttributeError, OSError):
             pass
         self._file: BinaryIO = os.fdopen(fd, "wb")
@@ -725,8 +730,10 @@ class TemporaryDirectory:
 
     def publish(self) -> bool:
         """Rename the directory to ``path`` in one step if ``path`` does not exist or is an empty directory;
-        False (nothing done) if ``path`` has files."""
+        False (nothing done) if ``path`` has files. The directory gets the mode ``mkdir`` gives (the umask's, 0755
+        under 022): private (mkdtemp's 0700) only while it is kdump's staging."""
         try:
+            os.chmod(self.work, 0o777 & ~current_umask())
             os.rename(self.work, self.path)
         except OSError:
             if os.path.isdir(self.path) and os.listdir(self.path):

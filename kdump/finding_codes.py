@@ -79,7 +79,7 @@ _VERIFY = [
          "file name"),
     Code("offset-overflow", ERROR, "a batch's last offset is more than 2^31-1 above the segment's base offset "
          "(Kafka: LogSegmentOffsetOverflowException; index entries cannot hold it)"),
-    Code("offset-gap", INFO, "offsets missing between batches, inside batches or between segments; normal in "
+    Code("offset-gap", INFO, "offsets missing between batches or inside batches; normal in "
          "compacted partitions (one summary per file)"),
     Code("sequence-duplicate", WARNING, "an idempotent producer's batch has the same epoch, first and last "
          "sequence as one of its previous 5 batches: a duplicate write (Kafka's broker detects these)"),
@@ -93,6 +93,8 @@ _VERIFY = [
     # --- partition directories ----------------------------------------------------------------------------
     Code("segment-overlap", ERROR, "a segment's base offset is not above the previous segment's last offset: "
          "segments overlap"),
+    Code("segment-gap", WARNING, "offsets between two segments are in no segment: a segment is missing (deleted, "
+         "or lost in a copy), or compaction removed the last records of the one before"),
     # --- records (--deep) ---------------------------------------------------------------------------------
     Code("decompress-failed", ERROR, "a compressed batch or wrapper cannot be decompressed", deep=True),
     Code("record-truncated", ERROR, "the records end before the batch's record count is reached", deep=True),

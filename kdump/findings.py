@@ -50,6 +50,28 @@ _JSON_NAMES = {"first_offset": "firstOffset", "last_offset": "lastOffset", "leng
 
 
 @dataclass
+class Span:
+    """The byte positions and offsets some findings lie in (``None`` where none of them had one)."""
+
+    min_position: int | None = None
+    max_position: int | None = None
+    min_offset: int | None = None
+    max_offset: int | None = None
+
+    def add(self, position: int | None, first_offset: int | None, last_offset: int | None) -> None:
+        self.min_position, self.max_position = _widened(self.min_position, self.max_position, position, position)
+        low = first_offset if first_offset is not None else last_offset
+        high = last_offset if last_offset is not None else first_offset
+        self.min_offset, self.max_offset = _widened(self.min_offset, self.max_offset, low, high)
+
+
+def _widened(low: int | None, high: int | None, new_low: int | None, new_high: int | None) -> tuple:
+    if new_low is None or new_high is None:
+        return low, high
+    return (new_low if low is None else min(low, new_low)), (new_high if high is None else max(high, new_high))
+
+
+@dataclass
 class FileReport:
     path: str
     kind: str  # log, index, timeindex, txnindex, snapshot, checkpoint, leader-epoch-checkpoint, ...
@@ -61,6 +83,8 @@ class FileReport:
     # Findings beyond the cap, not listed: how many of each code, and of each severity (Findings fills them).
     unlisted: dict[str, int] = field(default_factory=dict)
     unlisted_severities: dict[str, int] = field(default_factory=dict)
+    # Where the unlisted findings of each code lie, so that a summary's range covers them all (Findings fills it).
+    unlisted_spans: dict[str, Span] = field(default_factory=dict)
 
     def add(self, code: str, severity: str, message: str, **where) -> Finding:
         f = Finding(code, severity, message, **where)
@@ -138,6 +162,8 @@ class Findings:
             unlisted[code] = unlisted.get(code, 0) + 1
             by_severity = self.report.unlisted_severities
             by_severity[severity] = by_severity.get(severity, 0) + 1
+            self.report.unlisted_spans.setdefault(code, Span()).add(
+                where.get("position"), where.get("first_offset"), where.get("last_offset"))
             return
         self.report.add(code, severity, message, **where)
 

@@ -433,7 +433,7 @@ def test_progress_on_a_terminal_for_long_work(monkeypatch, many_segments, tmp_pa
         def __exit__(self, *exc):
             shown.append(self.done)
     monkeypatch.setattr(progress, "Bar", Spy)
-    monkeypatch.setattr(progress, "PROGRESS_MIN_BYTES", 1000)
+    monkeypatch.setattr(progress, "SHOW_AFTER_SECONDS", 0)
     monkeypatch.setattr(progress, "stderr_is_terminal", lambda: True)
     total = sum(p.stat().st_size for p in many_segments.glob("*.log"))
     for args, label in ((("dump", "--format", "json", many_segments), "dumping"),

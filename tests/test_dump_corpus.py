@@ -24,6 +24,8 @@ CASES = [(p, m) for p in LOG_FILES for m in MODES]
 # corrupt case -> (the intact segment it was made from, position of the batch whose size field is damaged)
 DAMAGED_FRAMING = {"v2-bad-length-field": ("v2-none", 219), "v2-length-beyond-eof": ("v2-none", 219)}
 LEADER_CHANGE_JSON = re.compile(rb" LeaderChange: \{[^\n]*\}")
+DECODER_HINT = re.compile(rb"kdump: note: __\w+ records are binary; add --[\w-]+-decoder \(or --decoder auto\) to "
+                          rb"decode them\n")
 
 
 def run_dump(path, flags, in_dir):
@@ -68,7 +70,8 @@ def check_result(result, path, exp_out, exp_err):
     assert result.stdout_bytes.decode("utf-8", "replace").splitlines() == \
         exp_out.decode("utf-8", "replace").splitlines()  # readable diff first
     assert result.stdout_bytes == exp_out
-    err = abs_dir_placeholder(result.stderr_bytes, path.parent)
+    # kdump's hint that an internal topic has a decoder (issue 20) is its own line, not Kafka's
+    err = DECODER_HINT.sub(b"", abs_dir_placeholder(result.stderr_bytes, path.parent))
     if kafka_died(exp_err):
         assert result.exit_code == 1
         lines = err.decode().strip().splitlines()

@@ -81,10 +81,9 @@ def test_findings_in_each_format(fmt):
 
 
 # Branches on the format name that do other work, not only choose how to write: dump's JSON stream carries the
-# errors too and shows progress (text streams to the terminal as it goes); index rebuild and convert collect
-# one JSON document while the text is printed file by file.
+# errors too; index rebuild and convert collect one JSON document while the text is printed file by file.
 # ``text_only`` refuses a flag that only text honours.
-DIFFERENT_WORK = {("kdump/commands/dump.py", "run_dump"), ("kdump/commands/dump.py", "on_error"),
+DIFFERENT_WORK = {("kdump/commands/dump.py", "on_error"),
                   ("kdump/commands/dump.py", "on_io_error"), ("kdump/commands/index.py", "rebuild_command"),
                   ("kdump/commands/index.py", "_report_outcome"), ("kdump/commands/convert.py", "command"),
                   ("kdump/commands/convert.py", "on_result"), ("kdump/commands/convert.py", "_dry_run"),

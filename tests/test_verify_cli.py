@@ -192,12 +192,12 @@ def test_progress_bar_on_a_terminal_for_large_inputs(monkeypatch):
         calls.append(progress)
         return real(paths, options, progress=progress, **kwargs)
     monkeypatch.setattr(lib, "verify_paths", spy)
-    monkeypatch.setattr(cmd, "PROGRESS_MIN_BYTES", 1000)
+    monkeypatch.setattr(cmd, "SHOW_AFTER_SECONDS", 0)
     monkeypatch.setattr(cmd, "stderr_is_terminal", lambda: True)
     result = run(str(CORPUS / "kafka-generated/v2-none"))
     assert result.exit_code == 0
     assert calls and calls[0] is not None  # the bar's callback was handed to the walk
-    monkeypatch.setattr(cmd, "PROGRESS_MIN_BYTES", 1 << 40)
+    monkeypatch.setattr(cmd, "SHOW_AFTER_SECONDS", 1e9)
     run(str(CORPUS / "kafka-generated/v2-none"))
     assert calls[1] is None
 
@@ -252,7 +252,8 @@ def test_identical_findings_are_one_text_line_with_a_count(many_warnings):
     lines = run(str(many_warnings)).output.splitlines()
     (line,) = [x for x in lines if CODE in x]
     positions = _batch_positions(many_warnings)
-    assert line.startswith(f"  warning {CODE} x2000 at bytes {positions[1]}-{positions[100]} offsets 1-100: ")
+    # the range is of all 2000, the 1900 unlisted included (issue 20: it was of the first 100 only)
+    assert line.startswith(f"  warning {CODE} x2000 at bytes {positions[1]}-{positions[2000]} offsets 1-2000: ")
     assert line.endswith("(the first of 2000)")
     assert len(lines) == 3  # the file, its one finding line, the totals (no findings-capped line)
 

@@ -214,7 +214,8 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
 
     dumper = dumper_to(ui.stdout, ui)
     renderer = dumper.renderer
-    if ui.format == "json":
+    from kdump.text.escape import is_terminal
+    if not is_terminal(ui.stdout):  # a dump to a terminal shows its progress itself (a bar would cut into its lines)
         from kdump.commands.progress import file_sizes, with_progress
         def work(advance):
             if advance is not None and jobs <= 1:
@@ -234,7 +235,7 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
     for line in non_consecutive_report(dumper.results, opts.compat):
         ui.say(line)
     if opts.record_decoder is None:
-        _internal_topic_hint(ui, paths)
+        _internal_topic_hint(ui, dumper)
     ui.exit()
 
 
@@ -265,8 +266,10 @@ def _nothing_dumped(ui: Ui, paths, dumper) -> None:
                           "or companion files in this directory or below it")
 
 
-def _internal_topic_hint(ui: Ui, paths) -> None:
+def _internal_topic_hint(ui: Ui, dumper) -> None:
+    """Which decoder would decode the internal topics' records just dumped without one: once per run and topic,
+    whether a segment, its partition directory or a whole log directory was named."""
     from kdump.decoders import internal_topic_hint
-    hint = next((h for h in map(internal_topic_hint, paths) if h), None)
-    if hint:
+    hints = (internal_topic_hint(r.path) for r in dumper.results if r.batches and not r.skipped)
+    for hint in dict.fromkeys(h for h in hints if h):
         ui.info(hint)

@@ -25,7 +25,8 @@ REBUILD_EXIT_HELP = exit_help(ok="the indexes were written (and verified)",
                                    "reported); or nothing written because Kafka's recovery itself would fail on "
                                    "this log (reported)",
                               usage="usage error, nothing to rebuild, unreadable input, an output that cannot be "
-                                    "written, or an index exists and --force was not given")
+                                    "written, or an index exists that does not check clean against the log and "
+                                    "--force was not given")
 DUMP_EXIT_HELP = exit_help(data="a file is damaged (each problem on stderr: file, byte position, cause)",
                            usage="usage error; no index, snapshot or checkpoint file among the paths; a file "
                                  "missing or unreadable")
@@ -174,6 +175,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
     from kdump.atomic import force_hint
     from kdump.commands.progress import file_sizes, with_progress
     from kdump.errors import KdumpError, WriteError
+    from kdump.index.check import CompanionChecks
     from kdump.index.rebuild import RebuildError, rebuild_directory, rebuild_segment
     from kdump.read.logdir import FileKind, named_kind
     from kdump.read.scan import scan
@@ -186,6 +188,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
     if output is not None:
         make_output_dir(output)
     docs: list[dict] = []
+    already: list[str] = []  # per path, how much was already indexed (text)
     # Partition directories written next to their segments are independent: rebuilt in worker processes (not
     # with -o, where two partitions' files of the same name meet in one directory, first come first written).
     directories = [p for p in paths if os.path.isdir(p)] if output is None and jobs > 1 else []
@@ -206,13 +209,15 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
             try:
                 if os.path.isdir(p):
                     outcomes = rebuilt.pop(p) if p in rebuilt else rebuild_directory(
-                        p, output, index_interval_bytes=index_interval_bytes, force=force)
+                        p, output, index_interval_bytes=index_interval_bytes, force=force,
+                        existing=CompanionChecks())
                     if isinstance(outcomes, Exception):
                         raise outcomes
                     if not outcomes:
                         ui.nothing(p, "nothing to rebuild: no segments (<base offset>.log) in this directory")
                 else:
-                    outcomes = [rebuild_segment(p, output, index_interval_bytes=index_interval_bytes, force=force)]
+                    outcomes = [rebuild_segment(p, output, index_interval_bytes=index_interval_bytes, force=force,
+                                                existing=CompanionChecks())]
             except RebuildError as e:
                 ui.problem(p, f"not rebuilt: {e.message}", code=EXIT_USAGE if e.code == "file-name-invalid"
                            else EXIT_DATA, error=e.code)
@@ -233,21 +238,43 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
                 _report_outcome(ui, o, docs)
                 if advance is not None and not counted:
                     advance(o.recovery.valid_bytes + o.recovery.truncated_bytes)
+            already.extend(filter(None, [_done_line(p, outcomes)]))
 
     with_progress(ui, lambda: file_sizes(paths), "rebuilding", rebuild_all)
     if ui.format == "json":
         import json
         click.echo(json.dumps({"results": docs, **ui.error_fields()}, indent=2))
+    else:
+        for line in already:
+            ui.echo(line)
     ui.exit()
 
 
 def _rebuild_directory_or_error(directory: str, index_interval_bytes: int, force: bool):
     """A partition directory's outcomes, or the exception that stopped it (raised by the parent in its place)."""
+    from kdump.index.check import CompanionChecks
     from kdump.index.rebuild import rebuild_directory
     try:
-        return rebuild_directory(directory, None, index_interval_bytes=index_interval_bytes, force=force)
+        return rebuild_directory(directory, None, index_interval_bytes=index_interval_bytes, force=force,
+                                 existing=CompanionChecks())
     except Exception as e:
         return e
+
+
+def _done_line(path: str, outcomes: list) -> str | None:
+    """How much of ``path`` was already indexed, when some was: a rerun after a kill finishes the job, and a rerun
+    on a finished partition says there was nothing to do."""
+    done = sum(1 for o in outcomes if not o.written)
+    if not done:
+        return None
+    if done == len(outcomes):
+        return (f"{path}: nothing to do: the indexes of {_segments(done)} are already in place (what Kafka's "
+                "recovery writes, or files that check clean against the log)")
+    return f"{path}: {_segments(done)} already indexed, {_segments(len(outcomes) - done)} rebuilt"
+
+
+def _segments(n: int) -> str:
+    return f"{n} segment{'' if n == 1 else 's'}"
 
 
 def _report_outcome(ui: Ui, o, docs: list) -> None:
@@ -259,7 +286,7 @@ def _report_outcome(ui: Ui, o, docs: list) -> None:
     if ui.format == "json":
         docs.append({"path": rec.log_path, "batches": rec.batches, "offsetIndexEntries": n_off,
                      "timeIndexEntries": n_time, "abortedTransactions": len(rec.aborted), "written": o.written,
-                     "unchanged": o.unchanged, "backups": o.backups,
+                     "unchanged": o.unchanged, "kept": o.kept, "backups": o.backups,
                      "truncatedBytes": rec.truncated_bytes if rec.stop_code is not None else 0})
     else:
         ui.echo(f"{rec.log_path}: {rec.batches} batches, {n_off} offset index entries, {n_time} time index "
@@ -268,6 +295,8 @@ def _report_outcome(ui: Ui, o, docs: list) -> None:
             ui.echo(f"  wrote {path}")
         for path in o.unchanged:
             ui.echo(f"  unchanged {path} (already what recovery writes; not rewritten)")
+        for path in o.kept:
+            ui.echo(f"  kept {path} (differs from what recovery writes, but checks clean against the log)")
         for path in o.backups:
             ui.echo(f"  kept the old file as {path}")
     for p in rec.problems:

@@ -107,6 +107,9 @@ class Ui:
             self.errors_not_listed += 1
         where = f"at byte {position}: " if position is not None else ""
         prefix = "kdump: " if path is None else f"kdump: {shown(path)}: "
+        # The data printed so far goes out first: with stdout and stderr in one pipe (`2>&1 | less`) each error
+        # then sits beside the data it concerns, not before all of it (a piped stdout is block-buffered).
+        self.stdout.flush()
         _say(f"{prefix}{where}{message}")
 
     def error_fields(self) -> dict:

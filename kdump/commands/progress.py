@@ -1,5 +1,11 @@
-"""A progress bar on stderr for long work (verify, index check and rebuild, convert, JSON dumps): shown only
-when stderr is a terminal, the work is large, and not with --quiet; never on standard output."""
+"""A progress bar on stderr for long work (dump to a file or pipe, verify, index check --deep and rebuild, convert,
+stats): shown only when stderr is a terminal, the run is expected to take :data:`SHOW_AFTER_SECONDS` or more, and
+not with --quiet; never on standard output, never into a file stderr is redirected to.
+
+A run's expected time is its input's size over the speed of its kind of work (:data:`SPEEDS`), measured on the
+2,000,000-record segments of bench/RESULTS.md with the compiled backend and divided by
+:data:`PURE_PYTHON_SLOWDOWN` without it. README.md ("Every command takes the same output options") says which
+commands show one and when."""
 from __future__ import annotations
 
 import os
@@ -7,7 +13,25 @@ import sys
 from collections.abc import Callable
 
 # A progress bar is worth its noise only when a run takes a while.
-PROGRESS_MIN_BYTES = 256 << 20
+SHOW_AFTER_SECONDS = 2.0
+
+# Input bytes per second, by the bar's label (bench/RESULTS.md, compiled backend, the slower of the uncompressed and
+# the lz4 segment, rounded down: a run is rather shown a bar it did not need than left silent for long).
+SPEEDS = {
+    "dumping": 200_000_000,     # dump --deep-iteration --print-data-log, lz4: 227 MB in 1.02 s (JSON: 246 MB, 0.70 s)
+    "verifying": 600_000_000,   # verify --deep, lz4: 227 MB in 0.34 s (shallow: 1.8 GB/s)
+    "checking": 600_000_000,    # index check --deep: a recovery walk, faster than verify --deep (measured side by side)
+    "rebuilding": 500_000_000,  # index rebuild: the same walk, then the writes (about verify --deep's time)
+    "converting": 40_000_000,   # convert lz4, magic 2 -> 1: 227 MB in 5.6 s (gzip output: 14 MB/s, none: 130 MB/s)
+    "counting": 35_000_000,     # stats, lz4: 227 MB in 6.3 s (every key hashed)
+    # salvage: every batch verified deeply, written, read back and verified again, then indexed: a 49 MB segment of
+    # those records (400,000) in 2.6 s, measured 2026-11-26 beside the other commands at a load of 7 on 2 cores
+    # (verify --deep took 0.6 s there)
+    "salvaging": 20_000_000,
+}
+# Without the compiled fast path (KDUMP_PURE_PYTHON=1) records are decoded in Python: dump with data at 0.19 M
+# records/s instead of 0.85 M (bench/RESULTS.md, "kdump dump").
+PURE_PYTHON_SLOWDOWN = 5
 
 
 def stderr_is_terminal() -> bool:
@@ -45,14 +69,21 @@ class Bar:
         self._bar.__exit__(*exc)
 
 
+def expected_seconds(label: str, total: int) -> float:
+    """How long ``total`` bytes of the work ``label`` names should take here (:data:`SPEEDS`)."""
+    from kdump._backend import BACKEND
+    speed = SPEEDS[label] / (1 if BACKEND == "compiled" else PURE_PYTHON_SLOWDOWN)
+    return total / speed
+
+
 def bar_for(ui, total, label: str) -> Bar | None:
     """A bar for ``total`` bytes of work (a number, or a function counting them, called only when a bar could
-    be shown), or None where none is wanted."""
+    be shown), or None where none is wanted. ``label``: what the bar says, one of :data:`SPEEDS`."""
     if ui.quiet or not stderr_is_terminal():
         return None
     if callable(total):
         total = total()
-    if total < PROGRESS_MIN_BYTES:
+    if expected_seconds(label, total) < SHOW_AFTER_SECONDS:
         return None
     return Bar(total, label, ui.color)
 

@@ -38,17 +38,20 @@ def command(source, output, force, max_batch_bytes, ui):
       kdump salvage /var/lib/kafka/data/orders-3 -o /tmp/orders-3
       kdump salvage --format json broken.log -o /tmp/rescued/ | jq '.files[].dropped'
     """
+    from kdump.commands.progress import file_sizes, with_progress
     from kdump.salvage import WriteVerificationError, salvage_directory, salvage_segment
 
     if not os.path.exists(source):
         _fail(ui, source, "no such file or directory", "cannot-read")
     try:
         if os.path.isdir(source):
-            results = salvage_directory(source, output, max_batch_bytes=max_batch_bytes)
+            results = with_progress(ui, lambda: file_sizes([source]), "salvaging", lambda advance: salvage_directory(
+                source, output, max_batch_bytes=max_batch_bytes, progress=_by_position(advance)))
         elif not os.path.isfile(source):
             _fail(ui, source, "not a regular file (a FIFO or device is not read)", "nothing-to-read")
         else:
-            results = [salvage_segment(source, output, overwrite=force, max_batch_bytes=max_batch_bytes)]
+            results = with_progress(ui, os.path.getsize(source), "salvaging", lambda advance: [salvage_segment(
+                source, output, overwrite=force, max_batch_bytes=max_batch_bytes, progress=_by_position(advance))])
     except FileExistsError as e:
         _fail(ui, e.filename, e.strerror or "exists", "output-exists")
     except WriteVerificationError as e:
@@ -62,6 +65,22 @@ def command(source, output, force, max_batch_bytes, ui):
             _print(ui, r)
     _document(ui, results, text)
     ui.exit(EXIT_DATA if any(r.lost_data for r in results) else EXIT_OK)
+
+
+def _by_position(advance):
+    """Salvage reports how far into a segment it is (the end of each batch kept); a bar is advanced by bytes done.
+    A position below the last one is the next segment's."""
+    if advance is None:
+        return None
+    last = 0
+
+    def progress(end: int) -> None:
+        nonlocal last
+        if end < last:
+            last = 0
+        advance(end - last)
+        last = end
+    return progress
 
 
 def _document(ui, results, text) -> None:

@@ -41,15 +41,14 @@ def _start(master, verbose):
 
 
 def _progress(verb, ui):
-    tty = sys.stderr.isatty()
-    if ui.quiet:
+    """A line counting segments, rewritten in place on stderr: only on a terminal (`spark scan 2>log` leaves no
+    progress in the log) and not with --quiet; a Spark job always takes seconds, so it is always worth showing."""
+    from kdump.commands.progress import stderr_is_terminal
+    if ui.quiet or not stderr_is_terminal():
         return None
 
     def show(done, total):
-        end = "" if tty and done < total else "\n"
-        click.echo(f"\r{verb}: {done}/{total} segments", err=True, nl=False)
-        if end:
-            click.echo("", err=True)
+        click.echo(f"\r{verb}: {done}/{total} segments", err=True, nl=done >= total)
     return show
 
 

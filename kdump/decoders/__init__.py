@@ -79,11 +79,9 @@ def decoder_for_path(path: str) -> str | None:
 
 
 def internal_topic_hint(path: str) -> str | None:
-    """A one-line hint for a plain dump of an internal topic's partition directory (which decoder would
-    decode it); None for anything else."""
-    if not os.path.isdir(path):
-        return None
-    name = decoder_for_path(os.path.join(path, "00000000000000000000.log"))
+    """A one-line hint for a plain dump of a segment of an internal topic (known by its partition directory's
+    name): which decoder would decode it; None for anything else."""
+    name = decoder_for_path(path)
     if name is None:
         return None
     return (f"kdump: note: {TOPIC_DECODERS[name]} records are binary; add --{name}-decoder (or --decoder auto) "

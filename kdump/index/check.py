@@ -783,6 +783,33 @@ def check_segment_companions(path: str, *, deep: bool, index_interval_bytes: int
                             progress=progress, time_format=time_format).check_segment_files(base)
 
 
+class CompanionChecks:
+    """Shallow checks of a segment's existing index files against the segment, for ``kdump index rebuild``, which
+    keeps a file that checks clean instead of refusing it (a rerun after a kill, or indexes Kafka wrote):
+    :class:`kdump.index.rebuild.ExistingCheck`. One checker (one listing) per partition directory, however many
+    segments are asked about."""
+
+    def __init__(self) -> None:
+        self._checkers: dict[str, PartitionChecker] = {}
+
+    def report(self, path: str, kind: str, log_path: str) -> FileReport:
+        """``path`` (an ``index``, ``timeindex`` or ``txnindex`` file, beside ``log_path`` or elsewhere) checked
+        against the segment ``log_path``."""
+        directory = os.path.dirname(os.path.abspath(log_path))
+        checker = self._checkers.get(directory)
+        if checker is None:
+            checker = self._checkers[directory] = PartitionChecker(directory, deep=False)
+        base = segment_base_offset(log_path)
+        seg = checker.segments.get(base) if base is not None else None
+        if seg is None:  # not a segment of its directory: nothing to check it against
+            r = FileReport(path, kind)
+            r.io_error = f"{log_path} is not a segment of its directory"
+            return r
+        check = {"index": checker.check_offset_index, "timeindex": checker.check_time_index,
+                 "txnindex": checker.check_txn_index}[kind]
+        return checker._guard(kind, path, check, base, seg)
+
+
 def check_text_checkpoint(path: str) -> FileReport:
     """Syntax of a log-directory checkpoint (replication/recovery-point/log-start/cleaner offsets) or a
     partition.metadata file."""

@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from kdump.atomic import AtomicGroup, Leftover, commit_groups, leftovers
 from kdump.errors import KdumpError, WriteError
+from kdump.findings import ERROR, WARNING, FileReport
 from kdump.format.legacy import LegacyRun
 from kdump.read import offset_index as oi
 from kdump.read import time_index as ti
@@ -60,6 +62,13 @@ class RebuildError(KdumpError):
 
 def _rebuild_error(message: str, code: str, position: int | None) -> RebuildError:
     return RebuildError(message, code=code, position=position)
+
+
+class ExistingCheck(Protocol):
+    """Checks an existing index file against its segment: :class:`kdump.index.check.CompanionChecks`, handed in by
+    the caller (index check imports this module, so this module does not import it)."""
+
+    def report(self, path: str, kind: str, log_path: str) -> FileReport: ...
 
 
 @dataclass
@@ -257,6 +266,7 @@ class RebuildOutcome:
     written: list = field(default_factory=list)  # paths, in index/timeindex/txnindex order
     backups: list = field(default_factory=list)
     unchanged: list = field(default_factory=list)  # existing files that already hold what recovery writes
+    kept: list = field(default_factory=list)  # existing files that differ from it but check clean against the log
     notes: list = field(default_factory=list)
 
 
@@ -281,13 +291,15 @@ def _verify_time_index(base: int):
     return verify
 
 
-def write_recovery(rec: Recovery, out_dir: str | None = None, *, force: bool = False) -> RebuildOutcome:
+def write_recovery(rec: Recovery, out_dir: str | None = None, *, force: bool = False,
+                   existing: ExistingCheck | None = None) -> RebuildOutcome:
     """Write what :func:`recover_segment` computed: ``.index`` and ``.timeindex`` always (empty when there
     are no entries, as Kafka's trimmed files are), ``.txnindex`` when there are aborted transactions or one
     exists already (Kafka's recovery truncates it to empty). Existing files are refused unless ``force``; then
     only the files that differ are rewritten, each old one kept as ``.bak`` (one per file). All targets are
-    checked before anything is written, and they are placed as one :class:`~kdump.atomic.AtomicGroup`."""
-    group, outcome, index_path = _recovery_group(rec, out_dir, force)
+    checked before anything is written, and they are placed as one :class:`~kdump.atomic.AtomicGroup`.
+    ``existing``: keep an existing file that differs but checks clean against the log (see :func:`add_recovery`)."""
+    group, outcome, index_path = _recovery_group(rec, out_dir, force, existing=existing)
     try:
         group.commit()
     except FileExistsError:
@@ -297,8 +309,8 @@ def write_recovery(rec: Recovery, out_dir: str | None = None, *, force: bool = F
     return _placed(group, outcome)
 
 
-def _recovery_group(rec: Recovery, out_dir: str | None, force: bool,
-                    found: list[Leftover] | None = None) -> tuple[AtomicGroup, RebuildOutcome, str]:
+def _recovery_group(rec: Recovery, out_dir: str | None, force: bool, found: list[Leftover] | None = None,
+                    existing: ExistingCheck | None = None) -> tuple[AtomicGroup, RebuildOutcome, str]:
     """The group of ``rec``'s index files, written and ready to commit; its outcome; the ``.index`` path.
     ``found``: the output directory's leftovers, listed once for a whole partition."""
     outcome = RebuildOutcome(rec)
@@ -307,7 +319,7 @@ def _recovery_group(rec: Recovery, out_dir: str | None, force: bool,
     paths = index_paths(rec.log_path, out_dir)
     try:
         group = AtomicGroup(os.path.dirname(paths["index"]), overwrite=force, protect=[rec.log_path])
-        add_recovery(group, rec, paths, outcome, found)
+        add_recovery(group, rec, paths, outcome, found, existing)
     except FileExistsError:
         raise
     except OSError as e:  # every step here writes (or lists the directory written to)
@@ -319,36 +331,61 @@ def _placed(group: AtomicGroup, outcome: RebuildOutcome) -> RebuildOutcome:
     """``outcome`` once ``group`` is committed: what was written, what was kept as ``.bak``."""
     unchanged = {os.path.abspath(p) for p in outcome.unchanged}
     outcome.written = [m.path for m in group.members if m.path not in unchanged]
+    outcome.kept = [os.path.abspath(p) for p in outcome.kept]
     outcome.backups = group.backups
     return outcome
 
 
 def add_recovery(group: AtomicGroup, rec: Recovery, paths: dict[str, str], outcome: RebuildOutcome,
-                 found: list[Leftover] | None = None) -> None:
+                 found: list[Leftover] | None = None, existing: ExistingCheck | None = None) -> None:
     """Add the index files of ``rec`` to ``group``, to be written at ``paths`` (kind name -> path): the stale
-    leftovers of an interrupted run removed first (noted in ``outcome``), existing files refused unless the group
-    may replace them (FileExistsError), files that already hold these bytes left alone (``outcome.unchanged``).
-    The ``.index`` is the group's last file; when the group places two or more files it is placed again even if
-    unchanged, so that its absence marks every intermediate state (see :mod:`kdump.atomic`)."""
+    leftovers of an interrupted run removed first (noted in ``outcome``), files that already hold these bytes left
+    alone (``outcome.unchanged``), other existing files refused unless the group may replace them
+    (FileExistsError). With ``existing`` (``index rebuild``: the segment is the one the files index), an existing
+    file that differs but checks clean against the log is kept too (``outcome.kept``: written by Kafka's append
+    path, which indexes differently from recovery); then a rerun after a kill finishes the job without
+    ``--force``. The ``.index`` is the group's last file; when the group places two or more files it is placed
+    again even if unchanged (and not kept), so that its absence marks every intermediate state (see
+    :mod:`kdump.atomic`)."""
     contents = {"index": bytes(rec.offset_index), "timeindex": bytes(rec.time_index),
                 "txnindex": b"".join(t.encode() for t in rec.aborted)}
     targets = ["index", "timeindex"]
     if rec.aborted or os.path.lexists(paths["txnindex"]):
         targets.append("txnindex")
-    existing = group.clean([paths[k] for k in targets], found)
+    refused = set(group.clean([paths[k] for k in targets], found))
     outcome.notes.extend(f"removed {p}: left by an interrupted kdump run" for p in group.cleaned)
-    if existing:
-        raise FileExistsError(f"{', '.join(existing)} exist{'s' if len(existing) == 1 else ''} "
-                              "(not replaced unless asked to; the old files are then kept as .bak)")
-    verifiers = {"index": _verify_offset_index(contents["index"], rec.base_offset),
-                 "timeindex": _verify_time_index(rec.base_offset), "txnindex": None}
     changed = [k for k in targets if not _holds(paths[k], contents[k])]
     outcome.unchanged.extend(paths[k] for k in targets if k not in changed)
-    if len(changed) + len(group.members) >= 2 and "index" not in changed:
+    kept, unsound = _sound_existing([k for k in changed if paths[k] in refused], paths, rec, existing)
+    if unsound:
+        raise FileExistsError(f"{'; '.join(unsound)} (not replaced unless asked to; the old files are then kept "
+                              "as .bak)")
+    outcome.kept.extend(paths[k] for k in kept)
+    changed = [k for k in changed if k not in kept]
+    verifiers = {"index": _verify_offset_index(contents["index"], rec.base_offset),
+                 "timeindex": _verify_time_index(rec.base_offset), "txnindex": None}
+    if len(changed) + len(group.members) >= 2 and "index" not in changed and "index" not in kept:
         changed.insert(0, "index")  # rewritten unchanged (no new .bak): the group's last file
     for k in changed:
         f = group.add(paths[k], verify=verifiers[k], last=k == "index", backup=paths[k] not in outcome.unchanged)
         f.write(contents[k])
+
+
+def _sound_existing(kinds: list[str], paths: dict[str, str], rec: Recovery,
+                    existing: ExistingCheck | None) -> tuple[list[str], list[str]]:
+    """Of the existing files of ``kinds`` (which differ from what recovery writes and may not be replaced): those
+    that check clean against the log (kept), and for the others what is wrong with them."""
+    kept, unsound = [], []
+    for k in kinds:
+        report = existing.report(paths[k], k, rec.log_path) if existing is not None else None
+        if report is not None and report.status == "ok":
+            kept.append(k)
+        elif report is None:
+            unsound.append(f"{paths[k]} exists")
+        else:
+            first = report.io_error or next(f.message for f in report.findings if f.severity in (ERROR, WARNING))
+            unsound.append(f"{paths[k]} exists and does not check clean against the log ({first})")
+    return kept, unsound
 
 
 def _holds(path: str, content: bytes) -> bool:
@@ -364,9 +401,11 @@ def _holds(path: str, content: bytes) -> bool:
 
 def rebuild_segment(log_path, out_dir=None, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
                     force: bool = False, producer_state: ProducerStates | None = None,
-                    leader_epoch: int | None = None, max_index_bytes: int = DEFAULT_MAX_INDEX_BYTES) -> RebuildOutcome:
+                    leader_epoch: int | None = None, max_index_bytes: int = DEFAULT_MAX_INDEX_BYTES,
+                    existing: ExistingCheck | None = None) -> RebuildOutcome:
     """Recover one segment and write its indexes. Without ``producer_state``, the state before the segment is
-    derived from its directory (:func:`state_before`)."""
+    derived from its directory (:func:`state_before`). ``existing``: keep existing files that check clean (see
+    :func:`add_recovery`); without it they are refused unless ``force``."""
     log_path = os.path.abspath(os.fspath(log_path))
     notes: list = []
     if producer_state is None:
@@ -375,7 +414,7 @@ def rebuild_segment(log_path, out_dir=None, *, index_interval_bytes: int = DEFAU
             producer_state = state_before(os.path.dirname(log_path), base, notes=notes)
     rec = recover_segment(log_path, index_interval_bytes=index_interval_bytes, producer_state=producer_state,
                           leader_epoch=leader_epoch, max_index_bytes=max_index_bytes)
-    outcome = write_recovery(rec, out_dir, force=force)
+    outcome = write_recovery(rec, out_dir, force=force, existing=existing)
     outcome.notes.extend(notes)
     return outcome
 
@@ -400,9 +439,10 @@ REBUILD_BATCH_BYTES = 64 << 20
 
 
 def rebuild_directory(directory, out_dir=None, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
-                      force: bool = False) -> list[RebuildOutcome]:
+                      force: bool = False, existing: ExistingCheck | None = None) -> list[RebuildOutcome]:
     """Every segment of a partition directory, in offset order, carrying producer state and leader epoch
     from one segment to the next. Stops at the first segment that raises (the segments before it are written).
+    ``existing``: as for :func:`rebuild_segment` (then a rebuild that was killed is finished by the next one).
 
     The segments' files are placed in batches (:func:`kdump.atomic.commit_groups`): each segment's files still
     appear together, as with :func:`write_recovery`, but a partition of 10,000 small segments takes seconds,
@@ -440,7 +480,7 @@ def rebuild_directory(directory, out_dir=None, *, index_interval_bytes: int = DE
                 target = os.path.dirname(index_paths(rec.log_path, out_dir)["index"])
                 if target not in found:
                     found[target] = leftovers(target)
-                group, outcome, index_path = _recovery_group(rec, out_dir, force, found[target])
+                group, outcome, index_path = _recovery_group(rec, out_dir, force, found[target], existing)
             except Exception:
                 commit_pending()  # the segments before this one are written, as they were one by one
                 raise

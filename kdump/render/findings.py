@@ -3,8 +3,9 @@ document of ``verify``, ``index check`` and ``spark verify``, from the reports o
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
-from kdump.findings import ERROR, INFO, WARNING, FileReport, Finding, summary
+from kdump.findings import ERROR, INFO, WARNING, FileReport, Finding, Span, summary
 from kdump.text.escape import escape as safe
 
 __all__ = ["render_json", "render_text", "PlainConsole"]
@@ -31,38 +32,46 @@ class PlainConsole:
         self.file.write(text + "\n")
 
 
-def _grouped(report: FileReport, findings: list[Finding]) -> list[tuple[Finding, int, Finding]]:
-    """(first finding, how many in all, last listed) per code and severity, in the order they first appear;
-    a code's findings beyond the cap count in its first group."""
+def _grouped(report: FileReport, findings: list[Finding]) -> list[tuple[Finding, int, Span]]:
+    """(first finding, how many in all, where they all lie) per code and severity, in the order they first
+    appear; a code's findings beyond the cap count in its first group, and their positions and offsets widen its
+    span (the range a summary line prints is of every finding it counts, not of the listed ones only)."""
     groups: dict[tuple[str, str], list] = {}
     for f in findings:
         g = groups.get((f.code, f.severity))
         if g is None:
-            groups[(f.code, f.severity)] = [f, 1 + report.unlisted.get(f.code, 0) * all(
-                c != f.code for c, _ in groups), f]
+            first_of_code = all(c != f.code for c, _ in groups)
+            unlisted = report.unlisted.get(f.code, 0) if first_of_code else 0
+            span = replace(report.unlisted_spans.get(f.code, Span())) if unlisted else Span()
+            g = groups[(f.code, f.severity)] = [f, 1 + unlisted, span]
         else:
             g[1] += 1
-            g[2] = f
-    return [(first, n, last) for first, n, last in groups.values()]
+        g[2].add(f.position, f.first_offset, f.last_offset)
+    return [(first, n, span) for first, n, span in groups.values()]
 
 
-def _where(f: Finding, last: Finding | None = None) -> str:
-    """`` at byte P offsets A-B`` for one finding, or the span from ``f`` to ``last`` for a group."""
-    first_pos, last_pos = f.position, (last.position if last is not None else f.position)
-    if first_pos is None:
+def _where(f: Finding) -> str:
+    """`` at byte P offsets A-B`` for one finding."""
+    where = "" if f.position is None else f" at byte {f.position}"
+    return where + _offsets(f.first_offset, f.last_offset)
+
+
+def _span_where(span: Span) -> str:
+    """`` at bytes P-Q offsets A-B`` for a group of findings."""
+    low, high = span.min_position, span.max_position
+    if low is None:
         where = ""
-    elif last_pos is not None and last_pos != first_pos:
-        where = f" at bytes {first_pos}-{last_pos}"
+    elif high is not None and high != low:
+        where = f" at bytes {low}-{high}"
     else:
-        where = f" at byte {first_pos}"
-    lo = f.first_offset
-    if last is None:
-        hi = f.last_offset
-    else:
-        hi = last.last_offset if last.last_offset is not None else last.first_offset
-    if lo is None:
-        return where
-    return where + (f" offsets {lo}-{hi}" if hi not in (None, lo) else f" offset {lo}")
+        where = f" at byte {low}"
+    return where + _offsets(span.min_offset, span.max_offset)
+
+
+def _offsets(low: int | None, high: int | None) -> str:
+    if low is None:
+        return ""
+    return f" offsets {low}-{high}" if high not in (None, low) else f" offset {low}"
 
 
 def render_text(reports: list[FileReport], console, *, verbose: bool = False, list_ok: bool = True) -> None:
@@ -97,12 +106,12 @@ def render_text(reports: list[FileReport], console, *, verbose: bool = False, li
         mark = styled("green", "OK") if r.status == "ok" else styled("bold red", "FAIL")
         counts = (f"{r.batches} batches, {r.records} records, " if r.kind in ("log", "checkpoint") else "")
         console.print(f"{mark} {escape(r.path)} ({r.kind}): {counts}{r.bytes} bytes")
-        for first, n, last in _grouped(r, shown):
+        for first, n, span in _grouped(r, shown):
             sev = styled(style[first.severity], first.severity)
             if n == 1:
                 console.print(f"  {sev} {first.code}{_where(first)}: {escape(first.message)}")
             else:
-                console.print(f"  {sev} {first.code} x{n}{_where(first, last)}: {escape(first.message)} "
+                console.print(f"  {sev} {first.code} x{n}{_span_where(span)}: {escape(first.message)} "
                               f"(the first of {n})")
     totals = summary(reports)
     tail = f", {totals['unreadable']} unreadable" if totals["unreadable"] else ""

@@ -33,21 +33,19 @@ class Table:
 
 
 def emit(out, blocks, *, rich: bool) -> None:
-    """Print ``blocks``: a str is a line, a :class:`Table` a table (an empty one: its title and ``(none)``)."""
+    """Print ``blocks``: a str is a line, a :class:`Table` a table (an empty one: its title and ``(none)``).
+    ``rich``: tables fitted to the terminal (:func:`_rich_table`)."""
     if rich:
-        from rich import box
         from rich.console import Console
-        from rich.table import Table as RichTable
         from rich.text import Text
-        console = Console(file=out, highlight=False, soft_wrap=True)
+        # lines wrapped at spaces by rich, not mid-token by the terminal (a line names a group's leader id)
+        console = Console(file=out, highlight=False)
         for b in blocks:
             if isinstance(b, Table):
-                t = RichTable(title=Text(b.title, style="bold"), title_justify="left", box=box.SIMPLE_HEAD)
-                for c in b.columns:
-                    t.add_column(c, overflow="fold")
-                for row in b.rows:
-                    t.add_row(*(Text(printable(v)) for v in row))
-                console.print(t if b.rows else Text(f"{b.title}: (none)"))
+                if b.rows:
+                    console.print(_rich_table(b, console.width))
+                else:
+                    console.print(Text(f"{b.title}: (none)"))
             else:
                 console.print(Text(b, style="bold" if b and not b.startswith(" ") else ""))
         return
@@ -56,6 +54,53 @@ def emit(out, blocks, *, rich: bool) -> None:
             out.write(_plain_table(b))
         else:
             out.write(b + "\n")
+
+
+def _rich_table(t: Table, width: int):
+    """``t`` as a rich table that fits ``width`` columns without cutting a token: a column whose cells are all
+    single tokens (ids, timestamps, states, numbers) is never wrapped, a column of text with spaces (partition
+    lists, listeners, assignments) wraps at them. If the tokens do not fit in one line per row even with the headings
+    broken at their spaces, each row is shown as its own ``column  value`` list instead (as psql's ``\\x auto``)."""
+    from rich import box
+    from rich.table import Table as RichTable
+    from rich.text import Text
+    rows = [[printable(v) for v in row] for row in t.rows]
+    free = [any(" " in cell for cell in column) for column in zip(*rows, strict=True)]
+    for headings in (list(t.columns), [c.replace(" ", "\n") for c in t.columns]):
+        if _least_width(headings, rows, free) <= width:
+            table = RichTable(title=Text(t.title, style="bold"), title_justify="left", box=box.SIMPLE_HEAD)
+            for heading, wraps in zip(headings, free, strict=True):
+                table.add_column(heading, no_wrap=not wraps, overflow="fold")
+            for row in rows:
+                table.add_row(*map(Text, row))
+            return table
+    from rich.console import Group
+    indent = len(t.title) - len(t.title.lstrip()) + 2  # under the title, as the table's rows would be
+    parts: list = [Text(t.title, style="bold")]
+    for n, row in enumerate(rows):
+        record = RichTable(box=None, show_header=False, padding=(0, 1), pad_edge=False)
+        record.add_column(no_wrap=True, style="bold")
+        record.add_column(overflow="fold")
+        for heading, cell in zip(t.columns, row, strict=True):
+            record.add_row(" " * indent + heading, Text(cell))
+        parts.extend([record, Text("")] if n + 1 < len(rows) else [record])
+    return Group(*parts)
+
+
+def _least_width(headings: list[str], rows: list[list[str]], free: list[bool]) -> int:
+    """The narrowest :func:`_rich_table` of ``rows`` that cuts no token: a token column as wide as its widest
+    cell, a text column as its longest word, headings as their longest line (or word, in a text column); two
+    columns of padding each, and the table's edges and column separators."""
+    from rich.cells import cell_len
+
+    def widest(texts, split) -> int:
+        return max((cell_len(part) for text in texts for part in split(text)), default=0)
+    total = 0
+    for i, (heading, wraps) in enumerate(zip(headings, free, strict=True)):
+        cells = [row[i] for row in rows]
+        total += 2 + max(widest([heading], str.split if wraps else str.splitlines),
+                         widest(cells, str.split if wraps else lambda cell: [cell]))
+    return total + len(headings) + 1
 
 
 def _plain_table(t: Table) -> str:

@@ -143,8 +143,9 @@ def _same(a: str, b: str) -> bool:
 
 
 def _contiguity(prev, cur, report: FileReport) -> None:
-    """Each segment starts above where the previous one ends; a gap is what compaction (or retention of a
-    cleaned segment's tail) leaves, an overlap is never right."""
+    """Each segment starts above where the previous one ends. A gap is a warning, shown without -v and counted:
+    the segment that held those offsets may be missing (deleted, lost in a copy), though compaction can leave one
+    too (the last records of a cleaned segment removed); an overlap is never right."""
     prev_next = prev.last_offset + 1 if prev.last_offset is not None else prev.base_offset
     base = cur.base_offset
     name = os.path.basename(prev.path)
@@ -153,7 +154,7 @@ def _contiguity(prev, cur, report: FileReport) -> None:
                    f"the segment's base offset {base} is not above the last offset {prev_next - 1} of the previous "
                    f"segment {name}", position=0, first_offset=base, last_offset=prev_next - 1)
     elif base > prev_next:
-        report.add("offset-gap", CODES["offset-gap"].severity,
+        report.add("segment-gap", CODES["segment-gap"].severity,
                    f"offsets {prev_next}-{base - 1} are in no segment (the previous segment {name} ends at "
-                   f"{prev_next - 1}); normal in a compacted partition",
+                   f"{prev_next - 1}): a segment is missing, or compaction removed the last records of {name}",
                    position=0, first_offset=prev_next, last_offset=base - 1)
