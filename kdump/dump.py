@@ -22,7 +22,7 @@ from kdump.format import columns as _columns
 from kdump.format.columns import RecordColumns
 from kdump.format.framing import Stop
 from kdump.format.layout import java_long
-from kdump.read.damage import RANGE, TAIL, Damage, readable
+from kdump.read.damage import BATCH, RANGE, TAIL, Damage, readable
 from kdump.read.logdir import (
     BOOTSTRAP_CHECKPOINT,
     COMPANION_KINDS,
@@ -408,19 +408,21 @@ def _follow_offsets(records, last, result: FileResult):
 
 class _DamageWalk:
     """The batches a dump shows, from the resynchronising walk (:func:`kdump.read.damage.readable`): every intact
-    batch before and after damage; a batch that parsed but fails its CRC is shown (Kafka prints it with
-    ``isvalid: false``); every other damaged area (an entry that is not a batch, skipped by its size; bytes that
-    hold no entry; an entry above ``--max-batch-bytes``) is one error, its :meth:`~kdump.read.damage.Damage.describe`
+    batch before and after damage, and a batch that parsed but fails its CRC (Kafka prints it with ``isvalid:
+    false``). Each damaged area (that batch; an entry that is not a batch, skipped by its size; bytes that hold no
+    entry; an entry above ``--max-batch-bytes``) is one error, its :meth:`~kdump.read.damage.Damage.describe`
     (byte range, cause, offsets lost). The tail is reported after the walk, in Kafka's words where Kafka has some."""
 
     def __init__(self, dumper: Dumper, result: FileResult, path: str):
         self.dumper, self.result, self.path = dumper, result, path
 
     def batches(self, reader: SegmentReader, window: _SeekWindow | None):
-        for item in readable(reader):
+        for item in readable(reader, show_invalid=False):
             if isinstance(item, Damage):
                 if item.kind != TAIL and not _before_window(item, window):
                     self.dumper._error(self.result, FormatError(item.code, item.describe(), position=item.start))
+                if item.kind == BATCH and item.batch is not None:
+                    yield item.batch  # it fails its CRC: an error (above), and Kafka's line with isValid: false
             elif isinstance(item, Stop):  # the Stop that ends every walk (also in reader.tail)
                 return
             else:

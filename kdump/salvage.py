@@ -230,6 +230,8 @@ def salvage_directory(source_dir, output_dir, *, max_batch_bytes: int = DEFAULT_
     output_dir = os.path.abspath(os.fspath(output_dir))
     partition = Partition(source_dir)
     refuse_input(source_dir, output_dir, directory=True)
+    if not partition.segments:
+        return []  # nothing to salvage: no output directory either
     if os.path.isdir(output_dir) and os.listdir(output_dir):
         raise FileExistsError(errno.EEXIST, "is not empty; salvage writes a partition into a new directory",
                               output_dir)

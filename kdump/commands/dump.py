@@ -198,7 +198,10 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
     def on_unknown(path):
         ui.info(f"Ignoring unknown file {ui_path(path)}")
 
+    unreadable = set()
+
     def on_io_error(path, err):
+        unreadable.add(path)
         ui.cannot(path, err)
         if ui.format == "json":
             renderer.io_error(path, f"cannot read: {err.strerror or err}")
@@ -217,6 +220,9 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
     else:
         dumper.dump_paths(found)
     renderer.out.flush()
+    for result in dumper.results:
+        if result.path not in unreadable:
+            ui.read(result.path)
     if ui.verbose:
         for path, kind in dumper.passed_over:
             ui.note(path, f"passed over ({kind.value}; not a segment)")

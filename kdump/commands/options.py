@@ -8,6 +8,7 @@ command's own flag and the group's add up.
 """
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -16,17 +17,19 @@ from dataclasses import dataclass
 import click
 
 from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from kdump.outcome import Outcome
 from kdump.render import FORMATS
 from kdump.text.escape import escape, is_terminal
 from kdump.text.escape import printable_path as shown
 
 # The meaning of each exit code shared by every command; a command's epilog may say more about 0 and 1.
 EXIT_MEANINGS = {
-    EXIT_OK: "success: everything named was read (and, where asked, written and verified)",
-    EXIT_DATA: "the data is damaged, not a Kafka file, or could not be fully read (each problem on stderr: file, "
-               "byte position, cause)",
-    EXIT_USAGE: "usage error; nothing to read (an empty directory, no segments, a FIFO or device); a path missing "
-                "or unreadable; an output that cannot be written (disk full, ...)",
+    EXIT_OK: "success: everything named was read and is sound (warnings below --fail-on, and a crash-cut tail that "
+             "Kafka reports as \"Found N invalid bytes at the end\", included; where asked, written and verified)",
+    EXIT_DATA: "something read is damaged or not a Kafka file, or a path could not be read among readable ones (each "
+               "problem on stderr: file, byte position, cause); every other path was still read",
+    EXIT_USAGE: "usage error; nothing to read (an empty directory, no segments); a path missing or refused (a FIFO, "
+                "device or symlink loop); no path could be read; an output that cannot be written (disk full, ...)",
     EXIT_INTERNAL: "a bug in kdump (rerun with KDUMP_DEBUG=1 for the traceback)",
 }
 
@@ -68,15 +71,16 @@ class GroupOptions:
 class Ui:
     """A command's view of its user: the output options, standard output, and the problems reported so far.
 
-    Every ``kdump: FILE: ...`` line goes through :meth:`problem`, :meth:`cannot` or :meth:`note`; each problem
-    raises :attr:`status` to its exit code, and :meth:`exit` ends the command with the highest."""
+    Every ``kdump: FILE: ...`` line goes through :meth:`problem`, :meth:`cannot` or :meth:`note`; each problem,
+    and each file read (:meth:`read`), is recorded in :attr:`outcome` (:class:`kdump.outcome.Outcome`, the one
+    exit-code policy), and :meth:`exit` ends the command with the code it decides."""
 
     def __init__(self, fmt: str = "text", *, no_color: bool = False, verbose: bool = False, quiet: bool = False):
         self.format = fmt
         self.color = not no_color and not os.environ.get("NO_COLOR")
         self.verbose = verbose
         self.quiet = quiet
-        self.status = EXIT_OK
+        self.outcome = Outcome()
 
     @property
     def stdout(self):
@@ -87,23 +91,53 @@ class Ui:
         stream = self.stdout if stream is None else stream
         return self.color and (stream.isatty() or bool(os.environ.get("FORCE_COLOR")))
 
-    def raise_status(self, code: int) -> None:
-        self.status = max(self.status, code)
+    @property
+    def fail_on(self) -> str:
+        return self.outcome.fail_on
+
+    @fail_on.setter
+    def fail_on(self, severity: str) -> None:
+        """The run's ``--fail-on`` (error unless the command offers the option)."""
+        self.outcome.fail_on = severity
+
+    def read(self, path) -> None:
+        """``path`` was read (its problems, if any, are reported with :meth:`problem` or :meth:`warning`)."""
+        self.outcome.saw(path)
 
     def problem(self, path, message: str, *, position: int | None = None, code: int = EXIT_DATA) -> None:
-        """A problem with the file ``path`` (``None``: with the run as a whole)."""
-        self.raise_status(code)
-        where = f"at byte {position}: " if position is not None else ""
-        prefix = "kdump: " if path is None else f"kdump: {shown(path)}: "
-        _say(f"{prefix}{where}{message}")
+        """A problem with the file ``path`` (``None``: with the run as a whole): ``code`` EXIT_DATA (the default)
+        is damage in what was read; EXIT_USAGE a use kdump refuses (an output that exists, a name it cannot
+        take); EXIT_OK a warning (see :meth:`warning`)."""
+        if code == EXIT_DATA:
+            self.outcome.saw(path, errors=1)
+        elif code == EXIT_USAGE:
+            self.outcome.bad_usage()
+        else:
+            self.outcome.saw(path, warnings=1)
+        _say(f"{_prefix(path)}{_where(position)}{message}")
+
+    def warning(self, path, message: str, *, position: int | None = None) -> None:
+        """A problem below ``--fail-on`` error (Kafka's recovery would repair it, e.g. a crash-cut tail): shown
+        on stderr, and failing the run only with ``--fail-on warning``."""
+        self.outcome.saw(path, warnings=1)
+        _say(f"{_prefix(path)}{_where(position)}warning: {message}")
 
     def cannot(self, path, error: OSError, doing: str = "read") -> None:
-        """``path`` could not be read (or written, listed, ...): exit 2."""
-        self.problem(path, f"cannot {doing}: {error.strerror or error}", code=EXIT_USAGE)
+        """``path`` could not be read (or written, listed, ...): a path missing or refused before reading
+        (a FIFO, a symlink loop) exits 2, one that could not be read 1 when other paths were read (else 2), an
+        output that cannot be written 2."""
+        if doing == "write":
+            self.outcome.cannot_write()
+        elif getattr(error, "errno", None) in REFUSALS:
+            self.outcome.refused()
+        else:
+            self.outcome.cannot_read()
+        _say(f"{_prefix(path)}cannot {doing}: {error.strerror or error}")
 
     def nothing(self, path, message: str) -> None:
         """Nothing to read where the user pointed: never a success (exit 2)."""
-        self.problem(path, message, code=EXIT_USAGE)
+        self.outcome.empty()
+        _say(f"{_prefix(path)}{message}")
 
     def note(self, path, message: str) -> None:
         """Worth knowing, not a problem (left out with --quiet)."""
@@ -124,8 +158,23 @@ class Ui:
         unchanged when piped."""
         click.echo(_safe_for(line, self.stdout), file=self.stdout)
 
-    def exit(self, code: int = EXIT_OK):
-        sys.exit(max(self.status, code))
+    def exit(self, code: int | None = None):
+        """End the command with the exit code its :attr:`outcome` decides (``code``: one a command that keeps an
+        :class:`~kdump.outcome.Outcome` of its own decided with it)."""
+        sys.exit(self.outcome.exit_code() if code is None else code)
+
+
+# errnos of a path refused before reading (missing, a dangling link or a loop, not a regular file): exit 2 even
+# among readable paths, as a missing path is; any other error reading a path makes it unreadable.
+REFUSALS = frozenset((errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.EINVAL, errno.ENXIO))
+
+
+def _prefix(path) -> str:
+    return "kdump: " if path is None else f"kdump: {shown(path)}: "
+
+
+def _where(position: int | None) -> str:
+    return f"at byte {position}: " if position is not None else ""
 
 
 def say(line: str) -> None:

@@ -6,13 +6,14 @@ import os
 import click
 
 from kdump.commands.options import exit_help, output_options
-from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
+from kdump.errors import EXIT_DATA, EXIT_USAGE
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES
 
 EXIT_HELP = exit_help(
-    ok="every batch of the input was copied (nothing was damaged)",
+    ok="every batch of the input was copied (a crash-cut tail, which Kafka's recovery drops too, is listed)",
     data="the copy is written, and damaged data was left out (listed)",
-    usage="usage error, a path is missing or unreadable, or the output exists")
+    usage="usage error, nothing to salvage (no segments), a path missing, refused or unreadable, or the output "
+          "exists")
 
 
 @click.command("salvage", epilog=EXIT_HELP)
@@ -38,36 +39,50 @@ def command(source, output, force, max_batch_bytes, ui):
       kdump salvage /var/lib/kafka/data/orders-3 -o /tmp/orders-3
       kdump salvage --format json broken.log -o /tmp/rescued/ | jq '.files[].dropped'
     """
+    from kdump.read.logdir import stat_or_refusal
     from kdump.render import RENDERERS
     from kdump.salvage import WriteVerificationError, salvage_directory, salvage_segment
-
-    if not os.path.exists(source):
-        _fail(ui, source, "no such file or directory")
+    refused = stat_or_refusal(source)
+    if not isinstance(refused, os.stat_result):  # missing, a symlink loop, a FIFO or device: never opened
+        ui.cannot(source, refused.as_oserror())
+        ui.exit()
     try:
         if os.path.isdir(source):
             results = salvage_directory(source, output, max_batch_bytes=max_batch_bytes)
-        elif not os.path.isfile(source):
-            _fail(ui, source, "not a regular file (a FIFO or device is not read)")
         else:
             results = [salvage_segment(source, output, overwrite=force, max_batch_bytes=max_batch_bytes)]
     except FileExistsError as e:
-        _fail(ui, e.filename, e.strerror or "exists")
+        ui.problem(e.filename, e.strerror or "exists", code=EXIT_USAGE)
+        ui.exit()
     except WriteVerificationError as e:
         ui.problem(None, f"{e}; nothing was written", code=EXIT_DATA)
         ui.exit()
     except OSError as e:
-        _fail(ui, e.filename or source, e.strerror or str(e))
+        ui.cannot(e.filename or source, e)
+        ui.exit()
+    if not results:
+        ui.nothing(source, "nothing to salvage: no log segments (<base offset>.log) in this directory")
+    for r in results:
+        _record(ui, r)
 
     def text():
         for r in results:
             _print(ui, r)
     RENDERERS[ui.format].document(ui.stdout, {"files": [r.to_dict() for r in results]}, text)  # JSON: ASCII
-    ui.exit(EXIT_DATA if any(r.lost_data for r in results) else EXIT_OK)
-
-
-def _fail(ui, path, message: str) -> None:
-    ui.problem(path, message, code=EXIT_USAGE)
     ui.exit()
+
+
+def _record(ui, r) -> None:
+    """What one segment's salvage saw, for the exit code: each range dropped is damage (an error), except a
+    crash-cut tail, which Kafka's own tools report with exit 0 (a warning, as in ``verify``)."""
+    from kdump.finding_codes import CODES, WARNING
+    ui.read(r.source)
+    for d in r.dropped:
+        code = CODES.get(d.code)
+        if code is not None and code.severity == WARNING:
+            ui.outcome.saw(r.source, warnings=1)
+        else:
+            ui.outcome.saw(r.source, errors=1)
 
 
 def _offsets(first, last) -> str:

@@ -220,6 +220,16 @@ class PartitionChecker:
         self._log_end = segment_end_offset(seg.log_path, seg.base)
         return self._log_end
 
+    def _offset_bound(self, seg: _Segment | None) -> float:
+        """The first offset past ``seg``: the next segment's base offset, or the log end offset of the last segment
+        (infinite when unknown): an index entry at or above it cannot name a batch of this segment."""
+        if seg is None:
+            return float("inf")
+        if seg.next_base is not None:
+            return seg.next_base
+        end = self.log_end_offset() if seg.is_last else None
+        return float("inf") if end is None else end
+
     # --- .index -----------------------------------------------------------------------------------------
     def check_offset_index(self, path: str, base: int, seg: _Segment | None) -> FileReport:
         from kdump.read.offset_index import OffsetIndex
@@ -334,6 +344,11 @@ class PartitionChecker:
                     r.add("index-entry-skips-offsets", ERROR,
                           f"entry {i}: offset {e.offset} points at a batch starting at offset {first}: a lookup of "
                           f"offsets {e.offset}-{first - 1} would start after them", **where)
+                elif h.last_offset < e.offset and e.offset >= self._offset_bound(seg):
+                    r.add("index-offset-past-end", ERROR,
+                          f"entry {i}: offset {e.offset} lies past the segment's last offset (below "
+                          f"{self._offset_bound(seg)}): no batch of this segment holds it, so a lookup of the offsets "
+                          f"after {h.last_offset} starts at the wrong place", **where)
                 elif h.last_offset != e.offset:
                     why = (" (the entry names the last offset of a later batch: one entry for an append of several "
                            "batches, as followers before Kafka 4.0 wrote them)" if h.last_offset < e.offset else

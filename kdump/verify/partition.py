@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kdump.findings import FileReport
+from kdump.findings import WARNING, FileReport
 from kdump.leftovers import is_leftover_directory
 from kdump.read.logdir import COMPANION_KINDS, FileKind, Partition, named_kind
 from kdump.read.scan import Scan, scan
@@ -153,7 +153,8 @@ def _contiguity(prev, cur, report: FileReport) -> None:
                    f"the segment's base offset {base} is not above the last offset {prev_next - 1} of the previous "
                    f"segment {name}", position=0, first_offset=base, last_offset=prev_next - 1)
     elif base > prev_next:
-        report.add("offset-gap", CODES["offset-gap"].severity,
+        # a warning, shown without -v: a segment may be missing (compaction also leaves such gaps)
+        report.add("offset-gap", WARNING,
                    f"offsets {prev_next}-{base - 1} are in no segment (the previous segment {name} ends at "
-                   f"{prev_next - 1}); normal in a compacted partition",
+                   f"{prev_next - 1}): a segment missing, or what compaction leaves",
                    position=0, first_offset=prev_next, last_offset=base - 1)
