@@ -133,6 +133,10 @@ def plan(source: str, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_batc
     judge = BatchJudge(source, max_batch_bytes)
     with SegmentReader(source, max_batch_bytes=max_batch_bytes) as reader:
         result.input_bytes = reader.file_size
+        why = reader.foreign_start()
+        if why is not None:  # e.g. text renamed .log: said as such, not as an incomplete last batch
+            result.dropped.append(Dropped(0, reader.file_size, "not-a-kafka-log", f"not a Kafka log segment: {why}"))
+            return result
         for item in readable(reader, show_invalid=False):
             if isinstance(item, Damage):
                 result.dropped.append(_dropped(item))

@@ -250,7 +250,7 @@ crc_mismatch                1    1         1      1           2          0w     
 decompression_bomb          0    1         0      1           2          0w          0w               0             1       1       1     1
 truncated_tail              0    0         0w     0w          2          0w          0w               0             0       0       0     0
 short_zero_tail             0    0         0w     0w          2          0w          0w               0             0       0       0     0
-long_zero_tail              1    1         1      1           2          0w          0w               1             1       1       1     1
+long_zero_tail              1    1         1      1           2          0w          0w               1             0       0       1     1
 damaged_index               0    0         1      1           0          1           1                0             0       0       0     0
 damaged_timeindex           0    0         1      1           0          1           1                0             0       0       0     0
 damaged_snapshot            0    0         1      1           1          1           1                0             0       0       0     0

@@ -43,6 +43,8 @@ def run(replay, paths, ui, to_json, to_blocks, time_format: str | None = None) -
         out, data, lambda: emit(out, to_blocks(data, time_formatter(time_format or "iso")), rich=ui.styled(out)),
         time_format=time_format or "epoch", ensure_ascii=False)
     out.flush()
+    for path in paths:  # the replay read them all (a path it cannot use is a ReplayInputError)
+        ui.read(path)
     for line in skipped_lines(result.skipped):
         ui.say(line)
     if result.skipped:

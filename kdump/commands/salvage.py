@@ -5,6 +5,7 @@ import os
 
 import click
 
+from kdump.commands.findings import fail_on_option
 from kdump.commands.options import exit_help, output_options
 from kdump.errors import EXIT_DATA, EXIT_USAGE
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES
@@ -25,7 +26,8 @@ EXIT_HELP = exit_help(
 @click.option("--max-batch-bytes", type=click.IntRange(min=1024), default=DEFAULT_MAX_BATCH_BYTES, show_default=True,
               help="Largest batch (or decompressed payload) checked; a larger one cannot be verified and is left out.")
 @output_options()
-def command(source, output, force, max_batch_bytes, ui):
+@fail_on_option
+def command(source, output, force, max_batch_bytes, ui, fail_on):
     """Copy every batch of a damaged segment that verifies into a new segment, including the intact batches
     after a damaged region, and list what was left out (byte ranges, offsets, record counts).
 
@@ -41,6 +43,7 @@ def command(source, output, force, max_batch_bytes, ui):
     """
     from kdump.read.logdir import stat_or_refusal
     from kdump.render import RENDERERS
+    ui.fail_on = fail_on
     from kdump.salvage import WriteVerificationError, salvage_directory, salvage_segment
     refused = stat_or_refusal(source)
     if not isinstance(refused, os.stat_result):  # missing, a symlink loop, a FIFO or device: never opened
@@ -74,12 +77,11 @@ def command(source, output, force, max_batch_bytes, ui):
 
 def _record(ui, r) -> None:
     """What one segment's salvage saw, for the exit code: each range dropped is damage (an error), except a
-    crash-cut tail, which Kafka's own tools report with exit 0 (a warning, as in ``verify``)."""
-    from kdump.finding_codes import CODES, WARNING
+    crash-cut tail, which Kafka's own tools report with exit 0 (a warning, as in ``verify``), and zero padding,
+    which holds no data (nothing of it is lost)."""
     ui.read(r.source)
     for d in r.dropped:
-        code = CODES.get(d.code)
-        if code is not None and code.severity == WARNING:
+        if d.code == "truncated-tail" or not d.data:
             ui.outcome.saw(r.source, warnings=1)
         else:
             ui.outcome.saw(r.source, errors=1)

@@ -11,12 +11,12 @@ import sys
 import click
 
 from kdump.commands.options import exit_help, output_options, output_path_option, say
-from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
+from kdump.errors import EXIT_USAGE
 
 EXIT_HELP = exit_help(
-    ok="success (verify: no error)",
-    data="verify: findings (errors; warnings are reported, not failing); scan: damaged regions were skipped "
-         "(listed on stderr)",
+    ok="success (verify: no error; warnings are reported, not failing)",
+    data="verify: findings (errors); scan: damaged regions were skipped (listed on stderr); FAILFAST: damage "
+         "stopped the job",
     usage="usage error, a path is missing or unreadable, or Spark cannot start (no Java 17, no pyspark)")
 
 
@@ -56,8 +56,9 @@ def _progress(verb, ui):
 _DAMAGED = re.compile(r"DamagedData: (.*)")
 
 
-def _run(session, fn):
-    """Run a job; a path problem is a usage error (exit 2); kdump's own session is stopped."""
+def _run(ui, session, fn):
+    """Run a job; a path problem is a usage error (exit 2), damage under FAILFAST exit 1 (``ui``'s outcome);
+    kdump's own session is stopped."""
     from kdump.spark.plan import PathError
     spark, owned = session
     finished = False
@@ -66,14 +67,14 @@ def _run(session, fn):
         finished = True
         return result
     except (PathError, FileExistsError) as e:
-        say(f"kdump: {e}")
-        sys.exit(EXIT_USAGE)
+        ui.problem(None, str(e), code=EXIT_USAGE)
+        ui.exit()
     except Exception as e:  # FAILFAST: a task met damage; Spark wraps the task's error in its own
         damaged = _DAMAGED.search(str(e))
         if damaged is None:
             raise
-        say(f"kdump: {damaged.group(1)}")
-        sys.exit(EXIT_DATA)
+        ui.problem(None, damaged.group(1))
+        ui.exit()
     finally:
         if owned:
             from kdump.spark.session import stop_session
@@ -138,14 +139,16 @@ def scan(paths, output, to_format, include_headers, mode, key_decoder, value_dec
         except OptionError as e:
             raise click.UsageError(str(e)) from None
     options = ReadOptions(columns=tuple(columns), failfast=mode.upper() == "FAILFAST", schemas=schemas)
-    result = _run(_start(master, ui.verbose),
+    result = _run(ui, _start(master, ui.verbose),
                   lambda spark: jobs.export(spark, paths, output, to_format, options, progress=_progress("scan", ui)))
     for d in result.damage:
         say(f"kdump: {_damage_line(d)}")
+        ui.outcome.saw(d["file"], errors=1)
+    ui.read(None)  # the job read every path (a path it cannot use stops it: exit 2 above)
     RENDERERS[ui.format].document(
         ui.stdout, {"records": result.records, "output": output, "format": to_format, "damage": result.damage},
         lambda: ui.echo(f"{result.records} records written to {output}"), indent=None)
-    ui.exit(EXIT_DATA if result.damage else EXIT_OK)
+    ui.exit()
 
 
 def _damage_line(d: dict) -> str:
@@ -160,16 +163,12 @@ def _damage_line(d: dict) -> str:
 @_session_options
 def verify(paths, master, ui):
     """``kdump verify --deep`` on Spark: one report, the same JSON and exit codes."""
-    from kdump.findings import exit_code
-    from kdump.render import RENDERERS
+    from kdump.commands.findings import render_reports
     from kdump.spark import jobs
     from kdump.verify import VerifyOptions
-    reports = _run(_start(master, ui.verbose),
+    reports = _run(ui, _start(master, ui.verbose),
                    lambda spark: jobs.verify(spark, paths, VerifyOptions(deep=True), progress=_progress("verify", ui)))
-    out = ui.stdout
-    RENDERERS[ui.format].findings(out, reports, styled=False, list_ok=len(reports) <= 20)
-    out.flush()
-    sys.exit(exit_code(reports))
+    render_reports(ui, reports)
 
 
 @command.command("stats", epilog=EXIT_HELP)
@@ -181,6 +180,8 @@ def stats(paths, master, ui):
     from kdump import stats as S
     from kdump.render import RENDERERS
     from kdump.spark import jobs
-    summary = _run(_start(master, ui.verbose), lambda spark: jobs.stats(spark, paths, progress=_progress("stats", ui)))
+    summary = _run(ui, _start(master, ui.verbose),
+                   lambda spark: jobs.stats(spark, paths, progress=_progress("stats", ui)))
+    ui.read(None)  # the job read every path (a path it cannot use stops it: exit 2 above)
     RENDERERS[ui.format].document(ui.stdout, S.summary_doc(summary), lambda: ui.echo(S.render_text(summary)))
-    ui.exit(EXIT_OK)
+    ui.exit()

@@ -122,6 +122,9 @@ def recover_segment(log_path, *, index_interval_bytes: int = DEFAULT_INDEX_INTER
     limit = 1 << 20
     with SegmentReader(log_path, max_batch_bytes=max_batch_bytes) as reader:
         rec.log_size = reader.file_size
+        why = reader.foreign_start()
+        if why is not None:  # e.g. text renamed .log: said as such, and no (empty) index written for it
+            raise RebuildError(f"not a Kafka log segment: {why}", code="not-a-kafka-log", position=0)
         for batch in reader:
             if not batch.is_valid():
                 kind = "Record batch" if batch.magic >= 2 else "Record"
