@@ -121,8 +121,9 @@ class SegmentVerifier:
         self._finish()
         return self.report
 
-    def _add(self, code: str, message: str, *, severity: str | None = None, **where) -> None:
-        self.findings.add(code, message, severity=severity, **where)
+    def _add(self, code: str, message: str, **where) -> None:
+        """A finding; ``where`` may hold ``severity`` for the codes whose severity the situation decides."""
+        self.findings.add(code, message, **where)
 
     # --- the walk: the reader's events turned into findings -----------------------------------------------
     def _walk(self, reader: SegmentReader) -> None:
