@@ -419,10 +419,13 @@ class _DamageWalk:
     def batches(self, reader: SegmentReader, window: _SeekWindow | None):
         for item in readable(reader, show_invalid=False):
             if isinstance(item, Damage):
-                if item.kind != TAIL and not _before_window(item, window):
+                if item.kind == BATCH and item.batch is not None:  # it fails its CRC: shown, as Kafka shows it
+                    self.dumper._error(self.result, FormatError(
+                        item.code, f"{item.message}; the batch is shown with isvalid: false (its header and records "
+                        "cannot be trusted)", position=item.start))
+                    yield item.batch
+                elif item.kind != TAIL and not _before_window(item, window):
                     self.dumper._error(self.result, FormatError(item.code, item.describe(), position=item.start))
-                if item.kind == BATCH and item.batch is not None:
-                    yield item.batch  # it fails its CRC: an error (above), and Kafka's line with isValid: false
             elif isinstance(item, Stop):  # the Stop that ends every walk (also in reader.tail)
                 return
             else:
