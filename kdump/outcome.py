@@ -16,12 +16,17 @@ Kafka's own exit 0 is kept where Kafka's text is the contract: a crash-cut tail 
 """
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass, field
 
 from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
 from kdump.finding_codes import ERROR, WARNING
 
-__all__ = ["Outcome", "label", "OK", "WARN", "FAIL", "LABELS", "UNREADABLE"]
+__all__ = ["Outcome", "label", "OK", "WARN", "FAIL", "LABELS", "UNREADABLE", "REFUSAL_ERRNOS"]
+
+# errnos of a path refused before reading (missing, a dangling link, a symlink loop, not a regular file): exit 2
+# even among readable paths, as a missing path; any other error reading a path makes it unreadable.
+REFUSAL_ERRNOS = frozenset((errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.EINVAL, errno.ENXIO))
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
 LABELS = (OK, WARN, FAIL)

@@ -8,7 +8,6 @@ command's own flag and the group's add up.
 """
 from __future__ import annotations
 
-import errno
 import functools
 import os
 import sys
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 import click
 
 from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
-from kdump.outcome import Outcome
+from kdump.outcome import REFUSAL_ERRNOS, Outcome
 from kdump.render import FORMATS
 from kdump.text.escape import escape, is_terminal
 from kdump.text.escape import printable_path as shown
@@ -128,7 +127,7 @@ class Ui:
         output that cannot be written 2."""
         if doing == "write":
             self.outcome.cannot_write()
-        elif getattr(error, "errno", None) in REFUSALS:
+        elif getattr(error, "errno", None) in REFUSAL_ERRNOS:
             self.outcome.refused()
         else:
             self.outcome.cannot_read()
@@ -162,11 +161,6 @@ class Ui:
         """End the command with the exit code its :attr:`outcome` decides (``code``: one a command that keeps an
         :class:`~kdump.outcome.Outcome` of its own decided with it)."""
         sys.exit(self.outcome.exit_code() if code is None else code)
-
-
-# errnos of a path refused before reading (missing, a dangling link or a loop, not a regular file): exit 2 even
-# among readable paths, as a missing path is; any other error reading a path makes it unreadable.
-REFUSALS = frozenset((errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.EINVAL, errno.ENXIO))
 
 
 def _prefix(path) -> str:

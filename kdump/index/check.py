@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from kdump.errors import FormatError
 from kdump.findings import ERROR, INFO, WARNING, FileReport, Findings
+from kdump.outcome import REFUSAL_ERRNOS
 from kdump.read import checkpoints as cps
 from kdump.read.locate import SegmentLocator, segment_end_offset
 from kdump.read.logdir import FileKind, Partition, segment_base_offset, sibling
@@ -138,6 +139,10 @@ class PartitionChecker:
         if snap is not None:
             reports.append(self._guard("snapshot", snap, self.check_snapshot, base))
         return reports
+
+    def check_snapshot_file(self, path: str, offset: int) -> FileReport:
+        """The producer snapshot ``path`` (of ``offset``), named on its own."""
+        return self._guard("snapshot", path, self.check_snapshot, offset)
 
     def _check_segment(self, base: int, present: dict) -> list[FileReport]:
         seg = self.segments.get(base)
@@ -784,18 +789,21 @@ def check_partition_companions(directory: str, *, deep: bool, index_interval_byt
 
 def check_segment_companions(path: str, *, deep: bool, index_interval_bytes: int = 4096,
                              progress=None, time_format: str = "epoch") -> list[FileReport]:
-    """The companion files of one segment, named by its .log or any of its companions."""
+    """The companion files of one segment, named by its .log or any of its companions; a producer snapshot named
+    on its own is checked itself (a snapshot's offset is rarely a segment's base offset)."""
+    from kdump.read.logdir import snapshot_offset
     base = segment_base_offset(path)
-    if base is None:
-        from kdump.read.logdir import snapshot_offset
-        base = snapshot_offset(path)
-    if base is None:
-        r = FileReport(path, "segment")
-        r.io_error = "the file name does not start with a 20-digit base offset"
-        return [r]
+    snapshot = None if base is not None else snapshot_offset(path)
     directory = os.path.dirname(os.path.abspath(path)) or "."
-    return PartitionChecker(directory, deep=deep, index_interval_bytes=index_interval_bytes,
-                            progress=progress, time_format=time_format).check_segment_files(base)
+    checker = PartitionChecker(directory, deep=deep, index_interval_bytes=index_interval_bytes, progress=progress,
+                               time_format=time_format)
+    if base is not None:
+        return checker.check_segment_files(base)
+    if snapshot is not None:
+        return [checker.check_snapshot_file(path, snapshot)]
+    r = FileReport(path, "segment")
+    r.io_error = "the file name does not start with a 20-digit base offset"
+    return [r]
 
 
 def check_text_checkpoint(path: str) -> FileReport:
@@ -847,10 +855,9 @@ def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: in
         try:
             reports.extend(_check_path(p, deep, index_interval_bytes, later=jobs > 1, progress=progress,
                                        time_format=time_format))
-        except OSError as e:
-            r = FileReport(p, "unknown")
-            r.io_error = f"cannot read: {e.strerror or e}"
-            reports.append(r)
+        except OSError as e:  # refused (missing, a loop, not a regular file), or could not be read
+            reports.append(FileReport(p, "unknown", io_error=f"cannot read: {e.strerror or e}",
+                                      refused=e.errno in REFUSAL_ERRNOS))
     later = [r for r in reports if isinstance(r, _Later)]
     if not later:
         return reports
@@ -912,9 +919,7 @@ def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = Fal
                 r.io_error = f"cannot read: {refused.reason}"
                 reports.append(r)
     elif not os.path.exists(p):
-        r = FileReport(p, "unknown")
-        r.io_error = "no such file or directory"
-        reports.append(r)
+        reports.append(FileReport(p, "unknown", io_error="no such file or directory", refused=True))
     elif cps.kind_of(p) is not None and cps.kind_of(p) != "leader-epoch-checkpoint":
         reports.append(check_text_checkpoint(p))
     elif os.path.basename(p) == cps.LEADER_EPOCH_CHECKPOINT:
