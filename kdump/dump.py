@@ -302,6 +302,7 @@ class Dumper:
                     if verdict == "stop":
                         reached_end = False
                         break
+                walk.invalid_shown(batch)
                 if filters is not None and not filters.batch_may_match(batch):
                     last = batch.last_offset  # passed over by its header: not decompressed
                     continue
@@ -415,14 +416,22 @@ class _DamageWalk:
 
     def __init__(self, dumper: Dumper, result: FileResult, path: str):
         self.dumper, self.result, self.path = dumper, result, path
+        self.invalid: Damage | None = None  # the CRC damage of the batch just yielded, if it failed its CRC
+
+    def invalid_shown(self, batch) -> None:
+        """``batch`` is shown: if it failed its CRC, that is an error (Kafka's line says isvalid: false)."""
+        damage = self.invalid
+        if damage is not None and damage.batch is batch:
+            self.invalid = None
+            self.dumper._error(self.result, FormatError(
+                damage.code, f"{damage.message}; the batch is shown with isvalid: false (its header and records "
+                "cannot be trusted)", position=damage.start))
 
     def batches(self, reader: SegmentReader, window: _SeekWindow | None):
         for item in readable(reader, show_invalid=False):
             if isinstance(item, Damage):
                 if item.kind == BATCH and item.batch is not None:  # it fails its CRC: shown, as Kafka shows it
-                    self.dumper._error(self.result, FormatError(
-                        item.code, f"{item.message}; the batch is shown with isvalid: false (its header and records "
-                        "cannot be trusted)", position=item.start))
+                    self.invalid = item  # an error once the batch is in the window (invalid_shown)
                     yield item.batch
                 elif item.kind != TAIL and not _before_window(item, window):
                     self.dumper._error(self.result, FormatError(item.code, item.describe(), position=item.start))
