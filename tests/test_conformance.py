@@ -2,9 +2,12 @@
 outcome policy (:mod:`kdump.outcome`, README "Exit codes") gives, the label the command prints, and the same
 record and batch counts from every command that counts them on the same damaged partition.
 
-Data-driven: a command is one entry of :data:`COMMANDS` (how it is run), an input class one entry of
-:data:`INPUTS` (how its input is built from the corpus) and one row of :data:`EXPECTED` (the exit code per
-command; ``-`` where the command does not apply to that input). Expected codes are the policy's, read off the
+Data-driven: a command is one entry of :data:`COMMANDS` (how it is run, and the partition of Kafka's its
+inputs are built from: a data topic, or the internal topic a replay reads), an input class one entry of
+:data:`INPUTS` (how its input is built from that partition) and one row of :data:`EXPECTED_TABLE` (the exit code
+per command, ``w`` where a labelled command shows a warning that does not fail the run; ``-`` where the command
+does not apply: a replay reads no indexes). ``index check`` judges the companion files only (damage in the log is
+``verify``'s): its label is WARN where a segment has no index. Expected codes are the policy's, read off the
 rules (0 read and sound, 1 damaged / not Kafka's / unreadable among readable, 2 nothing to read / missing /
 refused), never off kdump's output. Kafka's own answers pin the two places where Kafka's text is the contract:
 the tail DumpLogSegments reports as ``Found N invalid bytes at the end of F`` (exit 0, Kafka's walk in the spec
@@ -30,26 +33,50 @@ from test_index_support import recovery_rule
 
 pytestmark = pytest.mark.usefixtures("backend")  # each cell runs on the compiled and the pure path
 
-# The base of every data input: Kafka's own v2 gzip segment (8 batches, offsets 0-6116) and Kafka's view of it.
-BASE = CORPUS / "kafka-generated/v2-gzip/00000000000000000000.log"
-KAFKA_VIEW = json.loads(BASE.with_name(BASE.name + ".json").read_text())
-BATCHES = KAFKA_VIEW["batches"]
-DAMAGED = BATCHES[1]  # the batch every mid-file damage hits: offsets 1-2, gzip
 SEGMENT = "00000000000000000000.log"
 SNAPSHOT = CORPUS / "broker-written/producer-snapshot-3-producers/00000000000000094751.snapshot"
+
+
+@dataclass(frozen=True)
+class Base:
+    """A segment of Kafka's own (the corpus) that inputs are built from, with Kafka's view of it (``.log.json``),
+    and the partition directory it is copied into."""
+
+    log: Path
+    partition: str
+    batch_count: int | None = None  # only the first batches (the rest of the file holds records kept bad on purpose)
+
+    @property
+    def batches(self) -> list[dict]:
+        return json.loads(self.log.with_name(self.log.name + ".json").read_text())["batches"][:self.batch_count]
+
+    @property
+    def damaged(self) -> dict:
+        return self.batches[1]  # the batch every mid-file damage hits
+
+    def bytes(self) -> bytes:
+        last = self.batches[-1]
+        return self.log.read_bytes()[:last["position"] + last["size"]]
+
+    def data(self) -> bytearray:
+        return bytearray(self.bytes())
+
+
+# Kafka's v2 gzip segment (8 batches, offsets 0-6116) for the data commands; the internal topics for the replays.
+DATA = Base(CORPUS / "kafka-generated/v2-gzip" / SEGMENT, "orders-0")
 INTERNAL = CORPUS / "kafka-generated/internal-topics"
+OFFSETS = Base(CORPUS / "broker-written/consumer-offsets-v2" / SEGMENT, "__consumer_offsets-0")
+TXN_STATE = Base(INTERNAL / "__transaction_state-0" / SEGMENT, "__transaction_state-0", batch_count=2)
+METADATA = Base(CORPUS / "broker-written/kraft-metadata-log" / SEGMENT, "__cluster_metadata-0")
+BATCHES = DATA.batches
 
 
 # --- the inputs -------------------------------------------------------------------------------------------
-def _partition(root: Path, data: bytes, name: str = "orders-0") -> Path:
-    part = root / name
+def _partition(root: Path, data: bytes, base: Base, name: str | None = None) -> Path:
+    part = root / (name or base.partition)
     part.mkdir(parents=True)
     (part / SEGMENT).write_bytes(data)
     return part
-
-
-def _base() -> bytearray:
-    return bytearray(BASE.read_bytes())
 
 
 def _refresh_v2_crc(data: bytearray, batch: dict) -> None:
@@ -58,150 +85,152 @@ def _refresh_v2_crc(data: bytearray, batch: dict) -> None:
     struct.pack_into(">I", data, start + 17, crc32c.crc32c(bytes(data[start + 21:end])))
 
 
-def clean(root):
-    return [_partition(root, BASE.read_bytes())]
+def clean(root, base):
+    return [_partition(root, base.bytes(), base)]
 
 
-def empty_directory(root):
+def empty_directory(root, base):
     (root / "empty").mkdir()
     return [root / "empty"]
 
 
-def missing_path(root):
+def missing_path(root, base):
     return [root / "nonexistent"]
 
 
-def fifo(root):
+def fifo(root, base):
     os.mkfifo(root / SEGMENT)
     return [root / SEGMENT]
 
 
-def symlink_loop(root):
+def symlink_loop(root, base):
     (root / SEGMENT).symlink_to(root / SEGMENT)
     return [root / SEGMENT]
 
 
-def unreadable_among_readable(root):
+def unreadable_among_readable(root, base):
     logs = root / "logs"
-    _partition(logs, BASE.read_bytes(), "orders-0")
-    other = _partition(logs, BASE.read_bytes(), "orders-1")
+    _partition(logs, base.bytes(), base, base.partition[:-1] + "0")
+    other = _partition(logs, base.bytes(), base, base.partition[:-1] + "1")
     (other / SEGMENT).chmod(0)
     return [logs]
 
 
-def text_named_log(root):
-    return [_partition(root, b"operator notes: this is no segment\n" * 20)]
+def text_named_log(root, base):
+    return [_partition(root, b"operator notes: this is no segment\n" * 20, base)]
 
 
-def size_field_damage(root):
-    data = _base()
-    struct.pack_into(">i", data, DAMAGED["position"] + 8, 5)
-    return [_partition(root, bytes(data))]
+def size_field_damage(root, base):
+    data = base.data()
+    struct.pack_into(">i", data, base.damaged["position"] + 8, 5)
+    return [_partition(root, bytes(data), base)]
 
 
-def unknown_magic(root):
-    data = _base()
-    data[DAMAGED["position"] + 16] = 7
-    return [_partition(root, bytes(data))]
+def unknown_magic(root, base):
+    data = base.data()
+    data[base.damaged["position"] + 16] = 7
+    return [_partition(root, bytes(data), base)]
 
 
-def undecompressable(root):
-    data = _base()
-    end = DAMAGED["position"] + DAMAGED["size"]
+def undecompressable(root, base):
+    data = base.data()
+    damaged = base.damaged
+    end = damaged["position"] + damaged["size"]
     data[end - 20:end] = b"\xff" * 20  # the gzip stream's end, under a CRC that matches again
-    _refresh_v2_crc(data, DAMAGED)
-    return [_partition(root, bytes(data))]
+    _refresh_v2_crc(data, damaged)
+    return [_partition(root, bytes(data), base)]
 
 
-def crc_mismatch(root):
-    data = _base()
-    data[DAMAGED["position"] + DAMAGED["size"] - 1] ^= 0xFF
-    return [_partition(root, bytes(data))]
+def crc_mismatch(root, base):
+    data = base.data()
+    data[base.damaged["position"] + base.damaged["size"] - 1] ^= 0xFF
+    return [_partition(root, bytes(data), base)]
 
 
 _BOMB: list[bytes] = []
 
 
-def decompression_bomb(root):
+def decompression_bomb(root, base):
     """The intact segment, then a CRC-valid batch (offset 6117) whose one record decompresses past the default
     --max-batch-bytes (256 MiB)."""
     from support.hostile import v2_batch
+
     from kdump import codec
     if not _BOMB:
         payload = codec.compress(codec.ZSTD, bytes(300 << 20), magic=2)
         bomb = bytearray(v2_batch(payload, codec=codec.ZSTD, count=1, base_offset=6117))
         struct.pack_into(">i", bomb, 12, BATCHES[-1]["partitionLeaderEpoch"])  # (not under the CRC) as before it
         _BOMB.append(bytes(bomb))
-    return [_partition(root, BASE.read_bytes() + _BOMB[0])]
+    return [_partition(root, base.bytes() + _BOMB[0], base)]
 
 
-def truncated_tail(root):
-    return [_partition(root, BASE.read_bytes()[:-100])]
+def truncated_tail(root, base):
+    return [_partition(root, base.bytes()[:-100], base)]
 
 
-def short_zero_tail(root):
-    return [_partition(root, BASE.read_bytes() + bytes(9))]
+def short_zero_tail(root, base):
+    return [_partition(root, base.bytes() + bytes(9), base)]
 
 
-def long_zero_tail(root):
-    return [_partition(root, BASE.read_bytes() + bytes(4096))]
+def long_zero_tail(root, base):
+    return [_partition(root, base.bytes() + bytes(4096), base)]
 
 
-def _with_indexes(root) -> Path:
+def _with_indexes(root, base) -> Path:
     """The clean partition with the .index and .timeindex Kafka's recovery writes (the spec's rule restated in
     tests/test_index_support.py, from Kafka's view of the log)."""
-    part = _partition(root, BASE.read_bytes())
-    offset_index, time_index = recovery_rule(BATCHES, 0)
+    part = _partition(root, base.bytes(), base)
+    offset_index, time_index = recovery_rule(base.batches, 0)
     (part / "00000000000000000000.index").write_bytes(offset_index)
     (part / "00000000000000000000.timeindex").write_bytes(time_index)
     return part
 
 
-def damaged_index(root):
-    """An .index entry naming offset 2147483647 (relative), far past the segment's last offset 6116."""
-    part = _with_indexes(root)
+def damaged_index(root, base):
+    """An .index entry naming offset 2147483647 (relative), far past the segment's last offset."""
+    part = _with_indexes(root, base)
     index = bytearray((part / "00000000000000000000.index").read_bytes())
     struct.pack_into(">i", index, len(index) - 8, 2**31 - 1)
     (part / "00000000000000000000.index").write_bytes(bytes(index))
     return [part]
 
 
-def damaged_timeindex(root):
+def damaged_timeindex(root, base):
     """A .timeindex whose last entry's offset lies past the segment's last offset."""
-    part = _with_indexes(root)
+    part = _with_indexes(root, base)
     index = bytearray((part / "00000000000000000000.timeindex").read_bytes())
     struct.pack_into(">i", index, len(index) - 4, 100_000)
     (part / "00000000000000000000.timeindex").write_bytes(bytes(index))
     return [part]
 
 
-def damaged_snapshot(root):
+def damaged_snapshot(root, base):
     """A producer snapshot (Kafka's own, renamed to this partition's log end offset) with one byte flipped: its
     CRC-32C no longer matches."""
-    part = _partition(root, BASE.read_bytes())
+    part = _partition(root, base.bytes(), base)
     data = bytearray(SNAPSHOT.read_bytes())
     data[-1] ^= 0xFF
-    (part / "00000000000000006117.snapshot").write_bytes(bytes(data))
+    (part / f"{base.batches[-1]['lastOffset'] + 1:020d}.snapshot").write_bytes(bytes(data))
     return [part]
 
 
-def _split(root) -> Path:
-    """The base segment cut into three segments at batch boundaries (base offsets 0, 13, 1113), as a broker
-    rolls them."""
-    part = root / "orders-0"
+def _split(root, base) -> Path:
+    """The base segment cut into three segments at batch boundaries (batches 0-2, 3-4, 5-), as a broker rolls
+    them."""
+    part = root / base.partition
     part.mkdir(parents=True)
-    data = BASE.read_bytes()
-    cuts = [(0, 3), (3, 5), (5, len(BATCHES))]
-    for lo, hi in cuts:
-        start = BATCHES[lo]["position"]
-        end = BATCHES[hi - 1]["position"] + BATCHES[hi - 1]["size"]
-        (part / f"{BATCHES[lo]['baseOffset']:020d}.log").write_bytes(data[start:end])
+    data = base.bytes()
+    batches = base.batches
+    for lo, hi in [(0, 3), (3, 5), (5, len(batches))]:
+        start = batches[lo]["position"]
+        end = batches[hi - 1]["position"] + batches[hi - 1]["size"]
+        (part / f"{batches[lo]['baseOffset']:020d}.log").write_bytes(data[start:end])
     return part
 
 
-def missing_segment(root):
-    part = _split(root)
-    (part / f"{BATCHES[3]['baseOffset']:020d}.log").unlink()
+def missing_segment(root, base):
+    part = _split(root, base)
+    (part / f"{base.batches[3]['baseOffset']:020d}.log").unlink()
     return [part]
 
 
@@ -217,6 +246,7 @@ class Command:
     argv: tuple  # the words before the paths
     output: str | None = None  # an option naming a new output directory, if the command writes
     one_path: bool = False  # takes one path (the first)
+    base: Base = DATA  # the partition its inputs are built from
 
 
 COMMANDS = {
@@ -232,32 +262,35 @@ COMMANDS = {
     "salvage": Command(("salvage",), output="-o", one_path=True),
     "stats": Command(("stats",)),
     "txn": Command(("txn",)),
+    "groups": Command(("groups",), base=OFFSETS),
+    "txn-state": Command(("txn-state",), base=TXN_STATE),
+    "metadata": Command(("metadata",), base=METADATA),
 }
 
 # Exit code per input class (rows) and command (columns, in COMMANDS' order); "-": the command does not apply.
 # A new input class is one row; a new command one column.
 COLUMNS = list(COMMANDS)
 EXPECTED_TABLE = """
-                            dump dump-deep verify verify-deep index-dump index-check index-check-deep index-rebuild convert salvage stats txn
-clean                       0    0         0      0           2          0w          0w               0             0       0       0     0
-empty_directory             2    2         2      2           2          2           2                2             2       2       2     2
-missing_path                2    2         2      2           2          2           2                2             2       2       2     2
-fifo                        2    2         2      2           2          2           2                2             2       2       2     2
-symlink_loop                2    2         2      2           2          2           2                2             2       2       2     2
-unreadable_among_readable   1    1         1      1           2          1           1                1             -       -       1     1
-text_named_log              1    1         1      1           2          0w          0w               1             1       1       1     1
-size_field_damage           1    1         1      1           2          0w          0w               1             1       1       1     1
-unknown_magic               1    1         1      1           2          0w          0w               1             1       1       1     1
-undecompressable            0    1         0      1           2          0w          0w               0             1       1       1     1
-crc_mismatch                1    1         1      1           2          0w          0w               1             1       1       1     1
-decompression_bomb          0    1         0      1           2          0w          0w               0             1       1       1     1
-truncated_tail              0    0         0w     0w          2          0w          0w               0             0       0       0     0
-short_zero_tail             0    0         0w     0w          2          0w          0w               0             0       0       0     0
-long_zero_tail              1    1         1      1           2          0w          0w               1             0       0       1     1
-damaged_index               0    0         1      1           0          1           1                0             0       0       0     0
-damaged_timeindex           0    0         1      1           0          1           1                0             0       0       0     0
-damaged_snapshot            0    0         1      1           1          1           1                0             0       0       0     0
-missing_segment             0    0         0w     0w          2          0w          0w               0             0       0       0     0
+                            dump dump-deep verify verify-deep index-dump index-check index-check-deep index-rebuild convert salvage stats txn  groups txn-state metadata
+clean                       0    0         0      0           2          0w          0w               0             0       0       0     0  0      0         0
+empty_directory             2    2         2      2           2          2           2                2             2       2       2     2  2      2         2
+missing_path                2    2         2      2           2          2           2                2             2       2       2     2  2      2         2
+fifo                        2    2         2      2           2          2           2                2             2       2       2     2  2      2         2
+symlink_loop                2    2         2      2           2          2           2                2             2       2       2     2  2      2         2
+unreadable_among_readable   1    1         1      1           2          1           1                1             -       -       1     1  1      1         1
+text_named_log              1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1
+size_field_damage           1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1
+unknown_magic               1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1
+undecompressable            0    1         0      1           2          0w          0w               0             1       1       1     1  1      1         1
+crc_mismatch                1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1
+decompression_bomb          0    1         0      1           2          0w          0w               0             1       1       1     1  1      1         1
+truncated_tail              0    0         0w     0w          2          0w          0w               0             0       0       0     0  0      0         0
+short_zero_tail             0    0         0w     0w          2          0w          0w               0             0       0       0     0  0      0         0
+long_zero_tail              1    1         1      1           2          0w          0w               1             0       0       1     1  1      1         1
+damaged_index               0    0         1      1           0          1           1                0             0       0       0     0  -      -         -
+damaged_timeindex           0    0         1      1           0          1           1                0             0       0       0     0  -      -         -
+damaged_snapshot            0    0         1      1           1          1           1                0             0       0       0     0  -      -         -
+missing_segment             0    0         0w     0w          2          0w          0w               0             0       0       0     0  0      -         1
 """
 
 
@@ -299,10 +332,10 @@ def run(command: str, paths: list[Path], root: Path, *extra):
     return run_cli(*args)
 
 
-def _inputs(name: str, root: Path) -> list[Path]:
+def _inputs(name: str, root: Path, base: Base = DATA) -> list[Path]:
     if name == "unreadable_among_readable" and os.geteuid() == 0:
         pytest.skip("root reads a file of mode 000")
-    return INPUTS[name](root)
+    return INPUTS[name](root, base)
 
 
 @pytest.fixture
@@ -319,7 +352,7 @@ def test_exit_code_and_label(root, name, command, cell):
     (or UNREADABLE) on a line exactly when the run exits 1, WARN where the cell says ``w`` (warnings that do not
     fail the run), and the JSON document's label the same."""
     code, warned = int(cell.rstrip("w")), cell.endswith("w")
-    paths = _inputs(name, root)
+    paths = _inputs(name, root, COMMANDS[command].base)
     result = run(command, paths, root)
     assert "Traceback" not in result.output
     assert result.exit_code == code, result.output[-3000:]
@@ -376,12 +409,12 @@ def _count_cells():
 def test_the_same_counts_from_every_command(root, name, counter):
     """dump, verify and stats read the same batches and records of a damaged partition: Kafka's view of the
     intact segment without the batches the damage took."""
-    paths = INPUTS[name](root)
+    paths = INPUTS[name](root, DATA)
     assert COUNTERS[counter](paths) == _kafka_counts(LOST[name])
 
 
 def test_the_same_counts_from_the_spark_source(spark, tmp_path):
     """The Spark source reads the records dump and verify read, on the partition with a damaged size field."""
-    paths = size_field_damage(tmp_path)
+    paths = size_field_damage(tmp_path, DATA)
     df = spark.read.format("kafka-log").load(str(paths[0]))
     assert df.count() == _kafka_counts(LOST["size_field_damage"])[1]
