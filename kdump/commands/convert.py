@@ -18,12 +18,14 @@ from kdump.format.names import CODEC_IDS, CODEC_NAMES
 
 CODEC_CHOICES = ["keep", *CODEC_NAMES]  # keep: each batch keeps its own codec
 
-EPILOG = exit_help(ok="converted (or, with --dry-run, measured)",
-                   data="the input is damaged, the conversion is refused (zstd below magic 2), a loss under "
+EPILOG = exit_help(ok="converted (or, with --dry-run, measured); a crash-cut tail, where Kafka's readers stop too, "
+                      "or zero padding is left out and noted",
+                   data="the input is damaged, not a Kafka log segment, or shrank while being read, the conversion "
+                        "is refused (zstd below magic 2), a loss under "
                         "--strict, or the output did not verify (nothing is written then); or the segment was "
                         "written but its indexes could not be rebuilt",
-                   usage="usage error, a missing or unreadable input, nothing to convert, an output that cannot "
-                         "be written, or an output that exists (use --force) or is the input")
+                   usage="usage error, a missing, refused or unreadable input, nothing to convert, an output that "
+                         "cannot be written, or an output that exists (use --force) or is the input")
 
 
 def _parse_recompress(values) -> dict[int, int]:

@@ -12,8 +12,9 @@ from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES
 
 EPILOG = exit_help(ok="every file named was dumped (Kafka's \"Found N invalid bytes at the end\" of a crash-cut "
                       "tail included)",
-                   data="a file is damaged or is not a Kafka file (each problem on stderr: file, byte position, "
-                        "cause); everything readable was still printed")
+                   data="a file is damaged (a batch failing its CRC too, printed with Kafka's isvalid: false) or is "
+                        "not a Kafka file, or could not be read among readable ones (each problem on stderr: file, "
+                        "byte position, cause); everything readable was still printed")
 
 
 def _decoder_option(value, which, schemas=None, data_paths=()):

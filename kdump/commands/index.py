@@ -25,11 +25,13 @@ REBUILD_EXIT_HELP = exit_help(ok="the indexes were written (and verified); a cra
                               data="written, but Kafka's recovery would also truncate the log at damage (reported); "
                                    "or nothing written because the file is not a Kafka log segment or Kafka's "
                                    "recovery itself would fail on this log (reported)",
-                              usage="usage error, nothing to rebuild, unreadable input, an output that cannot be "
-                                    "written, or an index exists and --force was not given")
-DUMP_EXIT_HELP = exit_help(data="a file is damaged (each problem on stderr: file, byte position, cause)",
-                           usage="usage error; no index, snapshot or checkpoint file among the paths; a file "
-                                 "missing or unreadable")
+                              usage="usage error, nothing to rebuild, a path missing or refused, no segment readable, "
+                                    "an output that cannot be written, or an index exists and --force was not given")
+DUMP_EXIT_HELP = exit_help(ok="every file was dumped (Kafka's mismatch reports on stderr included, as Kafka exits 0)",
+                           data="a file is damaged where Kafka's tool dies (each problem on stderr: file, byte "
+                                "position, cause), or could not be read among readable ones",
+                           usage="usage error; no index, snapshot or checkpoint file among the paths; a path "
+                                 "missing or refused; no file readable")
 
 
 @click.group("index")

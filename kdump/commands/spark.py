@@ -10,11 +10,12 @@ import sys
 
 import click
 
+from kdump.commands.findings import fail_on_option
 from kdump.commands.options import exit_help, output_options, output_path_option, say
 from kdump.errors import EXIT_USAGE
 
 EXIT_HELP = exit_help(
-    ok="success (verify: no error; warnings are reported, not failing)",
+    ok="success (verify: no error; warnings are reported, not failing unless --fail-on warning)",
     data="verify: findings (errors); scan: damaged regions were skipped (listed on stderr); FAILFAST: damage "
          "stopped the job",
     usage="usage error, a path is missing or unreadable, or Spark cannot start (no Java 17, no pyspark)")
@@ -161,14 +162,15 @@ def _damage_line(d: dict) -> str:
 @command.command("verify", epilog=EXIT_HELP)
 @click.argument("paths", nargs=-1, required=True)
 @_session_options
-def verify(paths, master, ui):
+@fail_on_option
+def verify(paths, master, ui, fail_on):
     """``kdump verify --deep`` on Spark: one report, the same JSON and exit codes."""
     from kdump.commands.findings import render_reports
     from kdump.spark import jobs
     from kdump.verify import VerifyOptions
     reports = _run(ui, _start(master, ui.verbose),
                    lambda spark: jobs.verify(spark, paths, VerifyOptions(deep=True), progress=_progress("verify", ui)))
-    render_reports(ui, reports)
+    render_reports(ui, reports, fail_on)
 
 
 @command.command("stats", epilog=EXIT_HELP)
