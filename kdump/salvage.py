@@ -50,6 +50,7 @@ class Dropped:
     records: int | None = None  # records lost, when known (a bad entry's header claim)
     claimed: bool = False  # offsets/records come from a damaged header (not trustworthy)
     data: bool = True  # False for zero padding: nothing was lost
+    kafka_tail: bool = False  # a crash-cut tail (kdump.read.damage.Damage.kafka_tail): Kafka's recovery drops it too
 
     def to_dict(self) -> dict:
         return {"start": self.start, "end": self.end, "bytes": self.end - self.start, "code": self.code,
@@ -115,7 +116,8 @@ def _dropped(d: Damage) -> Dropped:
     if d.large is not None and d.large.header is not None:
         records = d.large.header.records_count
     end = d.end if d.end is not None else d.start
-    return Dropped(d.start, end, d.code, d.message, first, last, records, claimed=lost.claimed, data=not d.zeros)
+    return Dropped(d.start, end, d.code, d.message, first, last, records, claimed=lost.claimed, data=not d.zeros,
+                   kafka_tail=d.kafka_tail)
 
 
 def _first_offset_stated(batch) -> int | None:

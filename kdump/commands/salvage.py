@@ -81,7 +81,7 @@ def _record(ui, r) -> None:
     which holds no data (nothing of it is lost)."""
     ui.read(r.source)
     for d in r.dropped:
-        if d.code == "truncated-tail" or not d.data:
+        if d.kafka_tail or not d.data:
             ui.outcome.saw(r.source, warnings=1)
         else:
             ui.outcome.saw(r.source, errors=1)

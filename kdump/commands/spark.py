@@ -144,7 +144,8 @@ def scan(paths, output, to_format, include_headers, mode, key_decoder, value_dec
                   lambda spark: jobs.export(spark, paths, output, to_format, options, progress=_progress("scan", ui)))
     for d in result.damage:
         say(f"kdump: {_damage_line(d)}")
-        ui.outcome.saw(d["file"], errors=1)
+        # a crash-cut tail is Kafka's "Found N invalid bytes at the end" (exit 0): a warning, as in verify
+        ui.outcome.saw(d["file"], **({"warnings": 1} if d["code"] == "truncated-tail" else {"errors": 1}))
     ui.read(None)  # the job read every path (a path it cannot use stops it: exit 2 above)
     RENDERERS[ui.format].document(
         ui.stdout, {"records": result.records, "output": output, "format": to_format, "damage": result.damage},

@@ -125,6 +125,13 @@ class Damage(FormatError):
         return f"at byte {self.start}: {self.describe()}"
 
     # --- the offsets it costs ---------------------------------------------------------------------------------
+    @property
+    def kafka_tail(self) -> bool:
+        """A crash-cut tail: what Kafka's DumpLogSegments reports as ``Found N invalid bytes at the end`` with exit
+        0 (fewer than 18 bytes left, or a last entry declaring more bytes than remain; not a file that shrank while
+        being read), so a warning, never failing a run by itself (:mod:`kdump.outcome`)."""
+        return self.kind == TAIL and self.stop is not None and self.stop.kind in F.TRAILING and not self.stop.fatal
+
     def lost_offsets(self, next_base: int | None = None) -> LostOffsets:
         """The offsets this damage costs a reader (``next_base``: the next segment's base offset, which bounds
         them when no good batch follows in this file; default: :attr:`next_base`)."""
