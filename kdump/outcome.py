@@ -86,7 +86,8 @@ class Outcome:
         seen[1] += warnings
 
     def settle(self) -> None:
-        """Count every path :meth:`saw` gave as one file read (idempotent: a path is counted once)."""
+        """Count every path :meth:`saw` gave as one file read (settling again counts nothing twice; a path seen
+        after a settle is counted again)."""
         for errors, warnings in self.seen.values():
             self.file(errors=errors, warnings=warnings)
         self.seen.clear()
@@ -156,7 +157,7 @@ class Outcome:
             return EXIT_DATA
         return EXIT_OK
 
-    def label(self) -> str:
+    def run_label(self) -> str:
         """The run's own label: ``FAIL`` when it exits non-zero, ``WARN`` when warnings were read, else ``OK``."""
         code = self.exit_code()
         return FAIL if code else WARN if self.warned else OK

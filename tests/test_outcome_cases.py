@@ -170,7 +170,7 @@ def test_a_path_seen_many_times_counts_once_with_all_its_problems():
     o.saw("b", warnings=2)
     assert o.exit_code() == 1 and (o.read, o.damaged, o.warned) == (2, 1, 1)
     assert o.exit_code() == 1 and o.read == 2  # settled once
-    assert o.label() == FAIL
+    assert o.run_label() == FAIL
 
 
 def test_a_refused_report_exits_2_and_an_unreadable_one_1_among_readable():

@@ -5,28 +5,20 @@ from __future__ import annotations
 import json
 
 from kdump.findings import ERROR, INFO, WARNING, FileReport, Finding, summary
-from kdump.outcome import FAIL, OK, UNREADABLE, WARN, label
+from kdump.outcome import FAIL, OK, WARN, Outcome
 from kdump.text.escape import escape as safe
 
 __all__ = ["render_json", "render_text", "PlainConsole"]
 
 
-def file_label(report: FileReport, fail_on: str = ERROR) -> str:
-    """The label of a file's line (:func:`kdump.outcome.label`): the same in the text and in JSON."""
-    if report.io_error is not None:
-        return UNREADABLE
-    counts = report.counts()
-    return label(counts[ERROR], counts[WARNING], fail_on)
-
-
 def render_json(reports: list[FileReport], out, fail_on: str = ERROR) -> None:
-    """One JSON document: per file its status, label, counts and every finding (up to the cap), then the totals."""
+    """One JSON document: per file its status, label, counts and every finding (up to the cap), then the totals;
+    the labels are the text's (:class:`kdump.outcome.Outcome`)."""
     totals = summary(reports, fail_on)
-    files = [{**r.to_dict(), "label": file_label(r, fail_on)} for r in reports]
-    labels = {f["label"] for f in files}
-    run_label = FAIL if totals["exitCode"] else WARN if WARN in labels else OK
-    doc = {"files": files, "status": {0: "ok", 1: "findings", 2: "error"}[totals["exitCode"]], "label": run_label,
-           "summary": totals}
+    outcome = Outcome(fail_on=fail_on)
+    files = [{**r.to_dict(), "label": outcome.report(r)} for r in reports]
+    doc = {"files": files, "status": {0: "ok", 1: "findings", 2: "error"}[totals["exitCode"]],
+           "label": outcome.run_label(), "summary": totals}
     out.write(json.dumps(doc, indent=2) + "\n")
 
 
@@ -84,7 +76,7 @@ def render_text(reports: list[FileReport], console, *, verbose: bool = False, li
     message, the span of positions and offsets). ``list_ok=False`` leaves out the line of each sound file
     without shown findings (a log directory has thousands), keeping the totals line. The totals count every
     finding, listed or capped. ``console``: a rich Console, or a :class:`PlainConsole`. Each file's label
-    (OK, WARN, FAIL) is :func:`file_label`'s at ``fail_on``, so it agrees with the exit code."""
+    (OK, WARN, FAIL; UNREADABLE) is the one outcome policy's at ``fail_on``, so it agrees with the exit code."""
     # paths and messages quote the data: never raw (``safe``: kdump.text.escape)
     if getattr(console, "plain", False):
         def escape(text):
@@ -102,14 +94,15 @@ def render_text(reports: list[FileReport], console, *, verbose: bool = False, li
             return f"[{style}]{text}[/]"
     style = {ERROR: "bold red", WARNING: "yellow", INFO: "dim"}
     label_style = {OK: "green", WARN: "yellow", FAIL: "bold red"}
+    outcome = Outcome(fail_on=fail_on)  # each file's label, as the exit code sees it
     for r in reports:
+        mark = outcome.report(r)
         if r.io_error is not None:
-            console.print(f"{styled('bold red', UNREADABLE)} {escape(r.path)}: {escape(r.io_error)}")
+            console.print(f"{styled('bold red', mark)} {escape(r.path)}: {escape(r.io_error)}")
             continue
         shown = [f for f in r.findings if (verbose or f.severity != INFO) and f.code != "findings-capped"]
         if not list_ok and r.status == "ok" and not shown:
             continue
-        mark = file_label(r, fail_on)
         mark = styled(label_style[mark], mark)
         counts = (f"{r.batches} batches, {r.records} records, " if r.kind in ("log", "checkpoint") else "")
         console.print(f"{mark} {escape(r.path)} ({r.kind}): {counts}{r.bytes} bytes")
