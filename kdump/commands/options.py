@@ -12,6 +12,7 @@ import functools
 import os
 import sys
 from dataclasses import dataclass
+from typing import NoReturn
 
 import click
 
@@ -157,7 +158,7 @@ class Ui:
         unchanged when piped."""
         click.echo(_safe_for(line, self.stdout), file=self.stdout)
 
-    def exit(self, code: int | None = None):
+    def exit(self, code: int | None = None) -> NoReturn:
         """End the command with the exit code its :attr:`outcome` decides (``code``: one a command that keeps an
         :class:`~kdump.outcome.Outcome` of its own decided with it)."""
         sys.exit(self.outcome.exit_code() if code is None else code)

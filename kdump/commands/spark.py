@@ -27,18 +27,19 @@ def _session_options(f):
     return output_options(verbose_help="Also show Spark's own log output.")(f)
 
 
-def _start(master, verbose):
+def _start(ui, master):
     """The session to run in: kdump's own (stopped at the end), or the caller's when one is active
-    (kdump called from a Spark application, or its tests), which is left running."""
+    (kdump called from a Spark application, or its tests), which is left running. Spark that cannot start is a
+    usage error (``ui``'s outcome: exit 2)."""
     from kdump.spark.session import RuntimeMissing, build_session
     try:
         from pyspark.sql import SparkSession
         if SparkSession.getActiveSession() is not None:
             return build_session(master, verbose=True), False
-        return build_session(master, verbose=verbose), True
+        return build_session(master, verbose=ui.verbose), True
     except (RuntimeMissing, ImportError) as e:
-        say(f"kdump: {e}")
-        sys.exit(EXIT_USAGE)
+        ui.problem(None, str(e), code=EXIT_USAGE)
+        ui.exit()
 
 
 def _progress(verb, ui):
@@ -140,7 +141,7 @@ def scan(paths, output, to_format, include_headers, mode, key_decoder, value_dec
         except OptionError as e:
             raise click.UsageError(str(e)) from None
     options = ReadOptions(columns=tuple(columns), failfast=mode.upper() == "FAILFAST", schemas=schemas)
-    result = _run(ui, _start(master, ui.verbose),
+    result = _run(ui, _start(ui, master),
                   lambda spark: jobs.export(spark, paths, output, to_format, options, progress=_progress("scan", ui)))
     for d in result.damage:
         say(f"kdump: {_damage_line(d)}")
@@ -169,7 +170,7 @@ def verify(paths, master, ui, fail_on):
     from kdump.commands.findings import render_reports
     from kdump.spark import jobs
     from kdump.verify import VerifyOptions
-    reports = _run(ui, _start(master, ui.verbose),
+    reports = _run(ui, _start(ui, master),
                    lambda spark: jobs.verify(spark, paths, VerifyOptions(deep=True), progress=_progress("verify", ui)))
     render_reports(ui, reports, fail_on)
 
@@ -183,7 +184,7 @@ def stats(paths, master, ui):
     from kdump import stats as S
     from kdump.render import RENDERERS
     from kdump.spark import jobs
-    summary = _run(ui, _start(master, ui.verbose),
+    summary = _run(ui, _start(ui, master),
                    lambda spark: jobs.stats(spark, paths, progress=_progress("stats", ui)))
     ui.read(None)  # the job read every path (a path it cannot use stops it: exit 2 above)
     RENDERERS[ui.format].document(ui.stdout, S.summary_doc(summary), lambda: ui.echo(S.render_text(summary)))
