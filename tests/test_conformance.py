@@ -1,17 +1,18 @@
-"""The conformance matrix (issue 20, item 5): every command x every class of input, with the exit code the one
-outcome policy (:mod:`kdump.outcome`, README "Exit codes") gives, the label the command prints, and the same
-record and batch counts from every command that counts them on the same damaged partition.
+"""The conformance matrix (issue 20, item 5): every command x every class of input, with the exit code the one outcome
+policy (:mod:`kdump.outcome`, README "Exit codes") gives, the label the command prints, and the same record and
+batch counts from every command that counts them on the same damaged partition.
 
-Data-driven: a command is one entry of :data:`COMMANDS` (how it is run, and the partition of Kafka's its
-inputs are built from: a data topic, or the internal topic a replay reads), an input class one entry of
-:data:`INPUTS` (how its input is built from that partition) and one row of :data:`EXPECTED_TABLE` (the exit code
-per command, ``w`` where a labelled command shows a warning that does not fail the run; ``-`` where the command
-does not apply: a replay reads no indexes). ``index check`` judges the companion files only (damage in the log is
-``verify``'s): its label is WARN where a segment has no index. Expected codes are the policy's, read off the
-rules (0 read and sound, 1 damaged / not Kafka's / unreadable among readable, 2 nothing to read / missing /
-refused), never off kdump's output. Kafka's own answers pin the two places where Kafka's text is the contract:
-the tail DumpLogSegments reports as ``Found N invalid bytes at the end of F`` (exit 0, Kafka's walk in the spec
-§3.9: fewer than 17 bytes left, or an entry declaring more bytes than remain) and the counts of the intact
+Data-driven: a command is one entry of :data:`COMMANDS` (how it is run, and the partition of Kafka's its inputs are
+built from: a data topic, or the internal topic a replay reads), an input class one entry of :data:`INPUTS` (how
+its input is built from that partition) and one row of :data:`EXPECTED_TABLE` (the exit code per command, ``w``
+where a labelled command shows a warning that does not fail the run; ``-`` where the command does not apply: a
+replay reads no indexes). ``index check`` judges the companion files only (damage in the log is ``verify``'s): its
+label is WARN where a segment has no index. Zero padding holds no data: ``convert`` and ``salvage``, which copy
+data, leave it out with a note; the readers fail it, as Kafka's tool dies on it. Expected codes are the policy's,
+read off the rules (0 read and sound, 1 damaged / not Kafka's / unreadable among readable, 2 nothing to read /
+missing / refused), never off kdump's output. Kafka's own answers pin the two places where Kafka's text is the
+contract: the tail DumpLogSegments reports as ``Found N invalid bytes at the end of F`` (exit 0, Kafka's walk in
+the spec §3.9: 17 bytes or fewer left, or an entry declaring more bytes than remain) and the counts of the intact
 batches (the corpus ``.log.json``, Kafka's own view of the file).
 """
 from __future__ import annotations
