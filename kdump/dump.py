@@ -23,7 +23,7 @@ from kdump.format.columns import RecordColumns
 from kdump.format.framing import Stop
 from kdump.format.layout import java_long
 from kdump.format.legacy import LegacyRun
-from kdump.read.damage import RANGE, TAIL, Damage, readable
+from kdump.read.damage import BATCH, RANGE, TAIL, Damage, readable
 from kdump.read.logdir import (
     BOOTSTRAP_CHECKPOINT,
     COMPANION_KINDS,
@@ -179,6 +179,7 @@ class Dumper:
         self.index_reports = IndexReports()  # Kafka's index mismatch reports, printed after all files
         self._seek_done: set = set()  # directories whose seek start has been passed
         self.passed_over: list[tuple[str, FileKind]] = []  # files of a directory not dumped, and their kinds
+        self.unreadable: set[str] = set()  # files that could not be read (not counted as read by the outcome)
 
     def dump_paths(self, paths) -> list[FileResult]:
         """Dump files and directories in order (``paths``, or the :class:`~kdump.read.scan.Scan` of them the
@@ -215,6 +216,7 @@ class Dumper:
         except OSError as e:
             if self.on_io_error is None:
                 raise
+            self.unreadable.add(path)
             self.on_io_error(path, e)
 
     def dump_file(self, path: str, *, from_dir: bool = False, kind: FileKind | None = None) -> FileResult:
@@ -276,6 +278,7 @@ class Dumper:
         err.strerror = message
         if self.on_io_error is None:
             raise FileNotFoundError(message)
+        self.unreadable.add(result.path)
         self.on_io_error(result.path, err)
 
     def _dump_batches(self, path: str, result: FileResult) -> None:
@@ -321,6 +324,7 @@ class Dumper:
                         if verdict == "stop":
                             reached_end = False
                             break
+                    walk.invalid_shown(batch)
                     if filters is not None and not filters.batch_may_match(batch):
                         last = batch.last_offset  # passed over by its header: not decompressed
                         continue
@@ -451,18 +455,31 @@ def _follow_run(run: LegacyRun, last, result: FileResult):
 
 class _DamageWalk:
     """The batches a dump shows, from the resynchronising walk (:func:`kdump.read.damage.readable`): every intact
-    batch before and after damage; a batch that parsed but fails its CRC is shown (Kafka prints it with
-    ``isvalid: false``); every other damaged area (an entry that is not a batch, skipped by its size; bytes that
-    hold no entry; an entry above ``--max-batch-bytes``) is one error, its :meth:`~kdump.read.damage.Damage.describe`
+    batch before and after damage, and a batch that parsed but fails its CRC (Kafka prints it with ``isvalid:
+    false``). Each damaged area (that batch; an entry that is not a batch, skipped by its size; bytes that hold no
+    entry; an entry above ``--max-batch-bytes``) is one error, its :meth:`~kdump.read.damage.Damage.describe`
     (byte range, cause, offsets lost). The tail is reported after the walk, in Kafka's words where Kafka has some."""
 
     def __init__(self, dumper: Dumper, result: FileResult, path: str):
         self.dumper, self.result, self.path = dumper, result, path
+        self.invalid: Damage | None = None  # the CRC damage of the batch just yielded, if it failed its CRC
+
+    def invalid_shown(self, batch) -> None:
+        """``batch`` is shown: if it failed its CRC, that is an error (Kafka's line says isvalid: false)."""
+        damage = self.invalid
+        if damage is not None and damage.batch is batch:
+            self.invalid = None
+            self.dumper._error(self.result, FormatError(
+                damage.code, f"{damage.message}; the batch is shown with isvalid: false (its header and records "
+                "cannot be trusted)", position=damage.start))
 
     def batches(self, reader: SegmentReader, window: _SeekWindow | None):
-        for item in readable(reader):
+        for item in readable(reader, show_invalid=False):
             if isinstance(item, Damage):
-                if item.kind != TAIL and not _before_window(item, window):
+                if item.kind == BATCH and item.batch is not None:  # it fails its CRC: shown, as Kafka shows it
+                    self.invalid = item  # an error once the batch is in the window (invalid_shown)
+                    yield item.batch
+                elif item.kind != TAIL and not _before_window(item, window):
                     self.dumper._error(self.result, FormatError(item.code, item.describe(), position=item.start))
             elif isinstance(item, Stop):  # the Stop that ends every walk (also in reader.tail)
                 return
@@ -627,19 +644,20 @@ def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, u
             worker._next_base = next_base
             for entry in units[i]:
                 worker.dump_entry(entry)
-        return path, sink.calls, worker.results, worker.index_reports, worker.passed_over
+        return path, sink.calls, worker.results, worker.index_reports, worker.passed_over, worker.unreadable
 
     sizes = [bytes_of(e.path for e in unit) for unit in units]
     dumped = ordered_map(dump_unit, [(i,) for i in range(len(units))], jobs, sizes=sizes,
                          done=None if done is None else (lambda i: done(sizes[i])))
     try:
-        for path, calls, results, index_reports, passed_over in dumped:
+        for path, calls, results, index_reports, passed_over, unreadable in dumped:
             _copy_into(out, path)
             os.unlink(path)
             for name, args, kwargs in calls:
                 getattr(ui, name)(*args, **kwargs)
             dumper.results.extend(results)
             dumper.passed_over.extend(passed_over)
+            dumper.unreadable |= unreadable
             for name, found in vars(index_reports).items():
                 getattr(dumper.index_reports, name).update(found)
     finally:

@@ -39,13 +39,16 @@ _VERIFY = [
     # --- framing: where entries are and whether they are whole (shallow) -------------------------------
     Code("crc-mismatch", ERROR, "a batch's (magic 2: CRC-32C) or message's (magic 0/1: CRC-32) stored CRC does not "
          "match its bytes; its header fields and records cannot be trusted"),
-    Code("truncated-tail", ERROR, "the last entry is incomplete (it declares more bytes than the file has, or fewer "
-         "than 18 bytes remain), as a crash leaves it; Kafka's recovery would truncate the file there"),
+    Code("truncated-tail", WARNING, "the last entry is incomplete (it declares more bytes than the file has, or "
+         "fewer than 18 bytes remain, zero or not), as a crash leaves it: Kafka's DumpLogSegments reports it as "
+         "`Found N invalid bytes at the end` with exit 0 and its recovery truncates the file there; an error when "
+         "the file shrank while being read", also=ERROR),
     Code("not-a-kafka-log", ERROR, "the file's first bytes cannot start a Kafka log: the first entry's size field "
          "does not fit the file and its magic byte is not 0, 1 or 2 (e.g. a text file renamed .log); nothing else "
          "is checked in it"),
-    Code("zero-padding", WARNING, "the file ends in zero bytes (a preallocated or zero-filled tail); Kafka's reader "
-         "stops there and its recovery truncates them"),
+    Code("zero-padding", ERROR, "the file ends in 18 or more zero bytes (a preallocated or zero-filled tail): "
+         "Kafka's DumpLogSegments dies there (a size field of 0: CorruptRecordException) and its recovery truncates "
+         "them; fewer are Kafka's trailing bytes (`truncated-tail`)"),
     Code("size-below-minimum", ERROR, "an entry's size field is below 14, the smallest entry Kafka accepts "
          "(Kafka: CorruptRecordException); the bytes from there are no entry"),
     Code("size-beyond-end", ERROR, "an entry declares more bytes than the file has, but valid batches follow it: "
@@ -57,7 +60,9 @@ _VERIFY = [
     Code("damaged-range", ERROR, "bytes in the middle of the file that are no valid entry; verify resumed at the "
          "next valid batch (resynchronisation) and names the offsets lost between the last good batch and it"),
     Code("batch-too-large", WARNING, "a batch (or, with --deep, its decompressed records) is larger than "
-         "--max-batch-bytes: its CRC was checked but its records were not decoded (raise the limit to check them)"),
+         "--max-batch-bytes: its CRC was checked but its records were not decoded (raise the limit to check them); "
+         "with --deep, records that decompress beyond it (a decompression bomb) are an error, as `dump` fails "
+         "them", also=ERROR),
     # --- batch headers (shallow) ----------------------------------------------------------------------
     Code("codec-invalid", ERROR, "unknown compression codec id, or zstd in a magic 0/1 message"),
     Code("last-offset-delta-invalid", ERROR, "a magic 2 batch's lastOffsetDelta is negative"),
@@ -199,6 +204,8 @@ _COMPANION_FILES = [
     _companion("timeindex-timestamp-repeated", WARNING, "Kafka only appends strictly larger timestamps"),
     _companion("timeindex-offset-repeated", WARNING, "Kafka only appends strictly larger timestamps"),
     _companion("timeindex-offset-past-end", ERROR, "entry offset beyond the last batch"),
+    _companion("index-offset-past-end", ERROR, "entry offset beyond the segment's last offset (the next segment's "
+        "base offset or above): no batch of this segment holds it, so lookups past it go wrong"),
     _companion("timeindex-offset-not-found", ERROR, "no batch ends at the entry's offset (and it is not a "
         "record-level offset, below)"),
     _companion("timeindex-record-offset", INFO, 'the offset lies inside the batch whose max timestamp it names: '

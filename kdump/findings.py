@@ -7,8 +7,9 @@ the findings of one file with its counts; every checker fills it through a :clas
 (severity from the registry, at most :data:`MAX_PER_CODE` per code). :func:`finding_code` and
 :func:`tail_finding_code` map reader errors and the reasons a walk stopped to codes. The renderers (a short
 human summary, JSON for ``--format json``) are in :mod:`kdump.render.findings`, above the checkers that fill
-reports here. Exit codes are kdump's: 0 sound, 1 findings at or above the ``--fail-on`` severity (errors by
-default; ``--fail-on warning`` as linters and fsck offer it), 2 usage or I/O errors. Counts (per file, per
+reports here. Exit codes are the one outcome policy's (:mod:`kdump.outcome`): 0 sound, 1 findings at or above the
+``--fail-on`` severity (errors by default; ``--fail-on warning`` as linters and fsck offer it) or a file unreadable
+among readable ones, 2 a path refused or nothing read. Counts (per file, per
 severity and per code) are those of every finding, listed or capped.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from kdump.errors import error_object
 from kdump.finding_codes import CODES, ERROR, INFO, SEVERITIES, WARNING
+from kdump.outcome import Outcome
 
 __all__ = ["ERROR", "WARNING", "INFO", "SEVERITIES", "CODES", "MAX_PER_CODE", "Finding", "FileReport", "Findings",
            "READER_CODES", "finding_code", "tail_finding_code", "exit_code", "FAIL_ON", "summary", "Problem"]
@@ -80,6 +82,9 @@ class FileReport:
     bytes: int = 0
     findings: list[Finding] = field(default_factory=list)
     io_error: str | None = None
+    # With io_error: the path was refused before reading (missing, a FIFO, a symlink loop) or held nothing to
+    # read (an empty directory): exit 2 whatever else was read (kdump.outcome); else it could not be read.
+    refused: bool = False
     # Findings beyond the cap, not listed: how many of each code, and of each severity (Findings fills them).
     unlisted: dict[str, int] = field(default_factory=dict)
     unlisted_severities: dict[str, int] = field(default_factory=dict)
@@ -208,15 +213,16 @@ def tail_finding_code(kind: str, reader_code: str = "") -> str | None:
 
 
 def exit_code(reports: list[FileReport], fail_on: str = ERROR) -> int:
-    """2 when any file is unreadable; else 1 when any has a finding at or above ``fail_on`` (``error``: errors
-    only; ``warning``: errors and warnings); else 0. Info findings never fail a run."""
+    """The exit code of a run that gave ``reports``, by the one outcome policy (:class:`kdump.outcome.Outcome`):
+    a refused path 2; else 1 for an unreadable file among readable ones or a finding at or above ``fail_on``
+    (``error``: errors only; ``warning``: errors and warnings); 2 when nothing could be read; else 0. Info
+    findings never fail a run."""
     if fail_on not in FAIL_ON:
         raise ValueError(f"fail_on must be one of {FAIL_ON}, not {fail_on!r}")
-    if any(r.io_error is not None for r in reports):
-        return 2
-    if any(r.fails(fail_on) for r in reports):
-        return 1
-    return 0
+    outcome = Outcome(fail_on=fail_on)
+    for r in reports:
+        outcome.report(r)
+    return outcome.exit_code()
 
 
 def summary(reports: list[FileReport], fail_on: str = ERROR) -> dict:

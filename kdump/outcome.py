@@ -16,15 +16,21 @@ Kafka's own exit 0 is kept where Kafka's text is the contract: a crash-cut tail 
 """
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass, field
 
 from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
 from kdump.finding_codes import ERROR, WARNING
 
-__all__ = ["Outcome", "label", "OK", "WARN", "FAIL", "LABELS"]
+__all__ = ["Outcome", "label", "OK", "WARN", "FAIL", "LABELS", "UNREADABLE", "REFUSAL_ERRNOS"]
+
+# errnos of a path refused before reading (missing, a dangling link, a symlink loop, not a regular file): exit 2
+# even among readable paths, as a missing path; any other error reading a path makes it unreadable.
+REFUSAL_ERRNOS = frozenset((errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.EINVAL, errno.ENXIO))
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
 LABELS = (OK, WARN, FAIL)
+UNREADABLE = "UNREADABLE"  # the label of a path that could not be read (it fails the run as FAIL does)
 
 
 def label(errors: int, warnings: int, fail_on: str = ERROR) -> str:
@@ -56,6 +62,9 @@ class Outcome:
     nothing: bool = False  # the command found nothing to read where it was pointed (an empty directory...)
     kafka_tails: int = 0  # tails Kafka itself reports with exit 0 ("Found N invalid bytes at the end of F")
     notes: list[str] = field(default_factory=list)
+    # Paths seen so far with their [errors, warnings]: a command that meets a file's problems one by one (dump's
+    # errors, rebuild's warnings) says so with :meth:`saw`; each path is counted once, by :meth:`settle`.
+    seen: dict = field(default_factory=dict)
 
     # -- what a command records ------------------------------------------------------------------------------
     def file(self, *, errors: int = 0, warnings: int = 0) -> str:
@@ -68,6 +77,32 @@ class Outcome:
         else:
             self.sound += 1
         return label(errors, warnings, self.fail_on)
+
+    def saw(self, path, *, errors: int = 0, warnings: int = 0) -> None:
+        """``path`` (None: the run as a whole) read, in whole or in part, with ``errors`` and ``warnings`` more
+        problems; called as often as problems are met, counted as one :meth:`file` when the run is settled."""
+        seen = self.seen.setdefault(path, [0, 0])
+        seen[0] += errors
+        seen[1] += warnings
+
+    def settle(self) -> None:
+        """Count every path :meth:`saw` gave as one file read (settling again counts nothing twice; a path seen
+        after a settle is counted again)."""
+        for errors, warnings in self.seen.values():
+            self.file(errors=errors, warnings=warnings)
+        self.seen.clear()
+
+    def report(self, report) -> str:
+        """A checker's :class:`~kdump.findings.FileReport`: unreadable, or read with its errors and warnings;
+        returns its label (``UNREADABLE`` for one that could not be read)."""
+        if report.io_error is not None:
+            if getattr(report, "refused", False):
+                self.refused()
+            else:
+                self.cannot_read()
+            return UNREADABLE
+        counts = report.counts()
+        return self.file(errors=counts[ERROR], warnings=counts[WARNING])
 
     def kafka_tail(self) -> None:
         """A true crash-cut tail that Kafka reports with exit 0 (the file itself was recorded with :meth:`file`)."""
@@ -95,6 +130,8 @@ class Outcome:
 
     def merge(self, other: Outcome) -> None:
         """Add ``other`` (a worker's outcome under ``--jobs``) into this one."""
+        self.settle()
+        other.settle()
         for name in ("read", "sound", "damaged", "warned", "unreadable", "missing", "hanging", "kafka_tails"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.usage |= other.usage
@@ -105,10 +142,12 @@ class Outcome:
     # -- what it means ---------------------------------------------------------------------------------------
     @property
     def nothing_read(self) -> bool:
+        self.settle()
         return self.read == 0
 
     def exit_code(self) -> int:
         """0, 1 or 2 by the rules in this module's docstring."""
+        self.settle()
         if self.usage or self.output_failed or self.missing:
             return EXIT_USAGE
         if self.read == 0:
@@ -117,6 +156,11 @@ class Outcome:
         if self.damaged or self.unreadable or self.hanging or (self.warned and self.fail_on == WARNING):
             return EXIT_DATA
         return EXIT_OK
+
+    def run_label(self) -> str:
+        """The run's own label: ``FAIL`` when it exits non-zero, ``WARN`` when warnings were read, else ``OK``."""
+        code = self.exit_code()
+        return FAIL if code else WARN if self.warned else OK
 
     def summary(self) -> dict:
         """The run's totals for JSON (camelCase, as every JSON kdump writes)."""

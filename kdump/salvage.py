@@ -52,6 +52,7 @@ class Dropped:
     records: int | None = None  # records lost, when known (a bad entry's header claim)
     claimed: bool = False  # offsets/records come from a damaged header (not trustworthy)
     data: bool = True  # False for zero padding: nothing was lost
+    kafka_tail: bool = False  # a crash-cut tail (kdump.read.damage.Damage.kafka_tail): Kafka's recovery drops it too
 
     def to_dict(self) -> dict:
         """A byte range as every JSON of kdump gives one: ``position`` and ``bytes``; the cause as an error's
@@ -120,7 +121,8 @@ def _dropped(d: Damage) -> Dropped:
     if d.large is not None and d.large.header is not None:
         records = d.large.header.records_count
     end = d.end if d.end is not None else d.start
-    return Dropped(d.start, end, d.code, d.message, first, last, records, claimed=lost.claimed, data=not d.zeros)
+    return Dropped(d.start, end, d.code, d.message, first, last, records, claimed=lost.claimed, data=not d.zeros,
+                   kafka_tail=d.kafka_tail)
 
 
 def _first_offset_stated(batch) -> int | None:
@@ -138,6 +140,10 @@ def plan(source: str, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_batc
     judge = BatchJudge(source, max_batch_bytes)
     with SegmentReader(source, max_batch_bytes=max_batch_bytes) as reader:
         result.input_bytes = reader.file_size
+        why = reader.foreign_start()
+        if why is not None:  # e.g. text renamed .log: said as such, not as an incomplete last batch
+            result.dropped.append(Dropped(0, reader.file_size, "not-a-kafka-log", f"not a Kafka log segment: {why}"))
+            return result
         for item in readable(reader, show_invalid=False):
             if isinstance(item, Damage):
                 result.dropped.append(_dropped(item))
@@ -237,6 +243,8 @@ def salvage_directory(source_dir, output_dir, *, max_batch_bytes: int = DEFAULT_
     output_dir = os.path.abspath(os.fspath(output_dir))
     partition = Partition(source_dir)
     refuse_input(source_dir, output_dir, directory=True)
+    if not partition.segments:
+        return []  # nothing to salvage: no output directory either
     if os.path.isdir(output_dir) and os.listdir(output_dir):
         raise FileExistsError(errno.EEXIST, "is not empty; salvage writes a partition into a new directory",
                               output_dir)

@@ -98,12 +98,15 @@ def test_truncated_last_batch_is_kafkas_trailing_bytes(tmp_path):
     assert result.stdout.splitlines()[-1].startswith("Found ") and result.stdout.endswith(f"bytes at the end of {NAME}\n")
 
 
-def test_crc_mismatch_is_shown_like_kafka(tmp_path):
+def test_crc_mismatch_is_shown_like_kafka_and_fails_the_run(tmp_path):
     bad = bytearray(first_batch(V2_NONE))
     bad[-1] ^= 0xFF
-    result, _ = dump(tmp_path, bytes(bad))
-    assert result.exit_code == 0  # DumpLogSegments shows isvalid: false and goes on; `verify` fails it
+    result, path = dump(tmp_path, bytes(bad))
+    # DumpLogSegments shows isvalid: false and goes on (its stdout is kept); a damaged batch fails the run, as in
+    # `verify` (issue 20: one outcome policy; Kafka's exit 0 is kept only for its "Found N invalid bytes" tail)
     assert "isvalid: false" in result.stdout
+    assert result.exit_code == 1
+    assert f"kdump: {path}: at byte 0: stored CRC-32C " in result.stderr and "isvalid: false" in result.stderr
 
 
 def test_undecodable_compressed_payload_reports_batch_position(tmp_path):

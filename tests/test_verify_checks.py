@@ -76,11 +76,21 @@ def one(report, code):
 
 
 # --- the end of a file ------------------------------------------------------------------------------------
-def test_a_few_zero_bytes_at_the_end_are_zero_padding(tmp_path):
+def test_a_few_zero_bytes_at_the_end_are_kafkas_trailing_bytes(tmp_path):
+    # Kafka's walk reads no size field with 17 bytes or fewer left (spec §3.9): DumpLogSegments prints "Found 10
+    # invalid bytes at the end" and exits 0, zero or not, so verify warns as for any crash-cut tail (issue 20)
     good = batch()
     report = check(tmp_path, good + bytes(10))
+    assert found(report) == [("truncated-tail", len(good))]
+    f = one(report, "truncated-tail")
+    assert (f.length, f.severity) == (10, "warning")
+
+
+def test_18_or_more_zero_bytes_at_the_end_are_zero_padding_an_error(tmp_path):
+    good = batch()  # Kafka's DumpLogSegments dies on them (size field 0: CorruptRecordException)
+    report = check(tmp_path, good + bytes(18))
     assert found(report) == [("zero-padding", len(good))]
-    assert one(report, "zero-padding").length == 10
+    assert (one(report, "zero-padding").length, one(report, "zero-padding").severity) == (18, "error")
 
 
 def test_fewer_than_18_other_bytes_at_the_end_are_a_truncated_tail(tmp_path):

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
 import click
 
@@ -14,17 +13,19 @@ from kdump.commands.options import (
     output_path_option,
     renamed_option,
 )
-from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
+from kdump.errors import EXIT_USAGE
 from kdump.format.names import CODEC_IDS, CODEC_NAMES
 
 CODEC_CHOICES = ["keep", *CODEC_NAMES]  # keep: each batch keeps its own codec
 
-EPILOG = exit_help(ok="converted (or, with --dry-run, measured)",
-                   data="the input is damaged, the conversion is refused (zstd below magic 2), a loss under "
+EPILOG = exit_help(ok="converted (or, with --dry-run, measured); a crash-cut tail, where Kafka's readers stop too, "
+                      "or zero padding is left out and noted",
+                   data="the input is damaged, not a Kafka log segment, or shrank while being read, the conversion "
+                        "is refused (zstd below magic 2), a loss under "
                         "--strict, or the output did not verify (nothing is written then); or the segment was "
                         "written but its indexes could not be rebuilt",
-                   usage="usage error, a missing or unreadable input, nothing to convert, an output that cannot "
-                         "be written, or an output that exists (use --force) or is the input")
+                   usage="usage error, a missing, refused or unreadable input, nothing to convert, an output that "
+                         "cannot be written, or an output that exists (use --force) or is the input")
 
 
 def _parse_recompress(values) -> dict[int, int]:
@@ -121,10 +122,12 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
 
     def on_result(result):
         results.append(result)
+        ui.read(result.source)
+        if result.indexes is not None and result.indexes.problem:  # written and verified; its indexes are not
+            ui.problem(result.output, result.indexes.note)
         if fmt == "text":
             _print_result(ui, result)
 
-    status = EXIT_OK
     from kdump.commands.progress import file_sizes, with_progress
     from kdump.errors import error_object
     errors = []  # --format json: each error as an object in the document too
@@ -134,7 +137,8 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
                 raise click.UsageError(f"{output} is a file; converting a directory needs an output directory")
             segments = conv.segments_in(path)
             if not segments:
-                _fail(ui, path, "no NNN.log segments in this directory", EXIT_USAGE)
+                ui.nothing(path, "no NNN.log segments in this directory")
+                ui.exit()
 
             def convert_all(advance):
                 done = on_result if advance is None else (lambda r: (on_result(r), advance(r.stats.source_bytes)))
@@ -146,11 +150,9 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
                 os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)
             on_result(conv.convert_segment(path, dest, options, overwrite=force))
     except conv.ConversionRefused as e:
-        status = EXIT_DATA
         _report_error(ui, e.source or path, e, whole=os.path.isdir(path))
         errors.append(error_object(e.source or path, e.code, e.message, e.position))
     except FileExistsError as e:
-        status = EXIT_USAGE
         hint = force_hint(e)
         errors.append(error_object(e.filename or output, "output-exists", f"{e.strerror or e}{hint}"))
         if e.filename:
@@ -158,20 +160,16 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
         else:
             ui.problem(None, f"{e}{hint}", code=EXIT_USAGE)
     except OSError as e:
-        status = EXIT_USAGE
         doing = "write" if _is_output(e.filename, output) else "read"
         ui.cannot(e.filename or (output if doing == "write" else path), e, doing)
         errors.append(error_object(os.fsdecode(e.filename or (output if doing == "write" else path)), f"cannot-{doing}",
                                    f"cannot {doing}: {e.strerror or e}"))
     except WriteVerificationError as e:
-        status = EXIT_DATA
         ui.problem(None, f"{e}; nothing was written")
         errors.append(error_object(path, "write-verification-failed", f"{e}; nothing was written"))
-    if any(r.indexes is not None and r.indexes.problem for r in results):
-        status = max(status, EXIT_DATA)  # the segment is written and verified, its indexes are not
     if fmt == "json":
         click.echo(json.dumps({"results": [r.to_dict() for r in results], "errors": errors}, indent=2))
-    sys.exit(status)
+    ui.exit()
 
 
 def _is_output(filename, output) -> bool:
@@ -188,11 +186,6 @@ def _report_error(ui: Ui, path, e, whole: bool = False) -> None:
     ui.problem(path, e.message, position=e.position)
     ui.say("kdump: nothing was written (a partition is converted all or nothing)" if whole else
            "kdump: nothing was written for this segment")
-
-
-def _fail(ui: Ui, path, message: str, code: int):
-    ui.problem(path, message, code=code)
-    ui.exit()
 
 
 def _print_result(ui: Ui, result) -> None:
@@ -214,9 +207,7 @@ def _print_result(ui: Ui, result) -> None:
         if result.indexes.rebuilt:
             files = ", ".join(os.path.basename(f) for f in result.indexes.files) or "done"
             ui.echo(f"  indexes rebuilt: {files}")
-        elif result.indexes.problem:
-            ui.problem(result.output, result.indexes.note, code=EXIT_OK)  # the exit status counts it
-        else:
+        elif not result.indexes.problem:  # (a problem is said on stderr)
             ui.echo(f"  note: {result.indexes.note}")
 
 
@@ -225,13 +216,13 @@ def _dry_run(ui: Ui, conv, path, to_magic, codec, compression, recompress_map, l
     if os.path.isdir(path):
         paths = conv.segments_in(path)
         if not paths:
-            _fail(ui, path, "no NNN.log segments in this directory", EXIT_USAGE)
+            ui.nothing(path, "no NNN.log segments in this directory")
+            ui.exit()
     else:
         paths = [path]
     magics = (0, 1, 2) if to_magic is None else (int(to_magic),)
     codecs = conv.DRY_RUN_CODECS if codec is None and compression == "keep" else (codec,)
     docs = []
-    status = EXIT_OK
     for p in paths:
         try:
             size = os.path.getsize(p)
@@ -244,10 +235,12 @@ def _dry_run(ui: Ui, conv, path, to_magic, codec, compression, recompress_map, l
         else:
             _print_estimates(ui, p, size, estimates, magics, codecs)
         if all(e.refused for e in estimates):
-            status = EXIT_DATA
+            ui.outcome.saw(p, errors=1)  # no format can take it (each refusal is printed)
+        else:
+            ui.read(p)
     if fmt == "json":
         click.echo(json.dumps({"dryRun": docs}, indent=2))
-    sys.exit(status)
+    ui.exit()
 
 
 def _print_estimates(ui: Ui, path, size, estimates, magics, codecs) -> None:

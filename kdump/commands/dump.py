@@ -12,8 +12,9 @@ from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES
 
 EPILOG = exit_help(ok="every file named was dumped (Kafka's \"Found N invalid bytes at the end\" of a crash-cut "
                       "tail included)",
-                   data="a file is damaged or is not a Kafka file (each problem on stderr: file, byte position, "
-                        "cause); everything readable was still printed")
+                   data="a file is damaged (a batch failing its CRC too, printed with Kafka's isvalid: false) or is "
+                        "not a Kafka file, or could not be read among readable ones (each problem on stderr: file, "
+                        "byte position, cause); everything readable was still printed")
 
 
 def _decoder_option(value, which, schemas=None, data_paths=()):
@@ -225,6 +226,9 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
     else:
         dump_in_workers(dumper, found, jobs, dumper_to, ui)
     renderer.out.flush()
+    for result in dumper.results:
+        if result.path not in dumper.unreadable:
+            ui.read(result.path)
     if ui.verbose:
         for path, kind in dumper.passed_over:
             ui.note(path, f"passed over ({kind.value}; not a segment)")

@@ -19,10 +19,14 @@ def fail_on_option(f):
 
 
 def render_reports(ui: Ui, reports, fail_on: str = "error") -> None:
-    from kdump.findings import exit_code
+    """Show ``reports`` and exit with the code :class:`kdump.outcome.Outcome` gives them (and the problems
+    ``ui`` already recorded)."""
     from kdump.render import RENDERERS
+    ui.fail_on = fail_on
+    for report in reports:
+        ui.outcome.report(report)
     out = ui.stdout
     RENDERERS[ui.format].findings(out, reports, styled=ui.styled(out), fail_on=fail_on, verbose=ui.verbose,
                                   list_ok=ui.verbose or len(reports) <= 20)
     out.flush()
-    ui.exit(exit_code(reports, fail_on))
+    ui.exit()

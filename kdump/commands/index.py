@@ -20,16 +20,19 @@ from kdump.commands.options import (
 from kdump.errors import EXIT_DATA, EXIT_USAGE
 
 CHECK_EXIT_HELP = exit_help(ok=FAIL_ON_OK, data=FAIL_ON_EXIT)
-REBUILD_EXIT_HELP = exit_help(ok="the indexes were written (and verified)",
-                              data="written, but Kafka's recovery would also truncate the log (damaged tail, "
-                                   "reported); or nothing written because Kafka's recovery itself would fail on "
-                                   "this log (reported)",
-                              usage="usage error, nothing to rebuild, unreadable input, an output that cannot be "
-                                    "written, or an index exists that does not check clean against the log and "
-                                    "--force was not given")
-DUMP_EXIT_HELP = exit_help(data="a file is damaged (each problem on stderr: file, byte position, cause)",
-                           usage="usage error; no index, snapshot or checkpoint file among the paths; a file "
-                                 "missing or unreadable")
+REBUILD_EXIT_HELP = exit_help(ok="the indexes were written (and verified), or were already in place; a crash-cut "
+                                 "tail that Kafka's recovery drops is reported as a warning",
+                              data="written, but Kafka's recovery would also truncate the log at damage (reported); "
+                                   "or nothing written because the file is not a Kafka log segment or Kafka's "
+                                   "recovery itself would fail on this log (reported)",
+                              usage="usage error, nothing to rebuild, a path missing or refused, no segment readable, "
+                                    "an output that cannot be written, or an index exists that does not check clean "
+                                    "against the log and --force was not given")
+DUMP_EXIT_HELP = exit_help(ok="every file was dumped (Kafka's mismatch reports on stderr included, as Kafka exits 0)",
+                           data="a file is damaged where Kafka's tool dies (each problem on stderr: file, byte "
+                                "position, cause), or could not be read among readable ones",
+                           usage="usage error; no index, snapshot or checkpoint file among the paths; a path "
+                                 "missing or refused; no file readable")
 
 
 @click.group("index")
@@ -161,8 +164,9 @@ def _advance_by_partition(advance):
 @click.option("--force", is_flag=True, help="Replace existing index files that differ (each old one is kept as "
               "<name>.bak, replacing an older .bak).")
 @output_options(format_help="text for people; json: one object per segment (files written, unchanged, kept).")
+@fail_on_option
 @jobs_option
-def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
+def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, fail_on, jobs):
     """Write .index, .timeindex and .txnindex exactly as Kafka's segment recovery would (trimmed),
     atomically (temporary file, fsync, read back, rename), next to the segment or into -o/--output. The .log is
     never written. PATHS: segments (.log) or partition directories (every segment, in offset order).
@@ -182,6 +186,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, jobs):
 
     if not paths:
         raise click.UsageError("no paths given: name .log segments or partition directories")
+    ui.fail_on = fail_on
     for p in paths:
         if not os.path.isdir(p) and os.path.exists(p) and named_kind(p) is not FileKind.LOG:
             raise click.BadParameter(f"{p}: name the segment's .log file (or its directory)")
@@ -299,9 +304,14 @@ def _report_outcome(ui: Ui, o, docs: list) -> None:
             ui.echo(f"  kept {path} (differs from what recovery writes, but checks clean against the log)")
         for path in o.backups:
             ui.echo(f"  kept the old file as {path}")
+    ui.read(rec.log_path)
     for p in rec.problems:
-        ui.problem(rec.log_path, p.message, position=p.position, code=0, error=p.code)
+        ui.warning(rec.log_path, p.message, position=p.position)
     if rec.stop_code is not None:
-        ui.problem(rec.log_path, f"{rec.stop_message}; the indexes cover the first {rec.valid_bytes} bytes and "
-                                 f"Kafka's recovery would truncate the log there ({rec.truncated_bytes} bytes; kdump "
-                                 "did not touch it)", position=rec.valid_bytes, error=rec.stop_code)
+        # a crash-cut tail is Kafka's "Found N invalid bytes at the end" (exit 0): a warning, as in verify
+        message = (f"{rec.stop_message}; the indexes cover the first {rec.valid_bytes} bytes and Kafka's recovery "
+                   f"would truncate the log there ({rec.truncated_bytes} bytes; kdump did not touch it)")
+        if rec.stop_code == "truncated-tail":
+            ui.warning(rec.log_path, message, position=rec.valid_bytes)
+        else:
+            ui.problem(rec.log_path, message, position=rec.valid_bytes, error=rec.stop_code)

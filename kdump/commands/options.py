@@ -12,21 +12,24 @@ import functools
 import os
 import sys
 from dataclasses import dataclass
+from typing import NoReturn
 
 import click
 
 from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, error_object
+from kdump.outcome import REFUSAL_ERRNOS, Outcome
 from kdump.render import FORMATS
 from kdump.text.escape import escape, is_terminal
 from kdump.text.escape import printable_path as shown
 
 # The meaning of each exit code shared by every command; a command's epilog may say more about 0 and 1.
 EXIT_MEANINGS = {
-    EXIT_OK: "success: everything named was read (and, where asked, written and verified)",
-    EXIT_DATA: "the data is damaged, not a Kafka file, or could not be fully read (each problem on stderr: file, "
-               "byte position, cause)",
-    EXIT_USAGE: "usage error; nothing to read (an empty directory, no segments, a FIFO or device); a path missing "
-                "or unreadable; an output that cannot be written (disk full, ...)",
+    EXIT_OK: "success: everything named was read and is sound (warnings below --fail-on, and a crash-cut tail that "
+             "Kafka reports as \"Found N invalid bytes at the end\", included; where asked, written and verified)",
+    EXIT_DATA: "something read is damaged or not a Kafka file, or a path could not be read among readable ones (each "
+               "problem on stderr: file, byte position, cause); every other path was still read",
+    EXIT_USAGE: "usage error; nothing to read (an empty directory, no segments); a path missing or refused (a FIFO, "
+                "device or symlink loop); no path could be read; an output that cannot be written (disk full, ...)",
     EXIT_INTERNAL: "a bug in kdump (rerun with KDUMP_DEBUG=1 for the traceback)",
 }
 
@@ -71,15 +74,16 @@ ERRORS_LISTED = 1000  # error objects a Ui keeps for a JSON document; the rest a
 class Ui:
     """A command's view of its user: the output options, standard output, and the problems reported so far.
 
-    Every ``kdump: FILE: ...`` line goes through :meth:`problem`, :meth:`cannot` or :meth:`note`; each problem
-    raises :attr:`status` to its exit code, and :meth:`exit` ends the command with the highest."""
+    Every ``kdump: FILE: ...`` line goes through :meth:`problem`, :meth:`cannot` or :meth:`note`; each problem,
+    and each file read (:meth:`read`), is recorded in :attr:`outcome` (:class:`kdump.outcome.Outcome`, the one
+    exit-code policy), and :meth:`exit` ends the command with the code it decides."""
 
     def __init__(self, fmt: str = "text", *, no_color: bool = False, verbose: bool = False, quiet: bool = False):
         self.format = fmt
         self.color = not no_color and not os.environ.get("NO_COLOR")
         self.verbose = verbose
         self.quiet = quiet
-        self.status = EXIT_OK
+        self.outcome = Outcome()
         # the problems said, as kdump's JSON error objects, for a command's JSON document (error_fields): the
         # first ERRORS_LISTED, the others counted (a dump of a hostile file may say millions)
         self.errors: list[dict] = []
@@ -94,23 +98,50 @@ class Ui:
         stream = self.stdout if stream is None else stream
         return self.color and (stream.isatty() or bool(os.environ.get("FORCE_COLOR")))
 
-    def raise_status(self, code: int) -> None:
-        self.status = max(self.status, code)
+    @property
+    def fail_on(self) -> str:
+        return self.outcome.fail_on
+
+    @fail_on.setter
+    def fail_on(self, severity: str) -> None:
+        """The run's ``--fail-on`` (error unless the command offers the option)."""
+        self.outcome.fail_on = severity
+
+    def read(self, path) -> None:
+        """``path`` was read (its problems, if any, are reported with :meth:`problem` or :meth:`warning`)."""
+        self.outcome.saw(path)
 
     def problem(self, path, message: str, *, position: int | None = None, code: int = EXIT_DATA,
                 error: str = "damaged") -> None:
-        """A problem with the file ``path`` (``None``: with the run as a whole); ``error``: its code in JSON."""
-        self.raise_status(code)
+        """A problem with the file ``path`` (``None``: with the run as a whole): ``code`` EXIT_DATA (the default)
+        is damage in what was read; EXIT_USAGE a use kdump refuses (an output that exists, a name it cannot
+        take); EXIT_OK a warning (see :meth:`warning`). ``error``: its code in JSON."""
+        if code == EXIT_DATA:
+            self.outcome.saw(path, errors=1)
+        elif code == EXIT_USAGE:
+            self.outcome.bad_usage()
+        else:
+            self.outcome.saw(path, warnings=1)
+        self._error(path, error, message, position)
+        self._said(f"{_prefix(path)}{_where(position)}{message}")
+
+    def warning(self, path, message: str, *, position: int | None = None) -> None:
+        """A problem below ``--fail-on`` error (Kafka's recovery would repair it, e.g. a crash-cut tail): shown
+        on stderr, and failing the run only with ``--fail-on warning``."""
+        self.outcome.saw(path, warnings=1)
+        self._said(f"{_prefix(path)}{_where(position)}warning: {message}")
+
+    def _error(self, path, code: str, message: str, position: int | None = None) -> None:
         if len(self.errors) < ERRORS_LISTED:
-            self.errors.append(error_object(path, error, message, position))
+            self.errors.append(error_object(path, code, message, position))
         else:
             self.errors_not_listed += 1
-        where = f"at byte {position}: " if position is not None else ""
-        prefix = "kdump: " if path is None else f"kdump: {shown(path)}: "
+
+    def _said(self, line: str) -> None:
         # The data printed so far goes out first: with stdout and stderr in one pipe (`2>&1 | less`) each error
         # then sits beside the data it concerns, not before all of it (a piped stdout is block-buffered).
         self.stdout.flush()
-        _say(f"{prefix}{where}{message}")
+        _say(line)
 
     def error_fields(self) -> dict:
         """The problems said so far, as a JSON document's ``errors`` (and ``errorsNotListed``, when some were
@@ -119,12 +150,24 @@ class Ui:
                                           else {})}
 
     def cannot(self, path, error: OSError, doing: str = "read") -> None:
-        """``path`` could not be read (or written, listed, ...): exit 2."""
-        self.problem(path, f"cannot {doing}: {error.strerror or error}", code=EXIT_USAGE, error=f"cannot-{doing}")
+        """``path`` could not be read (or written, listed, ...): a path missing or refused before reading
+        (a FIFO, a symlink loop) exits 2, one that could not be read 1 when other paths were read (else 2), an
+        output that cannot be written 2."""
+        if doing == "write":
+            self.outcome.cannot_write()
+        elif getattr(error, "errno", None) in REFUSAL_ERRNOS:
+            self.outcome.refused()
+        else:
+            self.outcome.cannot_read()
+        message = f"cannot {doing}: {error.strerror or error}"
+        self._error(path, f"cannot-{doing}", message)
+        self._said(f"{_prefix(path)}{message}")
 
     def nothing(self, path, message: str) -> None:
         """Nothing to read where the user pointed: never a success (exit 2)."""
-        self.problem(path, message, code=EXIT_USAGE, error="nothing-to-read")
+        self.outcome.empty()
+        self._error(path, "nothing-to-read", message)
+        self._said(f"{_prefix(path)}{message}")
 
     def note(self, path, message: str) -> None:
         """Worth knowing, not a problem (left out with --quiet)."""
@@ -145,8 +188,18 @@ class Ui:
         unchanged when piped."""
         click.echo(_safe_for(line, self.stdout), file=self.stdout)
 
-    def exit(self, code: int = EXIT_OK):
-        sys.exit(max(self.status, code))
+    def exit(self, code: int | None = None) -> NoReturn:
+        """End the command with the exit code its :attr:`outcome` decides (``code``: one a command that keeps an
+        :class:`~kdump.outcome.Outcome` of its own decided with it)."""
+        sys.exit(self.outcome.exit_code() if code is None else code)
+
+
+def _prefix(path) -> str:
+    return "kdump: " if path is None else f"kdump: {shown(path)}: "
+
+
+def _where(position: int | None) -> str:
+    return f"at byte {position}: " if position is not None else ""
 
 
 def say(line: str) -> None:

@@ -5,14 +5,16 @@ import os
 
 import click
 
+from kdump.commands.findings import fail_on_option
 from kdump.commands.options import exit_help, output_options
-from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
+from kdump.errors import EXIT_DATA, EXIT_USAGE
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES
 
 EXIT_HELP = exit_help(
-    ok="every batch of the input was copied (nothing was damaged)",
+    ok="every batch of the input was copied (a crash-cut tail, which Kafka's recovery drops too, is listed)",
     data="the copy is written, and damaged data was left out (listed)",
-    usage="usage error, a path is missing or unreadable, or the output exists")
+    usage="usage error, nothing to salvage (no segments), a path missing, refused or unreadable, or the output "
+          "exists")
 
 
 @click.command("salvage", epilog=EXIT_HELP)
@@ -24,7 +26,8 @@ EXIT_HELP = exit_help(
 @click.option("--max-batch-bytes", type=click.IntRange(min=1024), default=DEFAULT_MAX_BATCH_BYTES, show_default=True,
               help="Largest batch (or decompressed payload) checked; a larger one cannot be verified and is left out.")
 @output_options()
-def command(source, output, force, max_batch_bytes, ui):
+@fail_on_option
+def command(source, output, force, max_batch_bytes, ui, fail_on):
     """Copy every batch of a damaged segment that verifies into a new segment, including the intact batches
     after a damaged region, and list what was left out (byte ranges, offsets, record counts).
 
@@ -39,32 +42,40 @@ def command(source, output, force, max_batch_bytes, ui):
       kdump salvage --format json broken.log -o /tmp/rescued/ | jq '.files[].dropped'
     """
     from kdump.commands.progress import file_sizes, with_progress
+    from kdump.read.logdir import stat_or_refusal
     from kdump.salvage import WriteVerificationError, salvage_directory, salvage_segment
-
-    if not os.path.exists(source):
-        _fail(ui, source, "no such file or directory", "cannot-read")
+    ui.fail_on = fail_on
+    refused = stat_or_refusal(source)
+    if not isinstance(refused, os.stat_result):  # missing, a symlink loop, a FIFO or device: never opened
+        ui.cannot(source, refused.as_oserror())
+        _stop(ui)
     try:
         if os.path.isdir(source):
             results = with_progress(ui, lambda: file_sizes([source]), "salvaging", lambda advance: salvage_directory(
                 source, output, max_batch_bytes=max_batch_bytes, progress=_by_position(advance)))
-        elif not os.path.isfile(source):
-            _fail(ui, source, "not a regular file (a FIFO or device is not read)", "nothing-to-read")
         else:
             results = with_progress(ui, os.path.getsize(source), "salvaging", lambda advance: [salvage_segment(
                 source, output, overwrite=force, max_batch_bytes=max_batch_bytes, progress=_by_position(advance))])
     except FileExistsError as e:
-        _fail(ui, e.filename, e.strerror or "exists", "output-exists")
+        ui.problem(e.filename, e.strerror or "exists", code=EXIT_USAGE, error="output-exists")
+        _stop(ui)
     except WriteVerificationError as e:
-        _fail(ui, None, f"{e}; nothing was written", "write-verification-failed", EXIT_DATA)
+        ui.problem(None, f"{e}; nothing was written", code=EXIT_DATA, error="write-verification-failed")
+        _stop(ui)
     except OSError as e:
         written = e.filename is not None and os.path.abspath(e.filename).startswith(os.path.abspath(output))
-        _fail(ui, e.filename or source, e.strerror or str(e), "cannot-write" if written else "cannot-read")
+        ui.cannot(e.filename or source, e, "write" if written else "read")
+        _stop(ui)
+    if not results:
+        ui.nothing(source, "nothing to salvage: no log segments (<base offset>.log) in this directory")
+    for r in results:
+        _record(ui, r)
 
     def text():
         for r in results:
             _print(ui, r)
     _document(ui, results, text)
-    ui.exit(EXIT_DATA if any(r.lost_data for r in results) else EXIT_OK)
+    ui.exit()
 
 
 def _by_position(advance):
@@ -90,10 +101,22 @@ def _document(ui, results, text) -> None:
                                   text)  # JSON: ASCII
 
 
-def _fail(ui, path, message: str, error: str, code: int = EXIT_USAGE) -> None:
-    ui.problem(path, message, code=code, error=error)
-    _document(ui, [], lambda: None)  # nothing written: a JSON reader still gets the error
+def _stop(ui) -> None:
+    """Nothing was salvaged: a JSON reader still gets the errors; the exit code is the outcome's."""
+    _document(ui, [], lambda: None)
     ui.exit()
+
+
+def _record(ui, r) -> None:
+    """What one segment's salvage saw, for the exit code: each range dropped is damage (an error), except a
+    crash-cut tail, which Kafka's own tools report with exit 0 (a warning, as in ``verify``), and zero padding,
+    which holds no data (nothing of it is lost)."""
+    ui.read(r.source)
+    for d in r.dropped:
+        if d.kafka_tail or not d.data:
+            ui.outcome.saw(r.source, warnings=1)
+        else:
+            ui.outcome.saw(r.source, errors=1)
 
 
 def _offsets(first, last) -> str:

@@ -6,17 +6,17 @@ runs under ``spark-submit``), shows a progress line counting segments on stderr,
 from __future__ import annotations
 
 import re
-import sys
 
 import click
 
+from kdump.commands.findings import fail_on_option
 from kdump.commands.options import exit_help, output_options, output_path_option, say
-from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
+from kdump.errors import EXIT_USAGE
 
 EXIT_HELP = exit_help(
-    ok="success (verify: no error)",
-    data="verify: findings (errors; warnings are reported, not failing); scan: damaged regions were skipped "
-         "(listed on stderr)",
+    ok="success (verify: no error; warnings are reported, not failing unless --fail-on warning)",
+    data="verify: findings (errors); scan: damaged regions were skipped (listed on stderr); FAILFAST: damage "
+         "stopped the job",
     usage="usage error, a path is missing or unreadable, or Spark cannot start (no Java 17, no pyspark)")
 
 
@@ -26,18 +26,19 @@ def _session_options(f):
     return output_options(verbose_help="Also show Spark's own log output.")(f)
 
 
-def _start(master, verbose):
+def _start(ui, master):
     """The session to run in: kdump's own (stopped at the end), or the caller's when one is active
-    (kdump called from a Spark application, or its tests), which is left running."""
+    (kdump called from a Spark application, or its tests), which is left running. Spark that cannot start is a
+    usage error (``ui``'s outcome: exit 2)."""
     from kdump.spark.session import RuntimeMissing, build_session
     try:
         from pyspark.sql import SparkSession
         if SparkSession.getActiveSession() is not None:
             return build_session(master, verbose=True), False
-        return build_session(master, verbose=verbose), True
+        return build_session(master, verbose=ui.verbose), True
     except (RuntimeMissing, ImportError) as e:
-        say(f"kdump: {e}")
-        sys.exit(EXIT_USAGE)
+        ui.problem(None, str(e), code=EXIT_USAGE)
+        ui.exit()
 
 
 def _progress(verb, ui):
@@ -55,8 +56,9 @@ def _progress(verb, ui):
 _DAMAGED = re.compile(r"DamagedData: (.*)")
 
 
-def _run(session, fn):
-    """Run a job; a path problem is a usage error (exit 2); kdump's own session is stopped."""
+def _run(ui, session, fn):
+    """Run a job; a path problem is a usage error (exit 2), damage under FAILFAST exit 1 (``ui``'s outcome);
+    kdump's own session is stopped."""
     from kdump.spark.plan import PathError
     spark, owned = session
     finished = False
@@ -65,14 +67,14 @@ def _run(session, fn):
         finished = True
         return result
     except (PathError, FileExistsError) as e:
-        say(f"kdump: {e}")
-        sys.exit(EXIT_USAGE)
+        ui.problem(None, str(e), code=EXIT_USAGE)
+        ui.exit()
     except Exception as e:  # FAILFAST: a task met damage; Spark wraps the task's error in its own
         damaged = _DAMAGED.search(str(e))
         if damaged is None:
             raise
-        say(f"kdump: {damaged.group(1)}")
-        sys.exit(EXIT_DATA)
+        ui.problem(None, damaged.group(1))
+        ui.exit()
     finally:
         if owned:
             from kdump.spark.session import stop_session
@@ -137,14 +139,17 @@ def scan(paths, output, to_format, include_headers, mode, key_decoder, value_dec
         except OptionError as e:
             raise click.UsageError(str(e)) from None
     options = ReadOptions(columns=tuple(columns), failfast=mode.upper() == "FAILFAST", schemas=schemas)
-    result = _run(_start(master, ui.verbose),
+    result = _run(ui, _start(ui, master),
                   lambda spark: jobs.export(spark, paths, output, to_format, options, progress=_progress("scan", ui)))
     for d in result.damage:
         say(f"kdump: {_damage_line(d)}")
+        # a crash-cut tail is Kafka's "Found N invalid bytes at the end" (exit 0): a warning, as in verify
+        ui.outcome.saw(d["file"], **({"warnings": 1} if d["code"] == "truncated-tail" else {"errors": 1}))
+    ui.read(None)  # the job read every path (a path it cannot use stops it: exit 2 above)
     RENDERERS[ui.format].document(
         ui.stdout, {"records": result.records, "outputPath": output, "format": to_format, "errors": result.damage},
         lambda: ui.echo(f"{result.records} records written to {output}"), indent=None)
-    ui.exit(EXIT_DATA if result.damage else EXIT_OK)
+    ui.exit()
 
 
 def _damage_line(d: dict) -> str:
@@ -157,18 +162,15 @@ def _damage_line(d: dict) -> str:
 @command.command("verify", epilog=EXIT_HELP)
 @click.argument("paths", nargs=-1, required=True)
 @_session_options
-def verify(paths, master, ui):
+@fail_on_option
+def verify(paths, master, ui, fail_on):
     """``kdump verify --deep`` on Spark: one report, the same JSON and exit codes."""
-    from kdump.findings import exit_code
-    from kdump.render import RENDERERS
+    from kdump.commands.findings import render_reports
     from kdump.spark import jobs
     from kdump.verify import VerifyOptions
-    reports = _run(_start(master, ui.verbose),
+    reports = _run(ui, _start(ui, master),
                    lambda spark: jobs.verify(spark, paths, VerifyOptions(deep=True), progress=_progress("verify", ui)))
-    out = ui.stdout
-    RENDERERS[ui.format].findings(out, reports, styled=False, list_ok=len(reports) <= 20)
-    out.flush()
-    sys.exit(exit_code(reports))
+    render_reports(ui, reports, fail_on)
 
 
 @command.command("stats", epilog=EXIT_HELP)
@@ -180,6 +182,8 @@ def stats(paths, master, ui):
     from kdump import stats as S
     from kdump.render import RENDERERS
     from kdump.spark import jobs
-    summary = _run(_start(master, ui.verbose), lambda spark: jobs.stats(spark, paths, progress=_progress("stats", ui)))
+    summary = _run(ui, _start(ui, master),
+                   lambda spark: jobs.stats(spark, paths, progress=_progress("stats", ui)))
+    ui.read(None)  # the job read every path (a path it cannot use stops it: exit 2 above)
     RENDERERS[ui.format].document(ui.stdout, S.summary_doc(summary), lambda: ui.echo(S.render_text(summary)))
-    ui.exit(EXIT_OK)
+    ui.exit()

@@ -275,6 +275,9 @@ class Converter:
         the target magic. Only a target of 1 can have batches on both sides.
         """
         stats = self.stats
+        why = reader.foreign_start()
+        if why is not None:  # e.g. text renamed .log: said as such, not as an incomplete last batch
+            raise ConversionRefused("not-a-kafka-log", f"not a Kafka log segment: {why}", 0)
         stats.down_conversion = self._has_batches_above_target(reader)
         self._keep_below = stats.down_conversion and not self.options.all_in_target_magic
         for batch in reader.runs():
@@ -405,7 +408,7 @@ class Converter:
     def _tail(self, tail) -> None:
         if tail is None or tail.kind == "end":
             return
-        if tail.kind in ("short", "truncated"):
+        if tail.kind in ("short", "truncated") and not tail.fatal:  # (fatal: the file shrank while being read)
             # Kafka's readers stop there too ("Found N invalid bytes at the end"); the bytes are not copied.
             self.stats.losses.add("trailing-bytes", tail.length, tail.position)
             self.stats.notes.append(f"the input ends in {tail.length:,} bytes that are no whole batch (at byte "

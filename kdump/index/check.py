@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from kdump.errors import FormatError
 from kdump.findings import ERROR, INFO, WARNING, FileReport, Findings
+from kdump.outcome import REFUSAL_ERRNOS
 from kdump.read import checkpoints as cps
 from kdump.read.locate import SegmentLocator, segment_end_offset
 from kdump.read.logdir import FileKind, Partition, segment_base_offset, sibling
@@ -139,6 +140,10 @@ class PartitionChecker:
             reports.append(self._guard("snapshot", snap, self.check_snapshot, base))
         return reports
 
+    def check_snapshot_file(self, path: str, offset: int) -> FileReport:
+        """The producer snapshot ``path`` (of ``offset``), named on its own."""
+        return self._guard("snapshot", path, self.check_snapshot, offset)
+
     def _check_segment(self, base: int, present: dict) -> list[FileReport]:
         seg = self.segments.get(base)
         reports = []
@@ -219,6 +224,16 @@ class PartitionChecker:
         seg = self.segments[max(self.segments)]
         self._log_end = segment_end_offset(seg.log_path, seg.base)
         return self._log_end
+
+    def _offset_bound(self, seg: _Segment | None) -> float:
+        """The first offset past ``seg``: the next segment's base offset, or the log end offset of the last segment
+        (infinite when unknown): an index entry at or above it cannot name a batch of this segment."""
+        if seg is None:
+            return float("inf")
+        if seg.next_base is not None:
+            return seg.next_base
+        end = self.log_end_offset() if seg.is_last else None
+        return float("inf") if end is None else end
 
     # --- .index -----------------------------------------------------------------------------------------
     def check_offset_index(self, path: str, base: int, seg: _Segment | None) -> FileReport:
@@ -334,6 +349,11 @@ class PartitionChecker:
                     r.add("index-entry-skips-offsets", ERROR,
                           f"entry {i}: offset {e.offset} points at a batch starting at offset {first}: a lookup of "
                           f"offsets {e.offset}-{first - 1} would start after them", **where)
+                elif h.last_offset < e.offset and e.offset >= self._offset_bound(seg):
+                    r.add("index-offset-past-end", ERROR,
+                          f"entry {i}: offset {e.offset} lies past the segment's last offset (below "
+                          f"{self._offset_bound(seg)}): no batch of this segment holds it, so a lookup of the offsets "
+                          f"after {h.last_offset} starts at the wrong place", **where)
                 elif h.last_offset != e.offset:
                     why = (" (the entry names the last offset of a later batch: one entry for an append of several "
                            "batches, as followers before Kafka 4.0 wrote them)" if h.last_offset < e.offset else
@@ -769,18 +789,21 @@ def check_partition_companions(directory: str, *, deep: bool, index_interval_byt
 
 def check_segment_companions(path: str, *, deep: bool, index_interval_bytes: int = 4096,
                              progress=None, time_format: str = "epoch") -> list[FileReport]:
-    """The companion files of one segment, named by its .log or any of its companions."""
+    """The companion files of one segment, named by its .log or any of its companions; a producer snapshot named
+    on its own is checked itself (a snapshot's offset is rarely a segment's base offset)."""
+    from kdump.read.logdir import snapshot_offset
     base = segment_base_offset(path)
-    if base is None:
-        from kdump.read.logdir import snapshot_offset
-        base = snapshot_offset(path)
-    if base is None:
-        r = FileReport(path, "segment")
-        r.io_error = "the file name does not start with a 20-digit base offset"
-        return [r]
+    snapshot = None if base is not None else snapshot_offset(path)
     directory = os.path.dirname(os.path.abspath(path)) or "."
-    return PartitionChecker(directory, deep=deep, index_interval_bytes=index_interval_bytes,
-                            progress=progress, time_format=time_format).check_segment_files(base)
+    checker = PartitionChecker(directory, deep=deep, index_interval_bytes=index_interval_bytes, progress=progress,
+                               time_format=time_format)
+    if base is not None:
+        return checker.check_segment_files(base)
+    if snapshot is not None:
+        return [checker.check_snapshot_file(path, snapshot)]
+    r = FileReport(path, "segment")
+    r.io_error = "the file name does not start with a 20-digit base offset"
+    return [r]
 
 
 class CompanionChecks:
@@ -859,10 +882,9 @@ def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: in
         try:
             reports.extend(_check_path(p, deep, index_interval_bytes, later=jobs > 1, progress=progress,
                                        time_format=time_format))
-        except OSError as e:
-            r = FileReport(p, "unknown")
-            r.io_error = f"cannot read: {e.strerror or e}"
-            reports.append(r)
+        except OSError as e:  # refused (missing, a loop, not a regular file), or could not be read
+            reports.append(FileReport(p, "unknown", io_error=f"cannot read: {e.strerror or e}",
+                                      refused=e.errno in REFUSAL_ERRNOS))
     later = [r for r in reports if isinstance(r, _Later)]
     if not later:
         return reports
@@ -924,9 +946,7 @@ def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = Fal
                 r.io_error = f"cannot read: {refused.reason}"
                 reports.append(r)
     elif not os.path.exists(p):
-        r = FileReport(p, "unknown")
-        r.io_error = "no such file or directory"
-        reports.append(r)
+        reports.append(FileReport(p, "unknown", io_error="no such file or directory", refused=True))
     elif cps.kind_of(p) is not None and cps.kind_of(p) != "leader-epoch-checkpoint":
         reports.append(check_text_checkpoint(p))
     elif os.path.basename(p) == cps.LEADER_EPOCH_CHECKPOINT:

@@ -283,12 +283,8 @@ class SegmentReader:
                 f.seek(pos)
             remaining = end - pos
             if remaining <= L.HEADER_SIZE_UP_TO_MAGIC:
-                if remaining <= 0:
-                    yield self._stop(F.end_stop(pos))
-                elif not self.limited and probe.all_zero(pos, end):  # bytes cut by --max-bytes are no tail
-                    yield self._stop(F.zeros_stop(pos, remaining))
-                else:
-                    yield self._stop(F.short_stop(pos, remaining))
+                # Kafka's trailing bytes, zero or not: its walk stops before reading a size field there (spec §3.9)
+                yield self._stop(F.end_stop(pos) if remaining <= 0 else F.short_stop(pos, remaining))
                 return
             head = read(L.LOG_OVERHEAD)
             if len(head) < L.LOG_OVERHEAD:

@@ -39,7 +39,7 @@ class TextFormat:
     def findings(out, reports, *, styled: bool, fail_on: str = "error", verbose: bool = False,
                  list_ok: bool = True) -> None:
         """A line per file and per finding code, coloured when ``styled`` (the totals count at every severity;
-        ``fail_on`` only decides the exit code, which the JSON document carries)."""
+        ``fail_on`` decides each file's label, as it decides the exit code)."""
         from kdump.render.findings import PlainConsole, render_text
         console: Any
         if styled:
@@ -47,7 +47,7 @@ class TextFormat:
             console = Console(file=out, highlight=False, soft_wrap=True)
         else:  # piped, or --no-color: plain lines (and no rich to import)
             console = PlainConsole(out)
-        render_text(reports, console, verbose=verbose, list_ok=list_ok)
+        render_text(reports, console, verbose=verbose, list_ok=list_ok, fail_on=fail_on)
 
     @staticmethod
     def document(out, doc: Any, text: Callable[[], None], *, time_format: str = "epoch",

@@ -6,16 +6,20 @@ import json
 from dataclasses import replace
 
 from kdump.findings import ERROR, INFO, WARNING, FileReport, Finding, Span, summary
+from kdump.outcome import FAIL, OK, WARN, Outcome
 from kdump.text.escape import escape as safe
 
 __all__ = ["render_json", "render_text", "PlainConsole"]
 
 
 def render_json(reports: list[FileReport], out, fail_on: str = ERROR) -> None:
-    """One JSON document: per file its status, counts and every finding (up to the cap), then the totals."""
+    """One JSON document: per file its status, label, counts and every finding (up to the cap), then the totals;
+    the labels are the text's (:class:`kdump.outcome.Outcome`)."""
     totals = summary(reports, fail_on)
-    doc = {"files": [r.to_dict() for r in reports],
-           "status": {0: "ok", 1: "findings", 2: "error"}[totals["exitCode"]], "summary": totals}
+    outcome = Outcome(fail_on=fail_on)
+    files = [{**r.to_dict(), "label": outcome.report(r)} for r in reports]
+    doc = {"files": files, "status": {0: "ok", 1: "findings", 2: "error"}[totals["exitCode"]],
+           "label": outcome.run_label(), "summary": totals}
     out.write(json.dumps(doc, indent=2) + "\n")
 
 
@@ -74,12 +78,14 @@ def _offsets(low: int | None, high: int | None) -> str:
     return f" offsets {low}-{high}" if high not in (None, low) else f" offset {low}"
 
 
-def render_text(reports: list[FileReport], console, *, verbose: bool = False, list_ok: bool = True) -> None:
+def render_text(reports: list[FileReport], console, *, verbose: bool = False, list_ok: bool = True,
+                fail_on: str = ERROR) -> None:
     """A short summary for people: one line per file, then its findings (info only with ``verbose``), one
     line per code: several findings of one code in one file are one line with their count (the first one's
     message, the span of positions and offsets). ``list_ok=False`` leaves out the line of each sound file
     without shown findings (a log directory has thousands), keeping the totals line. The totals count every
-    finding, listed or capped. ``console``: a rich Console, or a :class:`PlainConsole`."""
+    finding, listed or capped. ``console``: a rich Console, or a :class:`PlainConsole`. Each file's label
+    (OK, WARN, FAIL; UNREADABLE) is the one outcome policy's at ``fail_on``, so it agrees with the exit code."""
     # paths and messages quote the data: never raw (``safe``: kdump.text.escape)
     if getattr(console, "plain", False):
         def escape(text):
@@ -96,14 +102,17 @@ def render_text(reports: list[FileReport], console, *, verbose: bool = False, li
         def styled(style, text):
             return f"[{style}]{text}[/]"
     style = {ERROR: "bold red", WARNING: "yellow", INFO: "dim"}
+    label_style = {OK: "green", WARN: "yellow", FAIL: "bold red"}
+    outcome = Outcome(fail_on=fail_on)  # each file's label, as the exit code sees it
     for r in reports:
+        mark = outcome.report(r)
         if r.io_error is not None:
-            console.print(f"{styled('bold red', 'UNREADABLE')} {escape(r.path)}: {escape(r.io_error)}")
+            console.print(f"{styled('bold red', mark)} {escape(r.path)}: {escape(r.io_error)}")
             continue
         shown = [f for f in r.findings if (verbose or f.severity != INFO) and f.code != "findings-capped"]
         if not list_ok and r.status == "ok" and not shown:
             continue
-        mark = styled("green", "OK") if r.status == "ok" else styled("bold red", "FAIL")
+        mark = styled(label_style[mark], mark)
         counts = (f"{r.batches} batches, {r.records} records, " if r.kind in ("log", "checkpoint") else "")
         console.print(f"{mark} {escape(r.path)} ({r.kind}): {counts}{r.bytes} bytes")
         for first, n, span in _grouped(r, shown):

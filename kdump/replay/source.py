@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from kdump.errors import FormatError, error_object
 from kdump.format.columns import RECORDS_PER_CHUNK
+from kdump.format.framing import TRAILING
 from kdump.read.logdir import FileKind, directory_state, named_kind, topic_partition
 from kdump.read.partition import PartitionLog
 from kdump.read.scan import scan
@@ -35,6 +36,7 @@ class Skipped:
     reason: str
     code: str = "record-undecodable"
     position: int | None = None
+    kafka_tail: bool = False  # a crash-cut tail, which Kafka's recovery drops too: reported, not failing a run
 
     def to_json(self) -> dict:
         """kdump's error object (:func:`kdump.errors.error_object`), with the record's ``offset``."""
@@ -56,10 +58,12 @@ class SkipList:
     def __init__(self, listed: int = SKIPPED_LISTED):
         self.items: list[Skipped] = []
         self.total = 0
+        self.tails = 0  # of them, crash-cut tails (Skipped.kafka_tail)
         self.listed = listed
 
     def append(self, skipped: Skipped) -> None:
         self.total += 1
+        self.tails += skipped.kafka_tail
         if len(self.items) < self.listed:
             self.items.append(skipped)
 
@@ -177,9 +181,14 @@ def read_records(path: str, skipped: SkipList, *,
     ``skipped`` (a batch failing its CRC is left out whole: Kafka would have truncated the log there)."""
     try:
         reader = SegmentReader(path)
-    except OSError as e:
-        raise ReplayInputError(f"{path}: cannot open: {e.strerror or e}") from None
+    except OSError as e:  # said, and the other files still replayed
+        skipped.append(Skipped(path, None, f"cannot read: {e.strerror or e}"))
+        return
     with reader:
+        why = reader.foreign_start()
+        if why is not None:  # e.g. text renamed .log: said as such, not as an incomplete last batch
+            skipped.append(Skipped(path, None, f"not a Kafka log segment: {why}"))
+            return
         for batch in reader:
             span = f"batch at byte {batch.position} (offsets {batch.base_offset}..{batch.last_offset})"
             if not batch.is_valid():
@@ -214,4 +223,4 @@ def read_records(path: str, skipped: SkipList, *,
         if tail is not None and tail.kind not in ("end", "limit"):
             skipped.append(Skipped(path, None, f"at byte {tail.position}: {tail.message or tail.kind}; "
                                                f"{tail.length} bytes not read", tail.code or "truncated-tail",
-                                   tail.position))
+                                   tail.position, kafka_tail=tail.kind in TRAILING and not tail.fatal))

@@ -57,7 +57,7 @@ def verify_paths(paths, options: VerifyOptions | None = None, *, progress=None, 
     ``progress``, if given, is called with the number of bytes advanced, every 16 MiB or so (with ``jobs``
     > 1: as each unit ends). ``jobs`` > 1 verifies the units (files, partitions) in that many worker
     processes; the reports are the same, in the same order. A path that does not exist or cannot be read
-    gets a report with ``io_error`` set (exit code 2).
+    gets a report with ``io_error`` set (``refused`` too when it was never opened: exit code 2).
     """
     options = options or VerifyOptions()
     units = list(collect(paths))
@@ -80,7 +80,7 @@ def verify_unit(kind: str, item, options: VerifyOptions, *, progress=None) -> li
     they may be verified in any order or in parallel, as ``kdump spark verify`` does)."""
     if kind == "error":
         path, message = item
-        return [FileReport(path, "unknown", io_error=message)]
+        return [FileReport(path, "unknown", io_error=message, refused=True)]
     if kind == "file":
         report, _ = verify_file(item, options, progress=progress)
         return [report]

@@ -27,7 +27,7 @@ from __future__ import annotations
 from kdump import codec as _codec
 from kdump.decode.control import InvalidControl, TxnMarker, UnknownControl, decode_control
 from kdump.errors import FormatError
-from kdump.findings import finding_code
+from kdump.findings import ERROR, finding_code
 from kdump.format import columns as _columns
 from kdump.format import layout as L
 from kdump.format import legacy as _legacy
@@ -57,7 +57,7 @@ def check_v2(v, batch) -> int:
     except FormatError as e:
         code = finding_code(e.code)
         v._add(code, e.message + (" (raise --max-batch-bytes to check it)" if code == "batch-too-large" else ""),
-               **where)
+               severity=_decoded_severity(code), **where)
         return 0
     offsets = _OffsetCheck(base)
     if base + lod > L.INT64_MAX:
@@ -74,7 +74,8 @@ def check_v2(v, batch) -> int:
         k = part.count
         if part.error is not None:
             error = part.error
-            v._add(finding_code(error.code), f"record {n + k} of {count}: {error.message}", **where)
+            code = finding_code(error.code)
+            v._add(code, f"record {n + k} of {count}: {error.message}", severity=_decoded_severity(code), **where)
         if k:
             offsets.feed(v, part, n, where)
             if not append_time:
@@ -194,7 +195,7 @@ def check_legacy_wrapper(v, batch) -> tuple[int, int | None]:
     try:
         data = _codec.decompress(msg.codec_id, msg.value, magic=msg.magic, limit=limit)
     except _codec.DecompressedTooLarge as e:
-        v._add("batch-too-large", f"{e} (raise --max-batch-bytes to check it)", **where)
+        v._add("batch-too-large", f"{e} (raise --max-batch-bytes to check it)", severity=ERROR, **where)
         return 0, None
     except _codec.CodecError as e:
         v._add("decompress-failed", f"failed to decompress the wrapper's inner messages: {e}", **where)
@@ -307,3 +308,9 @@ class _InnerChecks:
             self.low = part.min_timestamp if self.low is None else min(self.low, part.min_timestamp)
             self.high = part.max_timestamp if self.high is None else max(self.high, part.max_timestamp)
         self.n = n + k
+
+
+def _decoded_severity(code: str) -> str | None:
+    """Records that decompress beyond --max-batch-bytes (a decompression bomb) are an error, as ``dump`` fails
+    them; every other code keeps its registered severity."""
+    return ERROR if code == "batch-too-large" else None

@@ -122,6 +122,7 @@ class SegmentVerifier:
         return self.report
 
     def _add(self, code: str, message: str, **where) -> None:
+        """A finding; ``where`` may hold ``severity`` for the codes whose severity the situation decides."""
         self.findings.add(code, message, **where)
 
     # --- the walk: the reader's events turned into findings -----------------------------------------------
@@ -234,19 +235,16 @@ class SegmentVerifier:
         stop = d.stop
         assert stop is not None  # a tail damage keeps its Stop
         pos, remaining = stop.position, stop.length
-        if stop.kind == F.ZEROS:
-            if remaining <= L.HEADER_SIZE_UP_TO_MAGIC:
-                self._add("zero-padding", f"{remaining} zero bytes at the end of the file (from byte {pos})",
-                          position=pos, length=remaining)
-            else:
-                self._add("zero-padding", f"{remaining} zero bytes from byte {pos} to the end of the file "
-                          "(a preallocated or zero-filled tail; Kafka's recovery truncates it)",
-                          position=pos, length=remaining)
+        if stop.kind == F.ZEROS:  # 18 or more: fewer are Kafka's trailing bytes (SHORT)
+            self._add("zero-padding", f"{remaining} zero bytes from byte {pos} to the end of the file "
+                      "(a preallocated or zero-filled tail; Kafka's recovery truncates it)",
+                      position=pos, length=remaining)
         elif stop.kind in (F.SHORT, F.TRUNCATED) and not stop.fatal:
+            # a crash-cut tail: Kafka's own "Found N invalid bytes at the end" (exit 0), so a warning
             self._add("truncated-tail", f"{d.describe()}; {self._recovery_cut(pos)}", position=pos,
                       length=remaining, first_offset=d.lost_offsets().first)
-        elif stop.kind == F.TRUNCATED:  # the file shrank while being read
-            self._add("truncated-tail", stop.message, position=pos)
+        elif stop.kind == F.TRUNCATED:  # the file shrank while being read: what was read is not the file
+            self._add("truncated-tail", stop.message, severity=ERROR, position=pos)
 
     # --- good batches -----------------------------------------------------------------------------------
     def judge(self, batch) -> list:
