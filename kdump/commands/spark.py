@@ -144,7 +144,7 @@ def scan(paths, output, to_format, include_headers, mode, key_decoder, value_dec
     for d in result.damage:
         say(f"kdump: {_damage_line(d)}")
         # a crash-cut tail is Kafka's "Found N invalid bytes at the end" (exit 0): a warning, as in verify
-        ui.outcome.saw(d["file"], **({"warnings": 1} if d["code"] == "truncated-tail" else {"errors": 1}))
+        ui.outcome.saw(d["path"], **({"warnings": 1} if d["code"] == "truncated-tail" else {"errors": 1}))
     ui.read(None)  # the job read every path (a path it cannot use stops it: exit 2 above)
     RENDERERS[ui.format].document(
         ui.stdout, {"records": result.records, "outputPath": output, "format": to_format, "errors": result.damage},
@@ -180,10 +180,14 @@ def stats(paths, master, ui):
     """``kdump stats`` on Spark, one task per partition: the same numbers, text and JSON (key memory: the
     default --memory of `kdump stats`, spilled to the executor's temporary directory beyond it)."""
     from kdump import stats as S
+    from kdump.commands.partition_paths import say_problems
     from kdump.render import RENDERERS
     from kdump.spark import jobs
     summary = _run(ui, _start(ui, master),
                    lambda spark: jobs.stats(spark, paths, progress=_progress("stats", ui)))
-    ui.read(None)  # the job read every path (a path it cannot use stops it: exit 2 above)
+    # as `kdump stats`: the summary decides the outcome (one line per partition), its problems go to stderr
+    outcome = summary.outcome()
+    say_problems(ui, [e for p in summary.partitions for e in p.stats.errors],
+                 [n for p in summary.partitions for n in p.stats.notes])
     RENDERERS[ui.format].document(ui.stdout, S.summary_doc(summary), lambda: ui.echo(S.render_text(summary)))
-    ui.exit()
+    ui.exit(outcome.exit_code())
