@@ -43,6 +43,14 @@ class FormatError(KdumpError):
             self.position = position
         return self
 
+    def detached(self) -> FormatError:
+        """Return this error without its traceback and the errors it was raised from, for keeping it after the
+        raise (in a report, in the columns or the batch it describes). Their frames hold the batch and its
+        decompressed records, up to the decompression limit each: a report of 1,000 kept errors would keep
+        1,000 of them alive (issue 22 item 2). The message and position are all a report shows."""
+        self.__traceback__ = self.__context__ = self.__cause__ = None
+        return self
+
     def __str__(self) -> str:
         if self.position is None:
             return self.message

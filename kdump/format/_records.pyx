@@ -345,7 +345,7 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                 f"incorrect declared batch size: {end - pos} bytes remain after the {count_obj} records the header declares",
             )
     except FormatError as e:
-        cols.error = e
+        cols.error = e.detached()  # the columns keep it, as the pure twin's do
     cols.count = i - first
     if summarize and cols.count:
         cols.first_offset, cols.last_offset = first_off, last_off

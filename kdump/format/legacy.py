@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from kdump import codec as _codec
 from kdump.errors import FormatError
 from kdump.format import layout as L
-from kdump.format.columns import RECORDS_PER_CHUNK, InnerSummary, Record, RecordColumns, iter_records
+from kdump.format.columns import RECORDS_PER_CHUNK, InnerSummary, Record, RecordColumns, iter_chunk_records
 from kdump.format.limits import DEFAULT_MAX_DECOMPRESSED_BYTES
 from kdump.format.types import TimestampType
 
@@ -199,16 +199,16 @@ class LegacyBatch:
         try:
             first = next(self.column_chunks(DEFAULT_MAX_DECOMPRESSED_BYTES))
         except FormatError as e:
-            self._records_error = e
+            self._records_error = e.detached()  # kept by the batch: not the frames that hold the batch
             return self.message.offset
         if first.resume_at is None:
             self._columns = first
         return first.offsets[0]
 
     def records(self, limit: int) -> Iterator[Record]:
-        """One :class:`~kdump.format.columns.Record` per record; raises the decoding error after yielding
-        the good ones."""
-        return iter_records(self.columns(limit), self.timestamp_type, _no_sequence)
+        """One :class:`~kdump.format.columns.Record` per record, decoded a chunk at a time; raises the decoding
+        error after yielding the good ones."""
+        return iter_chunk_records(self.column_chunks(limit), self.timestamp_type, _no_sequence)
 
     def columns(self, limit: int) -> RecordColumns:
         """The records of this entry column-wise, following ``AbstractLegacyRecordBatch``'s deep iterator:
@@ -396,7 +396,7 @@ def inner_columns_py(data, pos0: int, start_at: int = 0, max_count: int | None =
         try:
             crc, magic, attrs, ts, kpos, klen, vpos, vlen = parse_message(data, start, stop, f"inner message {k}")
         except FormatError as e:
-            error = e.at(pos0)
+            error = e.at(pos0).detached()  # the columns keep it: not the frames that hold the data
             break
         if attrs & L.LEGACY_CODEC_MASK:
             error = FormatError("inner-compressed", f"inner message {k} is itself compressed "

@@ -17,7 +17,7 @@ from kdump import codec as _codec
 from kdump._crc import crc32c as _crc
 from kdump.errors import FormatError
 from kdump.format import layout as L
-from kdump.format.columns import RECORDS_PER_CHUNK, Record, RecordColumns, RecordSummary, iter_records
+from kdump.format.columns import RECORDS_PER_CHUNK, Record, RecordColumns, RecordSummary, iter_chunk_records
 from kdump.format.limits import HEADERS_PER_CHUNK, MAX_RECORD_HEADERS, too_many_headers
 from kdump.format.types import TimestampType
 from kdump.format.varint import zigzag_decode
@@ -218,7 +218,7 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
                 f"after the {count} records the header declares",
             )
     except FormatError as e:
-        cols.error = e
+        cols.error = e.detached()  # the columns keep it: not the frames that hold them (a cycle) and the payload
     except IndexError:
         # A field ran past the end of the buffer in a way the explicit checks above did not foresee.
         cols.error = FormatError("record-truncated", f"record {i}: invalid record structure (ran out of bytes)")
@@ -386,8 +386,9 @@ class RecordBatch:
             at = part.resume_at
 
     def records(self, limit: int) -> Iterator[Record]:
-        """One :class:`Record` per record; raises the decoding error after yielding the good ones."""
-        return iter_records(self.columns(limit), self.timestamp_type, self.record_sequence)
+        """One :class:`Record` per record, decoded a chunk at a time; raises the decoding error after yielding the
+        good ones."""
+        return iter_chunk_records(self.column_chunks(limit), self.timestamp_type, self.record_sequence)
 
     def __repr__(self) -> str:
         return (f"RecordBatch(position={self.position}, base_offset={self.base_offset}, "

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Peak RSS of every command that reads records on the hostile structures of issue 22 item 2 (small files that
+are large in what they make a reader build), each command in a fresh process; prints a Markdown table.
+
+    python bench/bench_memory.py [--pure] [--cases a,b] [--commands x,y] [--bound 256] [--json out.json]
+
+The structures (tests/support/hostile.py builds them; tests/test_memory_bound.py checks smaller ones):
+
+* ``headers-10M-one-record``, ``headers-20M-one-record``: one record declaring 10 M / 20 M empty headers, zstd;
+* ``headers-40x262143``: 40 records of 262,143 empty headers each (10.5 M headers, each record under the limit);
+* ``headers-2.5Mx4``: 2.5 M records of 4 empty headers each (10 M headers spread over many records);
+* ``records-10M``: 10 M empty records with offsets 0..n-1 (a batch that verifies), zstd;
+* ``legacy-wrapper-2.5M``: a magic-1 gzip wrapper of 2.5 M inner messages with offsets 0..n-1;
+* ``legacy-gzip-bomb-1G``: a magic-1 wrapper whose gzip value decompresses to 1 GiB.
+
+A command fails the run (exit 1) if it exits with anything but 0 or 1 or takes more than --bound MiB.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.support import hostile as H  # noqa: E402
+
+CASES = {
+    "headers-10M-one-record": lambda: H.headers_batch([10_000_000]),
+    "headers-20M-one-record": lambda: H.headers_batch([20_000_000]),
+    "headers-40x262143": lambda: H.headers_batch([262_143] * 40),
+    "headers-2.5Mx4": lambda: H.sequential_records_batch(2_500_000, headers=4),
+    "records-10M": lambda: H.sequential_records_batch(10_000_000),
+    "legacy-wrapper-2.5M": lambda: H.sequential_legacy_wrapper(2_500_000),
+    "legacy-gzip-bomb-1G": lambda: H.legacy_wrapper_bomb(1 << 30),
+}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pure", action="store_true", help="KDUMP_PURE_PYTHON=1 (the pure-Python twins)")
+    ap.add_argument("--cases", default="", help="comma-separated subset of the structures (default: all)")
+    ap.add_argument("--commands", default="", help="comma-separated subset of the commands (default: all)")
+    ap.add_argument("--bound", type=float, default=256.0, help="MiB of peak RSS a command may take")
+    ap.add_argument("--json", type=Path, default=None, help="write the measurements as JSON here too")
+    args = ap.parse_args()
+    cases = args.cases.split(",") if args.cases else list(CASES)
+    commands = args.commands.split(",") if args.commands else list(H.RECORD_COMMANDS)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    if args.pure:
+        env["KDUMP_PURE_PYTHON"] = "1"
+    rows, failed = [], 0
+    with tempfile.TemporaryDirectory(prefix="kdump-memory-") as tmp:
+        for name in cases:
+            path = Path(tmp) / name / "00000000000000000000.log"
+            path.parent.mkdir()
+            data = CASES[name]()
+            path.write_bytes(data)
+            row = {"case": name, "file_bytes": len(data), "runs": {}}
+            for command in commands:
+                t = time.perf_counter()
+                code, rss = H.peak_rss(H.command_argv(command, path, Path(tmp) / "out" / command / name), env)
+                ok = code in (0, 1) and rss <= args.bound
+                failed += not ok
+                row["runs"][command] = {"exit": code, "peak_rss_mib": round(rss, 1),
+                                        "seconds": round(time.perf_counter() - t, 2), "ok": ok}
+                print(f"# {name} {command}: exit {code}, {time.perf_counter() - t:.1f} s, {rss:.0f} MiB"
+                      f"{'' if ok else ' FAIL'}", file=sys.stderr, flush=True)
+            rows.append(row)
+    backend = "pure Python" if args.pure else "compiled"
+    print(f"Peak RSS in MiB ({backend}; exit code in brackets when not 0), bound {args.bound:.0f} MiB:\n")
+    print("| structure | file bytes | " + " | ".join(commands) + " |")
+    print("|---|---:|" + "---:|" * len(commands))
+    for row in rows:
+        cells = []
+        for command in commands:
+            run = row["runs"][command]
+            mark = "" if run["ok"] else " **over**"
+            cells.append(f"{run['peak_rss_mib']:.0f}{'' if run['exit'] == 0 else ' (' + str(run['exit']) + ')'}{mark}")
+        print(f"| {row['case']} | {row['file_bytes']:,} | " + " | ".join(cells) + " |")
+    slowest = max((r["runs"][c]["seconds"], r["case"], c) for r in rows for c in commands)
+    print(f"\nSlowest run: {slowest[2]} on {slowest[1]}, {slowest[0]:.1f} s.")
+    if args.json:
+        args.json.write_text(json.dumps({"command": "python bench/bench_memory.py " + " ".join(sys.argv[1:]),
+                                         "backend": backend, "rows": rows}, indent=1) + "\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
