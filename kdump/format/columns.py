@@ -305,7 +305,7 @@ def iter_records(cols: RecordColumns, timestamp_type: TimestampType, sequences):
                      None if crcs is None else crcs[i], None if magics is None else magics[i],
                      None if valid is None else valid[i])
     if cols.error is not None:
-        raise cols.error
+        raise cols.error.fresh()  # a copy: raising the kept one would make a cycle that holds cols (and its buffer)
 
 
 def iter_chunk_records(chunks: Iterator[RecordColumns], timestamp_type: TimestampType, sequences):

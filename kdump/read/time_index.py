@@ -80,5 +80,5 @@ def max_record_timestamp(batch, limit: int) -> int:
         if cols.count:
             best = max(best, max(cols.timestamps[:cols.count]))
         if cols.error is not None:
-            raise cols.error
+            raise cols.error.fresh()  # not the kept one: its traceback would hold cols, which holds it
     return best

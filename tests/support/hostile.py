@@ -161,7 +161,8 @@ RECORD_COMMANDS: dict[str, tuple[list[str], bool]] = {
     "metadata": (["metadata"], False),
     "convert-magic-0": (["convert", "--to-magic", "0", "--recompress", "zstd=gzip", "-o", "{out}/"], False),
     "convert-magic-1": (["convert", "--to-magic", "1", "--recompress", "zstd=gzip", "-o", "{out}/"], False),
-    "convert-magic-2": (["convert", "--to-magic", "2", "-o", "{out}/"], False),
+    # zstd batches rebuilt with gzip: their records read and written, not copied
+    "convert-magic-2": (["convert", "--to-magic", "2", "--recompress", "zstd=gzip", "-o", "{out}/"], False),
     "spark-reader": ([], True),  # the data source's read() in one Python process (a worker's task), no JVM
 }
 DEFAULT_LIMIT = 256 << 20  # the commands without --max-batch-bytes
