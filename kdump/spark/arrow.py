@@ -125,7 +125,7 @@ class ArrowAssembler:
                     pending = 0
                     yield self._flush()
         except _source.FormatError as e:
-            error = e.at(batch.position)
+            error = e.at(batch.position).detached()  # kept past the handler: no traceback holding this frame
         if error is not None:
             on_damage(sl, Damage.of_batch(batch, error, None if last_offset is None else last_offset + 1))
         if pending:
