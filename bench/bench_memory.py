@@ -11,7 +11,9 @@ The structures (tests/support/hostile.py builds them; tests/test_memory_bound.py
 * ``headers-2.5Mx4``: 2.5 M records of 4 empty headers each (10 M headers spread over many records);
 * ``records-10M``: 10 M empty records with offsets 0..n-1 (a batch that verifies), zstd;
 * ``legacy-wrapper-2.5M``: a magic-1 gzip wrapper of 2.5 M inner messages with offsets 0..n-1;
-* ``legacy-gzip-bomb-1G``: a magic-1 wrapper whose gzip value decompresses to 1 GiB.
+* ``legacy-gzip-bomb-1G``: a magic-1 wrapper whose gzip value decompresses to 1 GiB;
+* ``values-4096x16K-not-utf8``: 4,096 records of 16 KiB values of 0xFF bytes (64 MiB, 20 KB in zstd): what the
+  renderers make of one chunk of values that are not text (each byte a U+FFFD in text, an escape in JSON).
 
 A command fails the run (exit 1) if it exits with anything but 0 or 1 or takes more than --bound MiB.
 """
@@ -38,7 +40,17 @@ CASES = {
     "records-10M": lambda: H.sequential_records_batch(10_000_000),
     "legacy-wrapper-2.5M": lambda: H.sequential_legacy_wrapper(2_500_000),
     "legacy-gzip-bomb-1G": lambda: H.legacy_wrapper_bomb(1 << 30),
+    "values-4096x16K-not-utf8": lambda: _values_batch(4096, b"\xff" * 16384),
 }
+
+
+def _values_batch(n: int, value: bytes) -> bytes:
+    from kdump import codec
+    from kdump.format.v2_builder import RecordBatchBuilder
+    builder = RecordBatchBuilder(0, codec.ZSTD)
+    for i in range(n):
+        builder.append(i, H.T0, None, value)
+    return builder.build()
 
 
 def main() -> int:
