@@ -24,6 +24,7 @@ from kdump.convert import engine
 from kdump.convert.output import ByteCounter
 from kdump.format import layout as L
 from kdump.format import limits
+from kdump.format.v2_builder import RecordBatchBuilder
 from kdump.read.segment import SegmentReader
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -189,3 +190,72 @@ def test_a_wrappers_first_offset_is_read_within_the_readers_limit(tmp_path):
     code, peak = _run("spark-reader", path, tmp_path, _env("compiled"), 32 * MiB)
     assert code == 1
     assert peak <= MEMORY_BEYOND_DATA + 32 * 1.1, f"{peak:.0f} MiB"
+
+
+# --- values that are not text: a chunk is cut by bytes too ---------------------------------------------------------
+
+def _values_batch(n: int, value: bytes, codec: int = C.ZSTD) -> bytes:
+    builder = RecordBatchBuilder(0, codec)
+    for i in range(n):
+        builder.append(i, H.T0, None, value)
+    return builder.build()
+
+
+@pytest.mark.parametrize("command, backend", [("dump-text", "compiled"), ("dump-json", "compiled"),
+                                              ("dump-text", "pure")])
+def test_values_that_are_not_text_are_rendered_a_bounded_chunk_at_a_time(tmp_path, command, backend):
+    # 4,096 values of 16 KiB of 0xFF bytes: 64 MiB of records in 20 KB of zstd, rendered whole as one chunk of
+    # text (each byte a 3-byte U+FFFD) took 480 MiB; a chunk now ends at the record whose bytes reach 8 MiB
+    data = _values_batch(4096, b"\xff" * 16384)
+    code, peak = _run(command, _segment(tmp_path, "values", data), tmp_path, _env(backend))
+    assert code == 0
+    assert peak <= MEMORY_BEYOND_DATA + _payload_mib(data), f"{command}: {peak:.0f} MiB"
+
+
+@pytest.fixture
+def small_bytes_budget(monkeypatch):
+    """BYTES_PER_CHUNK = 100 in both decoders (module globals, read at each call)."""
+    from kdump.format import v2 as v2_module
+    monkeypatch.setattr(v2_module, "BYTES_PER_CHUNK", 100)
+    try:
+        from kdump.format import _records
+        monkeypatch.setattr(_records, "BYTES_PER_CHUNK", 100)
+    except ImportError:
+        pass
+    return 100
+
+
+@pytest.mark.usefixtures("backend")
+def test_chunks_end_at_the_bytes_budget_and_add_up_to_the_whole_batch(tmp_path, small_bytes_budget):
+    values = [b"v" * n for n in (10, 0, 90, 200, 5, 5, 5, 60, 1, 300)]
+    builder = RecordBatchBuilder(0, C.NONE)
+    for i, v in enumerate(values):
+        builder.append(i, H.T0, b"k", v, [("h", b"x")] if i % 3 else [])
+    path = _segment(tmp_path, "values", builder.build())
+    with SegmentReader(path) as reader:
+        (batch,) = list(reader)
+    chunks = list(batch.column_chunks(1 << 24, 1000))
+    assert [c.value(i) for c in chunks for i in range(c.count)] == values  # kafka-python's view is the same:
+    assert [r.value for r in DefaultRecordBatch(bytearray(batch.entry_bytes()))] == values
+    for c in chunks[:-1]:  # each ends at the record that reaches the budget
+        assert sum(c.sizes) >= small_bytes_budget and sum(c.sizes[:-1]) < small_bytes_budget
+    assert len(chunks) > 3
+    summaries = list(batch.summary_chunks(1 << 24, 1000))
+    assert [s.count for s in summaries] == [c.count for c in chunks]  # the summary walk cuts the same way
+    assert [r.value for r in batch.records(1 << 24)] == values
+
+
+@pytest.mark.usefixtures("backend")
+def test_the_spark_reader_goes_on_after_a_chunk_cut_by_bytes(tmp_path, small_bytes_budget):
+    from kdump.spark.arrow import ReadOptions, SegmentSlice, read_slices
+
+    values = [bytes([65 + i % 26]) * (i * 7 % 150) for i in range(60)]
+    builder = RecordBatchBuilder(0, C.ZSTD)
+    for i, v in enumerate(values):
+        builder.append(i, H.T0, None, v)
+    path = _segment(tmp_path, "values", builder.build())
+    damaged: list = []
+    rows = [r for rb in read_slices([SegmentSlice(str(path), None, None)], ReadOptions(), damaged.append)
+            for r in rb.to_pylist()]
+    assert not damaged
+    assert [r["offset"] for r in rows] == list(range(60)) and [r["value"] for r in rows] == values
