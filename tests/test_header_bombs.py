@@ -3,13 +3,13 @@
 record declaring more than MAX_RECORD_HEADERS headers is refused (record-headers-invalid, exit 1), and a chunk
 of records ends after the record whose headers reach HEADERS_PER_CHUNK (a whole-batch read is not cut)."""
 import pytest
+from support.cli import run_cli
+from support.hostile import headers_batch as header_batch
+from support.hostile import set_chunk_budget
+from test_hostile import NAME, batches_of, columns_equal, peak_rss_mb
 
 from kdump.format import _records as compiled_records  # noqa: F401  (patched below when built)
 from kdump.format import limits
-from kdump.format import v2 as v2_module
-from support.cli import run_cli
-from support.hostile import headers_batch as header_batch
-from test_hostile import NAME, batches_of, columns_equal, peak_rss_mb
 
 
 @pytest.mark.usefixtures("backend")
@@ -28,13 +28,7 @@ def test_a_record_above_the_header_limit_is_refused(tmp_path):
 @pytest.fixture
 def small_budget(monkeypatch):
     """HEADERS_PER_CHUNK = 10 in both decoders (module globals, read at each call)."""
-    monkeypatch.setattr(v2_module, "HEADERS_PER_CHUNK", 10)
-    try:
-        from kdump.format import _records
-        monkeypatch.setattr(_records, "HEADERS_PER_CHUNK", 10)
-    except ImportError:
-        pass
-    return 10
+    return set_chunk_budget(monkeypatch, "HEADERS_PER_CHUNK", 10)
 
 
 @pytest.mark.usefixtures("backend")

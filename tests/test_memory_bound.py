@@ -215,15 +215,8 @@ def test_values_that_are_not_text_are_rendered_a_bounded_chunk_at_a_time(tmp_pat
 
 @pytest.fixture
 def small_bytes_budget(monkeypatch):
-    """BYTES_PER_CHUNK = 100 in both decoders (module globals, read at each call)."""
-    from kdump.format import v2 as v2_module
-    monkeypatch.setattr(v2_module, "BYTES_PER_CHUNK", 100)
-    try:
-        from kdump.format import _records
-        monkeypatch.setattr(_records, "BYTES_PER_CHUNK", 100)
-    except ImportError:
-        pass
-    return 100
+    """BYTES_PER_CHUNK = 100 in both decoders."""
+    return H.set_chunk_budget(monkeypatch, "BYTES_PER_CHUNK", 100)
 
 
 @pytest.mark.usefixtures("backend")

@@ -184,3 +184,16 @@ def peak_rss(argv: list[str], env: dict) -> tuple[int, float]:
                          check=True)
     code, rss_kb = (int(x) for x in res.stdout.split())
     return code, rss_kb / 1024
+
+
+def set_chunk_budget(monkeypatch, name: str, value: int) -> int:
+    """Set ``name`` (``HEADERS_PER_CHUNK`` or ``BYTES_PER_CHUNK`` of kdump/format/limits.py) to ``value`` in both
+    record decoders, the pure and the compiled (module globals they read at each call), for this test."""
+    from kdump.format import v2
+    monkeypatch.setattr(v2, name, value)
+    try:
+        from kdump.format import _records
+    except ImportError:  # not built: the pure decoder is the only one
+        return value
+    monkeypatch.setattr(_records, name, value)
+    return value
