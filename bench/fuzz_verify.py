@@ -30,7 +30,6 @@ import json
 import os
 import random
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -168,34 +167,10 @@ def main() -> int:
     return 1 if failures or failed_hostile else 0
 
 
-_MEASURE = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
-            "stderr=subprocess.DEVNULL); print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-# What a Spark Python worker runs for one task of the kafka-log source (KafkaLogReader.read): every Arrow
-# batch of the segment, built and dropped; exit 1 when a damaged region was skipped, as `spark scan` does.
-_SPARK_READ = ("import sys; from kdump.spark.arrow import ReadOptions, SegmentSlice, read_slices; damaged = []; "
-               "rows = sum(rb.num_rows for rb in read_slices([SegmentSlice(sys.argv[1], None, None)], "
-               "ReadOptions(max_batch_bytes=int(sys.argv[2])), lambda sl, e: damaged.append(e))); "
-               "sys.exit(1 if damaged else 0)")
-# Every command that reads records. {out}: a new directory for the command's output; None: no such
-# option (the default limit of 256 MiB applies: the bombs, 128 MiB, are then read, not refused).
-HOSTILE_COMMANDS: dict[str, tuple[list[str], bool]] = {
-    "dump-text": (["dump", "--deep-iteration", "--print-data-log"], True),
-    "dump-json": (["dump", "--deep-iteration", "--print-data-log", "--format", "json"], True),
-    "verify-deep": (["verify", "--deep"], True),
-    "index-rebuild": (["index", "rebuild", "-j", "1", "-o", "{out}"], False),
-    "index-check-deep": (["index", "check", "--deep", "-j", "1"], False),
-    "stats": (["stats"], False),
-    "txn": (["txn"], False),
-    "salvage": (["salvage", "-o", "{out}/00000000000000000000.log"], True),
-    "groups": (["groups"], False),
-    "txn-state": (["txn-state"], False),
-    "metadata": (["metadata"], False),
-    "convert-magic-1": (["convert", "--to-magic", "1", "--recompress", "zstd=gzip", "-o", "{out}/"], False),
-    "convert-magic-2": (["convert", "--to-magic", "2", "-o", "{out}/"], False),
-    "spark-reader": ([], True),  # the data source's read() in one Python process (a worker's task), no JVM
-}
+# Every command that reads records (tests/support/hostile.py, shared with bench/bench_memory.py and the suite).
+HOSTILE_COMMANDS = H.RECORD_COMMANDS
 BOMB_LIMIT = 64 << 20  # --max-batch-bytes for the bombs (which decompress to twice that)
-DEFAULT_LIMIT = 256 << 20  # the commands without --max-batch-bytes
+DEFAULT_LIMIT = H.DEFAULT_LIMIT
 
 
 def hostile_cases(records: int) -> dict:
@@ -209,15 +184,6 @@ def hostile_cases(records: int) -> dict:
     for codec in (_codec.GZIP, _codec.SNAPPY, _codec.LZ4, _codec.ZSTD):
         cases[f"bomb-{CODEC_NAMES[codec]}"] = H.bomb_batch(2 * BOMB_LIMIT, codec)
     return cases
-
-
-def _argv(command: str, path: Path, out: Path, bomb: bool) -> list[str]:
-    flags, has_limit = HOSTILE_COMMANDS[command]
-    limit = BOMB_LIMIT if bomb else DEFAULT_LIMIT
-    if command == "spark-reader":
-        return [sys.executable, "-c", _SPARK_READ, str(path), str(limit)]
-    extra = ["--max-batch-bytes", str(BOMB_LIMIT)] if bomb and has_limit else []
-    return [sys.executable, "-m", "kdump", *(f.replace("{out}", str(out)) for f in flags), *extra, str(path)]
 
 
 def hostile_campaign(args) -> list[dict]:
@@ -238,10 +204,7 @@ def hostile_campaign(args) -> list[dict]:
                 bound = args.hostile_max_rss + (1.2 * limit / 2**20 if bomb else 0)
                 result = Path(tmp) / "out" / command / name
                 t = time.perf_counter()
-                res = subprocess.run([sys.executable, "-c", _MEASURE, *_argv(command, path, result, bomb)],
-                                     capture_output=True, text=True, env=env, check=True)
-                code, rss_kb = (int(x) for x in res.stdout.split())
-                rss = rss_kb / 1024
+                code, rss = H.peak_rss(H.command_argv(command, path, result, BOMB_LIMIT if bomb else None), env)
                 case = {"case": name, "command": command, "file_bytes": len(data), "exit": code,
                         "seconds": round(time.perf_counter() - t, 2), "peak_rss_mb": round(rss, 1),
                         "limit_mb": limit >> 20, "ok": code in (0, 1) and rss <= bound}

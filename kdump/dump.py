@@ -100,7 +100,7 @@ class FileResult:
     def add_error(self, err: FormatError) -> None:
         self.error_count += 1
         if len(self.errors) < MAX_KEPT:
-            self.errors.append(err)
+            self.errors.append(err.detached())  # kept for the report: not the batch its frames hold
 
     def non_consecutive_pair(self, previous: int, offset: int) -> None:
         self.non_consecutive_count += 1

@@ -43,6 +43,22 @@ class FormatError(KdumpError):
             self.position = position
         return self
 
+    def detached(self) -> FormatError:
+        """Return this error without its traceback and the errors it was raised from, for keeping it after the
+        raise (in a report, in the columns or the batch it describes). Their frames hold the batch and its
+        decompressed records, up to the decompression limit each: a report of 1,000 kept errors would keep
+        1,000 of them alive (issue 22 item 2). The message and position are all a report shows."""
+        self.__traceback__ = self.__context__ = self.__cause__ = None
+        return self
+
+    def fresh(self) -> FormatError:
+        """A copy of this (kept) error to raise. Raising the kept one would give it a traceback whose frames
+        hold what keeps it (the columns, a local), a reference cycle that keeps the batch and its decompressed
+        records alive until the garbage collector happens to run: four bombs in a row took 2 GB in ``stats``."""
+        copy = Exception.__new__(type(self), *self.args)
+        copy.__dict__.update(self.__dict__)
+        return copy
+
     def __str__(self) -> str:
         if self.position is None:
             return self.message

@@ -3,31 +3,13 @@
 record declaring more than MAX_RECORD_HEADERS headers is refused (record-headers-invalid, exit 1), and a chunk
 of records ends after the record whose headers reach HEADERS_PER_CHUNK (a whole-batch read is not cut)."""
 import pytest
-
-from kdump import codec as C
-from kdump.format import _records as compiled_records  # noqa: F401  (patched below when built)
-from kdump.format import limits
-from kdump.format import v2 as v2_module
-from kdump.format.varint import encode_uvarint, zigzag_encode
-from support import hostile as H
 from support.cli import run_cli
+from support.hostile import headers_batch as header_batch
+from support.hostile import set_chunk_budget
 from test_hostile import NAME, batches_of, columns_equal, peak_rss_mb
 
-
-def record(offset_delta: int, n_headers: int) -> bytes:
-    """A record with null key and value and ``n_headers`` headers of empty key and empty value."""
-    body = bytes((0, 0)) + encode_uvarint(zigzag_encode(offset_delta)) + bytes((1, 1)) + \
-        encode_uvarint(zigzag_encode(n_headers)) + bytes((0, 0)) * n_headers
-    return encode_uvarint(zigzag_encode(len(body))) + body
-
-
-def header_batch(headers_per_record: list[int], codec=C.ZSTD) -> bytes:
-    payload = b"".join(record(i, n) for i, n in enumerate(headers_per_record))
-    return H.v2_batch(_compress(codec, payload), codec=codec, count=len(headers_per_record))
-
-
-def _compress(codec, payload):
-    return payload if codec == C.NONE else C.compress(codec, payload, magic=2)
+from kdump.format import _records as compiled_records  # noqa: F401  (patched below when built)
+from kdump.format import limits
 
 
 @pytest.mark.usefixtures("backend")
@@ -47,13 +29,7 @@ def test_a_record_above_the_header_limit_is_refused(tmp_path):
 @pytest.fixture
 def small_budget(monkeypatch):
     """HEADERS_PER_CHUNK = 10 in both decoders (module globals, read at each call)."""
-    monkeypatch.setattr(v2_module, "HEADERS_PER_CHUNK", 10)
-    try:
-        from kdump.format import _records
-        monkeypatch.setattr(_records, "HEADERS_PER_CHUNK", 10)
-    except ImportError:
-        pass
-    return 10
+    return set_chunk_budget(monkeypatch, "HEADERS_PER_CHUNK", 10)
 
 
 @pytest.mark.usefixtures("backend")

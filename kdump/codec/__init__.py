@@ -75,6 +75,15 @@ def decompress(codec: int, data, *, magic: int, limit: int) -> bytes:
     """
     if not isinstance(limit, int) or limit < 0:
         raise ValueError(f"limit must be a non-negative int, not {limit!r}")
+    try:
+        return _decompress(codec, data, magic, limit)
+    except CodecError as e:
+        # Without the decompressor's frames: they hold its partial output (up to ``limit`` bytes), which an
+        # error kept for a report, or raised from, would keep alive (issue 22 item 2).
+        raise e.with_traceback(None) from None
+
+
+def _decompress(codec: int, data, magic: int, limit: int) -> bytes:
     if codec == GZIP:
         from . import gzip as _gzip
         return _gzip.decompress(data, limit=limit)

@@ -21,9 +21,11 @@ Each unit is then written in the target magic and codec:
   message per record (``RecordsUtil.downConvert``); control batches, empty batches, headers and the
   producer/transaction fields are dropped and counted (:mod:`kdump.convert.losses`).
 
-Offsets are always kept. Memory holds one source batch (or one run, bounded by ``max_batch_bytes``)
-at a time. Every record handed to the output is also fed, in a canonical form, to a digest that the
-read-back verification recomputes from the written file (:mod:`kdump.convert.output`).
+Offsets are always kept. Memory holds one source batch (or one run, bounded by ``max_batch_bytes``, and
+never above ``record_limit``) at a time, its records decoded a chunk at a time, and one output batch, which is
+refused once its records outgrow ``record_limit`` (what a reader takes; issue 22 item 2). Every record
+handed to the output is also fed, in a canonical form, to a digest that the read-back verification recomputes
+from the written file (:mod:`kdump.convert.output`).
 """
 from __future__ import annotations
 
@@ -262,6 +264,9 @@ class Converter:
         run_codec = options.target_codec(_codec.NONE)
         self._run_codec = None if options.to_magic < 2 and run_codec == _codec.NONE else run_codec
         self._to_zero = options.to_magic == 0
+        # where runs are cut: at --split-batch-bytes, and never above what a batch's records may take when read
+        # (0, no limit, would otherwise gather a whole file of plain messages into one batch in memory)
+        self._run_cut = min(options.max_batch_bytes or options.record_limit, options.record_limit)
         self._keep_below = False  # copy batches below the target magic (set by convert for a down-conversion)
 
     # --- entry point --------------------------------------------------------------------------------
@@ -366,7 +371,7 @@ class Converter:
                 opts = self.options
                 key = self._run_key
                 magic, append_time = (key[0], key[1]) if isinstance(key, tuple) else (key, None)
-                room = max(opts.max_batch_bytes - builder.size, 0) if opts.max_batch_bytes else -1
+                room = max(self._run_cut - builder.size, 0)
                 most = max(opts.max_batch_records - builder.record_count, 0) if opts.max_batch_records else -1
                 data, taken, last, max_ts = encode_run_records(
                     cols, i, builder.base_offset, builder.base_timestamp, builder.last_record_offset, room, most,
@@ -495,19 +500,6 @@ class Converter:
             self._refuse_bad_value(e, pos, what)
 
     # --- magic 2 --------------------------------------------------------------------------------------
-    def _v2_columns(self, batch):
-        """Records with their *stored* timestamps (base + delta, also under LogAppendTime)."""
-        if batch.records_count == 0:
-            return _v2.RecordColumns(b"")
-        try:
-            buf, start, end = batch.records_payload(self.options.record_limit)
-        except FormatError as e:
-            self._read_failed(e, batch.position)
-        cols = _v2.parse_records(buf, start, end, batch.records_count, batch.base_offset, batch.base_timestamp, None)
-        if cols.error is not None:
-            self._read_failed(cols.error.at(batch.position), batch.position)
-        return cols
-
     def _v2_batch(self, batch) -> None:
         stats = self.stats
         losses = stats.losses
@@ -563,14 +555,14 @@ class Converter:
                 self._records_lost(cols, append_time, pos)
                 if not cols.count:
                     continue
-                wrapper = self._take_chunk(wrapper, cols, target, codec, ts_type, append_time)
+                wrapper = self._take_chunk(wrapper, cols, target, codec, ts_type, append_time, pos)
         except ValueError as e:
             self._refuse_bad_value(e, pos, what)
         if wrapper is not None:
             self._write_batch(wrapper)
         return cols
 
-    def _take_chunk(self, unit, cols, target: int, codec: int, ts_type: TimestampType, append_time):
+    def _take_chunk(self, unit, cols, target: int, codec: int, ts_type: TimestampType, append_time, pos: int):
         """A chunk of records taken into ``unit`` (a compressed output batch or wrapper; made for the first chunk
         if None), and its canonical form digested at once (a refusal ends the whole conversion, so nothing
         digested is left unwritten). Returns the unit."""
@@ -584,13 +576,27 @@ class Converter:
             key = None if key_len[i] < 0 else mv[key_pos[i]:key_pos[i] + key_len[i]]
             value = None if value_len[i] < 0 else mv[value_pos[i]:value_pos[i] + value_len[i]]
             take(offsets[i], timestamps[i], encode(offsets[i], timestamps[i], key, value))
+        if unit.size > self.options.record_limit:
+            self._refuse_too_large(unit, cols, pos)
         if self.digest is not None:
             self.digest.update(canonical_records(cols, int(unit.ts_type), unit.canon_time, False))
         return unit
 
+    def _refuse_too_large(self, unit: _OpenBatch, cols, pos: int) -> NoReturn:
+        """A batch or wrapper being written outgrew the limit a batch's records may take when read (a magic-2
+        record of a few bytes is a magic 0/1 message of 26 or more): refused before it takes more memory, as no
+        reader kdump runs (its own read-back first) would read it."""
+        limit = self.options.record_limit
+        raise ConversionRefused(
+            "unconvertible",
+            f"the records from offset {unit.base_offset} to {cols.offsets[cols.count - 1]} take {unit.size:,} bytes "
+            f"before compression in magic {self.options.to_magic}, above the limit of {limit:,} bytes a batch's "
+            f"records may take when read (--max-batch-bytes of dump, verify and salvage); write them one message "
+            f"each with --recompress CODEC=none", pos)
+
     def _v2_chunks(self, batch):
-        """The records of a batch in chunks of :data:`RECORDS_PER_CHUNK`, with their *stored* timestamps (as
-        :meth:`_v2_columns`): memory bounded by the chunk, however many records the batch holds."""
+        """The records of a batch in chunks of :data:`RECORDS_PER_CHUNK`, with their *stored* timestamps (base +
+        delta, also under LogAppendTime): memory bounded by the chunk, however many records the batch holds."""
         try:
             buf, start, end = batch.records_payload(self.options.record_limit)
         except FormatError as e:
@@ -639,13 +645,17 @@ class Converter:
         self._write(data, cols.count, cols.count, canon)
 
     def _v2_to_v2(self, batch, append_time) -> None:
-        """A v2 batch stays a v2 batch: copied, or rebuilt with another codec keeping every header field."""
+        """A v2 batch stays a v2 batch: copied, or rebuilt with another codec keeping every header field; its
+        records are read a chunk at a time (memory bounded by the chunk, whatever count it declares)."""
         stats = self.stats
-        kept = batch.is_control or self.options.target_codec(batch.codec_id) == batch.codec_id
-        if batch.records_count > 0 and kept:
-            # copied: its records are read only for the digest, a chunk at a time (memory bounded by the chunk)
+        what = f"the batch of offsets {batch.base_offset}-{batch.last_offset}"
+        codec = batch.codec_id
+        if not (batch.is_control or batch.records_count == 0 or self.options.target_codec(codec) == codec):
+            codec = self._codec_for(codec, batch.position, what)  # Kafka never compresses control or empty batches
+        if codec == batch.codec_id:  # copied: its records are read only for the digest
             n = 0
-            for chunk in self._v2_chunks(batch):
+            # an empty batch is not decompressed (Kafka does not even look at it)
+            for chunk in self._v2_chunks(batch) if batch.records_count else ():
                 n += chunk.count
                 if self.digest is not None:
                     self.digest.update(canonical_records(chunk, batch.timestamp_type, append_time))
@@ -653,35 +663,27 @@ class Converter:
             stats.copied_batches += 1
             self._write(batch.entry_bytes(), 1, n, None)
             return
-        cols = self._v2_columns(batch)
-        n = cols.count
-        stats.source_records += n
-        codec = batch.codec_id
-        if not (batch.is_control or n == 0):  # Kafka never compresses control or empty batches
-            codec = self._codec_for(batch.codec_id, batch.position,
-                                    f"the batch of offsets {batch.base_offset}-{batch.last_offset}")
-        canon = None
-        if self.digest is not None:
-            canon = [canonical_records(cols, batch.timestamp_type, append_time)]
-        if codec == batch.codec_id:
-            stats.copied_batches += 1
-            self._write(batch.entry_bytes(), 1, n, canon)
-            return
         stats.converted_batches += 1
+        n = 0
         try:
             builder = RecordBatchBuilder(
                 batch.base_offset, codec, batch.timestamp_type, log_append_time=append_time,
                 producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
                 base_sequence=batch.base_sequence, is_transactional=batch.is_transactional,
                 partition_leader_epoch=batch.partition_leader_epoch, delete_horizon_ms=batch.delete_horizon_ms)
-            for i in range(n):
-                builder.append(cols.offsets[i], cols.timestamps[i], cols.key(i), cols.value(i), cols.headers[i])
+            for cols in self._v2_chunks(batch):  # a chunk at a time, digested at once (a refusal ends it all)
+                n += cols.count
+                for i in range(cols.count):
+                    builder.append(cols.offsets[i], cols.timestamps[i], cols.key(i), cols.value(i), cols.headers[i])
+                if self.digest is not None:
+                    self.digest.update(canonical_records(cols, batch.timestamp_type, append_time))
             if batch.last_offset != builder.last_offset:
                 builder.override_last_offset(batch.last_offset)
             data = builder.build()
         except ValueError as e:
-            self._refuse_bad_value(e, batch.position, f"the batch of offsets {batch.base_offset}-{batch.last_offset}")
-        self._write(data, 1, n, canon)
+            self._refuse_bad_value(e, batch.position, what)
+        stats.source_records += n
+        self._write(data, 1, n, None)
 
     # --- compressed legacy wrappers ---------------------------------------------------------------------
     def _wrapper(self, batch) -> None:
@@ -738,7 +740,7 @@ class Converter:
                 if target < 2 and codec == _codec.NONE:
                     self._messages_out(cols, pos, what, unit_type, append_time)
                 else:
-                    unit = self._take_chunk(unit, cols, target, codec, unit_type, append_time)
+                    unit = self._take_chunk(unit, cols, target, codec, unit_type, append_time, pos)
         except ValueError as e:
             self._refuse_bad_value(e, pos, what)
         if unit is not None:
@@ -833,7 +835,7 @@ class Converter:
         try:
             if run is not None:
                 encoded = run.encode(offset, ts, key, value)
-                if opts.max_batch_bytes and run.builder.size + len(encoded) > opts.max_batch_bytes:
+                if run.builder.size + len(encoded) > self._run_cut:
                     self._flush_run()
                     run = None
             if run is None:

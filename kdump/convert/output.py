@@ -76,7 +76,7 @@ def read_back_digests(path, record_limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES, 
                 ts_type = int(batch.timestamp_type)
                 for cols in batch.column_chunks(record_limit):
                     if cols.error is not None:
-                        raise cols.error
+                        raise cols.error.fresh()  # not the kept one: no cycle through cols and its buffer
                     update(canonical_records(cols, ts_type))
             except KdumpError as e:
                 problems.append(f"entry {entries - 1} at byte {batch.position}: records unreadable: {e}")

@@ -34,7 +34,7 @@ from ._varint cimport VI_BIG, VI_OK, VI_TRUNCATED, read_field, read_raw
 from kdump.errors import FormatError
 from kdump.format.columns import RecordColumns, RecordKeys, RecordSummary  # leaf module (no kdump import back here)
 from kdump.format.layout import java_long  # leaf module too
-from kdump.format.limits import HEADERS_PER_CHUNK, MAX_RECORD_HEADERS, too_many_headers
+from kdump.format.limits import BYTES_PER_CHUNK, HEADERS_PER_CHUNK, MAX_RECORD_HEADERS, too_many_headers
 
 # The pure twins, for the inputs the fast path is not written for. kdump.format.v2 imports this module
 # (through kdump._backend), so they are handed over by kdump._backend.pick rather than imported from here.
@@ -219,7 +219,9 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
     cdef unsigned char b, attr
     cdef list hl
     cdef bint chunked
-    cdef int64_t chunk_headers = 0
+    cdef int64_t chunk_headers = 0, chunk_bytes = 0
+    # the budgets of a chunk, read at each call (module globals: the tests make them small)
+    cdef int64_t headers_budget = HEADERS_PER_CHUNK, bytes_budget = BYTES_PER_CHUNK
     try:
         if count_obj < 0:
             raise FormatError("record-count-invalid", f"invalid record count {count_obj}")
@@ -381,9 +383,10 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                     attr_at, first_attr = i - first, attr
                 last_off = off
                 i += 1
-                if nheaders and chunked:
+                if chunked:
                     chunk_headers += nheaders
-                    if chunk_headers >= HEADERS_PER_CHUNK and i < last:
+                    chunk_bytes += pos - rec_start
+                    if (chunk_headers >= headers_budget or chunk_bytes >= bytes_budget) and i < last:
                         last = i  # the chunk boundaries of the columns, which the pure summary shares
                         break
                 continue
@@ -405,10 +408,11 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
             headers.append(hdrs)
             sizes.append(pos - rec_start)
             i += 1
-            if nheaders and chunked:
+            if chunked:
                 chunk_headers += nheaders
-                if chunk_headers >= HEADERS_PER_CHUNK and i < last:
-                    last = i  # memory bounded by headers too: the next chunk goes on from here
+                chunk_bytes += pos - rec_start
+                if (chunk_headers >= headers_budget or chunk_bytes >= bytes_budget) and i < last:
+                    last = i  # memory bounded by headers and bytes too: the next chunk goes on from here
                     break
         if last < count:
             cols.resume_at = pos
@@ -418,7 +422,7 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                 f"incorrect declared batch size: {end - pos} bytes remain after the {count_obj} records the header declares",
             )
     except FormatError as e:
-        cols.error = e
+        cols.error = e.detached()  # the columns keep it, as the pure twin's do
     except BaseException:
         free_buffer(&entries)
         raise

@@ -10,6 +10,7 @@ message body or the wrapper's decompressed inner message set for magic 0/1.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterator
 
 from kdump.errors import FormatError
 from kdump.format import layout as L
@@ -358,4 +359,12 @@ def iter_records(cols: RecordColumns, timestamp_type: TimestampType, sequences):
                      None if crcs is None else crcs[i], None if magics is None else magics[i],
                      None if valid is None else valid[i])
     if cols.error is not None:
-        raise cols.error
+        raise cols.error.fresh()  # a copy: raising the kept one would make a cycle that holds cols (and its buffer)
+
+
+def iter_chunk_records(chunks: Iterator[RecordColumns], timestamp_type: TimestampType, sequences):
+    """:func:`iter_records` over a batch's ``column_chunks``: a chunk is dropped before the next is decoded, so
+    memory is bounded by the chunk, whatever count the batch declares (issue 22 item 2). The decoding error is
+    raised after the records before it, as :func:`iter_records` does."""
+    for cols in chunks:
+        yield from iter_records(cols, timestamp_type, sequences)

@@ -27,6 +27,7 @@ from kdump._crc import crc32c
 from kdump.errors import FormatError
 from kdump.format import layout as L
 from kdump.format.legacy import LegacyBatch, message_too_small
+from kdump.format.limits import DEFAULT_MAX_DECOMPRESSED_BYTES
 from kdump.format.v2 import RecordBatch, batch_too_small
 
 # --- why a walk stops ------------------------------------------------------------------------------------
@@ -144,14 +145,15 @@ def settle(stop: Stop, *, limited: bool = False, live: bool = False) -> Stop:
 
 
 # --- one entry -------------------------------------------------------------------------------------------
-def entry_batch(position: int, offset: int, size: int, body: bytes):
+def entry_batch(position: int, offset: int, size: int, body: bytes, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES):
     """The batch object for one framed entry (``body`` = the ``size`` bytes after the size field), by its
-    magic byte. Raises FormatError for an unknown magic or an entry too small for its format."""
+    magic byte; ``limit`` bounds the decompression a legacy wrapper's first offset needs (the reader's).
+    Raises FormatError for an unknown magic or an entry too small for its format."""
     magic = body[L.BODY_MAGIC]
     if magic == 2:
         return RecordBatch(position, offset, size, body)
     if magic <= 1:
-        return LegacyBatch(position, offset, body)
+        return LegacyBatch(position, offset, body, limit)
     raise FormatError("magic-unknown",
                       f"unknown magic byte {magic} (expected 0, 1 or 2) in an entry declaring {size} bytes",
                       position=position)

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from kdump import codec as _codec
 from kdump.errors import FormatError
 from kdump.format import layout as L
-from kdump.format.columns import RECORDS_PER_CHUNK, InnerSummary, Record, RecordColumns, RecordKeys, iter_records
+from kdump.format.columns import RECORDS_PER_CHUNK, InnerSummary, Record, RecordColumns, RecordKeys, iter_chunk_records
 from kdump.format.limits import DEFAULT_MAX_DECOMPRESSED_BYTES
 from kdump.format.types import TimestampType
 
@@ -136,10 +136,11 @@ class LegacyBatch:
     delete_horizon_ms = None
     records_count = None  # legacy entries do not declare a count
 
-    __slots__ = ("position", "message", "_columns", "_base_offset", "_records_error")
+    __slots__ = ("position", "message", "limit", "_columns", "_base_offset", "_records_error")
 
-    def __init__(self, position: int, offset: int, body):
+    def __init__(self, position: int, offset: int, body, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES):
         self.position = position
+        self.limit = limit  # the bound of the decompression its first offset needs: its reader's (--max-batch-bytes)
         try:
             self.message = LegacyMessage(offset, body, where=f"magic {body[L.BODY_MAGIC]} message")
         except FormatError as e:
@@ -173,8 +174,8 @@ class LegacyBatch:
 
     @property
     def base_offset(self) -> int:
-        """Offset of the first record. As in Kafka this decompresses a wrapper (bounded by the default limit),
-        once. It never raises: a wrapper whose inner messages cannot be read states no first offset, so its own
+        """Offset of the first record. As in Kafka this decompresses a wrapper (bounded by :attr:`limit`), once.
+        It never raises: a wrapper whose inner messages cannot be read states no first offset, so its own
         offset (the last one, the only one it states) stands for it and :attr:`records_error` holds why. Reading
         the records (:meth:`columns`, :meth:`column_chunks`) raises that error where damage is reported; the
         many places that only *name* a batch by its offsets (messages, JSON heads, drop reports) cannot fail."""
@@ -197,18 +198,18 @@ class LegacyBatch:
         # the first chunk only (a wrapper of millions of inner messages is not decoded whole for its first
         # offset). A wrapper of one chunk is kept, as columns() keeps it.
         try:
-            first = next(self.column_chunks(DEFAULT_MAX_DECOMPRESSED_BYTES))
+            first = next(self.column_chunks(self.limit))
         except FormatError as e:
-            self._records_error = e
+            self._records_error = e.detached()  # kept by the batch: not the frames that hold the batch
             return self.message.offset
         if first.resume_at is None:
             self._columns = first
         return first.offsets[0]
 
     def records(self, limit: int) -> Iterator[Record]:
-        """One :class:`~kdump.format.columns.Record` per record; raises the decoding error after yielding
-        the good ones."""
-        return iter_records(self.columns(limit), self.timestamp_type, _no_sequence)
+        """One :class:`~kdump.format.columns.Record` per record, decoded a chunk at a time; raises the decoding
+        error after yielding the good ones."""
+        return iter_chunk_records(self.column_chunks(limit), self.timestamp_type, _no_sequence)
 
     def columns(self, limit: int) -> RecordColumns:
         """The records of this entry column-wise, following ``AbstractLegacyRecordBatch``'s deep iterator:
@@ -406,7 +407,7 @@ def inner_columns_py(data, pos0: int, start_at: int = 0, max_count: int | None =
         try:
             crc, magic, attrs, ts, kpos, klen, vpos, vlen = parse_message(data, start, stop, f"inner message {k}")
         except FormatError as e:
-            error = e.at(pos0)
+            error = e.at(pos0).detached()  # the columns keep it: not the frames that hold the data
             break
         if attrs & L.LEGACY_CODEC_MASK:
             error = FormatError("inner-compressed", f"inner message {k} is itself compressed "
@@ -426,7 +427,10 @@ def inner_columns_py(data, pos0: int, start_at: int = 0, max_count: int | None =
         valid.append(_crc_ok(data, start, stop, crc))
         pos = stop
     if not inner_offsets and start_at == 0:
-        raise error or FormatError("wrapper-empty", "compressed wrapper holds no inner messages", position=pos0)
+        # a copy of the error: raising the local one would make a cycle (its traceback holds this frame) that
+        # keeps the decompressed inner set alive until the garbage collector runs
+        raise error.fresh() if error is not None else FormatError("wrapper-empty", "compressed wrapper holds no "
+                                                                  "inner messages", position=pos0)
     cols.count = len(inner_offsets)
     cols.error = error
     return cols, inner_offsets, resume

@@ -10,6 +10,9 @@ DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024
 # decoded chunk of records within about 128 MB however the headers are spread (issue 22, item 2):
 MAX_RECORD_HEADERS = 1 << 18  # a record declaring more headers is refused (record-headers-invalid)
 HEADERS_PER_CHUNK = 1 << 18  # a chunk of records ends after the record whose headers reach this many
+# ... or whose bytes reach this many: a chunk is rendered whole, and a value that is not text takes up to 3 (as
+# JSON, 6) times its size in text, so 16,384 values of 16 KiB took 480 MB in a text dump.
+BYTES_PER_CHUNK = 8 << 20
 
 
 def too_many_headers(i: int, n: int) -> str:

@@ -17,8 +17,8 @@ from kdump import codec as _codec
 from kdump._crc import crc32c as _crc
 from kdump.errors import FormatError
 from kdump.format import layout as L
-from kdump.format.columns import RECORDS_PER_CHUNK, Record, RecordColumns, RecordKeys, RecordSummary, iter_records
-from kdump.format.limits import HEADERS_PER_CHUNK, MAX_RECORD_HEADERS, too_many_headers
+from kdump.format.columns import RECORDS_PER_CHUNK, Record, RecordColumns, RecordKeys, RecordSummary, iter_chunk_records
+from kdump.format.limits import BYTES_PER_CHUNK, HEADERS_PER_CHUNK, MAX_RECORD_HEADERS, too_many_headers
 from kdump.format.types import TimestampType
 from kdump.format.varint import zigzag_decode
 
@@ -77,7 +77,7 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
     i = first
     last = count if stop is None or stop > count else stop
     chunked = stop is not None  # a whole-batch read (columns()) is not cut
-    chunk_headers = 0
+    chunk_headers = chunk_bytes = 0
     try:
         if count < 0:
             raise FormatError("record-count-invalid", f"invalid record count {count}")
@@ -204,10 +204,11 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
             headers.append(hdrs)
             sizes.append(pos - rec_start)
             i += 1
-            if nheaders and chunked:
+            if chunked:
                 chunk_headers += nheaders
-                if chunk_headers >= HEADERS_PER_CHUNK and i < last:
-                    last = i  # memory bounded by headers too: the next chunk goes on from here
+                chunk_bytes += pos - rec_start
+                if (chunk_headers >= HEADERS_PER_CHUNK or chunk_bytes >= BYTES_PER_CHUNK) and i < last:
+                    last = i  # memory bounded by headers and bytes too: the next chunk goes on from here
                     break
         if last < count:
             cols.resume_at = pos
@@ -218,7 +219,7 @@ def parse_records_py(buf, start: int, end: int, count: int, base_offset: int, ba
                 f"after the {count} records the header declares",
             )
     except FormatError as e:
-        cols.error = e
+        cols.error = e.detached()  # the columns keep it: not the frames that hold them (a cycle) and the payload
     except IndexError:
         # A field ran past the end of the buffer in a way the explicit checks above did not foresee.
         cols.error = FormatError("record-truncated", f"record {i}: invalid record structure (ran out of bytes)")
@@ -394,8 +395,9 @@ class RecordBatch:
             at = part.resume_at
 
     def records(self, limit: int) -> Iterator[Record]:
-        """One :class:`Record` per record; raises the decoding error after yielding the good ones."""
-        return iter_records(self.columns(limit), self.timestamp_type, self.record_sequence)
+        """One :class:`Record` per record, decoded a chunk at a time; raises the decoding error after yielding the
+        good ones."""
+        return iter_chunk_records(self.column_chunks(limit), self.timestamp_type, self.record_sequence)
 
     def __repr__(self) -> str:
         return (f"RecordBatch(position={self.position}, base_offset={self.base_offset}, "

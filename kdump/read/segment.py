@@ -178,7 +178,7 @@ class SegmentReader:
                 self._stop(F.shrank_stop(pos, remaining))
                 return
             try:
-                batch = entry_batch(pos, offset, size, body)
+                batch = entry_batch(pos, offset, size, body, self.max_batch_bytes)
             except FormatError as e:
                 self._stop(F.corrupt_stop(pos, remaining, e))
                 return
@@ -312,7 +312,7 @@ class SegmentReader:
                         yield self._stop(F.shrank_stop(pos, remaining))
                         return
                     try:
-                        batch = entry_batch(pos, offset, size, body)
+                        batch = entry_batch(pos, offset, size, body, self.max_batch_bytes)
                     except FormatError as e:
                         event = BadEntry(pos, L.LOG_OVERHEAD + size, offset, e)
                     else:
@@ -477,7 +477,7 @@ class Prober:
         if size > self.max_batch_bytes:
             return None
         try:
-            batch = LegacyBatch(q, offset, self.read(q + L.LOG_OVERHEAD, size))
+            batch = LegacyBatch(q, offset, self.read(q + L.LOG_OVERHEAD, size), self.max_batch_bytes)
             for record in batch.records(self.max_batch_bytes):
                 return record.offset
         except FormatError:
@@ -600,7 +600,7 @@ def read_batch_at(fd: int, header: BatchHeader, max_batch_bytes: int = DEFAULT_M
         raise FormatError("truncated-tail", "the log ended while reading a batch (was it truncated?)",
                           position=header.position)
     offset, size = L.PREFIX.unpack_from(data, 0)
-    return entry_batch(header.position, offset, size, data[L.LOG_OVERHEAD:])
+    return entry_batch(header.position, offset, size, data[L.LOG_OVERHEAD:], max_batch_bytes)
 
 
 def first_offset(fd: int, header: BatchHeader, limit: int = DEFAULT_MAX_BATCH_BYTES) -> int | None:

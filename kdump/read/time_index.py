@@ -76,9 +76,9 @@ def encode_entry(base_offset: int, timestamp: int, offset: int) -> bytes:
 def max_record_timestamp(batch, limit: int) -> int:
     """The largest record timestamp of a batch (-1 if none), as DumpLogSegments computes it for time indexes."""
     best = L.NO_TIMESTAMP
-    cols = batch.columns(limit)
-    if cols.count:
-        best = max(best, max(cols.timestamps[:cols.count]))
-    if cols.error is not None:
-        raise cols.error
+    for cols in batch.column_chunks(limit):  # a chunk at a time: memory bounded whatever count is declared
+        if cols.count:
+            best = max(best, max(cols.timestamps[:cols.count]))
+        if cols.error is not None:
+            raise cols.error.fresh()  # not the kept one: its traceback would hold cols, which holds it
     return best

@@ -125,7 +125,7 @@ class ArrowAssembler:
                     pending = 0
                     yield self._flush()
         except _source.FormatError as e:
-            error = e.at(batch.position)
+            error = e.at(batch.position).detached()  # kept past the handler: no traceback holding this frame
         if error is not None:
             on_damage(sl, Damage.of_batch(batch, error, None if last_offset is None else last_offset + 1))
         if pending:
@@ -152,7 +152,7 @@ class ArrowAssembler:
             n = b.add_v2(buf, start, end, count, base, base_ts, append, i, stop, at)
             if n >= 0:
                 at = b.resume_at if b.resume_at >= 0 else None
-                i = stop
+                i += n  # the pure builder's decoder may end a chunk early (its header and byte budgets)
                 yield n, None, b.last_offset if n else None, None
                 continue
             # not plainly well formed: kdump's decoder for this chunk (the same records, and the error if any)
