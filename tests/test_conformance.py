@@ -452,3 +452,16 @@ def test_spark_job_exit_code(spark, tmp_path, name, command, cell):
     assert result.exit_code == code, result.output[-3000:]
     if command == "spark-verify" and code == 0:
         assert ("WARN" in set(re.findall(r"^(OK|WARN|FAIL) ", result.stdout, re.M))) == warned
+
+
+def test_a_replay_reads_past_damage_inside_a_segment(tmp_path):
+    """groups (as txn-state and metadata: one reader, kdump.replay.source) reads past a damaged size field, as every
+    command does: every record of Kafka's view of the segment but those of the batch the damage took, and the
+    damage said as one error object (exit 1)."""
+    paths = size_field_damage(tmp_path, OFFSETS)
+    result = run_cli("groups", "--format", "json", *paths)
+    assert result.exit_code == 1, result.stderr
+    doc = json.loads(result.stdout)
+    kept = [b for i, b in enumerate(OFFSETS.batches) if i != 1]
+    assert doc["records"] + doc["ignoredRecords"] == sum(b["recordCount"] for b in kept)
+    assert [e["position"] for e in doc["skipped"]] == [OFFSETS.damaged["position"]]

@@ -173,11 +173,13 @@ def one_unreadable(tmp_path, monkeypatch):
 @pytest.mark.parametrize("command", ["stats", "txn"])
 def test_an_unreadable_segment_among_readable_ones_exits_1_with_the_others_reported(one_unreadable, command):
     logs, unreadable = one_unreadable
-    result = run_cli(command, logs)
+    # one process: the stand-in reader lives in this one (with a thread running, e.g. a Spark session's, --jobs
+    # would start fresh worker processes that import the real reader)
+    result = run_cli(command, "--jobs", "1", logs)
     assert result.exit_code == 1
     assert f"kdump: {unreadable}: cannot read: Permission denied" in result.stderr
     assert result.stdout.startswith("OK orders-0: ") and "orders-1" not in result.stdout
-    doc = json.loads(run_cli(command, "--format", "json", logs).stdout)
+    doc = json.loads(run_cli(command, "--jobs", "1", "--format", "json", logs).stdout)
     assert [p["partition"] for p in doc["partitions"]] == [0]
     assert doc["errors"] == [{"type": "error", "path": str(unreadable), "position": None, "code": "cannot-read",
                               "message": "cannot read: Permission denied"}]

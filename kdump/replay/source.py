@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 
 from kdump.errors import FormatError, error_object
 from kdump.format.columns import RECORDS_PER_CHUNK
-from kdump.format.framing import TRAILING
+from kdump.read.damage import Damage, by_batch, readable
 from kdump.read.logdir import FileKind, directory_state, named_kind, topic_partition
 from kdump.read.partition import PartitionLog
 from kdump.read.scan import scan
-from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
+from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader, Stop
 
 
 class ReplayInputError(Exception):
@@ -189,7 +189,16 @@ def read_records(path: str, skipped: SkipList, *,
         if why is not None:  # e.g. text renamed .log: said as such, not as an incomplete last batch
             skipped.append(Skipped(path, None, f"not a Kafka log segment: {why}"))
             return
-        for batch in reader:
+        # past damage, as every command reads (kdump.read.damage): each damaged area skipped and said, the intact
+        # batches after it replayed; runs of plain magic 0/1 messages one message at a time
+        for batch in by_batch(readable(reader)):
+            if isinstance(batch, Damage):
+                lost = batch.lost_offsets()
+                skipped.append(Skipped(path, lost.first, f"at byte {batch.start}: {batch.describe()}", batch.code,
+                                       batch.start, kafka_tail=batch.kafka_tail))
+                continue
+            if isinstance(batch, Stop):
+                break
             span = f"batch at byte {batch.position} (offsets {batch.base_offset}..{batch.last_offset})"
             if not batch.is_valid():
                 skipped.append(Skipped(path, batch.base_offset, f"{span} fails its CRC check; its records are "
@@ -219,8 +228,3 @@ def read_records(path: str, skipped: SkipList, *,
                 skipped.append(Skipped(path, batch.base_offset, f"{span}: {cols.error.message}; the records "
                                                                 "after it are left out", cols.error.code,
                                        batch.position))
-        tail = reader.tail
-        if tail is not None and tail.kind not in ("end", "limit"):
-            skipped.append(Skipped(path, None, f"at byte {tail.position}: {tail.message or tail.kind}; "
-                                               f"{tail.length} bytes not read", tail.code or "truncated-tail",
-                                   tail.position, kafka_tail=tail.kind in TRAILING and not tail.fatal))
