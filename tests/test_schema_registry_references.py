@@ -5,6 +5,8 @@ its partition; JSON Lines carries decoded keys with their schema ids as it does 
 import json
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 import schema_registry_stack as stack  # skips the module without fastavro, protobuf, grpcio-tools
@@ -80,3 +82,21 @@ def test_json_lines_carry_decoded_keys_and_their_schema_ids(log_dir):
     assert [(r["key"], r["keyEncoding"], r["keySchemaId"]) for r in keyed] == [("k1", "decoded", 10),
                                                                               ("k2", "decoded", 10)]
     assert [k for k, _ in expected["orders-avro"] if k is not None] == ["k1", "k2"]
+
+
+def test_the_storage_topic_under_another_name_is_found_beside_the_data(tmp_path, log_dir):
+    """A registry whose kafkastore.topic is not _schemas: KDUMP_SCHEMAS_TOPIC names it, and the search beside the
+    data finds it (without it, the usage error names the topic it looked for)."""
+    root, expected = log_dir
+    shutil.copytree(os.path.join(root, "_schemas-0"), tmp_path / "registry-prod-0")
+    data = tmp_path / "orders-json-0"
+    shutil.copytree(os.path.join(root, "orders-json-0"), data)
+    argv = [sys.executable, "-m", "kdump", "dump", "--value-decoder", "schema-registry", str(data)]
+    found = subprocess.run(argv, capture_output=True, text=True,
+                           env={**os.environ, "KDUMP_SCHEMAS_TOPIC": "registry-prod"})
+    assert found.returncode == 0, found.stderr
+    first = next(line for line in found.stdout.splitlines() if line.startswith("| offset: 0 "))
+    assert json.loads(first.split(" payload: ", 1)[1]) == expected["orders-json"][0][1]
+    missing = subprocess.run(argv, capture_output=True, text=True,
+                             env={k: v for k, v in os.environ.items() if k != "KDUMP_SCHEMAS_TOPIC"})
+    assert missing.returncode == 2 and "_schemas" in missing.stderr

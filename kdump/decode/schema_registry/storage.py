@@ -27,7 +27,9 @@ from kdump.format.limits import DEFAULT_MAX_DECOMPRESSED_BYTES
 from kdump.read.logdir import Partition
 from kdump.read.segment import SegmentReader
 
-DEFAULT_TOPIC = "_schemas"
+# The registry's storage topic: Confluent's default ``kafkastore.topic``, or the name a registry configured otherwise
+# is given in KDUMP_SCHEMAS_TOPIC (read once, at start-up: every command's search beside the data uses it).
+DEFAULT_TOPIC = os.environ.get("KDUMP_SCHEMAS_TOPIC") or "_schemas"
 
 
 @dataclass
