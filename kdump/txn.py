@@ -264,12 +264,14 @@ def partition_transactions(group: SegmentGroup, *, timeout_ms: int = DEFAULT_TIM
     return result
 
 
-def transactions(groups, *, timeout_ms: int = DEFAULT_TIMEOUT_MS, jobs: int = 1) -> list[PartitionTxns]:
+def transactions(groups, *, timeout_ms: int = DEFAULT_TIMEOUT_MS, jobs: int = 1, progress=None) -> list[PartitionTxns]:
     """:func:`partition_transactions` of each :class:`~kdump.read.scan.SegmentGroup`, in order; ``jobs`` > 1: in that
-    many worker processes (:func:`kdump.parallel.ordered_map`), the same results."""
+    many worker processes (:func:`kdump.parallel.ordered_map`), the same results. ``progress(bytes)`` as each
+    partition ends."""
     from kdump.parallel import bytes_of, ordered_map
-    return ordered_map(_partition_transactions, [(g, timeout_ms) for g in groups], jobs,
-                       sizes=[bytes_of(g.logs) for g in groups])
+    sizes = [bytes_of(g.logs) for g in groups]
+    return ordered_map(_partition_transactions, [(g, timeout_ms) for g in groups], jobs, sizes=sizes,
+                       done=None if progress is None else (lambda i: progress(sizes[i])))
 
 
 def _partition_transactions(group: SegmentGroup, timeout_ms: int) -> PartitionTxns:

@@ -248,6 +248,29 @@ def test_progress_is_decided_by_size_and_the_commands_speed(bars, monkeypatch, t
         assert sum(bars.done) == sum(os.path.getsize(x) for x in logs)  # every byte of every segment, once
 
 
+def test_txn_and_the_replays_show_progress_by_size_and_speed(bars, monkeypatch, tmp_path):
+    """txn advances its bar as each partition ends, a replay as each batch is read: every byte once."""
+    import shutil
+
+    import kdump.commands.progress as progress
+    part = tmp_path / "t-0"
+    log = write_log(part, 0, [data_batch(i * 10, 10, ts=T0 + i) for i in range(50)])
+    size = os.path.getsize(log)
+    monkeypatch.setattr("kdump._backend.BACKEND", "compiled")
+    monkeypatch.setitem(progress.SPEEDS, "reading transactions", size // 3)  # 3 s expected
+    assert run_cli("txn", part).exit_code == 0 and bars == ["reading transactions"] and sum(bars.done) == size
+    bars.clear()
+    bars.done.clear()
+    offsets = tmp_path / "__consumer_offsets-0"
+    shutil.copytree(ROOT / "fixtures/corpus/broker-written/consumer-offsets-v2", offsets)
+    monkeypatch.setitem(progress.SPEEDS, "replaying", 1)  # any size takes long
+    assert run_cli("groups", offsets).exit_code == 0 and bars == ["replaying"]
+    assert sum(bars.done) == sum(os.path.getsize(x) for x in offsets.glob("*.log"))
+    bars.clear()
+    monkeypatch.setitem(progress.SPEEDS, "replaying", 10 ** 12)  # a moment: no bar
+    assert run_cli("groups", offsets).exit_code == 0 and bars == []
+
+
 def test_progress_speeds_are_documented():
     import kdump.commands.progress as progress
     readme = (ROOT / "README.md").read_text()

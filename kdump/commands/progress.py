@@ -28,6 +28,12 @@ SPEEDS = {
     # those records (400,000) in 2.6 s, measured 2026-11-26 beside the other commands at a load of 7 on 2 cores
     # (verify --deep took 0.6 s there)
     "salvaging": 20_000_000,
+    # txn: batch headers (control batches read whole), the producer state machine per batch: 227 MB in 0.23 s
+    "reading transactions": 800_000_000,
+    # groups, txn-state, metadata: every record decoded by the generated schemas in Python, and applied; 10 M
+    # records of a few bytes (zstd) took 60-140 s in the memory bench (bench/RESULTS.md, issue 22 item 2), so
+    # bytes say little: the slowest case, rounded down
+    "replaying": 1_000_000,
 }
 # Without the compiled fast path (KDUMP_PURE_PYTHON=1) records are decoded in Python: dump with data at 0.19 M
 # records/s instead of 0.85 M (bench/RESULTS.md, "kdump dump").

@@ -150,12 +150,13 @@ def _compaction_key(rtype: int, key: dict) -> tuple:
     return (rtype, *key.values())
 
 
-def replay_groups(paths) -> GroupsReplay:
-    """Replay the ``__consumer_offsets`` partitions ``paths`` name (see :func:`kdump.replay.source.sources`)."""
+def replay_groups(paths, progress=None) -> GroupsReplay:
+    """Replay the ``__consumer_offsets`` partitions ``paths`` name (see :func:`kdump.replay.source.sources`);
+    ``progress(bytes)`` as each batch is read."""
     log = _Log()
     for src in sources(paths, TOPIC):
         for path in src.logs:
-            for rec in read_records(path, log.skipped):
+            for rec in read_records(path, log.skipped, progress=progress):
                 log.apply(rec)
     groups: dict[str, GroupState] = {}
     topic_names: dict[str, dict] = {}  # group -> topic id -> name, from the subscription metadata

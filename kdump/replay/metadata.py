@@ -358,9 +358,9 @@ def _snapshot_order(path: str) -> tuple:
     return (0, 0, path) if found is None else (found[0], found[1], path)
 
 
-def replay_metadata(paths) -> MetadataReplay:
+def replay_metadata(paths, progress=None) -> MetadataReplay:
     """Replay the newest snapshot and the log after it, from the ``__cluster_metadata`` partition (directory,
-    log directory or files) that ``paths`` name."""
+    log directory or files) that ``paths`` name; ``progress(bytes)`` as each batch is read."""
     rp = _Replayer()
     snapshot = end = None
     snapshot_records = log_records = 0
@@ -369,13 +369,13 @@ def replay_metadata(paths) -> MetadataReplay:
             snapshot = max(src.snapshots, key=_snapshot_order)
             found = kraft_snapshot_id(snapshot)
             end = found[0] if found is not None else 0  # bootstrap.checkpoint: Kafka's snapshot id (0, 0)
-            for rec in read_records(snapshot, rp.skipped):
+            for rec in read_records(snapshot, rp.skipped, progress=progress):
                 snapshot_records += not rec.control
                 rp.apply(rec)
             rp.finish()
             rp.offset = end - 1
         for path in src.logs:
-            for rec in read_records(path, rp.skipped):
+            for rec in read_records(path, rp.skipped, progress=progress):
                 if end is not None and rec.offset < end:
                     continue  # in the snapshot already
                 log_records += not rec.control

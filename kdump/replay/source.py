@@ -175,10 +175,11 @@ def _source(part: PartitionLog) -> Source:
     return Source(part.directory, [s.log for s in part.segments], list(part.files.kraft_snapshots))
 
 
-def read_records(path: str, skipped: SkipList, *,
-                 limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Iterator[Record]:
+def read_records(path: str, skipped: SkipList, *, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+                 progress=None) -> Iterator[Record]:
     """Every record of one segment or snapshot file; batches and records that cannot be read are added to
-    ``skipped`` (a batch failing its CRC is left out whole: Kafka would have truncated the log there)."""
+    ``skipped`` (a batch failing its CRC is left out whole: Kafka would have truncated the log there).
+    ``progress(bytes)``, if given, as each batch is taken."""
     try:
         reader = SegmentReader(path)
     except OSError as e:  # said, and the other files still replayed
@@ -199,6 +200,8 @@ def read_records(path: str, skipped: SkipList, *,
                 continue
             if isinstance(batch, Stop):
                 break
+            if progress is not None:
+                progress(batch.size)
             span = f"batch at byte {batch.position} (offsets {batch.base_offset}..{batch.last_offset})"
             if not batch.is_valid():
                 skipped.append(Skipped(path, batch.base_offset, f"{span} fails its CRC check; its records are "

@@ -58,14 +58,15 @@ class TransactionsReplay:
                 "records": self.records, **self.skipped.to_json()}
 
 
-def replay_transactions(paths) -> TransactionsReplay:
-    """Replay the ``__transaction_state`` partitions ``paths`` name (see :func:`kdump.replay.source.sources`)."""
+def replay_transactions(paths, progress=None) -> TransactionsReplay:
+    """Replay the ``__transaction_state`` partitions ``paths`` name (see :func:`kdump.replay.source.sources`);
+    ``progress(bytes)`` as each batch is read."""
     state: dict[str, TransactionalIdState] = {}
     skipped = SkipList()
     count = 0
     for src in sources(paths, TOPIC):
         for path in src.logs:
-            for rec in read_records(path, skipped):
+            for rec in read_records(path, skipped, progress=progress):
                 if rec.control:
                     continue
                 count += 1
