@@ -12,7 +12,8 @@ the ``kdump spark`` jobs) records what happened to each path it was given in an 
 * 70: a bug (never decided here: the command line's last resort).
 
 Kafka's own exit 0 is kept where Kafka's text is the contract: a crash-cut tail that DumpLogSegments reports as
-``Found N invalid bytes at the end of F`` is recorded with :meth:`Outcome.kafka_tail`, which does not fail a run.
+``Found N invalid bytes at the end of F`` is recorded as a warning (``saw(path, warnings=1)``), which fails a run
+only at ``--fail-on warning``.
 """
 from __future__ import annotations
 
@@ -51,7 +52,6 @@ class Outcome:
 
     fail_on: str = ERROR
     read: int = 0  # paths (files) read, in whole or in part
-    sound: int = 0  # of those, read to the end with nothing wrong
     damaged: int = 0  # read, but damaged or not a Kafka file (errors)
     warned: int = 0  # read, with warnings only
     unreadable: int = 0  # could not be opened or read (EACCES, EIO...), though other paths were
@@ -60,8 +60,6 @@ class Outcome:
     usage: bool = False  # bad options
     output_failed: bool = False  # an output could not be written (or verified)
     nothing: bool = False  # the command found nothing to read where it was pointed (an empty directory...)
-    kafka_tails: int = 0  # tails Kafka itself reports with exit 0 ("Found N invalid bytes at the end of F")
-    notes: list[str] = field(default_factory=list)
     # Paths seen so far with their [errors, warnings]: a command that meets a file's problems one by one (dump's
     # errors, rebuild's warnings) says so with :meth:`saw`; each path is counted once, by :meth:`settle`.
     seen: dict = field(default_factory=dict)
@@ -74,8 +72,6 @@ class Outcome:
             self.damaged += 1
         elif warnings:
             self.warned += 1
-        else:
-            self.sound += 1
         return label(errors, warnings, self.fail_on)
 
     def saw(self, path, *, errors: int = 0, warnings: int = 0) -> None:
@@ -104,10 +100,6 @@ class Outcome:
         counts = report.counts()
         return self.file(errors=counts[ERROR], warnings=counts[WARNING])
 
-    def kafka_tail(self) -> None:
-        """A true crash-cut tail that Kafka reports with exit 0 (the file itself was recorded with :meth:`file`)."""
-        self.kafka_tails += 1
-
     def cannot_read(self) -> None:
         self.unreadable += 1
 
@@ -127,17 +119,6 @@ class Outcome:
 
     def bad_usage(self) -> None:
         self.usage = True
-
-    def merge(self, other: Outcome) -> None:
-        """Add ``other`` (a worker's outcome under ``--jobs``) into this one."""
-        self.settle()
-        other.settle()
-        for name in ("read", "sound", "damaged", "warned", "unreadable", "missing", "hanging", "kafka_tails"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.usage |= other.usage
-        self.output_failed |= other.output_failed
-        self.nothing |= other.nothing
-        self.notes.extend(other.notes)
 
     # -- what it means ---------------------------------------------------------------------------------------
     @property
@@ -161,9 +142,3 @@ class Outcome:
         """The run's own label: ``FAIL`` when it exits non-zero, ``WARN`` when warnings were read, else ``OK``."""
         code = self.exit_code()
         return FAIL if code else WARN if self.warned else OK
-
-    def summary(self) -> dict:
-        """The run's totals for JSON (camelCase, as every JSON kdump writes)."""
-        return {"read": self.read, "sound": self.sound, "damaged": self.damaged, "warned": self.warned,
-                "unreadable": self.unreadable, "missing": self.missing, "failOn": self.fail_on,
-                "exitCode": self.exit_code()}

@@ -23,7 +23,6 @@ def _run(*steps, fail_on="error"):
     ([("file", {}), ("refused", {})], "error", 2),                          # a path missing
     ([("file", {}), ("hanging_transactions", {"n": 1})], "error", 1),      # txn: a hanging transaction
     ([("file", {}), ("cannot_write", {})], "error", 2),                     # output cannot be written
-    ([("file", {}), ("kafka_tail", {})], "error", 0),                       # Kafka's own exit 0 for a cut tail
 ])
 def test_exit_codes(steps, fail_on, code):
     assert _run(*steps, fail_on=fail_on) == code
@@ -38,12 +37,3 @@ def test_label_agrees_with_the_exit_code():
                 assert (shown == FAIL) == (o.exit_code() == 1)
                 assert shown == (OK if not errors and not warnings else shown)
     assert label(0, 1) == WARN
-
-
-def test_merge_adds_workers_outcomes():
-    a, b = Outcome(), Outcome()
-    a.file()
-    b.file(errors=1)
-    b.refused()
-    a.merge(b)
-    assert (a.read, a.damaged, a.missing, a.exit_code()) == (2, 1, 1, 2)
