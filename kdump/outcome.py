@@ -129,7 +129,8 @@ class Outcome:
     def exit_code(self) -> int:
         """0, 1 or 2 by the rules in this module's docstring."""
         self.settle()
-        if self.usage or self.output_failed or self.missing:
+        if self.usage or self.output_failed or self.missing or self.nothing:
+            # a path named that gave nothing to read is no success, whatever the other paths gave (as a missing one)
             return EXIT_USAGE
         if self.read == 0:
             # Every path unreadable, or nothing there: nothing was read, which is never a success.

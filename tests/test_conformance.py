@@ -98,6 +98,13 @@ def empty_directory(root, base):
     return [root / "empty"]
 
 
+def empty_directory_among_readable(root, base):
+    """An empty directory named beside a sound partition: nothing to read where the user pointed there (exit 2,
+    as a missing path among readable ones)."""
+    (root / "empty").mkdir()
+    return [_partition(root, base.bytes(), base), root / "empty"]
+
+
 def missing_path(root, base):
     return [root / "nonexistent"]
 
@@ -243,7 +250,7 @@ def missing_segment(root, base):
 
 
 INPUTS = {f.__name__: f for f in (
-    clean, empty_directory, missing_path, fifo, symlink_loop, unreadable_among_readable, text_named_log,
+    clean, empty_directory, empty_directory_among_readable, missing_path, fifo, symlink_loop, unreadable_among_readable, text_named_log,
     size_field_damage, unknown_magic, undecompressable, crc_mismatch, decompression_bomb, truncated_tail,
     short_zero_tail, long_zero_tail, damaged_index, damaged_timeindex, damaged_snapshot, missing_segment)}
 
@@ -288,6 +295,7 @@ EXPECTED_TABLE = """
                             dump dump-deep verify verify-deep index-dump index-check index-check-deep index-rebuild convert salvage stats txn  groups txn-state metadata
 clean                       0    0         0      0           2          0w          0w               0             0       0       0     0  0      0         0
 empty_directory             2    2         2      2           2          2           2                2             2       2       2     2  2      2         2
+empty_directory_among_readable 2 2       2      2           2          2           2                2             -       -       2     2  2      2         2
 missing_path                2    2         2      2           2          2           2                2             2       2       2     2  2      2         2
 fifo                        2    2         2      2           2          2           2                2             2       2       2     2  2      2         2
 symlink_loop                2    2         2      2           2          2           2                2             2       2       2     2  2      2         2

@@ -19,6 +19,7 @@ def _run(*steps, fail_on="error"):
     ([("file", {}), ("cannot_read", {})], "error", 1),                      # unreadable among readable
     ([("cannot_read", {})], "error", 2),                                    # nothing could be read
     ([("empty", {})], "error", 2),                                          # nothing to read
+    ([("file", {}), ("empty", {})], "error", 2),                            # ... where one path pointed
     ([], "error", 2),
     ([("file", {}), ("refused", {})], "error", 2),                          # a path missing
     ([("file", {}), ("hanging_transactions", {"n": 1})], "error", 1),      # txn: a hanging transaction

@@ -27,6 +27,6 @@ def render_reports(ui: Ui, reports, fail_on: str = "error") -> None:
         ui.outcome.report(report)
     out = ui.stdout
     RENDERERS[ui.format].findings(out, reports, styled=ui.styled(out), fail_on=fail_on, verbose=ui.verbose,
-                                  list_ok=ui.verbose or len(reports) <= 20)
+                                  list_ok=ui.verbose or len(reports) <= 20, run=ui.outcome)
     out.flush()
     ui.exit()

@@ -131,6 +131,7 @@ def check_command(paths, deep, index_interval_bytes, ui: Ui, fail_on, jobs, time
       kdump index check --deep --time-format iso /var/lib/kafka/data/orders-0
     """
     from kdump.commands.findings import render_reports
+    from kdump.commands.partition_paths import holds_one_of
     from kdump.commands.progress import partition_log_sizes, with_progress
     from kdump.index.check import check_paths
 
@@ -141,7 +142,11 @@ def check_command(paths, deep, index_interval_bytes, ui: Ui, fail_on, jobs, time
                             lambda advance: check_paths(paths, deep=deep, index_interval_bytes=index_interval_bytes,
                                                         jobs=jobs, done=_advance_by_partition(advance),
                                                         progress=advance, time_format=time_format))
-    if not reports:
+    checked = [os.path.abspath(r.path) for r in reports]
+    empty = [p for p in map(os.fspath, paths) if os.path.isdir(p) and not holds_one_of(p, checked)]
+    for p in empty:  # a directory named that gave nothing to check: as every command says it (exit 2)
+        ui.nothing(p, "nothing to check: no segments or companion files in this directory or below it")
+    if not reports and not empty:
         ui.nothing(None, "nothing to check: no segments or companion files among the paths")
     render_reports(ui, reports, fail_on)
 

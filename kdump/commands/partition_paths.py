@@ -36,7 +36,7 @@ def partition_groups(paths, ui, outcome) -> tuple[list, list]:
             outcome.refused()
     logs = [os.path.abspath(p) for g in groups for p in g.logs]
     for p in map(os.fspath, paths):
-        if not any(e.path == p and e.refused is not None for e in found.entries) and not _holds_a_log(p, logs):
+        if not any(e.path == p and e.refused is not None for e in found.entries) and not holds_one_of(p, logs):
             problems.append(Problem(p, None, "nothing-to-read", NOTHING if os.path.isdir(p) else
                                     "nothing to read: not a log segment (<base offset>.log)"))
             outcome.empty()
@@ -45,11 +45,11 @@ def partition_groups(paths, ui, outcome) -> tuple[list, list]:
     return groups, problems
 
 
-def _holds_a_log(path: str, logs: list[str]) -> bool:
-    """Is one of ``logs`` (absolute) ``path`` itself or below it?"""
+def holds_one_of(path: str, files: list[str]) -> bool:
+    """Is one of ``files`` (absolute) ``path`` itself or below it?"""
     where = os.path.abspath(path)
     inside = os.path.join(where, "")
-    return any(log == where or log.startswith(inside) for log in logs)
+    return any(f == where or f.startswith(inside) for f in files)
 
 
 def say_problems(ui, errors, notes=()) -> None:

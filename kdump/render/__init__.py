@@ -37,9 +37,10 @@ class TextFormat:
 
     @staticmethod
     def findings(out, reports, *, styled: bool, fail_on: str = "error", verbose: bool = False,
-                 list_ok: bool = True) -> None:
+                 list_ok: bool = True, run=None) -> None:
         """A line per file and per finding code, coloured when ``styled`` (the totals count at every severity;
-        ``fail_on`` decides each file's label, as it decides the exit code)."""
+        ``fail_on`` decides each file's label, as it decides the exit code; ``run``, the run's outcome, is for the
+        JSON document's run-level fields)."""
         from kdump.render.findings import PlainConsole, render_text
         console: Any
         if styled:
@@ -69,9 +70,9 @@ class JsonFormat:
 
     @staticmethod
     def findings(out, reports, *, styled: bool, fail_on: str = "error", verbose: bool = False,
-                 list_ok: bool = True) -> None:
+                 list_ok: bool = True, run=None) -> None:
         from kdump.render.findings import render_json
-        render_json(reports, out, fail_on)
+        render_json(reports, out, fail_on, run)
 
     @staticmethod
     def document(out, doc: Any, text: Callable[[], None], *, time_format: str = "epoch",

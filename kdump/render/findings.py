@@ -12,14 +12,18 @@ from kdump.text.escape import escape as safe
 __all__ = ["render_json", "render_text", "PlainConsole"]
 
 
-def render_json(reports: list[FileReport], out, fail_on: str = ERROR) -> None:
+def render_json(reports: list[FileReport], out, fail_on: str = ERROR, run: Outcome | None = None) -> None:
     """One JSON document: per file its status, label, counts and every finding (up to the cap), then the totals;
-    the labels are the text's (:class:`kdump.outcome.Outcome`)."""
+    the labels are the text's (:class:`kdump.outcome.Outcome`). ``run``: the run's own outcome, which also holds
+    the problems said beside the reports (a directory named that held nothing): the document's status, label and
+    exit code are then the command's."""
     totals = summary(reports, fail_on)
     outcome = Outcome(fail_on=fail_on)
     files = [{**r.to_dict(), "label": outcome.report(r)} for r in reports]
+    whole = outcome if run is None else run
+    totals["exitCode"] = whole.exit_code()
     doc = {"files": files, "status": {0: "ok", 1: "findings", 2: "error"}[totals["exitCode"]],
-           "label": outcome.run_label(), "summary": totals}
+           "label": whole.run_label(), "summary": totals}
     out.write(json.dumps(doc, indent=2) + "\n")
 
 
