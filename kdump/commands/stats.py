@@ -1,7 +1,6 @@
 """``kdump stats``: a thin Click layer over :mod:`kdump.stats`."""
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -58,7 +57,7 @@ def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui, j
       kdump stats --time-format iso /var/lib/kafka/data/orders-0
     """
     from kdump.commands.partition_paths import partition_groups, say_problems
-    from kdump.commands.progress import with_progress
+    from kdump.commands.progress import file_sizes, with_progress
     from kdump.outcome import Outcome
     from kdump.render import RENDERERS
     from kdump.stats import names, render_text, stats_paths, summary_doc
@@ -67,7 +66,7 @@ def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui, j
     memory_bytes = _size(memory)
     outcome = Outcome()
     groups, refused = partition_groups(paths, ui, outcome)
-    summary = with_progress(ui, lambda: sum(_size_of(log) for g in groups for log in g.logs), "counting",
+    summary = with_progress(ui, lambda: file_sizes([log for g in groups for log in g.logs]), "counting",
                             lambda advance: stats_paths(groups, memory_bytes=memory_bytes, spill_dir=spill_dir,
                                                         progress=advance, jobs=jobs))
     summary.errors = refused
@@ -97,13 +96,6 @@ def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui, j
                     ui.echo(f"{'total' if where is None else called[where]}: {counted.text(decoder)}")
     RENDERERS[ui.format].document(ui.stdout, doc, text, time_format=time_format)
     sys.exit(outcome.exit_code())
-
-
-def _size_of(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:  # gone since the listing: said when it is read
-        return 0
 
 
 def _schema_census(groups, paths, schemas):
