@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Iterator
 
 _REPLACEMENT = "\ufffd"
 _JAVA_ERROR_HANDLER = "kdump-java"
@@ -74,3 +75,28 @@ def java_utf8(data: bytes) -> str:
     # The error handler works on exc.object, which must be real bytes for the
     # slicing in it; copying is cheap next to decoding malformed input.
     return str(bytes(data), "utf-8", _JAVA_ERROR_HANDLER)
+
+
+def _continuation(byte: int) -> bool:
+    return 0x80 <= byte <= 0xBF
+
+
+def utf8_slices(data, start: int, stop: int, size: int) -> Iterator[tuple[int, int]]:
+    """``(a, b)`` bounds of consecutive slices of ``data[start:stop]``, each at most ``size`` bytes (at least
+    ``size - 3`` but the last), cut where no UTF-8 sequence can be in progress, so that decoding the slices one
+    by one gives what decoding the whole gives, valid or not (:func:`java_utf8`, and a strict decoder's verdict).
+
+    A cut goes before a byte that is not a continuation byte (80-BF): neither Java's decoder nor Python's takes
+    one into a sequence begun before it, malformed or not. Where the last bytes before the cut are all
+    continuation bytes, the cut goes after three of them: a lead byte takes at most three (Java's encoded
+    surrogate, ED A0-BF and one more, included), so none can still be waiting for more."""
+    if size < 4:
+        raise ValueError(f"a slice of UTF-8 is at least 4 bytes, not {size}")
+    a = start
+    while stop - a > size:
+        b = a + size
+        cut = next((c for c in range(b, b - 4, -1) if not _continuation(data[c])), b)
+        yield a, cut
+        a = cut
+    if a < stop:
+        yield a, stop

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterator
 
 from kdump.decode.errors import DecoderError
 from kdump.decode.records import decode_records
@@ -16,6 +17,7 @@ from kdump.errors import error_object
 from kdump.format import layout as L
 from kdump.format import names as N
 from kdump.render.kafka_text import _decoded, utf8_buffer
+from kdump.render.large_fields import is_large, json_field, json_pieces, records_with_large_fields
 from kdump.text.escape import escape_json
 from kdump.text.times import time_formatter
 
@@ -187,27 +189,75 @@ class JsonLinesRenderer:
         assert head.endswith(b"[]}")
         return head[:-2]
 
-    def _records_utf8(self, batch, records, decoded) -> bytes:
-        """The records as the inside of a JSON list."""
+    def _records_utf8(self, batch, records, decoded) -> bytes | Iterator[bytes]:
+        """The records as the inside of a JSON list: bytes, or pieces of it where a record holds a field too
+        large to render whole (:meth:`_records_around_large`)."""
+        if self.print_data and decoded is None and not batch.is_control:
+            large = records_with_large_fields(records, header_values=self.header_decoder is None)
+            if large:
+                return self._records_around_large(batch, records, large)
         if (decoded is None and records.crcs is None and not batch.is_control and self.when is None
                 and self.header_decoder is None and self.key_decoder is None and self.value_decoder is None):
             return records_json(batch, records, self.print_data)  # the common case, with a compiled twin
         return _json(record_objects(batch, records, self.print_data, decoded, self.when, self.header_decoder,
                                     self.key_decoder, self.value_decoder))[1:-1]
 
+    def _records_around_large(self, batch, records, large: list[int]) -> Iterator[bytes]:
+        """The records of ``records`` as :meth:`_records_utf8` gives them, those of ``large`` each by
+        :meth:`_large_record`, the others as usual."""
+        start = 0
+        for i in large:
+            if i > start:
+                yield self._records_utf8(batch, records.slice(start, i), None)
+                yield b", "
+            elif i:
+                yield b", "
+            yield from self._large_record(batch, records, i)
+            start = i + 1
+        if start < records.count:
+            yield b", "
+            yield self._records_utf8(batch, records.slice(start, records.count), None)
+
+    def _large_record(self, batch, records, i: int) -> Iterator[bytes]:
+        """Record ``i``'s object, its large key, value and header values written a slice at a time (those no
+        decoder prints, kdump.render.large_fields): the object is built with each such field null, then given
+        the field's size and a JSON string written in pieces."""
+        one = records.slice(i, i + 1)
+        patches = []
+        for name, decoder, pos_column, len_column in (("key", self.key_decoder, one.key_pos, one.key_len),
+                                                      ("value", self.value_decoder, one.value_pos, one.value_len)):
+            if decoder is None and is_large(len_column[0]):
+                patches.append((name, pos_column[0], len_column[0]))
+                len_column[0] = -1  # (one's own column: records' is not changed)
+        headers = one.headers[0] if self.header_decoder is None else ()
+        large_headers = [j for j, (_, v) in enumerate(headers) if v is not None and is_large(len(v))]
+        if large_headers:
+            one.headers = [tuple((k, None if j in large_headers else v) for j, (k, v) in enumerate(headers))]
+        obj = record_objects(batch, one, self.print_data, None, self.when, self.header_decoder, self.key_decoder,
+                             self.value_decoder)[0]
+        for name, pos, n in patches:
+            obj[f"{name}Size"] = n
+            obj[name], obj[f"{name}Encoding"] = json_field(records.buf, pos, n)
+        for j in large_headers:
+            value = headers[j][1]
+            obj["headers"][j]["value"], obj["headers"][j]["valueEncoding"] = json_field(value, 0, len(value))
+        return json_pieces(obj)
+
     def _write(self, obj: dict) -> None:
         self._emit(_json(obj), b"\n")
 
-    def _emit(self, *parts: bytes) -> None:
-        """Write UTF-8 JSON text: to the binary stream beneath ``out`` as it is; where there is none, as text,
-        escaped on a terminal."""
+    def _emit(self, *parts: bytes | Iterator[bytes]) -> None:
+        """Write UTF-8 JSON text, each part as it comes (a part: bytes, or pieces of whole characters): to the
+        binary stream beneath ``out`` as it is; where there is none, as text, escaped on a terminal."""
         if self._raw is not None:
             self.out.flush()  # what was written as text goes first
-            for part in parts:
-                self._raw.write(part)
-            return
-        text = b"".join(parts).decode("utf-8", "surrogateescape")
-        self.out.write(escape_json(text) if self.terminal else text)
+        for part in parts:
+            for piece in ((part,) if isinstance(part, bytes) else part):
+                if self._raw is not None:
+                    self._raw.write(piece)
+                    continue
+                text = piece.decode("utf-8", "surrogateescape")
+                self.out.write(escape_json(text) if self.terminal else text)
 
     # A batch whose records come in chunks is still one JSON object; "records" is its last member, so the
     # object is written up to the end of that list, the later chunks continue the list, then it is closed.

@@ -7,12 +7,15 @@ The default is the newest (Java) tool's form. ``compat="scala"`` reproduces the 
 from __future__ import annotations
 
 import codecs
+import secrets
+from collections.abc import Iterable
 
 from kdump.decode.payload import java_utf8, printed, printed_column
 from kdump.decode.records import decode_records
 from kdump.format import layout as L
 from kdump.format import names as N
 from kdump.format.types import ControlRecordType
+from kdump.render.large_fields import is_large, java_text_pieces, records_with_large_fields
 from kdump.text.escape import escape
 from kdump.text.times import time_formatter
 
@@ -105,10 +108,31 @@ def utf8_buffer(out):
 _decoded = printed  # a key, value or header value as printed: the decoder's text or <reason>
 
 
+def _prints_bytes(decoder) -> bool:
+    """Whether ``decoder`` is the default string one, whose text the line renderers make of the bytes themselves
+    (Java's decoding)."""
+    return getattr(decoder, "name", "") == "string"
+
+
 def _column_texts(decoder, buf, positions: list[int], lengths: list[int]) -> list[str | None] | None:
     """A column of keys or values as printed, or None where the default string decoder prints them (the line
     renderers print those bytes themselves)."""
-    return None if getattr(decoder, "name", "") == "string" else printed_column(decoder, buf, positions, lengths)
+    return None if _prints_bytes(decoder) else printed_column(decoder, buf, positions, lengths)
+
+
+class _FieldTexts:
+    """A record's key and value texts as the line renderers take a decoded record's (``decoded``): what
+    :meth:`KafkaTextRenderer._large_line` renders a record holding a large field from."""
+
+    __slots__ = ("key", "value")
+
+    def __init__(self, key: str | None, value: str | None):
+        self.key = key
+        self.value = value
+
+
+# Where a large key or value goes in its record's line, rendered without it: random, so no record's text holds them.
+_FIELD_MARKS = {"key": f"\x00key-{secrets.token_hex(16)}\x00", "value": f"\x00value-{secrets.token_hex(16)}\x00"}
 
 
 class KafkaTextRenderer:
@@ -186,6 +210,10 @@ class KafkaTextRenderer:
 
     def _record_lines(self, batch, records, decoded, head: str | None) -> None:
         """The record lines of a batch (after its batch line ``head``, if given)."""
+        large = self._records_with_large_fields(batch, records, decoded)
+        if large:
+            self._lines_around_large(batch, records, head, large)
+            return
         fast = self._fast_lines(decoded) and not (batch.magic >= 2 and batch.is_control)
         ts_name = batch.timestamp_type.display_name
         brace = "}" if self.scala else ""
@@ -217,6 +245,64 @@ class KafkaTextRenderer:
                 lines = [escape(line) for line in lines]
             lines.append("")
             self.out.write("\n".join(lines))
+
+    # --- records holding a key or value too large to render whole (kdump.render.large_fields) ---------------
+    # (A run of plain messages, legacy_run, is read in windows of at most 1 MiB: it holds no such record.)
+    def _records_with_large_fields(self, batch, records, decoded) -> list[int]:
+        """The records whose key or value, printed by the default string decoder, is written in slices."""
+        if (not self.print_data or decoded is not None or (batch.magic >= 2 and batch.is_control)
+                or not (_prints_bytes(self.key_decoder) or _prints_bytes(self.value_decoder))):
+            return []
+        return records_with_large_fields(records, header_values=False)
+
+    def _lines_around_large(self, batch, records, head: str | None, large: list[int]) -> None:
+        """The record lines of ``records``: those of ``large`` each by :meth:`_large_line`, the others as usual."""
+        start = 0
+        for i in large:
+            if i > start or head is not None:
+                self._record_lines(batch, records.slice(start, i), None, head)
+                head = None
+            self._large_line(batch, records, i)
+            start = i + 1
+        if start < records.count:
+            self._record_lines(batch, records.slice(start, records.count), None, None)
+
+    def _large_line(self, batch, records, i: int) -> None:
+        """Record ``i``'s line, its large key or value written a slice at a time: the line is rendered as usual
+        with a mark in place of each such field, then written with the field's text in place of its mark."""
+        one = records.slice(i, i + 1)
+        texts: dict[str, str | None] = {}
+        streamed = {}
+        for name, decoder, pos, n in (("key", self.key_decoder, one.key_pos[0], one.key_len[0]),
+                                      ("value", self.value_decoder, one.value_pos[0], one.value_len[0])):
+            if n < 0:
+                texts[name] = None
+            elif is_large(n) and _prints_bytes(decoder):
+                texts[name] = _FIELD_MARKS[name]
+                streamed[_FIELD_MARKS[name]] = (pos, n)
+            else:  # a decoder's text, whole
+                texts[name] = _decoded(decoder, bytes(records.buf[pos:pos + n]))
+        # the fields' texts are given: the line renderers need none of the record's bytes
+        one.buf, one.key_pos, one.value_pos = b"", [0], [0]
+        lines: list[str] = []
+        (self._v2_lines if batch.magic >= 2 else self._legacy_lines)(batch, one, [_FieldTexts(**texts)], lines)
+        rest = lines[0]
+        pieces: list[Iterable[str]] = []
+        for mark, (pos, n) in streamed.items():
+            before, rest = rest.split(mark)
+            pieces += [(before,), java_text_pieces(records.buf, pos, n)]
+        pieces.append((rest + "\n",))
+        self._write_pieces(piece for part in pieces for piece in part)
+
+    def _write_pieces(self, pieces: Iterable[str]) -> None:
+        """Text written as it comes, as the record lines are (escaped on a terminal, else UTF-8)."""
+        if self._raw is not None:
+            self.out.flush()  # what was written as text goes first
+            for piece in pieces:
+                self._raw.write(piece.encode("utf-8", "surrogateescape"))
+        else:
+            for piece in pieces:
+                self.out.write(self.safe(piece))
 
     # --- records ------------------------------------------------------------------------------
     def _payload(self, key, value, prefix: str, decoded=None) -> str:
