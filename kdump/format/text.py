@@ -56,7 +56,7 @@ def _java_replace(exc: UnicodeError) -> tuple[str, int]:
 codecs.register_error(_JAVA_ERROR_HANDLER, _java_replace)
 
 
-def java_utf8(data: bytes) -> str:
+def java_utf8(data: bytes | bytearray | memoryview) -> str:
     """Decode ``data`` exactly like Java's ``new String(data, UTF_8)``.
 
     Invalid UTF-8 becomes U+FFFD following Java's rules, which differ from

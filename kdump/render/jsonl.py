@@ -196,6 +196,10 @@ class JsonLinesRenderer:
             large = records_with_large_fields(records, header_values=self.header_decoder is None)
             if large:
                 return self._records_around_large(batch, records, large)
+        return self._records_bytes(batch, records, decoded)
+
+    def _records_bytes(self, batch, records, decoded) -> bytes:
+        """The records as the inside of a JSON list, rendered whole."""
         if (decoded is None and records.crcs is None and not batch.is_control and self.when is None
                 and self.header_decoder is None and self.key_decoder is None and self.value_decoder is None):
             return records_json(batch, records, self.print_data)  # the common case, with a compiled twin
@@ -208,7 +212,7 @@ class JsonLinesRenderer:
         start = 0
         for i in large:
             if i > start:
-                yield self._records_utf8(batch, records.slice(start, i), None)
+                yield self._records_bytes(batch, records.slice(start, i), None)
                 yield b", "
             elif i:
                 yield b", "
@@ -216,7 +220,7 @@ class JsonLinesRenderer:
             start = i + 1
         if start < records.count:
             yield b", "
-            yield self._records_utf8(batch, records.slice(start, records.count), None)
+            yield self._records_bytes(batch, records.slice(start, records.count), None)
 
     def _large_record(self, batch, records, i: int) -> Iterator[bytes]:
         """Record ``i``'s object, its large key, value and header values written a slice at a time (those no

@@ -291,18 +291,21 @@ class KafkaTextRenderer:
         for mark, (pos, n) in streamed.items():
             before, rest = rest.split(mark)
             pieces += [(before,), java_text_pieces(records.buf, pos, n)]
-        pieces.append((rest + "\n",))
-        self._write_pieces(piece for part in pieces for piece in part)
+        pieces.append((rest,))
+        self._write_line(piece for part in pieces for piece in part)
 
-    def _write_pieces(self, pieces: Iterable[str]) -> None:
-        """Text written as it comes, as the record lines are (escaped on a terminal, else UTF-8)."""
+    def _write_line(self, pieces: Iterable[str]) -> None:
+        """A line written a piece at a time as it comes, as the record lines are (escaped on a terminal, else
+        UTF-8), then its line break."""
         if self._raw is not None:
             self.out.flush()  # what was written as text goes first
             for piece in pieces:
                 self._raw.write(piece.encode("utf-8", "surrogateescape"))
+            self._raw.write(b"\n")
         else:
             for piece in pieces:
                 self.out.write(self.safe(piece))
+            self.out.write("\n")
 
     # --- records ------------------------------------------------------------------------------
     def _payload(self, key, value, prefix: str, decoded=None) -> str:
