@@ -117,6 +117,18 @@ def headers_batch(headers_per_record: list[int], codec: int = _codec.ZSTD) -> by
                     codec=codec, count=len(headers_per_record))
 
 
+def one_record_batch(value: bytes | None, header_values: tuple[bytes, ...] = (), codec: int = _codec.ZSTD) -> bytes:
+    """A CRC-valid magic-2 batch of one record with a null key, ``value`` and a header ``h`` per item of
+    ``header_values`` (a record may be as large as a batch: zstd keeps 64 MiB of one byte in a few KB)."""
+    def field(data: bytes | None) -> bytes:
+        return encode_uvarint(zigzag_encode(-1)) if data is None else encode_uvarint(zigzag_encode(len(data))) + data
+    headers = b"".join(field(b"h") + field(v) for v in header_values)
+    body = bytes((0, 0, 0)) + field(None) + field(value) + encode_uvarint(zigzag_encode(len(header_values))) + headers
+    record = encode_uvarint(zigzag_encode(len(body))) + body
+    return v2_batch(record if codec == _codec.NONE else _codec.compress(codec, record, magic=2), codec=codec,
+                    count=1)
+
+
 def sequential_legacy_wrapper(n: int, codec: int = _codec.GZIP) -> bytes:
     """A CRC-valid magic-1 wrapper of ``n`` inner messages with relative offsets 0..n-1 (null key and value), so
     that it verifies. An inner message's CRC does not cover its offset: one message, ``n`` offsets (numpy)."""
