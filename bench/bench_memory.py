@@ -13,7 +13,10 @@ The structures (tests/support/hostile.py builds them; tests/test_memory_bound.py
 * ``legacy-wrapper-2.5M``: a magic-1 gzip wrapper of 2.5 M inner messages with offsets 0..n-1;
 * ``legacy-gzip-bomb-1G``: a magic-1 wrapper whose gzip value decompresses to 1 GiB;
 * ``values-4096x16K-not-utf8``: 4,096 records of 16 KiB values of 0xFF bytes (64 MiB, 20 KB in zstd): what the
-  renderers make of one chunk of values that are not text (each byte a U+FFFD in text, an escape in JSON).
+  renderers make of one chunk of values that are not text (each byte a U+FFFD in text, an escape in JSON);
+* ``value-64M-not-utf8``, ``value-64M-text-escapes``, ``value-255M-not-utf8``, ``header-value-64M-not-utf8``: one
+  record whose value (header value) is larger than a chunk: 64 MiB of 0xFF bytes, of valid UTF-8 needing JSON
+  escapes, 255 MiB of 0xFF bytes (a record as large as the default batch limit allows), zstd (a few KB to 260 KB).
 
 A command fails the run (exit 1) if it exits with anything but 0 or 1 or takes more than --bound MiB (256: the
 documented bound) beyond the batch data it must hold (README, "Memory"): the batch's decompressed records, and for
@@ -43,7 +46,15 @@ CASES = {
     "legacy-wrapper-2.5M": lambda: H.sequential_legacy_wrapper(2_500_000),
     "legacy-gzip-bomb-1G": lambda: H.legacy_wrapper_bomb(1 << 30),
     "values-4096x16K-not-utf8": lambda: _values_batch(4096, b"\xff" * 16384),
+    "value-64M-not-utf8": lambda: H.one_record_batch(b"\xff" * (64 << 20)),
+    "value-64M-text-escapes": lambda: H.one_record_batch(ESCAPED_TEXT * ((64 << 20) // len(ESCAPED_TEXT))),
+    "value-255M-not-utf8": lambda: H.one_record_batch(b"\xff" * (255 << 20)),
+    "header-value-64M-not-utf8": lambda: H.one_record_batch(None, (b"\xff" * (64 << 20),)),
 }
+
+
+# valid UTF-8 that JSON escapes (quotes, backslash, controls) or that takes 2-4 bytes a character
+ESCAPED_TEXT = '"q" \\ \n\x01\x1f é€😀 \u2028'.encode()
 
 
 def _values_batch(n: int, value: bytes) -> bytes:
