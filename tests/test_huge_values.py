@@ -78,9 +78,9 @@ def test_a_run_of_continuation_bytes_is_cut_after_three():
 
 INVALID = (b"\xff" * 70 + b"\xed\xa0\x80" + b"ok" + b"\xf0\x9f\x98" + b"\xc0\xaf" + b"\x80" * 9 + "😀".encode()
            + b"\xe2\x82")
-ESCAPES = ('"quoted" \\ back\nslash\t\x01\x1f \u2028 \x85 é€😀 ‮bidi' * 4).encode()
+ESCAPES = ('"quoted" \\ back\nslash\t\x01\x1f \u2028 \x85 é€😀 \u202ebidi' * 4).encode()
 EMOJI = "😀".encode() * 40  # 4-byte characters across every slice edge
-TEXT_THEN_BAD = "plain text".encode() * 10 + b"\xe2\x82"  # invalid in its last slice only
+TEXT_THEN_BAD = b"plain text" * 10 + b"\xe2\x82"  # invalid in its last slice only
 
 
 def _v2_segment(codec: int) -> bytes:
