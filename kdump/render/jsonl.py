@@ -213,8 +213,7 @@ class JsonLinesRenderer:
         for i in large:
             if i > start:
                 yield self._records_bytes(batch, records.slice(start, i), None)
-                yield b", "
-            elif i:
+            if i:  # after the records before it, or the large record before it
                 yield b", "
             yield from self._large_record(batch, records, i)
             start = i + 1
@@ -234,7 +233,7 @@ class JsonLinesRenderer:
                 patches.append((name, pos_column[0], len_column[0]))
                 len_column[0] = -1  # (one's own column: records' is not changed)
         headers = one.headers[0] if self.header_decoder is None else ()
-        large_headers = [j for j, (_, v) in enumerate(headers) if v is not None and is_large(len(v))]
+        large_headers = {j for j, (_, v) in enumerate(headers) if v is not None and is_large(len(v))}
         if large_headers:
             one.headers = [tuple((k, None if j in large_headers else v) for j, (k, v) in enumerate(headers))]
         obj = record_objects(batch, one, self.print_data, None, self.when, self.header_decoder, self.key_decoder,
