@@ -31,23 +31,30 @@ cdef inline bint ascii_only(const unsigned char *p, Py_ssize_t n) noexcept nogil
     return True
 
 
+cdef inline bint json_plain_word(uint64_t w) noexcept nogil:
+    """None of the 8 bytes of ``w`` is below 0x20, above 0x7e, a quote or a backslash."""
+    cdef uint64_t q = w ^ (_LOW * 0x22)  # a zero byte where there is a quote
+    cdef uint64_t b = w ^ (_LOW * 0x5C)  # ... a backslash
+    return not ((((w - _LOW * 0x20) & ~w)  # a byte below 0x20
+                 | ((w + _LOW) | w)  # a byte above 0x7e
+                 | ((q - _LOW) & ~q) | ((b - _LOW) & ~b)) & _HIGH)
+
+
+cdef inline bint json_plain_byte(unsigned char c) noexcept nogil:
+    return 0x20 <= c <= 0x7e and c != 0x22 and c != 0x5c
+
+
 cdef inline bint json_plain(const unsigned char *p, Py_ssize_t n) noexcept nogil:
     """Printable ASCII without quote or backslash: a JSON string of these bytes is them between quotes."""
-    cdef uint64_t w, q, b
+    cdef uint64_t w
     cdef Py_ssize_t j = 0
-    cdef unsigned char c
     while j + 8 <= n:
         memcpy(&w, p + j, 8)
-        q = w ^ (_LOW * 0x22)  # a zero byte where there is a quote
-        b = w ^ (_LOW * 0x5C)  # ... a backslash
-        if (((w - _LOW * 0x20) & ~w)  # a byte below 0x20
-                | ((w + _LOW) | w)  # a byte above 0x7e
-                | ((q - _LOW) & ~q) | ((b - _LOW) & ~b)) & _HIGH:
+        if not json_plain_word(w):
             return False
         j += 8
     while j < n:
-        c = p[j]
-        if c < 0x20 or c > 0x7e or c == 0x22 or c == 0x5c:
+        if not json_plain_byte(p[j]):
             return False
         j += 1
     return True
