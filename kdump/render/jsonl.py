@@ -179,7 +179,7 @@ class JsonLinesRenderer:
         object and, with ``deep``, its record inside, at once (compiled: kdump/render/_jsonl.pyx). False, writing
         nothing, where that is not the output asked for (timestamps besides the epoch's, keys or values decoded, a
         terminal): the caller then hands the messages over one by one."""
-        if self._raw is None or self.when is not None or self.key_decoder is not None or \
+        if self._raw is None or self.path is None or self.when is not None or self.key_decoder is not None or \
                 self.value_decoder is not None:
             return False
         if self._run_pieces_for != (self.path, deep):
