@@ -14,11 +14,11 @@ else (text to escape, bytes that are not UTF-8, headers) goes through Python as 
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 
 from kdump._bytebuf cimport INT_MAX_CHARS, write_int
-from kdump._bytescan cimport json_plain_byte, json_plain_word
+from kdump._bytescan cimport json_plain_copy
 from kdump.format._plain cimport PlainMessage, plain_timestamp_type, read_plain  # compile-time only (inline functions)
 
 from ._outbuf cimport Kept, Out, finish, put, put_bytes, release, reserve, start
@@ -116,32 +116,13 @@ for _t in range(3):
 
 # --- keys and values ---------------------------------------------------------------------------------------------
 cdef inline char *_plain_string(char *d, const unsigned char *p, Py_ssize_t n) noexcept nogil:
-    """``p[:n]`` as a JSON string at ``d`` (room reserved for n + 2 bytes and a chunk) where it is printable ASCII
-    without quote or backslash, checked while copied 8 bytes at a time: the end; NULL where it is not."""
-    cdef uint64_t w
-    cdef Py_ssize_t j = 0
-    d[0] = b'"'
-    d += 1
-    while j + 8 <= n:
-        memcpy(&w, p + j, 8)
-        if not json_plain_word(w):
-            return NULL
-        memcpy(d + j, &w, 8)
-        j += 8
-    if j < n:
-        if n >= 8:  # the last word, overlapping the one before
-            memcpy(&w, p + n - 8, 8)
-            if not json_plain_word(w):
-                return NULL
-            memcpy(d + n - 8, &w, 8)
-        else:
-            while j < n:
-                if not json_plain_byte(p[j]):
-                    return NULL
-                d[j] = <char>p[j]
-                j += 1
-    d[n] = b'"'
-    return d + n + 1
+    """``p[:n]`` as a JSON string at ``d`` (room reserved for n + 2 bytes) where it is printable ASCII without quote
+    or backslash, checked while copied (kdump/_bytescan.pxd): the end; NULL where it is not."""
+    cdef char *end = json_plain_copy(d + 1, p, n)
+    if end == NULL:
+        return NULL
+    d[0] = end[0] = b'"'
+    return end + 1
 
 
 cdef int _put_text_or_base64(Out *o, const unsigned char *p, Py_ssize_t n) except -1:
