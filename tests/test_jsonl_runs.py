@@ -255,3 +255,63 @@ def test_a_table_the_run_renderer_does_not_know_gives_no_pieces(tmp_path, monkey
     assert run_object_pieces("p.log", True) is None
     out, rendered_at_once = at_once(monkeypatch, "--deep-iteration", "--print-data-log", path)
     assert rendered_at_once == 0 and out == expected
+
+
+# --- the records of wrappers (compressed magic 0/1 messages) in compiled code too ---------------------------------
+CORPUS_LOGS = sorted(p for p in (ROOT / "fixtures" / "corpus").rglob("*.log") if p.is_file())
+
+
+def _legacy_batches(path: Path):
+    with SegmentReader(str(path)) as reader:
+        for batch in reader:
+            if batch.magic < 2:
+                try:
+                    yield batch, batch.columns(1 << 28)
+                except Exception:  # cannot be decompressed: nothing for either writer
+                    continue
+
+
+@pytest.mark.parametrize("path", CORPUS_LOGS,
+                         ids=[str(p.relative_to(ROOT / "fixtures" / "corpus")) for p in CORPUS_LOGS])
+def test_legacy_records_compiled_as_the_pure_json(path):
+    fast = _backend.compiled("records_json") if _backend.COMPILED_AVAILABLE else None
+    if fast is None:
+        pytest.skip("the compiled extension is not built")
+    for batch, cols in _legacy_batches(path):
+        for print_data in (False, True):
+            assert fast(batch, cols, print_data) == jsonl.records_json_py(batch, cols, print_data)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(data, data), min_size=1, max_size=6), st.sampled_from([0, 1]),
+       st.sampled_from([1, 2, 3]), st.booleans())
+def test_wrapper_records_compiled_as_the_pure_json(drawn, magic, codec, bad_inner_crc):
+    """Inner messages of a wrapper written by kafka-python (gzip, snappy, lz4), one with its CRC wrong: the compiled
+    records are the pure ones, and read back, the bytes kafka-python was given."""
+    if not _backend.COMPILED_AVAILABLE:
+        pytest.skip("the compiled extension is not built")
+    builder = LegacyRecordBatchBuilder(magic, codec, 1 << 30)
+    for i, (key, value) in enumerate(drawn):
+        builder.append(i, 1_700_000_000_000 + i, key, value)
+    entry = bytes(builder.build())
+    (batch,) = _read(entry)
+    cols = batch.columns(1 << 28)
+    if bad_inner_crc:
+        cols.valid[0] = False  # as the inner walk reports a message whose stored CRC is wrong
+    for print_data in (False, True):
+        ours = _backend.compiled("records_json")(batch, cols, print_data)
+        assert ours == jsonl.records_json_py(batch, cols, print_data)
+        records = json.loads(b"[" + ours + b"]")
+        assert [r["legacyCrcValid"] for r in records] == cols.valid
+        if print_data:
+            assert [(_data(r, "key"), _data(r, "value")) for r in records] == drawn
+
+
+def _read(entry: bytes) -> list:
+    """The batches of a file holding ``entry``."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / LOG
+        path.write_bytes(entry)
+        with SegmentReader(str(path)) as reader:
+            return list(reader)

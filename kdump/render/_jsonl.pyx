@@ -1,7 +1,7 @@
 # cython: language_level=3
 # cython: boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
-"""Compiled twins of :func:`kdump.render.jsonl.records_json_py` (the records of a non-control magic-2 batch
-as the inside of a JSON list, ``--format json``, in UTF-8) and of
+"""Compiled twins of :func:`kdump.render.jsonl.records_json_py` (the records of a non-control batch as the inside
+of a JSON list, ``--format json``, in UTF-8) and of
 :func:`kdump.render.jsonl.render_legacy_run_json_py` (a run of plain magic 0/1 messages, each the batch object the
 JSON dump writes for it). Same bytes as the UTF-8 of ``json.dumps`` of the pure path's objects, built in one C
 buffer; ``tests/test_jsonl_speed.py`` and ``tests/test_jsonl_runs.py`` check that on generated input and the corpus.
@@ -97,6 +97,7 @@ cdef Piece NO_SEQUENCE_SIZE = _piece(b', "sequence": -1, "sizeInBytes": ')  # a 
 cdef Piece LEGACY_MAGIC = _piece(b', "legacyMagic": ')
 cdef Piece LEGACY_CRC = _piece(b', "legacyCrc": ')
 cdef Piece LEGACY_CRC_VALID = _piece(b', "legacyCrcValid": true')
+cdef Piece LEGACY_CRC_INVALID = _piece(b', "legacyCrcValid": false')
 cdef Piece KEY = _piece(b', "key": ')
 cdef Piece KEY_ENCODING[3]  # , "keyEncoding": null, "value":
 cdef Piece VALUE_ENCODING_HEADERS[3]  # , "valueEncoding": null, "headers": [
@@ -189,10 +190,11 @@ cdef inline char *_record_start(char *d, bint first, int64_t offset, int64_t tim
     return write_int(d, value_len)
 
 
-# --- the records of a magic-2 batch ------------------------------------------------------------------------------
+# --- the records of a batch --------------------------------------------------------------------------------------
 def records_json(batch, cols, bint print_data):
-    """The records of ``cols`` (a non-control magic-2 batch: no per-record magic or CRC, no decoded objects)
-    as JSON objects separated by ``", "``, as ``json.dumps`` writes the inside of a list, in UTF-8."""
+    """The records of ``cols`` (a non-control batch's, no decoded objects: magic 2, or magic 0/1 messages with
+    their own magic and CRC) as JSON objects separated by ``", "``, as ``json.dumps`` writes the inside of a list,
+    in UTF-8."""
     if not isinstance(cols.buf, bytes):
         return records_json_py(batch, cols, print_data)
     try:
@@ -210,6 +212,8 @@ cdef bytes _render(cols, timestamp_type, base_offset, base_seq, bint print_data)
     cdef list offsets = cols.offsets, timestamps = cols.timestamps, key_pos = cols.key_pos
     cdef list key_len = cols.key_len, value_pos = cols.value_pos, value_len = cols.value_len
     cdef list headers = cols.headers, sizes = cols.sizes
+    cdef list crcs = cols.crcs, magics = cols.magics, valid = cols.valid
+    cdef bint legacy = crcs is not None  # magic 0/1 messages: their own magic and CRC, no headers
     cdef bytes buf = cols.buf
     cdef const unsigned char* base = <const unsigned char*> PyBytes_AS_STRING(buf)
     cdef tuple hdrs
@@ -229,6 +233,19 @@ cdef bytes _render(cols, timestamp_type, base_offset, base_seq, bint print_data)
             d = write_int(d, record_sequence(bs, off, bo))
             d = _put_piece(d, SIZE)
             d = write_int(d, sizes[i])
+            if legacy:
+                d = write_int(_put_piece(d, LEGACY_MAGIC), magics[i])
+                d = write_int(_put_piece(d, LEGACY_CRC), crcs[i])
+                d = _put_piece(d, LEGACY_CRC_VALID if valid[i] else LEGACY_CRC_INVALID)
+                if print_data:
+                    d = _put_data(o, _put_piece(d, KEY), base + <Py_ssize_t>key_pos[i], kl, KEY_ENCODING,
+                                  RECORD_ROOM + _bytes_of(vl))
+                    d = _put_data(o, d, base + <Py_ssize_t>value_pos[i], vl, VALUE_ENCODING_END, RECORD_ROOM)
+                else:
+                    d[0] = b'}'
+                    d += 1
+                o.len = d - o.data
+                continue
             hdrs = headers[i]
             if print_data:
                 d = _put_data(o, _put_piece(d, KEY), base + <Py_ssize_t>key_pos[i], kl, KEY_ENCODING,

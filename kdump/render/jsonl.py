@@ -209,7 +209,7 @@ class JsonLinesRenderer:
 
     def _records_utf8(self, batch, records, decoded) -> bytes:
         """The records as the inside of a JSON list."""
-        if (decoded is None and records.crcs is None and not batch.is_control and self.when is None
+        if (decoded is None and not batch.is_control and self.when is None
                 and self.header_decoder is None and self.key_decoder is None and self.value_decoder is None):
             return records_json(batch, records, self.print_data)  # the common case, with a compiled twin
         return _json(record_objects(batch, records, self.print_data, decoded, self.when, self.header_decoder,
@@ -259,8 +259,9 @@ _encode = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def records_json_py(batch, cols, print_data: bool) -> bytes:
-    """The records of a non-control magic-2 batch as the inside of a JSON list (``json.dumps`` of
-    :func:`record_objects`), in UTF-8. The compiled twin in kdump/render/_jsonl.pyx must give the same bytes."""
+    """The records of a non-control batch (magic 2, or magic 0/1 messages) as the inside of a JSON list
+    (``json.dumps`` of :func:`record_objects`), in UTF-8. The compiled twin in kdump/render/_jsonl.pyx must give the
+    same bytes."""
     return _json(record_objects(batch, cols, print_data))[1:-1]
 
 
