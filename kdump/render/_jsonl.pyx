@@ -197,8 +197,10 @@ def records_json(batch, cols, bint print_data):
     in UTF-8."""
     if not isinstance(cols.buf, bytes):
         return records_json_py(batch, cols, print_data)
+    base_seq = batch.base_sequence
     try:
-        return _render(cols, batch.timestamp_type, batch.base_offset, batch.base_sequence, print_data)
+        # (without a producer sequence the base offset is not needed: a wrapper's would mean decompressing it again)
+        return _render(cols, batch.timestamp_type, batch.base_offset if base_seq >= 0 else 0, base_seq, print_data)
     except OverflowError:  # an offset, timestamp or sequence beyond int64 (hostile input): the pure path copes
         return records_json_py(batch, cols, print_data)
 
