@@ -315,3 +315,26 @@ def _read(entry: bytes) -> list:
         path.write_bytes(entry)
         with SegmentReader(str(path)) as reader:
             return list(reader)
+
+
+def test_a_wrapper_is_decompressed_once_by_the_json_dump(tmp_path, monkeypatch):
+    """The records of a wrapper are written without asking the wrapper for its base offset (no producer sequence
+    to count from), which would decompress it a second time."""
+    from kdump.format.legacy import LegacyBatch
+    builder = LegacyRecordBatchBuilder(1, 1, 1 << 30)
+    for i in range(5):
+        builder.append(i, 1_700_000_000_000 + i, b"k", b"v%d" % i)
+    path = tmp_path / LOG
+    path.write_bytes(bytes(builder.build()))
+    reads = 0
+    inner_set = LegacyBatch.inner_set
+
+    def counted(self, *args, **kwargs):
+        nonlocal reads
+        reads += 1
+        return inner_set(self, *args, **kwargs)
+
+    monkeypatch.setattr(LegacyBatch, "inner_set", counted)
+    out = run_cli("dump", "--format", "json", "--deep-iteration", "--print-data-log", path).stdout
+    assert [r["value"] for r in json.loads(out)["records"]] == [f"v{i}" for i in range(5)]
+    assert reads == 1
