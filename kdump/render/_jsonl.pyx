@@ -295,15 +295,17 @@ cdef bytes _render_run(bytes data, int64_t position, Py_ssize_t count, tuple pie
     cdef const unsigned char *p = <const unsigned char *> PyBytes_AS_STRING(data)
     cdef list keep = []
     cdef Piece piece[9]
-    cdef Py_ssize_t room = RECORD_ROOM
+    cdef Py_ssize_t room = RECORD_ROOM, head = 0
     cdef char *d
     cdef int ts_type
     for i in range(9):
         piece[i] = _piece_of(pieces[i], keep)
+        head += PyBytes_GET_SIZE(pieces[i])
         room += PyBytes_GET_SIZE(pieces[i]) + INT_MAX_CHARS
     cdef Out *o = start(&_kept)
     try:
-        reserve(o, count * (room + (128 if print_data else 0)))  # a first guess; the messages grow it as needed
+        # a first guess (the numbers, a record, its key and value); the messages grow the buffer as needed
+        reserve(o, count * (head + 64 + ((256 + (128 if print_data else 0)) if deep else 0)))
         for i in range(count):
             nxt = read_plain(p, pos, end, &m)
             if nxt < 0:
