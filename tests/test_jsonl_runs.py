@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kdump import _backend
@@ -27,34 +26,14 @@ from kdump.read.segment import SegmentReader
 from kdump.render import jsonl
 from kdump.render.jsonl import JsonLinesRenderer, render_legacy_run_json_py, run_object_pieces
 from tests.support.cli import run_cli
+from tests.test_legacy_runs import message as plain_message  # kafka-python's, LogAppendTime too
+from tests.test_legacy_runs import v2_batch
 
 pytestmark = pytest.mark.usefixtures("backend")
 
 ROOT = Path(__file__).resolve().parent.parent
 LOG = "00000000000000000000.log"
 ARGS = ([], ["--deep-iteration"], ["--deep-iteration", "--print-data-log"])
-
-
-def plain_message(offset: int, timestamp: int, key: bytes | None, value: bytes | None, *, magic: int = 1,
-                  append_time: bool = False) -> bytes:
-    """One plain message as kafka-python writes it (LogAppendTime: the attribute bit set and the CRC redone;
-    kafka-python writes CreateTime only)."""
-    builder = LegacyRecordBatchBuilder(magic, 0, 1 << 30)
-    builder.append(offset, timestamp, key, value)
-    data = bytearray(builder.build())
-    if append_time:
-        data[17] |= 0x08
-        data[12:16] = zlib.crc32(bytes(data[16:])).to_bytes(4, "big")
-    return bytes(data)
-
-
-def v2_batch(base: int, count: int) -> bytes:
-    builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 1 << 20)
-    for i in range(count):
-        builder.append(i, 1_700_000_000_000 + base + i, b"k", b"v" * 10, [])
-    data = bytearray(builder.build())
-    data[0:8] = base.to_bytes(8, "big")
-    return bytes(data)
 
 
 def message_by_message(monkeypatch, *args) -> str:

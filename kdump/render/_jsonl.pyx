@@ -9,7 +9,8 @@ buffer; ``tests/test_jsonl_speed.py`` and ``tests/test_jsonl_runs.py`` check tha
 How a record is written (the JSON dump writes 1.5 times the bytes of the text dump, from the same columns): the
 room a record needs is reserved once, then each number is written in place (kdump/_bytebuf.pxd ``write_int``) and
 the constant text between two values is one precomputed piece (``Piece``), copied in fixed-size chunks; a key or
-value of printable ASCII (no quote, no backslash) is checked and copied in one pass, 8 bytes at a time. Anything
+value of printable ASCII (no quote, no backslash) is checked and copied in one pass (kdump/_bytescan.pxd
+``json_plain_copy``: 16 bytes at a time with SSE2, else 8). Anything
 else (text to escape, bytes that are not UTF-8, headers) goes through Python as the pure twin does."""
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE

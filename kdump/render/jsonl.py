@@ -253,8 +253,8 @@ def _json(value) -> bytes:
     return _encode(value).encode("utf-8", "surrogateescape")
 
 
-# json.dumps(value, ensure_ascii=False), without making an encoder per call (once per batch, that was a tenth of
-# what a batch's head cost)
+# json.dumps(value, ensure_ascii=False) without the JSONEncoder that json.dumps makes on every call given an
+# argument (a call per batch head)
 _encode = json.JSONEncoder(ensure_ascii=False).encode
 
 
