@@ -348,8 +348,8 @@ class Dumper:
             r.trailing(os.path.basename(path), tail)
 
     def _whole_run(self, run: LegacyRun, result: FileResult) -> bool:
-        """Render a run of plain messages at once where the renderer can (:meth:`legacy_run` of the text
-        renderer: every message's batch line, and its record line when deep); False when it cannot."""
+        """Render a run of plain messages at once where the renderer can (:meth:`legacy_run` of the text and JSON
+        renderers: every message's batch line or object, and its record when deep); False when it cannot."""
         render = getattr(self.renderer, "legacy_run", None)
         if render is None or not render(run, self.options.deep):
             return False

@@ -1,7 +1,7 @@
 # cython: language_level=3
 """One plain (uncompressed) magic 0/1 message read from a C array (spec §3.2): its entry prefix and fields, for
-the compiled walks of messages (kdump/format/_legacy.pyx) and the compiled renderer of runs of them
-(kdump/render/_lines.pyx), which then read no Python object per message. Compile-time only (an inline
+the compiled walks of messages (kdump/format/_legacy.pyx) and the compiled renderers of runs of them
+(kdump/render/_lines.pyx, _jsonl.pyx), which then read no Python object per message. Compile-time only (an inline
 function); every byte read is bounds-checked against ``end``."""
 from libc.stdint cimport int32_t, int64_t, uint32_t
 

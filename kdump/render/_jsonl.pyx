@@ -1,15 +1,28 @@
 # cython: language_level=3
 # cython: boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
-"""Compiled twin of :func:`kdump.render.jsonl.records_json_py` (the records of a non-control magic-2 batch
-as the inside of a JSON list, ``--format json``, in UTF-8). Same bytes as the UTF-8 of ``json.dumps`` of
-the pure path's record objects, built in one C buffer (numbers formatted in C, printable ASCII keys and
-values copied as they are); ``tests/test_jsonl_speed.py`` checks that on generated batches and the corpus."""
+"""Compiled twins of :func:`kdump.render.jsonl.records_json_py` (the records of a non-control batch as the inside
+of a JSON list, ``--format json``, in UTF-8) and of
+:func:`kdump.render.jsonl.render_legacy_run_json_py` (a run of plain magic 0/1 messages, each the batch object the
+JSON dump writes for it). Same bytes as the UTF-8 of ``json.dumps`` of the pure path's objects, built in one C
+buffer; ``tests/test_jsonl_speed.py`` and ``tests/test_jsonl_runs.py`` check that on generated input and the corpus.
 
-from cpython.bytes cimport PyBytes_AS_STRING
+How a record is written (the JSON dump writes 1.5 times the bytes of the text dump, from the same columns): the
+room a record needs is reserved once, then each number is written in place (kdump/_bytebuf.pxd ``write_int``) and
+the constant text between two values is one precomputed piece (``Piece``), copied in fixed-size chunks; a key or
+value of printable ASCII (no quote, no backslash) is checked and copied in one pass (kdump/_bytescan.pxd
+``json_plain_copy``: 16 bytes at a time with SSE2, else 8). Anything
+else (text to escape, bytes that are not UTF-8, headers) goes through Python as the pure twin does."""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t
+from libc.string cimport memcpy
 
-from ._outbuf cimport Kept, Out, finish, json_plain, put, put_bytes, put_int, release, reserve, start
+from kdump._bytebuf cimport INT_MAX_CHARS, write_int
+from kdump._bytescan cimport json_plain_copy
+from kdump.format._plain cimport PlainMessage, plain_timestamp_type, read_plain  # compile-time only (inline functions)
+
+from ._outbuf cimport Kept, Out, finish, put, put_bytes, release, reserve, start
 from ._sequence cimport record_sequence  # compile-time only (inline functions)
 
 import base64
@@ -17,57 +30,137 @@ from json.encoder import encode_basestring  # what json.dumps(..., ensure_ascii=
 
 from kdump.format.names import TIMESTAMP_TYPE_JSON
 
-# The pure twin, for buffers other than bytes and numbers beyond int64; handed over by kdump._backend.pick.
+# The pure twins, for buffers other than bytes and numbers beyond int64; handed over by kdump._backend.pick.
 records_json_py = None
+render_legacy_run_json_py = None
 
 cdef Kept _kept  # the buffer kept from call to call (kdump/render/_outbuf.pxd)
 
 
-def records_json(batch, cols, bint print_data):
-    """The records of ``cols`` (a non-control magic-2 batch: no per-record magic or CRC, no decoded objects)
-    as JSON objects separated by ``", "``, as ``json.dumps`` writes the inside of a list, in UTF-8."""
-    if not isinstance(cols.buf, bytes):
-        return records_json_py(batch, cols, print_data)
-    try:
-        return _render(cols, batch.timestamp_type, batch.base_offset, batch.base_sequence, print_data)
-    except OverflowError:  # an offset, timestamp or sequence beyond int64 (hostile input): the pure path copes
-        return records_json_py(batch, cols, print_data)
+# --- pieces: the constant text between two values ---------------------------------------------------------------
+cdef enum:
+    CHUNK = 32  # a piece is copied CHUNK bytes at a time (constant-size copies: a move or two each)
+    RECORD_ROOM = 640  # a record's pieces (with a chunk's slack) and numbers, besides its key and value
 
 
-cdef inline int _put_str(Out *o, str text) except -1:
-    return put_bytes(o, text.encode("utf-8", "surrogateescape"))
+cdef struct Piece:
+    const char *text  # padded with zeros to whole chunks (the bytes past n are overwritten by what follows)
+    Py_ssize_t n
 
 
-cdef int _put_data(Out *o, const unsigned char* base, Py_ssize_t pos, Py_ssize_t n, bytes name) except -1:
-    """``"name": <text or base64>, "nameEncoding": <"utf8"|"base64"|null>`` for a key or value."""
-    cdef const unsigned char* p
+cdef list _kept_pieces = []  # the padded bytes the module's pieces point into
+
+
+cdef bytes _padded(bytes text):
+    return text + bytes(-len(text) % CHUNK + CHUNK)
+
+
+cdef Piece _piece_of(bytes text, list keep):
+    """A piece of ``text`` (its padded bytes kept alive in ``keep``)."""
+    cdef bytes padded = _padded(text)
+    keep.append(padded)
+    cdef Piece pc
+    pc.text = PyBytes_AS_STRING(padded)
+    pc.n = len(text)
+    return pc
+
+
+cdef inline char *_put_piece(char *d, Piece pc) noexcept nogil:
+    """``pc`` at ``d`` (room reserved for it and a chunk more): the end of what it wrote."""
+    cdef Py_ssize_t k = 0
+    while True:
+        memcpy(d + k, pc.text + k, CHUNK)
+        k += CHUNK
+        if k >= pc.n:
+            return d + pc.n
+
+
+cdef inline char *_put_null(char *d) noexcept nogil:
+    memcpy(d, b"null", 4)
+    return d + 4
+
+
+cdef Piece _piece(bytes text):
+    return _piece_of(text, _kept_pieces)
+
+
+# A record's members in the order of kdump.render.jsonl.record_objects. Encodings (of keys, values): 0 null,
+# 1 "utf8", 2 "base64"; timestamp types by Kafka's id + 1 (-1 NoTimestampType, 0 CreateTime, 1 LogAppendTime).
+cdef Piece FIRST_RECORD = _piece(b'{"offset": ')
+cdef Piece NEXT_RECORD = _piece(b', {"offset": ')
+cdef Piece TIMESTAMP = _piece(b', "timestamp": ')
+cdef Piece TIMESTAMP_TYPE_KEY_SIZE[3]  # , "timestampType": "CREATE_TIME", "keySize":
+cdef Piece VALUE_SIZE = _piece(b', "valueSize": ')
+cdef Piece SEQUENCE = _piece(b', "sequence": ')
+cdef Piece SIZE = _piece(b', "sizeInBytes": ')
+cdef Piece HEADER_KEYS = _piece(b', "headerKeys": [')
+cdef Piece NO_SEQUENCE_SIZE = _piece(b', "sequence": -1, "sizeInBytes": ')  # a legacy message's
+cdef Piece LEGACY_MAGIC = _piece(b', "legacyMagic": ')
+cdef Piece LEGACY_CRC = _piece(b', "legacyCrc": ')
+cdef Piece LEGACY_CRC_VALID = _piece(b', "legacyCrcValid": true')
+cdef Piece LEGACY_CRC_INVALID = _piece(b', "legacyCrcValid": false')
+cdef Piece KEY = _piece(b', "key": ')
+cdef Piece KEY_ENCODING[3]  # , "keyEncoding": null, "value":
+cdef Piece VALUE_ENCODING_HEADERS[3]  # , "valueEncoding": null, "headers": [
+cdef Piece VALUE_ENCODING_END[3]  # , "valueEncoding": null}   (a legacy message's record ends there)
+cdef Piece TIMESTAMP_TYPE_NAME[3]  # "CREATE_TIME" (a batch's timestampType)
+
+cdef tuple _ENCODINGS = (b"null", b'"utf8"', b'"base64"')
+cdef int _t
+for _t in range(3):
+    TIMESTAMP_TYPE_NAME[_t] = _piece(encode_basestring(TIMESTAMP_TYPE_JSON[_t - 1]).encode("utf-8"))
+    TIMESTAMP_TYPE_KEY_SIZE[_t] = _piece(b', "timestampType": ' + encode_basestring(TIMESTAMP_TYPE_JSON[_t - 1])
+                                         .encode("utf-8") + b', "keySize": ')
+    KEY_ENCODING[_t] = _piece(b', "keyEncoding": ' + _ENCODINGS[_t] + b', "value": ')
+    VALUE_ENCODING_HEADERS[_t] = _piece(b', "valueEncoding": ' + _ENCODINGS[_t] + b', "headers": [')
+    VALUE_ENCODING_END[_t] = _piece(b', "valueEncoding": ' + _ENCODINGS[_t] + b'}')
+
+
+# --- keys and values ---------------------------------------------------------------------------------------------
+cdef inline char *_plain_string(char *d, const unsigned char *p, Py_ssize_t n) noexcept nogil:
+    """``p[:n]`` as a JSON string at ``d`` (room reserved for n + 2 bytes) where it is printable ASCII without quote
+    or backslash, checked while copied (kdump/_bytescan.pxd): the end; NULL where it is not."""
+    cdef char *end = json_plain_copy(d + 1, p, n)
+    if end == NULL:
+        return NULL
+    d[0] = end[0] = b'"'
+    return end + 1
+
+
+cdef int _put_text_or_base64(Out *o, const unsigned char *p, Py_ssize_t n) except -1:
+    """A key or value that is not plain ASCII: its text quoted as json.dumps quotes it where it is UTF-8 (1), else
+    its base64 (2); returns which."""
     cdef str text
-    put(o, b'"', 1)
-    put_bytes(o, name)
-    if n < 0:
-        put(o, b'": null, "', 10)
-        put_bytes(o, name)
-        return put(o, b'Encoding": null', 15)
-    p = base + pos
-    if json_plain(p, n):
-        put(o, b'": "', 4)
-        put(o, <const char*>p, n)
-        put(o, b'", "', 4)
-        put_bytes(o, name)
-        return put(o, b'Encoding": "utf8"', 17)
-    put(o, b'": ', 3)
     try:
         text = PyUnicode_DecodeUTF8(<const char*>p, n, NULL)
     except UnicodeDecodeError:
         put(o, b'"', 1)
         put_bytes(o, base64.b64encode((<const char*>p)[:n]))
-        put(o, b'", "', 4)
-        put_bytes(o, name)
-        return put(o, b'Encoding": "base64"', 19)
+        put(o, b'"', 1)
+        return 2
     _put_str(o, encode_basestring(text))
-    put(o, b', "', 3)
-    put_bytes(o, name)
-    return put(o, b'Encoding": "utf8"', 17)
+    return 1
+
+
+cdef inline char *_put_data(Out *o, char *d, const unsigned char *p, Py_ssize_t n, Piece *encoding,
+                            Py_ssize_t room) except NULL:
+    """A key or value (``n`` < 0: null) at ``d`` in ``o``, then its ``encoding`` piece (by which it is); ``room``:
+    what the record may still write after it, reserved again where the value went through Python. The end."""
+    cdef char *end
+    cdef int which
+    if n < 0:
+        return _put_piece(_put_null(d), encoding[0])
+    end = _plain_string(d, p, n)
+    if end != NULL:
+        return _put_piece(end, encoding[1])
+    o.len = d - o.data
+    which = _put_text_or_base64(o, p, n)
+    reserve(o, room)
+    return _put_piece(o.data + o.len, encoding[which])
+
+
+cdef inline int _put_str(Out *o, str text) except -1:
+    return put_bytes(o, text.encode("utf-8", "surrogateescape"))
 
 
 cdef str _header(tuple h):
@@ -81,54 +174,173 @@ cdef str _header(tuple h):
         return f'{{"key": {key}, "value": "{base64.b64encode(v).decode("ascii")}", "valueEncoding": "base64"}}'
 
 
+cdef inline Py_ssize_t _bytes_of(Py_ssize_t n) noexcept nogil:
+    return n if n > 0 else 0
+
+
+cdef inline char *_record_start(char *d, bint first, int64_t offset, int64_t timestamp, int ts_type, int64_t key_len,
+                                int64_t value_len) noexcept nogil:
+    """A record's object up to its valueSize (what magic 2 and magic 0/1 records share)."""
+    d = _put_piece(d, FIRST_RECORD if first else NEXT_RECORD)
+    d = write_int(d, offset)
+    d = _put_piece(d, TIMESTAMP)
+    d = write_int(d, timestamp)
+    d = _put_piece(d, TIMESTAMP_TYPE_KEY_SIZE[ts_type + 1])
+    d = write_int(d, key_len)
+    d = _put_piece(d, VALUE_SIZE)
+    return write_int(d, value_len)
+
+
+# --- the records of a batch --------------------------------------------------------------------------------------
+def records_json(batch, cols, bint print_data):
+    """The records of ``cols`` (a non-control batch's, no decoded objects: magic 2, or magic 0/1 messages with
+    their own magic and CRC) as JSON objects separated by ``", "``, as ``json.dumps`` writes the inside of a list,
+    in UTF-8."""
+    if not isinstance(cols.buf, bytes):
+        return records_json_py(batch, cols, print_data)
+    base_seq = batch.base_sequence
+    try:
+        # (without a producer sequence the base offset is not needed: a wrapper's would mean decompressing it again)
+        return _render(cols, batch.timestamp_type, batch.base_offset if base_seq >= 0 else 0, base_seq, print_data)
+    except OverflowError:  # an offset, timestamp or sequence beyond int64 (hostile input): the pure path copes
+        return records_json_py(batch, cols, print_data)
+
+
 cdef bytes _render(cols, timestamp_type, base_offset, base_seq, bint print_data):
     cdef Py_ssize_t i, n = cols.count
     cdef Py_ssize_t kl, vl
     cdef int64_t off, bo = base_offset
     cdef int64_t bs = base_seq
+    cdef int ts_type = timestamp_type
     cdef list offsets = cols.offsets, timestamps = cols.timestamps, key_pos = cols.key_pos
     cdef list key_len = cols.key_len, value_pos = cols.value_pos, value_len = cols.value_len
     cdef list headers = cols.headers, sizes = cols.sizes
+    cdef list crcs = cols.crcs, magics = cols.magics, valid = cols.valid
+    cdef bint legacy = crcs is not None  # magic 0/1 messages: their own magic and CRC, no headers
     cdef bytes buf = cols.buf
     cdef const unsigned char* base = <const unsigned char*> PyBytes_AS_STRING(buf)
-    cdef bytes ts_json = (f', "timestampType": {encode_basestring(TIMESTAMP_TYPE_JSON[timestamp_type])}, '
-                          f'"keySize": ').encode("utf-8")
     cdef tuple hdrs
+    cdef char *d
+    if not -1 <= ts_type <= 1:
+        raise OverflowError("no such timestamp type")  # (the pure path says what it is)
     cdef Out *o = start(&_kept)
     try:
-        reserve(o, n * (320 if print_data else 200))  # a first guess; put grows the buffer as needed
+        reserve(o, n * (320 if print_data else 200))  # a first guess; the records grow the buffer as needed
         for i in range(n):
             kl = key_len[i]
             vl = value_len[i]
             off = offsets[i]
-            if i:
-                put(o, b", ", 2)
-            put(o, b'{"offset": ', 11)
-            put_int(o, off)
-            put(o, b', "timestamp": ', 15)
-            put_int(o, timestamps[i])
-            put_bytes(o, ts_json)
-            put_int(o, kl)
-            put(o, b', "valueSize": ', 15)
-            put_int(o, vl)
-            put(o, b', "sequence": ', 14)
-            put_int(o, record_sequence(bs, off, bo))
-            put(o, b', "sizeInBytes": ', 17)
-            put_int(o, sizes[i])
-            put(o, b", ", 2)
+            reserve(o, RECORD_ROOM + _bytes_of(kl) + _bytes_of(vl))
+            d = _record_start(o.data + o.len, i == 0, off, timestamps[i], ts_type, kl, vl)
+            d = _put_piece(d, SEQUENCE)
+            d = write_int(d, record_sequence(bs, off, bo))
+            d = _put_piece(d, SIZE)
+            d = write_int(d, sizes[i])
+            if legacy:
+                d = write_int(_put_piece(d, LEGACY_MAGIC), magics[i])
+                d = write_int(_put_piece(d, LEGACY_CRC), crcs[i])
+                d = _put_piece(d, LEGACY_CRC_VALID if valid[i] else LEGACY_CRC_INVALID)
+                if print_data:
+                    d = _put_data(o, _put_piece(d, KEY), base + <Py_ssize_t>key_pos[i], kl, KEY_ENCODING,
+                                  RECORD_ROOM + _bytes_of(vl))
+                    d = _put_data(o, d, base + <Py_ssize_t>value_pos[i], vl, VALUE_ENCODING_END, RECORD_ROOM)
+                else:
+                    d[0] = b'}'
+                    d += 1
+                o.len = d - o.data
+                continue
             hdrs = headers[i]
             if print_data:
-                _put_data(o, base, key_pos[i], kl, b"key")
-                put(o, b", ", 2)
-                _put_data(o, base, value_pos[i], vl, b"value")
-                put(o, b', "headers": [', 14)
+                d = _put_data(o, _put_piece(d, KEY), base + <Py_ssize_t>key_pos[i], kl, KEY_ENCODING,
+                              RECORD_ROOM + _bytes_of(vl))
+                d = _put_data(o, d, base + <Py_ssize_t>value_pos[i], vl, VALUE_ENCODING_HEADERS, RECORD_ROOM)
+                o.len = d - o.data
                 if hdrs:
                     _put_str(o, ", ".join([_header(h) for h in hdrs]))
             else:
-                put(o, b'"headerKeys": [', 15)
+                o.len = _put_piece(d, HEADER_KEYS) - o.data
                 if hdrs:
                     _put_str(o, ", ".join([encode_basestring(h[0].decode("utf-8", "replace")) for h in hdrs]))
             put(o, b"]}", 2)
+    except BaseException:
+        release(o, &_kept)
+        raise
+    return finish(o, &_kept)
+
+
+# --- a run of plain magic 0/1 messages ---------------------------------------------------------------------------
+def render_legacy_run_json(run, str path, tuple pieces, bint deep, bint print_data):
+    """Every message of a :class:`~kdump.format.legacy.LegacyRun` of intact messages (one the resynchronising
+    walk found: ``run.summary`` set) as the JSON dump writes a plain magic 0/1 message: its batch object (``pieces``:
+    the text between the values that vary from message to message, from kdump.format.names' table, by
+    :func:`kdump.render.jsonl.run_object_pieces`), with ``deep`` its record inside, each on a line, as UTF-8 bytes.
+    The messages are read from ``run.data`` here (no Python object per message). Same bytes as the pure twin,
+    which renders the messages one by one as batches (``path``: the file's, as the renderer shows it)."""
+    data = run.data
+    if run.summary is not None and isinstance(data, bytes) and type(run.position) is int and \
+            type(run.count) is int and 0 <= run.count and len(pieces) == len(_RUN_FIELDS) + 1:
+        try:
+            return _render_run(data, run.position, run.count, pieces, deep, print_data)
+        except (OverflowError, ValueError):  # a position beyond int64, data that is not the run's: the pure path
+            pass
+    return render_legacy_run_json_py(run, path, pieces, deep, print_data)
+
+
+# The batch members _render_run writes itself (kdump.render.jsonl.RUN_OBJECT_FIELDS: the pieces come between them)
+_RUN_FIELDS = ("position", "size", "base_offset", "last_offset", "magic", "crc", "timestamp_type", "max_timestamp")
+
+
+cdef bytes _render_run(bytes data, int64_t position, Py_ssize_t count, tuple pieces, bint deep, bint print_data):
+    cdef Py_ssize_t i, pos = 0, end = len(data), nxt
+    cdef PlainMessage m
+    cdef const unsigned char *p = <const unsigned char *> PyBytes_AS_STRING(data)
+    cdef list keep = []
+    cdef Piece piece[9]
+    cdef Py_ssize_t room = RECORD_ROOM, head = 0
+    cdef char *d
+    cdef int ts_type
+    for i in range(9):
+        piece[i] = _piece_of(pieces[i], keep)
+        head += PyBytes_GET_SIZE(pieces[i])
+        room += PyBytes_GET_SIZE(pieces[i]) + INT_MAX_CHARS
+    cdef Out *o = start(&_kept)
+    try:
+        # a first guess (the numbers, a record, its key and value); the messages grow the buffer as needed
+        reserve(o, count * (head + 64 + ((256 + (128 if print_data else 0)) if deep else 0)))
+        for i in range(count):
+            nxt = read_plain(p, pos, end, &m)
+            if nxt < 0:
+                raise ValueError("no plain message where the run has one")
+            ts_type = plain_timestamp_type(&m)
+            reserve(o, room + _bytes_of(m.key_len) + _bytes_of(m.value_len))
+            d = _put_piece(o.data + o.len, piece[0])
+            d = write_int(d, position + pos)
+            d = write_int(_put_piece(d, piece[1]), nxt - pos)
+            d = _put_piece(d, piece[2])
+            d = write_int(d, m.offset) if deep else _put_null(d)  # (shallow: not read, as for any legacy entry)
+            d = write_int(_put_piece(d, piece[3]), m.offset)
+            d = write_int(_put_piece(d, piece[4]), m.magic)
+            d = write_int(_put_piece(d, piece[5]), m.crc)
+            d = _put_piece(_put_piece(d, piece[6]), TIMESTAMP_TYPE_NAME[ts_type + 1])
+            d = write_int(_put_piece(d, piece[7]), m.timestamp)
+            d = _put_piece(d, piece[8])
+            if deep:
+                d = _record_start(d, True, m.offset, m.timestamp, ts_type, m.key_len, m.value_len)
+                d = write_int(_put_piece(d, NO_SEQUENCE_SIZE), nxt - pos)
+                d = write_int(_put_piece(d, LEGACY_MAGIC), m.magic)
+                d = write_int(_put_piece(d, LEGACY_CRC), m.crc)
+                d = _put_piece(d, LEGACY_CRC_VALID)  # (the walk that found the run checked every CRC)
+                if print_data:
+                    d = _put_data(o, _put_piece(d, KEY), p + m.key_pos, m.key_len, KEY_ENCODING,
+                                  RECORD_ROOM + _bytes_of(m.value_len))
+                    d = _put_data(o, d, p + m.value_pos, m.value_len, VALUE_ENCODING_END, RECORD_ROOM)
+                else:
+                    d[0] = b'}'
+                    d += 1
+                memcpy(d, b"]}\n", 3)
+                d += 3
+            o.len = d - o.data
+            pos = nxt
     except BaseException:
         release(o, &_kept)
         raise

@@ -8,6 +8,8 @@ always get the exact bytes back.
 from __future__ import annotations
 
 import base64
+import functools
+import io
 import json
 from collections.abc import Iterator
 
@@ -141,6 +143,8 @@ class JsonLinesRenderer:
         self.deep = deep
         self.path: str | None = None
         self._records_written = False  # in a batch written in chunks
+        self._run_pieces: tuple[bytes, ...] | None = None  # run_object_pieces(path, deep) of the last run
+        self._run_pieces_for: tuple | None = None
         # JSON goes to the binary stream beneath ``out`` as the UTF-8 bytes it is (never on a terminal)
         self._raw = None if terminal else utf8_buffer(out)
 
@@ -172,6 +176,22 @@ class JsonLinesRenderer:
             return
         self._emit(self._batch_head(batch, records), self._records_utf8(batch, records, decoded), b"]}\n")
 
+    def legacy_run(self, run, deep: bool) -> bool:
+        """Every message of a :class:`~kdump.format.legacy.LegacyRun` (intact plain magic 0/1 messages) as its batch
+        object and, with ``deep``, its record inside, at once (compiled: kdump/render/_jsonl.pyx). False, writing
+        nothing, where that is not the output asked for (timestamps besides the epoch's, keys or values decoded, a
+        terminal): the caller then hands the messages over one by one."""
+        if self._raw is None or self.path is None or self.when is not None or self.key_decoder is not None or \
+                self.value_decoder is not None:
+            return False
+        if self._run_pieces_for != (self.path, deep):
+            self._run_pieces = run_object_pieces(self.path, deep)
+            self._run_pieces_for = (self.path, deep)
+        if self._run_pieces is None:
+            return False
+        self._emit(render_legacy_run_json(run, self.path, self._run_pieces, deep, self.print_data))
+        return True
+
     def _batch_object(self, batch, records) -> dict:
         obj = batch_object(batch, self.path)
         if self.when is not None:
@@ -200,7 +220,7 @@ class JsonLinesRenderer:
 
     def _records_bytes(self, batch, records, decoded) -> bytes:
         """The records as the inside of a JSON list, rendered whole."""
-        if (decoded is None and records.crcs is None and not batch.is_control and self.when is None
+        if (decoded is None and not batch.is_control and self.when is None
                 and self.header_decoder is None and self.key_decoder is None and self.value_decoder is None):
             return records_json(batch, records, self.print_data)  # the common case, with a compiled twin
         return _json(record_objects(batch, records, self.print_data, decoded, self.when, self.header_decoder,
@@ -283,18 +303,87 @@ class JsonLinesRenderer:
 
 def _json(value) -> bytes:
     """``json.dumps`` in UTF-8, as kdump's standard output encodes it."""
-    return json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogateescape")
+    return _encode(value).encode("utf-8", "surrogateescape")
+
+
+# json.dumps(value, ensure_ascii=False) without the JSONEncoder that json.dumps makes on every call given an
+# argument (a call per batch head)
+_encode = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def records_json_py(batch, cols, print_data: bool) -> bytes:
-    """The records of a non-control magic-2 batch as the inside of a JSON list (``json.dumps`` of
-    :func:`record_objects`), in UTF-8. The compiled twin in kdump/render/_jsonl.pyx must give the same bytes."""
+    """The records of a non-control batch (magic 2, or magic 0/1 messages) as the inside of a JSON list
+    (``json.dumps`` of :func:`record_objects`), in UTF-8. The compiled twin in kdump/render/_jsonl.pyx must give the
+    same bytes."""
     return _json(record_objects(batch, cols, print_data))[1:-1]
 
 
-def _select():
+# The members of a plain message's batch object that vary from message to message, in the order the compiled
+# renderer of runs (kdump/render/_jsonl.pyx ``render_legacy_run_json``) writes them; every other member is the
+# same for every intact plain message (no producer, no sequence, no count: kdump.format.legacy.LegacyBatch).
+RUN_OBJECT_FIELDS = ("position", "size", "base_offset", "last_offset", "magic", "crc", "timestamp_type",
+                     "max_timestamp")
+_MARK = "\x00run-{}"  # a placeholder no path holds (a path has no NUL)
+
+
+@functools.cache
+def _plain_message():
+    """An intact plain magic 1 message, as the entry-by-entry walk gives it: the source of the members that are
+    the same for every plain message."""
+    from kdump.format.legacy import LegacyBatch
+    from kdump.format.legacy_builder import legacy_message
+    return LegacyBatch(0, 0, legacy_message(0, 1, None, None)[L.LOG_OVERHEAD:])
+
+
+def run_object_pieces(path: str, deep: bool) -> tuple[bytes, ...] | None:
+    """The text between the values of :data:`RUN_OBJECT_FIELDS` in the batch object of a plain message of the file
+    ``path`` (as :meth:`JsonLinesRenderer.batch` writes it: from kdump.format.names' table), for
+    ``render_legacy_run_json``: before the first, between each two, and after the last up to the ``[`` of its
+    records (``deep``) or the end of its line. None when the table's object does not hold them in that order."""
+    obj = batch_object(_plain_message(), path)
+    keys = [N.BATCH_FIELD[attr].json for attr in RUN_OBJECT_FIELDS]
+    if [k for k in obj if k in keys] != keys:
+        return None
+    for i, key in enumerate(keys):
+        obj[key] = _MARK.format(i)
+    if deep:
+        obj["records"] = []
+    rest = _json(obj)
+    pieces = []
+    for i in range(len(keys)):
+        before, mark, rest = rest.partition(_json(_MARK.format(i)))
+        if not mark:
+            return None
+        pieces.append(before)
+    if deep:
+        assert rest.endswith(b"[]}")
+        pieces.append(rest[:-2])
+    else:
+        pieces.append(rest + b"\n")
+    return tuple(pieces)
+
+
+def render_legacy_run_json_py(run, path: str, pieces, deep: bool, print_data: bool) -> bytes:
+    """The messages of a run rendered one by one as the batches they are, by :meth:`JsonLinesRenderer.batch` as a
+    dump hands them over, as UTF-8 bytes: the reference the compiled twin in kdump/render/_jsonl.pyx must give
+    exactly (``pieces`` is for it: this one reads the table itself)."""
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", write_through=True)
+    renderer = JsonLinesRenderer(out, print_data=print_data, deep=deep)
+    renderer.begin_file(path, None)
+    for message in run.messages():
+        if deep:
+            renderer.batch(message, message.columns(message.limit))
+        else:
+            renderer.batch(message)
+    out.flush()
+    return raw.getvalue()
+
+
+def _select(name, pure):
     from kdump import _backend
-    return _backend.pick("records_json", records_json_py)
+    return _backend.pick(name, pure)
 
 
-records_json = _select()
+records_json = _select("records_json", records_json_py)
+render_legacy_run_json = _select("render_legacy_run_json", render_legacy_run_json_py)
