@@ -193,3 +193,80 @@ def test_salvage_keeps_a_clean_run_without_an_object_per_message(tmp_path, monke
     starts = [sum(len(e) for e in entries[:i]) for i in range(len(entries))]
     assert result.kept_positions == starts
     assert made == [starts[301]]  # the first plain message after the batch
+
+
+# --- the Spark source and its Arrow builder -------------------------------------------------------------------
+def _spark_file(tmp_path) -> str:
+    """Runs of varied plain messages (magics and timestamp types changing inside them), a v2 batch between them,
+    a message failing its CRC (damage), and messages whose timestamps have no microsecond value."""
+    entries = _varied(0)
+    entries[60] = flip_crc(entries[60])
+    entries[90] = message(90, 2**62, b"far", b"future")
+    entries[91] = message(91, -(2**62), b"far", b"past")
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(b"".join([*entries[:40], v2_batch(200, 3), *entries[40:], *plain(30, 300, magic=0)]))
+    return str(path)
+
+
+def _arrow(path: str, monkeypatch, *, by_message: bool, offsets=None, lso=None, **options) -> tuple[list, list]:
+    from kdump.spark import _source
+    from kdump.spark.arrow import ReadOptions, SegmentSlice, read_slices
+    from kdump.spark.txn import TxnFilter
+    said: list = []
+    sl = SegmentSlice(path, "t", 0, offsets=offsets, txns=None if lso is None else TxnFilter((), lso))
+    with monkeypatch.context() as m:
+        if by_message:
+            _message_by_message(m, _source)
+        got = list(read_slices([sl], ReadOptions(**options), on_damage=lambda s, e: said.append(str(e))))
+    return got, said
+
+
+ALL_COLUMNS = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers", "magic",
+               "codec", "baseOffset", "producerId", "producerEpoch", "baseSequence", "isTransactional", "isControl",
+               "partitionLeaderEpoch", "segment", "position", "crcValid"]
+
+
+@pytest.mark.parametrize("builder", ["python", "auto"])
+@pytest.mark.parametrize("case", [
+    {},  # the default columns: the batch-level ones the same for a stretch of one magic and timestamp type
+    {"columns": tuple(ALL_COLUMNS)},  # position and baseOffset: one message at a time
+    {"columns": ("offset", "key", "magic", "timestampType", "crcValid"), "max_rows": 7},  # cut inside runs
+    {"columns": ("value", "headers", "codec"), "max_bytes": 100},
+    {"offsets": (15, 75)},  # the read's bounds inside runs
+    {"lso": 50, "columns": ("offset", "timestamp", "segment")},  # read_committed: nothing from the LSO on
+    {"offsets": (35, 310), "lso": 305, "check_crcs": False},
+])
+def test_spark_reads_runs_whole_as_it_read_their_messages(tmp_path, monkeypatch, builder, case):
+    path = _spark_file(tmp_path)
+    before, said_before = _arrow(path, monkeypatch, by_message=True, backend=builder, **case)
+    now, said_now = _arrow(path, monkeypatch, by_message=False, backend=builder, **case)
+    assert said_now == said_before and len(said_now) == (0 if case.get("check_crcs") is False else 1)
+    assert [rb.num_rows for rb in now] == [rb.num_rows for rb in before]
+    assert all(a.equals(b) for a, b in zip(now, before, strict=True))
+    assert sum(rb.num_rows for rb in now) > 0
+
+
+def test_arrow_builders_take_plain_messages_alike():
+    """The compiled builder's add_plain against its pure twin, on one run, its stops included."""
+    from kdump import _backend
+    from kdump.spark.builder import PyColumnBuilder
+    if not _backend.COMPILED_AVAILABLE:
+        pytest.skip("the compiled extension is not built")
+    data = b"".join(_varied(0))
+    run = checked_run(data, 0, 1000)
+    assert run is not None and run.count == 120
+    compiled = _backend.compiled("ColumnBuilder")
+    for lo, hi, max_rows, one_each in ((None, None, 1000, False), (10, 100, 1000, False), (None, 50, 9, False),
+                                       (5, None, 1000, True)):
+        builders = [cls(want_headers=True) for cls in (compiled, PyColumnBuilder)]
+        walks = []
+        for b in builders:
+            at, left, stops = 0, run.count, []
+            while left:
+                walked = b.add_plain(data, at, left, lo, hi, max_rows, 1 << 20, one_each)
+                stops.append((walked, b.resume_at, b.first_at, b.rows))
+                at, left = b.resume_at, left - walked
+            walks.append(stops)
+        assert walks[0] == walks[1]
+        arrays = [b.finish() for b in builders]
+        assert all(arrays[0][c].equals(arrays[1][c]) for c in arrays[0])

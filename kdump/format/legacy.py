@@ -530,19 +530,21 @@ class LegacyRun:
 
     def message_at(self, i: int) -> LegacyBatch:
         """Message ``i`` as the :class:`LegacyBatch` an entry-by-entry walk gives."""
-        return self._message(i, sum(self.columns.sizes[:i]))
+        return self.message_from(sum(self.columns.sizes[:i]))
 
     def messages(self) -> Iterator[LegacyBatch]:
         """Every message as the :class:`LegacyBatch` an entry-by-entry walk gives."""
         at = 0
-        for i, size in enumerate(self.columns.sizes):
-            yield self._message(i, at)
+        for size in self.columns.sizes:
+            yield self.message_from(at)
             at += size
 
-    def _message(self, i: int, at: int) -> LegacyBatch:
-        cols = self.columns
-        return LegacyBatch(self.position + at, cols.offsets[i],
-                           bytes(memoryview(cols.buf)[at + L.LOG_OVERHEAD:at + cols.sizes[i]]))
+    def message_from(self, at: int) -> LegacyBatch:
+        """The message whose entry starts ``at`` bytes into the run, as the :class:`LegacyBatch` an entry-by-entry
+        walk gives (its columns not read)."""
+        offset, size = L.PREFIX.unpack_from(self.data, at)
+        start = at + L.LOG_OVERHEAD
+        return LegacyBatch(self.position + at, offset, bytes(memoryview(self.data)[start:start + size]))
 
     def __repr__(self) -> str:
         return f"LegacyRun(position={self.position}, count={self.count}, size={self.size})"
