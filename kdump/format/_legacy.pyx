@@ -159,13 +159,7 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
             record_bytes += LOG_OVERHEAD + size
             magic0 += magic == 0
             if ts >= 0:
-                if not has_stated:
-                    min_stated = max_stated = ts
-                    has_stated = True
-                elif ts < min_stated:
-                    min_stated = ts
-                elif ts > max_stated:
-                    max_stated = ts
+                _widen(ts, &has_stated, &min_stated, &max_stated)
             if klen < 0:
                 keyless += 1
             else:
@@ -192,13 +186,7 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
                 if computed != crc:
                     crc_at, bad_stored, bad_computed = k, crc, computed
             if magic == 1:
-                if not has_ts:
-                    min_ts = max_ts = ts
-                    has_ts = True
-                elif ts < min_ts:
-                    min_ts = ts
-                elif ts > max_ts:
-                    max_ts = ts
+                _widen(ts, &has_ts, &min_ts, &max_ts)
             if attrs != 0 and attributes_at < 0:
                 attributes_at = k
             last_start = pos
@@ -251,6 +239,17 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
     cols.count = k
     cols.error = error
     return cols, offsets, resume
+
+
+cdef inline void _widen(int64_t ts, bint *seen, int64_t *lo, int64_t *hi) noexcept nogil:
+    """The range ``[lo, hi]`` widened to hold ``ts`` (the first one sets it: ``seen``)."""
+    if not seen[0]:
+        lo[0] = hi[0] = ts
+        seen[0] = True
+    elif ts < lo[0]:
+        lo[0] = ts
+    elif ts > hi[0]:
+        hi[0] = ts
 
 
 cdef object _error_at(object data, object pos0, Py_ssize_t pos, Py_ssize_t index):
