@@ -270,3 +270,22 @@ def test_arrow_builders_take_plain_messages_alike():
         assert walks[0] == walks[1]
         arrays = [b.finish() for b in builders]
         assert all(arrays[0][c].equals(arrays[1][c]) for c in arrays[0])
+
+
+# --- the writer's read-back (salvage's and convert's output) ----------------------------------------------------
+def test_the_written_file_is_read_back_in_runs(tmp_path, monkeypatch):
+    from kdump.writer import SegmentWriter, WriteVerificationError
+    entries = [*plain(50), v2_batch(50, 2), *plain(20, 52, magic=0)]
+    made = _message_objects(monkeypatch)
+    writer = SegmentWriter(str(tmp_path / "00000000000000000000.log"))
+    writer.write(b"".join(entries), len(entries))
+    writer.commit()
+    assert len(made) <= 1  # (the first plain message after the batch, which the walk reads as an entry)
+    bad = list(entries)
+    bad[30] = flip_crc(bad[30])
+    writer = SegmentWriter(str(tmp_path / "00000000000000000100.log"))
+    writer.write(b"".join(bad), len(bad))
+    with pytest.raises(WriteVerificationError) as e:
+        writer.commit()
+    at = sum(len(x) for x in bad[:30])
+    assert f"entry 30 at byte {at}: CRC does not match its contents" in str(e.value)
