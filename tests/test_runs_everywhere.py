@@ -162,6 +162,24 @@ def test_txn_builds_no_object_per_plain_message(tmp_path, monkeypatch):
     assert made == [sum(len(e) for e in entries[:201])]  # the first plain message after the batch
 
 
+@pytest.mark.parametrize("upto", [None, 0, 10, 49, 50, 121, 125, 1000, 1050, 1119])
+def test_the_producer_replay_stops_inside_a_run_as_it_did(tmp_path, monkeypatch, upto):
+    """A bound inside a run (``upto_offset``: index rebuild's state before a segment) applies the messages below it."""
+    from kdump.read import producers
+    from kdump.read.producer_state import ProducerStates
+    part = _partition(tmp_path, "upto-0")
+    segments = [(0, str(part / "00000000000000000000.log")), (1000, str(part / "00000000000000001000.log"))]
+
+    def replay():
+        p = producers.PartitionProducers(ProducerStates(track_sequences=True))
+        p.scan(segments, upto_offset=upto)
+        return p.state.end_offset, p.position, p.newest_timestamp, p.segment, p.notes
+    with monkeypatch.context() as m:
+        _message_by_message(m, producers)
+        want = replay()
+    assert replay() == want
+
+
 # --- salvage -------------------------------------------------------------------------------------------------
 def test_salvage_copies_runs_whole_as_it_copied_their_messages(tmp_path, monkeypatch):
     from kdump import salvage

@@ -307,31 +307,22 @@ class PartitionProducers:
                     damaged(path, foreign)
                     return False
                 for item in readable(reader, show_invalid=False):
-                    if type(item) is LegacyRun:
-                        if self._whole_run(item, upto_offset):
-                            if before is not None and item.last_offset >= self.start_offset:
-                                before(item)
-                            self.apply_run(item)
-                            self.position = item.end
-                            continue
-                        messages = item.messages()  # reached or straddled by the bounds: as the batches it holds
-                        reached = self._apply_each(messages, upto_offset, before)
-                        if reached:
-                            break
+                    if type(item) is LegacyRun and self._whole_run(item, upto_offset):
+                        if before is not None and item.last_offset >= self.start_offset:
+                            before(item)
+                        self.apply_run(item)
+                        self.position = item.end
                         continue
                     if isinstance(item, Damage):
                         damaged(path, item)
                         continue
                     if isinstance(item, Stop):
                         break
-                    if upto_offset is not None and item.last_offset >= upto_offset:
+                    # (a run reached or straddled by the bounds: as the batches it holds)
+                    batches = item.messages() if type(item) is LegacyRun else (item,)
+                    if self._apply_each(batches, upto_offset, before):
                         reached = True
                         break
-                    if item.last_offset >= self.start_offset:
-                        if before is not None:
-                            before(item)
-                        self.apply(item)
-                    self.position = item.position + item.size
         except OSError as e:
             if on_damage is None:
                 raise
