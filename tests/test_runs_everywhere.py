@@ -92,6 +92,23 @@ def test_run_keys_twins_and_the_messages_one_by_one():
     assert (legacy.run_keys(bare, 0, 1).min_timestamp, legacy.run_keys(bare, 0, 1).keyless) == (None, 1)
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_run_keys_twins_on_random_messages(seed):
+    """Empty and null keys and values, keys of every length around the compiled digest's 256-byte buffer, both
+    magics, timestamps around 0."""
+    import random
+    rnd = random.Random(seed)
+
+    def blob():
+        return None if rnd.random() < 0.2 else rnd.randbytes(rnd.choice([0, 1, 7, 255, 256, 257, 1000]))
+    data = b"".join(message(i, rnd.choice([-2, -1, 0, 1, 2**40]), blob(), blob(), magic=rnd.choice([0, 1]))
+                    for i in range(200))
+    run = checked_run(data, 0, 1000)
+    assert run is not None and run.count == 200
+    for count in (1, 57, 200):
+        assert legacy.run_keys(data, 0, count) == legacy.run_keys_py(data, 0, count)
+
+
 # --- stats ---------------------------------------------------------------------------------------------------
 def test_stats_counts_runs_whole_as_it_counted_their_messages(tmp_path, monkeypatch):
     part = _partition(tmp_path)
