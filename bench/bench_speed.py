@@ -2,6 +2,7 @@
 """Every row of issue 13's speed table in one go, with ratios beside the absolute figures.
 
     python bench/bench_speed.py [--records 2000000] [--runs 3] [--convert-runs 1] [--out bench/out] [--before CHECKOUT]
+    python bench/bench_speed.py --plain-runs [--old CHECKOUT]   (stats, txn, the Spark reader on plain messages)
 
 Prepares (once, cached under OUT): the segments of bench_dump.py (RECORDS records in magic-2 batches of
 1,000, 12-byte keys, 100-byte values; codec none and lz4), and the same records in magic 1 written by
@@ -230,6 +231,46 @@ def issue23(args, files: dict[str, Path]) -> None:
                       f"{workers2:.3f}; idle-machine speed-up {own1 / (own2 + workers2 / 2):.2f}x", flush=True)
 
 
+# --- issue 23 item 1, round 2: stats, txn and the Spark reader on plain magic 0/1 messages ----------------------
+# ``--plain-runs [--old CHECKOUT]``: each command on the magic 2 uncompressed segment and on the same records as plain
+# magic-1 messages, then (with --old) the other checkout's on the magic-1 file, best of RUNS, in one run.
+
+SPARK_READ = (
+    "import sys\n"
+    "from kdump.spark.arrow import ReadOptions, SegmentSlice, read_slices\n"
+    "rows = sum(rb.num_rows for rb in read_slices([SegmentSlice(sys.argv[1], 't', 0)], ReadOptions()))\n"
+    "assert rows == int(sys.argv[2]), rows\n"
+)
+
+
+def plain_runs(args, files: dict[str, Path]) -> None:
+    old = args.old
+    sides = [("new", ROOT)] + ([("old", old)] if old else [])
+    for _, root in sides:  # start-up as installed: kdump's modules compiled to .pyc (this shell may not write them)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "kdump")], check=True,
+                       stdout=subprocess.DEVNULL)
+    runs = args.runs
+    t = Table(args.records)
+    v2, v1 = str(files["v2-none"]), str(files["v1-none"])
+    rows = [("stats --format json", ["stats", "--format", "json"]), ("txn --format json", ["txn", "--format", "json"]),
+            ("verify --deep", ["verify", "--deep"])]
+    for label, cmd in rows:
+        n2 = best(kdump_at(ROOT, *cmd, v2), runs)
+        t.row(f"{label}, magic 2 none", *n2)
+        for name, root in sides:
+            n1 = best(kdump_at(root, *cmd, v1), runs)
+            t.row(f"{label}, magic 1 none [{name}]", *n1, f"{n1[0] / n2[0]:.2f}x/{CPU[n1[0]] / CPU[n2[0]]:.2f}x",
+                  "<= 1.5x v2" if name == "new" else "")
+    # the Spark source's Arrow batches (no Spark session: kdump.spark.arrow.read_slices in one process)
+    spark = [sys.executable, "-c", SPARK_READ]
+    n2 = best(at(ROOT, *spark, v2, str(args.records)), runs)
+    t.row("Spark reader (read_slices), magic 2 none", *n2)
+    for name, root in sides:
+        n1 = best(at(root, *spark, v1, str(args.records)), runs)
+        t.row(f"Spark reader (read_slices), magic 1 none [{name}]", *n1,
+              f"{n1[0] / n2[0]:.2f}x/{CPU[n1[0]] / CPU[n2[0]]:.2f}x", "<= 1.5x v2" if name == "new" else "")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--records", type=int, default=2_000_000)
@@ -240,7 +281,10 @@ def main() -> None:
     ap.add_argument("--before", type=Path, default=None,
                     help="another checkout (compiled in place): its magic-1 uncompressed rows too, before/after")
     ap.add_argument("--issue23", action="store_true", help="only the rows of issue 23 items 2-4 (see issue23())")
-    ap.add_argument("--old", type=Path, help="with --issue23: a checkout to compare, command by command")
+    ap.add_argument("--old", type=Path, help="with --issue23 or --plain-runs: a checkout to compare, command by "
+                    "command")
+    ap.add_argument("--plain-runs", action="store_true",
+                    help="only stats, txn, verify --deep and the Spark reader, magic 1 none vs magic 2 none")
     args = ap.parse_args()
 
     from kdump._backend import BACKEND
@@ -249,6 +293,9 @@ def main() -> None:
           f"({args.convert_runs} for convert), {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     if args.issue23:
         issue23(args, files)
+        return
+    if args.plain_runs:
+        plain_runs(args, files)
         return
     t = Table(args.records)
     runs = args.runs

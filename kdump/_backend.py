@@ -11,7 +11,8 @@ importing only from its own layer or below (never the pure module that uses it):
   ``render_legacy_lines``, twin of ``render_legacy_lines_py`` (the same for magic 0/1 messages), and
   ``render_legacy_run``, twin of ``render_legacy_run_py`` (a run of plain magic 0/1 messages, batch lines too);
 * ``kdump.format._legacy`` (``kdump/format/_legacy.pyx``): ``inner_columns``, twin of
-  ``kdump.format.legacy.inner_columns_py`` (walk a magic 0/1 wrapper's inner messages column-wise);
+  ``kdump.format.legacy.inner_columns_py`` (walk a magic 0/1 wrapper's inner messages column-wise), and
+  ``run_keys``, twin of ``run_keys_py`` (a run of plain messages as ``kdump stats``' key digests);
 * ``kdump.format._encode`` (``kdump/format/_encode.pyx``): ``canonical_records``, twin of
   ``kdump.format.canonical.canonical_records_py``, and ``encode_messages``, twin of
   ``kdump.format.legacy_builder.encode_messages_py``, and ``encode_run_records``, twin of
@@ -57,6 +58,7 @@ BACKEND = "compiled" if COMPILED_AVAILABLE and os.environ.get("KDUMP_PURE_PYTHON
 COMPILED = {"parse_records": _records, "summarize_records": _records, "record_keys": _records,
             "render_v2_lines": _lines,
             "inner_columns": _legacy, "inner_summary": _legacy, "crc32": _legacy, "render_legacy_lines": _lines,
+            "run_keys": _legacy,
             "render_legacy_run": _lines, "records_json": _jsonl, "render_legacy_run_json": _jsonl,
             "canonical_records": _encode, "encode_messages": _encode,
             "encode_run_records": _encode, "ColumnBuilder": _arrow,

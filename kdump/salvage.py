@@ -135,7 +135,8 @@ def _first_offset_stated(batch) -> int | None:
 def plan(source: str, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_batch=None,
          progress=None) -> SalvageResult:
     """Walk ``source`` and decide, batch by batch, what is kept; ``on_batch(batch)`` is called with each kept
-    batch, in order (the writer). Nothing is written here."""
+    batch, in order (the writer; a run of plain magic 0/1 messages kept whole is one call with the
+    :class:`~kdump.format.legacy.LegacyRun`, its ``entry_bytes()`` the messages' bytes). Nothing is written here."""
     result = SalvageResult(source, "")
     judge = BatchJudge(source, max_batch_bytes)
     with SegmentReader(source, max_batch_bytes=max_batch_bytes) as reader:
@@ -151,7 +152,14 @@ def plan(source: str, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_batc
                 continue
             if isinstance(item, Stop):
                 continue
-            # plain magic 0/1 messages come as runs: each is judged (and kept or dropped) as the batch it is
+            if type(item) is LegacyRun and judge.verifier.judge_run(item):  # intact plain messages kept whole
+                _keep(result, item, item.count, item.count, item.positions())
+                if on_batch is not None:
+                    on_batch(item)
+                if progress is not None:
+                    progress(item.end)
+                continue
+            # plain magic 0/1 messages the run's check leaves to each: each judged (kept or dropped) as the batch it is
             batches: Iterable[Batch] = item.messages() if isinstance(item, LegacyRun) else (item,)
             for batch in batches:
                 before = judge.verifier.report.records
@@ -163,18 +171,24 @@ def plan(source: str, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_batc
                         "; ".join(f"{f.code}: {f.message}" for f in errors[:3]), _first_offset_stated(batch),
                         batch.last_offset, batch.records_count))
                     continue
-                result.kept_batches += 1
-                result.kept_records += judge.records_of_last(before)
-                result.kept_bytes += batch.size
-                result.kept_positions.append(batch.position)
-                if result.first_offset is None:
-                    result.first_offset = batch.base_offset
-                result.last_offset = batch.last_offset
+                _keep(result, batch, 1, judge.records_of_last(before), (batch.position,))
                 if on_batch is not None:
                     on_batch(batch)
                 if progress is not None:
                     progress(batch.position + batch.size)
     return result
+
+
+def _keep(result: SalvageResult, kept, batches: int, records: int, positions) -> None:
+    """``kept`` (a batch, or a run of plain messages kept whole: ``batches`` entries at ``positions``) counted in
+    ``result``."""
+    result.kept_batches += batches
+    result.kept_records += records
+    result.kept_bytes += kept.size
+    result.kept_positions.extend(positions)
+    if result.first_offset is None:
+        result.first_offset = kept.base_offset
+    result.last_offset = kept.last_offset
 
 
 class _SalvagedSegmentWriter(SegmentWriter):
@@ -210,7 +224,7 @@ def salvage_segment(source, destination, *, overwrite: bool = False, max_batch_b
                                     record_limit=max_batch_bytes)
     try:
         result = plan(source, max_batch_bytes=max_batch_bytes, progress=progress,
-                      on_batch=lambda b: writer.write(b.entry_bytes(), 1))
+                      on_batch=lambda b: writer.write(b.entry_bytes(), b.count if type(b) is LegacyRun else 1))
         writer.atomic_file.prepare()  # read back and verified before its indexes are computed from it
     except BaseException:
         writer.abort()

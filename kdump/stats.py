@@ -26,9 +26,10 @@ from dataclasses import asdict, dataclass, field
 from kdump.errors import FormatError, KdumpError
 from kdump.findings import Problem
 from kdump.format.columns import RECORDS_PER_CHUNK
+from kdump.format.legacy import LegacyRun
 from kdump.format.names import codec_name
 from kdump.outcome import Outcome, label
-from kdump.read.damage import BATCH, LARGE, Damage, by_batch, foreign_start, readable
+from kdump.read.damage import BATCH, LARGE, Damage, foreign_start, readable
 from kdump.read.logdir import segment_base_offset, topic_partition
 from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader, Stop
 
@@ -94,6 +95,26 @@ class Stats:
             self.min_timestamp = ts if self.min_timestamp is None else min(self.min_timestamp, ts)
             self.max_timestamp = ts if self.max_timestamp is None else max(self.max_timestamp, ts)
 
+    def add_run(self, run: LegacyRun) -> None:
+        """A run of intact plain magic 0/1 messages: what :meth:`add_batch` makes of each, a batch of one record,
+        from the run's :meth:`~kdump.format.legacy.LegacyRun.keys` (no Python object per message)."""
+        keys = run.keys()
+        n = run.count
+        self.batches += n
+        self.records += n
+        codec = codec_name(0)
+        self.codecs[codec] = self.codecs.get(codec, 0) + n
+        for magic, count in (("0", keys.magic0), ("1", n - keys.magic0)):
+            if count:
+                self.magics[magic] = self.magics.get(magic, 0) + count
+        if self.first_offset is None:
+            self.first_offset = run.base_offset
+        self.last_offset = run.last_offset
+        lo, hi = keys.min_timestamp, keys.max_timestamp
+        if lo is not None and hi is not None:
+            self.min_timestamp = lo if self.min_timestamp is None else min(self.min_timestamp, lo)
+            self.max_timestamp = hi if self.max_timestamp is None else max(self.max_timestamp, hi)
+
     def add_header(self, codec_id: int | None, magic: int) -> None:
         """A batch counted by its header (one failing its CRC or above the batch limit is no less a batch, as
         ``verify`` counts it; ``codec_id`` None where no header was read)."""
@@ -116,6 +137,8 @@ class Stats:
 
 def _count_records(batch) -> tuple[int, KdumpError | None]:
     """The records read from ``batch`` (in bounded chunks) and the error that stopped reading them (None: all)."""
+    if type(batch) is LegacyRun:
+        return batch.count, None  # intact messages, each its own record
     n = 0
     try:
         for cols in batch.column_chunks(DEFAULT_MAX_DECOMPRESSED_BYTES, RECORDS_PER_CHUNK):
@@ -129,9 +152,10 @@ def _count_records(batch) -> tuple[int, KdumpError | None]:
 
 def segment_stats(path: str, size: int | None = None, observe=None, *, next_base: int | None = None) -> Stats:
     """The numbers of one segment file, read past damage as ``dump`` and ``verify`` read it (see the module
-    docstring). ``observe(batch)``, if given, reads each intact batch's records and returns (records read, the
-    error that stopped it or None) (:meth:`RecordAnalysis.batch`, the record-level pass in the same walk); without
-    it they are counted here. ``next_base``: the next segment's base offset (bounds the offsets lost at the end).
+    docstring). ``observe(batch)``, if given, reads each intact batch's records (or a run of plain magic 0/1
+    messages, :class:`~kdump.format.legacy.LegacyRun`, whole) and returns (records read, the error that stopped it
+    or None) (:meth:`RecordAnalysis.batch`, the record-level pass in the same walk); without it they are counted
+    here. ``next_base``: the next segment's base offset (bounds the offsets lost at the end).
     A file that cannot be read (or stops reading: EIO) is an error (``cannot-read``), never an exception."""
     s = Stats()
     count = _count_records if observe is None else observe
@@ -143,9 +167,11 @@ def segment_stats(path: str, size: int | None = None, observe=None, *, next_base
             if foreign is not None:
                 s.errors.append(Problem.of(path, foreign))
             else:
-                # runs of plain magic 0/1 messages message by message: each is a batch of one record to count
-                for item in by_batch(readable(reader, show_invalid=False, next_base=next_base)):
-                    if isinstance(item, Damage):
+                for item in readable(reader, show_invalid=False, next_base=next_base):
+                    if type(item) is LegacyRun:  # plain magic 0/1 messages, counted whole (each a batch of one)
+                        count(item)
+                        s.add_run(item)
+                    elif isinstance(item, Damage):
                         s.add_damage(path, item)
                     elif not isinstance(item, Stop):
                         records, error = count(item)
@@ -432,6 +458,8 @@ class RecordAnalysis:
         s = self.stats
         if self.progress is not None:
             self.progress(batch.size)
+        if type(batch) is LegacyRun:
+            return self._run(batch)
         # bounded memory, whatever the count declared; the keys as digests, no Python object per record
         chunks = batch.key_chunks(self.limit, RECORDS_PER_CHUNK)
         try:
@@ -464,6 +492,21 @@ class RecordAnalysis:
             if control:
                 s.control_records += records
         return records, error
+
+    def _run(self, run: LegacyRun) -> tuple[int, None]:
+        """Intact plain magic 0/1 messages (no producer, no control record), from their key digests read whole in
+        compiled code (:meth:`~kdump.format.legacy.LegacyRun.keys`): what :meth:`batch` makes of each message."""
+        s = self.stats
+        keys = run.keys()
+        s.keyless_records += keys.keyless
+        s.keyed_records += keys.count - keys.keyless
+        s.tombstones += keys.tombstones
+        self.keys.add_entries(keys.entries)
+        counts = s.compression.setdefault(codec_name(0), [0, 0, 0])
+        counts[0] += run.count
+        counts[1] += run.size
+        counts[2] += keys.record_bytes
+        return run.count, None
 
     def finish(self) -> RecordStats:
         s = self.stats

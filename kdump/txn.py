@@ -34,6 +34,7 @@ import os
 from dataclasses import dataclass, field
 
 from kdump.findings import Problem
+from kdump.format.legacy import LegacyRun
 from kdump.outcome import label
 from kdump.read.damage import Damage
 from kdump.read.logdir import FileKind, Partition, segment_base_offset, sibling, topic_partition
@@ -125,20 +126,32 @@ class _Walk:
         self.snapshots = snapshots  # (offset, ProducerSnapshot) still to compare, in offset order
 
     def before(self, batch) -> None:
-        """Before a batch is applied: the snapshots at or below its offset, against the state so far."""
-        while self.snapshots and self.snapshots[0][0] <= batch.base_offset:
-            self.compare_snapshot(*self.snapshots.pop(0))
+        """Before a batch is applied: the snapshots at or below its offset, against the state so far. Before a run of
+        plain magic 0/1 messages (applied whole: their offsets increase), the snapshots at or below each message's
+        offset, against the state before that message: the same, as those messages change no producer, and the log
+        end offset before each is the one before it plus one."""
+        snapshots = self.snapshots
+        while snapshots and snapshots[0][0] <= batch.base_offset:
+            self.compare_snapshot(*snapshots.pop(0))
+        if type(batch) is LegacyRun and snapshots and snapshots[0][0] <= batch.last_offset:
+            offsets = batch.columns.offsets  # (read only where a snapshot falls inside the run)
+            for k in range(1, len(offsets)):
+                while snapshots and snapshots[0][0] <= offsets[k]:
+                    offset, snap = snapshots.pop(0)
+                    self.compare_snapshot(offset, snap, end_offset=offsets[k - 1] + 1)
 
-    def compare_snapshot(self, offset: int, snap) -> None:
-        """The snapshot at ``offset`` against the state after the batches below it."""
+    def compare_snapshot(self, offset: int, snap, end_offset: int | None = None) -> None:
+        """The snapshot at ``offset`` against the state after the batches below it (``end_offset``: the log end
+        offset there, when the state's is not: inside a run of plain messages applied whole)."""
         r = self.result
         path = snap.path
+        end = self.state.end_offset if end_offset is None else end_offset
 
         def disagrees(message: str) -> None:
             r.disagreements.append(Problem(path, None, "snapshot-disagrees", message))
-        if self.state.end_offset != offset:
+        if end != offset:
             r.notes.append(Problem(path, None, "snapshot-not-compared", f"offset {offset} falls inside a batch (the "
-                                   f"log continues at {self.state.end_offset}); not compared"))
+                                   f"log continues at {end}); not compared"))
             return
         producers = self.state.producers
         seen = set()

@@ -29,6 +29,7 @@ from kdump.format import framing
 from kdump.format import layout as L
 from kdump.format.builder_args import INT16_MAX, INT16_MIN, INT32_MAX, INT32_MIN
 from kdump.format.builder_args import check_int as _check_int
+from kdump.format.legacy import LegacyRun
 from kdump.format.legacy_builder import LegacyMessageBuilder, legacy_message, legacy_wrapper
 from kdump.format.schema import write_struct
 from kdump.format.types import ControlRecordType, TimestampType
@@ -266,7 +267,18 @@ class SegmentWriter:
         count = 0
         digest = hashlib.sha256()
         with SegmentReader(path) as reader:
-            for i, batch in enumerate(reader):
+            for batch in reader.runs():
+                if isinstance(batch, LegacyRun):  # plain magic 0/1 messages (each its own record): CRCs and bytes
+                    valid = batch.valid
+                    if not all(valid):
+                        j = valid.index(False)
+                        problems.append(f"entry {count + j} at byte {batch.positions()[j]}: CRC does not match its "
+                                        "contents")
+                        break
+                    count += batch.count
+                    digest.update(batch.entry_bytes())
+                    continue
+                i = count
                 count += 1
                 digest.update(batch.entry_bytes())
                 if not batch.is_valid():

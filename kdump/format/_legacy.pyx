@@ -14,11 +14,15 @@ itself checked ``<= end``, inside a message), which is what makes the directives
 """
 
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
-from libc.stdint cimport int64_t, uint32_t, int32_t
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.stdint cimport int64_t, uint32_t, int32_t, uint64_t
+
+from kdump._bytebuf cimport ByteBuf, free_buffer  # compile-time only
 
 from kdump.format._records import fast_buffer
-from kdump.format.columns import InnerSummary, RecordColumns  # leaf module (no kdump import of ours back here)
+from kdump.format.columns import InnerSummary, RecordColumns, RunKeys  # leaf module (no kdump import back here)
 
+from ._keyentry cimport put_key_entry  # compile-time only
 from ._plain cimport PLAIN_TRUNCATED, PlainMessage, read_plain  # compile-time only (inline functions)
 from ._zcrc cimport crc32_setup, zlib_crc32
 
@@ -27,6 +31,7 @@ crc32_setup()
 # The pure twins (handed over by kdump._backend.pick: kdump.format.legacy imports this module).
 inner_columns_py = None
 inner_summary_py = None
+run_keys_py = None
 crc32_py = None
 
 
@@ -44,6 +49,12 @@ cdef enum:
     LOG_OVERHEAD = 12          # offset int64 + size int32
     CRC_START = 4              # the CRC covers magic .. end
 
+# What _walk makes of the messages: their columns, an InnerSummary, or RunKeys.
+cdef enum:
+    COLUMNS = 0
+    SUMMARY = 1
+    KEYS = 2
+
 
 cdef bint _fast_args(data, start_at, max_count, first_index):
     return (fast_buffer(data) and type(start_at) is int and type(first_index) is int
@@ -54,32 +65,48 @@ def inner_columns(data, pos0, start_at=0, max_count=None, first_index=0):
     """See :func:`kdump.format.legacy.inner_columns_py`."""
     if not _fast_args(data, start_at, max_count, first_index):
         return inner_columns_py(data, pos0, start_at, max_count, first_index)
-    return _walk_view(data, pos0, start_at, max_count, first_index, False, 0, True)
+    return _walk_view(data, pos0, start_at, max_count, first_index, COLUMNS, 0, True)
 
 
 def inner_summary(data, pos0, magic, start_at=0, max_count=None, first_index=0, why=True):
     """See :func:`kdump.format.legacy.inner_summary_py`: the same walk, summarized without the messages."""
     if not _fast_args(data, start_at, max_count, first_index) or type(magic) is not int:
         return inner_summary_py(data, pos0, magic, start_at, max_count, first_index, why)
-    return _walk_view(data, pos0, start_at, max_count, first_index, True, magic, why)
+    return _walk_view(data, pos0, start_at, max_count, first_index, SUMMARY, magic, why)
 
 
-cdef object _walk_view(data, pos0, start_at, max_count, first_index, bint summarize, int expect_magic, bint why):
+def run_keys(data, pos0, count):
+    """See :func:`kdump.format.legacy.run_keys_py`: the same walk, the keys' digests without the messages."""
+    if not _fast_args(data, 0, count, 0) or type(count) is not int:
+        return run_keys_py(data, pos0, count)
+    return _walk_view(data, pos0, 0, count, 0, KEYS, 0, False)
+
+
+cdef object _walk_view(data, pos0, start_at, max_count, first_index, int mode, int expect_magic, bint why):
     cdef Py_buffer view
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
         return _walk(data, <const unsigned char *>view.buf, view.len, pos0, start_at, max_count, first_index,
-                     summarize, expect_magic, why)
+                     mode, expect_magic, why)
     finally:
         PyBuffer_Release(&view)
 
 
+cdef object _pure(object data, object pos0, object start_at, object max_count, object first_index, int mode,
+                  int expect_magic, bint why):
+    """The pure twin of the walk ``mode`` asks for (what raises the errors, and takes what the fast walk does not)."""
+    if mode == SUMMARY:
+        return inner_summary_py(data, pos0, expect_magic, start_at, max_count, first_index, why)
+    if mode == KEYS:
+        return run_keys_py(data, pos0, max_count)
+    return inner_columns_py(data, pos0, start_at, max_count, first_index)
+
+
 cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object pos0, object start_at_obj,
-                  object max_count_obj, object first_index, bint summarize, int expect_magic, bint why):
+                  object max_count_obj, object first_index, int mode, int expect_magic, bint why):
     if start_at_obj < 0 or start_at_obj > end:
-        if summarize:
-            return inner_summary_py(data, pos0, expect_magic, start_at_obj, max_count_obj, first_index, why)
-        return inner_columns_py(data, pos0, start_at_obj, max_count_obj, first_index)
+        return _pure(data, pos0, start_at_obj, max_count_obj, first_index, mode, expect_magic, why)
+    cdef bint summarize = mode == SUMMARY
     cdef Py_ssize_t start_at = start_at_obj
     cdef Py_ssize_t max_count = -1 if max_count_obj is None else max_count_obj
     if max_count_obj is not None and max_count_obj < 0:
@@ -104,6 +131,13 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
     cdef int mismatched = 0
     cdef uint32_t bad_stored = 0, bad_computed = 0, computed
     cdef bint has_ts = False
+    # the keys (KEYS), kept in C too
+    cdef ByteBuf entries
+    entries.data = NULL
+    entries.len = entries.cap = 0
+    cdef Py_ssize_t keyless = 0, tombstones = 0, record_bytes = 0, magic0 = 0
+    cdef int64_t min_stated = 0, max_stated = 0
+    cdef bint has_stated = False
     error = None
     resume = None
     while end - pos >= LOG_OVERHEAD:
@@ -121,6 +155,23 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
         start = pos + LOG_OVERHEAD
         size, magic, attrs, ts, crc = m.size, m.magic, m.attributes, m.timestamp, m.crc
         kp, klen, vp, vlen = m.key_pos, m.key_len, m.value_pos, m.value_len
+        if mode == KEYS:
+            record_bytes += LOG_OVERHEAD + size
+            magic0 += magic == 0
+            if ts >= 0:
+                _widen(ts, &has_stated, &min_stated, &max_stated)
+            if klen < 0:
+                keyless += 1
+            else:
+                tombstones += vlen < 0
+                try:
+                    put_key_entry(&entries, p + kp, klen, <uint64_t>(LOG_OVERHEAD + size) << 1 | (vlen < 0))
+                except BaseException:
+                    free_buffer(&entries)
+                    raise
+            k += 1
+            pos = stop
+            continue
         if summarize:
             off = m.offset
             if k == 0:
@@ -135,13 +186,7 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
                 if computed != crc:
                     crc_at, bad_stored, bad_computed = k, crc, computed
             if magic == 1:
-                if not has_ts:
-                    min_ts = max_ts = ts
-                    has_ts = True
-                elif ts < min_ts:
-                    min_ts = ts
-                elif ts > max_ts:
-                    max_ts = ts
+                _widen(ts, &has_ts, &min_ts, &max_ts)
             if attrs != 0 and attributes_at < 0:
                 attributes_at = k
             last_start = pos
@@ -163,9 +208,19 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
         k += 1
         pos = stop
     if k == 0 and start_at == 0:
-        if summarize:  # raises its error
-            return inner_summary_py(data, pos0, expect_magic, start_at_obj, max_count_obj, first_index, why)
-        return inner_columns_py(data, pos0, start_at_obj, max_count_obj, first_index)  # raises its error
+        free_buffer(&entries)
+        return _pure(data, pos0, start_at_obj, max_count_obj, first_index, mode, expect_magic, why)  # raises its error
+    if mode == KEYS:
+        keys = RunKeys()
+        keys.count, keys.error, keys.resume_at = k, error, resume
+        keys.record_bytes, keys.keyless, keys.tombstones, keys.magic0 = record_bytes, keyless, tombstones, magic0
+        if has_stated:
+            keys.min_timestamp, keys.max_timestamp = min_stated, max_stated
+        try:
+            keys.entries = PyBytes_FromStringAndSize(entries.data, entries.len) if entries.len else b""
+        finally:
+            free_buffer(&entries)
+        return keys
     if summarize:
         summary = InnerSummary()
         summary.count, summary.error, summary.resume, summary.end = k, error, resume, pos
@@ -184,6 +239,17 @@ cdef object _walk(object data, const unsigned char *p, Py_ssize_t end, object po
     cols.count = k
     cols.error = error
     return cols, offsets, resume
+
+
+cdef inline void _widen(int64_t ts, bint *seen, int64_t *lo, int64_t *hi) noexcept nogil:
+    """The range ``[lo, hi]`` widened to hold ``ts`` (the first one sets it: ``seen``)."""
+    if not seen[0]:
+        lo[0] = hi[0] = ts
+        seen[0] = True
+    elif ts < lo[0]:
+        lo[0] = ts
+    elif ts > hi[0]:
+        hi[0] = ts
 
 
 cdef object _error_at(object data, object pos0, Py_ssize_t pos, Py_ssize_t index):

@@ -23,12 +23,11 @@ are identical there by construction.
 
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport int64_t, uint64_t, INT64_MAX, INT64_MIN
-from libc.string cimport memcpy
 
 from kdump._bytebuf cimport ByteBuf, free_buffer, reserve  # compile-time only
 
+from ._keyentry cimport put_key_entry  # compile-time only
 from ._varint cimport VI_BIG, VI_OK, VI_TRUNCATED, read_field, read_raw
 
 from kdump.errors import FormatError
@@ -41,10 +40,6 @@ from kdump.format.limits import BYTES_PER_CHUNK, HEADERS_PER_CHUNK, MAX_RECORD_H
 parse_records_py = None
 summarize_records_py = None
 record_keys_py = None
-
-cdef extern from "Python.h":
-    # what hash(bytes) is (Objects/bytesobject.c): the digests of RecordKeys.of, from the bytes in place
-    Py_hash_t _Py_HashBytes(const void *, Py_ssize_t)
 
 # What _parse fills: the columns, a RecordSummary, or RecordKeys.
 cdef enum:
@@ -128,36 +123,6 @@ def record_keys(buf, start, end, count, base_offset, base_timestamp, append_time
     if not _fast_args(buf, start, end, count, base_offset, base_timestamp, first, stop, at):
         return record_keys_py(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at)
     return _parse_view(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at, KEYS)
-
-
-cdef int _put_key_entry(ByteBuf *out, const unsigned char *key, Py_ssize_t n, uint64_t value) except -1:
-    """One KEY_ENTRY (layout.py: two int64 and a uint64, little-endian): hash(key), hash(key + b"\0"), value."""
-    cdef unsigned char small[256]
-    cdef unsigned char *tmp = small
-    cdef uint64_t h1, h2
-    cdef unsigned char *e
-    cdef int k
-    if n >= 256:
-        tmp = <unsigned char *>PyMem_Malloc(n + 1)
-        if tmp == NULL:
-            raise MemoryError()
-    try:
-        memcpy(tmp, key, n)
-        tmp[n] = 0
-        h1 = <uint64_t>_Py_HashBytes(key, n)
-        h2 = <uint64_t>_Py_HashBytes(tmp, n + 1)
-    finally:
-        if tmp != small:
-            PyMem_Free(tmp)
-    if out.len + 24 > out.cap:
-        reserve(out, 24)
-    e = <unsigned char *>out.data + out.len
-    for k in range(8):
-        e[k] = (h1 >> (8 * k)) & 0xFF
-        e[8 + k] = (h2 >> (8 * k)) & 0xFF
-        e[16 + k] = (value >> (8 * k)) & 0xFF
-    out.len += 24
-    return 0
 
 
 cdef object _parse_view(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at,
@@ -343,7 +308,7 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                     keyless += 1
                 else:
                     tombstones += vlen < 0
-                    _put_key_entry(&entries, p + kpos, klen, <uint64_t>(pos - rec_start) << 1 | (vlen < 0))
+                    put_key_entry(&entries, p + kpos, klen, <uint64_t>(pos - rec_start) << 1 | (vlen < 0))
                 i += 1
                 if nheaders and chunked:
                     chunk_headers += nheaders

@@ -172,8 +172,9 @@ class RecordSummary:
     def __eq__(self, other) -> bool:
         def error(s):
             return None if s.error is None else (s.error.code, s.error.message)
+        names = [name for cls in type(self).__mro__ for name in getattr(cls, "__slots__", ())]  # a subclass's too
         return type(other) is type(self) and error(self) == error(other) and all(
-            getattr(self, name) == getattr(other, name) for name in self.__slots__ if name != "error")
+            getattr(self, name) == getattr(other, name) for name in names if name != "error")
 
     def __repr__(self) -> str:
         return "RecordSummary(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__) + ")"
@@ -225,6 +226,38 @@ class RecordKeys:
 
     def __repr__(self) -> str:
         return "RecordKeys(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__) + ")"
+
+
+class RunKeys(RecordKeys):
+    """:class:`RecordKeys` of a run of plain magic 0/1 messages (each its own batch of one record), with what
+    ``kdump stats`` counts of those batches: ``magic0`` (how many are magic 0; the others are magic 1) and
+    ``min_timestamp``/``max_timestamp``, the smallest and largest timestamp that is not negative (None without
+    one), as :class:`kdump.stats.Stats` takes each batch's max timestamp.
+
+    Built by :func:`kdump.format.legacy.run_keys` (compiled when built: no Python object per message); :meth:`of`
+    computes the same from the run's columns."""
+
+    __slots__ = ("magic0", "min_timestamp", "max_timestamp")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.magic0 = 0
+        self.min_timestamp: int | None = None
+        self.max_timestamp: int | None = None
+
+    @classmethod
+    def of(cls, cols: RecordColumns) -> RunKeys:
+        s = super().of(cols)
+        assert isinstance(s, RunKeys) and cols.magics is not None  # (a legacy walk's columns have magics)
+        s.magic0 = cols.magics.count(0)
+        stated = [t for t in cols.timestamps if t >= 0]
+        if stated:
+            s.min_timestamp, s.max_timestamp = min(stated), max(stated)
+        return s
+
+    def __repr__(self) -> str:
+        names = (*RecordKeys.__slots__, *RunKeys.__slots__)
+        return "RunKeys(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in names) + ")"
 
 
 class InnerSummary:

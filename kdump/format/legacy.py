@@ -19,7 +19,15 @@ from collections.abc import Iterator
 from kdump import codec as _codec
 from kdump.errors import FormatError
 from kdump.format import layout as L
-from kdump.format.columns import RECORDS_PER_CHUNK, InnerSummary, Record, RecordColumns, RecordKeys, iter_chunk_records
+from kdump.format.columns import (
+    RECORDS_PER_CHUNK,
+    InnerSummary,
+    Record,
+    RecordColumns,
+    RecordKeys,
+    RunKeys,
+    iter_chunk_records,
+)
 from kdump.format.limits import DEFAULT_MAX_DECOMPRESSED_BYTES
 from kdump.format.types import TimestampType
 
@@ -451,7 +459,7 @@ class LegacyRun:
     valid), which is all a reader that checks headers and offsets needs. The columns are then only read when
     asked for (:attr:`columns`), so that ``verify`` builds no Python object per message."""
 
-    __slots__ = ("position", "size", "count", "data", "summary", "_columns")
+    __slots__ = ("position", "size", "count", "data", "summary", "_columns", "_keys")
     is_compressed = False
 
     def __init__(self, position: int, size: int, count: int, data, *, columns: RecordColumns | None = None,
@@ -462,6 +470,7 @@ class LegacyRun:
         self.data = data
         self.summary = summary
         self._columns = columns
+        self._keys: RunKeys | None = None
 
     @property
     def columns(self) -> RecordColumns:
@@ -472,6 +481,25 @@ class LegacyRun:
             cols.error = None  # (the walk that found the run ended it before anything it could not read)
             self._columns = cols
         return self._columns
+
+    def keys(self) -> RunKeys:
+        """What ``kdump stats`` counts of the messages (:func:`run_keys`: in compiled code when built, no Python
+        object per message; kept, as the header numbers and the key counts both read it)."""
+        if self._keys is None:
+            self._keys = run_keys(self.data, self.position, self.count)
+        return self._keys
+
+    def entry_bytes(self) -> bytes:
+        """The messages as stored (their entries, one after the other): what a copy of the run writes."""
+        return bytes(memoryview(self.data)[:self.size])
+
+    def positions(self) -> list[int]:
+        """The file position of every message."""
+        at, out = self.position, []
+        for size in self.columns.sizes:
+            out.append(at)
+            at += size
+        return out
 
     @property
     def end(self) -> int:
@@ -502,19 +530,21 @@ class LegacyRun:
 
     def message_at(self, i: int) -> LegacyBatch:
         """Message ``i`` as the :class:`LegacyBatch` an entry-by-entry walk gives."""
-        return self._message(i, sum(self.columns.sizes[:i]))
+        return self.message_from(sum(self.columns.sizes[:i]))
 
     def messages(self) -> Iterator[LegacyBatch]:
         """Every message as the :class:`LegacyBatch` an entry-by-entry walk gives."""
         at = 0
-        for i, size in enumerate(self.columns.sizes):
-            yield self._message(i, at)
+        for size in self.columns.sizes:
+            yield self.message_from(at)
             at += size
 
-    def _message(self, i: int, at: int) -> LegacyBatch:
-        cols = self.columns
-        return LegacyBatch(self.position + at, cols.offsets[i],
-                           bytes(memoryview(cols.buf)[at + L.LOG_OVERHEAD:at + cols.sizes[i]]))
+    def message_from(self, at: int) -> LegacyBatch:
+        """The message whose entry starts ``at`` bytes into the run, as the :class:`LegacyBatch` an entry-by-entry
+        walk gives (its columns not read)."""
+        offset, size = L.PREFIX.unpack_from(self.data, at)
+        start = at + L.LOG_OVERHEAD
+        return LegacyBatch(self.position + at, offset, bytes(memoryview(self.data)[start:start + size]))
 
     def __repr__(self) -> str:
         return f"LegacyRun(position={self.position}, count={self.count}, size={self.size})"
@@ -572,6 +602,17 @@ def inner_summary_py(data, pos0: int, magic: int, start_at: int = 0, max_count: 
     return summary
 
 
+def run_keys_py(data, pos0: int, count: int) -> RunKeys:
+    """The :class:`RunKeys` of the ``count`` plain messages at the start of ``data`` (a :class:`LegacyRun`'s: the
+    walk of :func:`inner_columns_py`, which stops after them). Compiled twin: ``kdump.format._legacy.run_keys``
+    (the same walk, the digests from the bytes in place)."""
+    cols, _, resume = inner_columns_py(data, pos0, 0, count)
+    cols.error, cols.resume_at = None, resume  # (the walk that found the run ended it before anything it cannot read)
+    keys = RunKeys.of(cols)
+    assert isinstance(keys, RunKeys)
+    return keys
+
+
 def _select(name, pure):
     # Chosen at import (the compiled twin when built, see kdump/_backend.py).
     from kdump import _backend
@@ -586,3 +627,4 @@ def crc32_py(data) -> int:
 crc32 = _select("crc32", crc32_py)
 inner_columns = _select("inner_columns", inner_columns_py)
 inner_summary = _select("inner_summary", inner_summary_py)
+run_keys = _select("run_keys", run_keys_py)

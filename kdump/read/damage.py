@@ -301,7 +301,7 @@ def readable(reader: SegmentReader, *, show_invalid: bool = True, next_base: int
 
 def by_batch(items: Iterable) -> Iterator:
     """:func:`readable`'s items with each :class:`~kdump.format.legacy.LegacyRun` given message by message (each a
-    batch of one record), for consumers that take batches one at a time (the producer replay, stats' counts)."""
+    batch of one record), for consumers that take batches one at a time (the replays of internal topics)."""
     for item in items:
         if isinstance(item, LegacyRun):
             yield from item.messages()

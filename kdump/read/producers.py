@@ -32,11 +32,11 @@ from dataclasses import dataclass
 
 from kdump.errors import FormatError
 from kdump.format.framing import BatchHeader, Stop
-from kdump.format.legacy import LegacyBatch
+from kdump.format.legacy import LegacyBatch, LegacyRun
 from kdump.format.names import CONTROL_TYPE_NAMES
 from kdump.format.types import ControlRecordType, TimestampType
 from kdump.format.v2 import RecordBatch
-from kdump.read.damage import Damage, by_batch, foreign_start, readable
+from kdump.read.damage import Damage, foreign_start, readable
 from kdump.read.logdir import Partition
 from kdump.read.producer_state import ProducerProblem, ProducerStates, TxnAborted, TxnCommitted, TxnOpened
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, SegmentReader, read_batch_at, walk_headers
@@ -225,7 +225,9 @@ class PartitionProducers:
              max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_damage: Callable | None = None) -> None:
         """Apply the batches of ``segments`` (``(base offset, local .log path)`` in offset order) not applied yet,
         up to ``upto_offset`` (a batch that reaches it is not applied). Segments that end below :attr:`start_offset`
-        are skipped. ``before(batch)`` is called before each batch is applied, ``after_segment(base, path)`` after
+        are skipped. ``before(batch)`` is called before each batch is applied (a run of plain magic
+        0/1 messages whose offsets increase is applied whole: ``before`` gets the
+        :class:`~kdump.format.legacy.LegacyRun`), ``after_segment(base, path)`` after
         each segment scanned. Whole batches are read when asked or when the state tracks sequences (a header has
         none); then ``on_damage(path, error)`` gets each damaged area (a :class:`~kdump.read.damage.Damage`), a file
         that is no Kafka log (a FormatError) and a segment that cannot be read (the OSError: the scan goes on with
@@ -304,25 +306,64 @@ class PartitionProducers:
                 if foreign is not None:
                     damaged(path, foreign)
                     return False
-                for item in by_batch(readable(reader, show_invalid=False)):  # plain messages one by one
+                for item in readable(reader, show_invalid=False):
+                    if type(item) is LegacyRun and self._whole_run(item, upto_offset):
+                        if before is not None and item.last_offset >= self.start_offset:
+                            before(item)
+                        self.apply_run(item)
+                        self.position = item.end
+                        continue
                     if isinstance(item, Damage):
                         damaged(path, item)
                         continue
                     if isinstance(item, Stop):
                         break
-                    if upto_offset is not None and item.last_offset >= upto_offset:
+                    # (a run reached or straddled by the bounds: as the batches it holds)
+                    batches = item.messages() if type(item) is LegacyRun else (item,)
+                    if self._apply_each(batches, upto_offset, before):
                         reached = True
                         break
-                    if item.last_offset >= self.start_offset:
-                        if before is not None:
-                            before(item)
-                        self.apply(item)
-                    self.position = item.position + item.size
         except OSError as e:
             if on_damage is None:
                 raise
             on_damage(path, e)
         return reached
+
+    def _apply_each(self, batches, upto_offset: int | None, before: Callable | None) -> bool:
+        """Apply ``batches`` one by one, as :meth:`_scan_whole` applies what it reads; True when ``upto_offset`` is
+        reached."""
+        for batch in batches:
+            if upto_offset is not None and batch.last_offset >= upto_offset:
+                return True
+            if batch.last_offset >= self.start_offset:
+                if before is not None:
+                    before(batch)
+                self.apply(batch)
+            self.position = batch.position + batch.size
+        return False
+
+    def _whole_run(self, run: LegacyRun, upto_offset: int | None) -> bool:
+        """Is ``run`` (intact plain magic 0/1 messages) applied whole, as :meth:`apply_run`, with the same result as
+        its messages one by one? When its offsets increase (its last is its largest) and neither ``upto_offset`` nor
+        :attr:`start_offset` falls inside it (else some messages are applied, some not)."""
+        s = run.summary
+        if s is None or s.decreasing_at >= 0:
+            return False
+        first, last = run.base_offset, run.last_offset
+        return (upto_offset is None or last < upto_offset) and (first >= self.start_offset or last < self.start_offset)
+
+    def apply_run(self, run: LegacyRun) -> None:
+        """A run of intact plain magic 0/1 messages whose offsets increase, applied whole: what :meth:`apply` makes
+        of each (no producer, no event: the log end offset and the newest timestamp) when the run lies at or above
+        :attr:`start_offset` (below it, nothing)."""
+        if run.last_offset < self.start_offset:
+            return
+        s = run.summary
+        assert s is not None
+        if s.max_timestamp is not None and s.max_timestamp >= 0 and (
+                self.newest_timestamp is None or s.max_timestamp > self.newest_timestamp):
+            self.newest_timestamp = s.max_timestamp  # (of the magic 1 messages; magic 0 has none)
+        self.state.end_offset = run.last_offset + 1
 
     def _note_damage(self, path: str, error: FormatError) -> None:
         self.notes.append(f"{os.path.basename(path)}: {error}")

@@ -22,6 +22,7 @@ from cpython.mem cimport PyMem_Free
 from libc.stdint cimport int32_t, int64_t, INT64_MAX, INT64_MIN
 
 from kdump._bytebuf cimport ByteBuf as GBuf, put as gb_put, reserve as gb_reserve  # compile-time only
+from kdump.format._plain cimport PlainMessage, plain_timestamp_type, read_plain  # compile-time only
 from kdump.format._varint cimport VI_OK, read_field  # compile-time only
 from kdump.format.limits import MAX_RECORD_HEADERS
 
@@ -135,6 +136,7 @@ cdef class ColumnBuilder:
     cdef public Py_ssize_t rows
     cdef public Py_ssize_t resume_at  # after add_v2 of a chunk: where the next chunk starts (-1: none)
     cdef public int64_t last_offset  # after add_v2: the offset of the last record it added
+    cdef public Py_ssize_t first_at  # after add_plain: where the first message it added starts (-1: none added)
     cdef Py_ssize_t ts_nulls, key_nulls, val_nulls, hdr_nulls, hval_nulls, n_headers
 
     def __cinit__(self, want_key=True, want_value=True, want_headers=False, want_offset=True,
@@ -357,6 +359,82 @@ cdef class ColumnBuilder:
         if want:
             gb_i32(&bufs[off_i], <int32_t>bufs[data_i].len)
         return True
+
+    def add_plain(self, data, Py_ssize_t at, Py_ssize_t count, lo, hi, Py_ssize_t max_rows, Py_ssize_t max_bytes,
+                  bint one_each):
+        """Plain magic 0/1 messages (a :class:`~kdump.format.legacy.LegacyRun`'s, each its own record) from byte
+        ``at`` of ``data``, at most ``count``: those whose offset is in ``[lo, hi)`` (None: no bound) added as
+        :meth:`add_record` adds them, up to the first that fills the builder (``max_rows`` rows or ``max_bytes``
+        bytes), before the first whose magic or timestamp type is not the first added one's, or after the first
+        added with ``one_each``. The messages walked; ``resume_at`` is where the next starts, ``first_at`` where
+        the first added starts (-1: none). The same as :meth:`PyColumnBuilder.add_plain
+        <kdump.spark.builder.PyColumnBuilder.add_plain>`."""
+        cdef Py_buffer view
+        cdef bint has_lo = lo is not None, has_hi = hi is not None
+        cdef int64_t c_lo = lo if has_lo else 0, c_hi = hi if has_hi else 0
+        PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+        try:
+            return self._plain(<const unsigned char *>view.buf, view.len, at, count, has_lo, c_lo, has_hi, c_hi,
+                               max_rows, max_bytes, one_each)
+        finally:
+            PyBuffer_Release(&view)
+
+    cdef Py_ssize_t _plain(self, const unsigned char *p, Py_ssize_t end, Py_ssize_t pos, Py_ssize_t count,
+                           bint has_lo, int64_t lo, bint has_hi, int64_t hi, Py_ssize_t max_rows,
+                           Py_ssize_t max_bytes, bint one_each) except -1:
+        cdef PlainMessage m
+        cdef Py_ssize_t k = 0, stop
+        cdef int magic = -1, ts_type = -2
+        cdef bint valid
+        cdef GBuf *bufs = self.bufs
+        self.first_at = -1
+        while k < count:
+            stop = read_plain(p, pos, end, &m)
+            if stop < 0:
+                break  # (not in a run: its walk read every message of it)
+            if (has_lo and m.offset < lo) or (has_hi and m.offset >= hi):
+                k += 1
+                pos = stop
+                continue
+            if self.first_at < 0:
+                self.first_at, magic, ts_type = pos, m.magic, plain_timestamp_type(&m)
+            elif m.magic != magic or plain_timestamp_type(&m) != ts_type:
+                break  # the batch-level columns change here
+            if self.want_offset:
+                gb_i64(&bufs[B_OFF], m.offset)
+            if self.want_timestamp:
+                valid = -US_LIMIT <= m.timestamp <= US_LIMIT
+                self._add_timestamp(m.timestamp if valid else 0, valid)
+            if self.want_key:
+                self._plain_binary(p, m.key_pos, m.key_len, B_KEY_OFF, B_KEY_DATA, B_KEY_VALID, &self.key_nulls)
+            if self.want_value:
+                self._plain_binary(p, m.value_pos, m.value_len, B_VAL_OFF, B_VAL_DATA, B_VAL_VALID,
+                                   &self.val_nulls)
+            if self.want_headers:  # none: null, as add_record has it
+                gb_i32(&bufs[B_H_LIST_OFF], <int32_t>self.n_headers)
+                gb_u8(&bufs[B_H_LIST_VALID], 0)
+                self.hdr_nulls += 1
+            self.rows += 1
+            self.last_offset = m.offset
+            k += 1
+            pos = stop
+            if one_each or self.rows >= max_rows or bufs[B_KEY_DATA].len + bufs[B_VAL_DATA].len \
+                    + bufs[B_H_KEY_DATA].len + bufs[B_H_VAL_DATA].len >= max_bytes:  # (nbytes)
+                break
+        self.resume_at = pos
+        return k
+
+    cdef inline int _plain_binary(self, const unsigned char *p, Py_ssize_t at, int32_t n, int off_i, int data_i,
+                                  int valid_i, Py_ssize_t *nulls) except -1:
+        """A message's key or value (``n`` bytes at ``at``, -1: null), as :meth:`_add_binary` adds it."""
+        if n < 0:
+            gb_u8(&self.bufs[valid_i], 0)
+            nulls[0] += 1
+        else:
+            gb_put(&self.bufs[data_i], p + at, n)
+            gb_u8(&self.bufs[valid_i], 1)
+        gb_i32(&self.bufs[off_i], <int32_t>self.bufs[data_i].len)
+        return 0
 
     def add_record(self, offset, timestamp_ms, key, value, headers):
         """One record given as Python values (the fallback and legacy path): ``headers`` a sequence of

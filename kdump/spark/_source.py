@@ -6,7 +6,7 @@
 * :func:`offset_index_positions` -- the byte positions the offset index names.
 
 Records come from the batches themselves (``batch.columns(limit)`` for every magic, a magic-2 batch's
-``records_payload(limit)`` for the compiled Arrow path).
+``records_payload(limit)`` for the compiled Arrow path, a run of plain magic 0/1 messages' bytes, ``run.data``).
 """
 from __future__ import annotations
 
@@ -70,7 +70,8 @@ class _Batches:
         """The resynchronising walk (:func:`kdump.read.damage.readable`), as ``kdump dump`` reads: every intact
         batch before and after damage, a batch that fails its CRC too (the caller decides); each damaged area
         (an entry that is no batch, bytes that hold none, a damaged tail) goes to ``on_damage`` as a
-        :class:`~kdump.read.damage.Damage`."""
+        :class:`~kdump.read.damage.Damage`. Consecutive intact plain magic 0/1 messages come as one
+        :class:`~kdump.format.legacy.LegacyRun`."""
         reader, report = self.reader, self.on_damage
         stop = None
         for item in readable(reader):
@@ -78,10 +79,9 @@ class _Batches:
                 report(item)
             elif isinstance(item, framing.Stop):
                 stop = item
-            elif type(item) is LegacyRun:  # plain magic 0/1 messages: the source reads each as the batch it is
-                for message in item.messages():
-                    self.result.end = message.position + message.size
-                    yield message
+            elif type(item) is LegacyRun:  # intact plain magic 0/1 messages: the Arrow builder takes them whole
+                self.result.end = item.end
+                yield item
             else:
                 self.result.end = item.position + item.size
                 yield item
@@ -94,7 +94,8 @@ def walk(path: str, start: int = 0, end: int | None = None, *, live: bool = Fals
     """Batches of a local segment file from byte ``start`` (a batch boundary) up to byte ``end``
     (a batch boundary, or None for the end of the file). After iterating, ``.result`` is a :class:`Walk`.
     With ``live``, a partial last entry is the writer's, not damage. With ``on_damage``, the walk goes on
-    after damage (``kdump dump``'s resynchronising walk) and reports each damaged region to it; without, it
+    after damage (``kdump dump``'s resynchronising walk, intact plain magic 0/1 messages as
+    :class:`~kdump.format.legacy.LegacyRun` s) and reports each damaged region to it; without, it
     stops at the first thing that is not a whole batch, as Kafka's reader does (``result.damage``)."""
     return _Batches(os.fspath(path), start, end, live, max_batch_bytes, on_damage)
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from kdump.format.columns import RECORDS_PER_CHUNK
+from kdump.format.legacy import LegacyRun
 from kdump.format.v2 import parse_records
 from kdump.read.damage import Damage
 from kdump.spark import _source
@@ -104,11 +105,18 @@ class ArrowAssembler:
         self.decoded_names = [c for c in self.columns if c in DECODED_FROM]
         self.runs: list[tuple[tuple, int]] = []  # (constant values, records)
         self.records = 0  # total records added (all Arrow batches)
+        # a batch-level column that differs from one plain message to the next, whatever their kind
+        self.per_message = any(c in self.constant_names for c in _PER_MESSAGE_COLUMNS)
 
     def add_batch(self, batch, sl: SegmentSlice, on_damage) -> Iterator[pa.RecordBatch]:
         """Add one Kafka batch's records, a chunk of at most ``RECORDS_PER_CHUNK`` at a time (skipping the rest,
         with a report, if they cannot be read); yields an Arrow batch whenever the builder is full after a chunk,
-        so that a Kafka batch declaring millions of records is cut into Arrow batches of bounded rows."""
+        so that a Kafka batch declaring millions of records is cut into Arrow batches of bounded rows. A run of
+        plain magic 0/1 messages (:class:`~kdump.format.legacy.LegacyRun`) is added as its messages one by one
+        would be (:meth:`_add_run`)."""
+        if type(batch) is LegacyRun:
+            yield from self._add_run(batch, sl)
+            return
         pending = 0  # records of this batch added since its last run was recorded
         fields = None  # the batch-constant values (from the first chunk)
         first_offset = last_offset = error = None
@@ -130,6 +138,32 @@ class ArrowAssembler:
             on_damage(sl, Damage.of_batch(batch, error, None if last_offset is None else last_offset + 1))
         if pending:
             self._run(batch, sl, fields, first_offset, pending)
+
+    def _add_run(self, run: LegacyRun, sl: SegmentSlice) -> Iterator[pa.RecordBatch]:
+        """A run of intact plain magic 0/1 messages, from its bytes (the builder's ``add_plain``: in compiled code
+        when built, no Python object per message), with what the messages one by one would give: only those in
+        the read's offset bounds and below a read_committed read's last stable offset (what ``slice_batches``
+        drops of a legacy message), an Arrow batch cut after the message that fills it, and the batch-level
+        columns of the first message of each stretch of one magic and timestamp type (of each message where a
+        column differs for each: ``position``, ``baseOffset``)."""
+        b, options = self.builder, self.options
+        lo, hi = sl.offsets if sl.offsets is not None else (None, None)
+        lso = sl.txns.last_stable_offset if sl.txns is not None else None
+        if lso is not None:
+            hi = lso if hi is None else min(hi, lso)
+        at, left = 0, run.count
+        while left:
+            rows = b.rows
+            walked = b.add_plain(run.data, at, left, lo, hi, options.max_rows, options.max_bytes, self.per_message)
+            assert walked > 0  # (every message of a run reads: its walk read them)
+            added = b.rows - rows
+            if added:
+                self.records += added
+                first = run.message_from(b.first_at)
+                self._run(first, sl, None, first.base_offset, added)
+            at, left = b.resume_at, left - walked
+            if self.full:
+                yield self._flush()
 
     def _chunks(self, batch, offsets: tuple[int, int] | None = None) -> Iterator[tuple]:
         """(records added, first offset, last offset, error) per chunk of ``batch``'s records (first offset None
@@ -251,6 +285,9 @@ def slice_batches(sl: SegmentSlice, options: ReadOptions, damaged) -> Iterator:
         w = _source.walk(path, sl.start, sl.end, live=options.live,
                          max_batch_bytes=options.max_batch_bytes, on_damage=lambda region: damaged(sl, region))
         for batch in w:
+            if type(batch) is LegacyRun:  # intact plain messages: the assembler takes the offset bounds and LSO
+                yield batch
+                continue
             if batch.is_control and not options.include_control:
                 continue
             if _outside(batch, sl.offsets):
@@ -261,6 +298,10 @@ def slice_batches(sl: SegmentSlice, options: ReadOptions, damaged) -> Iterator:
             if sl.txns is not None and sl.txns.drops(batch):  # after the CRC check, as Kafka's consumer
                 continue
             yield batch
+
+
+# The batch-level columns whose value differs from one plain magic 0/1 message to the next.
+_PER_MESSAGE_COLUMNS = ("position", "baseOffset")
 
 
 def _outside(batch, offsets: tuple[int, int] | None) -> bool:

@@ -12,8 +12,12 @@ Both have the same methods and fill the same buffers, which :mod:`kdump.spark.re
   varint, a header key that is not UTF-8): what it does not take gets the pure path's answer by construction.
   The pure one decodes with :func:`kdump.format.v2.parse_records` (the one record decoder, whose
   :class:`~kdump.format.columns.RecordColumns` it copies into the buffers), so it gives up only on damage.
-* :meth:`~PyColumnBuilder.add_record` takes one record as Python values (magic 0/1 records, and the records
-  ``add_v2`` did not take).
+* :meth:`~PyColumnBuilder.add_plain` takes plain magic 0/1 messages as a run of them holds them
+  (:class:`~kdump.format.legacy.LegacyRun`, each message its own record): the compiled builder reads them from the
+  run's bytes (``kdump/format/_plain.pxd``, the one reader of a plain message in C), the pure one walks them with
+  :func:`kdump.format.legacy.inner_columns`.
+* :meth:`~PyColumnBuilder.add_record` takes one record as Python values (magic 0/1 records of wrappers, and the
+  records ``add_v2`` did not take).
 
 ``tests/test_spark_arrow.py`` compares the two builders, and both with :func:`add_columns`, on every corpus
 segment and on fuzzed records.
@@ -23,7 +27,8 @@ from __future__ import annotations
 from array import array
 
 from kdump import _backend
-from kdump.format import v2
+from kdump.format import legacy, v2
+from kdump.format.canonical import message_timestamp_type
 from kdump.format.columns import RecordColumns
 from kdump.format.text import java_utf8
 from kdump.spark import record_arrays
@@ -86,6 +91,7 @@ class PyColumnBuilder:
         self.want_offset, self.want_timestamp = want_offset, want_timestamp
         self.resume_at = -1  # after add_v2 of a chunk: where the next chunk starts (-1: none)
         self.last_offset = 0  # after add_v2: the offset of the last record it added
+        self.first_at = -1  # after add_plain: where the first message it added starts (-1: none added)
         self._reset()
 
     def _reset(self) -> None:
@@ -117,6 +123,39 @@ class PyColumnBuilder:
         if cols.count:
             self.last_offset = cols.offsets[-1]
         return cols.count
+
+    def add_plain(self, data, at: int, count: int, lo: int | None, hi: int | None, max_rows: int, max_bytes: int,
+                  one_each: bool) -> int:
+        """Plain magic 0/1 messages (a :class:`~kdump.format.legacy.LegacyRun`'s, each its own record) from byte
+        ``at`` of ``data``, at most ``count``: those whose offset is in ``[lo, hi)`` (None: no bound) added as
+        :meth:`add_record` adds them, up to the first that fills the builder (``max_rows`` rows or ``max_bytes``
+        bytes), before the first whose magic or timestamp type is not the first added one's, or after the first
+        added with ``one_each``. The messages walked; ``resume_at`` is where the next starts, ``first_at`` where
+        the first added starts (-1: none)."""
+        cols, offsets, _ = legacy.inner_columns(data, 0, at, count)
+        assert cols.magics is not None  # (a legacy walk's columns have them)
+        self.first_at = -1
+        kind = None
+        pos, k = at, 0
+        while k < cols.count:
+            offset, size = offsets[k], cols.sizes[k]
+            if (lo is not None and offset < lo) or (hi is not None and offset >= hi):
+                pos += size
+                k += 1
+                continue
+            this = (cols.magics[k], message_timestamp_type(cols.magics[k], cols.attributes[k]))
+            if kind is None:
+                self.first_at, kind = pos, this
+            elif this != kind:
+                break  # the batch-level columns change here
+            self.add_record(offset, cols.timestamps[k], cols.key(k), cols.value(k), ())
+            self.last_offset = offset
+            pos += size
+            k += 1
+            if one_each or self.rows >= max_rows or self.nbytes >= max_bytes:
+                break
+        self.resume_at = pos
+        return k
 
     def _add_columns(self, cols: RecordColumns) -> None:
         """Every record of ``cols``, column by column from the positions into its buffer."""

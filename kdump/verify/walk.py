@@ -309,16 +309,40 @@ class SegmentVerifier:
         the segment's base offset and come after the previous batch's, the run is what :meth:`_good` would make
         of its messages one by one, with the first message's offsets checked as any batch's; otherwise each
         message is checked as its own batch (the same findings, at their own byte positions)."""
-        s = run.summary
-        n = run.count
-        first, last = run.base_offset, run.last_offset
-        prev, base = self.prev_last, self.base_offset
-        if (s is None or s.attributes_at >= 0 or (s.min_timestamp is not None and s.min_timestamp < L.NO_TIMESTAMP)
-                or last - first != n - 1 or s.decreasing_at >= 0 or (prev is not None and first <= prev)
-                or (base is not None and (first < base or last - base > INT32_MAX))):
+        if not self._clean_run(run):
             for message in run.messages():
                 self._good(message)
             return
+        self._whole_run(run)
+
+    def judge_run(self, run: LegacyRun) -> bool:
+        """:meth:`judge` of a run of intact plain magic 0/1 messages whole: True when the run is clean (what
+        :meth:`_run` checks whole, where no message has an error) and is now part of the context (the report keeps
+        none of its findings); False, with nothing changed, when its messages are to be judged one by one."""
+        if not self._clean_run(run):
+            return False
+        self.report.findings.clear()
+        self._whole_run(run)
+        return True
+
+    def _clean_run(self, run: LegacyRun) -> bool:
+        """Has no header of ``run`` anything to say (attributes 0, no timestamp below -1), and do its offsets follow
+        each other, fit the segment's base offset and come after the previous batch's? Then its messages have no
+        finding but a gap before the first."""
+        s = run.summary
+        first, last = run.base_offset, run.last_offset
+        prev, base = self.prev_last, self.base_offset
+        return not (s is None or s.attributes_at >= 0
+                    or (s.min_timestamp is not None and s.min_timestamp < L.NO_TIMESTAMP)
+                    or last - first != run.count - 1 or s.decreasing_at >= 0 or (prev is not None and first <= prev)
+                    or (base is not None and (first < base or last - base > INT32_MAX)))
+
+    def _whole_run(self, run: LegacyRun) -> None:
+        """A clean run (:meth:`_clean_run`) counted and its offsets taken whole."""
+        s = run.summary
+        assert s is not None  # (a clean run has its summary)
+        n = run.count
+        first, last = run.base_offset, run.last_offset
         self.report.batches += n
         self.report.records += n
         self._offsets(None, first, first, anchor=first, position=run.position)  # a gap before it, a first offset
