@@ -75,3 +75,74 @@ def test_a_stale_temporary_is_still_reported(tmp_path):
     (tmp_path / ".00000000000000000000.log.abcd1234.tmp").write_bytes(b"partial")
     count, imported = _python(IMPORTS, str(tmp_path)).split()
     assert (count, imported) == ("1", "True")
+
+
+CHECK_IMPORTS = """
+import sys
+from kdump.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print("kdump.atomic" in sys.modules, file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("command", [["index", "check", "--deep"], ["verify", "--deep"]])
+def test_checking_a_log_directory_imports_no_writer(tmp_path, command):
+    """index check --deep recovers every segment (kdump.index.rebuild) and writes nothing: the writer's module is
+    not imported, in one job (each worker would import it again)."""
+    from test_jobs import _log_dir
+    logs = _log_dir(tmp_path)
+    got = subprocess.run([sys.executable, "-c", CHECK_IMPORTS, *command, "--jobs", "1", str(logs)], cwd=ROOT,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
+    assert got.returncode == 0 and got.stderr.splitlines()[-1] == "False", got.stderr[-2000:]
+
+
+def _wait_for(path: str, i: int) -> bool:
+    """Unit 0 at once; unit 1 waits (10 s at most) for the file the caller makes when it has unit 0's result."""
+    import time
+    if i == 0:
+        return True
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if os.path.exists(path):
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_ordered_results_gives_each_result_while_the_others_run(tmp_path, monkeypatch):
+    """dump writes out a partition while the workers dump the next: unit 1 is still running when unit 0's result
+    is used (ordered_map would give nothing before every unit is done)."""
+    from kdump import parallel
+    monkeypatch.setattr(parallel, "can_fork", lambda: True)  # (the suite may have left a thread running)
+    marker = str(tmp_path / "unit-0-taken")
+    results = parallel.ordered_results(_wait_for, [(marker, 0), (marker, 1)], 2)
+    try:
+        assert next(results) is True
+        open(marker, "w").close()
+        assert next(results) is True  # it saw the file: made while it ran
+        assert list(results) == []
+    finally:
+        results.close()
+
+
+def _forever(i: int) -> int:
+    import time
+    if i:
+        time.sleep(60)
+    return i
+
+
+def test_closing_ordered_results_early_ends_the_workers(monkeypatch):
+    """A caller that stops (an error writing out a partition) does not wait for the units still running."""
+    import time
+
+    from kdump import parallel
+    monkeypatch.setattr(parallel, "can_fork", lambda: True)
+    results = parallel.ordered_results(_forever, [(0,), (1,), (1,)], 2)
+    assert next(results) == 0
+    start = time.monotonic()
+    results.close()
+    assert time.monotonic() - start < 10
