@@ -188,7 +188,7 @@ def jobs_rows(args, t: Table, sides: list[tuple[str, Path]]) -> None:
     spread), ``--jobs 1`` then ``--jobs 2``, each side in turn: wall seconds (meaningful on an idle machine only),
     then the model: the CPU seconds an idle two-core machine would take, the parent's serial part plus half the
     workers' (speed-up = one job's CPU / that), with the parent's part split (before its workers start / while they
-    run / after)."""
+    run / after); in brackets the same with the parent's work while they run shared with them (dump's writing out)."""
     runs = args.runs
     logs = args.out / "logdir-8-250000-gzip"
     for p in range(8):
@@ -203,10 +203,12 @@ def jobs_rows(args, t: Table, sides: list[tuple[str, Path]]) -> None:
             t.row(f"{label} --jobs 2 [{name}]: speed-up", *two, f"{one[0] / two[0]:.2f}x", ">= 1.8x")
             own1, *_ = parent_and_workers(root, [*cmd, "--jobs", "1", str(logs)], runs)
             own2, workers2, before, during, after = parent_and_workers(root, [*cmd, "--jobs", "2", str(logs)], runs)
+            # the parent's work while its workers run shares the two cores with them: the second figure
             print(f"#   {label} [{name}]: CPU s, one job {own1:.3f}; two jobs: parent {own2:.3f} (before the "
                   f"workers {before:.3f}, while they run {during:.3f}, after {after:.3f}), workers {workers2:.3f}: "
                   f"{workers2 - (own1 - before):+.3f} on one job's work after its start; idle-machine speed-up "
-                  f"{own1 / (own2 + workers2 / 2):.2f}x", flush=True)
+                  f"{own1 / (own2 + workers2 / 2):.2f}x ({own1 / (before + after + (during + workers2) / 2):.2f}x)",
+                  flush=True)
 
 
 def compile_sides(sides: list[tuple[str, Path]]) -> None:
