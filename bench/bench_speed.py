@@ -166,29 +166,26 @@ def kdump_at(root: Path, *args: str) -> list[str]:
     return at(root, sys.executable, "-m", "kdump", *args)
 
 
-def parent_and_workers(root: Path, args: list[str], runs: int) -> tuple[float, ...]:
-    """The CPU seconds of ``kdump ARGS`` run in one interpreter, of the run whose model time (own + workers / 2)
-    is least: its own (start-up, imports, scan, the report: what no second core takes over) and its workers'
-    (the parallel part); then its own split in three: before its forked workers start (start-up, imports, the
-    scan), while they run, after their last result (the report); with one job all of it is "before"."""
+def parent_and_workers(root: Path, args: list[str]) -> tuple[float, ...]:
+    """The CPU seconds of one run of ``kdump ARGS`` in one interpreter: its own (start-up, imports, scan, the
+    report: what no second core takes over) and its workers' (the parallel part); then its own split in three:
+    before its forked workers start (start-up, imports, the scan), while they run, after their last result (the
+    report); with one job all of it is "before"."""
     import tempfile
-    best = (9e9, 9e9, 0.0, 0.0, 0.0)
-    for _ in range(runs):
-        with tempfile.NamedTemporaryFile("r") as out:
-            subprocess.run(at(root, sys.executable, "-c", PARENT_AND_WORKERS, out.name, *args),
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-            got = tuple(float(x) for x in out.read().split())
-        if got[0] + got[1] / 2 < best[0] + best[1] / 2:
-            best = got
-    return best
+    with tempfile.NamedTemporaryFile("r") as out:
+        subprocess.run(at(root, sys.executable, "-c", PARENT_AND_WORKERS, out.name, *args),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        return tuple(float(x) for x in out.read().split())
 
 
 def jobs_rows(args, t: Table, sides: list[tuple[str, Path]]) -> None:
     """Item 4: each command with ``--jobs`` on 8 partitions of 250,000 records (gzip batches of 1,000: CPU work to
-    spread), ``--jobs 1`` then ``--jobs 2``, each side in turn: wall seconds (meaningful on an idle machine only),
-    then the model: the CPU seconds an idle two-core machine would take, the parent's serial part plus half the
-    workers' (speed-up = one job's CPU / that), with the parent's part split (before its workers start / while they
-    run / after); in brackets the same with the parent's work while they run shared with them (dump's writing out)."""
+    spread), ``--jobs 1`` then ``--jobs 2``: best wall seconds of RUNS (meaningful on an idle machine only), then
+    the model, RUNS rounds with the sides interleaved, medians (a shared machine's load moves single runs by 5 %):
+    the CPU seconds an idle two-core machine would take, the parent's serial part plus half the workers'
+    (speed-up = one job's CPU / that), with the parent's part split (before its workers start / while they run /
+    after); in brackets the same with the parent's work while they run shared with them (dump's writing out)."""
+    import statistics
     runs = args.runs
     logs = args.out / "logdir-8-250000-gzip"
     for p in range(8):
@@ -201,8 +198,14 @@ def jobs_rows(args, t: Table, sides: list[tuple[str, Path]]) -> None:
             two = best(kdump_at(root, *cmd, "--jobs", "2", str(logs)), runs)
             t.row(f"{label} --jobs 1, 8 gzip partitions [{name}]", *one)  # CPU s: the workers' too (wait4)
             t.row(f"{label} --jobs 2 [{name}]: speed-up", *two, f"{one[0] / two[0]:.2f}x", ">= 1.8x")
-            own1, *_ = parent_and_workers(root, [*cmd, "--jobs", "1", str(logs)], runs)
-            own2, workers2, before, during, after = parent_and_workers(root, [*cmd, "--jobs", "2", str(logs)], runs)
+        rounds: dict[str, list[tuple[float, ...]]] = {name: [] for name, _ in sides}
+        for _ in range(runs):
+            for name, root in sides:
+                own1 = parent_and_workers(root, [*cmd, "--jobs", "1", str(logs)])[0]
+                rounds[name].append((own1, *parent_and_workers(root, [*cmd, "--jobs", "2", str(logs)])))
+        for name, _ in sides:
+            medians = (statistics.median(x) for x in zip(*rounds[name], strict=True))
+            own1, own2, workers2, before, during, after = medians
             # the parent's work while its workers run shares the two cores with them: the second figure
             print(f"#   {label} [{name}]: CPU s, one job {own1:.3f}; two jobs: parent {own2:.3f} (before the "
                   f"workers {before:.3f}, while they run {during:.3f}, after {after:.3f}), workers {workers2:.3f}: "
