@@ -138,7 +138,8 @@ def can_fork() -> bool:
 def _forked_results(fn: Callable, calls: Sequence[tuple], workers: int, order: list[int]) -> Generator:
     """:func:`ordered_results` in ``workers`` forked children: unit numbers (``order``) through one pipe that every
     worker reads (a read of one number takes it whole: each was written whole and at once), results back pickled,
-    each worker through a pipe of its own read as it fills (a worker is never left blocked on a full pipe)."""
+    each worker through a pipe of its own read as it fills (a worker is never left blocked on a full pipe longer
+    than the caller takes to use the result it was given)."""
     import gc
     import pickle
     import select
