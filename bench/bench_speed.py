@@ -3,6 +3,8 @@
 
     python bench/bench_speed.py [--records 2000000] [--runs 3] [--convert-runs 1] [--out bench/out] [--before CHECKOUT]
     python bench/bench_speed.py --plain-runs [--old CHECKOUT]   (stats, txn, the Spark reader on plain messages)
+    python bench/bench_speed.py --issue23 [--old CHECKOUT] [--runs 5]      # issue 23 items 2-4
+    python bench/bench_speed.py --jobs-only [--old CHECKOUT] [--runs 5]    # its --jobs rows alone (item 4)
 
 Prepares (once, cached under OUT): the segments of bench_dump.py (RECORDS records in magic-2 batches of
 1,000, 12-byte keys, 100-byte values; codec none and lz4), and the same records in magic 1 written by
@@ -130,15 +132,29 @@ class Table:
 # compiled modules built in place) right after the same command of this one, best of RUNS.
 
 PARENT_AND_WORKERS = (
-    "import resource, sys\n"
+    "import resource, sys, time\n"
+    "from kdump import parallel\n"
     "from kdump.cli import main\n"
     "out, sys.argv = sys.argv[1], ['kdump', *sys.argv[2:]]\n"
+    "marks = []  # the parent's CPU seconds when it starts its workers and when it has used all their results\n"
+    "def timed(*args):\n"
+    "    marks.append(time.process_time())\n"
+    "    try:\n"
+    "        return (yield from forked(*args))\n"
+    "    finally:\n"
+    "        marks.append(time.process_time())\n"
+    "if hasattr(parallel, '_forked_results'):\n"
+    "    forked, parallel._forked_results = parallel._forked_results, timed\n"
+    "else:  # a checkout before ordered_results: a function that returns the list\n"
+    "    forked = parallel._forked_map\n"
+    "    parallel._forked_map = lambda *args: list(timed(*args))\n"
     "try:\n"
     "    main()\n"
     "except SystemExit:\n"
     "    pass\n"
     "cpu = [sum(resource.getrusage(w)[:2]) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]\n"
-    "open(out, 'w').write(f'{cpu[0]} {cpu[1]}')\n"
+    "fork, joined = marks[:2] if marks else (cpu[0], cpu[0])\n"
+    "open(out, 'w').write(f'{cpu[0]} {cpu[1]} {fork} {joined - fork} {cpu[0] - joined}')\n"
 )
 
 
@@ -151,26 +167,72 @@ def kdump_at(root: Path, *args: str) -> list[str]:
     return at(root, sys.executable, "-m", "kdump", *args)
 
 
-def parent_and_workers(root: Path, args: list[str], runs: int) -> tuple[float, float]:
-    """The least CPU seconds of ``kdump ARGS`` run in one interpreter: its own (start-up, imports, scan, the
-    report: what no second core takes over) and its workers' (the parallel part)."""
+def parent_and_workers(root: Path, args: list[str]) -> tuple[float, ...]:
+    """The CPU seconds of one run of ``kdump ARGS`` in one interpreter: its own (start-up, imports, scan, the
+    report: what no second core takes over) and its workers' (the parallel part); then its own split in three:
+    before its forked workers start (start-up, imports, the scan), while they run, after their last result (the
+    report); with one job all of it is "before"."""
     import tempfile
-    best = (9e9, 9e9)
-    for _ in range(runs):
-        with tempfile.NamedTemporaryFile("r") as out:
-            subprocess.run(at(root, sys.executable, "-c", PARENT_AND_WORKERS, out.name, *args),
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-            own, workers = (float(x) for x in out.read().split())
-        best = min(best, (own, workers))
-    return best
+    with tempfile.NamedTemporaryFile("r") as out:
+        subprocess.run(at(root, sys.executable, "-c", PARENT_AND_WORKERS, out.name, *args),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        return tuple(float(x) for x in out.read().split())
+
+
+def jobs_rows(args, t: Table, sides: list[tuple[str, Path]]) -> None:
+    """Item 4: each command with ``--jobs`` on 8 partitions of 250,000 records (gzip batches of 1,000: CPU work to
+    spread), ``--jobs 1`` then ``--jobs 2``: best wall seconds of RUNS (meaningful on an idle machine only), then
+    the model, RUNS rounds with the sides interleaved, medians (a shared machine's load moves single runs by 5 %):
+    the CPU seconds an idle two-core machine would take, the parent's serial part plus half the workers'
+    (speed-up = one job's CPU / that), with the parent's part split (before its workers start / while they run /
+    after); in brackets the same with the parent's work while they run shared with them (dump's writing out)."""
+    import statistics
+    runs = args.runs
+    logs = args.out / "logdir-8-250000-gzip"
+    for p in range(8):
+        make_segment(logs / f"bench-{p}" / LOG, 250_000, 1000, 1)
+    # index rebuild takes partition directories; in a copy, its index files written once, then found in place
+    rebuilt = args.out / "logdir-8-250000-gzip-rebuilt"
+    if not rebuilt.exists():
+        shutil.copytree(logs, rebuilt)
+    partitions = sorted(str(p) for p in rebuilt.iterdir())
+    for label, cmd in (("verify --deep", ["verify", "--deep"]), ("stats", ["stats"]), ("txn", ["txn"]),
+                       ("index check --deep", ["index", "check", "--deep"]),
+                       ("index rebuild (files in place)", ["index", "rebuild"]),
+                       ("dump --deep-iteration --print-data-log", ["dump", "--deep-iteration", "--print-data-log"])):
+        paths = partitions if cmd[:2] == ["index", "rebuild"] else [str(logs)]
+        for name, root in sides:
+            one = best(kdump_at(root, *cmd, "--jobs", "1", *paths), runs)
+            two = best(kdump_at(root, *cmd, "--jobs", "2", *paths), runs)
+            t.row(f"{label} --jobs 1, 8 gzip partitions [{name}]", *one)  # CPU s: the workers' too (wait4)
+            t.row(f"{label} --jobs 2 [{name}]: speed-up", *two, f"{one[0] / two[0]:.2f}x", ">= 1.8x")
+        rounds: dict[str, list[tuple[float, ...]]] = {name: [] for name, _ in sides}
+        for _ in range(runs):
+            for name, root in sides:
+                own1 = parent_and_workers(root, [*cmd, "--jobs", "1", *paths])[0]
+                rounds[name].append((own1, *parent_and_workers(root, [*cmd, "--jobs", "2", *paths])))
+        for name, _ in sides:
+            medians = (statistics.median(x) for x in zip(*rounds[name], strict=True))
+            own1, own2, workers2, before, during, after = medians
+            # the parent's work while its workers run shares the two cores with them: the second figure
+            print(f"#   {label} [{name}]: CPU s, one job {own1:.3f}; two jobs: parent {own2:.3f} (before the "
+                  f"workers {before:.3f}, while they run {during:.3f}, after {after:.3f}), workers {workers2:.3f}: "
+                  f"{workers2 - (own1 - before):+.3f} on one job's work after its start; idle-machine speed-up "
+                  f"{own1 / (own2 + workers2 / 2):.2f}x ({own1 / (before + after + (during + workers2) / 2):.2f}x)",
+                  flush=True)
+
+
+def compile_sides(sides: list[tuple[str, Path]]) -> None:
+    """Start-up as installed: kdump's modules compiled to .pyc (this machine's shell may not write them)."""
+    for _, root in sides:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "kdump")], check=True,
+                       stdout=subprocess.DEVNULL)
 
 
 def issue23(args, files: dict[str, Path]) -> None:
     old = args.old
     sides = [("new", ROOT)] + ([("old", old)] if old else [])
-    for _, root in sides:  # start-up as installed: kdump's modules compiled to .pyc (this shell may not write them)
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "kdump")], check=True,
-                       stdout=subprocess.DEVNULL)
+    compile_sides(sides)
     runs = args.runs
     t = Table(args.records)
     none = str(files["v2-none"])
@@ -209,26 +271,7 @@ def issue23(args, files: dict[str, Path]) -> None:
                           runs)
         t.row(f"start-up: python alone [{name}]", bare, 0)
         t.row(f"start-up: python importing kdump verify's modules [{name}]", imports, 0)
-    # item 4: --jobs on 8 partitions of 250,000 records (gzip batches of 1,000: CPU work to spread)
-    logs = args.out / "logdir-8-250000-gzip"
-    for p in range(8):
-        make_segment(logs / f"bench-{p}" / LOG, 250_000, 1000, 1)
-    for label, cmd, since in (("verify --deep", ["verify", "--deep"], "old"), ("stats", ["stats"], "new"),
-                              ("txn", ["txn"], "new"), ("index check --deep", ["index", "check", "--deep"], "old"),
-                              ("dump --deep-iteration --print-data-log", list(deep), "new")):
-        for name, root in sides:
-            if since == "new" and name == "old":
-                continue  # no --jobs there
-            one = best(kdump_at(root, *cmd, "--jobs", "1", str(logs)), runs)
-            two = best(kdump_at(root, *cmd, "--jobs", "2", str(logs)), runs)
-            t.row(f"{label} --jobs 1, 8 gzip partitions [{name}]", *one)  # CPU s: the workers' too (wait4)
-            t.row(f"{label} --jobs 2 [{name}]: speed-up", *two, f"{one[0] / two[0]:.2f}x", ">= 1.8x")
-            if label in ("verify --deep", "stats", "dump --deep-iteration --print-data-log"):
-                # what an idle machine would give: the parent's CPU is serial, the workers' is split in two
-                own1, _ = parent_and_workers(root, [*cmd, "--jobs", "1", str(logs)], runs)
-                own2, workers2 = parent_and_workers(root, [*cmd, "--jobs", "2", str(logs)], runs)
-                print(f"#   {label} [{name}]: CPU s, one job {own1:.3f}; two jobs: parent {own2:.3f}, workers "
-                      f"{workers2:.3f}; idle-machine speed-up {own1 / (own2 + workers2 / 2):.2f}x", flush=True)
+    jobs_rows(args, t, sides)  # item 4
 
 
 # --- issue 23 item 1, round 2: stats, txn and the Spark reader on plain magic 0/1 messages ----------------------
@@ -246,9 +289,7 @@ SPARK_READ = (
 def plain_runs(args, files: dict[str, Path]) -> None:
     old = args.old
     sides = [("new", ROOT)] + ([("old", old)] if old else [])
-    for _, root in sides:  # start-up as installed: kdump's modules compiled to .pyc (this shell may not write them)
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "kdump")], check=True,
-                       stdout=subprocess.DEVNULL)
+    compile_sides(sides)
     runs = args.runs
     t = Table(args.records)
     v2, v1 = str(files["v2-none"]), str(files["v1-none"])
@@ -281,13 +322,21 @@ def main() -> None:
     ap.add_argument("--before", type=Path, default=None,
                     help="another checkout (compiled in place): its magic-1 uncompressed rows too, before/after")
     ap.add_argument("--issue23", action="store_true", help="only the rows of issue 23 items 2-4 (see issue23())")
-    ap.add_argument("--old", type=Path, help="with --issue23 or --plain-runs: a checkout to compare, command by "
-                    "command")
+    ap.add_argument("--old", type=Path, help="with --issue23, --jobs-only or --plain-runs: a checkout to compare, "
+                    "command by command")
     ap.add_argument("--plain-runs", action="store_true",
                     help="only stats, txn, verify --deep and the Spark reader, magic 1 none vs magic 2 none")
+    ap.add_argument("--jobs-only", action="store_true", help="only the --jobs rows of --issue23 (item 4), with --old")
     args = ap.parse_args()
 
     from kdump._backend import BACKEND
+    if args.jobs_only:
+        print(f"# python {sys.version.split()[0]}, backend {BACKEND}, best of {args.runs} runs, {os.cpu_count()} "
+              f"cores, load {os.getloadavg()[0]:.1f}")
+        sides = [("new", ROOT)] + ([("old", args.old)] if args.old else [])
+        compile_sides(sides)
+        jobs_rows(args, Table(8 * 250_000), sides)
+        return
     files = prepare(args.out, args.records)
     print(f"# python {sys.version.split()[0]}, backend {BACKEND}, best of {args.runs} runs "
           f"({args.convert_runs} for convert), {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")

@@ -618,7 +618,7 @@ def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, u
     the same output and messages as one process (each stream; their interleaving is by partition). One process
     where a fork is not safe, or for a terminal (whose renderer differs from a file's). ``done(bytes)`` as each
     partition ends."""
-    from kdump.parallel import bytes_of, can_fork, ordered_map
+    from kdump.parallel import bytes_of, can_fork, ordered_results
     out = dumper.renderer.out
     if jobs <= 1 or not can_fork() or out.isatty() or getattr(out, "buffer", None) is None:
         return dumper.dump_paths(paths)
@@ -647,12 +647,15 @@ def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, u
         return path, sink.calls, worker.results, worker.index_reports, worker.passed_over, worker.unreadable
 
     sizes = [bytes_of(e.path for e in unit) for unit in units]
-    dumped = ordered_map(dump_unit, [(i,) for i in range(len(units))], jobs, sizes=sizes,
-                         done=None if done is None else (lambda i: done(sizes[i])))
+    # each partition written out as soon as it and those before it are done, while the workers dump the next
+    # (not all at the end: that was serial time, and every partition's file on disk at once)
+    dumped = ordered_results(dump_unit, [(i,) for i in range(len(units))], jobs, sizes=sizes)
     try:
-        for path, calls, results, index_reports, passed_over, unreadable in dumped:
-            _copy_into(out, path)
-            os.unlink(path)
+        for i, (path, calls, results, index_reports, passed_over, unreadable) in enumerate(dumped):
+            try:
+                _copy_into(out, path)
+            finally:
+                os.unlink(path)
             for name, args, kwargs in calls:
                 getattr(ui, name)(*args, **kwargs)
             dumper.results.extend(results)
@@ -660,10 +663,10 @@ def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, u
             dumper.unreadable |= unreadable
             for name, found in vars(index_reports).items():
                 getattr(dumper.index_reports, name).update(found)
+            if done is not None:
+                done(sizes[i])
     finally:
-        for path, *_ in dumped:
-            if os.path.exists(path):
-                os.unlink(path)
+        dumped.close()  # (an error writing out: the workers still running are ended)
     return dumper.results
 
 

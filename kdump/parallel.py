@@ -1,25 +1,26 @@
 """``--jobs``: independent units of work (partitions) in worker processes, results in the order given.
 
 The commands that use it (verify, index check, index rebuild, stats, txn) compute every result first and print
-only after, in the original order, so their output and exit code do not depend on the number of jobs. Workers
+only after, in the original order, so their output and exit code do not depend on the number of jobs (dump writes
+out each partition's as soon as it and those before it are done: :func:`ordered_results`). Workers
 ignore SIGINT: Ctrl-C reaches the parent, which ends them. Each worker takes one unit at a time and keeps
 nothing between units, so its memory is that of one unit (the readers stream).
 
 Where the process can fork (one thread: no lock another thread holds is copied) the workers are forked children
 that take unit numbers from a pipe and send back each result pickled through a pipe of their own
-(:func:`_forked_map`): they start with everything imported and every call's arguments already in memory, and the
-parent imports nothing for them (multiprocessing and concurrent.futures, with their threads, were a sixth of a
+(:func:`_forked_results`): they start with everything imported and every call's arguments already in memory, and
+the parent imports nothing for them (multiprocessing and concurrent.futures, with their threads, were a sixth of a
 small run: serial time that no second core takes over). Elsewhere a ``ProcessPoolExecutor`` does the same.
 """
 from __future__ import annotations
 
 import os
-import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 
 # multiprocessing and concurrent.futures are imported where a pool is made: with one job (and for every
-# command that never makes one) their import would be most of kdump's start-up time.
+# command that never makes one) their import would be most of kdump's start-up time; signal where it is used
+# (every command imports this module for raise_malloc_thresholds).
 
 
 def default_jobs() -> int:
@@ -27,7 +28,29 @@ def default_jobs() -> int:
 
 
 def _ignore_sigint() -> None:
+    import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _start_worker() -> None:
+    """A pool's worker (started afresh, not forked from a process that did :func:`raise_malloc_thresholds`)."""
+    _ignore_sigint()
+    raise_malloc_thresholds()
+
+
+def raise_malloc_thresholds() -> None:
+    """Put glibc's malloc, once per process, where reading a first file leaves it: one 1 MiB block allocated and freed.
+
+    glibc maps a block above its mmap threshold (128 KiB at start) on its own and trims the heap's top when more
+    than twice that is free; freeing a mapped block raises the threshold to the block's size (a dynamic threshold,
+    ``mallopt(3)``). Until then the buffers of each compressed batch (a few hundred KiB: zlib's output blocks and
+    their join) are mapped fresh or the heap's top regrown for every batch, one page fault per 4 KiB touched:
+    6,000 faults, 0.013 s of a first partition's 0.095 s in ``verify --deep`` of gzip batches, paid by every
+    process, so once more by each ``--jobs`` worker, until the close of the first file frees its 1 MiB read buffer
+    and raises the thresholds. Done first, no batch pays it (a 1 MiB threshold, 2 MiB kept free at the heap's
+    top). Elsewhere (another malloc) an allocation and a free of nothing touched."""
+    block = bytearray(1 << 20)  # calloc'd: mapped, never touched
+    del block
 
 
 def _context(preload: str):
@@ -56,34 +79,46 @@ def ordered_map(fn: Callable, calls: Sequence[tuple], jobs: int, *, done: Callab
     ``sizes``: what each call weighs (its bytes, :class:`kdump.read.scan.WorkUnit`): the workers start the
     largest first (:func:`largest_first`), so that none is left running alone at the end; the
     results keep the order of ``calls``."""
-    if jobs <= 1 or len(calls) <= 1:
-        results = []
-        for i, args in enumerate(calls):
-            results.append(fn(*args))
+    results = []
+    each = ordered_results(fn, calls, jobs, sizes=sizes)
+    try:
+        for i, result in enumerate(each):
+            results.append(result)
             if done is not None:
                 done(i)
-        return results
+    finally:
+        each.close()  # (an exception here, in ``done``: the workers still running are ended)
+    return results
+
+
+def ordered_results(fn: Callable, calls: Sequence[tuple], jobs: int, *,
+                    sizes: Sequence[int] | None = None) -> Generator:
+    """The results of :func:`ordered_map` one at a time, in the order of ``calls``, each as soon as it and every
+    one before it have arrived: the caller uses each (writes it out, frees it) while the workers compute the
+    next, instead of after the last. Read it to its end or close it: closed early, it ends the workers."""
+    if jobs <= 1 or len(calls) <= 1:
+        return (fn(*args) for args in calls)
     order = list(range(len(calls)) if sizes is None else largest_first(sizes))
     if can_fork() and len(calls) <= _MAX_FORKED_UNITS:
-        return _forked_map(fn, calls, min(jobs, len(calls)), order, done)
+        return _forked_results(fn, calls, min(jobs, len(calls)), order)
+    return _pooled_results(fn, calls, min(jobs, len(calls)), order)
+
+
+def _pooled_results(fn: Callable, calls: Sequence[tuple], workers: int, order: list[int]) -> Generator:
+    """:func:`ordered_results` in a ``ProcessPoolExecutor`` (where a fork is not safe)."""
     from concurrent.futures import ProcessPoolExecutor
-    executor = ProcessPoolExecutor(max_workers=min(jobs, len(calls)), mp_context=_context(fn.__module__),
-                                   initializer=_ignore_sigint)
+    executor = ProcessPoolExecutor(max_workers=workers, mp_context=_context(fn.__module__),
+                                   initializer=_start_worker)
     try:
         submitted = {i: executor.submit(fn, *calls[i]) for i in order}
-        futures = [submitted[i] for i in range(len(calls))]
-        results = []
-        for i, future in enumerate(futures):
-            results.append(future.result())
-            if done is not None:
-                done(i)
-    except BaseException:  # Ctrl-C, or a worker's exception: end the other workers now, not after their units
+        for i in range(len(calls)):
+            yield submitted.pop(i).result()
+    except BaseException:  # Ctrl-C, a worker's exception, or closed early: end the other workers now
         executor.shutdown(wait=False, cancel_futures=True)
         for process in list((getattr(executor, "_processes", None) or {}).values()):
             process.terminate()
         raise
     executor.shutdown()
-    return results
 
 
 # A unit number in the task pipe takes 4 bytes. The parent writes every number before it reads a result, so they
@@ -100,11 +135,11 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and threading.active_count() == 1
 
 
-def _forked_map(fn: Callable, calls: Sequence[tuple], workers: int, order: list[int],
-                done: Callable[[int], None] | None) -> list:
-    """:func:`ordered_map` in ``workers`` forked children: unit numbers (``order``) through one pipe that every
+def _forked_results(fn: Callable, calls: Sequence[tuple], workers: int, order: list[int]) -> Generator:
+    """:func:`ordered_results` in ``workers`` forked children: unit numbers (``order``) through one pipe that every
     worker reads (a read of one number takes it whole: each was written whole and at once), results back pickled,
-    each worker through a pipe of its own read as it fills (a worker is never left blocked on a full pipe)."""
+    each worker through a pipe of its own read as it fills (a worker is never left blocked on a full pipe longer
+    than the caller takes to use the result it was given)."""
     import gc
     import pickle
     import select
@@ -162,11 +197,11 @@ def _forked_map(fn: Callable, calls: Sequence[tuple], workers: int, order: list[
             while answered < n and arrived[answered]:
                 if answered in failed:
                     raise failed[answered]  # as the call would have raised it without jobs
-                if done is not None:
-                    done(answered)
+                result, results[answered] = results[answered], None  # (held by the caller alone from here)
                 answered += 1
-        return results
-    except BaseException:  # Ctrl-C, or a worker's exception: end the workers now, not after their units
+                yield result
+    except BaseException:  # Ctrl-C, a worker's exception, or closed early: end the workers now, not after their units
+        import signal
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGTERM)

@@ -87,7 +87,7 @@ def test_the_forked_pool_starts_the_largest_first(tmp_path):
     from kdump import parallel
     log = str(tmp_path / "started")
     calls = [(log, "a"), (log, "b"), (log, "c")]
-    assert parallel._forked_map(_note, calls, 1, parallel.largest_first([1, 5, 3]), None) == ["a", "b", "c"]
+    assert list(parallel._forked_results(_note, calls, 1, parallel.largest_first([1, 5, 3]))) == ["a", "b", "c"]
     assert open(log).read().split() == ["b", "c", "a"]
 
 

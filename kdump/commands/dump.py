@@ -98,7 +98,7 @@ def _time_option(value, flag):
                 verbose_help="Also name the files of a directory that are passed over (checkpoints, "
                              "meta.properties, .deleted, ...).")
 @jobs_option(default=1, more=" With one job the output streams; with more each partition is dumped to a "
-                             "temporary file, written out in order when all are done.")
+                             "temporary file, written out in order as soon as it and those before it are done.")
 def command(paths, files_csv, deep_iteration, print_data_log, skip_record_metadata, max_bytes, key_decoder,
             value_decoder, header_decoder, time_format, key_decoder_class, value_decoder_class, compat, max_batch_bytes,
             verify_index_only, index_sanity_check, max_message_size, companions, from_offset, to_offset, from_time,

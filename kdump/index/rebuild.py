@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from kdump.atomic import AtomicGroup, Leftover, commit_groups, leftovers
 from kdump.errors import KdumpError, WriteError
 from kdump.findings import ERROR, WARNING, FileReport
 from kdump.format.legacy import LegacyRun
@@ -41,6 +40,11 @@ from kdump.read.logdir import SEGMENT_COMPANIONS, Partition, sibling
 from kdump.read.partition import PartitionLog
 from kdump.read.producer_state import ProducerProblem, ProducerStates, TxnAborted
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, SegmentReader, base_offset_from_name
+
+if TYPE_CHECKING:
+    # the writer's module (hashlib, tempfile, digest threads: 0.013 s) is imported where files are written: a
+    # check (index check --deep, verify) recovers segments and writes nothing, once per --jobs worker
+    from kdump.atomic import AtomicGroup, Leftover
 
 DEFAULT_INDEX_INTERVAL_BYTES = 4096  # log.index.interval.bytes
 DEFAULT_MAX_INDEX_BYTES = 10 * 1024 * 1024  # log.index.size.max.bytes / segment.index.bytes
@@ -319,6 +323,7 @@ def _recovery_group(rec: Recovery, out_dir: str | None, force: bool, found: list
     outcome = RebuildOutcome(rec)
     if out_dir is not None and not os.path.isdir(out_dir):
         raise NotADirectoryError(f"{out_dir}: not a directory")
+    from kdump.atomic import AtomicGroup
     paths = index_paths(rec.log_path, out_dir)
     try:
         group = AtomicGroup(os.path.dirname(paths["index"]), overwrite=force, protect=[rec.log_path])
@@ -454,6 +459,7 @@ def rebuild_directory(directory, out_dir=None, *, index_interval_bytes: int = DE
     outcomes: list[RebuildOutcome] = []
     if not partition.segments:
         return outcomes
+    from kdump.atomic import commit_groups, leftovers
     notes: list = []
     state = state_before(partition.directory, partition.segments[0].base_offset, notes=notes, partition=partition)
     epoch = None
