@@ -222,6 +222,13 @@ def jobs_rows(args, t: Table, sides: list[tuple[str, Path]]) -> None:
                   flush=True)
 
 
+def compared_sides(args) -> list[tuple[str, Path]]:
+    """This checkout ("new") and, with --old, the other one ("old"), each compiled to .pyc first."""
+    sides = [("new", ROOT)] + ([("old", args.old)] if args.old else [])
+    compile_sides(sides)
+    return sides
+
+
 def compile_sides(sides: list[tuple[str, Path]]) -> None:
     """Start-up as installed: kdump's modules compiled to .pyc (this machine's shell may not write them)."""
     for _, root in sides:
@@ -230,9 +237,7 @@ def compile_sides(sides: list[tuple[str, Path]]) -> None:
 
 
 def issue23(args, files: dict[str, Path]) -> None:
-    old = args.old
-    sides = [("new", ROOT)] + ([("old", old)] if old else [])
-    compile_sides(sides)
+    sides = compared_sides(args)
     runs = args.runs
     t = Table(args.records)
     none = str(files["v2-none"])
@@ -287,9 +292,7 @@ SPARK_READ = (
 
 
 def plain_runs(args, files: dict[str, Path]) -> None:
-    old = args.old
-    sides = [("new", ROOT)] + ([("old", old)] if old else [])
-    compile_sides(sides)
+    sides = compared_sides(args)
     runs = args.runs
     t = Table(args.records)
     v2, v1 = str(files["v2-none"]), str(files["v1-none"])
@@ -333,9 +336,7 @@ def main() -> None:
     if args.jobs_only:
         print(f"# python {sys.version.split()[0]}, backend {BACKEND}, best of {args.runs} runs, {os.cpu_count()} "
               f"cores, load {os.getloadavg()[0]:.1f}")
-        sides = [("new", ROOT)] + ([("old", args.old)] if args.old else [])
-        compile_sides(sides)
-        jobs_rows(args, Table(8 * 250_000), sides)
+        jobs_rows(args, Table(8 * 250_000), compared_sides(args))
         return
     files = prepare(args.out, args.records)
     print(f"# python {sys.version.split()[0]}, backend {BACKEND}, best of {args.runs} runs "
