@@ -38,11 +38,12 @@ from kdump import codec as _codec
 from kdump.errors import EXIT_DATA, FormatError, KdumpError
 from kdump.format import layout as L
 from kdump.format import v2 as _v2
-from kdump.format.canonical import canonical_record, canonical_records
+from kdump.format.canonical import canonical_record, canonical_records, update_canonical
 from kdump.format.columns import RECORDS_PER_CHUNK
 from kdump.format.legacy import LegacyMessage, LegacyRun, inner_columns
 from kdump.format.legacy_builder import LegacyMessageBuilder, convert_message, encode_message, encode_messages
 from kdump.format.names import CODEC_NAMES
+from kdump.format.pieces import Pieces
 from kdump.format.types import TimestampType
 from kdump.format.v2_builder import RecordBatchBuilder, encode_run_records
 from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES
@@ -195,7 +196,7 @@ class _OpenBatch:
         # the timestamp a reader of the output sees: the record's own (None), or one for the whole batch
         self.canon_time = L.NO_TIMESTAMP if magic == 0 else append_time
         self.builder: RecordBatchBuilder | LegacyMessageBuilder
-        self.encode: Callable[..., bytes]
+        self.encode: Callable[..., bytes | Pieces]
         if magic == 2:
             self.builder = RecordBatchBuilder(base_offset, codec, ts_type, log_append_time=append_time,
                                               partition_leader_epoch=NO_PARTITION_LEADER_EPOCH)
@@ -209,10 +210,10 @@ class _OpenBatch:
                 self.encode = self.builder.encode
         self.take = self.builder.take
 
-    def _encode_at_append_time(self, offset: int, timestamp: int, key, value) -> bytes:
+    def _encode_at_append_time(self, offset: int, timestamp: int, key, value) -> bytes | Pieces:
         return self.builder.encode(offset, self.append_time, key, value)
 
-    def add(self, offset: int, timestamp: int, key, value, encoded: bytes) -> None:
+    def add(self, offset: int, timestamp: int, key, value, encoded: bytes | Pieces) -> None:
         self.take(offset, timestamp, encoded)
         if self.canon is not None:
             self.canon.append(canonical_record(offset, timestamp if self.canon_time is None else self.canon_time,
@@ -579,7 +580,7 @@ class Converter:
         if unit.size > self.options.record_limit:
             self._refuse_too_large(unit, cols, pos)
         if self.digest is not None:
-            self.digest.update(canonical_records(cols, int(unit.ts_type), unit.canon_time, False))
+            update_canonical(self.digest.update, cols, int(unit.ts_type), unit.canon_time, False)
         return unit
 
     def _refuse_too_large(self, unit: _OpenBatch, cols, pos: int) -> NoReturn:
@@ -658,7 +659,7 @@ class Converter:
             for chunk in self._v2_chunks(batch) if batch.records_count else ():
                 n += chunk.count
                 if self.digest is not None:
-                    self.digest.update(canonical_records(chunk, batch.timestamp_type, append_time))
+                    update_canonical(self.digest.update, chunk, batch.timestamp_type, append_time)
             stats.source_records += n
             stats.copied_batches += 1
             self._write(batch.entry_bytes(), 1, n, None)
@@ -673,10 +674,15 @@ class Converter:
                 partition_leader_epoch=batch.partition_leader_epoch, delete_horizon_ms=batch.delete_horizon_ms)
             for cols in self._v2_chunks(batch):  # a chunk at a time, digested at once (a refusal ends it all)
                 n += cols.count
-                for i in range(cols.count):
-                    builder.append(cols.offsets[i], cols.timestamps[i], cols.key(i), cols.value(i), cols.headers[i])
+                mv = memoryview(cols.buf)
+                key_pos, key_len, value_pos, value_len = cols.key_pos, cols.key_len, cols.value_pos, cols.value_len
+                for i in range(cols.count):  # keys and values as slices of the payload: not copied to be written
+                    key = None if key_len[i] < 0 else mv[key_pos[i]:key_pos[i] + key_len[i]]
+                    value = None if value_len[i] < 0 else mv[value_pos[i]:value_pos[i] + value_len[i]]
+                    offset, timestamp = cols.offsets[i], cols.timestamps[i]
+                    builder.take(offset, timestamp, builder.encode(offset, timestamp, key, value, cols.headers[i]))
                 if self.digest is not None:
-                    self.digest.update(canonical_records(cols, batch.timestamp_type, append_time))
+                    update_canonical(self.digest.update, cols, batch.timestamp_type, append_time)
             if batch.last_offset != builder.last_offset:
                 builder.override_last_offset(batch.last_offset)
             data = builder.build()
@@ -710,7 +716,7 @@ class Converter:
             for cols in every_chunk:
                 n += cols.count
                 if self.digest is not None:
-                    self.digest.update(canonical_records(cols, ts_type))
+                    update_canonical(self.digest.update, cols, ts_type)
             stats.source_records += n
             stats.copied_batches += 1
             if wrapper.magic != target:

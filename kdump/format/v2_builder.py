@@ -33,6 +33,7 @@ from kdump.format.builder_args import (
     check_timestamp_type,
     refuse_record,
 )
+from kdump.format.pieces import Pieces, is_large
 from kdump.format.types import TimestampType
 from kdump.format.varint import encode_varint
 
@@ -59,6 +60,19 @@ def encode_record(offset_delta: int, timestamp_delta: int, key, value,
     """One record as ``DefaultRecord.writeTo`` writes it: varint body length, then attributes 0, the deltas
     (zig-zag makes the varint and varlong encodings identical), key, value and headers with varint lengths
     (-1 = null). ``key``/``value``/header values: bytes-like or None; header keys: bytes (never null)."""
+    body = b"".join(_record_parts(offset_delta, timestamp_delta, key, value, headers))
+    return _varint(len(body)) + body
+
+
+def record_pieces(offset_delta: int, timestamp_delta: int, key, value,
+                  headers: Sequence[tuple[bytes, bytes | None]] = ()) -> Pieces:
+    """:func:`encode_record` as its :class:`~kdump.format.pieces.Pieces`: the key and value not copied."""
+    parts = _record_parts(offset_delta, timestamp_delta, key, value, headers)
+    return Pieces([_varint(sum(memoryview(p).nbytes for p in parts)), *parts])
+
+
+def _record_parts(offset_delta: int, timestamp_delta: int, key, value, headers) -> list:
+    """The pieces of a record after its length: attributes, deltas, key, value and headers."""
     parts = [_RECORD_ATTRIBUTES, _varint(timestamp_delta), _varint(offset_delta)]
     if key is None:
         parts.append(_NULL)
@@ -82,8 +96,7 @@ def encode_record(offset_delta: int, timestamp_delta: int, key, value,
                 parts.append(hvalue)
     else:
         parts.append(_NO_HEADERS)
-    body = b"".join(parts)
-    return _varint(len(body)) + body
+    return parts
 
 
 def batch_attributes(codec: int, timestamp_type: TimestampType, is_transactional: bool = False,
@@ -225,8 +238,9 @@ class RecordBatchBuilder:
         self.take(offset, timestamp, self.encode(offset, timestamp, key, value, encode_headers(headers)))
 
     def encode(self, offset: int, timestamp: int, key, value, headers: Sequence[tuple[bytes, bytes | None]] = ()
-               ) -> bytes:
-        """The record's bytes in this batch, not yet taken (:meth:`take`); ValueError where Kafka refuses it.
+               ) -> bytes | Pieces:
+        """The record's bytes in this batch (its :class:`~kdump.format.pieces.Pieces` when large), not yet taken
+        (:meth:`take`); ValueError where Kafka refuses it.
 
         No type checks: ``key``/``value`` are bytes-like or None (slices are not copied), ``headers``
         already encoded pairs (:func:`encode_headers`)."""
@@ -235,14 +249,18 @@ class RecordBatchBuilder:
         if (last is not None and offset <= last) or not 0 <= offset - base <= INT32_MAX or timestamp < L.NO_TIMESTAMP:
             refuse_record(offset, timestamp, last, base, INT32_MAX)
         base_timestamp = self._base_timestamp
-        return encode_record(offset - base, timestamp - (timestamp if base_timestamp is None else base_timestamp),
-                             key, value, headers)
+        encode = record_pieces if is_large(key, value) else encode_record  # pieces: the value not copied twice
+        return encode(offset - base, timestamp - (timestamp if base_timestamp is None else base_timestamp),
+                      key, value, headers)
 
-    def take(self, offset: int, timestamp: int, record: bytes) -> None:
+    def take(self, offset: int, timestamp: int, record: bytes | Pieces) -> None:
         """Take a record :meth:`encode` gave for these ``offset`` and ``timestamp``."""
         if self._base_timestamp is None:
             self._base_timestamp = timestamp
-        self._records += record
+        if isinstance(record, Pieces):
+            record.append_to(self._records)
+        else:
+            self._records += record
         self.record_count += 1
         self.size += len(record)
         self.last_record_offset = offset
