@@ -238,6 +238,11 @@ class _OpenBatch:
     def build(self) -> bytes:
         return self.builder.build()
 
+    def build_pieces(self) -> bytes | Pieces:
+        """:meth:`build`; a magic-2 batch as its pieces, written without joining them."""
+        builder = self.builder
+        return builder.build_pieces() if isinstance(builder, RecordBatchBuilder) else builder.build()
+
 
 def _ts_type_of_unit(source_magic: int, ts_type: TimestampType) -> TimestampType:
     """Magic 0 has no timestamp type; written in magic 1 or 2 it becomes CreateTime (Kafka: timestamp -1)."""
@@ -428,8 +433,12 @@ class Converter:
                                     "so the segment is not converted", tail.position)
 
     # --- output helpers -------------------------------------------------------------------------------
-    def _write(self, data: bytes, entries: int, records: int, canon: list | None) -> None:
-        self.sink.write(data, entries)
+    def _write(self, data: bytes | Pieces, entries: int, records: int, canon: list | None) -> None:
+        if isinstance(data, Pieces):  # a batch as its header and records, written one after the other, not joined
+            for i, part in enumerate(data.parts):
+                self.sink.write(part, entries if i == 0 else 0)
+        else:
+            self.sink.write(data, entries)
         self.stats.output_batches += entries
         self.stats.output_records += records
         self.stats.output_bytes += len(data)
@@ -439,7 +448,7 @@ class Converter:
                 update(part)
 
     def _write_batch(self, batch: _OpenBatch) -> None:
-        self._write(batch.build(), 1, batch.count, batch.canon)
+        self._write(batch.build_pieces(), 1, batch.count, batch.canon)
 
     def _codec_for(self, source_codec: int, position: int, what: str, batches: int = 1) -> int:
         codec = self.options.target_codec(source_codec)
@@ -640,10 +649,9 @@ class Converter:
             data = legacy_entries(cols, target, out_type, append_time)
         except ValueError as e:
             self._refuse_bad_value(e, pos, what)
-        canon = None
-        if self.digest is not None:
-            canon = [canonical_records(cols, out_type, append_time if target else L.NO_TIMESTAMP, headers=False)]
-        self._write(data, cols.count, cols.count, canon)
+        if self.digest is not None:  # digested a piece at a time: a large value not copied (format/canonical.py)
+            update_canonical(self.digest.update, cols, out_type, append_time if target else L.NO_TIMESTAMP, False)
+        self._write(data, cols.count, cols.count, None)
 
     def _v2_to_v2(self, batch, append_time) -> None:
         """A v2 batch stays a v2 batch: copied, or rebuilt with another codec keeping every header field; its
@@ -685,7 +693,7 @@ class Converter:
                     update_canonical(self.digest.update, cols, batch.timestamp_type, append_time)
             if batch.last_offset != builder.last_offset:
                 builder.override_last_offset(batch.last_offset)
-            data = builder.build()
+            data = builder.build_pieces()
         except ValueError as e:
             self._refuse_bad_value(e, batch.position, what)
         stats.source_records += n

@@ -306,13 +306,20 @@ def encode_messages_py(cols, magic: int, timestamp_type, timestamp: int | None =
     written (magic 0/1 have none; the caller counts them as lost).
 
     Compiled twin: ``kdump.format._encode.encode_messages`` (chosen by :mod:`kdump._backend`)."""
-    parts = []
+    parts: list = []
     offsets, timestamps = cols.offsets, cols.timestamps
+    buf = memoryview(cols.buf)
+    key_pos, key_len, value_pos, value_len = cols.key_pos, cols.key_len, cols.value_pos, cols.value_len
     for i in range(cols.count):
         ts = timestamps[i] if timestamp is None else timestamp
         if ts < L.NO_TIMESTAMP:
             raise ValueError(f"Invalid negative timestamp {ts} (offset {offsets[i]})")
-        parts.append(encode_message(offsets[i], magic, timestamp_type, ts, cols.key(i), cols.value(i)))
+        key = None if key_len[i] < 0 else buf[key_pos[i]:key_pos[i] + key_len[i]]
+        value = None if value_len[i] < 0 else buf[value_pos[i]:value_pos[i] + value_len[i]]
+        if is_large(key, value):  # joined once, below, with the others: not copied on its own first
+            parts.extend(message_pieces(offsets[i], magic, timestamp_type, ts, key, value).parts)
+        else:
+            parts.append(encode_message(offsets[i], magic, timestamp_type, ts, key, value))
     return b"".join(parts)
 
 

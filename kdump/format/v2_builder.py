@@ -118,6 +118,17 @@ def encode_batch(*, base_offset: int, partition_leader_epoch: int, attributes: i
                  base_timestamp: int, max_timestamp: int, producer_id: int, producer_epoch: int,
                  base_sequence: int, records_count: int, payload) -> bytes:
     """Header + payload, with Length and the CRC-32C filled in (``DefaultRecordBatch.writeHeader``)."""
+    return b"".join((batch_head(
+        base_offset=base_offset, partition_leader_epoch=partition_leader_epoch, attributes=attributes,
+        last_offset_delta=last_offset_delta, base_timestamp=base_timestamp, max_timestamp=max_timestamp,
+        producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
+        records_count=records_count, payload=payload), payload))
+
+
+def batch_head(*, base_offset: int, partition_leader_epoch: int, attributes: int, last_offset_delta: int,
+               base_timestamp: int, max_timestamp: int, producer_id: int, producer_epoch: int,
+               base_sequence: int, records_count: int, payload) -> bytes:
+    """The 61 bytes of :func:`encode_batch` before ``payload``."""
     after_crc = L.V2_AFTER_CRC.pack(attributes, last_offset_delta, base_timestamp, max_timestamp,
                                          producer_id, producer_epoch, base_sequence, records_count)
     length = L.V2_BODY_HEAD_SIZE + len(payload)
@@ -125,7 +136,7 @@ def encode_batch(*, base_offset: int, partition_leader_epoch: int, attributes: i
         raise ValueError(f"record batch of {length + L.LOG_OVERHEAD} bytes does not fit Kafka's int32 size field")
     crc = _crc32c(payload, _crc32c(after_crc))  # over attributes .. last record
     return b"".join((L.V2_BEFORE_CRC.pack(base_offset, length, partition_leader_epoch, MAGIC), L.UINT32.pack(crc),
-                     after_crc, payload))
+                     after_crc))
 
 
 def _encode_header_key(key) -> bytes:
@@ -305,13 +316,19 @@ class RecordBatchBuilder:
 
     def build(self) -> bytes:
         """The whole batch: 12-byte prefix, 49 more header bytes, then the (compressed) records."""
+        return bytes(self.build_pieces())
+
+    def build_pieces(self) -> Pieces:
+        """:meth:`build` as its :class:`~kdump.format.pieces.Pieces`, the header and the records: uncompressed,
+        the records taken, not a copy of them (written one after the other, a batch near the limit is held once),
+        valid until the next record is taken."""
         if not self._records:
             # Kafka's builder writes nothing for zero records; a count-0 batch only comes from the cleaner.
             raise ValueError("a record batch needs at least one record (use empty_batch() for a count-0 batch)")
         assert self._base_timestamp is not None and self.last_offset is not None  # the first take() set them
         payload: bytes | bytearray
         if self.codec == _codec.NONE:
-            payload = self._records  # joined with the header into the batch: no copy of its own
+            payload = self._records
         else:
             payload = _codec.compress(self.codec, self._records, magic=MAGIC, level=self.compression_level)
         if self.timestamp_type is TimestampType.LOG_APPEND_TIME:
@@ -321,13 +338,13 @@ class RecordBatchBuilder:
             max_timestamp = self._max_timestamp
         attributes = batch_attributes(self.codec, self.timestamp_type, self.is_transactional, self.is_control,
                                       self.delete_horizon_ms is not None)
-        return encode_batch(
+        return Pieces([batch_head(
             base_offset=self.base_offset, partition_leader_epoch=self.partition_leader_epoch,
             attributes=attributes, last_offset_delta=self.last_offset - self.base_offset,
             base_timestamp=self._base_timestamp, max_timestamp=max_timestamp, producer_id=self.producer_id,
             producer_epoch=self.producer_epoch, base_sequence=self.base_sequence,
             records_count=self.record_count, payload=payload,
-        )
+        ), payload])
 
 
 def empty_batch(base_offset: int, last_offset: int, *, max_timestamp: int = L.NO_TIMESTAMP,
