@@ -70,10 +70,10 @@ def canonical_records_py(cols, timestamp_type: int | None, timestamp: int | None
 
 def update_canonical(update, cols, timestamp_type: int | None, timestamp: int | None = None,
                      headers: bool = True) -> None:
-    """``update`` (a digest's) with :func:`canonical_records` of ``cols``, the same bytes; a chunk holding a key or
-    value above :data:`~kdump.format.pieces.LARGE_RECORD_BYTES` a piece at a time, its key and value as views of
-    the batch read (joined, the canonical form of a 255 MiB value would hold it twice more)."""
-    if max(max(cols.key_len, default=-1), max(cols.value_len, default=-1)) <= LARGE_RECORD_BYTES:
+    """``update`` (a digest's) with :func:`canonical_records` of ``cols``, the same bytes; a chunk holding a record
+    above :data:`~kdump.format.pieces.LARGE_RECORD_BYTES` a piece at a time, its keys and values as views of the
+    batch read (joined, the canonical form of a 255 MiB value would hold it twice more)."""
+    if max(cols.sizes, default=0) <= LARGE_RECORD_BYTES:  # no record above it: joined, the faster way
         update(canonical_records(cols, timestamp_type, timestamp, headers))
         return
     buf = memoryview(cols.buf)

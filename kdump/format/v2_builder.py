@@ -260,7 +260,7 @@ class RecordBatchBuilder:
         if (last is not None and offset <= last) or not 0 <= offset - base <= INT32_MAX or timestamp < L.NO_TIMESTAMP:
             refuse_record(offset, timestamp, last, base, INT32_MAX)
         base_timestamp = self._base_timestamp
-        encode = record_pieces if is_large(key, value) else encode_record  # pieces: the value not copied twice
+        encode = record_pieces if is_large(key, value, headers) else encode_record  # pieces: the value not copied twice
         return encode(offset - base, timestamp - (timestamp if base_timestamp is None else base_timestamp),
                       key, value, headers)
 
