@@ -32,6 +32,7 @@ from kdump.format.builder_args import check_int as _check_int
 from kdump.format.legacy_builder import LegacyMessageBuilder, legacy_message, legacy_wrapper
 from kdump.format.schema import write_struct
 from kdump.format.types import ControlRecordType, TimestampType
+from kdump.format.v2 import RecordBatch
 from kdump.format.v2_builder import RecordBatchBuilder, empty_batch
 from kdump.read.segment import entries_in
 
@@ -268,14 +269,17 @@ class SegmentWriter:
         with SegmentReader(path) as reader:
             for i, batch in enumerate(reader):
                 count += 1
-                digest.update(batch.entry_bytes())
+                for part in batch.entry_parts():  # not joined: a batch near the limit is not copied
+                    digest.update(part)
                 if not batch.is_valid():
                     problems.append(f"entry {i} at byte {batch.position}: CRC does not match its contents")
                 if self.deep_verify:
-                    try:  # decoded column-wise: a record's value stays a view of the batch, not a copy of it
-                        for cols in batch.column_chunks(self.record_limit):
-                            if cols.error is not None:
-                                raise cols.error.fresh()
+                    try:  # walked as verify --deep walks it, no record's value or headers copied out of the batch
+                        chunks = batch.summary_chunks(self.record_limit) if isinstance(batch, RecordBatch) \
+                            else batch.column_chunks(self.record_limit)
+                        for chunk in chunks:
+                            if chunk.error is not None:
+                                raise chunk.error.fresh()
                     except KdumpError as e:
                         problems.append(f"entry {i} at byte {batch.position}: records unreadable: {e}")
                 if problems:

@@ -343,3 +343,14 @@ def test_the_spark_reader_holds_a_large_value_in_its_arrow_batch(tmp_path, value
     code, peak = _run("spark-reader", path, tmp_path, _env("compiled"))
     assert code == 0
     assert peak <= MEMORY_BEYOND_DATA + 2 * data_mib, f"{peak:.0f} MiB"
+
+
+@pytest.mark.parametrize("command", ["salvage", "convert-magic-2"])
+def test_an_uncompressed_value_near_the_batch_limit_is_written_as_read(tmp_path, command):
+    # A 128 MiB value stored uncompressed: the batch read is the data held, and salvage (and convert copying the
+    # batch) write it as its prefix and body, not joined. Before: 282 MiB (the entry's bytes joined, then read
+    # back the same way)
+    data = H.one_record_batch(b"\xff" * (128 * MiB), codec=C.NONE)
+    code, peak = _run(command, _segment(tmp_path, "uncompressed", data), tmp_path, _env("compiled"))
+    assert code == 0
+    assert peak <= VALUE_OVERHEAD + len(data) / MiB, f"{command}: {peak:.0f} MiB"

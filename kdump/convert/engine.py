@@ -670,7 +670,7 @@ class Converter:
                     update_canonical(self.digest.update, chunk, batch.timestamp_type, append_time)
             stats.source_records += n
             stats.copied_batches += 1
-            self._write(batch.entry_bytes(), 1, n, None)
+            self._write(Pieces(list(batch.entry_parts())), 1, n, None)  # not joined: not a copy
             return
         stats.converted_batches += 1
         n = 0
@@ -729,7 +729,7 @@ class Converter:
             stats.copied_batches += 1
             if wrapper.magic != target:
                 stats.kept_below_target += 1
-            self._write(batch.entry_bytes(), 1, n, None)
+            self._write(Pieces(list(batch.entry_parts())), 1, n, None)  # not joined: not a copy
             return
         stats.converted_batches += 1
         if append_time is not None:
