@@ -22,6 +22,7 @@ class BackgroundSha256:
     over (a bytearray or memoryview is copied)."""
 
     GATHER = 1 << 18
+    LARGE = 1 << 20  # a piece above this many bytes is hashed at once rather than copied to be handed over
 
     def __init__(self, depth: int = 2):
         self._hash = hashlib.sha256()
@@ -37,6 +38,9 @@ class BackgroundSha256:
         pieces.task_done()
 
     def update(self, data) -> None:
+        if len(data) > self.LARGE:  # hashed here, after what was handed over: not copied (a value of 255 MiB)
+            self._caught_up().update(data)
+            return
         self._parts.append(bytes(data))  # the same object for bytes
         self._size += len(data)
         if self._size >= self.GATHER:

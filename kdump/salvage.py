@@ -204,6 +204,17 @@ class _SalvagedSegmentWriter(SegmentWriter):
         self.verified = deep_verify(path, self.path, self.record_limit)
 
 
+def _write_entry(writer: SegmentWriter, batch) -> None:
+    """``batch`` written as it was read, its prefix and body one after the other (not joined: not a copy); a run
+    of intact plain messages as its bytes, each message an entry."""
+    if type(batch) is LegacyRun:
+        writer.write(batch.entry_bytes(), batch.count)
+        return
+    prefix, body = batch.entry_parts()
+    writer.write(prefix, 1)
+    writer.write(body, 0)
+
+
 def salvage_segment(source, destination, *, overwrite: bool = False, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
                     rebuild_indexes: bool = True, progress=None) -> SalvageResult:
     """Copy the batches of ``source`` that verify into the new segment ``destination`` (a file path; an existing
@@ -224,7 +235,7 @@ def salvage_segment(source, destination, *, overwrite: bool = False, max_batch_b
                                     record_limit=max_batch_bytes)
     try:
         result = plan(source, max_batch_bytes=max_batch_bytes, progress=progress,
-                      on_batch=lambda b: writer.write(b.entry_bytes(), b.count if type(b) is LegacyRun else 1))
+                      on_batch=lambda b: _write_entry(writer, b))
         writer.atomic_file.prepare()  # read back and verified before its indexes are computed from it
     except BaseException:
         writer.abort()

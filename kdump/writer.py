@@ -33,6 +33,7 @@ from kdump.format.legacy import LegacyRun
 from kdump.format.legacy_builder import LegacyMessageBuilder, legacy_message, legacy_wrapper
 from kdump.format.schema import write_struct
 from kdump.format.types import ControlRecordType, TimestampType
+from kdump.format.v2 import RecordBatch
 from kdump.format.v2_builder import RecordBatchBuilder, empty_batch
 from kdump.read.segment import entries_in
 
@@ -280,13 +281,17 @@ class SegmentWriter:
                     continue
                 i = count
                 count += 1
-                digest.update(batch.entry_bytes())
+                for part in batch.entry_parts():  # not joined: a batch near the limit is not copied
+                    digest.update(part)
                 if not batch.is_valid():
                     problems.append(f"entry {i} at byte {batch.position}: CRC does not match its contents")
                 if self.deep_verify:
-                    try:
-                        for _ in batch.records(self.record_limit):
-                            pass
+                    try:  # walked as verify --deep walks it, no record's value or headers copied out of the batch
+                        chunks = batch.summary_chunks(self.record_limit) if isinstance(batch, RecordBatch) \
+                            else batch.column_chunks(self.record_limit)
+                        for chunk in chunks:
+                            if chunk.error is not None:
+                                raise chunk.error.fresh()
                     except KdumpError as e:
                         problems.append(f"entry {i} at byte {batch.position}: records unreadable: {e}")
                 if problems:

@@ -38,11 +38,12 @@ from kdump import codec as _codec
 from kdump.errors import EXIT_DATA, FormatError, KdumpError
 from kdump.format import layout as L
 from kdump.format import v2 as _v2
-from kdump.format.canonical import canonical_record, canonical_records
+from kdump.format.canonical import canonical_record, canonical_records, update_canonical
 from kdump.format.columns import RECORDS_PER_CHUNK
 from kdump.format.legacy import LegacyMessage, LegacyRun, inner_columns
 from kdump.format.legacy_builder import LegacyMessageBuilder, convert_message, encode_message, encode_messages
 from kdump.format.names import CODEC_NAMES
+from kdump.format.pieces import Pieces
 from kdump.format.types import TimestampType
 from kdump.format.v2_builder import RecordBatchBuilder, encode_run_records
 from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES
@@ -195,7 +196,7 @@ class _OpenBatch:
         # the timestamp a reader of the output sees: the record's own (None), or one for the whole batch
         self.canon_time = L.NO_TIMESTAMP if magic == 0 else append_time
         self.builder: RecordBatchBuilder | LegacyMessageBuilder
-        self.encode: Callable[..., bytes]
+        self.encode: Callable[..., bytes | Pieces]
         if magic == 2:
             self.builder = RecordBatchBuilder(base_offset, codec, ts_type, log_append_time=append_time,
                                               partition_leader_epoch=NO_PARTITION_LEADER_EPOCH)
@@ -209,10 +210,10 @@ class _OpenBatch:
                 self.encode = self.builder.encode
         self.take = self.builder.take
 
-    def _encode_at_append_time(self, offset: int, timestamp: int, key, value) -> bytes:
+    def _encode_at_append_time(self, offset: int, timestamp: int, key, value) -> bytes | Pieces:
         return self.builder.encode(offset, self.append_time, key, value)
 
-    def add(self, offset: int, timestamp: int, key, value, encoded: bytes) -> None:
+    def add(self, offset: int, timestamp: int, key, value, encoded: bytes | Pieces) -> None:
         self.take(offset, timestamp, encoded)
         if self.canon is not None:
             self.canon.append(canonical_record(offset, timestamp if self.canon_time is None else self.canon_time,
@@ -236,6 +237,11 @@ class _OpenBatch:
 
     def build(self) -> bytes:
         return self.builder.build()
+
+    def build_pieces(self) -> bytes | Pieces:
+        """:meth:`build`; a magic-2 batch as its pieces, written without joining them."""
+        builder = self.builder
+        return builder.build_pieces() if isinstance(builder, RecordBatchBuilder) else builder.build()
 
 
 def _ts_type_of_unit(source_magic: int, ts_type: TimestampType) -> TimestampType:
@@ -427,8 +433,12 @@ class Converter:
                                     "so the segment is not converted", tail.position)
 
     # --- output helpers -------------------------------------------------------------------------------
-    def _write(self, data: bytes, entries: int, records: int, canon: list | None) -> None:
-        self.sink.write(data, entries)
+    def _write(self, data: bytes | Pieces, entries: int, records: int, canon: list | None) -> None:
+        if isinstance(data, Pieces):  # a batch as its header and records, written one after the other, not joined
+            for i, part in enumerate(data.parts):
+                self.sink.write(part, entries if i == 0 else 0)
+        else:
+            self.sink.write(data, entries)
         self.stats.output_batches += entries
         self.stats.output_records += records
         self.stats.output_bytes += len(data)
@@ -438,7 +448,7 @@ class Converter:
                 update(part)
 
     def _write_batch(self, batch: _OpenBatch) -> None:
-        self._write(batch.build(), 1, batch.count, batch.canon)
+        self._write(batch.build_pieces(), 1, batch.count, batch.canon)
 
     def _codec_for(self, source_codec: int, position: int, what: str, batches: int = 1) -> int:
         codec = self.options.target_codec(source_codec)
@@ -579,7 +589,7 @@ class Converter:
         if unit.size > self.options.record_limit:
             self._refuse_too_large(unit, cols, pos)
         if self.digest is not None:
-            self.digest.update(canonical_records(cols, int(unit.ts_type), unit.canon_time, False))
+            update_canonical(self.digest.update, cols, int(unit.ts_type), unit.canon_time, False)
         return unit
 
     def _refuse_too_large(self, unit: _OpenBatch, cols, pos: int) -> NoReturn:
@@ -639,10 +649,9 @@ class Converter:
             data = legacy_entries(cols, target, out_type, append_time)
         except ValueError as e:
             self._refuse_bad_value(e, pos, what)
-        canon = None
-        if self.digest is not None:
-            canon = [canonical_records(cols, out_type, append_time if target else L.NO_TIMESTAMP, headers=False)]
-        self._write(data, cols.count, cols.count, canon)
+        if self.digest is not None:  # digested a piece at a time: a large value not copied (format/canonical.py)
+            update_canonical(self.digest.update, cols, out_type, append_time if target else L.NO_TIMESTAMP, False)
+        self._write(data, cols.count, cols.count, None)
 
     def _v2_to_v2(self, batch, append_time) -> None:
         """A v2 batch stays a v2 batch: copied, or rebuilt with another codec keeping every header field; its
@@ -658,10 +667,10 @@ class Converter:
             for chunk in self._v2_chunks(batch) if batch.records_count else ():
                 n += chunk.count
                 if self.digest is not None:
-                    self.digest.update(canonical_records(chunk, batch.timestamp_type, append_time))
+                    update_canonical(self.digest.update, chunk, batch.timestamp_type, append_time)
             stats.source_records += n
             stats.copied_batches += 1
-            self._write(batch.entry_bytes(), 1, n, None)
+            self._write(Pieces(list(batch.entry_parts())), 1, n, None)  # not joined: not a copy
             return
         stats.converted_batches += 1
         n = 0
@@ -673,13 +682,18 @@ class Converter:
                 partition_leader_epoch=batch.partition_leader_epoch, delete_horizon_ms=batch.delete_horizon_ms)
             for cols in self._v2_chunks(batch):  # a chunk at a time, digested at once (a refusal ends it all)
                 n += cols.count
-                for i in range(cols.count):
-                    builder.append(cols.offsets[i], cols.timestamps[i], cols.key(i), cols.value(i), cols.headers[i])
+                mv = memoryview(cols.buf)
+                key_pos, key_len, value_pos, value_len = cols.key_pos, cols.key_len, cols.value_pos, cols.value_len
+                for i in range(cols.count):  # keys and values as slices of the payload: not copied to be written
+                    key = None if key_len[i] < 0 else mv[key_pos[i]:key_pos[i] + key_len[i]]
+                    value = None if value_len[i] < 0 else mv[value_pos[i]:value_pos[i] + value_len[i]]
+                    offset, timestamp = cols.offsets[i], cols.timestamps[i]
+                    builder.take(offset, timestamp, builder.encode(offset, timestamp, key, value, cols.headers[i]))
                 if self.digest is not None:
-                    self.digest.update(canonical_records(cols, batch.timestamp_type, append_time))
+                    update_canonical(self.digest.update, cols, batch.timestamp_type, append_time)
             if batch.last_offset != builder.last_offset:
                 builder.override_last_offset(batch.last_offset)
-            data = builder.build()
+            data = builder.build_pieces()
         except ValueError as e:
             self._refuse_bad_value(e, batch.position, what)
         stats.source_records += n
@@ -710,12 +724,12 @@ class Converter:
             for cols in every_chunk:
                 n += cols.count
                 if self.digest is not None:
-                    self.digest.update(canonical_records(cols, ts_type))
+                    update_canonical(self.digest.update, cols, ts_type)
             stats.source_records += n
             stats.copied_batches += 1
             if wrapper.magic != target:
                 stats.kept_below_target += 1
-            self._write(batch.entry_bytes(), 1, n, None)
+            self._write(Pieces(list(batch.entry_parts())), 1, n, None)  # not joined: not a copy
             return
         stats.converted_batches += 1
         if append_time is not None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from kdump.digests import BackgroundSha256, file_sha256_beside
 from kdump.errors import KdumpError
-from kdump.format.canonical import canonical_records
+from kdump.format.canonical import update_canonical
 from kdump.format.legacy import LegacyRun
 from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
 from kdump.writer import SegmentWriter, WriteVerificationError
@@ -62,7 +62,7 @@ def read_back_digests(path, record_limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES, 
                                     "CRC does not match its contents")
                     break
                 entries += cols.count
-                update(canonical_records(cols, None))
+                update_canonical(update, cols, None)
                 if plain is not None:
                     plain.run(batch)
                 continue
@@ -77,7 +77,7 @@ def read_back_digests(path, record_limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES, 
                 for cols in batch.column_chunks(record_limit):
                     if cols.error is not None:
                         raise cols.error.fresh()  # not the kept one: no cycle through cols and its buffer
-                    update(canonical_records(cols, ts_type))
+                    update_canonical(update, cols, ts_type)
             except KdumpError as e:
                 problems.append(f"entry {entries - 1} at byte {batch.position}: records unreadable: {e}")
                 break

@@ -9,6 +9,7 @@ verification recomputes the digest from the records read back from the written f
 from __future__ import annotations
 
 from kdump.format import layout as L
+from kdump.format.pieces import LARGE_RECORD_BYTES
 
 _CANON_HEAD = L.CANONICAL_RECORD_HEAD  # offset, timestamp, timestamp type, key length, value length, headers
 _INT32 = L.INT32
@@ -17,10 +18,17 @@ NO_TIMESTAMP_TYPE, CREATE_TIME, LOG_APPEND_TIME = -1, 0, 1  # TimestampType's va
 
 def canonical_record(offset: int, timestamp: int, timestamp_type: int, key, value, headers=()) -> bytes:
     """A record as a reader of the output should see it, in one unambiguous byte string."""
+    if not headers:  # every legacy record and most v2 ones: one join, no list
+        head = _CANON_HEAD.pack(offset, timestamp, timestamp_type, -1 if key is None else len(key),
+                                -1 if value is None else len(value), 0)
+        return b"".join((head, key or b"", value or b""))
+    return b"".join(_canonical_parts(offset, timestamp, timestamp_type, key, value, headers))
+
+
+def _canonical_parts(offset: int, timestamp: int, timestamp_type: int, key, value, headers) -> list:
+    """:func:`canonical_record` as the pieces that, one after the other, are its bytes (key and value as given)."""
     head = _CANON_HEAD.pack(offset, timestamp, timestamp_type, -1 if key is None else len(key),
                             -1 if value is None else len(value), len(headers))
-    if not headers:  # every legacy record and most v2 ones: one join, no list
-        return b"".join((head, key or b"", value or b""))
     parts = [head]
     if key is not None:
         parts.append(key)
@@ -32,7 +40,7 @@ def canonical_record(offset: int, timestamp: int, timestamp_type: int, key, valu
         parts.append(_INT32.pack(-1 if hvalue is None else len(hvalue)))
         if hvalue is not None:
             parts.append(hvalue)
-    return b"".join(parts)
+    return parts
 
 
 def message_timestamp_type(magic: int, attributes: int) -> int:
@@ -58,6 +66,27 @@ def canonical_records_py(cols, timestamp_type: int | None, timestamp: int | None
         out.append(canonical_record(offsets[i], timestamps[i] if timestamp is None else timestamp, ts_type,
                                     cols.key(i), cols.value(i), record_headers[i]))
     return b"".join(out)
+
+
+def update_canonical(update, cols, timestamp_type: int | None, timestamp: int | None = None,
+                     headers: bool = True) -> None:
+    """``update`` (a digest's) with :func:`canonical_records` of ``cols``, the same bytes; a chunk holding a record
+    above :data:`~kdump.format.pieces.LARGE_RECORD_BYTES` a piece at a time, its keys and values as views of the
+    batch read (joined, the canonical form of a 255 MiB value would hold it twice more)."""
+    if max(cols.sizes, default=0) <= LARGE_RECORD_BYTES:  # no record above it: joined, the faster way
+        update(canonical_records(cols, timestamp_type, timestamp, headers))
+        return
+    buf = memoryview(cols.buf)
+    offsets, timestamps = cols.offsets, cols.timestamps
+    key_pos, key_len, value_pos, value_len = cols.key_pos, cols.key_len, cols.value_pos, cols.value_len
+    for i in range(cols.count):
+        ts_type = timestamp_type if timestamp_type is not None else \
+            message_timestamp_type(cols.magics[i], cols.attributes[i])
+        key = None if key_len[i] < 0 else buf[key_pos[i]:key_pos[i] + key_len[i]]
+        value = None if value_len[i] < 0 else buf[value_pos[i]:value_pos[i] + value_len[i]]
+        for part in _canonical_parts(offsets[i], timestamps[i] if timestamp is None else timestamp, ts_type, key,
+                                     value, cols.headers[i] if headers else ()):
+            update(part)
 
 
 def _select():

@@ -178,7 +178,12 @@ class LegacyBatch:
         return self.message.codec_id != _codec.NONE
 
     def entry_bytes(self) -> bytes:
-        return L.PREFIX.pack(self.message.offset, self.message.size) + bytes(self.message.body)
+        return b"".join(self.entry_parts())
+
+    def entry_parts(self) -> tuple:
+        """:meth:`entry_bytes` as its prefix and its body (a view of the data read), to be written one after the
+        other: a message near the limit is not copied to be written."""
+        return L.PREFIX.pack(self.message.offset, self.message.size), self.message.body
 
     @property
     def base_offset(self) -> int:

@@ -27,6 +27,7 @@ from kdump.format.builder_args import (
     check_timestamp_type,
     refuse_record,
 )
+from kdump.format.pieces import Pieces, is_large
 from kdump.format.types import TimestampType
 
 __all__ = ["LegacyMessageBuilder", "encode_message", "encode_messages", "legacy_message", "legacy_wrapper",
@@ -50,6 +51,28 @@ def encode_message(offset: int, magic: int, timestamp_type, timestamp: int, key,
     bits 0-2; for magic 1 the LogAppendTime bit 3), [timestamp int64, magic 1 only], key and value with int32
     lengths (-1 = null). No checks; ``key``/``value`` are bytes-like (slices are not copied) or None.
     Magic 0 stores no timestamp, so ``timestamp_type`` and ``timestamp`` are ignored for it."""
+    message = b"".join(_message_parts(magic, timestamp_type, timestamp, key, value, codec))
+    size = len(message) + _CRC_SIZE
+    if size > INT32_MAX:
+        raise ValueError(f"legacy message of {size} bytes does not fit Kafka's int32 size field")
+    return _pack_entry_head(offset, size, zlib.crc32(message)) + message
+
+
+def message_pieces(offset: int, magic: int, timestamp_type, timestamp: int, key, value) -> Pieces:
+    """:func:`encode_message` (uncompressed) as its :class:`~kdump.format.pieces.Pieces`, the key and value not
+    copied: the CRC-32 runs over the pieces one after the other."""
+    parts = _message_parts(magic, timestamp_type, timestamp, key, value, _codec.NONE)
+    crc = 0
+    for part in parts:
+        crc = zlib.crc32(part, crc)
+    size = sum(memoryview(p).nbytes for p in parts) + _CRC_SIZE
+    if size > INT32_MAX:
+        raise ValueError(f"legacy message of {size} bytes does not fit Kafka's int32 size field")
+    return Pieces([_pack_entry_head(offset, size, crc), *parts])
+
+
+def _message_parts(magic: int, timestamp_type, timestamp: int, key, value, codec: int) -> list:
+    """The pieces of a message after its CRC: magic, attributes, [timestamp], key and value with lengths."""
     if magic == 0:
         parts = [_MAGIC_ATTRIBUTES[0][codec]]
     else:
@@ -65,11 +88,7 @@ def encode_message(offset: int, magic: int, timestamp_type, timestamp: int, key,
     else:
         parts.append(_pack_length(len(value)))
         parts.append(value)
-    message = b"".join(parts)
-    size = len(message) + _CRC_SIZE
-    if size > INT32_MAX:
-        raise ValueError(f"legacy message of {size} bytes does not fit Kafka's int32 size field")
-    return _pack_entry_head(offset, size, zlib.crc32(message)) + message
+    return parts
 
 
 def legacy_message(offset: int, magic: int, key: bytes | None, value: bytes | None, timestamp: int = L.NO_TIMESTAMP,
@@ -226,8 +245,9 @@ class LegacyMessageBuilder:
         value = check_bytes("value", value)
         self.take(offset, timestamp, self.encode(offset, timestamp, key, value))
 
-    def encode(self, offset: int, timestamp: int, key, value) -> bytes:
-        """The record's entry, not yet taken (:meth:`take`); ValueError where Kafka refuses it. No type
+    def encode(self, offset: int, timestamp: int, key, value) -> bytes | Pieces:
+        """The record's entry (its :class:`~kdump.format.pieces.Pieces` when large), not yet taken
+        (:meth:`take`); ValueError where Kafka refuses it. No type
         checks: ``key``/``value`` are bytes-like or None. Under LogAppendTime the record carries the append
         time (``appendLegacyRecord`` overwrites it, compressed or not); magic 0 stores none."""
         last = self.last_record_offset
@@ -238,14 +258,20 @@ class LegacyMessageBuilder:
             refuse_record(offset, timestamp, last, base, INT32_MAX if relative else None)
         if self.log_append_time is not None:
             timestamp = self.log_append_time
+        if is_large(key, value):  # taken a piece at a time: the value is not copied twice (format/pieces.py)
+            return message_pieces(offset - base if relative else offset, self.magic, self.timestamp_type,
+                                  timestamp, key, value)
         return encode_message(offset - base if relative else offset, self.magic, self.timestamp_type, timestamp,
                               key, value)
 
-    def take(self, offset: int, timestamp: int, entry: bytes) -> None:
+    def take(self, offset: int, timestamp: int, entry: bytes | Pieces) -> None:
         """Take an entry :meth:`encode` gave for these ``offset`` and ``timestamp``."""
         if self.base_offset is None:
             self.base_offset = offset
-        self._entries += entry
+        if isinstance(entry, Pieces):
+            entry.append_to(self._entries)
+        else:
+            self._entries += entry
         self.record_count += 1
         self.size += len(entry)
         self.last_record_offset = offset
@@ -280,13 +306,20 @@ def encode_messages_py(cols, magic: int, timestamp_type, timestamp: int | None =
     written (magic 0/1 have none; the caller counts them as lost).
 
     Compiled twin: ``kdump.format._encode.encode_messages`` (chosen by :mod:`kdump._backend`)."""
-    parts = []
+    parts: list = []
     offsets, timestamps = cols.offsets, cols.timestamps
+    buf = memoryview(cols.buf)
+    key_pos, key_len, value_pos, value_len = cols.key_pos, cols.key_len, cols.value_pos, cols.value_len
     for i in range(cols.count):
         ts = timestamps[i] if timestamp is None else timestamp
         if ts < L.NO_TIMESTAMP:
             raise ValueError(f"Invalid negative timestamp {ts} (offset {offsets[i]})")
-        parts.append(encode_message(offsets[i], magic, timestamp_type, ts, cols.key(i), cols.value(i)))
+        key = None if key_len[i] < 0 else buf[key_pos[i]:key_pos[i] + key_len[i]]
+        value = None if value_len[i] < 0 else buf[value_pos[i]:value_pos[i] + value_len[i]]
+        if is_large(key, value):  # joined once, below, with the others: not copied on its own first
+            parts.extend(message_pieces(offsets[i], magic, timestamp_type, ts, key, value).parts)
+        else:
+            parts.append(encode_message(offsets[i], magic, timestamp_type, ts, key, value))
     return b"".join(parts)
 
 

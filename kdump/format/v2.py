@@ -321,7 +321,12 @@ class RecordBatch:
 
     def entry_bytes(self) -> bytes:
         """The batch exactly as it is in the file (prefix included)."""
-        return L.PREFIX.pack(self.base_offset, self.length) + self.body
+        return b"".join(self.entry_parts())
+
+    def entry_parts(self) -> tuple[bytes, bytes]:
+        """:meth:`entry_bytes` as its prefix and its body, to be written one after the other: a batch near the
+        limit is not copied to be written."""
+        return L.PREFIX.pack(self.base_offset, self.length), self.body
 
     # --- records -------------------------------------------------------------------------------
     def records_payload(self, limit: int):

@@ -33,6 +33,7 @@ from kdump.format.builder_args import (
     check_timestamp_type,
     refuse_record,
 )
+from kdump.format.pieces import Pieces, is_large
 from kdump.format.types import TimestampType
 from kdump.format.varint import encode_varint
 
@@ -59,6 +60,19 @@ def encode_record(offset_delta: int, timestamp_delta: int, key, value,
     """One record as ``DefaultRecord.writeTo`` writes it: varint body length, then attributes 0, the deltas
     (zig-zag makes the varint and varlong encodings identical), key, value and headers with varint lengths
     (-1 = null). ``key``/``value``/header values: bytes-like or None; header keys: bytes (never null)."""
+    body = b"".join(_record_parts(offset_delta, timestamp_delta, key, value, headers))
+    return _varint(len(body)) + body
+
+
+def record_pieces(offset_delta: int, timestamp_delta: int, key, value,
+                  headers: Sequence[tuple[bytes, bytes | None]] = ()) -> Pieces:
+    """:func:`encode_record` as its :class:`~kdump.format.pieces.Pieces`: the key and value not copied."""
+    parts = _record_parts(offset_delta, timestamp_delta, key, value, headers)
+    return Pieces([_varint(sum(memoryview(p).nbytes for p in parts)), *parts])
+
+
+def _record_parts(offset_delta: int, timestamp_delta: int, key, value, headers) -> list:
+    """The pieces of a record after its length: attributes, deltas, key, value and headers."""
     parts = [_RECORD_ATTRIBUTES, _varint(timestamp_delta), _varint(offset_delta)]
     if key is None:
         parts.append(_NULL)
@@ -82,8 +96,7 @@ def encode_record(offset_delta: int, timestamp_delta: int, key, value,
                 parts.append(hvalue)
     else:
         parts.append(_NO_HEADERS)
-    body = b"".join(parts)
-    return _varint(len(body)) + body
+    return parts
 
 
 def batch_attributes(codec: int, timestamp_type: TimestampType, is_transactional: bool = False,
@@ -105,6 +118,17 @@ def encode_batch(*, base_offset: int, partition_leader_epoch: int, attributes: i
                  base_timestamp: int, max_timestamp: int, producer_id: int, producer_epoch: int,
                  base_sequence: int, records_count: int, payload) -> bytes:
     """Header + payload, with Length and the CRC-32C filled in (``DefaultRecordBatch.writeHeader``)."""
+    return b"".join((batch_head(
+        base_offset=base_offset, partition_leader_epoch=partition_leader_epoch, attributes=attributes,
+        last_offset_delta=last_offset_delta, base_timestamp=base_timestamp, max_timestamp=max_timestamp,
+        producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
+        records_count=records_count, payload=payload), payload))
+
+
+def batch_head(*, base_offset: int, partition_leader_epoch: int, attributes: int, last_offset_delta: int,
+               base_timestamp: int, max_timestamp: int, producer_id: int, producer_epoch: int,
+               base_sequence: int, records_count: int, payload) -> bytes:
+    """The 61 bytes of :func:`encode_batch` before ``payload``."""
     after_crc = L.V2_AFTER_CRC.pack(attributes, last_offset_delta, base_timestamp, max_timestamp,
                                          producer_id, producer_epoch, base_sequence, records_count)
     length = L.V2_BODY_HEAD_SIZE + len(payload)
@@ -112,7 +136,7 @@ def encode_batch(*, base_offset: int, partition_leader_epoch: int, attributes: i
         raise ValueError(f"record batch of {length + L.LOG_OVERHEAD} bytes does not fit Kafka's int32 size field")
     crc = _crc32c(payload, _crc32c(after_crc))  # over attributes .. last record
     return b"".join((L.V2_BEFORE_CRC.pack(base_offset, length, partition_leader_epoch, MAGIC), L.UINT32.pack(crc),
-                     after_crc, payload))
+                     after_crc))
 
 
 def _encode_header_key(key) -> bytes:
@@ -225,8 +249,9 @@ class RecordBatchBuilder:
         self.take(offset, timestamp, self.encode(offset, timestamp, key, value, encode_headers(headers)))
 
     def encode(self, offset: int, timestamp: int, key, value, headers: Sequence[tuple[bytes, bytes | None]] = ()
-               ) -> bytes:
-        """The record's bytes in this batch, not yet taken (:meth:`take`); ValueError where Kafka refuses it.
+               ) -> bytes | Pieces:
+        """The record's bytes in this batch (its :class:`~kdump.format.pieces.Pieces` when large), not yet taken
+        (:meth:`take`); ValueError where Kafka refuses it.
 
         No type checks: ``key``/``value`` are bytes-like or None (slices are not copied), ``headers``
         already encoded pairs (:func:`encode_headers`)."""
@@ -235,14 +260,18 @@ class RecordBatchBuilder:
         if (last is not None and offset <= last) or not 0 <= offset - base <= INT32_MAX or timestamp < L.NO_TIMESTAMP:
             refuse_record(offset, timestamp, last, base, INT32_MAX)
         base_timestamp = self._base_timestamp
-        return encode_record(offset - base, timestamp - (timestamp if base_timestamp is None else base_timestamp),
-                             key, value, headers)
+        encode = record_pieces if is_large(key, value, headers) else encode_record  # pieces: the value not copied twice
+        return encode(offset - base, timestamp - (timestamp if base_timestamp is None else base_timestamp),
+                      key, value, headers)
 
-    def take(self, offset: int, timestamp: int, record: bytes) -> None:
+    def take(self, offset: int, timestamp: int, record: bytes | Pieces) -> None:
         """Take a record :meth:`encode` gave for these ``offset`` and ``timestamp``."""
         if self._base_timestamp is None:
             self._base_timestamp = timestamp
-        self._records += record
+        if isinstance(record, Pieces):
+            record.append_to(self._records)
+        else:
+            self._records += record
         self.record_count += 1
         self.size += len(record)
         self.last_record_offset = offset
@@ -287,13 +316,19 @@ class RecordBatchBuilder:
 
     def build(self) -> bytes:
         """The whole batch: 12-byte prefix, 49 more header bytes, then the (compressed) records."""
+        return bytes(self.build_pieces())
+
+    def build_pieces(self) -> Pieces:
+        """:meth:`build` as its :class:`~kdump.format.pieces.Pieces`, the header and the records: uncompressed,
+        the records taken, not a copy of them (written one after the other, a batch near the limit is held once),
+        valid until the next record is taken."""
         if not self._records:
             # Kafka's builder writes nothing for zero records; a count-0 batch only comes from the cleaner.
             raise ValueError("a record batch needs at least one record (use empty_batch() for a count-0 batch)")
         assert self._base_timestamp is not None and self.last_offset is not None  # the first take() set them
         payload: bytes | bytearray
         if self.codec == _codec.NONE:
-            payload = self._records  # joined with the header into the batch: no copy of its own
+            payload = self._records
         else:
             payload = _codec.compress(self.codec, self._records, magic=MAGIC, level=self.compression_level)
         if self.timestamp_type is TimestampType.LOG_APPEND_TIME:
@@ -303,13 +338,13 @@ class RecordBatchBuilder:
             max_timestamp = self._max_timestamp
         attributes = batch_attributes(self.codec, self.timestamp_type, self.is_transactional, self.is_control,
                                       self.delete_horizon_ms is not None)
-        return encode_batch(
+        return Pieces([batch_head(
             base_offset=self.base_offset, partition_leader_epoch=self.partition_leader_epoch,
             attributes=attributes, last_offset_delta=self.last_offset - self.base_offset,
             base_timestamp=self._base_timestamp, max_timestamp=max_timestamp, producer_id=self.producer_id,
             producer_epoch=self.producer_epoch, base_sequence=self.base_sequence,
             records_count=self.record_count, payload=payload,
-        )
+        ), payload])
 
 
 def empty_batch(base_offset: int, last_offset: int, *, max_timestamp: int = L.NO_TIMESTAMP,

@@ -34,7 +34,7 @@ from kdump.decoders.base import RecordError
 from kdump.decoders.metadata import METADATA, read_metadata_record
 from kdump.format.schema import uuid_text
 from kdump.read.logdir import kraft_snapshot_id
-from kdump.replay.source import Record, SkipList, Skipped, read_records, sources
+from kdump.replay.source import MAX_METADATA_FIELD_BYTES, Record, SkipList, Skipped, read_records, sources
 
 TOPIC = "__cluster_metadata"
 NO_LEADER = -1
@@ -369,13 +369,15 @@ def replay_metadata(paths, progress=None) -> MetadataReplay:
             snapshot = max(src.snapshots, key=_snapshot_order)
             found = kraft_snapshot_id(snapshot)
             end = found[0] if found is not None else 0  # bootstrap.checkpoint: Kafka's snapshot id (0, 0)
-            for rec in read_records(snapshot, rp.skipped, progress=progress):
+            for rec in read_records(snapshot, rp.skipped, max_field_bytes=MAX_METADATA_FIELD_BYTES,
+                                    progress=progress):
                 snapshot_records += not rec.control
                 rp.apply(rec)
             rp.finish()
             rp.offset = end - 1
         for path in src.logs:
-            for rec in read_records(path, rp.skipped, progress=progress):
+            for rec in read_records(path, rp.skipped, max_field_bytes=MAX_METADATA_FIELD_BYTES,
+                                    progress=progress):
                 if end is not None and rec.offset < end:
                     continue  # in the snapshot already
                 log_records += not rec.control

@@ -47,6 +47,16 @@ class Skipped:
         return f"{self.file}: {where}: {self.reason}"
 
 
+# The largest key or value an internal-topic record can hold, checked before the record is copied out of its batch
+# (a record of a user topic replayed by mistake may be as large as the batch limit). KRaft writes
+# __cluster_metadata (log and snapshots) in batches of at most 8 MiB (KafkaRaftClient.MAX_BATCH_SIZE_BYTES: a
+# larger record is refused), so no metadata field is larger. The coordinators write __consumer_offsets and
+# __transaction_state within the topic's max.message.bytes (1 MiB by default; a large group's metadata needs it
+# raised): 64 times that default, far beyond any group or transaction, yet a copy that stays within the memory
+# bound (README, "Memory").
+MAX_METADATA_FIELD_BYTES = 8 << 20
+MAX_COORDINATOR_FIELD_BYTES = 64 << 20
+
 SKIPPED_LISTED = 1000  # skipped records and stretches listed per replay; the rest are counted
 
 
@@ -176,9 +186,10 @@ def _source(part: PartitionLog) -> Source:
 
 
 def read_records(path: str, skipped: SkipList, *, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
-                 progress=None) -> Iterator[Record]:
+                 max_field_bytes: int = MAX_COORDINATOR_FIELD_BYTES, progress=None) -> Iterator[Record]:
     """Every record of one segment or snapshot file; batches and records that cannot be read are added to
-    ``skipped`` (a batch failing its CRC is left out whole: Kafka would have truncated the log there).
+    ``skipped`` (a batch failing its CRC is left out whole: Kafka would have truncated the log there; a record
+    whose key or value is above ``max_field_bytes``, no record of the topic, is left out before it is copied).
     ``progress(bytes)``, if given, as each batch is taken."""
     try:
         reader = SegmentReader(path)
@@ -220,6 +231,12 @@ def read_records(path: str, skipped: SkipList, *, limit: int = DEFAULT_MAX_DECOM
                     if cols.valid is not None and not cols.valid[i]:
                         skipped.append(Skipped(path, cols.offsets[i], "message fails its CRC check",
                                                "inner-crc-mismatch", batch.position))
+                        continue
+                    largest = max(cols.key_len[i], cols.value_len[i])
+                    if largest > max_field_bytes:
+                        skipped.append(Skipped(path, cols.offsets[i], f"a key or value of {largest:,} bytes, above "
+                                               f"the {max_field_bytes:,} bytes a record of this topic can hold; "
+                                               "left out unread", "record-too-large", batch.position))
                         continue
                     yield Record(path, cols.offsets[i], cols.timestamps[i], cols.key(i), cols.value(i),
                                  producer_id, transactional, control, batch.position)
