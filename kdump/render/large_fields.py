@@ -32,9 +32,10 @@ def is_large(length: int) -> bool:
 
 def records_with_large_fields(cols, header_values: bool) -> list[int]:
     """The indices of the records of ``cols`` holding a key or value (with ``header_values``, a header value too)
-    above :data:`LARGE_FIELD_BYTES`. A record is at least as long as its fields: the common chunk, without a
-    record that long, is passed by one ``max`` over the record sizes."""
-    if not cols.count or max(cols.sizes) <= LARGE_FIELD_BYTES:
+    above :data:`LARGE_FIELD_BYTES`. Every field is inside ``cols.buf`` and a record is at least as long as its
+    fields: the common chunk is passed by the buffer's length, or else by one ``max`` over the record sizes (a
+    ``max`` per batch alone was 4 % of a text dump)."""
+    if not cols.count or len(cols.buf) <= LARGE_FIELD_BYTES or max(cols.sizes) <= LARGE_FIELD_BYTES:
         return []
     key_len, value_len, headers = cols.key_len, cols.value_len, cols.headers
     return [i for i, size in enumerate(cols.sizes) if size > LARGE_FIELD_BYTES and (
