@@ -3,6 +3,7 @@ kdump, kept after the fix) and the seed corpus of every target (tests/fuzz/seeds
 once (docs/fuzzing.md). A target runs each input on the compiled and the pure-Python backend and fails if
 anything but kdump's own data error escapes, or if the two backends disagree. No atheris needed.
 """
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,28 @@ def test_record_decoder_target_decodes_a_known_record():
     assert ok == "ok"
     fields = dict(whole[1])
     assert fields["count"] == 1 and fields["offsets"] == (100,) and fields["error"] is None
+
+
+def test_the_plain_run_target_makes_mutated_messages_pass_their_crc():
+    # a random mutation almost never keeps a CRC right: the target recomputes them, so that what takes a run of
+    # intact messages whole (stats' keys, the run renderers) meets hostile keys, values and lengths
+    from kdump.format.legacy import LegacyRun
+    from kdump.read.segment import SegmentReader
+    from tests.fuzz.targets import PLAIN_HEAD, plain_messages
+
+    def run_counts(data: bytes, tmp: Path) -> list[int]:
+        path = tmp / "00000000000000000000.log"
+        path.write_bytes(data)
+        with SegmentReader(str(path)) as reader:  # the resynchronising walk: a run holds intact messages only
+            return [e.batch.count for e in reader.events() if isinstance(getattr(e, "batch", None), LegacyRun)]
+
+    with tempfile.TemporaryDirectory() as tmp:
+        # a seed whose first entry begins a run of several messages
+        data, whole = next((d, counts) for _, d in seeds("plain-run")
+                           if (counts := run_counts(d, Path(tmp))) and counts[0] >= 2
+                           and run_counts(d[:PLAIN_HEAD.size + PLAIN_HEAD.unpack_from(d, 0)[1]], Path(tmp)) == [1])
+        _, size = PLAIN_HEAD.unpack_from(data, 0)
+        mutated = bytearray(data)
+        mutated[PLAIN_HEAD.size + size - 1] ^= 0x01  # the first message's last byte (its value's)
+        assert run_counts(bytes(mutated), Path(tmp))[0] != whole[0]  # the flipped byte fails its CRC
+        assert run_counts(plain_messages(bytes(mutated)), Path(tmp)) == whole

@@ -54,6 +54,16 @@ def _segment() -> Iterator[tuple[str, bytes]]:
             yield str(path.relative_to(ROOT)), f.read(MAX_SEED)
 
 
+def _plain_run() -> Iterator[tuple[str, bytes]]:
+    """The fixture segments that hold runs of plain magic 0/1 messages."""
+    from kdump.format.legacy import LegacyRun
+    from kdump.read.segment import SegmentReader
+    for name, data in _segment():
+        with SegmentReader(ROOT / name) as reader:
+            if any(isinstance(item, LegacyRun) for item in reader.runs()):
+                yield name, data
+
+
 def _v2_batch() -> Iterator[tuple[str, bytes]]:
     for path, batch in _batches():
         if batch.magic == 2:
@@ -180,6 +190,7 @@ SEEDS = {
     "v2-batch": _v2_batch,
     "legacy-entry": _legacy_entry,
     "legacy-inner": _legacy_inner,
+    "plain-run": _plain_run,
     "offset-index": _offset_index,
     "time-index": _time_index,
     "txn-index": _txn_index,

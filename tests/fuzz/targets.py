@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import struct
 import tempfile
+import zlib
 from collections.abc import Callable
 
 from kdump import _backend
@@ -222,7 +223,7 @@ def _segment(path: str):
             if isinstance(event, GoodBatch) and isinstance(event.batch, LG.LegacyRun):  # intact plain messages
                 run = event.batch
                 out.append(("run", run.position, run.size, freeze(run.summary), freeze(run.columns),
-                            tuple(_batch_records(m) for m in run.messages())))
+                            tuple(_batch_records(m) for m in run.messages()), *_run_consumers(run)))
             elif isinstance(event, GoodBatch):
                 out.append(("good", event.batch.position, event.batch.size, _batch_records(event.batch)))
             elif isinstance(event, BadEntry):
@@ -243,10 +244,63 @@ def _segment(path: str):
     return out
 
 
+def _run_consumers(run) -> tuple:
+    """What the commands that take a run whole make of it, each with a compiled twin: stats' key digests and
+    counts (``run.keys()``), the text dump's lines and the JSON dump's objects, deep with data."""
+    from kdump.render import jsonl, kafka_text
+
+    return (freeze(run.keys()),
+            kafka_text.render_legacy_run(run, kafka_text.RUN_LINE_LABELS, "", True, True, False),
+            jsonl.render_legacy_run_json(run, SEGMENT, jsonl.run_object_pieces(SEGMENT, True), True, True))
+
+
 def fuzz_segment(data: bytes) -> None:
     """A ``.log`` file: ``SegmentReader``'s resynchronising walk (``events``) with every batch's records
-    decoded, Kafka's walk (``batches``), the legacy-run walk (``runs``) and the header walk."""
+    decoded and every run of plain messages taken whole as stats and the dumps take it, Kafka's walk
+    (``batches``), the legacy-run walk (``runs``) and the header walk."""
     differential(_segment, scratch(SEGMENT, data))
+
+
+def plain_messages(data: bytes) -> bytes:
+    """``data`` made a segment of plain magic 0/1 messages as far as its entries' sizes frame it: each message's
+    codec bits cleared and its CRC recomputed, so that mutated keys, values, lengths and timestamps pass the
+    walk's CRC check and reach what takes a run of intact messages whole (a random mutation almost never
+    keeps a CRC right)."""
+    buf = bytearray(data)
+    pos = 0
+    while pos + PLAIN_HEAD.size + 6 <= len(buf):
+        _, size = PLAIN_HEAD.unpack_from(buf, pos)
+        message = pos + PLAIN_HEAD.size
+        if size < 6 or message + size > len(buf):
+            break
+        buf[message + 5] &= 0xF8  # attributes: no codec (a wrapper is legacy-entry's)
+        struct.pack_into(">I", buf, message, zlib.crc32(buf[message + 4:message + size]))
+        pos = message + size
+    return bytes(buf)
+
+
+PLAIN_HEAD = struct.Struct(">qi")  # a log entry's offset and size
+
+
+def _plain_runs(path: str):
+    from kdump.read.segment import GoodBatch, SegmentReader
+
+    out = []
+    with SegmentReader(path, max_batch_bytes=MAX_BATCH) as reader:
+        for event in reader.events():
+            if isinstance(event, GoodBatch) and isinstance(event.batch, LG.LegacyRun):
+                run = event.batch
+                out.append((run.position, run.count, freeze(run.summary), freeze(run.columns),
+                            *_run_consumers(run)))
+            else:
+                out.append((type(event).__name__, getattr(event, "position", None)))
+    return out
+
+
+def fuzz_plain_run(data: bytes) -> None:
+    """Runs of plain magic 0/1 messages, their CRCs made right (:func:`plain_messages`): the run walk and what
+    stats, the text dump and the JSON dump make of a run, compiled against pure. Layout: a ``.log`` file."""
+    differential(_plain_runs, scratch(SEGMENT, plain_messages(data)))
 
 
 # --- companion files ------------------------------------------------------------------------------------------
@@ -390,6 +444,7 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "v2-batch": fuzz_v2_batch,
     "legacy-entry": fuzz_legacy_entry,
     "legacy-inner": fuzz_legacy_inner,
+    "plain-run": fuzz_plain_run,
     "offset-index": fuzz_offset_index,
     "time-index": fuzz_time_index,
     "txn-index": fuzz_txn_index,
