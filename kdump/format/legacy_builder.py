@@ -27,7 +27,7 @@ from kdump.format.builder_args import (
     check_timestamp_type,
     refuse_record,
 )
-from kdump.format.pieces import Pieces, is_large
+from kdump.format.pieces import Pieces, append, is_large
 from kdump.format.types import TimestampType
 
 __all__ = ["LegacyMessageBuilder", "encode_message", "encode_messages", "legacy_message", "legacy_wrapper",
@@ -52,10 +52,7 @@ def encode_message(offset: int, magic: int, timestamp_type, timestamp: int, key,
     lengths (-1 = null). No checks; ``key``/``value`` are bytes-like (slices are not copied) or None.
     Magic 0 stores no timestamp, so ``timestamp_type`` and ``timestamp`` are ignored for it."""
     message = b"".join(_message_parts(magic, timestamp_type, timestamp, key, value, codec))
-    size = len(message) + _CRC_SIZE
-    if size > INT32_MAX:
-        raise ValueError(f"legacy message of {size} bytes does not fit Kafka's int32 size field")
-    return _pack_entry_head(offset, size, zlib.crc32(message)) + message
+    return _pack_entry_head(offset, _message_size(len(message)), zlib.crc32(message)) + message
 
 
 def message_pieces(offset: int, magic: int, timestamp_type, timestamp: int, key, value) -> Pieces:
@@ -65,10 +62,16 @@ def message_pieces(offset: int, magic: int, timestamp_type, timestamp: int, key,
     crc = 0
     for part in parts:
         crc = zlib.crc32(part, crc)
-    size = sum(memoryview(p).nbytes for p in parts) + _CRC_SIZE
+    size = _message_size(sum(memoryview(p).nbytes for p in parts))
+    return Pieces([_pack_entry_head(offset, size, crc), *parts])
+
+
+def _message_size(after_crc: int) -> int:
+    """The size field of a message of ``after_crc`` bytes after its CRC; ValueError past Kafka's int32."""
+    size = after_crc + _CRC_SIZE
     if size > INT32_MAX:
         raise ValueError(f"legacy message of {size} bytes does not fit Kafka's int32 size field")
-    return Pieces([_pack_entry_head(offset, size, crc), *parts])
+    return size
 
 
 def _message_parts(magic: int, timestamp_type, timestamp: int, key, value, codec: int) -> list:
@@ -268,10 +271,7 @@ class LegacyMessageBuilder:
         """Take an entry :meth:`encode` gave for these ``offset`` and ``timestamp``."""
         if self.base_offset is None:
             self.base_offset = offset
-        if isinstance(entry, Pieces):
-            entry.append_to(self._entries)
-        else:
-            self._entries += entry
+        append(self._entries, entry)
         self.record_count += 1
         self.size += len(entry)
         self.last_record_offset = offset

@@ -38,6 +38,11 @@ class Pieces:
     def __bytes__(self) -> bytes:
         return b"".join(self.parts)
 
-    def append_to(self, out: bytearray) -> None:
-        for part in self.parts:
+
+def append(out: bytearray, encoded) -> None:
+    """An encoded record or entry (bytes, or its :class:`Pieces`) appended to the batch being built ``out``."""
+    if isinstance(encoded, Pieces):
+        for part in encoded.parts:
             out += part
+    else:
+        out += encoded

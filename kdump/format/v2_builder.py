@@ -33,7 +33,7 @@ from kdump.format.builder_args import (
     check_timestamp_type,
     refuse_record,
 )
-from kdump.format.pieces import Pieces, is_large
+from kdump.format.pieces import Pieces, append, is_large
 from kdump.format.types import TimestampType
 from kdump.format.varint import encode_varint
 
@@ -268,10 +268,7 @@ class RecordBatchBuilder:
         """Take a record :meth:`encode` gave for these ``offset`` and ``timestamp``."""
         if self._base_timestamp is None:
             self._base_timestamp = timestamp
-        if isinstance(record, Pieces):
-            record.append_to(self._records)
-        else:
-            self._records += record
+        append(self._records, record)
         self.record_count += 1
         self.size += len(record)
         self.last_record_offset = offset
