@@ -92,8 +92,7 @@ class Stats:
         self.last_offset = batch.last_offset
         ts = batch.max_timestamp
         if ts >= 0:
-            self.min_timestamp = ts if self.min_timestamp is None else min(self.min_timestamp, ts)
-            self.max_timestamp = ts if self.max_timestamp is None else max(self.max_timestamp, ts)
+            self._timestamps(ts, ts)
 
     def add_run(self, run: LegacyRun) -> None:
         """A run of intact plain magic 0/1 messages: what :meth:`add_batch` makes of each, a batch of one record,
@@ -112,8 +111,12 @@ class Stats:
         self.last_offset = run.last_offset
         lo, hi = keys.min_timestamp, keys.max_timestamp
         if lo is not None and hi is not None:
-            self.min_timestamp = lo if self.min_timestamp is None else min(self.min_timestamp, lo)
-            self.max_timestamp = hi if self.max_timestamp is None else max(self.max_timestamp, hi)
+            self._timestamps(lo, hi)
+
+    def _timestamps(self, lo: int, hi: int) -> None:
+        """The range of batch timestamps widened to hold ``lo``..``hi``."""
+        self.min_timestamp = lo if self.min_timestamp is None else min(self.min_timestamp, lo)
+        self.max_timestamp = hi if self.max_timestamp is None else max(self.max_timestamp, hi)
 
     def add_header(self, codec_id: int | None, magic: int) -> None:
         """A batch counted by its header (one failing its CRC or above the batch limit is no less a batch, as
@@ -476,17 +479,11 @@ class RecordAnalysis:
             record_bytes += part.record_bytes
             records += part.count
             if not control:  # control records are not data: their keys are no keys of the topic
-                s.keyless_records += part.keyless
-                s.keyed_records += part.count - part.keyless
-                s.tombstones += part.tombstones
-                self.keys.add_entries(part.entries)
+                self._count_keys(part)
             part = next(chunks, None)
         s.unreadable_batches += error is not None
-        codec = codec_name(batch.codec_id)
-        counts = s.compression.setdefault(codec, [0, 0, 0])
-        counts[0] += 1
-        counts[1] += batch.size
-        counts[2] += record_bytes + (V2_RECORD_BATCH_OVERHEAD if batch.magic == 2 else 0)
+        self._count_compression(batch.codec_id, 1, batch.size,
+                                record_bytes + (V2_RECORD_BATCH_OVERHEAD if batch.magic == 2 else 0))
         if batch.magic == 2:
             self.producers.apply(batch, self.limit)
             if control:
@@ -496,17 +493,25 @@ class RecordAnalysis:
     def _run(self, run: LegacyRun) -> tuple[int, None]:
         """Intact plain magic 0/1 messages (no producer, no control record), from their key digests read whole in
         compiled code (:meth:`~kdump.format.legacy.LegacyRun.keys`): what :meth:`batch` makes of each message."""
-        s = self.stats
         keys = run.keys()
+        self._count_keys(keys)
+        self._count_compression(0, run.count, run.size, keys.record_bytes)
+        return run.count, None
+
+    def _count_keys(self, keys) -> None:
+        """The key digests and counts of a chunk of records, or of a run (a :class:`RecordKeys`)."""
+        s = self.stats
         s.keyless_records += keys.keyless
         s.keyed_records += keys.count - keys.keyless
         s.tombstones += keys.tombstones
         self.keys.add_entries(keys.entries)
-        counts = s.compression.setdefault(codec_name(0), [0, 0, 0])
-        counts[0] += run.count
-        counts[1] += run.size
-        counts[2] += keys.record_bytes
-        return run.count, None
+
+    def _count_compression(self, codec_id: int, batches: int, stored: int, record_bytes: int) -> None:
+        """``batches`` of codec ``codec_id``, ``stored`` bytes as stored holding ``record_bytes`` of records."""
+        counts = self.stats.compression.setdefault(codec_name(codec_id), [0, 0, 0])
+        counts[0] += batches
+        counts[1] += stored
+        counts[2] += record_bytes
 
     def finish(self) -> RecordStats:
         s = self.stats
