@@ -307,6 +307,25 @@ def test_arrow_builders_take_plain_messages_alike():
         assert all(arrays[0][c].equals(arrays[1][c]) for c in arrays[0])
 
 
+def test_the_pure_builder_reads_no_more_of_a_run_than_each_call_takes(monkeypatch):
+    """One message a call (``one_each``: the position or baseOffset column read) walks each message about once,
+    not the whole rest of the run at every call (which made a run of n messages cost n * n / 2)."""
+    from kdump.format import legacy
+    from kdump.spark.builder import PyColumnBuilder
+    data = b"".join(_varied(0))
+    run = checked_run(data, 0, 1000)
+    assert run is not None and run.count == 120
+    walked = []
+    real = legacy.inner_columns
+    monkeypatch.setattr(legacy, "inner_columns", lambda *a: walked.append(real(*a)[0].count) or real(*a))
+    b, at, left = PyColumnBuilder(), 0, run.count
+    while left:
+        n = b.add_plain(data, at, left, None, None, 1000, 1 << 20, True)
+        at, left = b.resume_at, left - n
+    assert b.rows == run.count
+    assert sum(walked) == run.count
+
+
 # --- the writer's read-back (salvage's and convert's output) ----------------------------------------------------
 def test_the_written_file_is_read_back_in_runs(tmp_path, monkeypatch):
     from kdump.writer import SegmentWriter, WriteVerificationError

@@ -29,7 +29,7 @@ from array import array
 from kdump import _backend
 from kdump.format import legacy, v2
 from kdump.format.canonical import message_timestamp_type
-from kdump.format.columns import RecordColumns
+from kdump.format.columns import RECORDS_PER_CHUNK, RecordColumns
 from kdump.format.text import java_utf8
 from kdump.spark import record_arrays
 from kdump.spark.schema import DECODED_FROM, RECORD_COLUMNS
@@ -82,6 +82,19 @@ class _BinaryColumn:
         return record_arrays.binary_array(n, self.ends, self.data, self.flags, self.nulls, typ)
 
 
+def _plain_chunks(data, at: int, count: int, size: int):
+    """The columns and offsets of ``count`` plain magic 0/1 messages from byte ``at`` of ``data`` (a run's), at most
+    ``size`` at a time."""
+    pos, left = at, count
+    while left > 0:
+        cols, offsets, _ = legacy.inner_columns(data, 0, pos, min(size, left))
+        if not cols.count:
+            return
+        yield cols, offsets
+        left -= cols.count
+        pos += sum(cols.sizes)
+
+
 class PyColumnBuilder:
     """Pure-Python twin of :class:`kdump.spark._arrow.ColumnBuilder` (same methods, same buffers, same arrays).
     Only the wanted columns are built."""
@@ -132,28 +145,32 @@ class PyColumnBuilder:
         bytes), before the first whose magic or timestamp type is not the first added one's, or after the first
         added with ``one_each``. The messages walked; ``resume_at`` is where the next starts, ``first_at`` where
         the first added starts (-1: none)."""
-        cols, offsets, _ = legacy.inner_columns(data, 0, at, count)
-        assert cols.magics is not None  # (a legacy walk's columns have them)
         self.first_at = -1
         kind = None
         pos, k = at, 0
-        while k < cols.count:
-            offset, size = offsets[k], cols.sizes[k]
-            if (lo is not None and offset < lo) or (hi is not None and offset >= hi):
+        # the messages read a chunk at a time (one with ``one_each``): a call that stops early, as most do with
+        # ``one_each``, reads no more than it takes (the whole rest each time would make a run quadratic)
+        for cols, offsets in _plain_chunks(data, at, count, 1 if one_each else RECORDS_PER_CHUNK):
+            assert cols.magics is not None  # (a legacy walk's columns have them)
+            for j in range(cols.count):
+                offset, size = offsets[j], cols.sizes[j]
+                if (lo is not None and offset < lo) or (hi is not None and offset >= hi):
+                    pos += size
+                    k += 1
+                    continue
+                this = (cols.magics[j], message_timestamp_type(cols.magics[j], cols.attributes[j]))
+                if kind is None:
+                    self.first_at, kind = pos, this
+                elif this != kind:
+                    self.resume_at = pos  # the batch-level columns change here
+                    return k
+                self.add_record(offset, cols.timestamps[j], cols.key(j), cols.value(j), ())
+                self.last_offset = offset
                 pos += size
                 k += 1
-                continue
-            this = (cols.magics[k], message_timestamp_type(cols.magics[k], cols.attributes[k]))
-            if kind is None:
-                self.first_at, kind = pos, this
-            elif this != kind:
-                break  # the batch-level columns change here
-            self.add_record(offset, cols.timestamps[k], cols.key(k), cols.value(k), ())
-            self.last_offset = offset
-            pos += size
-            k += 1
-            if one_each or self.rows >= max_rows or self.nbytes >= max_bytes:
-                break
+                if one_each or self.rows >= max_rows or self.nbytes >= max_bytes:
+                    self.resume_at = pos
+                    return k
         self.resume_at = pos
         return k
 
