@@ -417,12 +417,13 @@ class Converter:
         target = self.options.to_magic
         if target == 2:
             return False
-        items = readable(reader, show_invalid=False)  # plain messages a run at a time: no object each
-        try:
-            return any((max(b.magics) if type(b) is LegacyRun else b.magic) > target
-                       for b in items if not isinstance(b, (Damage, Stop)))  # stops at the first one
-        finally:
-            items.close()
+        for item in readable(reader, show_invalid=False):  # plain messages a run at a time: no object each
+            if isinstance(item, LegacyRun):
+                if max(item.magics) > target:
+                    return True
+            elif not isinstance(item, (Damage, Stop)) and item.magic > target:
+                return True  # (the walk stops at the first one)
+        return False
 
     def _copy_below_target(self, magic: int) -> bool:
         """A batch below the target magic is copied as it is (when its codec stays): Kafka's down-conversion."""
