@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from typing import NamedTuple
+from operator import itemgetter
 
 from kdump.errors import FormatError
 
@@ -41,6 +41,7 @@ class Field:
     size: int | None = None
     min_size = 0
     code = ""  # its struct format character, for fixed-size fields
+    ref: str | None = None  # the preceding field this one's size or count comes from
 
     def __init__(self, name: str, doc: str = ""):
         self.name = name
@@ -101,7 +102,7 @@ class Bytes(Field):
 
     def __init__(self, name: str, length: str, doc: str = ""):
         super().__init__(name, doc)
-        self.length = length
+        self.length = self.ref = length
 
 
 class Rest(Field):
@@ -109,7 +110,7 @@ class Rest(Field):
 
     def __init__(self, name: str, size_field: str, doc: str = ""):
         super().__init__(name, doc)
-        self.size_field = size_field
+        self.size_field = self.ref = size_field
 
 
 class Array(Field):
@@ -117,7 +118,7 @@ class Array(Field):
 
     def __init__(self, name: str, count: str, layout: Layout, doc: str = ""):
         super().__init__(name, doc)
-        self.count = count
+        self.count = self.ref = count
         self.layout = layout
 
 
@@ -131,10 +132,9 @@ class Layout:
         self._index = {f.name: i for i, f in enumerate(fields)}
         if len(self._index) != len(fields):
             raise ValueError(f"{name}: two fields with one name")
-        for f in fields:
-            ref = getattr(f, "length", None) or getattr(f, "size_field", None) or getattr(f, "count", None)
-            if isinstance(ref, str) and self._index.get(ref, len(fields)) >= self._index[f.name]:
-                raise ValueError(f"{name}.{f.name}: {ref!r} is not a field before it")
+        for i, f in enumerate(fields):
+            if f.ref is not None and self._index.get(f.ref, i) >= i:
+                raise ValueError(f"{name}.{f.name}: {f.ref!r} is not a field before it")
         self.min_size = sum(f.min_size for f in fields)
 
     def __getitem__(self, name: str) -> Field:
@@ -179,16 +179,23 @@ class Layout:
         return self.struct().size
 
 
-class FieldValue(NamedTuple):
-    """One field as :func:`fields` finds it: ``start`` is a position in the walked buffer, ``raw`` its bytes,
-    ``value`` what they say (an int, the bytes of a Bytes/Rest field or None for a null one, and for an Array
-    a tuple of its elements, each a tuple of FieldValues)."""
+class FieldValue(tuple):
+    """One field as :func:`fields` finds it, the tuple ``(name, start, length, raw, value)``: ``start`` is a position
+    in the walked buffer, ``raw`` its bytes, ``value`` what they say (an int, the bytes of a Bytes/Rest field or
+    None for a null one, and for an Array a tuple of its elements, each a tuple of FieldValues). (A tuple subclass
+    written out rather than a ``NamedTuple``: this module is imported by every command, and a NamedTuple's class
+    takes longer to make than the rest of the module.)"""
 
-    name: str
-    start: int
-    length: int
-    raw: bytes
-    value: object
+    __slots__ = ()
+
+    def __new__(cls, name: str, start: int, length: int, raw: bytes, value: object):
+        return tuple.__new__(cls, (name, start, length, raw, value))
+
+    name = property(itemgetter(0))
+    start = property(itemgetter(1))
+    length = property(itemgetter(2))
+    raw = property(itemgetter(3))
+    value = property(itemgetter(4))
 
 
 class FieldError(FormatError):

@@ -41,4 +41,4 @@ SNAPSHOT_CRC_START = SNAPSHOT_COUNT_AT  # 6: the CRC-32C covers the count and ev
 SNAPSHOT_ENTRIES_AT = SNAPSHOT.offset("producerEntries")  # 10
 SNAPSHOT_ENTRY_FIELDS = tuple(">" + f.code for f in SNAPSHOT_ENTRY_LAYOUT.fields)
 SNAPSHOT_ENTRY = SNAPSHOT_ENTRY_LAYOUT.struct()  # 46 bytes
-SNAPSHOT_ENTRY_FIELD_SIZES = tuple(f.size for f in SNAPSHOT_ENTRY_LAYOUT.fields)
+SNAPSHOT_ENTRY_FIELD_SIZES = tuple(SNAPSHOT_ENTRY_LAYOUT.struct(f.name).size for f in SNAPSHOT_ENTRY_LAYOUT.fields)
