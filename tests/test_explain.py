@@ -193,3 +193,76 @@ def test_cli_exit_codes():
     outside = run_cli("explain", "--position", 10**9, TXN)
     assert outside.exit_code == 2 and "outside the file" in outside.stderr
     assert run_cli("explain", "--position", 0, "--offset", 0, TXN).exit_code == 2
+
+
+@pytest.mark.parametrize("path", [TXN, CORPUS / "kafka-generated/v1-gzip-createtime/00000000000000000000.log",
+                                  CORPUS / "kafka-generated/v2-lz4/00000000000000000000.log",
+                                  CORPUS / "kafka-generated/v0-none/00000000000000000000.log"], ids=case_id)
+def test_damaged_bytes_explain_without_a_crash_and_still_tile(path, tmp_path):
+    """Every byte of the first entry's first 80 set to 0xFF in turn, and the entry cut short: explain says what it
+    finds (never an exception) and its leaves still tile what the file holds of the entry."""
+    data = path.read_bytes()
+    size = load_json(path)["batches"][0]["size"]
+    bad = tmp_path / "00000000000000000000.log"
+    cases = [data[:cut] for cut in (13, 17, 40, 61, size - 1)]
+    for at in range(min(80, size)):
+        mutated = bytearray(data[:size])
+        mutated[at] = 0xFF if mutated[at] != 0xFF else 0x00
+        cases.append(bytes(mutated))
+    for case in cases:
+        bad.write_bytes(case)
+        (entry,) = explain(bad, records=True).entries
+        tiles(entry)
+        assert entry.end <= len(case)
+
+
+def _kafka_pairs(dumplog, first: str, second: str):
+    """(first, second) of each line of Kafka's DumpLogSegments output for an index file."""
+    import re
+    return [(int(m[1]), int(m[2])) for m in re.finditer(rf"{first}: (-?\d+) {second}: (-?\d+)", dumplog.read_text())]
+
+
+@pytest.mark.parametrize("path", [p for p in sorted(CORPUS.rglob("*.index")) + sorted(CORPUS.rglob("*.timeindex"))
+                                  if (p.parent / f"{p.name}.dumplog.txt").exists()], ids=case_id)
+def test_index_entries_explain_as_kafka_dumps_them(path):
+    """Kafka prints an index entry's offset absolute (the segment's base offset plus relativeOffset)."""
+    dumplog = path.parent / f"{path.name}.dumplog.txt"
+    base = int(path.name.split(".")[0])
+    if path.suffix == ".index":
+        want = _kafka_pairs(dumplog, "offset", "position")
+        got = [(base + e.child("relativeOffset").value, e.child("position").value)
+               for e in explain(path, count=10**6).entries]
+    else:
+        want = _kafka_pairs(dumplog, "timestamp", "offset")
+        got = [(e.child("timestamp").value, base + e.child("relativeOffset").value)
+               for e in explain(path, count=10**6).entries]
+    assert want and got[:len(want)] == want  # (Kafka stops at the first unused, zero entry of a preallocated file)
+
+
+@pytest.mark.parametrize("path", [p for p in sorted(CORPUS.rglob("*.snapshot"))
+                                  if (p.parent / f"{p.name}.dumplog.txt").exists()], ids=case_id)
+def test_a_producer_snapshot_explains_as_kafka_dumps_it(path):
+    import re
+    want = [tuple(int(x) for x in m) for m in re.findall(
+        r"producerId: (-?\d+) producerEpoch: (-?\d+) coordinatorEpoch: (-?\d+) .*?lastSequence: (-?\d+) "
+        r"lastOffset: (-?\d+) offsetDelta: (-?\d+) timestamp: (-?\d+)",
+        (path.parent / f"{path.name}.dumplog.txt").read_text())]
+    (snap,) = explain(path).entries
+    tiles(snap)
+    assert snap.child("crc").info["crc"]["valid"] is True and "firstProblem" not in snap.info
+    got = [tuple(e.child(n).value for n in ("producerId", "epoch", "coordinatorEpoch", "lastSequence", "lastOffset",
+                                              "offsetDelta", "timestamp"))
+           for e in snap.child("producerEntries").children]
+    assert got == want
+
+
+def test_a_damaged_snapshot_names_its_crc(tmp_path):
+    path = sorted(p for p in CORPUS.rglob("*.snapshot"))[0]
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x01  # the last entry's last byte: covered by the CRC-32C
+    bad = tmp_path / path.name
+    bad.write_bytes(bytes(data))
+    result = run_cli("explain", "--format", "json", bad)
+    assert result.exit_code == 1
+    (snap,) = json.loads(result.stdout)["entries"]
+    assert snap["firstProblem"]["field"] == "crc" and snap["children"][1]["crc"]["valid"] is False

@@ -32,13 +32,15 @@ def command(path, position, offset, count, records, ui):
     name, value and meaning; varints with their raw bytes, unsigned and zig-zag values; the CRC with the bytes it
     covers, stored and computed; a size that points past the file; the first field that breaks a rule.
 
-    PATH: a .log segment. Default: its first batch.
+    PATH: a .log segment (default: its first batch); also a .index, .timeindex or .txnindex (its entries) or a
+    producer .snapshot (the whole file).
 
     \b
     Examples:
       kdump explain 00000000000000000000.log
       kdump explain --position 150396 --records 00000000000000000000.log
       kdump explain --offset 4711 --format json 00000000000000000000.log | jq '.entries[0].children[]'
+      kdump explain --count 5 00000000000000000000.index
     """
     from kdump.errors import UsageError
     from kdump.explain import explain

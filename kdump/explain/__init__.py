@@ -160,8 +160,10 @@ def _walk(layout: Layout, buf, pos: int, end: int, base: int, decompressed: bool
                 nodes.append(_leaf(layout, fv, base, decompressed))
         return nodes, None
     except FieldError as e:
-        start = e.position if e.position is not None else pos
-        broken = Node(e.field, base + start, max(end - start, 0), kind="unreadable", decompressed=decompressed,
+        # from the end of the last whole field: a field inside an array (a header's) breaks its whole array
+        start = nodes[-1].end - base if nodes else pos
+        name = layout.names[len(nodes)]
+        broken = Node(name, base + start, max(end - start, 0), kind="unreadable", decompressed=decompressed,
                       info={"problem": {"code": e.code, "message": e.message}})
         nodes.append(broken)
         return nodes, e
@@ -237,8 +239,13 @@ def explain_entry(data: bytes, position: int, file_size: int, *, records: bool =
         _check_v2_header(by)
         if records:
             _v2_records(by, limit)
-    elif magic in (0, 1) and error is None and records:
-        _legacy_inner(by, magic, limit)
+    elif magic not in (0, 1, 2) and error is None and children[-1].end < position + len(data):
+        # an entry of no known format: the bytes its size covers after the magic byte, unexplained
+        children.append(Node("body", children[-1].end, position + len(data) - children[-1].end, None, kind="bytes"))
+    elif magic in (0, 1) and error is None:
+        _trailing(top, children, position + len(data), False, f"v{magic} message")
+        if records:
+            _legacy_inner(by, magic, limit)
     return top
 
 
@@ -325,6 +332,24 @@ def _records(buf: bytes, count: int, base: int, decompressed: bool, base_offset:
     return out
 
 
+def _int_child(node: Node, name: str) -> int | None:
+    """The value of ``node``'s field ``name`` where it was read (None: missing, or where the bytes broke)."""
+    for c in node.children or ():
+        if c.name == name:
+            return c.value if isinstance(c.value, int) and c.kind != "unreadable" else None
+    return None
+
+
+def _trailing(parent: Node, children: list[Node], end: int, decompressed: bool, what: str) -> None:
+    """Bytes after the last field of a structure and before its end (its size field's), as one node: the fields
+    do not fill what the size says."""
+    last = children[-1].end if children else parent.start
+    if last < end:
+        children.append(Node("unread", last, end - last, None, kind="bytes", decompressed=decompressed,
+                             info={"problem": {"code": "size-mismatch", "message":
+                                   f"{end - last} bytes after the last field of the {what}, inside its size"}}))
+
+
 def _legacy_inner(by: dict[str, Node], magic: int, limit: int) -> None:
     value = by["value"]
     codec_id = by["attributes"].value & L.LEGACY_CODEC_MASK  # type: ignore[operator]
@@ -343,23 +368,63 @@ def _legacy_inner(by: dict[str, Node], magic: int, limit: int) -> None:
         layout = L.LEGACY_MESSAGES[inner_magic] if inner_magic in (0, 1) else L.LOG_ENTRY
         fields_, error = _walk(layout, buf, pos, len(buf), 0, True)
         end = fields_[-1].end if fields_ else len(buf)
-        inner.append(Node("message", pos, end - pos, len(inner), kind=layout.name, decompressed=True,
-                          children=fields_))
+        message = Node("message", pos, end - pos, len(inner), kind=layout.name, decompressed=True, children=fields_)
+        size = _int_child(message, "messageSize")
+        if error is None and size is not None and end < pos + L.LOG_OVERHEAD + size <= len(buf):
+            _trailing(message, fields_, pos + L.LOG_OVERHEAD + size, True, f"inner v{inner_magic} message")
+            end = message.children[-1].end  # type: ignore[index]
+            message.length = end - pos
+        inner.append(message)
         if error is not None or layout is L.LOG_ENTRY:
             break
         pos = end
     # the articles' point: a magic 1 wrapper's inner offsets are relative (0, 1, ...), made absolute from the
     # wrapper's offset, which is the last inner message's; magic 0 inner messages carry absolute offsets
-    wrapper_offset = by["offset"].value
-    last = inner[-1].child("offset").value if inner and inner[-1].children else 0
-    for m in inner:
-        try:
-            rel = m.child("offset")
-        except KeyError:
-            continue
-        absolute = wrapper_offset - last + rel.value if magic == 1 else rel.value  # type: ignore[operator]
-        m.info.update({"relativeOffset": rel.value if magic == 1 else None, "absoluteOffset": absolute})
+    stored = [_int_child(m, "offset") for m in inner]
+    last = next((o for o in reversed(stored) if o is not None), 0)
+    for m, rel in zip(inner, stored, strict=True):
+        if rel is not None:
+            absolute = by["offset"].value - last + rel if magic == 1 else rel  # type: ignore[operator]
+            m.info.update({"relativeOffset": rel if magic == 1 else None, "absoluteOffset": absolute})
     value.children = inner
+
+
+# --- a companion file: .index, .timeindex, .txnindex (entries of one layout), producer .snapshot ---------------------
+def _companion_layout(path: str) -> Layout | None:
+    from kdump.format import index_layout as IL
+    from kdump.read.logdir import FileKind, classify
+    return {FileKind.INDEX: IL.OFFSET_INDEX, FileKind.TIMEINDEX: IL.TIME_INDEX, FileKind.TXNINDEX: IL.TXN_INDEX,
+            FileKind.PRODUCER_SNAPSHOT: IL.SNAPSHOT}.get(classify(path))
+
+
+def explain_companion(data: bytes, layout: Layout, position: int = 0, count: int = 1) -> list[Node]:
+    """``count`` entries of an index file from byte ``position`` (an index entry each), or a producer snapshot whole
+    (its header, its CRC-32C checked over what it covers, its entries), as trees of fields."""
+    from kdump.format import index_layout as IL
+    if layout is IL.SNAPSHOT:
+        children, error = _walk(layout, data, 0, len(data), 0)
+        top = Node("snapshot", 0, len(data), None, kind=layout.name, children=children)
+        by = {c.name: c for c in children}
+        crc = by.get("crc")
+        if crc is not None and crc.kind != "unreadable":
+            from kdump._crc import crc32c
+            computed = crc32c(memoryview(data)[IL.SNAPSHOT_CRC_START:])
+            crc.info["crc"] = {"stored": crc.value, "computed": computed, "valid": computed == crc.value,
+                               "covers": {"start": IL.SNAPSHOT_CRC_START, "end": len(data)}, "function": "CRC-32C"}
+            if computed != crc.value:
+                _mark(crc, "snapshot-crc", f"stored CRC-32C {crc.value} does not match the computed {computed}")
+        if error is None:
+            _trailing(top, children, len(data), False, "snapshot")
+        return [top]
+    out = []
+    size = layout.size
+    for i in range(count):
+        at = position + i * size
+        if at >= len(data):
+            break
+        children, _error = _walk(layout, data, at, min(at + size, len(data)), 0)
+        out.append(Node("entry", at, min(size, len(data) - at), at // size, kind=layout.name, children=children))
+    return out
 
 
 # --- a file ------------------------------------------------------------------------------------------------------
@@ -369,6 +434,19 @@ def explain(path, *, position: int | None = None, offset: int | None = None, cou
     or the first); raises OSError (unreadable) or :class:`UsageError` (a position outside the file, an offset no
     batch reaches)."""
     path = os.fspath(path)
+    companion = _companion_layout(path)
+    if companion is not None:
+        if offset is not None:
+            raise UsageError(f"{path}: an offset picks a batch of a .log segment, not an entry of this file")
+        with open(path, "rb") as f:  # read-only; companion files are small (a snapshot is bounded as read.snapshot)
+            data = f.read(DEFAULT_MAX_BATCH_BYTES)
+        at = position or 0
+        if data and not 0 <= at < len(data):
+            raise UsageError(f"{path}: position {at} is outside the file ({len(data)} bytes)")
+        nodes = explain_companion(data, companion, at, count)
+        for node in nodes:
+            _first_problem(node)
+        return Explained(path, len(data), nodes)
     if offset is not None:
         from kdump.read.locate import locate_offset
         found = locate_offset(path, offset)
@@ -394,15 +472,20 @@ def explain(path, *, position: int | None = None, offset: int | None = None, cou
             data = os.pread(f.fileno(), want, position)
             node = explain_entry(data, position, file_size, records=records, limit=limit)
             _damage(node, path, position, max_batch_bytes)
-            first = next((leaf for leaf in leaves(node) if "problem" in leaf.info), None)
-            if first is not None:
-                node.info["firstProblem"] = {"field": first.name, "start": first.start, **first.info["problem"]}
+            _first_problem(node)
             entries.append(node)
             if size < F.MIN_ENTRY_SIZE or (node.children and node.children[-1].kind == "unreadable"):
                 stop = f"the entry at byte {position} cannot be followed (its size field is not trusted)"
                 break
             position += declared
     return Explained(path, file_size, entries, stop)
+
+
+def _first_problem(node: Node) -> None:
+    """The first field in byte order that breaks a rule, named at the entry (``firstProblem``)."""
+    first = next((leaf for leaf in leaves(node) if "problem" in leaf.info), None)
+    if first is not None:
+        node.info["firstProblem"] = {"field": first.name, "start": first.start, **first.info["problem"]}
 
 
 def _damage(node: Node, path: str, position: int, max_batch_bytes: int) -> None:
