@@ -239,3 +239,14 @@ def test_the_compiled_readers_constants_are_the_declarations():
     declared = {"CANON_HEAD": L.CANONICAL_RECORD.size, "LOG_OVERHEAD": L.LOG_ENTRY.end("size"),
                 "TIMESTAMP_TYPE_MASK": v1["attributes"].flags["timestampType"]}
     assert declared == ENCODE_LAYOUT
+
+
+def test_the_layouts_doc_is_generated_from_the_declarations():
+    """docs/layouts.md is what tools/gen_layouts_doc.py writes from the declarations today (run it after a change)."""
+    import importlib.util
+    root = CORPUS.parent.parent
+    spec = importlib.util.spec_from_file_location("gen_layouts_doc", root / "tools" / "gen_layouts_doc.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert (root / "docs" / "layouts.md").read_text() == gen.text()
+    assert "| `records` | 61 | bytes, to where batchLength says the structure ends | batchLength - 49 |" in gen.text()

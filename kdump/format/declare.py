@@ -179,6 +179,39 @@ class Layout:
         return self.struct().size
 
 
+def describe(layout: Layout) -> list[tuple[str, str, str, str]]:
+    """``layout`` as rows (field, where it starts, its encoding, its size): what ``docs/layouts.md`` tabulates."""
+    rows = []
+    at: int | None = 0
+    for f in layout.fields:
+        where = str(at) if at is not None else "after the field before"
+        order = "big-endian" if layout.byteorder == ">" else "little-endian"
+        if isinstance(f, UVarint):
+            encoding = ("signed varint (zig-zag)" if f.zigzag else "unsigned varint") + \
+                (", 64-bit (varlong)" if f.max_bytes > 5 else "")
+            size = f"1-{f.max_bytes}"
+        elif isinstance(f, Int):
+            encoding = f"{'int' if f.signed else 'uint'}{8 * f.min_size}, {order}" if f.min_size > 1 else \
+                f"{'int' if f.signed else 'uint'}8"
+            if f.flags:
+                encoding += "; bits: " + ", ".join(f"{name} {mask:#04x}" for name, mask in f.flags.items())
+            size = str(f.min_size)
+        elif isinstance(f, Chars):
+            encoding, size = "bytes", str(f.min_size)
+        elif isinstance(f, Bytes):
+            encoding, size = f"bytes, as many as {f.length} says (negative: null)", f.length
+        elif isinstance(f, Rest):
+            before = at - layout.end(f.size_field) if at is not None else None
+            encoding = f"bytes, to where {f.size_field} says the structure ends"
+            size = f"{f.size_field} - {before}" if before is not None else f"to the end of {f.size_field}"
+        else:
+            assert isinstance(f, Array)
+            encoding, size = f"{f.count} times a {f.layout.name}", f"{f.count} x ..."
+        rows.append((f.name, where, encoding, size))
+        at = at + f.size if at is not None and f.size is not None else None
+    return rows
+
+
 class FieldValue(tuple):
     """One field as :func:`fields` finds it, the tuple ``(name, start, length, raw, value)``: ``start`` is a position
     in the walked buffer, ``raw`` its bytes, ``value`` what they say (an int, the bytes of a Bytes/Rest field or
