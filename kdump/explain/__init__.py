@@ -116,27 +116,21 @@ def _how(f) -> tuple[int, str, str]:
 
 
 def _leaf(layout: Layout, fv, base: int, decompressed: bool) -> Node:
-    what, kind, doc = _how(layout[fv.name])
-    node = Node(fv.name, base + fv.start, fv.length, kind=kind, decompressed=decompressed)
-    info = node.info
-    if doc:
-        info["doc"] = doc
+    name, start, length, raw, value = fv
+    what, kind, doc = _how(layout[name])
+    info: dict = {"doc": doc} if doc else {}
     if what == _VARINT:
-        unsigned = uvarint_value(fv.raw)
-        node.value = fv.value
-        info["raw"] = fv.raw.hex()
+        unsigned = uvarint_value(raw)
+        info["raw"] = raw.hex()
         info["unsigned"] = unsigned
         info["zigzag"] = (unsigned >> 1) ^ -(unsigned & 1)
-    elif what == _INT:
-        node.value = fv.value
-        info["raw"] = fv.raw.hex()
-    elif what == _BYTES:
-        node.value = None if fv.value is None else fv.raw.hex()
-        node.raw = fv.raw
-    else:
-        node.value = None  # (the payload: its children say what it holds)
-        node.raw = fv.raw
-    return node
+        return Node(name, base + start, length, value, kind, None, decompressed, info)
+    if what == _INT:
+        info["raw"] = raw.hex()
+        return Node(name, base + start, length, value, kind, None, decompressed, info)
+    # a key, value or header as hex (None: null); a payload: None (its children say what it holds)
+    shown = None if what != _BYTES or value is None else raw.hex()
+    return Node(name, base + start, length, shown, kind, None, decompressed, info, raw)
 
 
 def _walk(layout: Layout, buf, pos: int, end: int, base: int, decompressed: bool = False

@@ -254,7 +254,11 @@ def uvarint_value(raw: bytes) -> int:
     """The unsigned value of a LEB128 integer's bytes."""
     if len(raw) == 1:
         return raw[0]
-    return sum((b & 0x7F) << (7 * i) for i, b in enumerate(raw))
+    n = shift = 0
+    for b in raw:
+        n |= (b & 0x7F) << shift
+        shift += 7
+    return n
 
 
 def varint_value(field: UVarint, raw: bytes) -> int:
