@@ -5,6 +5,7 @@
     python bench/bench_speed.py --plain-runs [--old CHECKOUT]   (stats, txn, the Spark reader on plain messages)
     python bench/bench_speed.py --issue23 [--old CHECKOUT] [--runs 5]      # issue 23 items 2-4
     python bench/bench_speed.py --jobs-only [--old CHECKOUT] [--runs 5]    # its --jobs rows alone (item 4)
+    python bench/bench_speed.py --issue23 --no-jobs [--old CHECKOUT]       # the quick before/after: items 2-3
 
 Prepares (once, cached under OUT): the segments of bench_dump.py (RECORDS records in magic-2 batches of
 1,000, 12-byte keys, 100-byte values; codec none and lz4), and the same records in magic 1 written by
@@ -276,7 +277,8 @@ def issue23(args, files: dict[str, Path]) -> None:
                           runs)
         t.row(f"start-up: python alone [{name}]", bare, 0)
         t.row(f"start-up: python importing kdump verify's modules [{name}]", imports, 0)
-    jobs_rows(args, t, sides)  # item 4
+    if not args.no_jobs:
+        jobs_rows(args, t, sides)  # item 4
 
 
 # --- issue 23 item 1, round 2: stats, txn and the Spark reader on plain magic 0/1 messages ----------------------
@@ -329,6 +331,8 @@ def main() -> None:
                     "command by command")
     ap.add_argument("--plain-runs", action="store_true",
                     help="only stats, txn, verify --deep and the Spark reader, magic 1 none vs magic 2 none")
+    ap.add_argument("--no-jobs", action="store_true", help="with --issue23: leave out its --jobs rows (the slow part: "
+                    "8 gzip partitions of 250,000 records, each command twice per side)")
     ap.add_argument("--jobs-only", action="store_true", help="only the --jobs rows of --issue23 (item 4), with --old")
     args = ap.parse_args()
 

@@ -33,6 +33,7 @@ COMMANDS = [
     ("stats", "kdump.commands.stats", "command"),
     ("salvage", "kdump.commands.salvage", "command"),
     ("spark", "kdump.commands.spark", "command"),
+    ("explain", "kdump.commands.explain", "command"),
 ]
 
 

@@ -166,7 +166,7 @@ LAYERS = [
     ("decode", ("kdump.decode", "kdump.decoders")),
     ("consumers", ("kdump.findings", "kdump.leftovers", "kdump.atomic", "kdump.writer", "kdump.filters",
                    "kdump.verify", "kdump.index", "kdump.convert", "kdump.salvage", "kdump.dump", "kdump.txn",
-                   "kdump.stats", "kdump.keytable", "kdump._keytable", "kdump.replay", "kdump.spark",
+                   "kdump.stats", "kdump.keytable", "kdump._keytable", "kdump.replay", "kdump.spark", "kdump.explain",
                    "kdump")),  # the package itself: __version__ and the library API's lazy exports (a writer too)
     ("render", ("kdump.render",)),
     ("commands", ("kdump.commands", "kdump.cli", "kdump.__main__")),

@@ -57,7 +57,8 @@ def many_segments(tmp_path):
 # --- structure ---------------------------------------------------------------------------------------------
 def test_the_registry_is_a_static_list_and_commands_load_lazily():
     assert [name for name, _m, _a in cli_module.COMMANDS] == [
-        "dump", "verify", "index", "convert", "groups", "metadata", "txn-state", "txn", "stats", "salvage", "spark"]
+        "dump", "verify", "index", "convert", "groups", "metadata", "txn-state", "txn", "stats", "salvage", "spark",
+        "explain"]
     for name, module, attr in cli_module.COMMANDS:  # each entry names the command it registers
         import importlib
         assert getattr(importlib.import_module(module), attr).name == name

@@ -39,6 +39,9 @@ cdef enum:
 
 cdef int64_t INT32_MAX = 2147483647
 
+# for tests/test_format_declare.py: held equal to kdump/format/layout.py's CANONICAL_RECORD and LOG_ENTRY
+ENCODE_LAYOUT = {"CANON_HEAD": CANON_HEAD, "LOG_OVERHEAD": LOG_OVERHEAD, "TIMESTAMP_TYPE_MASK": TIMESTAMP_TYPE_MASK}
+
 
 cdef inline void _put64(unsigned char *p, int64_t v) noexcept nogil:
     cdef unsigned long long u = <unsigned long long>v

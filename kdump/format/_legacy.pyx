@@ -23,7 +23,7 @@ from kdump.format._records import fast_buffer
 from kdump.format.columns import InnerSummary, RecordColumns, RunKeys  # leaf module (no kdump import back here)
 
 from ._keyentry cimport put_key_entry  # compile-time only
-from ._plain cimport PLAIN_TRUNCATED, PlainMessage, read_plain  # compile-time only (inline functions)
+from ._plain cimport *  # compile-time only (inline functions, and the PLAIN_ constants exported below)
 from ._zcrc cimport crc32_setup, zlib_crc32
 
 crc32_setup()
@@ -48,6 +48,16 @@ def crc32(data):
 cdef enum:
     LOG_OVERHEAD = 12          # offset int64 + size int32
     CRC_START = 4              # the CRC covers magic .. end
+
+# The offsets and sizes this C code reads messages with, for tests/test_format_declare.py to hold them equal to the
+# declarations in kdump/format/layout.py (C constants cannot be derived from them at compile time).
+PLAIN_LAYOUT = {
+    "LOG_OVERHEAD": LOG_OVERHEAD, "CRC_START": CRC_START, "SIZE_AT": PLAIN_SIZE_AT, "BODY_AT": PLAIN_OVERHEAD,
+    "MAGIC_AT": PLAIN_MAGIC_AT, "ATTRIBUTES_AT": PLAIN_ATTRIBUTES_AT, "TIMESTAMP_AT": PLAIN_TIMESTAMP_AT,
+    "V0_KEY_LENGTH_AT": PLAIN_V0_KEY_LENGTH_AT, "V1_KEY_LENGTH_AT": PLAIN_V1_KEY_LENGTH_AT,
+    "V0_MIN_SIZE": PLAIN_V0_MIN_SIZE, "V1_MIN_SIZE": PLAIN_V1_MIN_SIZE, "LENGTH_SIZE": PLAIN_LENGTH_SIZE,
+    "CODEC_MASK": PLAIN_CODEC_MASK, "TIMESTAMP_TYPE_MASK": PLAIN_TIMESTAMP_TYPE_MASK,
+}
 
 # What _walk makes of the messages: their columns, an InnerSummary, or RunKeys.
 cdef enum:

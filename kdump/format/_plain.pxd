@@ -6,6 +6,23 @@ function); every byte read is bounds-checked against ``end``."""
 from libc.stdint cimport int32_t, int64_t, uint32_t
 
 
+# Where read_plain finds a message's fields: kdump.format.layout's LEGACY_V0_MESSAGE / LEGACY_V1_MESSAGE, as C
+# constants (_legacy.pyx exports them as PLAIN_LAYOUT; tests/test_format_declare.py holds them to the declarations).
+cdef enum:
+    PLAIN_SIZE_AT = 8           # entry: offset int64 | messageSize int32 | body
+    PLAIN_OVERHEAD = 12         # where the body starts
+    PLAIN_MAGIC_AT = 4          # body: crc uint32 | magic | attributes | [timestamp int64] | keyLength int32 | ...
+    PLAIN_ATTRIBUTES_AT = 5
+    PLAIN_TIMESTAMP_AT = 6      # magic 1
+    PLAIN_V0_KEY_LENGTH_AT = 6
+    PLAIN_V1_KEY_LENGTH_AT = 14
+    PLAIN_V0_MIN_SIZE = 14      # a body with a null key and value
+    PLAIN_V1_MIN_SIZE = 22
+    PLAIN_LENGTH_SIZE = 4       # keyLength / valueLength int32
+    PLAIN_CODEC_MASK = 0x07
+    PLAIN_TIMESTAMP_TYPE_MASK = 0x08
+
+
 cdef enum:
     PLAIN_TRUNCATED = -1  # the entry does not end before ``end`` (where an inner set ends silently)
     PLAIN_REFUSED = -2    # no plain message: too small, unparseable, compressed (the pure walk says why)
@@ -37,10 +54,10 @@ cdef inline Py_ssize_t _sized(const unsigned char *p, Py_ssize_t q, Py_ssize_t s
                               int32_t *length) noexcept nogil:
     """An int32-length-prefixed byte string at ``q`` (-1: null): its position and length, and the position
     after it; -1 when it does not fit before ``stop``."""
-    if stop - q < 4:
+    if stop - q < PLAIN_LENGTH_SIZE:
         return -1
     cdef int32_t n = <int32_t>_u32(p + q)
-    q += 4
+    q += PLAIN_LENGTH_SIZE
     at[0] = q
     if n < 0:
         length[0] = -1
@@ -55,29 +72,29 @@ cdef inline Py_ssize_t read_plain(const unsigned char *p, Py_ssize_t pos, Py_ssi
                                   PlainMessage *m) noexcept nogil:
     """The plain message whose entry starts at ``pos``: its fields into ``m``, and the position after it;
     PLAIN_TRUNCATED or PLAIN_REFUSED when there is none."""
-    if end - pos < 12:
+    if end - pos < PLAIN_OVERHEAD:
         return PLAIN_TRUNCATED
-    cdef int32_t size = <int32_t>_u32(p + pos + 8)
-    cdef Py_ssize_t start = pos + 12, stop, q
-    if size < 14:  # a magic 0 message with no key and no value
+    cdef int32_t size = <int32_t>_u32(p + pos + PLAIN_SIZE_AT)
+    cdef Py_ssize_t start = pos + PLAIN_OVERHEAD, stop, q
+    if size < PLAIN_V0_MIN_SIZE:  # a magic 0 message with no key and no value
         return PLAIN_REFUSED
     if start + size > end:
         return PLAIN_TRUNCATED
     stop = start + size
-    m.magic = p[start + 4]
-    m.attributes = <signed char>p[start + 5]
+    m.magic = p[start + PLAIN_MAGIC_AT]
+    m.attributes = <signed char>p[start + PLAIN_ATTRIBUTES_AT]
     if m.magic == 0:
         m.timestamp = -1
-        q = start + 6
-    elif m.magic == 1 and size >= 22:
-        m.timestamp = _i64(p + start + 6)
-        q = start + 14
+        q = start + PLAIN_V0_KEY_LENGTH_AT
+    elif m.magic == 1 and size >= PLAIN_V1_MIN_SIZE:
+        m.timestamp = _i64(p + start + PLAIN_TIMESTAMP_AT)
+        q = start + PLAIN_V1_KEY_LENGTH_AT
     else:
         return PLAIN_REFUSED
     q = _sized(p, q, stop, &m.key_pos, &m.key_len)
     if q >= 0:
         q = _sized(p, q, stop, &m.value_pos, &m.value_len)
-    if q < 0 or m.attributes & 0x07:  # a key or value past the message, or a compressed wrapper
+    if q < 0 or m.attributes & PLAIN_CODEC_MASK:  # a key or value past the message, or a compressed wrapper
         return PLAIN_REFUSED
     m.offset = _i64(p + pos)
     m.size = size
@@ -90,4 +107,4 @@ cdef inline int plain_timestamp_type(PlainMessage *m) noexcept nogil:
     say so, 0 (CreateTime) otherwise."""
     if m.magic == 0:
         return -1
-    return 1 if m.attributes & 0x08 else 0
+    return 1 if m.attributes & PLAIN_TIMESTAMP_TYPE_MASK else 0

@@ -1,29 +1,44 @@
-"""Byte layouts of a segment's companion files (spec §5), kept apart from the logic like ``layout.py``:
-``kdump/index/`` reads and writes them with these structs and offsets only."""
-import struct
+"""Byte layouts of a segment's companion files (spec §5), declared once field by field like ``layout.py``:
+``kdump/index/`` and ``kdump/read/`` read and write them with the structs and offsets derived here only."""
+from kdump.format.declare import Array, Int, Layout, UInt, scalar
 
-# --- .index (OffsetIndex.java): int32 relativeOffset, int32 position -------------------------------
-OFFSET_INDEX_ENTRY = struct.Struct(">ii")
+# --- .index (OffsetIndex.java) -----------------------------------------------------------------------------
+OFFSET_INDEX = Layout(".index entry", Int("relativeOffset", 4), Int("position", 4))
+OFFSET_INDEX_ENTRY = OFFSET_INDEX.struct()
 
-# --- .timeindex (TimeIndex.java): int64 timestamp, int32 relativeOffset ----------------------------
-TIME_INDEX_ENTRY = struct.Struct(">qi")
+# --- .timeindex (TimeIndex.java) ---------------------------------------------------------------------------
+TIME_INDEX = Layout(".timeindex entry", Int("timestamp", 8), Int("relativeOffset", 4))
+TIME_INDEX_ENTRY = TIME_INDEX.struct()
 
-# --- .txnindex (AbortedTxn.java): int16 version, int64 producerId, firstOffset, lastOffset, lastStableOffset
-TXN_INDEX_ENTRY = struct.Struct(">hqqqq")
-TXN_INDEX_VERSION_BYTE = struct.Struct(">b")  # AbortedTxn.version(): the signed first byte of the entry
+# --- .txnindex (AbortedTxn.java) ---------------------------------------------------------------------------
+TXN_INDEX = Layout(".txnindex entry", Int("version", 2), Int("producerId", 8), Int("firstOffset", 8),
+                   Int("lastOffset", 8), Int("lastStableOffset", 8))
+TXN_INDEX_ENTRY = TXN_INDEX.struct()
+TXN_INDEX_VERSION_BYTE = scalar(1)  # AbortedTxn.version() reads the signed first byte of the int16 field only
 
-# --- .snapshot (ProducerStateManager.writeSnapshot): int16 version, uint32 crc, int32 count, entries ------
-SNAPSHOT_HEADER = struct.Struct(">hIi")  # version, crc, entry count
-SNAPSHOT_VERSION_FIELD = struct.Struct(">h")
-SNAPSHOT_CRC_FIELD = struct.Struct(">I")
-SNAPSHOT_COUNT_FIELD = struct.Struct(">i")
-SNAPSHOT_VERSION_CRC = struct.Struct(">hI")  # what precedes the bytes the CRC covers
-SNAPSHOT_VERSION_AT = 0
-SNAPSHOT_CRC_AT = SNAPSHOT_VERSION_AT + SNAPSHOT_VERSION_FIELD.size  # 2
-SNAPSHOT_COUNT_AT = SNAPSHOT_CRC_AT + SNAPSHOT_CRC_FIELD.size  # 6
+# --- .snapshot (ProducerStateManager.writeSnapshot) --------------------------------------------------------
+SNAPSHOT_ENTRY_LAYOUT = Layout(
+    "producer snapshot entry",
+    Int("producerId", 8), Int("epoch", 2), Int("lastSequence", 4), Int("lastOffset", 8), Int("offsetDelta", 4),
+    Int("timestamp", 8), Int("coordinatorEpoch", 4), Int("currentTxnFirstOffset", 8),
+)
+SNAPSHOT = Layout(
+    "producer snapshot",
+    Int("version", 2),
+    UInt("crc", 4, doc="CRC-32C of producerEntriesCount and every entry"),
+    Int("producerEntriesCount", 4),
+    Array("producerEntries", "producerEntriesCount", SNAPSHOT_ENTRY_LAYOUT),
+)
+SNAPSHOT_HEADER = SNAPSHOT.struct("version", "producerEntriesCount")
+SNAPSHOT_VERSION_FIELD = SNAPSHOT.struct("version")
+SNAPSHOT_CRC_FIELD = SNAPSHOT.struct("crc")
+SNAPSHOT_COUNT_FIELD = SNAPSHOT.struct("producerEntriesCount")
+SNAPSHOT_VERSION_CRC = SNAPSHOT.struct("version", "crc")  # what precedes the bytes the CRC covers
+SNAPSHOT_VERSION_AT = SNAPSHOT.offset("version")  # 0
+SNAPSHOT_CRC_AT = SNAPSHOT.offset("crc")  # 2
+SNAPSHOT_COUNT_AT = SNAPSHOT.offset("producerEntriesCount")  # 6
 SNAPSHOT_CRC_START = SNAPSHOT_COUNT_AT  # 6: the CRC-32C covers the count and every entry
-SNAPSHOT_ENTRIES_AT = SNAPSHOT_HEADER.size  # 10
-# producerId, epoch, lastSequence, lastOffset, offsetDelta, timestamp, coordinatorEpoch, currentTxnFirstOffset
-SNAPSHOT_ENTRY_FIELDS = ">q", ">h", ">i", ">q", ">i", ">q", ">i", ">q"
-SNAPSHOT_ENTRY = struct.Struct(">" + "".join(f[1:] for f in SNAPSHOT_ENTRY_FIELDS))  # 46 bytes
-SNAPSHOT_ENTRY_FIELD_SIZES = tuple(struct.calcsize(f) for f in SNAPSHOT_ENTRY_FIELDS)
+SNAPSHOT_ENTRIES_AT = SNAPSHOT.offset("producerEntries")  # 10
+SNAPSHOT_ENTRY_FIELDS = tuple(">" + f.code for f in SNAPSHOT_ENTRY_LAYOUT.fields)
+SNAPSHOT_ENTRY = SNAPSHOT_ENTRY_LAYOUT.struct()  # 46 bytes
+SNAPSHOT_ENTRY_FIELD_SIZES = tuple(SNAPSHOT_ENTRY_LAYOUT.struct(f.name).size for f in SNAPSHOT_ENTRY_LAYOUT.fields)

@@ -12,7 +12,6 @@ wrapper offset 0, which Kafka accepts as "inner offsets are absolute").
 """
 from __future__ import annotations
 
-import struct
 import zlib
 from collections.abc import Iterator
 
@@ -31,7 +30,7 @@ from kdump.format.columns import (
 from kdump.format.limits import DEFAULT_MAX_DECOMPRESSED_BYTES
 from kdump.format.types import TimestampType
 
-_INT32 = struct.Struct(">i")  # key and value lengths
+_INT32 = L.LEGACY_V0_MESSAGE.struct("keyLength")  # key and value lengths (valueLength: the same int32)
 
 
 def message_too_small(where: str, size: int, need: int) -> str:

@@ -1,0 +1,62 @@
+"""``kdump explain``: a thin Click layer over :mod:`kdump.explain`."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kdump.commands.options import exit_help, output_options, say
+from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
+
+EXIT_HELP = exit_help(
+    ok="every field explained follows Kafka's rules",
+    data="a field breaks a rule (a CRC that does not match, a size that points past the file, a header rule, "
+         "records that do not parse): the field is marked with the rule")
+
+
+@click.command("explain", epilog=EXIT_HELP)
+@click.argument("path", type=click.Path(path_type=str))
+@click.option("--position", type=click.IntRange(0), default=None, metavar="N",
+              help="Explain the entry that starts at byte N (where verify or dump named damage).")
+@click.option("--offset", type=int, default=None, metavar="N",
+              help="Explain the batch that holds offset N (through the offset index where it checks out).")
+@click.option("--count", type=click.IntRange(1), default=1, show_default=True, metavar="N",
+              help="Explain N consecutive entries.")
+@click.option("--records", is_flag=True,
+              help="Expand the records too: each field of each record and header; a compressed payload decompressed "
+                   "(positions in it marked +N); a wrapper's inner messages with their relative and absolute offsets.")
+@output_options(format_help="text: an annotated hex view; json: a tree of fields {name, start, length, value, "
+                            "children}, start an absolute byte position.")
+def command(path, position, offset, count, records, ui):
+    """A batch's bytes field by field, as the format articles draw them: each field's position, bytes, Kafka's
+    name, value and meaning; varints with their raw bytes, unsigned and zig-zag values; the CRC with the bytes it
+    covers, stored and computed; a size that points past the file; the first field that breaks a rule.
+
+    PATH: a .log segment (default: its first batch); also a .index, .timeindex or .txnindex (its entries) or a
+    producer .snapshot (the whole file).
+
+    \b
+    Examples:
+      kdump explain 00000000000000000000.log
+      kdump explain --position 150396 --records 00000000000000000000.log
+      kdump explain --offset 4711 --format json 00000000000000000000.log | jq '.entries[0].children[]'
+      kdump explain --count 5 00000000000000000000.index
+    """
+    from kdump.errors import UsageError
+    from kdump.explain import explain
+    from kdump.render import RENDERERS
+    from kdump.render.explain import render_text
+
+    if position is not None and offset is not None:
+        raise click.UsageError("give --position or --offset, not both")
+    try:
+        found = explain(path, position=position, offset=offset, count=count, records=records)
+    except UsageError as e:
+        say(f"kdump: {e}")
+        sys.exit(EXIT_USAGE)
+    except OSError as e:
+        say(f"kdump: {path}: cannot read: {e.strerror or e}")
+        sys.exit(EXIT_USAGE)
+    doc = found.to_dict()
+    RENDERERS[ui.format].document(ui.stdout, doc, lambda: render_text(doc, ui.echo))
+    sys.exit(EXIT_DATA if any("firstProblem" in e or "damagedArea" in e for e in doc["entries"]) else EXIT_OK)
