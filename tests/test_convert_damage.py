@@ -89,7 +89,7 @@ def test_skip_damaged_reports_the_damage_in_json(tmp_path):
     doc = json.loads(res.stdout)
     [result] = doc["results"]
     assert result["output"]["records"] == len(kept)
-    [damage] = result["damage"]
+    [damage] = result["errors"]
     next_position = KAFKA_VIEW["batches"][4]["position"]
     assert (damage["position"], damage["bytes"]) == (position, next_position - position)
     lost = [r["offset"] for r in KAFKA_VIEW["batches"][3]["records"]]

@@ -121,7 +121,7 @@ def test_convert_documents_validate(tmp_path):
     damaged = run_cli("convert", KAFKA / "corrupt" / "v2-length-beyond-eof", "--to-magic", "1", "--skip-damaged",
                       "-o", tmp_path / "d", "--format", "json")
     docs.append(json.loads(damaged.stdout))
-    assert damaged.exit_code == 1 and docs[-1]["results"][0]["damage"][0]["code"] == "size-beyond-end"
+    assert damaged.exit_code == 1 and docs[-1]["results"][0]["errors"][0]["code"] == "size-beyond-end"
     assert docs[0]["results"][0]["path"].endswith(".log") and docs[1]["results"][0]["dropped"]
     _all_valid("convert", docs)
 

@@ -153,7 +153,7 @@ class ConversionStats:
                              for (a, b), n in sorted(self.recompressed.items())],
             "dropped": self.losses.to_dict(),
             "notes": list(self.notes),
-            "damage": [d.to_dict() for d in self.damage],
+            "errors": [d.to_dict() for d in self.damage],  # the damaged areas left out (--skip-damaged)
         }
 
 
