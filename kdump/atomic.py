@@ -62,7 +62,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from kdump.digests import BackgroundSha256
-from kdump.errors import KdumpError
+from kdump.errors import KdumpError, WriteError
 from kdump.read.logdir import backup_path, file_type_name, kdump_temporary, temporary_affixes
 
 try:
@@ -730,13 +730,15 @@ class TemporaryDirectory:
 
     def publish(self) -> bool:
         """Rename the directory to ``path`` in one step if ``path`` does not exist or is an empty directory;
-        False (nothing done) if ``path`` has files. The directory gets the mode ``mkdir`` gives (the umask's, 0755
-        under 022): private (mkdtemp's 0700) only while it is kdump's staging."""
+        False (nothing done) if ``path`` is anything else by now (a directory with files, a file: another writer
+        was faster). The directory gets the mode ``mkdir`` gives (the umask's, 0755 under 022): private
+        (mkdtemp's 0700) only while it is kdump's staging."""
         try:
             os.chmod(self.work, 0o777 & ~current_umask())
             os.rename(self.work, self.path)
         except OSError:
-            if os.path.isdir(self.path) and os.listdir(self.path):
+            if os.path.lexists(self.path) and not (os.path.isdir(self.path) and not os.path.islink(self.path)
+                                                   and not os.listdir(self.path)):
                 return False
             raise
         self.close()
@@ -758,3 +760,61 @@ def write_atomic(path, data: bytes, **kwargs) -> str:
     f = AtomicFile(path, **kwargs)
     f.write(data)
     return f.commit()
+
+
+# --- checks before a long run ----------------------------------------------------------------------------------
+def _nearest_existing(path: str) -> str:
+    path = os.path.abspath(path)
+    while not os.path.lexists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return path
+
+
+def unwritable_directory(directory: str) -> OSError | None:
+    """Why nothing can be created in ``directory`` (or, when it is missing, in its nearest existing parent, where
+    it would be made): a read-only file system (EROFS) or no write permission (EACCES); None when it looks
+    writable. A check before a run that takes long, so that it stops in a second instead of at its end; the write
+    itself still decides (a full disk or a quota shows only then)."""
+    existing = _nearest_existing(directory)
+    if not os.path.isdir(existing):
+        return NotADirectoryError(errno.ENOTDIR, "not a directory", existing)
+    try:
+        if os.statvfs(existing).f_flag & os.ST_RDONLY:
+            return OSError(errno.EROFS, os.strerror(errno.EROFS), existing)
+    except (OSError, AttributeError):
+        pass
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return PermissionError(errno.EACCES, os.strerror(errno.EACCES), existing)
+    return None
+
+
+def check_new_directory(path) -> None:
+    """Before a run that writes the new directory ``path`` (an export, a salvaged partition): FileExistsError when
+    ``path`` exists and is not an empty directory (a regular file, a symbolic link, a directory with files);
+    :class:`~kdump.errors.WriteError` when it could not be created beside its parent (read-only, no permission).
+    Nothing is created."""
+    path = os.path.abspath(os.fspath(path))
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as e:
+        raise WriteError(e.errno, e.strerror or str(e), path) from None
+    if mode is not None:
+        if not stat.S_ISDIR(mode):
+            raise FileExistsError(errno.EEXIST, f"exists and is {file_type_name(mode)}; the output is a new "
+                                  "directory", path)
+        try:
+            if os.listdir(path):
+                raise FileExistsError(errno.EEXIST, "exists and is not empty; the output is a new directory", path)
+        except OSError as e:
+            if isinstance(e, FileExistsError):
+                raise
+            raise WriteError(e.errno, e.strerror or str(e), path) from None
+    problem = unwritable_directory(os.path.dirname(path))
+    if problem is not None:
+        raise WriteError(problem.errno, f"{problem.strerror} (in {problem.filename}): {os.path.basename(path)} "
+                         "cannot be created there", path)
