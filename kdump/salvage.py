@@ -28,7 +28,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kdump.atomic import AtomicGroup, TemporaryDirectory, fsync_directory, refuse_input
+from kdump.atomic import AtomicGroup, TemporaryDirectory, fsync_directory, partition_lock, refuse_input
 from kdump.format.framing import Stop
 from kdump.format.legacy import LegacyRun
 from kdump.format.v2 import RecordBatch
@@ -221,12 +221,19 @@ def salvage_segment(source, destination, *, overwrite: bool = False, max_batch_b
     directory takes the source's name) with its indexes. Raises FileExistsError (the output or one of its index
     files exists and not ``overwrite``, or it is the input), OSError, and
     :class:`~kdump.writer.WriteVerificationError` if the new file does not read back clean."""
-    from kdump.convert.files import add_indexes, index_targets, output_path_for
+    from kdump.convert.files import output_path_for
 
     source = os.fspath(source)
     destination = os.path.abspath(output_path_for(source, destination))
     refuse_input(source, destination)
     os.makedirs(os.path.dirname(destination), exist_ok=True)
+    with partition_lock(os.path.dirname(destination)):
+        return _salvage_segment(source, destination, overwrite, max_batch_bytes, rebuild_indexes, progress)
+
+
+def _salvage_segment(source: str, destination: str, overwrite: bool, max_batch_bytes: int, rebuild_indexes: bool,
+                     progress) -> SalvageResult:
+    from kdump.convert.files import add_indexes, index_targets
     group = AtomicGroup(os.path.dirname(destination), overwrite=overwrite, protect=[source])
     blocked = group.clean([destination, *index_targets(destination)])
     if blocked:
@@ -243,12 +250,12 @@ def salvage_segment(source, destination, *, overwrite: bool = False, max_batch_b
     result.output = destination
     result.verified = writer.verified
     group.adopt(writer.atomic_file)
-    if rebuild_indexes:
-        status = add_indexes(group, writer.temporary_path, destination)
-        result.indexes = [p for p in status.files if p != destination]
-        if status.note:
-            result.notes.append(status.note)
     try:
+        if rebuild_indexes:
+            status = add_indexes(group, writer.temporary_path, destination)
+            result.indexes = [p for p in status.files if p != destination]
+            if status.note:
+                result.notes.append(status.note)
         group.commit()
     except BaseException:
         group.abort()

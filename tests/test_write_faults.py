@@ -193,3 +193,119 @@ def test_a_killed_export_is_cleaned_by_the_next(tmp_path):
     from kdump.spark.jobs import export_local
     assert export_local([str(SOUND)], str(out)).records == records_in(SOUND)
     assert os.listdir(tmp_path) == ["out"]
+
+
+# --- the partition lock -------------------------------------------------------------------------------------------
+def partition_copy(tmp_path, source=SOUND, name="t-0") -> Path:
+    import shutil
+    target = tmp_path / name
+    shutil.copytree(source, target)
+    for p in list(target.glob("*.index")) + list(target.glob("*.timeindex")):
+        p.unlink()  # indexes to rebuild
+    return target
+
+
+class HeldLock:
+    """Another run's hold of a directory's lock: the file locked through its own open file (flock locks belong to
+    an open file, so this process's own attempt is refused as another process's would be)."""
+
+    def __init__(self, directory, pid="4242"):
+        import fcntl
+        self.path = Path(directory) / ".kdump.lock"
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(self.fd, f"{pid}\n".encode())
+
+    def release(self):
+        os.close(self.fd)
+
+
+def test_a_rebuild_of_a_partition_another_run_writes_is_refused(tmp_path):
+    part = partition_copy(tmp_path)
+    held = HeldLock(part)
+    before = tree_hash(part)
+    result = run_cli("index", "rebuild", part)
+    assert result.exit_code == 2, result.output
+    assert "another kdump run (pid 4242)" in result.stderr and str(part) in result.stderr
+    assert "nothing was written" in result.stderr
+    held.release()
+    assert tree_hash(part) == before  # not a file written (the lock file is the other run's)
+    (part / ".kdump.lock").unlink()
+    assert run_cli("index", "rebuild", part).exit_code == 0
+    assert sorted(os.listdir(part)) == [f"00000000000000000000.{k}" for k in ("index", "log", "timeindex")]
+
+
+@pytest.mark.parametrize("command", ["salvage", "convert"])
+def test_writing_into_a_locked_directory_is_refused(tmp_path, command):
+    out = tmp_path / "out"
+    out.mkdir()
+    held = HeldLock(out)
+    log = SOUND / "00000000000000000000.log"
+    args = ["salvage", log, "-o", out / log.name] if command == "salvage" else \
+        ["convert", "--to-magic", "1", log, "-o", out / log.name]
+    result = run_cli(*args)
+    held.release()
+    assert result.exit_code == 2, result.output
+    assert "pid 4242" in result.stderr and "Traceback" not in result.output
+    assert os.listdir(out) == [".kdump.lock"]
+
+
+def test_a_second_rebuild_in_the_middle_of_the_first_is_refused(tmp_path, monkeypatch):
+    """A second ``index rebuild --force`` of the partition started while the first is between its journal and
+    its renames (the window where, unguarded, the two raced and one left its journal): refused with exit 2 naming
+    the first; the first finishes, nothing is left behind and ``verify`` of the partition is clean."""
+    import kdump.atomic
+    part = partition_copy(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    second = []
+    real_point = kdump.atomic.crash_point
+
+    def start_the_second(name):
+        if name == "group-journal" and not second:
+            second.append(subprocess.run([sys.executable, "-m", "kdump", "index", "rebuild", "--force", str(part)],
+                                         env=env, capture_output=True, text=True, timeout=120))
+        real_point(name)
+    monkeypatch.setattr(kdump.atomic, "crash_point", start_the_second)
+    first = run_cli("index", "rebuild", "--force", part)
+    assert first.exit_code == 0, first.output
+    (other,) = second
+    assert other.returncode == 2, other.stderr
+    assert f"another kdump run (pid {os.getpid()})" in other.stderr
+    assert left_behind(part) == []
+    assert run_cli("verify", part).exit_code == 0
+
+
+def test_a_killed_runs_lock_is_no_damage_and_the_next_run_removes_it(tmp_path):
+    part = partition_copy(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **{KILL_AT_ENV: "group-written"})
+    proc = subprocess.run([sys.executable, "-m", "kdump", "index", "rebuild", str(part)], env=env,
+                          capture_output=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    assert (part / ".kdump.lock").exists()
+    for args in (["verify", part], ["index", "check", part], ["dump", part]):
+        result = run_cli(*args)
+        assert ".kdump.lock" not in result.output, (args, result.output)
+    assert run_cli("verify", part).exit_code == 0
+    assert run_cli("index", "rebuild", part).exit_code == 0
+    assert left_behind(part) == []
+
+
+def test_a_group_that_fails_before_touching_a_target_leaves_no_journal(tmp_path, monkeypatch):
+    """The first rename of a group fails (EROFS): every file is as it was, so no journal says otherwise."""
+    from kdump.atomic import AtomicGroup
+    (tmp_path / "00000000000000000000.index").write_bytes(b"old")
+    group = AtomicGroup(tmp_path, overwrite=True, backup=False)
+    group.add(tmp_path / "00000000000000000000.timeindex").write(b"t")
+    group.add(tmp_path / "00000000000000000000.index", last=True).write(b"i")
+    real_unlink = os.unlink
+
+    def failing_unlink(path, *args, **kwargs):
+        if str(path).endswith("0.index"):
+            raise fault(errno.EROFS)
+        return real_unlink(path, *args, **kwargs)
+    monkeypatch.setattr(os, "unlink", failing_unlink)
+    with pytest.raises(OSError):
+        group.commit()
+    monkeypatch.undo()
+    assert sorted(os.listdir(tmp_path)) == ["00000000000000000000.index"]
+    assert (tmp_path / "00000000000000000000.index").read_bytes() == b"old"
