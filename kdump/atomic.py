@@ -156,6 +156,19 @@ def refuse_irreplaceable(path: str) -> None:
                       path)
 
 
+def write_error(error: OSError, path: str, left: str = "") -> OSError:
+    """``error`` of writing ``path`` as a :class:`~kdump.errors.WriteError` naming ``path`` (the file that could not
+    be written: never the temporary, never an input) and saying what was ``left``; a refusal (FileExistsError)
+    and an error already told apart stay as they are."""
+    if isinstance(error, (FileExistsError, WriteError)):
+        return error
+    reason = error.strerror or str(error)
+    return WriteError(error.errno, f"{reason}; {left}" if left else reason, path)
+
+
+NOTHING_WRITTEN = "nothing was written (no temporary is left, the old file is untouched)"
+
+
 def _same_file(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
@@ -167,8 +180,11 @@ class InputRefused(FileExistsError):
     """The output named is the input itself: refused whatever ``--force`` says, so no message may suggest it."""
 
 
-def force_hint(error: FileExistsError) -> str:
-    """What to add to a refusal's message: the ``--force`` hint only where ``--force`` would change the answer."""
+def force_hint(error: FileExistsError, forced: bool = False) -> str:
+    """What to add to a refusal's message: the ``--force`` hint only where ``--force`` would change the answer
+    (not for the input itself, and not when ``--force`` was given: then the file appeared meanwhile)."""
+    if forced and not isinstance(error, InputRefused):
+        return " (it appeared while this run was writing; nothing was replaced)"
     return "" if isinstance(error, InputRefused) else " (use --force to replace)"
 
 
@@ -226,7 +242,10 @@ class AtomicFile:
             raise FileExistsError(f"{self.path} exists (not replaced unless asked to; "
                                   "the old file is then kept as .bak)")
         refuse_irreplaceable(self.path)
-        fd, self._tmp = _mkstemp(self.path)
+        try:
+            fd, self._tmp = _mkstemp(self.path)
+        except OSError as e:
+            raise write_error(e, self.path, NOTHING_WRITTEN) from None
         try:
             os.fchmod(fd, 0o666 & ~current_umask())  # mkstemp makes 0600; give what a plain open() would
         except (AttributeError, OSError):
@@ -272,6 +291,9 @@ class AtomicFile:
             self._file.write(data)
             self._hash.update(data)
             self._size += len(data)
+        except OSError as e:
+            self.abort()
+            raise write_error(e, self.path, NOTHING_WRITTEN) from None
         except BaseException:
             self.abort()
             raise
@@ -296,6 +318,9 @@ class AtomicFile:
                 self._check_readback()
             if self.verify is not None:
                 self.verify(self._tmp)
+        except OSError as e:
+            self.abort()
+            raise write_error(e, self.path, NOTHING_WRITTEN) from None
         except BaseException:
             self.abort()
             raise
@@ -323,6 +348,9 @@ class AtomicFile:
                 os.replace(self._tmp, self.path)
             else:
                 self._place_new()
+        except OSError as e:
+            self.abort()
+            raise write_error(e, self.path) from None
         except BaseException:
             self.abort()
             raise
@@ -337,11 +365,14 @@ class AtomicFile:
         if not self.overwrite:
             raise FileExistsError(f"{self.path} exists (not replaced unless asked to)")
         refuse_irreplaceable(self.path)
-        if self.backup:
-            self.backup_path = backup_path(self.path)
-            os.replace(self.path, self.backup_path)
-        else:
-            os.unlink(self.path)
+        try:
+            if self.backup:
+                self.backup_path = backup_path(self.path)
+                os.replace(self.path, self.backup_path)
+            else:
+                os.unlink(self.path)
+        except OSError as e:
+            raise write_error(e, self.path) from None
 
     def abort(self) -> None:
         """Drop the temporary file (idempotent); the target is not touched."""
@@ -502,7 +533,11 @@ class AtomicGroup:
         crash_point("group-written")
         if len(order) <= 1:
             return [m.commit() for m in order]
-        journal = _Journal(self.directory, order)
+        try:
+            journal = _Journal(self.directory, order)
+        except OSError as e:
+            self.abort()
+            raise write_error(e, order[-1].path, NOTHING_WRITTEN) from None
         crash_point("group-journal")
         touched = False
         try:
@@ -551,14 +586,21 @@ def commit_groups(groups: list[AtomicGroup]) -> list[list[str]]:
     try:
         for m in members:
             m.prepare(sync=False)
-        sync_files(directory, members)
+        try:
+            sync_files(directory, members)
+        except OSError as e:
+            raise write_error(e, members[-1].path, NOTHING_WRITTEN) from None
     except BaseException:
         abort_all()
         raise
     crash_point("group-written")
     lasts = [g.last for g in groups if g.last is not None and len(g.members) > 1]
     others = [m for m in members if not any(m is last for last in lasts)]
-    journal = _Journal(directory, others + lasts)
+    try:
+        journal = _Journal(directory, others + lasts)
+    except OSError as e:
+        abort_all()
+        raise write_error(e, (others + lasts)[-1].path, NOTHING_WRITTEN) from None
     crash_point("group-journal")
     touched = False
     try:
@@ -621,10 +663,18 @@ class _Journal:
         members = [{"target": os.path.basename(m.path), "temporary": m.temporary_path, "size": m.size,
                     "sha256": m.written_sha256()} for m in order]
         fd, self.path = _mkstemp(order[-1].path, "journal")
-        self._file = os.fdopen(fd, "w", encoding="utf-8")
-        json.dump({"kdump": "atomic-group", "pid": os.getpid(), "members": members}, self._file)
-        self._file.flush()
-        os.fsync(fd)
+        try:
+            self._file = os.fdopen(fd, "w", encoding="utf-8")
+            json.dump({"kdump": "atomic-group", "pid": os.getpid(), "members": members}, self._file)
+            self._file.flush()
+            os.fsync(fd)
+        except BaseException:  # not written whole (a full disk): no target was touched, so no journal stays
+            os.unlink(self.path)
+            try:
+                self._file.close() if hasattr(self, "_file") else os.close(fd)
+            except OSError:
+                pass
+            raise
         fsync_directory(directory)
         self.directory = directory
 
@@ -743,9 +793,21 @@ class TemporaryDirectory:
         self.path = os.path.abspath(os.fspath(path))
         parent, name = os.path.split(self.path)
         prefix, suffix = temporary_affixes(name)
-        self.work = tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent)
+        try:
+            self.work = tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent)
+        except OSError as e:
+            raise write_error(e, self.path, NOTHING_WRITTEN) from None
         self._fd: int | None = os.open(self.work, os.O_RDONLY)
         _lock(self._fd)
+
+    def write_error(self, error: WriteError) -> WriteError:
+        """A write into this staging directory that failed, said of ``path`` (the staging directory is removed
+        with the run): the name under ``path`` it was to have, and that nothing was left."""
+        where = self.path
+        if error.filename and os.path.abspath(os.fsdecode(error.filename)).startswith(os.path.join(self.work, "")):
+            where = os.path.join(self.path, os.path.relpath(os.fsdecode(error.filename), self.work))
+        return WriteError(error.errno, f"{error.strerror} (all or nothing: {os.path.basename(self.path)} was not "
+                          "made, nothing was left)", where)
 
     def publish(self) -> bool:
         """Rename the directory to ``path`` in one step if ``path`` does not exist or is an empty directory;
@@ -755,11 +817,11 @@ class TemporaryDirectory:
         try:
             os.chmod(self.work, 0o777 & ~current_umask())
             os.rename(self.work, self.path)
-        except OSError:
+        except OSError as e:
             if os.path.lexists(self.path) and not (os.path.isdir(self.path) and not os.path.islink(self.path)
                                                    and not os.listdir(self.path)):
                 return False
-            raise
+            raise write_error(e, self.path) from None
         self.close()
         fsync_directory(os.path.dirname(self.path))
         return True
@@ -900,8 +962,8 @@ def _take_lock(path: str) -> int:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0),
                          0o644)
         except OSError as e:
-            raise WriteError(e.errno, f"{e.strerror or e}: the lock of this directory cannot be taken; nothing was "
-                             "written", path) from None
+            raise WriteError(e.errno, f"{e.strerror or e} (its lock {KDUMP_LOCK} cannot be made); nothing was "
+                             "written", os.path.dirname(path)) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -28,7 +28,15 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kdump.atomic import AtomicGroup, TemporaryDirectory, fsync_directory, partition_lock, refuse_input
+from kdump.atomic import (
+    AtomicGroup,
+    TemporaryDirectory,
+    fsync_directory,
+    partition_lock,
+    refuse_input,
+    write_error,
+)
+from kdump.errors import WriteError
 from kdump.format.framing import Stop
 from kdump.format.legacy import LegacyRun
 from kdump.format.v2 import RecordBatch
@@ -280,7 +288,10 @@ def salvage_directory(source_dir, output_dir, *, max_batch_bytes: int = DEFAULT_
     if os.path.isdir(output_dir) and os.listdir(output_dir):
         raise FileExistsError(errno.EEXIST, "is not empty; salvage writes a partition into a new directory",
                               output_dir)
-    os.makedirs(os.path.dirname(output_dir), exist_ok=True)
+    try:
+        os.makedirs(os.path.dirname(output_dir), exist_ok=True)
+    except OSError as e:
+        raise write_error(e, output_dir, "nothing was written") from None
     work = TemporaryDirectory(output_dir)
     try:
         results = [salvage_segment(seg.log, os.path.join(work.work, os.path.basename(seg.log)),
@@ -289,10 +300,16 @@ def salvage_directory(source_dir, output_dir, *, max_batch_bytes: int = DEFAULT_
         for kind in (FileKind.PARTITION_METADATA, FileKind.LEADER_EPOCH_CHECKPOINT):
             if kind in partition.checkpoints:
                 path = partition.checkpoints[kind]
-                shutil.copyfile(path, os.path.join(work.work, os.path.basename(path)))
+                target = os.path.join(work.work, os.path.basename(path))
+                try:
+                    shutil.copyfile(path, target)
+                except OSError as e:  # reading the checkpoint, or writing its copy
+                    raise e if e.filename == path else write_error(e, target) from None
         fsync_directory(work.work)
         if not work.publish():
             raise FileExistsError(errno.EEXIST, "was filled while salvaging; nothing was written", output_dir)
+    except WriteError as e:  # named in the output directory, not in the staging directory that is removed now
+        raise work.write_error(e) from None
     finally:
         work.remove()
     for r in results:

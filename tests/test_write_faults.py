@@ -309,3 +309,229 @@ def test_a_group_that_fails_before_touching_a_target_leaves_no_journal(tmp_path,
     monkeypatch.undo()
     assert sorted(os.listdir(tmp_path)) == ["00000000000000000000.index"]
     assert (tmp_path / "00000000000000000000.index").read_bytes() == b"old"
+
+
+# --- stats --spill-dir --------------------------------------------------------------------------------------------
+def many_keys(tmp_path) -> Path:
+    """A partition of 600 keyed records (300 keys twice): more digests than ``--memory 1`` holds (64), so the
+    key table spills to disk."""
+    from kdump.writer import RecordBatchBuilder, write_segment
+    part = tmp_path / "keys-0"
+    part.mkdir()
+    entries = []
+    for round_ in range(2):
+        b = RecordBatchBuilder(round_ * 300)
+        for i in range(300):
+            b.append(round_ * 300 + i, 1_700_000_000_000, b"key-%d" % i, b"v")
+        entries.append(b.build())
+    write_segment(part / "00000000000000000000.log", entries)
+    return part
+
+
+@pytest.mark.parametrize("kind", ["missing"])
+def test_stats_refuses_a_missing_spill_dir_up_front(tmp_path, kind):
+    part = many_keys(tmp_path)
+    spill = tmp_path / "spill"
+    if kind == "file":
+        spill.write_bytes(b"")
+    result = run_cli("stats", "--memory", "1", "--spill-dir", spill, part)
+    assert result.exit_code == 2, result.output
+    assert str(spill) in result.stderr and "cannot read" not in result.stderr and "FAIL" not in result.output
+
+
+def test_stats_refuses_a_read_only_spill_dir_up_front(tmp_path, monkeypatch):
+    part = many_keys(tmp_path)
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    real_statvfs = os.statvfs
+
+    class ReadOnly:
+        f_flag = os.ST_RDONLY
+    monkeypatch.setattr(os, "statvfs", lambda p: ReadOnly() if str(p) == str(spill) else real_statvfs(p))
+    result = run_cli("stats", "--memory", "1", "--spill-dir", spill, part)
+    assert result.exit_code == 2, result.output
+    assert str(spill) in result.stderr and os.strerror(errno.EROFS) in result.stderr
+    assert "cannot read" not in result.stderr
+
+
+class FailingFile:
+    """A spill bucket whose writes fail after ``budget`` calls (the disk fills up), as a buffered file reports it:
+    at a write or at the flush of close()."""
+
+    def __init__(self, real, number, budget):
+        self.real, self.number, self.budget = real, number, budget
+        self.name = real.name
+
+    def write(self, data):
+        self.budget[0] -= 1
+        if self.budget[0] < 0:
+            raise fault(self.number)
+        return self.real.write(data)
+
+    def close(self):
+        self.real.close()
+        if self.budget[0] < 0:
+            raise fault(self.number)
+
+    def __getattr__(self, name):  # flush, fileno, ...: the real file's
+        return getattr(self.real, name)
+
+
+@pytest.mark.parametrize("number", FAULTS)
+@pytest.mark.parametrize("step", [0, 300])  # the first spill write, or one of the records after it
+def test_stats_on_a_failing_spill_disk_exits_2_naming_the_spill_dir(tmp_path, monkeypatch, number, step):
+    from kdump import _backend
+    part = many_keys(tmp_path)
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    before = tree_hash(part)
+    budget = [step]
+    import builtins
+    real_open = builtins.open
+
+    def spill_open(path, mode="r", *args, **kwargs):
+        f = real_open(path, mode, *args, **kwargs)
+        return FailingFile(f, number, budget) if "w" in mode and str(spill) in str(path) else f
+    previous = _backend.BACKEND
+    _backend.use("python")  # the pure twin opens its buckets through the module's open (patched here)
+    monkeypatch.setattr("kdump.keytable.open", spill_open, raising=False)
+    try:
+        result = run_cli("stats", "--memory", "1", "--spill-dir", spill, part)
+    finally:
+        _backend.use(previous)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "internal error" not in result.output
+    assert f"{spill}: cannot write: {os.strerror(number)}" in result.stderr
+    assert "nothing was left" in result.stderr
+    assert "cannot read" not in result.stderr and "FAIL" not in result.output and "damaged" not in result.output
+    assert os.listdir(spill) == [] and tree_hash(part) == before
+
+
+def test_stats_spill_that_hits_a_file_size_limit_in_the_compiled_table(tmp_path):
+    """The compiled key table (its own bucket files) meeting a real write error: the file size limit (EFBIG)."""
+    import resource
+
+    from kdump import _backend
+    if not _backend.COMPILED_AVAILABLE:
+        pytest.skip("the compiled extension is not built")
+    part = many_keys(tmp_path)
+    spill = tmp_path / "spill"
+    spill.mkdir()
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
+    proc = subprocess.run([sys.executable, "-m", "kdump", "stats", "--memory", "1", "--spill-dir", str(spill),
+                           str(part)], env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True,
+                          preexec_fn=limit, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert f"{spill}: cannot write: {os.strerror(errno.EFBIG)}" in proc.stderr and "cannot read" not in proc.stderr
+    assert os.listdir(spill) == []
+
+
+# --- salvage, convert, index rebuild: a failing output ------------------------------------------------------------
+def failing_at(monkeypatch, call: str, number: int, where):
+    """``os.<call>`` (or ``open`` for writing) failing with ``number`` when its path argument is under ``where``."""
+    import builtins
+    where = str(where)
+    if call == "write":  # a file object's writes (kdump writes through os.fdopen's file, not os.write)
+        real_fdopen = os.fdopen
+
+        def fdopen(fd, mode="r", *args, **kwargs):
+            f = real_fdopen(fd, mode, *args, **kwargs)
+            return FailingFile(f, number, [1]) if "w" in mode and _fd_under(fd, where) else f
+        monkeypatch.setattr(os, "fdopen", fdopen)
+        return
+    real = builtins.open if call == "open" else getattr(os, call)
+
+    def failing(*args, **kwargs):
+        paths = [str(a) for a in args if isinstance(a, (str, os.PathLike))]
+        if call == "open" and "r" in str(args[1] if len(args) > 1 else kwargs.get("mode", "r")):
+            return real(*args, **kwargs)
+        if call == "fsync" or any(p.startswith(where) for p in paths):
+            if call == "fsync" and not _fd_under(args[0], where):
+                return real(*args, **kwargs)
+            raise fault(number)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(builtins if call == "open" else os, call, failing)
+
+
+def _fd_under(fd, where: str) -> bool:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}").startswith(where)
+    except OSError:
+        return False
+
+
+WRITERS = {
+    "salvage": lambda src, out: ["salvage", src / "00000000000000000000.log", "-o", out / "00000000000000000000.log"],
+    "salvage-directory": lambda src, out: ["salvage", src, "-o", out / "salvaged"],
+    "convert": lambda src, out: ["convert", "--to-magic", "1", src / "00000000000000000000.log", "-o",
+                                 out / "00000000000000000000.log"],
+    "convert-directory": lambda src, out: ["convert", "--to-magic", "1", src, "-o", out / "converted"],
+    "index-rebuild": lambda src, out: ["index", "rebuild", src / "00000000000000000000.log", "-o", out],
+}
+
+
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+@pytest.mark.parametrize("call", ["open", "write", "fsync", "rename", "replace", "link", "mkdir"])
+@pytest.mark.parametrize("number", [errno.ENOSPC, errno.EROFS, errno.EACCES])
+def test_a_failing_output_exits_2_names_it_and_leaves_nothing(tmp_path, monkeypatch, writer, call, number):
+    """Every step of each writer failing on the output side: exit 2, ``cannot write`` naming a path in the output
+    (never the input, never "cannot read"), never 70, the input intact, no output and nothing left behind."""
+    if call == "mkdir" and "directory" not in writer:
+        pytest.skip("only a directory writer makes a directory")
+    src = partition_copy(tmp_path, name="src-0")
+    out = tmp_path / "out"
+    out.mkdir()
+    before = tree_hash(src)
+    failing_at(monkeypatch, "open" if call == "open" else call, number, out)
+    if call == "open":  # os.open too: mkstemp makes the temporaries with it
+        real_os_open = os.open
+
+        def os_open(path, flags, *args, **kwargs):
+            if str(path).startswith(str(out)) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+                raise fault(number)
+            return real_os_open(path, flags, *args, **kwargs)
+        monkeypatch.setattr(os, "open", os_open)
+    result = run_cli(*WRITERS[writer](src, out))
+    monkeypatch.undo()
+    if result.exit_code == 0:
+        pytest.skip(f"{writer} takes no step through os.{call} on the output")
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "internal error" not in result.output
+    assert "cannot write" in result.stderr and os.strerror(number) in result.stderr, result.stderr
+    assert "cannot read" not in result.stderr
+    said = result.stderr.split("cannot write")[0]
+    assert str(out) in said and str(src) not in said and ".tmp" not in said
+    assert tree_hash(src) == before
+    assert os.listdir(out) == []
+
+
+# --- what the messages name ---------------------------------------------------------------------------------------
+def test_convert_refusal_names_the_flag_not_the_library_argument(tmp_path):
+    log = SOUND / "00000000000000000000.log"
+    out = tmp_path / log.name
+    out.write_bytes(b"mine")
+    result = run_cli("convert", "--to-magic", "1", log, "-o", out)
+    assert result.exit_code == 2
+    assert "overwrite=True" not in result.output and "--force" in result.stderr
+
+
+def test_convert_with_force_beside_symlinked_index_files_writes_nothing(tmp_path):
+    """``convert -o DIR/ --force`` where the segment's index files are symbolic links (never followed, never
+    replaced): refused as a whole before converting -- no new .log beside the old indexes -- exit 2."""
+    log = SOUND / "00000000000000000000.log"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    for kind in ("index", "timeindex"):
+        (elsewhere / kind).write_bytes(b"theirs")
+        (out / f"00000000000000000000.{kind}").symlink_to(elsewhere / kind)
+    before = tree_hash(tmp_path)
+    result = run_cli("convert", "--to-magic", "1", "--force", log, "-o", f"{out}/")
+    assert result.exit_code == 2, result.output
+    assert "symbolic link" in result.stderr and "use --force" not in result.stderr
+    assert tree_hash(tmp_path) == before and left_behind(out) == []
+

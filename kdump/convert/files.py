@@ -25,7 +25,10 @@ from kdump.atomic import (
     fsync_directory,
     partition_lock,
     refuse_input,
+    refuse_irreplaceable,
+    write_error,
 )
+from kdump.errors import WriteError
 from kdump.format.names import CODEC_NAMES
 from kdump.read.logdir import SEGMENT_COMPANIONS, FileKind, classify, segment_base_offset, sibling
 from kdump.read.partition import PartitionLog
@@ -102,9 +105,11 @@ def _convert_segment(source: str, destination: str, options: ConvertOptions, ove
     group = AtomicGroup(os.path.dirname(destination), overwrite=overwrite, protect=[source])
     companions = index_targets(destination) if base is not None else []
     blocked = group.clean([destination, *companions])
+    for path in companions:  # an index file that may not be replaced even so: refused before converting
+        refuse_irreplaceable(path)
     if blocked:
-        why = ("exists; it is not replaced without --force (overwrite=True)" if blocked[0] == destination else
-               "exists and does not belong to the new segment; it is not replaced without --force (overwrite=True)")
+        why = ("exists; it is not replaced unless asked to" if blocked[0] == destination else
+               "exists and does not belong to the new segment; it is not replaced unless asked to")
         raise FileExistsError(errno.EEXIST, why, blocked[0])
     with SegmentReader(source) as reader:
         writer = ConvertedSegmentWriter(destination, overwrite=group.may_replace(destination),
@@ -235,17 +240,32 @@ def convert_directory(source_dir, output_dir, options: ConvertOptions, *, overwr
         names = sorted(set(os.listdir(output_dir)) & {os.path.basename(p) for p in planned})
         clash = AtomicGroup(output_dir).clean([os.path.join(output_dir, n) for n in names])
         if clash:
-            raise FileExistsError(errno.EEXIST, "exists; it is not replaced without --force (overwrite=True), and "
-                                  "nothing is converted", clash[0])
+            raise FileExistsError(errno.EEXIST, "exists; it is not replaced unless asked to, and nothing is "
+                                  "converted", clash[0])
+    if os.path.isdir(output_dir):  # what may not be replaced even so (a symbolic link...): refused before converting
+        for p in planned:
+            refuse_irreplaceable(os.path.join(output_dir, os.path.basename(p)))
     work = TemporaryDirectory(output_dir)
     try:
         results = [convert_segment(seg.log, os.path.join(work.work, os.path.basename(seg.log)), options,
                                    rebuild_indexes=rebuild_indexes) for seg in partition.segments]
         for path in checkpoints:
-            shutil.copyfile(path, os.path.join(work.work, os.path.basename(path)))
+            target = os.path.join(work.work, os.path.basename(path))
+            try:
+                shutil.copyfile(path, target)
+            except OSError as e:
+                raise e if e.filename == path else write_error(e, target) from None
         fsync_directory(work.work)
         crash_point("directory-written")
-        if not work.publish():
+        published = work.publish()
+    except WriteError as e:  # named in the output directory, not in the staging directory that is removed now
+        work.remove()
+        raise work.write_error(e) from None
+    except BaseException:
+        work.remove()
+        raise
+    try:
+        if not published:
             _move_into(work.work, output_dir, results, overwrite)
     finally:
         work.remove()
