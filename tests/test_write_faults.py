@@ -535,3 +535,97 @@ def test_convert_with_force_beside_symlinked_index_files_writes_nothing(tmp_path
     assert "symbolic link" in result.stderr and "use --force" not in result.stderr
     assert tree_hash(tmp_path) == before and left_behind(out) == []
 
+
+# --- Spark's scratch ----------------------------------------------------------------------------------------------
+class FakeSpark:
+    def stop(self):
+        pass
+
+
+def test_a_killed_spark_runs_scratch_is_removed_by_the_next(tmp_path, monkeypatch):
+    """A killed run's scratch directory (kdump's name, a pid no longer running) and the log beside it go; a live
+    run's stay, and so does a log kept on purpose (no scratch directory beside it)."""
+    from kdump.spark import session
+    monkeypatch.setattr(session.tempfile, "gettempdir", lambda: str(tmp_path))
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)
+    uid = os.getuid()
+    killed = tmp_path / f"kdump-spark-{uid}-{dead_pid}.run"
+    (killed / "local" / "blockmgr-1").mkdir(parents=True)
+    (tmp_path / f"kdump-spark-{uid}-{dead_pid}.log").write_text("started")
+    live = tmp_path / f"kdump-spark-{uid}-{os.getppid()}.run"
+    live.mkdir()
+    kept = tmp_path / f"kdump-spark-{uid}-{dead_pid + 1}.log"
+    kept.write_text("ERROR it broke")
+    removed = session.remove_stale_scratch()
+    assert sorted(os.listdir(tmp_path)) == sorted([live.name, kept.name]), removed
+
+
+def test_spark_scratch_goes_at_the_end_also_after_ctrl_c(tmp_path, monkeypatch):
+    from kdump.spark import jobs, session
+    monkeypatch.setattr(session.tempfile, "gettempdir", lambda: str(tmp_path))
+    monkeypatch.setattr("kdump.commands.spark._start", lambda ui, master: (FakeSpark(), True))
+
+    def interrupted(*args, **kwargs):
+        (Path(session.scratch_directory()) / "local" / "blockmgr-1").mkdir(parents=True)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(jobs, "export", interrupted)
+    result = run_cli("spark", "scan", SOUND, "-o", tmp_path / "out")
+    assert result.exit_code == 130, result.output
+    assert os.listdir(tmp_path) == []
+
+
+# --- the Spark writer (df.write.format("kafka-log")), driven without a session -------------------------------------
+def arrow_records(n=50):
+    import pyarrow as pa
+    return pa.RecordBatch.from_pydict({"key": [b"k%d" % i for i in range(n)], "value": [b"v" * 100] * n})
+
+
+def spark_writer(out, overwrite=False, **options):
+    pytest.importorskip("pyspark")
+    from kdump.spark.write import KafkaLogWriter
+    return KafkaLogWriter({"path": str(out), "topic": "t", "segmentBytes": "2048", **options}, None, overwrite)
+
+
+@pytest.mark.parametrize("number", FAULTS)
+def test_spark_writer_task_on_a_failing_disk_leaves_nothing(tmp_path, monkeypatch, number):
+    from kdump.errors import WriteError
+    out = tmp_path / "out"
+    writer = spark_writer(out)
+    failing_at(monkeypatch, "write", number, tmp_path)
+    with pytest.raises(WriteError) as failed:
+        writer.write(iter([arrow_records()]))
+    monkeypatch.undo()
+    assert failed.value.errno == number and str(tmp_path) in failed.value.filename
+    writer.abort([])
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_spark_writer_commit_that_fails_midway_moves_nothing(tmp_path, monkeypatch, overwrite):
+    """The commit's moves into DIR failing after the first (a full or read-only disk): the files already moved go
+    back, DIR is as before (append: its other partitions; overwrite: the old DIR), nothing staged is left."""
+    from kdump.errors import WriteError
+    out = tmp_path / "out"
+    (out / "other-0").mkdir(parents=True)
+    (out / "other-0" / "keep").write_bytes(b"old")
+    before = tree_hash(out)
+    writer = spark_writer(out, overwrite=overwrite, batchRecords="5")
+    message = writer.write(iter([arrow_records()]))
+    assert len(message.written[0].segments) > 1  # several segments: several moves
+    real_rename = os.rename
+    calls = []
+
+    def failing_rename(src, dst, *args, **kwargs):
+        if str(dst).startswith(str(out)):
+            calls.append(dst)
+            if len(calls) == (1 if overwrite else 2):  # overwrite: DIR replaced in one rename
+                raise fault(errno.ENOSPC)
+        return real_rename(src, dst, *args, **kwargs)
+    monkeypatch.setattr(os, "rename", failing_rename)
+    with pytest.raises(WriteError) as failed:
+        writer.commit([message])
+    monkeypatch.undo()
+    assert "nothing was written" in str(failed.value) and str(out) in failed.value.filename
+    writer.abort([message])
+    assert tree_hash(out) == before and os.listdir(tmp_path) == ["out"]
