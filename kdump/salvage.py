@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from kdump.atomic import (
     AtomicGroup,
     TemporaryDirectory,
+    clean_leftovers,
     fsync_directory,
     partition_lock,
     refuse_input,
@@ -290,6 +291,7 @@ def salvage_directory(source_dir, output_dir, *, max_batch_bytes: int = DEFAULT_
                               output_dir)
     try:
         os.makedirs(os.path.dirname(output_dir), exist_ok=True)
+        clean_leftovers(os.path.dirname(output_dir), {os.path.basename(output_dir)})  # a killed run's staging
     except OSError as e:
         raise write_error(e, output_dir, "nothing was written") from None
     work = TemporaryDirectory(output_dir)

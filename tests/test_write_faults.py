@@ -629,3 +629,55 @@ def test_spark_writer_commit_that_fails_midway_moves_nothing(tmp_path, monkeypat
     assert "nothing was written" in str(failed.value) and str(out) in failed.value.filename
     writer.abort([message])
     assert tree_hash(out) == before and os.listdir(tmp_path) == ["out"]
+
+
+# --- kills at every step ------------------------------------------------------------------------------------------
+KILLS = ["group-written", "group-journal", "group-placed", "group-placed:2"]
+
+
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+@pytest.mark.parametrize("point", KILLS)
+def test_a_kill_at_any_step_leaves_the_input_intact_and_the_rerun_whole(tmp_path, writer, point):
+    """SIGKILL at each step of a writer's commit (:func:`kdump.atomic.crash_point`): the input is intact; the
+    output is absent, or whole and verified, or recognisably interrupted (a journal ``verify`` reports); the same
+    command run again finishes the job (exit 0), verifies clean and leaves nothing behind -- the lock included."""
+    src = partition_copy(tmp_path, name="src-0")
+    out = tmp_path / "out"
+    out.mkdir()
+    before = tree_hash(src)
+    args = [str(a) for a in WRITERS[writer](src, out)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **{KILL_AT_ENV: point})
+    proc = subprocess.run([sys.executable, "-m", "kdump", *args], env=env, capture_output=True, timeout=120)
+    assert proc.returncode in (-signal.SIGKILL, 0), proc.stderr.decode()
+    assert tree_hash(src) == before
+    again = run_cli(*args)
+    assert again.exit_code == 0, again.output
+    assert tree_hash(src) == before
+    written = out / "salvaged" if writer == "salvage-directory" else out / "converted" \
+        if writer == "convert-directory" else out
+    if writer == "index-rebuild":  # indexes without their segment: the same bytes as an uninterrupted run's
+        fresh = tmp_path / "fresh"
+        fresh.mkdir()
+        assert run_cli(*WRITERS[writer](src, fresh)).exit_code == 0
+        assert tree_hash(out) == tree_hash(fresh)
+    else:
+        assert run_cli("verify", "--deep", written).exit_code == 0
+    assert left_behind(out) == [] and left_behind(written) == []
+
+
+def test_a_task_write_failure_is_read_back_from_sparks_wrapping():
+    """What the driver receives when an export task fails to write: Spark's error text with the task's Python
+    traceback inside; :func:`kdump.spark.jobs.write_failure` finds the file, the errno and the reason in it."""
+    pytest.importorskip("pyarrow")
+    from kdump.spark.jobs import ExportWriteFailed, write_failure
+    inner = ExportWriteFailed("[errno 28] No space left on device [path /data/.out.x1y2z3w4.tmp/part-00003.parquet]")
+    wrapped = Exception("An error occurred while calling o85.collectToPython.\n: org.apache.spark.SparkException: "
+                        "Job aborted due to stage failure: Task 3 in stage 1.0 failed 1 times\n"
+                        "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+                        '  File "/kdump/spark/jobs.py", line 170, in _export_task\n'
+                        f"kdump.spark.jobs.ExportWriteFailed: {inner}\n\n\tat org.apache.spark.api.python...")
+    for error in (inner, wrapped):
+        found = write_failure(error)
+        assert (found.errno, found.strerror, found.filename) == (
+            errno.ENOSPC, "No space left on device", "/data/.out.x1y2z3w4.tmp/part-00003.parquet")
+    assert write_failure(Exception("kdump.spark.arrow.DamagedData: x.log: at byte 0: crc")) is None
