@@ -681,3 +681,31 @@ def test_a_task_write_failure_is_read_back_from_sparks_wrapping():
         assert (found.errno, found.strerror, found.filename) == (
             errno.ENOSPC, "No space left on device", "/data/.out.x1y2z3w4.tmp/part-00003.parquet")
     assert write_failure(Exception("kdump.spark.arrow.DamagedData: x.log: at byte 0: crc")) is None
+
+
+# --- on Spark (the one test session; few and small) ---------------------------------------------------------------
+def test_spark_export_commits_whole_or_leaves_nothing(spark, tmp_path):
+    """Through Spark: a JSON export (Spark's own writer, into the staging directory) committed whole, with kdump's
+    _SUCCESS; a FAILFAST export that meets damage leaves nothing; the session's scratch is this run's own."""
+    from kdump.spark import jobs, session
+    from kdump.spark.arrow import ReadOptions
+    from kdump.spark.schema import default_columns
+    out = tmp_path / "json"
+    assert jobs.export(spark, [str(SOUND)], str(out), "json").records == records_in(SOUND)
+    assert json.loads((out / "_SUCCESS").read_text())["writer"] == "kdump spark scan"
+    assert any(n.startswith("part-") for n in os.listdir(out)) and "json" not in os.listdir(out)
+    failfast = ReadOptions(columns=tuple(default_columns(True, False)), failfast=True)
+    with pytest.raises(Exception, match="DamagedData"):
+        jobs.export(spark, [str(CRC_BAD)], str(tmp_path / "ff"), "parquet", failfast)
+    assert os.listdir(tmp_path) == ["json"]
+    local = spark.sparkContext.getConf().get("spark.local.dir", "")
+    assert local.startswith(session.scratch_directory()), local
+
+
+def test_a_leftover_temporary_is_reported_with_its_size(tmp_path):
+    """A 50,000-byte temporary of a killed run was reported as "0 bytes"."""
+    part = partition_copy(tmp_path)
+    (part / ".00000000000000000000.log.abcdefgh.tmp").write_bytes(b"\0" * 50_000)
+    result = run_cli("verify", "--format", "json", part)
+    (left,) = [f for f in json.loads(result.stdout)["files"] if f["path"].endswith(".tmp")]
+    assert left["bytes"] == 50_000
