@@ -709,3 +709,24 @@ def test_a_leftover_temporary_is_reported_with_its_size(tmp_path):
     result = run_cli("verify", "--format", "json", part)
     (left,) = [f for f in json.loads(result.stdout)["files"] if f["path"].endswith(".tmp")]
     assert left["bytes"] == 50_000
+
+
+def test_spark_stats_whose_task_cannot_spill_exits_2(tmp_path, monkeypatch):
+    """A ``kdump spark stats`` task whose key digests cannot be spilled fails with kdump's WriteError inside
+    Spark's error: exit 2 naming the directory, never 70."""
+    from kdump.errors import WriteError
+    from kdump.spark import jobs
+    spill = WriteError(errno.ENOSPC, "No space left on device (spilling key digests); the spill files were "
+                       "removed and nothing was left", str(tmp_path))
+    wrapped = Exception("org.apache.spark.SparkException: Job aborted due to stage failure\n"
+                        "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+                        f"kdump.errors.WriteError: {spill}\n\n\tat org.apache.spark...")
+
+    def failing(*args, **kwargs):
+        raise wrapped
+    monkeypatch.setattr("kdump.commands.spark._start", lambda ui, master: (FakeSpark(), False))
+    monkeypatch.setattr(jobs, "stats", failing)
+    result = run_cli("spark", "stats", SOUND)
+    assert result.exit_code == 2, result.output
+    assert f"{tmp_path}: cannot write: No space left on device" in result.stderr
+    assert "internal error" not in result.output

@@ -76,6 +76,11 @@ def _run(ui, session, fn):
         ui.cannot(e.filename, e, "write")
         ui.exit()
     except Exception as e:  # FAILFAST: a task met damage; Spark wraps the task's error in its own
+        from kdump.spark.jobs import write_failure
+        failure = write_failure(e)
+        if failure is not None:  # a task could not write (stats: its spilled key digests): exit 2, never 70
+            ui.cannot(failure.filename, failure, "write")
+            ui.exit()
         damaged = _DAMAGED.search(f"{type(e).__name__}: {e}")  # wrapped by Spark, or not (a job run in-process)
         if damaged is None:
             raise

@@ -124,6 +124,7 @@ class ExportWriteFailed(_source.KdumpError):
 
 
 _WRITE_FAILED = re.compile(r"ExportWriteFailed: \[errno (\d+)\] (.*?) \[path (.*?)\]$", re.MULTILINE)
+_TASK_WRITE_ERROR = re.compile(r"kdump\.errors\.WriteError: \[Errno (\d+)\] (.*?): '(.*)'$", re.MULTILINE)
 # what a JVM writer (Spark's JSON) says for the errors of a write that no retry mends
 _JAVA_WRITE_ERRORS = {"No space left on device": errno.ENOSPC, "Read-only file system": errno.EROFS,
                       "Permission denied": errno.EACCES, "Disk quota exceeded": errno.EDQUOT}
@@ -143,6 +144,9 @@ def write_failure(error: BaseException) -> WriteError | None:
     text = f"ExportWriteFailed: {error}" if isinstance(error, ExportWriteFailed) else str(error)
     m = _WRITE_FAILED.search(text)
     if m:
+        return WriteError(int(m.group(1)), m.group(2), m.group(3))
+    m = _TASK_WRITE_ERROR.search(text)
+    if m:  # kdump's own WriteError in a task (stats' spilled key digests...), as Python prints an OSError
         return WriteError(int(m.group(1)), m.group(2), m.group(3))
     for reason, number in _JAVA_WRITE_ERRORS.items():
         if reason in text and ("IOException" in text or "FileSystemException" in text):
