@@ -48,6 +48,7 @@ A test-only hook, ``KDUMP_TEST_KILL_AT=<point>[:<n>]``, SIGKILLs the process at 
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -62,8 +63,8 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from kdump.digests import BackgroundSha256
-from kdump.errors import KdumpError
-from kdump.read.logdir import backup_path, file_type_name, kdump_temporary, temporary_affixes
+from kdump.errors import KdumpError, WriteError
+from kdump.read.logdir import KDUMP_LOCK, backup_path, file_type_name, kdump_temporary, temporary_affixes
 
 try:
     import fcntl
@@ -155,6 +156,19 @@ def refuse_irreplaceable(path: str) -> None:
                       path)
 
 
+def write_error(error: OSError, path: str, left: str = "") -> OSError:
+    """``error`` of writing ``path`` as a :class:`~kdump.errors.WriteError` naming ``path`` (the file that could not
+    be written: never the temporary, never an input) and saying what was ``left``; a refusal (FileExistsError)
+    and an error already told apart stay as they are."""
+    if isinstance(error, (FileExistsError, WriteError)):
+        return error
+    reason = error.strerror or str(error)
+    return WriteError(error.errno, f"{reason}; {left}" if left else reason, path)
+
+
+NOTHING_WRITTEN = "nothing was written (no temporary is left, the old file is untouched)"
+
+
 def _same_file(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
@@ -166,8 +180,11 @@ class InputRefused(FileExistsError):
     """The output named is the input itself: refused whatever ``--force`` says, so no message may suggest it."""
 
 
-def force_hint(error: FileExistsError) -> str:
-    """What to add to a refusal's message: the ``--force`` hint only where ``--force`` would change the answer."""
+def force_hint(error: FileExistsError, forced: bool = False) -> str:
+    """What to add to a refusal's message: the ``--force`` hint only where ``--force`` would change the answer
+    (not for the input itself, and not when ``--force`` was given: then the file appeared meanwhile)."""
+    if forced and not isinstance(error, InputRefused):
+        return " (it appeared while this run was writing; nothing was replaced)"
     return "" if isinstance(error, InputRefused) else " (use --force to replace)"
 
 
@@ -225,7 +242,10 @@ class AtomicFile:
             raise FileExistsError(f"{self.path} exists (not replaced unless asked to; "
                                   "the old file is then kept as .bak)")
         refuse_irreplaceable(self.path)
-        fd, self._tmp = _mkstemp(self.path)
+        try:
+            fd, self._tmp = _mkstemp(self.path)
+        except OSError as e:
+            raise write_error(e, self.path, NOTHING_WRITTEN) from None
         try:
             os.fchmod(fd, 0o666 & ~current_umask())  # mkstemp makes 0600; give what a plain open() would
         except (AttributeError, OSError):
@@ -271,6 +291,9 @@ class AtomicFile:
             self._file.write(data)
             self._hash.update(data)
             self._size += len(data)
+        except OSError as e:
+            self.abort()
+            raise write_error(e, self.path, NOTHING_WRITTEN) from None
         except BaseException:
             self.abort()
             raise
@@ -295,6 +318,9 @@ class AtomicFile:
                 self._check_readback()
             if self.verify is not None:
                 self.verify(self._tmp)
+        except OSError as e:
+            self.abort()
+            raise write_error(e, self.path, NOTHING_WRITTEN) from None
         except BaseException:
             self.abort()
             raise
@@ -322,6 +348,9 @@ class AtomicFile:
                 os.replace(self._tmp, self.path)
             else:
                 self._place_new()
+        except OSError as e:
+            self.abort()
+            raise write_error(e, self.path) from None
         except BaseException:
             self.abort()
             raise
@@ -336,11 +365,14 @@ class AtomicFile:
         if not self.overwrite:
             raise FileExistsError(f"{self.path} exists (not replaced unless asked to)")
         refuse_irreplaceable(self.path)
-        if self.backup:
-            self.backup_path = backup_path(self.path)
-            os.replace(self.path, self.backup_path)
-        else:
-            os.unlink(self.path)
+        try:
+            if self.backup:
+                self.backup_path = backup_path(self.path)
+                os.replace(self.path, self.backup_path)
+            else:
+                os.unlink(self.path)
+        except OSError as e:
+            raise write_error(e, self.path) from None
 
     def abort(self) -> None:
         """Drop the temporary file (idempotent); the target is not touched."""
@@ -501,22 +533,29 @@ class AtomicGroup:
         crash_point("group-written")
         if len(order) <= 1:
             return [m.commit() for m in order]
-        journal = _Journal(self.directory, order)
+        try:
+            journal = _Journal(self.directory, order)
+        except OSError as e:
+            self.abort()
+            raise write_error(e, order[-1].path, NOTHING_WRITTEN) from None
         crash_point("group-journal")
+        touched = False
         try:
             if self.last is not None:
                 self.last.move_aside()
+                touched = True
                 fsync_directory(self.directory)
                 crash_point("group-placed")
             for m in order:
                 if m is self.last:
                     fsync_directory(self.directory)
                 m.place()
+                touched = True
                 crash_point("group-placed")
             fsync_directory(self.directory)
         except BaseException:
             self.abort()
-            journal.release()  # left in place: the directory is recognisably in the middle of this group
+            journal.leave(touched)
             raise
         journal.remove()
         return [m.path for m in self.members]
@@ -547,22 +586,32 @@ def commit_groups(groups: list[AtomicGroup]) -> list[list[str]]:
     try:
         for m in members:
             m.prepare(sync=False)
-        sync_files(directory, members)
+        try:
+            sync_files(directory, members)
+        except OSError as e:
+            raise write_error(e, members[-1].path, NOTHING_WRITTEN) from None
     except BaseException:
         abort_all()
         raise
     crash_point("group-written")
     lasts = [g.last for g in groups if g.last is not None and len(g.members) > 1]
     others = [m for m in members if not any(m is last for last in lasts)]
-    journal = _Journal(directory, others + lasts)
+    try:
+        journal = _Journal(directory, others + lasts)
+    except OSError as e:
+        abort_all()
+        raise write_error(e, (others + lasts)[-1].path, NOTHING_WRITTEN) from None
     crash_point("group-journal")
+    touched = False
     try:
         for last in lasts:
             last.move_aside()
+            touched = True
         fsync_directory(directory)
         crash_point("group-placed")
         for m in others:
             m.place()
+            touched = True
             crash_point("group-placed")
         fsync_directory(directory)
         for last in lasts:
@@ -571,7 +620,7 @@ def commit_groups(groups: list[AtomicGroup]) -> list[list[str]]:
         fsync_directory(directory)
     except BaseException:
         abort_all()
-        journal.release()  # left in place: the directory is recognisably in the middle of these groups
+        journal.leave(touched)
         raise
     journal.remove()
     return [[m.path for m in g.members] for g in groups]
@@ -614,10 +663,18 @@ class _Journal:
         members = [{"target": os.path.basename(m.path), "temporary": m.temporary_path, "size": m.size,
                     "sha256": m.written_sha256()} for m in order]
         fd, self.path = _mkstemp(order[-1].path, "journal")
-        self._file = os.fdopen(fd, "w", encoding="utf-8")
-        json.dump({"kdump": "atomic-group", "pid": os.getpid(), "members": members}, self._file)
-        self._file.flush()
-        os.fsync(fd)
+        try:
+            self._file = os.fdopen(fd, "w", encoding="utf-8")
+            json.dump({"kdump": "atomic-group", "pid": os.getpid(), "members": members}, self._file)
+            self._file.flush()
+            os.fsync(fd)
+        except BaseException:  # not written whole (a full disk): no target was touched, so no journal stays
+            os.unlink(self.path)
+            try:
+                self._file.close() if hasattr(self, "_file") else os.close(fd)
+            except OSError:
+                pass
+            raise
         fsync_directory(directory)
         self.directory = directory
 
@@ -626,6 +683,18 @@ class _Journal:
             self._file.close()
         except OSError:
             pass
+
+    def leave(self, touched: bool) -> None:
+        """After a failed placing: the journal stays when a target was touched (the directory is recognisably in
+        the middle of its group: ``kdump-write-interrupted``), and goes when none was (every file is as before:
+        nothing was interrupted, and a journal would say otherwise)."""
+        if touched:
+            self.release()
+            return
+        try:
+            self.remove()
+        except OSError:
+            self.release()
 
     def remove(self) -> None:
         os.unlink(self.path)
@@ -724,21 +793,35 @@ class TemporaryDirectory:
         self.path = os.path.abspath(os.fspath(path))
         parent, name = os.path.split(self.path)
         prefix, suffix = temporary_affixes(name)
-        self.work = tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent)
+        try:
+            self.work = tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent)
+        except OSError as e:
+            raise write_error(e, self.path, NOTHING_WRITTEN) from None
         self._fd: int | None = os.open(self.work, os.O_RDONLY)
         _lock(self._fd)
 
+    def write_error(self, error: WriteError) -> WriteError:
+        """A write into this staging directory that failed, said of ``path`` (the staging directory is removed
+        with the run): the name under ``path`` it was to have, and that nothing was left."""
+        where = self.path
+        if error.filename and os.path.abspath(os.fsdecode(error.filename)).startswith(os.path.join(self.work, "")):
+            where = os.path.join(self.path, os.path.relpath(os.fsdecode(error.filename), self.work))
+        return WriteError(error.errno, f"{error.strerror} (all or nothing: {os.path.basename(self.path)} was not "
+                          "made, nothing was left)", where)
+
     def publish(self) -> bool:
         """Rename the directory to ``path`` in one step if ``path`` does not exist or is an empty directory;
-        False (nothing done) if ``path`` has files. The directory gets the mode ``mkdir`` gives (the umask's, 0755
-        under 022): private (mkdtemp's 0700) only while it is kdump's staging."""
+        False (nothing done) if ``path`` is anything else by now (a directory with files, a file: another writer
+        was faster). The directory gets the mode ``mkdir`` gives (the umask's, 0755 under 022): private
+        (mkdtemp's 0700) only while it is kdump's staging."""
         try:
             os.chmod(self.work, 0o777 & ~current_umask())
             os.rename(self.work, self.path)
-        except OSError:
-            if os.path.isdir(self.path) and os.listdir(self.path):
+        except OSError as e:
+            if os.path.lexists(self.path) and not (os.path.isdir(self.path) and not os.path.islink(self.path)
+                                                   and not os.listdir(self.path)):
                 return False
-            raise
+            raise write_error(e, self.path) from None
         self.close()
         fsync_directory(os.path.dirname(self.path))
         return True
@@ -758,3 +841,146 @@ def write_atomic(path, data: bytes, **kwargs) -> str:
     f = AtomicFile(path, **kwargs)
     f.write(data)
     return f.commit()
+
+
+# --- checks before a long run ----------------------------------------------------------------------------------
+def _nearest_existing(path: str) -> str:
+    path = os.path.abspath(path)
+    while not os.path.lexists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return path
+
+
+def unwritable_directory(directory: str) -> OSError | None:
+    """Why nothing can be created in ``directory`` (or, when it is missing, in its nearest existing parent, where
+    it would be made): a read-only file system (EROFS) or no write permission (EACCES); None when it looks
+    writable. A check before a run that takes long, so that it stops in a second instead of at its end; the write
+    itself still decides (a full disk or a quota shows only then)."""
+    existing = _nearest_existing(directory)
+    if not os.path.isdir(existing):
+        return NotADirectoryError(errno.ENOTDIR, "not a directory", existing)
+    try:
+        if os.statvfs(existing).f_flag & os.ST_RDONLY:
+            return OSError(errno.EROFS, os.strerror(errno.EROFS), existing)
+    except (OSError, AttributeError):
+        pass
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return PermissionError(errno.EACCES, os.strerror(errno.EACCES), existing)
+    return None
+
+
+def check_new_directory(path) -> None:
+    """Before a run that writes the new directory ``path`` (an export, a salvaged partition): FileExistsError when
+    ``path`` exists and is not an empty directory (a regular file, a symbolic link, a directory with files);
+    :class:`~kdump.errors.WriteError` when it could not be created beside its parent (read-only, no permission).
+    Nothing is created."""
+    path = os.path.abspath(os.fspath(path))
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as e:
+        raise WriteError(e.errno, e.strerror or str(e), path) from None
+    if mode is not None:
+        if not stat.S_ISDIR(mode):
+            raise FileExistsError(errno.EEXIST, f"exists and is {file_type_name(mode)}; the output is a new "
+                                  "directory", path)
+        try:
+            if os.listdir(path):
+                raise FileExistsError(errno.EEXIST, "exists and is not empty; the output is a new directory", path)
+        except OSError as e:
+            if isinstance(e, FileExistsError):
+                raise
+            raise WriteError(e.errno, e.strerror or str(e), path) from None
+    problem = unwritable_directory(os.path.dirname(path))
+    if problem is not None:
+        raise WriteError(problem.errno, f"{problem.strerror} (in {problem.filename}): {os.path.basename(path)} "
+                         "cannot be created there", path)
+
+
+# --- the partition lock ------------------------------------------------------------------------------------------
+class PartitionBusy(WriteError):
+    """Another kdump run holds the lock of the directory this run would write into: nothing was written."""
+
+
+_held: dict[str, list] = {}  # directory -> [fd, depth]: the locks this process holds (taken again, not twice)
+
+
+def _lock_holder(path: str) -> str:
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            pid = f.read(32).strip()
+    except OSError:
+        pid = ""
+    return f"another kdump run (pid {pid})" if pid.isdigit() else "another kdump run"
+
+
+@contextlib.contextmanager
+def partition_lock(directory):
+    """Hold the lock of ``directory`` (a partition directory, or the directory an output goes to) while this run
+    writes files there: ``<directory>/.kdump.lock`` (:data:`kdump.read.logdir.KDUMP_LOCK`, Kafka's ``.lock`` habit
+    of its log directories), exclusively ``flock``-ed and holding this process's pid. A second run that would
+    write there is refused at once with :class:`PartitionBusy` (exit 2) naming the first, instead of racing it
+    rename for rename (issue 31: two ``index rebuild`` of one partition left a journal that ``verify`` then
+    reported as an interrupted write). Taken again by the same process (a partition's groups), it nests.
+
+    The lock file is removed when the lock is released: removed while still locked, and a run that took the lock
+    checks that the file it locked is still the one at the name (else it locks the new one), so that no two runs
+    ever hold two different files. A killed run's file stays (its lock died with it); the next run takes it and
+    removes it. Without flock (Windows) nothing is locked."""
+    directory = os.path.abspath(os.fspath(directory))
+    held = _held.get(directory)
+    if held is not None or fcntl is None:
+        if held is not None:
+            held[1] += 1
+        try:
+            yield
+        finally:
+            if held is not None:
+                held[1] -= 1
+        return
+    path = os.path.join(directory, KDUMP_LOCK)
+    fd = _take_lock(path)
+    _held[directory] = [fd, 1]
+    try:
+        yield
+    finally:
+        del _held[directory]
+        try:
+            os.unlink(path)  # while locked: a run waiting on this file finds it gone and takes a new one
+        except OSError:
+            pass
+        os.close(fd)
+
+
+def _take_lock(path: str) -> int:
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0),
+                         0o644)
+        except OSError as e:
+            raise WriteError(e.errno, f"{e.strerror or e} (its lock {KDUMP_LOCK} cannot be made); nothing was "
+                             "written", os.path.dirname(path)) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise PartitionBusy(errno.EBUSY, f"{_lock_holder(path)} is writing files in this directory (it holds "
+                                f"{KDUMP_LOCK}); nothing was written (run again when it has finished)",
+                                os.path.dirname(path)) from None
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(path))
+        except FileNotFoundError:
+            same = False
+        if not same:  # its holder removed it as we waited for it: lock the one at the name now
+            os.close(fd)
+            continue
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError:
+            pass  # the pid only names the holder in a refusal
+        return fd

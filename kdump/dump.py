@@ -110,7 +110,8 @@ class FileResult:
 
 # Files of Kafka's (and kdump's) own that a directory dump passes over without calling them unknown.
 PASSED_OVER_KINDS = frozenset((FileKind.META_PROPERTIES, FileKind.BROKER_STATE, FileKind.DELETED, FileKind.SWAP,
-                               FileKind.CLEANED, FileKind.KAFKA_TEMP, FileKind.KDUMP_TEMP, FileKind.KDUMP_BACKUP))
+                               FileKind.CLEANED, FileKind.KAFKA_TEMP, FileKind.KDUMP_TEMP, FileKind.KDUMP_BACKUP,
+                               FileKind.KDUMP_LOCK))
 PRE_08_SUFFIX = ".kafka"  # Kafka 0.7's segments: <offset>.kafka, messages without offsets
 
 

@@ -32,8 +32,18 @@ def is_leftover_directory(path) -> bool:
     return os.path.isdir(path) and kdump_temporary(path) is not None
 
 
+def _size(path: str) -> int:
+    """What a leftover takes on disk (a staging directory: its files), for its report's ``bytes``."""
+    try:
+        if not os.path.isdir(path):
+            return os.path.getsize(path)
+        return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
+    except OSError:
+        return 0
+
+
 def _report(left) -> FileReport:
-    report = FileReport(left.path, "kdump-temporary")
+    report = FileReport(left.path, "kdump-temporary", bytes=_size(left.path))
     if left.role == "journal":
         code = "kdump-write-interrupted"
         if left.unreadable is not None:

@@ -28,7 +28,16 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kdump.atomic import AtomicGroup, TemporaryDirectory, fsync_directory, refuse_input
+from kdump.atomic import (
+    AtomicGroup,
+    TemporaryDirectory,
+    clean_leftovers,
+    fsync_directory,
+    partition_lock,
+    refuse_input,
+    write_error,
+)
+from kdump.errors import WriteError
 from kdump.format.framing import Stop
 from kdump.format.legacy import LegacyRun
 from kdump.format.v2 import RecordBatch
@@ -221,12 +230,19 @@ def salvage_segment(source, destination, *, overwrite: bool = False, max_batch_b
     directory takes the source's name) with its indexes. Raises FileExistsError (the output or one of its index
     files exists and not ``overwrite``, or it is the input), OSError, and
     :class:`~kdump.writer.WriteVerificationError` if the new file does not read back clean."""
-    from kdump.convert.files import add_indexes, index_targets, output_path_for
+    from kdump.convert.files import output_path_for
 
     source = os.fspath(source)
     destination = os.path.abspath(output_path_for(source, destination))
     refuse_input(source, destination)
     os.makedirs(os.path.dirname(destination), exist_ok=True)
+    with partition_lock(os.path.dirname(destination)):
+        return _salvage_segment(source, destination, overwrite, max_batch_bytes, rebuild_indexes, progress)
+
+
+def _salvage_segment(source: str, destination: str, overwrite: bool, max_batch_bytes: int, rebuild_indexes: bool,
+                     progress) -> SalvageResult:
+    from kdump.convert.files import add_indexes, index_targets
     group = AtomicGroup(os.path.dirname(destination), overwrite=overwrite, protect=[source])
     blocked = group.clean([destination, *index_targets(destination)])
     if blocked:
@@ -243,12 +259,12 @@ def salvage_segment(source, destination, *, overwrite: bool = False, max_batch_b
     result.output = destination
     result.verified = writer.verified
     group.adopt(writer.atomic_file)
-    if rebuild_indexes:
-        status = add_indexes(group, writer.temporary_path, destination)
-        result.indexes = [p for p in status.files if p != destination]
-        if status.note:
-            result.notes.append(status.note)
     try:
+        if rebuild_indexes:
+            status = add_indexes(group, writer.temporary_path, destination)
+            result.indexes = [p for p in status.files if p != destination]
+            if status.note:
+                result.notes.append(status.note)
         group.commit()
     except BaseException:
         group.abort()
@@ -273,7 +289,11 @@ def salvage_directory(source_dir, output_dir, *, max_batch_bytes: int = DEFAULT_
     if os.path.isdir(output_dir) and os.listdir(output_dir):
         raise FileExistsError(errno.EEXIST, "is not empty; salvage writes a partition into a new directory",
                               output_dir)
-    os.makedirs(os.path.dirname(output_dir), exist_ok=True)
+    try:
+        os.makedirs(os.path.dirname(output_dir), exist_ok=True)
+        clean_leftovers(os.path.dirname(output_dir), {os.path.basename(output_dir)})  # a killed run's staging
+    except OSError as e:
+        raise write_error(e, output_dir, "nothing was written") from None
     work = TemporaryDirectory(output_dir)
     try:
         results = [salvage_segment(seg.log, os.path.join(work.work, os.path.basename(seg.log)),
@@ -282,10 +302,16 @@ def salvage_directory(source_dir, output_dir, *, max_batch_bytes: int = DEFAULT_
         for kind in (FileKind.PARTITION_METADATA, FileKind.LEADER_EPOCH_CHECKPOINT):
             if kind in partition.checkpoints:
                 path = partition.checkpoints[kind]
-                shutil.copyfile(path, os.path.join(work.work, os.path.basename(path)))
+                target = os.path.join(work.work, os.path.basename(path))
+                try:
+                    shutil.copyfile(path, target)
+                except OSError as e:  # reading the checkpoint, or writing its copy
+                    raise e if e.filename == path else write_error(e, target) from None
         fsync_directory(work.work)
         if not work.publish():
             raise FileExistsError(errno.EEXIST, "was filled while salvaging; nothing was written", output_dir)
+    except WriteError as e:  # named in the output directory, not in the staging directory that is removed now
+        raise work.write_error(e) from None
     finally:
         work.remove()
     for r in results:

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-from kdump.errors import FormatError, KdumpError
+from kdump.errors import FormatError, KdumpError, WriteError
 from kdump.findings import Problem
 from kdump.format.columns import RECORDS_PER_CHUNK
 from kdump.format.legacy import LegacyRun
@@ -181,6 +181,8 @@ def segment_stats(path: str, size: int | None = None, observe=None, *, next_base
                         s.add_batch(item, records)
                         if error is not None:
                             s.errors.append(Problem.of(path, _at(error, item.position)))
+    except WriteError:  # the key digests could not be spilled: no fault of the segment's
+        raise
     except OSError as e:
         s.errors.append(Problem.of(path, e))
     s.damaged_segments = 1 if s.errors and s.segments else 0
@@ -504,7 +506,19 @@ class RecordAnalysis:
         s.keyless_records += keys.keyless
         s.keyed_records += keys.count - keys.keyless
         s.tombstones += keys.tombstones
-        self.keys.add_entries(keys.entries)
+        try:
+            self.keys.add_entries(keys.entries)
+        except OSError as e:
+            raise self._spill_failed(e) from None
+
+    def _spill_failed(self, error: OSError) -> WriteError:
+        """The key table's spill files could not be written (or read back): a :class:`~kdump.errors.WriteError`
+        naming the spill directory, never the segment being read (the table removes its directory when it goes,
+        with this analysis)."""
+        import tempfile
+        spill_dir = os.path.abspath(self.keys.spill_dir or tempfile.gettempdir())
+        return WriteError(error.errno, f"{error.strerror or error} (spilling key digests); the spill files were "
+                          "removed and nothing was left", spill_dir)
 
     def _count_compression(self, codec_id: int, batches: int, stored: int, record_bytes: int) -> None:
         """``batches`` of codec ``codec_id``, ``stored`` bytes as stored holding ``record_bytes`` of records."""
@@ -515,7 +529,10 @@ class RecordAnalysis:
 
     def finish(self) -> RecordStats:
         s = self.stats
-        keys = self.keys.finish()
+        try:
+            keys = self.keys.finish()
+        except OSError as e:
+            raise self._spill_failed(e) from None
         s.distinct_keys = keys.keys
         s.superseded_records = keys.superseded
         s.superseded_bytes = keys.superseded_bytes

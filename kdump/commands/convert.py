@@ -13,7 +13,7 @@ from kdump.commands.options import (
     output_path_option,
     renamed_option,
 )
-from kdump.errors import EXIT_USAGE
+from kdump.errors import EXIT_USAGE, WriteError
 from kdump.format.names import CODEC_IDS, CODEC_NAMES
 
 CODEC_CHOICES = ["keep", *CODEC_NAMES]  # keep: each batch keeps its own codec
@@ -162,14 +162,14 @@ def command(path, to_magic, output, compression, recompress, force, strict, skip
         _report_error(ui, e.source or path, e, whole=os.path.isdir(path))
         errors.append(error_object(e.source or path, e.code, e.message, e.position))
     except FileExistsError as e:
-        hint = force_hint(e)
+        hint = force_hint(e, force)
         errors.append(error_object(e.filename or output, "output-exists", f"{e.strerror or e}{hint}"))
         if e.filename:
             ui.problem(e.filename, f"{e.strerror}{hint}", code=EXIT_USAGE)
         else:
             ui.problem(None, f"{e}{hint}", code=EXIT_USAGE)
     except OSError as e:
-        doing = "write" if _is_output(e.filename, output) else "read"
+        doing = "write" if isinstance(e, WriteError) or _is_output(e.filename, output) else "read"
         ui.cannot(e.filename or (output if doing == "write" else path), e, doing)
         errors.append(error_object(os.fsdecode(e.filename or (output if doing == "write" else path)), f"cannot-{doing}",
                                    f"cannot {doing}: {e.strerror or e}"))
@@ -181,7 +181,7 @@ def command(path, to_magic, output, compression, recompress, force, strict, skip
     ui.exit()
 
 
-def _is_output(filename, output) -> bool:
+def _is_output(filename, output) -> bool:  # (kdump.errors.WriteError says so itself)
     """Whether a failed file (None: unnamed, as a full disk leaves it) is on the output side."""
     if filename is None:
         return True

@@ -233,7 +233,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, fail_on,
                            else EXIT_DATA, error=e.code)
                 continue
             except FileExistsError as e:
-                ui.problem(p, f"not rebuilt: {e}{force_hint(e)}", code=EXIT_USAGE, error="output-exists")
+                ui.problem(p, f"not rebuilt: {e}{force_hint(e, force)}", code=EXIT_USAGE, error="output-exists")
                 continue
             except WriteError as e:
                 ui.cannot(e.filename, e, "write")

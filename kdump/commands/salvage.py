@@ -7,7 +7,7 @@ import click
 
 from kdump.commands.findings import fail_on_option
 from kdump.commands.options import exit_help, output_options
-from kdump.errors import EXIT_DATA, EXIT_USAGE
+from kdump.errors import EXIT_DATA, EXIT_USAGE, WriteError
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES
 
 EXIT_HELP = exit_help(
@@ -63,7 +63,8 @@ def command(source, output, force, max_batch_bytes, ui, fail_on):
         ui.problem(None, f"{e}; nothing was written", code=EXIT_DATA, error="write-verification-failed")
         _stop(ui)
     except OSError as e:
-        written = e.filename is not None and os.path.abspath(e.filename).startswith(os.path.abspath(output))
+        written = isinstance(e, WriteError) or (
+            e.filename is not None and os.path.abspath(e.filename).startswith(os.path.abspath(output)))
         ui.cannot(e.filename or source, e, "write" if written else "read")
         _stop(ui)
     if not results:

@@ -11,7 +11,7 @@ import click
 
 from kdump.commands.findings import fail_on_option
 from kdump.commands.options import exit_help, output_options, output_path_option, say
-from kdump.errors import EXIT_USAGE
+from kdump.errors import EXIT_USAGE, WriteError
 
 EXIT_HELP = exit_help(
     ok="success (verify: no error; warnings are reported, not failing unless --fail-on warning)",
@@ -66,11 +66,22 @@ def _run(ui, session, fn):
         result = fn(spark)
         finished = True
         return result
-    except (PathError, FileExistsError) as e:
+    except FileExistsError as e:
+        ui.problem(e.filename, e.strerror or str(e), code=EXIT_USAGE, error="output-exists")
+        ui.exit()
+    except PathError as e:
         ui.problem(None, str(e), code=EXIT_USAGE)
         ui.exit()
+    except WriteError as e:  # an output that cannot be written (an export's tasks, its staging, its commit)
+        ui.cannot(e.filename, e, "write")
+        ui.exit()
     except Exception as e:  # FAILFAST: a task met damage; Spark wraps the task's error in its own
-        damaged = _DAMAGED.search(str(e))
+        from kdump.spark.jobs import write_failure
+        failure = write_failure(e)
+        if failure is not None:  # a task could not write (stats: its spilled key digests): exit 2, never 70
+            ui.cannot(failure.filename, failure, "write")
+            ui.exit()
+        damaged = _DAMAGED.search(f"{type(e).__name__}: {e}")  # wrapped by Spark, or not (a job run in-process)
         if damaged is None:
             raise
         ui.problem(None, damaged.group(1))
@@ -119,12 +130,22 @@ def scan(paths, output, to_format, include_headers, mode, key_decoder, value_dec
       kdump spark scan fixtures/generated -o /tmp/records
       kdump spark scan --to json --master spark://host:7077 s3://bucket/kafka/orders-0 -o /data/orders
     """
+    if output is None:
+        raise click.UsageError("name the new directory for the exported files with -o/--output")
+    if "://" not in output:  # checked before Spark or pyarrow starts (seconds): a doomed export stops at once
+        from kdump.atomic import check_new_directory
+        try:
+            check_new_directory(output)
+        except FileExistsError as e:
+            ui.problem(e.filename, e.strerror, code=EXIT_USAGE, error="output-exists")
+            ui.exit()
+        except WriteError as e:
+            ui.cannot(e.filename, e, "write")
+            ui.exit()
     from kdump.render import RENDERERS
     from kdump.spark import jobs
     from kdump.spark.arrow import ReadOptions
     from kdump.spark.schema import default_columns
-    if output is None:
-        raise click.UsageError("name the new directory for the exported files with -o/--output")
     columns = default_columns(include_headers, False)
     if key_decoder or value_decoder:
         import json

@@ -1,11 +1,14 @@
 """``kdump stats``: a thin Click layer over :mod:`kdump.stats`."""
 from __future__ import annotations
 
+import errno
+import os
 import sys
 
 import click
 
 from kdump.commands.options import exit_help, jobs_option, output_options, time_format_option
+from kdump.errors import WriteError
 
 EXIT_HELP = exit_help(
     data="damage in what was read (each damaged area, undecodable batch or unreadable segment on stderr: file, byte "
@@ -20,6 +23,22 @@ def _size(text: str) -> int:
     if not digits.isdigit() or int(digits) == 0:
         raise click.BadParameter(f"{text!r} is not a size such as 256M or 2G", param_hint="--memory")
     return int(digits) * scale
+
+
+def _check_spill_dir(spill_dir: str, ui, outcome) -> None:
+    """A spill directory that is missing, not a directory or cannot be written: exit 2 before anything is read,
+    naming it (never blamed on a segment)."""
+    from kdump.atomic import unwritable_directory
+    problem: OSError | None
+    if not os.path.isdir(spill_dir):
+        problem = OSError(errno.ENOENT if not os.path.exists(spill_dir) else errno.ENOTDIR,
+                          "no such directory" if not os.path.exists(spill_dir) else "not a directory", spill_dir)
+    else:
+        problem = unwritable_directory(spill_dir)
+    if problem is not None:
+        outcome.cannot_write()
+        ui.cannot(spill_dir, OSError(problem.errno, f"--spill-dir: {problem.strerror}; nothing was read"), "write")
+        sys.exit(outcome.exit_code())
 
 
 @click.command("stats", epilog=EXIT_HELP)
@@ -65,10 +84,18 @@ def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui, j
 
     memory_bytes = _size(memory)
     outcome = Outcome()
+    if spill_dir is not None:  # checked before reading: a spill fails only after --memory has filled
+        _check_spill_dir(spill_dir, ui, outcome)
     groups, refused = partition_groups(paths, ui, outcome)
-    summary = with_progress(ui, lambda: file_sizes([log for g in groups for log in g.logs]), "counting",
-                            lambda advance: stats_paths(groups, memory_bytes=memory_bytes, spill_dir=spill_dir,
-                                                        progress=advance, jobs=jobs))
+    try:
+        summary = with_progress(ui, lambda: file_sizes([log for g in groups for log in g.logs]), "counting",
+                                lambda advance: stats_paths(groups, memory_bytes=memory_bytes, spill_dir=spill_dir,
+                                                            progress=advance, jobs=jobs))
+    except WriteError as e:  # the spill files (a full disk...): the counts would be wrong, so there are none
+        outcome.cannot_write()
+        ui.cannot(e.filename, e, "write")
+        RENDERERS[ui.format].document(ui.stdout, {"errors": ui.errors}, lambda: None)
+        sys.exit(outcome.exit_code())
     summary.errors = refused
     summary.outcome(outcome)
     say_problems(ui, [e for p in summary.partitions for e in p.stats.errors],

@@ -23,8 +23,12 @@ from kdump.atomic import (
     clean_leftovers,
     crash_point,
     fsync_directory,
+    partition_lock,
     refuse_input,
+    refuse_irreplaceable,
+    write_error,
 )
+from kdump.errors import WriteError
 from kdump.format.names import CODEC_NAMES
 from kdump.read.logdir import SEGMENT_COMPANIONS, FileKind, classify, segment_base_offset, sibling
 from kdump.read.partition import PartitionLog
@@ -91,13 +95,21 @@ def convert_segment(source, destination, options: ConvertOptions, *, overwrite: 
     source = os.fspath(source)
     destination = os.path.abspath(os.fspath(destination))
     refuse_input(source, destination)
+    with partition_lock(os.path.dirname(destination)):
+        return _convert_segment(source, destination, options, overwrite, rebuild_indexes)
+
+
+def _convert_segment(source: str, destination: str, options: ConvertOptions, overwrite: bool,
+                     rebuild_indexes: bool) -> ConversionResult:
     base = segment_base_offset(destination) if rebuild_indexes else None
     group = AtomicGroup(os.path.dirname(destination), overwrite=overwrite, protect=[source])
     companions = index_targets(destination) if base is not None else []
     blocked = group.clean([destination, *companions])
+    for path in companions:  # an index file that may not be replaced even so: refused before converting
+        refuse_irreplaceable(path)
     if blocked:
-        why = ("exists; it is not replaced without --force (overwrite=True)" if blocked[0] == destination else
-               "exists and does not belong to the new segment; it is not replaced without --force (overwrite=True)")
+        why = ("exists; it is not replaced unless asked to" if blocked[0] == destination else
+               "exists and does not belong to the new segment; it is not replaced unless asked to")
         raise FileExistsError(errno.EEXIST, why, blocked[0])
     with SegmentReader(source) as reader:
         writer = ConvertedSegmentWriter(destination, overwrite=group.may_replace(destination),
@@ -116,9 +128,9 @@ def convert_segment(source, destination, options: ConvertOptions, *, overwrite: 
                 e.source = source
             raise
     group.adopt(writer.atomic_file)
-    indexes = add_indexes(group, writer.temporary_path, destination, writer.plain_indexes) \
-        if rebuild_indexes else None
     try:
+        indexes = add_indexes(group, writer.temporary_path, destination, writer.plain_indexes) \
+            if rebuild_indexes else None
         group.commit()
     except BaseException:
         group.abort()
@@ -178,6 +190,7 @@ def add_indexes(group, temporary_log: str, log_path: str, plain_indexes=None) ->
         return IndexStatus(False, note="indexes were not rebuilt: this kdump has no index rebuild "
                                        "(kdump.index.rebuild); "
                                        "Kafka rebuilds missing indexes when it loads the segment")
+    paths = dict(zip(("index", "timeindex", "txnindex"), index_targets(log_path), strict=True))
     try:
         if plain_indexes is not None and INDEX_INTERVAL_BYTES == DEFAULT_INDEX_INTERVAL_BYTES:
             rec = _plain_recovery(Recovery(temporary_log, base, INDEX_INTERVAL_BYTES), *plain_indexes)
@@ -185,10 +198,13 @@ def add_indexes(group, temporary_log: str, log_path: str, plain_indexes=None) ->
             state = state_before(os.path.dirname(log_path), base)
             rec = recover_segment(temporary_log, producer_state=state, base_offset=base)
         outcome = RebuildOutcome(rec)
-        paths = dict(zip(("index", "timeindex", "txnindex"), index_targets(log_path), strict=True))
         add_recovery(group, rec, paths, outcome)
-    except (RebuildError, OSError) as e:
+    except RebuildError as e:
         return IndexStatus(False, problem=True, note=f"indexes were not rebuilt: {e}")
+    except OSError as e:  # an index file that cannot be written (or replaced: a symbolic link): nothing is
+        if e.filename is None:  # placed, the segment included (all or nothing), and the error names the file
+            e.filename = paths["index"]
+        raise
     files = [m.path for m in group.members if m.path != log_path] + outcome.unchanged
     return IndexStatus(True, sorted(files, key=index_targets(log_path).index))
 
@@ -224,17 +240,32 @@ def convert_directory(source_dir, output_dir, options: ConvertOptions, *, overwr
         names = sorted(set(os.listdir(output_dir)) & {os.path.basename(p) for p in planned})
         clash = AtomicGroup(output_dir).clean([os.path.join(output_dir, n) for n in names])
         if clash:
-            raise FileExistsError(errno.EEXIST, "exists; it is not replaced without --force (overwrite=True), and "
-                                  "nothing is converted", clash[0])
+            raise FileExistsError(errno.EEXIST, "exists; it is not replaced unless asked to, and nothing is "
+                                  "converted", clash[0])
+    if os.path.isdir(output_dir):  # what may not be replaced even so (a symbolic link...): refused before converting
+        for p in planned:
+            refuse_irreplaceable(os.path.join(output_dir, os.path.basename(p)))
     work = TemporaryDirectory(output_dir)
     try:
         results = [convert_segment(seg.log, os.path.join(work.work, os.path.basename(seg.log)), options,
                                    rebuild_indexes=rebuild_indexes) for seg in partition.segments]
         for path in checkpoints:
-            shutil.copyfile(path, os.path.join(work.work, os.path.basename(path)))
+            target = os.path.join(work.work, os.path.basename(path))
+            try:
+                shutil.copyfile(path, target)
+            except OSError as e:
+                raise e if e.filename == path else write_error(e, target) from None
         fsync_directory(work.work)
         crash_point("directory-written")
-        if not work.publish():
+        published = work.publish()
+    except WriteError as e:  # named in the output directory, not in the staging directory that is removed now
+        work.remove()
+        raise work.write_error(e) from None
+    except BaseException:
+        work.remove()
+        raise
+    try:
+        if not published:
             _move_into(work.work, output_dir, results, overwrite)
     finally:
         work.remove()
@@ -263,7 +294,12 @@ def _moved(path: str, old_dir: str, new_dir: str) -> str:
 
 def _move_into(work: str, output_dir: str, results: list, overwrite: bool) -> None:
     """Move the converted files from ``work`` into an ``output_dir`` that has files: each segment with its
-    indexes as one group, then the checkpoints."""
+    indexes as one group, then the checkpoints (under ``output_dir``'s lock)."""
+    with partition_lock(output_dir):
+        _move_groups(work, output_dir, results, overwrite)
+
+
+def _move_groups(work: str, output_dir: str, results: list, overwrite: bool) -> None:
     for r in results:
         group = AtomicGroup(output_dir, overwrite=overwrite)
         members = [r.output] + (list(r.indexes.files) if r.indexes is not None else [])

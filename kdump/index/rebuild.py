@@ -306,13 +306,19 @@ def write_recovery(rec: Recovery, out_dir: str | None = None, *, force: bool = F
     only the files that differ are rewritten, each old one kept as ``.bak`` (one per file). All targets are
     checked before anything is written, and they are placed as one :class:`~kdump.atomic.AtomicGroup`.
     ``existing``: keep an existing file that differs but checks clean against the log (see :func:`add_recovery`)."""
-    group, outcome, index_path = _recovery_group(rec, out_dir, force, existing=existing)
-    try:
-        group.commit()
-    except FileExistsError:
-        raise
-    except OSError as e:  # every step here writes (or lists the directory written to)
-        raise WriteError(e.errno, e.strerror or str(e), e.filename or index_path) from e
+    from kdump.atomic import partition_lock
+    if out_dir is not None and not os.path.isdir(out_dir):
+        raise NotADirectoryError(f"{out_dir}: not a directory")
+    with partition_lock(out_dir if out_dir is not None else os.path.dirname(rec.log_path)):
+        group, outcome, index_path = _recovery_group(rec, out_dir, force, existing=existing)
+        try:
+            group.commit()
+        except FileExistsError:
+            raise
+        except OSError as e:  # every step here writes (or lists the directory written to)
+            if isinstance(e, WriteError):
+                raise
+            raise WriteError(e.errno, e.strerror or str(e), e.filename or index_path) from e
     return _placed(group, outcome)
 
 
@@ -328,7 +334,7 @@ def _recovery_group(rec: Recovery, out_dir: str | None, force: bool, found: list
     try:
         group = AtomicGroup(os.path.dirname(paths["index"]), overwrite=force, protect=[rec.log_path])
         add_recovery(group, rec, paths, outcome, found, existing)
-    except FileExistsError:
+    except (FileExistsError, WriteError):
         raise
     except OSError as e:  # every step here writes (or lists the directory written to)
         raise WriteError(e.errno, e.strerror or str(e), e.filename or paths["index"]) from e
@@ -456,9 +462,16 @@ def rebuild_directory(directory, out_dir=None, *, index_interval_bytes: int = DE
     appear together, as with :func:`write_recovery`, but a partition of 10,000 small segments takes seconds,
     not the minutes of about ten fsyncs per segment; the directory's leftovers are listed once, not per segment."""
     partition = Partition(directory)
-    outcomes: list[RebuildOutcome] = []
     if not partition.segments:
-        return outcomes
+        return []
+    from kdump.atomic import partition_lock
+    with partition_lock(out_dir if out_dir is not None else partition.directory):
+        return _rebuild_directory(partition, out_dir, index_interval_bytes, force, existing)
+
+
+def _rebuild_directory(partition: Partition, out_dir, index_interval_bytes: int, force: bool,
+                       existing: ExistingCheck | None) -> list[RebuildOutcome]:
+    outcomes: list[RebuildOutcome] = []
     from kdump.atomic import commit_groups, leftovers
     notes: list = []
     state = state_before(partition.directory, partition.segments[0].base_offset, notes=notes, partition=partition)

@@ -16,7 +16,8 @@ Names (``LogFileUtils``, ``Snapshots``, ``UnifiedLog``, spec §5.1):
 * text files: ``leader-epoch-checkpoint``, ``partition.metadata`` (partition directory),
   ``replication-offset-checkpoint``, ``recovery-point-offset-checkpoint``, ``log-start-offset-checkpoint``,
   ``cleaner-offset-checkpoint``, ``meta.properties`` (log directory); ``.lock``, ``.kafka_cleanshutdown`` and
-  ``quorum-state`` are the broker's state;
+  ``quorum-state`` are the broker's state; ``.kdump.lock`` is held by a kdump run writing files in the directory
+  (:func:`kdump.atomic.partition_lock`; removed at its end, left only by a killed run, and never data);
 * kdump's temporaries (:mod:`kdump.atomic`, :func:`kdump_temporary`): ``.<target name>.<random>.tmp`` (a file, or
   the directory a partition is converted into, being written), ``.<target name>.<random>.group.tmp`` (the journal
   of a group of files being renamed into place together) and, from older kdump versions, ``.bak.<random>.tmp``; its
@@ -62,6 +63,7 @@ class FileKind(enum.Enum):
     KAFKA_TEMP = "kafka-temp"  # .checkpoint.part, <checkpoint>.tmp: Kafka is writing it
     KDUMP_TEMP = "kdump-temp"
     KDUMP_BACKUP = "kdump-backup"
+    KDUMP_LOCK = "kdump-lock"  # .kdump.lock: a kdump run writing files here holds it (kdump.atomic.partition_lock)
     UNKNOWN = "unknown"
 
 
@@ -87,7 +89,8 @@ BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
 _EXACT = {LEADER_EPOCH_CHECKPOINT: FileKind.LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA: FileKind.PARTITION_METADATA,
           "meta.properties": FileKind.META_PROPERTIES, BOOTSTRAP_CHECKPOINT: FileKind.KRAFT_CHECKPOINT,
           ".lock": FileKind.BROKER_STATE, ".kafka_cleanshutdown": FileKind.BROKER_STATE,
-          "quorum-state": FileKind.BROKER_STATE, **{n: FileKind.OFFSET_CHECKPOINT for n in OFFSET_CHECKPOINTS}}
+          "quorum-state": FileKind.BROKER_STATE, ".kdump.lock": FileKind.KDUMP_LOCK,
+          **{n: FileKind.OFFSET_CHECKPOINT for n in OFFSET_CHECKPOINTS}}
 _TRANSIENT = {".deleted": FileKind.DELETED, ".cleaned": FileKind.CLEANED, ".swap": FileKind.SWAP}
 
 _OFFSET_NAME = re.compile(r"([0-9]+)(\.[a-z]+)")  # <digits>.<suffix>, the whole name
@@ -101,6 +104,7 @@ GROUP_JOURNAL_SUFFIX = ".group.tmp"
 BACKUP_SUFFIX = ".bak"
 _KDUMP_BACKUP = re.compile(r".+\.bak(\.[0-9]+)?")
 KDUMP_STAGING_PREFIX = ".kdump-staging-"
+KDUMP_LOCK = ".kdump.lock"
 _PARTITION_DIR = re.compile(r"(\S+)-(\S+)\.(\S+)-(delete|future|stray)")
 INT64_MAX = 2**63 - 1
 INT32_MAX = 2**31 - 1

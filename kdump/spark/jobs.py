@@ -14,14 +14,23 @@ on the driver.
 """
 from __future__ import annotations
 
+import contextlib
+import errno
+import json
 import os
+import re
+import shutil
+import socket
 import threading
 import uuid
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from kdump.atomic import crash_point
+from kdump.errors import WriteError
 from kdump.parallel import largest_first
 from kdump.read.damage import Damage
+from kdump.spark import _source
 from kdump.spark.arrow import ReadOptions, read_slices
 from kdump.spark.plan import balanced_tasks, by_directory, find_segments, plan_tasks, remote
 from kdump.spark.schema import DECODED_FROM, default_columns
@@ -108,9 +117,47 @@ def _in_driver_directory(task):
     return run
 
 
+class ExportWriteFailed(_source.KdumpError):
+    """A task could not write its part file (a full disk, a read-only file system, no permission): raised in the
+    executor with the file, the errno and the reason in its text, which is all that crosses Spark's wrapping of a
+    task's error (read back on the driver by :func:`write_failure`)."""
+
+
+_WRITE_FAILED = re.compile(r"ExportWriteFailed: \[errno (\d+)\] (.*?) \[path (.*?)\]$", re.MULTILINE)
+_TASK_WRITE_ERROR = re.compile(r"kdump\.errors\.WriteError: \[Errno (\d+)\] (.*?): '(.*)'$", re.MULTILINE)
+# what a JVM writer (Spark's JSON) says for the errors of a write that no retry mends
+_JAVA_WRITE_ERRORS = {"No space left on device": errno.ENOSPC, "Read-only file system": errno.EROFS,
+                      "Permission denied": errno.EACCES, "Disk quota exceeded": errno.EDQUOT}
+
+
+def _write_failed(path: str, error: OSError) -> ExportWriteFailed:
+    number = error.errno
+    if not number:  # pyarrow's errors carry the errno in their text only ("... [errno 28] No space left ...")
+        m = re.search(r"errno (\d+)", str(error))
+        number = int(m.group(1)) if m else errno.EIO
+    return ExportWriteFailed(f"[errno {number}] {os.strerror(number)} [path {path}]")
+
+
+def write_failure(error: BaseException) -> WriteError | None:
+    """The write failure a failed job reports (a task's :class:`ExportWriteFailed`, or a JVM writer's
+    IOException), as a :class:`~kdump.errors.WriteError` naming the file; None for any other failure."""
+    text = f"ExportWriteFailed: {error}" if isinstance(error, ExportWriteFailed) else str(error)
+    m = _WRITE_FAILED.search(text)
+    if m:
+        return WriteError(int(m.group(1)), m.group(2), m.group(3))
+    m = _TASK_WRITE_ERROR.search(text)
+    if m:  # kdump's own WriteError in a task (stats' spilled key digests...), as Python prints an OSError
+        return WriteError(int(m.group(1)), m.group(2), m.group(3))
+    for reason, number in _JAVA_WRITE_ERRORS.items():
+        if reason in text and ("IOException" in text or "FileSystemException" in text):
+            return WriteError(number, reason, None)
+    return None
+
+
 def _export_task(index, slices, out_dir, options):
     """Write one task's records to ``out_dir/part-NNNNN.parquet`` (temp name, then rename): (record count,
-    damaged regions skipped)."""
+    damaged regions skipped). A write that fails raises :class:`ExportWriteFailed` (a read that fails, the
+    reader's own error), and leaves no temporary."""
     import pyarrow.parquet as pq
 
     from kdump.spark.schema import arrow_schema
@@ -119,14 +166,31 @@ def _export_task(index, slices, out_dir, options):
     n = 0
     damage: list = []
     try:
-        with pq.ParquetWriter(tmp, arrow_schema(options.columns), **PARQUET_OPTIONS) as w:
+        try:
+            w = pq.ParquetWriter(tmp, arrow_schema(options.columns), **PARQUET_OPTIONS)
+        except OSError as e:
+            raise _write_failed(final, e) from None
+        with w:
             for rb in read_slices(slices, options, on_damage=_damage_collector(damage)):
-                w.write_batch(rb)
+                try:
+                    w.write_batch(rb)
+                except OSError as e:
+                    raise _write_failed(final, e) from None
                 n += rb.num_rows
-        os.replace(tmp, final)
+            try:
+                w.close()
+            except OSError as e:
+                raise _write_failed(final, e) from None
+        try:
+            crash_point("export-part-written")
+            os.replace(tmp, final)
+        except OSError as e:
+            raise _write_failed(final, e) from None
     finally:
-        if os.path.exists(tmp):
+        try:
             os.unlink(tmp)
+        except OSError:
+            pass
     return n, damage
 
 
@@ -148,11 +212,88 @@ def _merge(results) -> Export:
 
 
 def export_local(paths, out_dir, fmt="parquet", options: ReadOptions | None = None) -> Export:
-    """:func:`export` without Spark, in this process (tests and the benchmark)."""
+    """:func:`export` without Spark, in this process (tests and the benchmark): committed the same way."""
     options = options or ReadOptions()
-    os.makedirs(out_dir, exist_ok=True)
     tasks = plan_tasks(find_segments(paths, options.storage_options), parallelism=1)
-    return _merge(_export_task(i, t.slices, out_dir, options) for i, t in enumerate(tasks))
+    with _Staging(out_dir) as staging:
+        with staging.writing():
+            result = _merge(_export_task(i, t.slices, staging.work, options) for i, t in enumerate(tasks))
+        staging.commit(result)
+    return result
+
+
+class _Staging:
+    """An export's staging directory ``.<OUT name>.<random>.tmp`` beside ``OUT`` (Spark's and Kafka's habit:
+    write aside, then one rename). :meth:`commit` writes ``_SUCCESS`` (who wrote the export: a run that loses the
+    race names it) and renames the directory to ``OUT``, refusing (FileExistsError, nothing left) when ``OUT``
+    was filled meanwhile; leaving the block without a commit, or with an error, removes the staging directory, so
+    a failed export leaves nothing that could pass for one. A killed run's staging directory (its lock is free)
+    is removed by the next export into the same ``OUT``. Errors of the file system (a full disk, read-only,
+    no permission) are :class:`~kdump.errors.WriteError` naming the file."""
+
+    def __init__(self, out_dir):
+        from kdump.atomic import TemporaryDirectory, check_new_directory, clean_leftovers
+        self.path = os.path.abspath(os.fspath(out_dir))
+        check_new_directory(self.path)
+        parent = os.path.dirname(self.path)
+        try:
+            os.makedirs(parent, exist_ok=True)
+            clean_leftovers(parent, {os.path.basename(self.path)})
+            self._dir = TemporaryDirectory(self.path)
+        except OSError as e:
+            raise _nothing_left(e, self.path) from None
+        self.work = self._dir.work
+
+    def __enter__(self) -> _Staging:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._dir.remove()
+
+    @contextlib.contextmanager
+    def writing(self):
+        """The tasks writing into the staging directory: a write that fails (:func:`write_failure`) is a
+        :class:`~kdump.errors.WriteError` naming ``OUT`` and the file, after which nothing is left."""
+        try:
+            yield
+        except Exception as e:
+            failure = write_failure(e)
+            if failure is None:
+                raise
+            name = os.path.basename(failure.filename) if failure.filename else None
+            raise WriteError(failure.errno, f"{failure.strerror}{f' (writing {name})' if name else ''}; nothing was "
+                             f"left (no {os.path.basename(self.path)})", self.path) from None
+
+    def commit(self, result: Export) -> None:
+        marker = {"writer": "kdump spark scan", "pid": os.getpid(), "host": socket.gethostname(),
+                  "records": result.records}
+        try:
+            with open(os.path.join(self.work, "_SUCCESS"), "w", encoding="utf-8") as f:
+                json.dump(marker, f)
+                f.flush()
+                os.fsync(f.fileno())
+            crash_point("export-staged")
+            published = self._dir.publish()
+        except OSError as e:
+            raise _nothing_left(e, self.path) from None
+        if not published:
+            raise FileExistsError(errno.EEXIST, f"was written meanwhile by {_writer_of(self.path)}; this run's "
+                                  "export was not committed and nothing of it was left", self.path)
+
+
+def _nothing_left(error: OSError, out_dir: str) -> WriteError:
+    return WriteError(error.errno, f"{error.strerror or error}; nothing was left (no {os.path.basename(out_dir)})",
+                      error.filename or out_dir)
+
+
+def _writer_of(out_dir: str) -> str:
+    """Who wrote the export at ``out_dir``, from its ``_SUCCESS`` (kdump's: writer, pid, host)."""
+    try:
+        with open(os.path.join(out_dir, "_SUCCESS"), encoding="utf-8") as f:
+            doc = json.load(f)
+        return f"another run ({doc['writer']}, pid {doc['pid']} on {doc['host']})"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another writer"
 
 
 def _decoder_options(options: ReadOptions) -> dict:
@@ -165,34 +306,56 @@ def _decoder_options(options: ReadOptions) -> dict:
 
 
 def export(spark, paths, out_dir, fmt="parquet", options: ReadOptions | None = None, *, progress=None) -> Export:
-    """Export the records under ``paths`` to ``out_dir`` (a new directory). In FAILFAST mode
+    """Export the records under ``paths`` to ``out_dir`` (a new directory, or an empty one). In FAILFAST mode
     (``options.failfast``) the first damaged region fails the job; otherwise damaged regions are skipped
-    and listed in the result."""
+    and listed in the result. The files are written into a staging directory beside ``out_dir`` that becomes it
+    in one rename (:class:`_Staging`): the export is whole or absent, whatever fails or kills the run, and of two
+    runs into one ``out_dir`` one commits and the other raises FileExistsError naming it."""
     options = options or ReadOptions(columns=tuple(default_columns(True, False)))
-    if os.path.exists(out_dir) and os.listdir(out_dir):
-        raise FileExistsError(f"{out_dir} exists and is not empty; kdump writes exports to a new directory")
-    segments = find_segments(paths, options.storage_options)
-    tasks = balanced_tasks(segments, cores=spark.sparkContext.defaultParallelism)
-    work = [(i, t.slices) for i, t in enumerate(tasks)]
-    if fmt == "json":  # Spark's JSON writer writes the records; the damage comes from a pass of kdump's tasks
-        mode = "FAILFAST" if options.failfast else "PERMISSIVE"
-        df = spark.read.format("kafka-log").options(includeHeaders="true", mode=mode, **_decoder_options(options))
-        df = df.load(list(paths))
-        df.write.mode("errorifexists").json(out_dir)
-        result = _merge(spark.sparkContext.parallelize(work, max(1, len(work)))
-                        .map(_in_driver_directory(lambda item: _damage_task(item[1], options))).collect())
-        result.records = spark.read.json(out_dir).count()
+    if "://" in str(out_dir):  # a store Spark's own writer reaches (JSON only): its commit protocol is Spark's
+        segments = find_segments(paths, options.storage_options)
+        tasks = balanced_tasks(segments, cores=spark.sparkContext.defaultParallelism)
+        work = [(i, t.slices) for i, t in enumerate(tasks)]
+        return _export_json(spark, paths, str(out_dir), options, work, move_up=False)
+    with _Staging(out_dir) as staging:
+        segments = find_segments(paths, options.storage_options)
+        tasks = balanced_tasks(segments, cores=spark.sparkContext.defaultParallelism)
+        work = [(i, t.slices) for i, t in enumerate(tasks)]
+        if fmt == "json":
+            with staging.writing():
+                result = _export_json(spark, paths, staging.work, options, work)
+        else:
+            with _Progress(spark, len(segments), progress) as acc, staging.writing():
+                def run(item):
+                    index, slices = item
+                    out = _export_task(index, slices, staging.work, options)
+                    acc.add(len({s.location for s in slices}))
+                    return out
+                result = _merge(spark.sparkContext.parallelize(work, max(1, len(work)))
+                                .map(_in_driver_directory(run)).collect())
+        staging.commit(result)
+    return result
+
+
+def _export_json(spark, paths, work_dir: str, options: ReadOptions, work, *, move_up: bool = True) -> Export:
+    """Spark's JSON writer writes the records into ``work_dir/json`` (it makes the directory itself), moved up
+    into ``work_dir`` (``move_up=False``: straight into ``work_dir``, a remote store); the damage comes from a
+    pass of kdump's tasks."""
+    mode = "FAILFAST" if options.failfast else "PERMISSIVE"
+    df = spark.read.format("kafka-log").options(includeHeaders="true", mode=mode, **_decoder_options(options))
+    df = df.load(list(paths))
+    written = os.path.join(work_dir, "json") if move_up else work_dir
+    df.write.mode("errorifexists").json(written)
+    result = _merge(spark.sparkContext.parallelize(work, max(1, len(work)))
+                    .map(_in_driver_directory(lambda item: _damage_task(item[1], options))).collect())
+    result.records = spark.read.json(written).count()
+    if not move_up:
         return result
-    os.makedirs(out_dir, exist_ok=True)
-    with _Progress(spark, len(segments), progress) as acc:
-        def run(item):
-            index, slices = item
-            out = _export_task(index, slices, out_dir, options)
-            acc.add(len({s.location for s in slices}))
-            return out
-        results = spark.sparkContext.parallelize(work, max(1, len(work))).map(_in_driver_directory(run)).collect()
-    open(os.path.join(out_dir, "_SUCCESS"), "w").close()
-    return _merge(results)
+    for name in os.listdir(written):
+        if name != "_SUCCESS":
+            os.rename(os.path.join(written, name), os.path.join(work_dir, name))
+    shutil.rmtree(written)
+    return result
 
 
 # --- verify ------------------------------------------------------------------------------------------

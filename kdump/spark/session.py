@@ -75,12 +75,60 @@ def check_runtime() -> None:
 
 
 def _log4j_file() -> str:
-    path = os.path.join(tempfile.gettempdir(), f"kdump-log4j2-quiet-{os.getuid()}.properties")
+    path = os.path.join(scratch_directory(), "log4j2-quiet.properties")
     if not os.path.exists(path):
         with open(path + ".tmp", "w") as f:
             f.write(QUIET_LOG4J)
         os.replace(path + ".tmp", path)
     return path
+
+
+_SCRATCH = re.compile(r"kdump-spark-(\d+)-(\d+)\.run")  # uid, pid
+
+
+def scratch_directory() -> str:
+    """This run's directory for Spark's scratch (``spark.local.dir``: the ``blockmgr-*`` and ``spark-*``
+    directories; the JVM's ``java.io.tmpdir``; the quiet log4j configuration): ``$TMPDIR/kdump-spark-<uid>-<pid>.run``,
+    made on first use and removed whole by :func:`stop_session` (so also after Ctrl-C: the command stops its
+    session in a ``finally``). A killed run's is recognised by its name and its dead pid and removed by the next
+    run (:func:`remove_stale_scratch`)."""
+    path = os.path.join(tempfile.gettempdir(), f"kdump-spark-{os.getuid()}-{os.getpid()}.run")
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    return path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: alive
+        return True
+    return True
+
+
+def remove_stale_scratch() -> list[str]:
+    """Remove the scratch directories (and the logs beside them) of this user's kdump Spark runs whose process is
+    gone (killed: an orderly end removes its own); returns what was removed. A log kept on purpose (a run that
+    failed, whose message named it) has no scratch directory beside it and stays."""
+    removed: list[str] = []
+    tmp = tempfile.gettempdir()
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        return removed
+    for name in names:
+        m = _SCRATCH.fullmatch(name)
+        if m is None or int(m.group(1)) != os.getuid() or int(m.group(2)) == os.getpid() or _alive(int(m.group(2))):
+            continue
+        path = os.path.join(tmp, name)
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+        log = os.path.join(tmp, f"kdump-spark-{m.group(1)}-{m.group(2)}.log")
+        if os.path.exists(log):
+            os.unlink(log)
+            removed.append(log)
+    return removed
 
 
 def log_file() -> str:
@@ -89,9 +137,14 @@ def log_file() -> str:
 
 
 def stop_session(spark, *, keep_log: bool = False) -> str | None:
-    """Stop a session kdump started quietly, and remove the file its JVM wrote its stderr to unless
-    ``keep_log`` (a run that failed: the file is where Spark said why). The path kept, or None."""
-    spark.stop()
+    """Stop a session kdump started, remove its scratch directory (:func:`scratch_directory`), and remove the file
+    its JVM wrote its stderr to unless ``keep_log`` (a run that failed: the file is where Spark said why). The path
+    kept, or None."""
+    try:
+        spark.stop()
+    finally:
+        scratch = os.path.join(tempfile.gettempdir(), f"kdump-spark-{os.getuid()}-{os.getpid()}.run")
+        shutil.rmtree(scratch, ignore_errors=True)
     path = log_file()
     if not os.path.exists(path):
         return None
@@ -120,6 +173,15 @@ def _with_stderr_to(path: str, start):
         os.close(fd)
 
 
+def _local(master: str | None) -> bool:
+    """Whether the session runs in this process's machine: ``local[...]``, or no master named (kdump's default,
+    unless spark-submit names one)."""
+    if master is not None:
+        return master.startswith("local")
+    submitted = os.environ.get("PYSPARK_SUBMIT_ARGS", "")
+    return "--master" not in submitted and "spark.master" not in submitted and not os.environ.get("SPARK_ENV_LOADED")
+
+
 def build_session(master: str | None = None, *, verbose: bool = False, app_name: str = "kdump", conf=None):
     """A SparkSession with kdump's data source registered (``master`` None: ``local[*]``, or whatever
     ``spark-submit`` set)."""
@@ -137,10 +199,21 @@ def build_session(master: str | None = None, *, verbose: bool = False, app_name:
         "spark.sql.shuffle.partitions": "8",
         "spark.pyspark.python": sys.executable,
     }
+    java_options = []
+    if SparkSession.getActiveSession() is None:  # a new JVM: its scratch goes to this run's own directory
+        remove_stale_scratch()
+        scratch = scratch_directory()
+        java_tmp = os.path.join(scratch, "tmp")
+        os.makedirs(java_tmp, exist_ok=True)
+        java_options.append(f"-Djava.io.tmpdir={java_tmp}")
+        if _local(master):  # a cluster's executors keep their own local directories
+            settings["spark.local.dir"] = os.path.join(scratch, "local")
     if not verbose:
-        opt = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
-        settings["spark.driver.extraJavaOptions"] = opt
-        settings["spark.executor.extraJavaOptions"] = opt
+        quiet = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
+        java_options.append(quiet)
+        settings["spark.executor.extraJavaOptions"] = quiet
+    if java_options:
+        settings["spark.driver.extraJavaOptions"] = " ".join(java_options)
     settings.update(conf or {})
     for k, v in settings.items():
         builder = builder.config(k, v)

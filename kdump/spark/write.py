@@ -260,9 +260,14 @@ class KafkaLogWriter(DataSourceArrowWriter):
         self.overwrite = overwrite
         self.created_target = not os.path.exists(self.path)
         parent, name = os.path.split(self.path)
-        os.makedirs(parent, exist_ok=True)
         prefix, suffix = temporary_affixes(name)
-        self.staging_root = tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent)
+        try:
+            # (not locked as kdump.atomic's are: Spark plans, commits and aborts in Python workers that may
+            # each be another process, so none of them could hold a lock for the write's whole life)
+            os.makedirs(parent, exist_ok=True)
+            self.staging_root = tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent)
+        except OSError as e:
+            raise _not_written(e, self.path) from None
 
     def write(self, iterator):
         from pyspark import TaskContext
@@ -288,10 +293,15 @@ class KafkaLogWriter(DataSourceArrowWriter):
                     raise WriteError(f"{topic}-{part}: tasks wrote overlapping offsets ({ap}: {a0}-{a1}, "
                                      f"{bp}: {b0}-{b1}) from the offset column; give each record its own offset "
                                      "or drop the column to let the writer assign them")
-        if self.overwrite:
-            self._replace(by_partition)
-        else:
-            self._append(by_partition)
+        try:
+            if self.overwrite:
+                self._replace(by_partition)
+            else:
+                self._append(by_partition)
+        finally:
+            self._drop_staging()
+
+    def _drop_staging(self) -> None:
         shutil.rmtree(self.staging_root, ignore_errors=True)
 
     def _moves(self, by_partition, root: str) -> list[tuple[str, str]]:
@@ -324,13 +334,21 @@ class KafkaLogWriter(DataSourceArrowWriter):
             prefix, suffix = temporary_affixes(name)
             aside = tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent)
             os.rename(self.path, os.path.join(aside, name))  # one rename: DIR is the old one until the next
-            os.rename(assembled, self.path)
+            try:
+                os.rename(assembled, self.path)
+            except OSError as e:  # the old DIR back in its place: the write did not happen
+                os.rename(os.path.join(aside, name), self.path)
+                shutil.rmtree(aside, ignore_errors=True)
+                raise _not_written(e, self.path) from None
             shutil.rmtree(aside, ignore_errors=True)
         else:
-            os.rename(assembled, self.path)
+            try:
+                os.rename(assembled, self.path)
+            except OSError as e:
+                raise _not_written(e, self.path) from None
 
     def abort(self, messages):
-        shutil.rmtree(self.staging_root, ignore_errors=True)
+        self._drop_staging()
         if self.created_target:
             try:
                 os.rmdir(self.path)  # only if empty: nothing of another writer's is removed
@@ -338,10 +356,33 @@ class KafkaLogWriter(DataSourceArrowWriter):
                 pass
 
 
+def _not_written(error: OSError, path: str) -> OSError:
+    from kdump.atomic import write_error
+    return write_error(error, path, "nothing was written (any file already moved was moved back)")
+
+
 def _rename_all(moves: list[tuple[str, str]]) -> None:
-    for src, dst in moves:
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        os.rename(src, dst)
+    """Move every staged file into place, or none: a move that fails (a full or read-only disk, no permission)
+    takes the ones before it back, and the partition directories this made are removed again."""
+    done: list[tuple[str, str]] = []
+    made: list[str] = []
+    try:
+        for src, dst in moves:
+            parent = os.path.dirname(dst)
+            if not os.path.isdir(parent):
+                os.makedirs(parent)
+                made.append(parent)
+            os.rename(src, dst)
+            done.append((src, dst))
+    except OSError as e:
+        for src, dst in reversed(done):
+            os.rename(dst, src)
+        for parent in reversed(made):
+            try:
+                os.rmdir(parent)
+            except OSError:
+                pass
+        raise _not_written(e, moves[len(done)][1]) from None
 
 
 def _assign_offsets(items) -> None:
