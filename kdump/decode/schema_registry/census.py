@@ -73,6 +73,12 @@ class Undecodable:
 def data_values(log: str) -> Iterator[tuple[int, int, bytes | None]]:
     """(offset, batch position, value) of the data records of one segment. Batches whose records cannot be read
     are passed over: stats counts them as unreadable batches, verify has its own findings for them."""
+    for offset, position, _key, value in data_values_with_keys(log):
+        yield offset, position, value
+
+
+def data_values_with_keys(log: str) -> Iterator[tuple[int, int, bytes | None, bytes | None]]:
+    """(offset, batch position, key, value) of the data records of one segment (as :func:`data_values`)."""
     with SegmentReader(log) as reader:
         for batch in reader:
             if batch.is_control:
@@ -80,7 +86,7 @@ def data_values(log: str) -> Iterator[tuple[int, int, bytes | None]]:
             try:
                 for cols in batch.column_chunks(DEFAULT_MAX_DECOMPRESSED_BYTES):
                     for i in range(cols.count):
-                        yield cols.offsets[i], batch.position, cols.value(i)
+                        yield cols.offsets[i], batch.position, cols.key(i), cols.value(i)
             except KdumpError:
                 continue
 

@@ -2,7 +2,26 @@
 (share-coordinator/src/main/resources/common/message). Do not edit: regenerate."""
 # flake8: noqa
 # fmt: off
-KAFKA_COMMIT = '1eb7644349cb07139d6a3c1ad1986979647cac99'
+KAFKA_COMMIT = '266ed846e560e96f90575e4bb1a98b6f135177f0'
+
+HOW = ("Gathered file by file from a search index of apache/kafka's history (no checkout newer than 2024-10 was at hand); "
+ 'for each file the newest version that could be told apart (by the features it carries) was taken, and files not '
+ "re-read keep the 4.0 tables' definitions (commit 1eb7644349cb). The newest state reached is Kafka trunk after 4.2: "
+ "ConsumerGroupTargetAssignmentMetadataValue says 'Added in 4.3 (KIP-1263)' and ConsumerGroupMetadataValue carries "
+ "KIP-1282's CreationTimeMs (commit 266ed846e560); the index gives no dates. The Streams group keys (17-24) were only "
+ "found at development commits with other record type numbers: their fields are those, their apiKey the release's (the "
+ "values' apiKey and Kafka's 4.1 list).")
+
+SOURCES: dict[str, tuple[str, str]] = {'ShareSnapshotKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                      'share-coordinator/src/main/resources/common/message/ShareSnapshotKey.json'),
+ 'ShareSnapshotValue': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                        'share-coordinator/src/main/resources/common/message/ShareSnapshotValue.json'),
+ 'ShareUpdateKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                    'share-coordinator/src/main/resources/common/message/ShareUpdateKey.json'),
+ 'ShareUpdateValue': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                      'share-coordinator/src/main/resources/common/message/ShareUpdateValue.json')}
+
+SUPERSEDED: dict[str, list[dict]] = {}
 
 MESSAGES: dict[str, dict] = {'ShareSnapshotKey': {'name': 'ShareSnapshotKey',
                       'type': 'data',
