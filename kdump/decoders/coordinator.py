@@ -24,7 +24,7 @@ TRAILING = "_trailingBytes"
 
 # the record types Kafka 4.0 (the release before the tables' newest definitions) knew: a record of a newer type
 # that does not decode with its definition is most likely no record of that type, and is named as 4.0's tool
-# names it ("Unknown record type"), the decode error kept in ``Decoded.error``
+# names it ("Unknown record type"), the decode error kept in ``UnknownRecordType.detail``
 KNOWN_IN_4_0 = {OFFSETS: frozenset(range(16)), TRANSACTIONS: frozenset({0}), SHARE_STATE: frozenset({0, 1})}
 
 
@@ -35,9 +35,12 @@ def key_version(schema: Struct, rtype: int) -> int:
 
 
 class UnknownRecordType(Exception):
-    def __init__(self, record_type: int):
+    """``detail``: for a record type newer than Kafka 4.0 that does not decode with its definition, why."""
+
+    def __init__(self, record_type: int, detail: str | None = None):
         super().__init__(record_type)
         self.record_type = record_type
+        self.detail = detail
 
 
 def read_record(group: str, key: bytes, value: bytes | None):
@@ -50,13 +53,18 @@ def read_record(group: str, key: bytes, value: bytes | None):
     if rtype not in types:
         raise UnknownRecordType(rtype)
     key_name, value_name = types[rtype]
-    key_obj = _read(group, key_name, key, key_version(tables.schema(group, key_name), rtype), "key")
-    if value is None:
-        return rtype, key_name, key_obj, value_name, None, None
-    if len(value) < 2:
-        raise RecordError("Could not read version from value's buffer.")
-    (version,) = INT16.unpack_from(value, 0)
-    return rtype, key_name, key_obj, value_name, version, _read(group, value_name, value, version, "value")
+    try:
+        key_obj = _read(group, key_name, key, key_version(tables.schema(group, key_name), rtype), "key")
+        if value is None:
+            return rtype, key_name, key_obj, value_name, None, None
+        if len(value) < 2:
+            raise RecordError("Could not read version from value's buffer.")
+        (version,) = INT16.unpack_from(value, 0)
+        return rtype, key_name, key_obj, value_name, version, _read(group, value_name, value, version, "value")
+    except RecordError as e:
+        if rtype not in KNOWN_IN_4_0.get(group, (rtype,)):
+            raise UnknownRecordType(rtype, f"as {key_name[:-3]}: {e}") from None
+        raise
 
 
 def _read(group: str, name: str, buf: bytes, version: int, which: str) -> dict:
@@ -138,12 +146,8 @@ class CoordinatorDecoder:
                 self.group, bytes(key), None if value is None else bytes(value))
         except UnknownRecordType as e:
             msg = f"Unknown record type {e.record_type} at offset {offset}, skipping."
-            return Decoded(msg, None, error=msg)
+            return Decoded(msg, None, error=msg if e.detail is None else f"{msg} ({e.detail})")
         except RecordError as e:
-            rtype = INT16.unpack_from(bytes(key), 0)[0] if len(key) >= 2 else None
-            if rtype is not None and rtype not in KNOWN_IN_4_0.get(self.group, (rtype,)):
-                msg = f"Unknown record type {rtype} at offset {offset}, skipping."
-                return Decoded(msg, None, error=f"{msg} As {tables.record_types(self.group)[rtype][0]}: {e}")
             return Decoded(f"Error at offset {offset}, skipping. {e}", None, error=str(e))
         key_tree = {"type": str(rtype), "data": to_tree(key_obj, tables.schema(self.group, key_name), rtype)}
         said = leftovers(key_tree, key_obj, key_name, key_obj.get(TRAILING, b""))
