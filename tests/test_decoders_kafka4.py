@@ -7,33 +7,9 @@ import struct
 import uuid
 
 from support.cli import run_cli
+from support.coordinator_bytes import carray, cstr, s16, tags, uvarint
 from kdump.decoders import make_decoder
 from kdump.writer import RecordBatchBuilder, write_segment
-
-
-def uvarint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def s16(text: str) -> bytes:  # a non-flexible string (keys)
-    return struct.pack(">h", len(text)) + text.encode()
-
-
-def cstr(text: str) -> bytes:  # a compact string
-    return uvarint(len(text) + 1) + text.encode()
-
-
-def carray(items: list[bytes]) -> bytes:
-    return uvarint(len(items) + 1) + b"".join(items)
-
-
-def tags(*fields: tuple[int, bytes]) -> bytes:
-    return uvarint(len(fields)) + b"".join(uvarint(t) + uvarint(len(d)) + d for t, d in fields)
 
 
 def offsets(key: bytes, value: bytes | None):
