@@ -5,11 +5,16 @@ import base64
 import json
 import struct
 import uuid
+from pathlib import Path
+
+import pytest
 
 from support.cli import run_cli
 from support.coordinator_bytes import carray, cstr, s16, tags, uvarint
 from kdump.decoders import make_decoder
 from kdump.writer import RecordBatchBuilder, write_segment
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def offsets(key: bytes, value: bytes | None):
@@ -158,3 +163,27 @@ def test_verify_deep_reports_partly_decoded_internal_records(tmp_path):
     assert "internal-record-partly-decoded" not in shallow.stdout
     dumped = run_cli("dump", "--decoder", "auto", str(path))
     assert '"trailingBytes":"ff"' in dumped.stdout
+
+
+def test_dump_json_of_leftovers_validates_against_the_dump_schema(tmp_path):
+    """unknownTaggedFields, trailingBytes and unknownVersion are in docs/schemas/dump.schema.json, strictly."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+    schema = json.loads((ROOT / "docs" / "schemas" / "dump.schema.json").read_text())
+    key = struct.pack(">h", 3) + s16("g")
+    b = RecordBatchBuilder(base_offset=0)
+    b.append(0, 1700000000000, key, struct.pack(">hi", 0, 7) + tags((9, b"\xab")) + b"\x01")
+    b.append(1, 1700000000001, key, struct.pack(">hi", 1, 7) + tags())  # a version the definitions do not have
+    d = tmp_path / "__consumer_offsets-0"
+    d.mkdir()
+    write_segment(d / "00000000000000000000.log", [b.build()])
+    res = run_cli("dump", "--decoder", "auto", "--format", "json", str(d))
+    [batch] = [json.loads(line) for line in res.stdout.splitlines() if json.loads(line)["type"] == "batch"]
+    first, second = (r["value"] for r in batch["records"])
+    assert first["unknownTaggedFields"] == [{"field": "", "tag": 9, "data": "ab"}] and first["trailingBytes"] == "01"
+    assert second["unknownVersion"] is True
+    validator = Draft202012Validator(schema)
+    validator.validate(batch)
+    first["trailingBytes"] = "not hex"
+    with pytest.raises(ValidationError):
+        validator.validate(batch)
