@@ -8,7 +8,8 @@ is valid at the last offset read (the snapshot's end offset - 1 when no log reco
 
 Kafka's rules kept here, record by record:
 
-* RegisterBrokerRecord replaces the broker's registration; UnregisterBrokerRecord removes it. Fence,
+* RegisterBrokerRecord replaces the broker's registration; UnregisterBrokerRecord removes it, as
+  UnregisterControllerRecord (Kafka 4.4+) removes a controller's. Fence,
   Unfence and BrokerRegistrationChange need the broker registered with the record's epoch (else Kafka's
   ``IllegalStateException``: the record is skipped); BrokerRegistrationChange ``fenced`` is 1 fence, 0 no
   change, -1 unfence, ``inControlledShutdown`` 1 yes, 0 no change; non-empty ``logDirs`` replace the broker's.
@@ -138,7 +139,7 @@ class _Replayer:
             "ProducerIdsRecord", "ClientQuotaRecord", "UserScramCredentialRecord",
             "RemoveUserScramCredentialRecord", "DelegationTokenRecord", "RemoveDelegationTokenRecord",
             "BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord", "NoOpRecord",
-            "ClearElrRecord")}
+            "ClearElrRecord", "UnregisterControllerRecord")}
 
     def apply(self, rec: Record) -> None:
         self.offset = rec.offset
@@ -205,6 +206,9 @@ class _Replayer:
             broker["inControlledShutdown"] = True
         if r.get("logDirs"):
             broker["logDirs"] = _uuids(r["logDirs"])
+
+    def _UnregisterControllerRecord(self, r, _):
+        self.image.controllers.pop(r["controllerId"], None)
 
     def _RegisterControllerRecord(self, r, _):
         self.image.controllers[r["controllerId"]] = {

@@ -10,7 +10,15 @@ HOW = ("Gathered file by file from a search index of apache/kafka's history (no 
  "ConsumerGroupTargetAssignmentMetadataValue says 'Added in 4.3 (KIP-1263)' and ConsumerGroupMetadataValue carries "
  "KIP-1282's CreationTimeMs (commit 266ed846e560); the index gives no dates. The Streams group keys (17-24) were only "
  "found at development commits with other record type numbers: their fields are those, their apiKey the release's (the "
- "values' apiKey and Kafka's 4.1 list).")
+ "values' apiKey and Kafka's 4.1 list). Second pass (KRaft metadata, __transaction_state, __share_group_state): each "
+ "file's version the index lists was dated by whether its commit is in the 2024-10 snapshot of apache/kafka "
+ "(1eb7644349cb, the 4.0 tables' source): for those not in it (later) the definition was re-read. New: "
+ 'UnregisterControllerRecord (apiKey 29, KIP-1312, Kafka trunk toward 4.4). Re-read and unchanged: '
+ 'RegisterControllerRecord, EndTransactionRecord, TransactionLogKey/Value, ShareSnapshotValue, ShareUpdateKey/Value. '
+ 'Not found in the index although a third-party summary of Kafka 4.3 names them: RegisterBrokerRecord v4 and '
+ 'BrokerRegistrationChangeRecord v3 (a tagged CordonedLogDirs, KIP-1066); records of those versions decode with the '
+ 'newest fields known and are marked unknownVersion, their new tagged field shown under unknownTaggedFields. Newer '
+ 'share-state values (4.1+), if they add fields, show as trailing bytes or unknown tagged fields in the same way.')
 
 SOURCES: dict[str, tuple[str, str]] = {'AbortTransactionRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                             'metadata/src/main/resources/common/metadata/AbortTransactionRecord.json'),
@@ -28,7 +36,7 @@ SOURCES: dict[str, tuple[str, str]] = {'AbortTransactionRecord': ('1eb7644349cb0
                   'metadata/src/main/resources/common/metadata/ConfigRecord.json'),
  'DelegationTokenRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                            'metadata/src/main/resources/common/metadata/DelegationTokenRecord.json'),
- 'EndTransactionRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'EndTransactionRecord': ('5c1644fc05a8ef4b56b72b01d622e94b8298ac3e',
                           'metadata/src/main/resources/common/metadata/EndTransactionRecord.json'),
  'FeatureLevelRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                         'metadata/src/main/resources/common/metadata/FeatureLevelRecord.json'),
@@ -44,7 +52,7 @@ SOURCES: dict[str, tuple[str, str]] = {'AbortTransactionRecord': ('1eb7644349cb0
                        'metadata/src/main/resources/common/metadata/ProducerIdsRecord.json'),
  'RegisterBrokerRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                           'metadata/src/main/resources/common/metadata/RegisterBrokerRecord.json'),
- 'RegisterControllerRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'RegisterControllerRecord': ('2be4c8f5cc280732fa47e3e83259d85580fe11b6',
                               'metadata/src/main/resources/common/metadata/RegisterControllerRecord.json'),
  'RemoveAccessControlEntryRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                                     'metadata/src/main/resources/common/metadata/RemoveAccessControlEntryRecord.json'),
@@ -60,6 +68,8 @@ SOURCES: dict[str, tuple[str, str]] = {'AbortTransactionRecord': ('1eb7644349cb0
                          'metadata/src/main/resources/common/metadata/UnfenceBrokerRecord.json'),
  'UnregisterBrokerRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                             'metadata/src/main/resources/common/metadata/UnregisterBrokerRecord.json'),
+ 'UnregisterControllerRecord': ('4425e970c0f5e926130459854759709e795de17f',
+                                'metadata/src/main/resources/common/metadata/UnregisterControllerRecord.json'),
  'UserScramCredentialRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                                'metadata/src/main/resources/common/metadata/UserScramCredentialRecord.json'),
  'ZkMigrationStateRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
@@ -411,6 +421,12 @@ MESSAGES: dict[str, dict] = {'AbortTransactionRecord': {'name': 'AbortTransactio
                             'flexibleVersions': '0+',
                             'fields': [{'name': 'BrokerId', 'type': 'int32', 'versions': '0+'},
                                        {'name': 'BrokerEpoch', 'type': 'int64', 'versions': '0+'}]},
+ 'UnregisterControllerRecord': {'name': 'UnregisterControllerRecord',
+                                'type': 'metadata',
+                                'apiKey': 29,
+                                'validVersions': '0',
+                                'flexibleVersions': '0+',
+                                'fields': [{'name': 'ControllerId', 'type': 'int32', 'versions': '0+'}]},
  'UserScramCredentialRecord': {'name': 'UserScramCredentialRecord',
                                'type': 'metadata',
                                'apiKey': 11,
@@ -454,4 +470,5 @@ RECORD_TYPES: dict[int, tuple[str, str]] = {0: ('RegisterBrokerRecord', 'REGISTE
  25: ('AbortTransactionRecord', 'ABORT_TRANSACTION_RECORD'),
  26: ('RemoveDelegationTokenRecord', 'REMOVE_DELEGATION_TOKEN_RECORD'),
  27: ('RegisterControllerRecord', 'REGISTER_CONTROLLER_RECORD'),
- 28: ('ClearElrRecord', 'CLEAR_ELR_RECORD')}
+ 28: ('ClearElrRecord', 'CLEAR_ELR_RECORD'),
+ 29: ('UnregisterControllerRecord', 'UNREGISTER_CONTROLLER_RECORD')}
