@@ -46,14 +46,15 @@ def test_every_record_type_kafka_defines_has_a_table():
     assert set(tables.record_types("share_coordinator")) == {0, 1}
     assert set(tables.record_types("transaction_coordinator")) == {0}
     assert set(tables.record_types("metadata")) == {0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 14, 15, 17, 18, 19, 20, 21,
-                                                    22, 23, 24, 25, 26, 27, 28}
+                                                    22, 23, 24, 25, 26, 27, 28, 29}
     assert tables.record_types("metadata")[21] == ("ZkMigrationStateRecord", "ZK_MIGRATION_STATE_RECORD")
     assert set(tables.record_types("remote_log_metadata")) == {0, 1, 2, 3}
     every = list(all_messages())
     assert tables.record_types("metadata")[28] == ("ClearElrRecord", "CLEAR_ELR_RECORD")
+    assert tables.record_types("metadata")[29] == ("UnregisterControllerRecord", "UNREGISTER_CONTROLLER_RECORD")
     assert tables.record_types("group_coordinator")[16] == ("ConsumerGroupRegularExpressionKey",
                                                             "ConsumerGroupRegularExpressionValue")
-    assert len(every) == 48 + 2 + 4 + 26 + 4 + 7  # the definitions in the directories read
+    assert len(every) == 48 + 2 + 4 + 27 + 4 + 7  # the definitions in the directories read
     for group, name in every:
         assert tables.schema(group, name).fields is not None
 
