@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kdump.decode.schema_registry.census import data_values_with_keys
+from kdump.decode.records import data_records
 
 
 @dataclass
@@ -19,7 +19,7 @@ class PartlyDecoded:
 
 def partly_decoded(decoder, log: str) -> PartlyDecoded:
     out = PartlyDecoded()
-    for offset, position, key, value in data_values_with_keys(log):
+    for offset, position, key, value in data_records(log):
         out.records += 1
         decoded = decoder.decode(offset, key, value)
         problem = decoded.error or decoded.leftover
