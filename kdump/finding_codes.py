@@ -147,6 +147,12 @@ _VERIFY = [
     Code("value-undecodable", WARNING, "values of the segment do not decode with the Schema Registry's schemas "
          "(not framed, unknown schema id, or bytes that do not match the schema); the finding counts them and "
          "names the first", deep=True),
+    # --- records of Kafka's internal topics against Kafka's definitions (verify --deep) ------------------------
+    Code("internal-record-partly-decoded", WARNING, "records of an internal topic (__consumer_offsets, "
+         "__transaction_state, __share_group_state, __cluster_metadata) that decode only in part: unknown "
+         "tagged fields, bytes after the key or value message, a value version the definitions do not have, a "
+         "record type they do not know, or a record that does not decode; Kafka's DumpLogSegments drops the "
+         "first three without a word; the finding counts them and names the first", deep=True),
     # --- kdump's own crash leftovers (kdump.atomic; verify and index check of a directory) ----------------------
     Code("kdump-temporary-left", WARNING, "a temporary file or directory of a kdump write that no running process "
          "holds: left by an interrupted kdump run (the next run of the same command removes it; or delete it)"),

@@ -42,15 +42,19 @@ def test_every_record_type_kafka_defines_has_a_table():
             for name in names:
                 if name in tables.module(group).MESSAGES:
                     assert tables.schema(group, name).name == name
-    assert set(tables.record_types("group_coordinator")) == set(range(16))
+    assert set(tables.record_types("group_coordinator")) == set(range(25))
     assert set(tables.record_types("share_coordinator")) == {0, 1}
     assert set(tables.record_types("transaction_coordinator")) == {0}
     assert set(tables.record_types("metadata")) == {0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 14, 15, 17, 18, 19, 20, 21,
-                                                    22, 23, 24, 25, 26, 27}
+                                                    22, 23, 24, 25, 26, 27, 28, 29}
     assert tables.record_types("metadata")[21] == ("ZkMigrationStateRecord", "ZK_MIGRATION_STATE_RECORD")
     assert set(tables.record_types("remote_log_metadata")) == {0, 1, 2, 3}
     every = list(all_messages())
-    assert len(every) == 30 + 2 + 4 + 25 + 4 + 7  # the definitions in the directories read
+    assert tables.record_types("metadata")[28] == ("ClearElrRecord", "CLEAR_ELR_RECORD")
+    assert tables.record_types("metadata")[29] == ("UnregisterControllerRecord", "UNREGISTER_CONTROLLER_RECORD")
+    assert tables.record_types("group_coordinator")[16] == ("ConsumerGroupRegularExpressionKey",
+                                                            "ConsumerGroupRegularExpressionValue")
+    assert len(every) == 48 + 2 + 4 + 27 + 4 + 7  # the definitions in the directories read
     for group, name in every:
         assert tables.schema(group, name).fields is not None
 
@@ -63,16 +67,35 @@ def test_generated_tables_are_what_the_generator_writes(tmp_path):
     spec = importlib.util.spec_from_file_location("gen_schemas", CORPUS.parent.parent / "tools/gen_schemas.py")
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
-    os.makedirs(tmp_path / "clients")
+    os.makedirs(tmp_path / "checkout" / "clients")
+    files = {}
     for module, (_, dirs, _, _) in gen.GROUPS.items():
-        messages = tables.module(module).MESSAGES
-        for name, m in messages.items():
-            os.makedirs(tmp_path / dirs[0], exist_ok=True)
-            (tmp_path / dirs[0] / f"{name}.json").write_text("// comment\n" + json.dumps(m))
-    src = gen.Source(str(tmp_path), "HEAD")
-    src.commit = lambda: tables.module("metadata").KAFKA_COMMIT
+        table = tables.module(module)
+        # the modules with SOURCES were generated from a directory of definitions with a manifest, the others
+        # from a checkout
+        root = tmp_path / ("defs" if hasattr(table, "SOURCES") else "checkout")
+        for name, m in table.MESSAGES.items():
+            os.makedirs(root / dirs[0], exist_ok=True)
+            (root / dirs[0] / f"{name}.json").write_text("// comment\n" + json.dumps(m))
+            if hasattr(table, "SOURCES"):
+                commit, path = table.SOURCES[name]
+                assert path == f"{dirs[0]}/{name}.json"
+                files[path] = {"commit": commit}
+        for name, (m,) in getattr(table, "SUPERSEDED", {}).items():
+            commit, path = table.SOURCES[name + " (superseded)"]
+            assert path == f"superseded/{dirs[0]}/{name}.json"
+            os.makedirs(root / "superseded" / dirs[0], exist_ok=True)
+            (root / path).write_text(json.dumps(m))
+            files[path] = {"commit": commit}
+    metadata = tables.module("metadata")
+    (tmp_path / "defs" / "SOURCES.json").write_text(json.dumps({"kafka_commit": metadata.KAFKA_COMMIT,
+                                                                "how": metadata.HOW, "files": files}))
+    checkout = gen.Source(str(tmp_path / "checkout"), "HEAD")
+    checkout.commit = lambda: tables.module("raft_control").KAFKA_COMMIT
+    defs = gen.Source(str(tmp_path / "defs"), "HEAD")
     for module in gen.GROUPS:
         text = (CORPUS.parent.parent / "kdump/format/schemas" / f"{module}.py").read_text()
+        src = defs if hasattr(tables.module(module), "SOURCES") else checkout
         assert gen.generate(src, module) == text
 
 
@@ -156,8 +179,9 @@ def test_records_written_by_kdump_decode_at_every_version(group, rtype, version,
     topic's decoder as JSON: the decoded key and value are the written objects in Kafka's JSON form."""
     key_name, value_name = tables.record_types(group)[rtype]
     key_schema, value_schema = tables.schema(group, key_name), tables.schema(group, value_name)
-    key_obj, value_obj = filler(key_schema, rtype), filler(value_schema, version)
-    key = struct.pack(">h", rtype) + write_struct(key_obj, key_schema, rtype)
+    kv = 0 if key_schema.extra.get("type") == "coordinator-key" else rtype  # Kafka 4.1+'s keys are version 0
+    key_obj, value_obj = filler(key_schema, kv), filler(value_schema, version)
+    key = struct.pack(">h", rtype) + write_struct(key_obj, key_schema, kv)
     value = struct.pack(">h", version) + write_struct(value_obj, value_schema, version)
     b = RecordBatchBuilder(base_offset=0)
     b.append(0, 1700000000000, key, value)

@@ -35,14 +35,33 @@ def kdump(*args, cwd=ROOT):
 
 
 # --- CI sanity ----------------------------------------------------------------------------------------------
+# the corpus's internal-topic segments end with records made not to decode (their CONTENTS.txt): offsets
+# 39-43 of __cluster_metadata-0 (unknown apiKey 200, frame version 2, version 99, truncated, empty), 64-68 of
+# __consumer_offsets-0 (a type-16 key without its value's fields, a cut key, a 1-byte key, value version 99, an
+# empty value), 18 of __transaction_state-0 (key version 1); --deep says so and nothing else
+INTERNAL_PARTLY_DECODED = {"__cluster_metadata-0": (5, 39, 39), "__consumer_offsets-0": (5, 69, 64),
+                           "__transaction_state-0": (1, 19, 18)}
+
+
 def test_ci_sound_fixtures_verify_clean_with_deep():
     code, out, err = kdump("verify", "--deep", "--format", "json", str(FIXTURES / "generated"),
                            *map(str, SOUND_CORPUS_DIRS))
     doc = json.loads(out)
-    assert [(f["path"], f["findings"]) for f in doc["files"]
-            if any(x["severity"] != "info" for x in f["findings"])] == []
-    assert code == 0, err
+    internal = {}
+    for f in doc["files"]:
+        topic = Path(f["path"]).parent.name
+        if topic in INTERNAL_PARTLY_DECODED:
+            internal[topic] = [(x["code"], x["severity"], x["message"].split(" with ")[0], x["firstOffset"])
+                               for x in f["findings"]]
+    assert internal == {topic: [("internal-record-partly-decoded", "warning",
+                                 f"{n} of {records} records decode only in part", first)]
+                        for topic, (n, records, first) in INTERNAL_PARTLY_DECODED.items()}
+    assert [(f["path"], f["findings"]) for f in doc["files"] if Path(f["path"]).parent.name not in internal
+            and any(x["severity"] != "info" for x in f["findings"])] == []
+    assert code == 0, err  # warnings do not fail verify
     assert doc["status"] == "ok"
+    code, out, _ = kdump("verify", "--deep", "--format", "json", str(FIXTURES / "generated"))
+    assert code == 0 and all(x["severity"] == "info" for f in json.loads(out)["files"] for x in f["findings"])
     logs = [f for f in doc["files"] if f["kind"] in ("log", "checkpoint")]
     n_expected = len(list((FIXTURES / "generated").rglob("*.log"))) + sum(
         1 for d in SOUND_CORPUS_DIRS for p in d.iterdir() if p.suffix in (".log", ".checkpoint"))

@@ -1,14 +1,23 @@
 #!/usr/bin/env python3
 """Generate kdump's schema tables (``kdump/format/schemas/*.py``) from Kafka's message definitions.
 
-Usage: ``python tools/gen_schemas.py KAFKA [--rev REV]`` where KAFKA is a Kafka checkout (a work tree)
-or a bare git directory of apache/kafka (then the files are read at REV, default HEAD).
+Usage: ``python tools/gen_schemas.py KAFKA [--rev REV]`` where KAFKA is a Kafka checkout (a work tree), a
+bare git directory of apache/kafka (then the files are read at REV, default HEAD), or a local directory of
+definitions laid out as Kafka's tree (``group-coordinator/src/main/resources/common/message/X.json`` ...)
+with a ``SOURCES.json`` manifest beside them: ``{"kafka_commit": ..., "how": ..., "files": {path: {"commit":
+..., "note": ...}}}`` saying which Kafka commit each file was read at (for definitions gathered file by file,
+e.g. from an index of Kafka's history, when no checkout of the newest release is at hand). Groups whose
+directories the input lacks are left as they are.
 
 For each group of internal-topic records (see ``GROUPS``) the definitions of that group's directory are
 read (Kafka's JSON with ``//`` comments), reduced to the facts the reader needs (names, types, version
 ranges, nullability, tags, defaults; no documentation text) and written as one Python data module with:
 
-* ``KAFKA_COMMIT``: where the definitions came from;
+* ``KAFKA_COMMIT``: where the definitions came from (a manifest's ``kafka_commit``);
+* ``SOURCES``: message name -> (Kafka commit, path in Kafka's tree) it was read from, and ``HOW``: how the
+  definitions were gathered (both only for a manifest's input: a checkout is one commit);
+* ``SUPERSEDED``: message name -> older definitions of the same versions (from the input's ``superseded/``
+  tree), tried when a record does not decode whole with the newest;
 * ``MESSAGES``: message name -> definition (as :func:`kdump.format.schema.compile_message` takes it);
 * ``RECORD_TYPES``: for coordinator topics, record type -> (key message, value message), derived the way
   Kafka's ``CoordinatorRecordSerde`` pairs them (a key's ``validVersions`` are the record types it
@@ -57,9 +66,28 @@ class Source:
     def __init__(self, path: str, rev: str):
         self.path = path
         self.rev = rev
-        self.work_tree = os.path.isdir(os.path.join(path, "clients"))
+        manifest = os.path.join(path, "SOURCES.json")
+        self.manifest = None
+        if os.path.isfile(manifest):
+            with open(manifest, encoding="utf-8") as f:
+                self.manifest = json.load(f)
+        self.work_tree = self.manifest is not None or os.path.isdir(os.path.join(path, "clients"))
+
+    def has(self, directory: str) -> bool:
+        return not self.work_tree or os.path.isdir(os.path.join(self.path, directory))
+
+    def file_source(self, rel: str) -> tuple[str, str] | None:
+        """(commit, path) a definition was read at, from the manifest (None without one)."""
+        if self.manifest is None:
+            return None
+        entry = self.manifest["files"].get(rel)
+        if entry is None:
+            raise SystemExit(f"{rel} is not in SOURCES.json")
+        return entry["commit"], rel
 
     def commit(self) -> str:
+        if self.manifest is not None:
+            return self.manifest["kafka_commit"]
         args = ["git", "-C", self.path, "rev-parse", "HEAD" if self.work_tree else self.rev]
         try:
             return subprocess.run(args, check=True, capture_output=True, text=True).stdout.strip()
@@ -165,6 +193,7 @@ def record_types(messages: dict, how: str | None) -> dict:
 def generate(src: Source, module: str) -> str:
     what, dirs, pattern, how = GROUPS[module]
     messages = {}
+    sources = {}
     for d in dirs:
         for rel in src.list(d):
             base = os.path.basename(rel)[:-5]
@@ -172,7 +201,33 @@ def generate(src: Source, module: str) -> str:
                 continue
             m = json.loads(strip_comments(src.read(rel)))
             messages[m["name"]] = reduce_message(m)
+            where = src.file_source(rel)
+            if where is not None:
+                sources[m["name"]] = where
     messages = dict(sorted(messages.items()))
+    # a manifest's input may hold, under superseded/, older definitions of messages that changed incompatibly
+    # at the same version (KIP-932's share group records changed between 4.0 and 4.1): records an older
+    # release wrote decode with them
+    superseded = {}
+    for d in dirs:
+        old = os.path.join("superseded", d)
+        if src.manifest is not None and os.path.isdir(os.path.join(src.path, old)):
+            for rel in src.list(old):
+                m = json.loads(strip_comments(src.read(rel)))
+                superseded[m["name"]] = [reduce_message(m)]
+                sources[m["name"] + " (superseded)"] = src.file_source(rel)
+    provenance = []
+    if src.manifest is not None:
+        provenance = [
+            "HOW = " + pprint.pformat(src.manifest.get("how", ""), width=120),
+            "",
+            "SOURCES: dict[str, tuple[str, str]] = " + pprint.pformat(dict(sorted(sources.items())), width=120,
+                                                                       sort_dicts=False),
+            "",
+            "SUPERSEDED: dict[str, list[dict]] = " + pprint.pformat(dict(sorted(superseded.items())), width=120,
+                                                                   sort_dicts=False),
+            "",
+        ]
     body = [
         f'"""{what}: schema tables generated by tools/gen_schemas.py from Kafka\'s message definitions',
         f"({', '.join(dirs)}). Do not edit: regenerate.\"\"\"",
@@ -180,6 +235,7 @@ def generate(src: Source, module: str) -> str:
         "# fmt: off",
         f"KAFKA_COMMIT = {src.commit()!r}",
         "",
+        *provenance,
         "MESSAGES: dict[str, dict] = " + pprint.pformat(messages, width=120, sort_dicts=False),
         "",
         "RECORD_TYPES: dict[int, tuple[str, str]] = " + pprint.pformat(record_types(messages, how), width=120, sort_dicts=False),
@@ -197,6 +253,9 @@ def main(argv=None) -> int:
     src = Source(args.kafka, args.rev)
     os.makedirs(args.out, exist_ok=True)
     for module in GROUPS:
+        if not all(src.has(d) for d in GROUPS[module][1]):
+            print(f"kept {module}: the input has no {', '.join(GROUPS[module][1])}", file=sys.stderr)
+            continue
         path = os.path.join(args.out, f"{module}.py")
         with open(path, "w", encoding="utf-8") as f:
             f.write(generate(src, module))

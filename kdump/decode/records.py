@@ -9,7 +9,12 @@ FormatError that made it undecodable).
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from kdump.decode.control import decode_control
+from kdump.errors import KdumpError
+from kdump.format.limits import DEFAULT_MAX_DECOMPRESSED_BYTES
+from kdump.read.segment import SegmentReader
 
 
 def decode_records(batch, cols, record_decoder=None) -> list | None:
@@ -21,3 +26,20 @@ def decode_records(batch, cols, record_decoder=None) -> list | None:
     if record_decoder is not None:
         return [record_decoder.decode(cols.offsets[i], cols.key(i), cols.value(i)) for i in range(cols.count)]
     return None
+
+
+def data_records(log: str) -> Iterator[tuple[int, int, bytes | None, bytes | None]]:
+    """(offset, batch position, key, value) of the data records of one segment, for the checks that decode
+    every record of a segment (``verify --deep``'s value and internal-topic checks, ``stats``' schema census).
+    Control batches are passed over, and so are batches whose records cannot be read: verify has its own
+    findings for them, stats counts them as unreadable."""
+    with SegmentReader(log) as reader:
+        for batch in reader:
+            if batch.is_control:
+                continue
+            try:
+                for cols in batch.column_chunks(DEFAULT_MAX_DECOMPRESSED_BYTES):
+                    for i in range(cols.count):
+                        yield cols.offsets[i], batch.position, cols.key(i), cols.value(i)
+            except KdumpError:
+                continue

@@ -11,18 +11,36 @@ decoded as the embedded consumer protocol (and kept as base64 when they do not d
 from __future__ import annotations
 
 from kdump.decoders import tables
-from kdump.decoders.base import INT16, Decoded, RecordError, reason
-from kdump.format.schema import SchemaError, jackson, read_struct, to_tree
+from kdump.decoders.base import INT16, Decoded, RecordError, leftovers, reason
+from kdump.format.schema import Reader, SchemaError, Struct, jackson, read_struct, read_struct_from, to_tree
 
 OFFSETS = "group_coordinator"
 TRANSACTIONS = "transaction_coordinator"
 SHARE_STATE = "share_coordinator"
+# bytes after a key or value message, kept beside its fields as UNKNOWN_TAGS keeps unknown tagged fields (the
+# converters, which walk the schema's fields, leave it out)
+TRAILING = "_trailingBytes"
+
+
+# the record types Kafka 4.0 (the release before the tables' newest definitions) knew: a record of a newer type
+# that does not decode with its definition is most likely no record of that type, and is named as 4.0's tool
+# names it ("Unknown record type"), the decode error kept in ``UnknownRecordType.detail``
+KNOWN_IN_4_0 = {OFFSETS: frozenset(range(16)), TRANSACTIONS: frozenset({0}), SHARE_STATE: frozenset({0, 1})}
+
+
+def key_version(schema: Struct, rtype: int) -> int:
+    """The version a key is read at: its record type, or 0 for the ``coordinator-key`` definitions (Kafka 4.1+),
+    whose fields are version 0 and whose record type is their ``apiKey``."""
+    return 0 if schema.extra.get("type") == "coordinator-key" else rtype
 
 
 class UnknownRecordType(Exception):
-    def __init__(self, record_type: int):
+    """``detail``: for a record type newer than Kafka 4.0 that does not decode with its definition, why."""
+
+    def __init__(self, record_type: int, detail: str | None = None):
         super().__init__(record_type)
         self.record_type = record_type
+        self.detail = detail
 
 
 def read_record(group: str, key: bytes, value: bytes | None):
@@ -35,21 +53,51 @@ def read_record(group: str, key: bytes, value: bytes | None):
     if rtype not in types:
         raise UnknownRecordType(rtype)
     key_name, value_name = types[rtype]
-    key_obj = _read(group, key_name, key, rtype, "key")
-    if value is None:
-        return rtype, key_name, key_obj, value_name, None, None
-    if len(value) < 2:
-        raise RecordError("Could not read version from value's buffer.")
-    (version,) = INT16.unpack_from(value, 0)
-    return rtype, key_name, key_obj, value_name, version, _read(group, value_name, value, version, "value")
+    try:
+        key_obj = _read(group, key_name, key, key_version(tables.schema(group, key_name), rtype), "key")
+        if value is None:
+            return rtype, key_name, key_obj, value_name, None, None
+        if len(value) < 2:
+            raise RecordError("Could not read version from value's buffer.")
+        (version,) = INT16.unpack_from(value, 0)
+        return rtype, key_name, key_obj, value_name, version, _read(group, value_name, value, version, "value")
+    except RecordError as e:
+        if rtype not in KNOWN_IN_4_0.get(group, (rtype,)):
+            raise UnknownRecordType(rtype, f"as {key_name[:-3]}: {e}") from None
+        raise
 
 
 def _read(group: str, name: str, buf: bytes, version: int, which: str) -> dict:
+    """The message (Kafka reads it and ignores what follows; kdump keeps what follows under TRAILING). Where the
+    newest definition leaves bytes or fails and an older one of the same version (``tables.superseded``) reads
+    the message whole, the record was written by the older release: it is read with that one."""
     try:
-        return read_struct(buf, tables.schema(group, name), version, exact=False, pos=2)
+        obj, rest = _read_with(tables.schema(group, name), buf, version)
     except SchemaError as e:
+        failed: SchemaError | None = e
+        obj, rest = {}, b""
+    else:
+        failed = None
+    if failed is not None or rest:
+        for older in tables.superseded(group, name):
+            try:
+                old_obj, old_rest = _read_with(older, buf, version)
+            except SchemaError:
+                continue
+            if not old_rest:
+                return old_obj
+    if failed is not None:
         raise RecordError(f"Could not read record with version {version} from {which}'s buffer due to: "
-                          f"{reason(e)}.") from None
+                          f"{reason(failed)}.") from None
+    if rest:
+        obj[TRAILING] = rest
+    return obj
+
+
+def _read_with(schema: Struct, buf: bytes, version: int) -> tuple[dict, bytes]:
+    r = Reader(buf, 2)
+    obj = read_struct_from(r, schema, version)
+    return obj, bytes(buf[r.pos:])
 
 
 def _embedded(name: str, data) -> object:
@@ -98,18 +146,30 @@ class CoordinatorDecoder:
                 self.group, bytes(key), None if value is None else bytes(value))
         except UnknownRecordType as e:
             msg = f"Unknown record type {e.record_type} at offset {offset}, skipping."
-            return Decoded(msg, None, error=msg)
+            return Decoded(msg, None, error=msg if e.detail is None else f"{msg} ({e.detail})")
         except RecordError as e:
             return Decoded(f"Error at offset {offset}, skipping. {e}", None, error=str(e))
         key_tree = {"type": str(rtype), "data": to_tree(key_obj, tables.schema(self.group, key_name), rtype)}
+        said = leftovers(key_tree, key_obj, key_name, key_obj.get(TRAILING, b""))
         if version is None:
-            return Decoded(jackson(key_tree), "<DELETE>", key_tree, None)
+            return Decoded(jackson(key_tree), "<DELETE>", key_tree, None, leftover=_words(said))
+        value_schema = tables.schema(self.group, value_name)
         if value_name == "GroupMetadataValue":
             data = group_metadata_tree(value_obj, version)
         else:
-            data = to_tree(value_obj, tables.schema(self.group, value_name), version)
-        value_tree = {self.value_label: str(version), "data": data}
-        return Decoded(jackson(key_tree), jackson(value_tree), key_tree, value_tree)
+            data = to_tree(value_obj, value_schema, version)
+        value_tree: dict[str, object] = {self.value_label: str(version), "data": data}
+        said += leftovers(value_tree, value_obj, value_name, value_obj.get(TRAILING, b""))
+        lo, hi = value_schema.versions
+        if not lo <= version <= hi:
+            # Kafka reads it with the fields of the versions it knows: what it prints may be wrong
+            value_tree["unknownVersion"] = True
+            said.append(f"{value_name} version {version} is not one of the definitions' ({lo}-{hi})")
+        return Decoded(jackson(key_tree), jackson(value_tree), key_tree, value_tree, leftover=_words(said))
+
+
+def _words(said: list[str]) -> str | None:
+    return "; ".join(said) if said else None
 
 
 # transactionStatus ids (TransactionMetadata.scala / TransactionState.java)
@@ -135,6 +195,7 @@ class ScalaTransactionLogDecoder:
             text = f"unknown::version={kv}"
             return Decoded(text, None, {"unknownKeyVersion": kv}, None)
         key_obj = _read(TRANSACTIONS, "TransactionLogKey", bytes(key), kv, "key")
+        key_obj.pop(TRAILING, None)  # the Scala tool's text has no place for them
         key_text = f"transaction_metadata::transactionalId={key_obj['transactionalId']}"
         if value is None:
             return Decoded(key_text, "<DELETE>", key_obj, None)

@@ -9,7 +9,7 @@ says only ``Failed to deserialize record with type <k>``, kdump adds why.
 from __future__ import annotations
 
 from kdump.decoders import tables
-from kdump.decoders.base import Decoded, RecordError, reason
+from kdump.decoders.base import Decoded, RecordError, leftovers, reason
 from kdump.format.schema import Reader, SchemaError, jackson, read_struct_from, to_tree
 
 METADATA = "metadata"
@@ -59,8 +59,14 @@ class ClusterMetadataDecoder:
         except RecordError as e:
             return Decoded(None, f"Error at {offset}, skipping. {e}", error=str(e))
         name, type_name = tables.record_types(METADATA)[api_key]
-        tree = {"type": type_name, "version": version, "data": to_tree(obj, tables.schema(METADATA, name), version)}
-        return Decoded(None, jackson(tree), None, tree)
+        schema = tables.schema(METADATA, name)
+        tree = {"type": type_name, "version": version, "data": to_tree(obj, schema, version)}
+        said = leftovers(tree, obj, name)
+        lo, hi = schema.versions
+        if not lo <= version <= hi:
+            tree["unknownVersion"] = True
+            said.append(f"{name} version {version} is not one of the definitions' ({lo}-{hi})")
+        return Decoded(None, jackson(tree), None, tree, leftover="; ".join(said) or None)
 
 
 class RemoteLogMetadataDecoder:

@@ -20,6 +20,13 @@ def schema(group: str, name: str) -> Struct:
     return compile_message(module(group).MESSAGES[name])
 
 
+@cache
+def superseded(group: str, name: str) -> tuple[Struct, ...]:
+    """Older definitions of message ``name`` at the same versions (changed incompatibly since: a record an older
+    release wrote decodes with one of them), newest first."""
+    return tuple(compile_message(m) for m in getattr(module(group), "SUPERSEDED", {}).get(name, ()))
+
+
 def record_types(group: str) -> dict:
     """Record type (or apiKey) -> (key message, value message) or (message, Kafka's record type name)."""
     return module(group).RECORD_TYPES

@@ -436,6 +436,24 @@ def read_struct_from(r: Reader, schema: Struct, version: int) -> dict:
     return _read_struct(r, schema, version)
 
 
+def unknown_tags(obj, path: str = "") -> list[tuple[str, int, bytes]]:
+    """Every unknown tagged field :func:`read_struct` kept in ``obj`` and the structs nested in it, as
+    (where, tag, bytes) with ``where`` a JSON path of the struct that held it (``""`` the message itself,
+    ``members[0]`` ...): what the definitions do not explain, which Kafka's converters drop without a word."""
+    out: list[tuple[str, int, bytes]] = []
+    if isinstance(obj, dict):
+        for tag, raw in obj.get(UNKNOWN_TAGS, ()):
+            out.append((path, tag, raw))
+        for k, v in obj.items():
+            if k != UNKNOWN_TAGS and isinstance(v, (dict, list)):
+                out.extend(unknown_tags(v, f"{path}.{k}" if path else k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            if isinstance(v, (dict, list)):
+                out.extend(unknown_tags(v, f"{path}[{i}]"))
+    return out
+
+
 # --- writing ------------------------------------------------------------------------------------------
 def encode_uvarint(n: int) -> bytes:
     """Java's ``ByteUtils.writeUnsignedVarint(int)``: the int's 32 bits, unsigned."""

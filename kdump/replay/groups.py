@@ -10,7 +10,12 @@ What is modelled: classic groups (``GroupMetadataValue``: protocol type, protoco
 members with their subscription and assignment decoded as the embedded consumer protocol when the protocol
 type is ``consumer``), consumer-protocol groups of KIP-848 (group epoch, target assignment epoch, members
 with their metadata, current and target assignment; topic ids named where the group's subscription metadata
-names them) and committed offsets. Share-group records (types 9-15) are counted in ``ignored``.
+names them; their regular-expression subscriptions, type 16), Streams groups of KIP-1071 (types 17-24:
+group epoch and metadata hash, the topology and its epoch, members with their metadata and current and
+target task assignment, the target assignment epoch and its resolved topic ids), share groups of KIP-932
+(types 9-15: epochs, members with their subscription and assignments, the state of each topic's share
+partitions: initializing, initialized, deleting) and committed offsets. Each record type belongs to one kind
+of group (Kafka's coordinator keeps one group per id): its latest record says which.
 """
 from __future__ import annotations
 
@@ -34,7 +39,30 @@ CONSUMER_GROUP_MEMBER_METADATA = 5
 CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA = 6
 CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER = 7
 CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT = 8
-MODELLED = {0, 1, 2, 3, 4, 5, 6, 7, 8}
+SHARE_GROUP_PARTITION_METADATA = 9
+SHARE_GROUP_MEMBER_METADATA = 10
+SHARE_GROUP_METADATA = 11
+SHARE_GROUP_TARGET_ASSIGNMENT_METADATA = 12
+SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER = 13
+SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT = 14
+SHARE_GROUP_STATE_PARTITION_METADATA = 15
+CONSUMER_GROUP_REGULAR_EXPRESSION = 16
+STREAMS_GROUP_METADATA = 17
+STREAMS_GROUP_PARTITION_METADATA = 18
+STREAMS_GROUP_MEMBER_METADATA = 19
+STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA = 20
+STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER = 21
+STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT = 22
+STREAMS_GROUP_TOPOLOGY = 23
+STREAMS_GROUP_TARGET_ASSIGNMENT_RESOLVED_TOPIC_IDS = 24
+# the kind of group each record type (other than offset commits and classic metadata) belongs to
+KINDS = {**dict.fromkeys((3, 4, 5, 6, 7, 8, 16), "consumer"), **dict.fromkeys(range(9, 16), "share"),
+         **dict.fromkeys(range(17, 25), "streams")}
+MODELLED = {0, 1, 2, *KINDS}
+# the records that name the topics a group's assignments give by id: type -> the fields listing them
+TOPIC_NAMING = {CONSUMER_GROUP_PARTITION_METADATA: ("topics",), SHARE_GROUP_PARTITION_METADATA: ("topics",),
+                STREAMS_GROUP_PARTITION_METADATA: ("topics",),
+                SHARE_GROUP_STATE_PARTITION_METADATA: ("initializingTopics", "initializedTopics", "deletingTopics")}
 
 
 @dataclass(frozen=True)
@@ -49,14 +77,18 @@ class Entry:
 
 @dataclass
 class GroupState:
-    """One group as the records leave it. ``kind``: ``classic``, ``consumer`` (KIP-848) or None (the group's
-    metadata is gone, only committed offsets are left)."""
+    """One group as the records leave it. ``kind``: ``classic``, ``consumer`` (KIP-848), ``streams``
+    (KIP-1071), ``share`` (KIP-932) or None (the group's metadata is gone, only committed offsets are left)."""
     name: str
     kind: str | None = None
     classic: dict | None = None  # protocolType, protocol, generation, leader, currentStateTimestamp
     group_epoch: int | None = None
+    metadata_hash: int | None = None
     target_assignment_epoch: int | None = None
     members: dict = field(default_factory=dict)  # member id -> JSON-able dict
+    regular_expressions: dict = field(default_factory=dict)  # consumer: regular expression -> JSON-able dict
+    streams: dict = field(default_factory=dict)  # streams: the group-level records' fields (see to_json)
+    topic_states: dict | None = None  # share: initializingTopics, initializedTopics, deletingTopics
     offsets: dict = field(default_factory=dict)  # (topic, partition) -> JSON-able dict
     last_offset: int = -1  # log offset of the latest record that makes up this state
 
@@ -65,9 +97,19 @@ class GroupState:
         if self.kind == "classic":
             assert self.classic is not None  # set with the kind
             out.update(self.classic)
-        elif self.kind == "consumer":
+        elif self.kind is not None:
             out["groupEpoch"] = self.group_epoch
+            out["metadataHash"] = self.metadata_hash
             out["targetAssignmentEpoch"] = self.target_assignment_epoch
+        if self.kind == "consumer":
+            out["regularExpressions"] = [self.regular_expressions[r] for r in sorted(self.regular_expressions)]
+        elif self.kind == "streams":
+            out["validatedTopologyEpoch"] = self.streams.get("validatedTopologyEpoch")
+            out["assignmentConfigs"] = self.streams.get("assignmentConfigs", [])
+            out["topology"] = self.streams.get("topology")
+            out["resolvedTopicIds"] = self.streams.get("resolvedTopicIds")
+        elif self.kind == "share":
+            out["topicStates"] = self.topic_states
         out["members"] = [self.members[m] for m in sorted(self.members)]
         out["offsets"] = [self.offsets[tp] for tp in sorted(self.offsets)]
         out["lastRecordOffset"] = self.last_offset
@@ -160,10 +202,12 @@ def replay_groups(paths, progress=None) -> GroupsReplay:
                 log.apply(rec)
     groups: dict[str, GroupState] = {}
     topic_names: dict[str, dict] = {}  # group -> topic id -> name, from the subscription metadata
-    for entry in log.latest.values():
-        if entry.record_type == CONSUMER_GROUP_PARTITION_METADATA:
+    for entry in sorted(log.latest.values(), key=lambda e: e.offset):
+        if entry.record_type in TOPIC_NAMING:
             tree = _tree(entry)
-            topic_names[entry.key["groupId"]] = {t["topicId"]: t["topicName"] for t in tree.get("topics") or ()}
+            names = topic_names.setdefault(entry.key["groupId"], {})
+            for k in TOPIC_NAMING[entry.record_type]:
+                names.update({t["topicId"]: t["topicName"] for t in tree.get(k) or ()})
     for entry in sorted(log.latest.values(), key=lambda e: e.offset):
         _apply_entry(groups, entry, topic_names)
     pending = sum(len(v) for v in log.pending.values())
@@ -205,18 +249,34 @@ def _apply_entry(groups: dict, entry: Entry, topic_names: dict) -> None:
                      "currentStateTimestamp": tree.get("currentStateTimestamp")}
         g.members = {m["memberId"]: _classic_member(m) for m in tree["members"]}
         return
-    g.kind = "consumer"
-    if rtype == CONSUMER_GROUP_METADATA:
+    g.kind = KINDS[rtype]
+    if rtype in TOPIC_NAMING and rtype != SHARE_GROUP_STATE_PARTITION_METADATA:
+        return  # subscription metadata: its topic names are in topic_names
+    tree = _tree(entry)
+    names = topic_names.get(key["groupId"], {})
+    if rtype in (CONSUMER_GROUP_METADATA, SHARE_GROUP_METADATA, STREAMS_GROUP_METADATA):
         g.group_epoch = value["epoch"]
-    elif rtype == CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA:
+        g.metadata_hash = tree.get("metadataHash")
+        if rtype == STREAMS_GROUP_METADATA:
+            g.streams["validatedTopologyEpoch"] = tree.get("validatedTopologyEpoch")
+            g.streams["assignmentConfigs"] = tree.get("assignmentConfigs", [])
+    elif rtype in (CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, SHARE_GROUP_TARGET_ASSIGNMENT_METADATA,
+                   STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA):
         g.target_assignment_epoch = value["assignmentEpoch"]
-    elif rtype in (CONSUMER_GROUP_MEMBER_METADATA, CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT,
-                   CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER):
+    elif rtype == CONSUMER_GROUP_REGULAR_EXPRESSION:
+        g.regular_expressions[key["regularExpression"]] = {"regularExpression": key["regularExpression"], **tree}
+    elif rtype == SHARE_GROUP_STATE_PARTITION_METADATA:
+        g.topic_states = tree
+    elif rtype == STREAMS_GROUP_TOPOLOGY:
+        g.streams["topology"] = tree
+    elif rtype == STREAMS_GROUP_TARGET_ASSIGNMENT_RESOLVED_TOPIC_IDS:
+        g.streams["resolvedTopicIds"] = tree
+    else:  # a member's metadata, current assignment or target assignment
         member = g.members.setdefault(key["memberId"], {"memberId": key["memberId"]})
-        tree = _tree(entry)
-        names = topic_names.get(key["groupId"], {})
-        if rtype == CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER:
+        if rtype in (CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER):
             member["targetAssignment"] = _named(tree["topicPartitions"], names)
+        elif rtype == STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER:
+            member["targetAssignment"] = tree
         else:
             for k in ("assignedPartitions", "partitionsPendingRevocation"):
                 if k in tree:

@@ -8,14 +8,17 @@ is valid at the last offset read (the snapshot's end offset - 1 when no log reco
 
 Kafka's rules kept here, record by record:
 
-* RegisterBrokerRecord replaces the broker's registration; UnregisterBrokerRecord removes it. Fence,
+* RegisterBrokerRecord replaces the broker's registration; UnregisterBrokerRecord removes it, as
+  UnregisterControllerRecord (Kafka 4.4+) removes a controller's. Fence,
   Unfence and BrokerRegistrationChange need the broker registered with the record's epoch (else Kafka's
   ``IllegalStateException``: the record is skipped); BrokerRegistrationChange ``fenced`` is 1 fence, 0 no
   change, -1 unfence, ``inControlledShutdown`` 1 yes, 0 no change; non-empty ``logDirs`` replace the broker's.
 * TopicRecord adds a topic; PartitionRecord sets a partition of a known topic; PartitionChangeRecord merges
   into one (``PartitionRegistration.merge``): null lists and leader -2 / recovery state -1 mean "no change",
   leader -1 means no leader, and a leader change bumps the leader epoch; every change bumps the partition
-  epoch. RemoveTopicRecord removes the topic and its configs.
+  epoch. RemoveTopicRecord removes the topic and its configs. ClearElrRecord (Kafka 4.1+) empties the ELR and
+  last known ELR of each partition of the named topic (every topic when the name is empty) that has any, as a
+  PartitionChangeRecord with both lists empty would (so its partition epoch is bumped).
 * ConfigRecord sets a key of a resource; a null value deletes it (a resource without keys is dropped).
 * FeatureLevelRecord sets a feature's level, level 0 removes it (``metadata.version`` is kept apart).
 * AccessControlEntryRecord adds an ACL by id; RemoveAccessControlEntryRecord needs it to exist.
@@ -135,7 +138,8 @@ class _Replayer:
             "ZkMigrationStateRecord", "AccessControlEntryRecord", "RemoveAccessControlEntryRecord",
             "ProducerIdsRecord", "ClientQuotaRecord", "UserScramCredentialRecord",
             "RemoveUserScramCredentialRecord", "DelegationTokenRecord", "RemoveDelegationTokenRecord",
-            "BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord", "NoOpRecord")}
+            "BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord", "NoOpRecord",
+            "ClearElrRecord", "UnregisterControllerRecord")}
 
     def apply(self, rec: Record) -> None:
         self.offset = rec.offset
@@ -203,6 +207,9 @@ class _Replayer:
         if r.get("logDirs"):
             broker["logDirs"] = _uuids(r["logDirs"])
 
+    def _UnregisterControllerRecord(self, r, _):
+        self.image.controllers.pop(r["controllerId"], None)
+
     def _RegisterControllerRecord(self, r, _):
         self.image.controllers[r["controllerId"]] = {
             "id": r["controllerId"], "incarnationId": uuid_text(r["incarnationId"]),
@@ -253,6 +260,19 @@ class _Replayer:
             new["leaderRecoveryState"] = _recovery_state(r["leaderRecoveryState"])
         new["partitionEpoch"] = old["partitionEpoch"] + 1
         topic["partitions"][r["partitionId"]] = new
+
+    def _ClearElrRecord(self, r, _):
+        if r["topicName"]:
+            topics = [t for t in self.image.topics.values() if t["name"] == r["topicName"]]
+            if not topics:
+                raise NotApplied(f"Unable to clear elr for topic with name {r['topicName']}: no such topic found.")
+        else:
+            topics = list(self.image.topics.values())
+        for topic in topics:
+            for pid, old in topic["partitions"].items():
+                if old["eligibleLeaderReplicas"] or old["lastKnownElr"]:
+                    topic["partitions"][pid] = {**old, "eligibleLeaderReplicas": [], "lastKnownElr": [],
+                                                "partitionEpoch": old["partitionEpoch"] + 1}
 
     def _RemoveTopicRecord(self, r, _):
         topic = self.image.topics.pop(uuid_text(r["topicId"]), None)

@@ -132,6 +132,32 @@ def _assignment(value) -> str:
     return "(not decoded)" if value else "(none)"
 
 
+def _tasks(value) -> str:
+    """A Streams member's tasks: ``<subtopology>[<partitions>]`` each."""
+    if value is None:
+        return "-"
+    return " ".join(f"{t['subtopologyId']}[{','.join(map(str, t['partitions']))}]" for t in value) or "(none)"
+
+
+def _streams_lines(g: dict) -> list:
+    topology = g["topology"]
+    out: list = [f"  streams group (KIP-1071): group epoch {printable(g['groupEpoch'])}, target assignment epoch "
+                 f"{printable(g['targetAssignmentEpoch'])}, topology epoch "
+                 f"{printable(topology['epoch'] if topology else None)} (validated "
+                 f"{printable(g['validatedTopologyEpoch'])})"]
+    if g["assignmentConfigs"]:
+        out.append("  assignment configs: " + printable(", ".join(f"{c['key']}={c['value']}"
+                                                                  for c in g["assignmentConfigs"])))
+    out.append(Table("  Topology", ("subtopology", "source topics", "repartition sinks", "repartition sources",
+                                    "changelogs"),
+                     [(s["subtopologyId"], " ".join(s["sourceTopics"] + [f"/{r}/" for r in s["sourceTopicRegex"]]),
+                       " ".join(s["repartitionSinkTopics"]) or None,
+                       " ".join(t["name"] for t in s["repartitionSourceTopics"]) or None,
+                       " ".join(t["name"] for t in s["stateChangelogTopics"]) or None)
+                      for s in (topology or {}).get("subtopologies", ())]))
+    return out
+
+
 def group_blocks(g: dict, form=iso_utc) -> list:
     out: list[str | Table] = [f"Group {printable(g['group'])}"]
     if g["type"] == "classic":
@@ -148,6 +174,33 @@ def group_blocks(g: dict, form=iso_utc) -> list:
                    f"{printable(g['targetAssignmentEpoch'])}")
         members = Table("  Members", ("member id", "member epoch", "client id", "host", "assigned", "target"),
                         [(m["memberId"], m.get("memberEpoch"), m.get("clientId"), m.get("clientHost"),
+                          _assignment(m.get("assignedPartitions")), _assignment(m.get("targetAssignment")))
+                         for m in g["members"]])
+        if g["regularExpressions"]:
+            out.append(Table("  Regular expressions", ("regular expression", "topics", "version", "resolved"),
+                             [(r["regularExpression"], " ".join(r["topics"]) or "(none)", r["version"],
+                               when(r["timestamp"], form)) for r in g["regularExpressions"]]))
+    elif g["type"] == "streams":
+        out.extend(_streams_lines(g))
+        members = Table("  Members", ("member id", "member epoch", "state", "process id", "client id", "host",
+                                      "active", "standby", "warmup", "target active"),
+                        [(m["memberId"], m.get("memberEpoch"), m.get("state"), m.get("processId"), m.get("clientId"),
+                          m.get("clientHost"), _tasks(m.get("activeTasks")), _tasks(m.get("standbyTasks")),
+                          _tasks(m.get("warmupTasks")), _tasks((m.get("targetAssignment") or {}).get("activeTasks")))
+                         for m in g["members"]])
+    elif g["type"] == "share":
+        out.append(f"  share group (KIP-932): group epoch {printable(g['groupEpoch'])}, target assignment epoch "
+                   f"{printable(g['targetAssignmentEpoch'])}")
+        states = g["topicStates"] or {}
+        out.append(Table("  Share partitions", ("topic", "topic id", "state", "partitions"),
+                         [(t["topicName"], t["topicId"], state, _ids(t.get("partitions")))
+                          for k, state in (("initializingTopics", "initializing"), ("initializedTopics", "initialized"),
+                                           ("deletingTopics", "deleting"))
+                          for t in states.get(k) or ()]))
+        members = Table("  Members", ("member id", "member epoch", "client id", "host", "subscribed", "assigned",
+                                      "target"),
+                        [(m["memberId"], m.get("memberEpoch"), m.get("clientId"), m.get("clientHost"),
+                          " ".join(m.get("subscribedTopicNames") or ()) or None,
                           _assignment(m.get("assignedPartitions")), _assignment(m.get("targetAssignment")))
                          for m in g["members"]])
     else:
@@ -172,7 +225,7 @@ def groups_blocks(data: dict, form=iso_utc) -> list:
     if data["pendingTransactionalRecords"]:
         summary += f"; {data['pendingTransactionalRecords']} transactional record(s) still wait for their marker"
     if data["ignoredRecords"]:
-        summary += f"; {data['ignoredRecords']} share-group record(s) not modelled"
+        summary += f"; {data['ignoredRecords']} record(s) of types not modelled"
     return [*blocks, summary]
 
 

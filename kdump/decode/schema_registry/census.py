@@ -7,10 +7,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from kdump.decode.errors import DecoderError
+from kdump.decode.records import data_records
 from kdump.decode.schema_registry.decoder import SchemaRegistryDecoder
-from kdump.errors import KdumpError
-from kdump.format.limits import DEFAULT_MAX_DECOMPRESSED_BYTES
-from kdump.read.segment import SegmentReader
 
 
 @dataclass
@@ -71,18 +69,10 @@ class Undecodable:
 
 
 def data_values(log: str) -> Iterator[tuple[int, int, bytes | None]]:
-    """(offset, batch position, value) of the data records of one segment. Batches whose records cannot be read
-    are passed over: stats counts them as unreadable batches, verify has its own findings for them."""
-    with SegmentReader(log) as reader:
-        for batch in reader:
-            if batch.is_control:
-                continue
-            try:
-                for cols in batch.column_chunks(DEFAULT_MAX_DECOMPRESSED_BYTES):
-                    for i in range(cols.count):
-                        yield cols.offsets[i], batch.position, cols.value(i)
-            except KdumpError:
-                continue
+    """(offset, batch position, value) of the data records of one segment
+    (:func:`kdump.decode.records.data_records`)."""
+    for offset, position, _key, value in data_records(log):
+        yield offset, position, value
 
 
 def undecodable_values(decoder: SchemaRegistryDecoder, log: str) -> Undecodable:

@@ -2,7 +2,80 @@
 (metadata/src/main/resources/common/metadata). Do not edit: regenerate."""
 # flake8: noqa
 # fmt: off
-KAFKA_COMMIT = '1eb7644349cb07139d6a3c1ad1986979647cac99'
+KAFKA_COMMIT = '266ed846e560e96f90575e4bb1a98b6f135177f0'
+
+HOW = ("Gathered file by file from a search index of apache/kafka's history (no checkout newer than 2024-10 was at hand); "
+ 'for each file the newest version that could be told apart (by the features it carries) was taken, and files not '
+ "re-read keep the 4.0 tables' definitions (commit 1eb7644349cb). The newest state reached is Kafka trunk after 4.2: "
+ "ConsumerGroupTargetAssignmentMetadataValue says 'Added in 4.3 (KIP-1263)' and ConsumerGroupMetadataValue carries "
+ "KIP-1282's CreationTimeMs (commit 266ed846e560); the index gives no dates. The Streams group keys (17-24) were only "
+ "found at development commits with other record type numbers: their fields are those, their apiKey the release's (the "
+ "values' apiKey and Kafka's 4.1 list). Second pass (KRaft metadata, __transaction_state, __share_group_state): each "
+ "file's version the index lists was dated by whether its commit is in the 2024-10 snapshot of apache/kafka "
+ "(1eb7644349cb, the 4.0 tables' source): for those not in it (later) the definition was re-read. New: "
+ 'UnregisterControllerRecord (apiKey 29, KIP-1312, Kafka trunk toward 4.4). Re-read and unchanged: '
+ 'RegisterControllerRecord, EndTransactionRecord, TransactionLogKey/Value, ShareSnapshotValue, ShareUpdateKey/Value. '
+ 'Not found in the index although a third-party summary of Kafka 4.3 names them: RegisterBrokerRecord v4 and '
+ 'BrokerRegistrationChangeRecord v3 (a tagged CordonedLogDirs, KIP-1066); records of those versions decode with the '
+ 'newest fields known and are marked unknownVersion, their new tagged field shown under unknownTaggedFields. Newer '
+ 'share-state values (4.1+), if they add fields, show as trailing bytes or unknown tagged fields in the same way.')
+
+SOURCES: dict[str, tuple[str, str]] = {'AbortTransactionRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                            'metadata/src/main/resources/common/metadata/AbortTransactionRecord.json'),
+ 'AccessControlEntryRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                              'metadata/src/main/resources/common/metadata/AccessControlEntryRecord.json'),
+ 'BeginTransactionRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                            'metadata/src/main/resources/common/metadata/BeginTransactionRecord.json'),
+ 'BrokerRegistrationChangeRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                                    'metadata/src/main/resources/common/metadata/BrokerRegistrationChangeRecord.json'),
+ 'ClearElrRecord': ('9e1f0bb07f5d0d8e81360d103868b0333f5c054e',
+                    'metadata/src/main/resources/common/metadata/ClearElrRecord.json'),
+ 'ClientQuotaRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                       'metadata/src/main/resources/common/metadata/ClientQuotaRecord.json'),
+ 'ConfigRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                  'metadata/src/main/resources/common/metadata/ConfigRecord.json'),
+ 'DelegationTokenRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                           'metadata/src/main/resources/common/metadata/DelegationTokenRecord.json'),
+ 'EndTransactionRecord': ('5c1644fc05a8ef4b56b72b01d622e94b8298ac3e',
+                          'metadata/src/main/resources/common/metadata/EndTransactionRecord.json'),
+ 'FeatureLevelRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                        'metadata/src/main/resources/common/metadata/FeatureLevelRecord.json'),
+ 'FenceBrokerRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                       'metadata/src/main/resources/common/metadata/FenceBrokerRecord.json'),
+ 'NoOpRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                'metadata/src/main/resources/common/metadata/NoOpRecord.json'),
+ 'PartitionChangeRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                           'metadata/src/main/resources/common/metadata/PartitionChangeRecord.json'),
+ 'PartitionRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                     'metadata/src/main/resources/common/metadata/PartitionRecord.json'),
+ 'ProducerIdsRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                       'metadata/src/main/resources/common/metadata/ProducerIdsRecord.json'),
+ 'RegisterBrokerRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                          'metadata/src/main/resources/common/metadata/RegisterBrokerRecord.json'),
+ 'RegisterControllerRecord': ('2be4c8f5cc280732fa47e3e83259d85580fe11b6',
+                              'metadata/src/main/resources/common/metadata/RegisterControllerRecord.json'),
+ 'RemoveAccessControlEntryRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                                    'metadata/src/main/resources/common/metadata/RemoveAccessControlEntryRecord.json'),
+ 'RemoveDelegationTokenRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                                 'metadata/src/main/resources/common/metadata/RemoveDelegationTokenRecord.json'),
+ 'RemoveTopicRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                       'metadata/src/main/resources/common/metadata/RemoveTopicRecord.json'),
+ 'RemoveUserScramCredentialRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                                     'metadata/src/main/resources/common/metadata/RemoveUserScramCredentialRecord.json'),
+ 'TopicRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                 'metadata/src/main/resources/common/metadata/TopicRecord.json'),
+ 'UnfenceBrokerRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                         'metadata/src/main/resources/common/metadata/UnfenceBrokerRecord.json'),
+ 'UnregisterBrokerRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                            'metadata/src/main/resources/common/metadata/UnregisterBrokerRecord.json'),
+ 'UnregisterControllerRecord': ('4425e970c0f5e926130459854759709e795de17f',
+                                'metadata/src/main/resources/common/metadata/UnregisterControllerRecord.json'),
+ 'UserScramCredentialRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                               'metadata/src/main/resources/common/metadata/UserScramCredentialRecord.json'),
+ 'ZkMigrationStateRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                            'metadata/src/main/resources/common/metadata/ZkMigrationStateRecord.json')}
+
+SUPERSEDED: dict[str, list[dict]] = {}
 
 MESSAGES: dict[str, dict] = {'AbortTransactionRecord': {'name': 'AbortTransactionRecord',
                             'type': 'metadata',
@@ -63,6 +136,12 @@ MESSAGES: dict[str, dict] = {'AbortTransactionRecord': {'name': 'AbortTransactio
                                                 'versions': '2+',
                                                 'taggedVersions': '2+',
                                                 'tag': '2'}]},
+ 'ClearElrRecord': {'name': 'ClearElrRecord',
+                    'type': 'metadata',
+                    'apiKey': 28,
+                    'validVersions': '0',
+                    'flexibleVersions': '0+',
+                    'fields': [{'name': 'TopicName', 'type': 'string', 'versions': '0+'}]},
  'ClientQuotaRecord': {'name': 'ClientQuotaRecord',
                        'type': 'metadata',
                        'apiKey': 14,
@@ -342,6 +421,12 @@ MESSAGES: dict[str, dict] = {'AbortTransactionRecord': {'name': 'AbortTransactio
                             'flexibleVersions': '0+',
                             'fields': [{'name': 'BrokerId', 'type': 'int32', 'versions': '0+'},
                                        {'name': 'BrokerEpoch', 'type': 'int64', 'versions': '0+'}]},
+ 'UnregisterControllerRecord': {'name': 'UnregisterControllerRecord',
+                                'type': 'metadata',
+                                'apiKey': 29,
+                                'validVersions': '0',
+                                'flexibleVersions': '0+',
+                                'fields': [{'name': 'ControllerId', 'type': 'int32', 'versions': '0+'}]},
  'UserScramCredentialRecord': {'name': 'UserScramCredentialRecord',
                                'type': 'metadata',
                                'apiKey': 11,
@@ -384,4 +469,6 @@ RECORD_TYPES: dict[int, tuple[str, str]] = {0: ('RegisterBrokerRecord', 'REGISTE
  24: ('EndTransactionRecord', 'END_TRANSACTION_RECORD'),
  25: ('AbortTransactionRecord', 'ABORT_TRANSACTION_RECORD'),
  26: ('RemoveDelegationTokenRecord', 'REMOVE_DELEGATION_TOKEN_RECORD'),
- 27: ('RegisterControllerRecord', 'REGISTER_CONTROLLER_RECORD')}
+ 27: ('RegisterControllerRecord', 'REGISTER_CONTROLLER_RECORD'),
+ 28: ('ClearElrRecord', 'CLEAR_ELR_RECORD'),
+ 29: ('UnregisterControllerRecord', 'UNREGISTER_CONTROLLER_RECORD')}

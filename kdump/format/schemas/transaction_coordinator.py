@@ -2,7 +2,30 @@
 (transaction-coordinator/src/main/resources/common/message). Do not edit: regenerate."""
 # flake8: noqa
 # fmt: off
-KAFKA_COMMIT = '1eb7644349cb07139d6a3c1ad1986979647cac99'
+KAFKA_COMMIT = '266ed846e560e96f90575e4bb1a98b6f135177f0'
+
+HOW = ("Gathered file by file from a search index of apache/kafka's history (no checkout newer than 2024-10 was at hand); "
+ 'for each file the newest version that could be told apart (by the features it carries) was taken, and files not '
+ "re-read keep the 4.0 tables' definitions (commit 1eb7644349cb). The newest state reached is Kafka trunk after 4.2: "
+ "ConsumerGroupTargetAssignmentMetadataValue says 'Added in 4.3 (KIP-1263)' and ConsumerGroupMetadataValue carries "
+ "KIP-1282's CreationTimeMs (commit 266ed846e560); the index gives no dates. The Streams group keys (17-24) were only "
+ "found at development commits with other record type numbers: their fields are those, their apiKey the release's (the "
+ "values' apiKey and Kafka's 4.1 list). Second pass (KRaft metadata, __transaction_state, __share_group_state): each "
+ "file's version the index lists was dated by whether its commit is in the 2024-10 snapshot of apache/kafka "
+ "(1eb7644349cb, the 4.0 tables' source): for those not in it (later) the definition was re-read. New: "
+ 'UnregisterControllerRecord (apiKey 29, KIP-1312, Kafka trunk toward 4.4). Re-read and unchanged: '
+ 'RegisterControllerRecord, EndTransactionRecord, TransactionLogKey/Value, ShareSnapshotValue, ShareUpdateKey/Value. '
+ 'Not found in the index although a third-party summary of Kafka 4.3 names them: RegisterBrokerRecord v4 and '
+ 'BrokerRegistrationChangeRecord v3 (a tagged CordonedLogDirs, KIP-1066); records of those versions decode with the '
+ 'newest fields known and are marked unknownVersion, their new tagged field shown under unknownTaggedFields. Newer '
+ 'share-state values (4.1+), if they add fields, show as trailing bytes or unknown tagged fields in the same way.')
+
+SOURCES: dict[str, tuple[str, str]] = {'TransactionLogKey': ('53364c539970785f9317c2ddab26a4e350f12b23',
+                       'transaction-coordinator/src/main/resources/common/message/TransactionLogKey.json'),
+ 'TransactionLogValue': ('53364c539970785f9317c2ddab26a4e350f12b23',
+                         'transaction-coordinator/src/main/resources/common/message/TransactionLogValue.json')}
+
+SUPERSEDED: dict[str, list[dict]] = {}
 
 MESSAGES: dict[str, dict] = {'TransactionLogKey': {'name': 'TransactionLogKey',
                        'type': 'data',
