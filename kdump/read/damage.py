@@ -198,6 +198,16 @@ class Damage(FormatError):
             return stop.length <= L.HEADER_SIZE_UP_TO_MAGIC
         return stop.kind in (F.SHORT, F.TRUNCATED) and not stop.fatal
 
+    @property
+    def fails(self) -> bool:
+        """The one policy of which damage fails a run (exit 1) and which is only a note, that every consumer
+        (``verify``, ``dump``, ``stats``, ``txn``, ``salvage``, ``convert``, the replays, the Spark source) takes:
+        everything fails except Kafka's crash-cut tail (:attr:`kafka_tail`), which Kafka's own tool reports with
+        exit 0 and its recovery drops. A run of zeros fails wherever it is (in the middle of the file, or 18 or more
+        bytes at its end: Kafka's tool dies on a size field of 0), though it holds no data (:attr:`zeros`): the
+        bytes after it are not what Kafka reads, and ``verify`` fails it (``zero-padding``, ``damaged-range``)."""
+        return not self.kafka_tail
+
     # --- damage that is no event of the walk ------------------------------------------------------------------
     @classmethod
     def of_batch(cls, batch, error: FormatError, first_offset: int | None = None, *, file: str | None = None
