@@ -269,15 +269,16 @@ class PartitionChecker:
         return n
 
     def _zero_tail_count(self, idx, r: _Report, seg: _Segment | None, kind: str) -> int:
-        valid = idx.dump_entry_count()
-        if valid < idx.entries and idx.tail_is_zero(valid):
+        valid = idx.zero_tail_start()
+        if valid < idx.entries:
             active = seg is not None and seg.is_last
             extra = ""
             if kind == "timeindex":
                 extra = " Kafka's --index-sanity-check fails on it (the zero timestamp of the last slot)."
             r.add(f"{kind}-zero-tail", INFO if active else WARNING,
-                  f"{idx.entries - valid} preallocated zero entries after the {valid} real ones "
-                  f"({(idx.entries - valid) * idx.entry_size} bytes): the segment was "
+                  f"{idx.entries - valid} preallocated zero entries "
+                  + (f"after the {valid} real ones " if valid else "and no real one yet ")
+                  + f"({(idx.entries - valid) * idx.entry_size} bytes): the segment was "
                   + ("active, or the broker did not shut down cleanly" if active else
                      "not closed cleanly (a rolled segment's index is trimmed); Kafka's recovery trims it") + "."
                   + extra, position=valid * idx.entry_size, length=(idx.entries - valid) * idx.entry_size)
