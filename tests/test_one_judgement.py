@@ -9,6 +9,10 @@ judgement: DumpLogSegments reports a tail of 17 bytes or fewer as ``Found N inva
 (spec §2.4); anything else it cannot read in the middle of a file is damage."""
 from __future__ import annotations
 
+import json
+from itertools import pairwise
+from pathlib import Path
+
 import pytest
 from corpus import CORPUS
 from support.cli import run_cli
@@ -72,3 +76,54 @@ CASES = {
 def test_every_command_exits_alike_on_the_same_bytes(case, tmp_path):
     make, expected = CASES[case]
     assert _exits(tmp_path, make()) == dict.fromkeys(("dump", "verify", "stats", "txn", "salvage"), expected)
+
+
+def _zeroed_in_a_batch(d) -> tuple[Path, int]:
+    """A partition of one 200-record segment (3 batches, indexes every 4096 bytes as a broker writes them, leader
+    epoch 3 from offset 40) whose bytes 4096-8191 were then zeroed: the run of zeros begins inside the second batch
+    and covers the start of the third. Returns the log and the end of the first batch (the one intact batch)."""
+    from test_index_support import T0, data_batch, write_log
+
+    from kdump.index.rebuild import rebuild_indexes
+    batches = [data_batch(0, 40, ts=T0), data_batch(40, 100, ts=T0 + 100, value=b"v" * 40, ple=3),
+               data_batch(140, 60, ts=T0 + 300, value=b"v" * 40, ple=3)]
+    log = Path(write_log(d, 0, batches))
+    rebuild_indexes(log)
+    (d / "leader-epoch-checkpoint").write_text("0\n2\n0 0\n3 40\n")
+    data = bytearray(log.read_bytes())
+    assert len(batches[0]) < 4096 < len(batches[0]) + len(batches[1]) < 8192 < len(data)
+    data[4096:8192] = bytes(4096)
+    log.write_bytes(bytes(data))
+    return log, len(batches[0])
+
+
+def _ranges(items, start="position", size="bytes") -> list[tuple[int, int]]:
+    return sorted((x[start], x[start] + x[size]) for x in items if x.get(size))
+
+
+def test_a_run_of_zeros_inside_a_batch_is_one_classification_of_the_bytes(tmp_path):
+    """Bytes 4096-8191 of a segment zeroed (a lost page): the file's bytes are one classification -- the intact
+    first batch, then damaged parts that never overlap and add up to the rest of the file, the zeros a part of
+    their own called zeros though they begin inside a batch, no claim that the damaged batch's (intact) size field
+    is damaged -- and the intact index, time index and leader epoch checkpoint are not blamed for it."""
+    log, intact = _zeroed_in_a_batch(tmp_path / "t-0")
+    size = log.stat().st_size
+    result = run_cli("verify", "--deep", "--format", "json", log.parent)
+    assert result.exit_code == 1
+    files = {Path(f["path"]).name: f for f in json.loads(result.stdout)["files"]}
+    findings = files[log.name]["findings"]
+    ranges = _ranges(findings)
+    assert ranges[0][0] == intact and ranges[-1][1] == size
+    assert all(a[1] == b[0] for a, b in pairwise(ranges))  # no overlap, no gap
+    assert sum(f.get("bytes") or 0 for f in findings) == size - intact
+    (zeros,) = [f for f in findings if (f.get("position"), f.get("bytes")) == (4096, 4096)]
+    assert "are all zero" in zeros["message"]
+    assert "probably damaged" not in result.stdout
+    for name, report in files.items():
+        if name != log.name:
+            assert [f["code"] for f in report["findings"] if f["severity"] != "info"] == [], name
+    salvage = run_cli("salvage", "--format", "json", log, "-o", tmp_path / "out" / NAME)
+    assert salvage.exit_code == 1
+    dropped = _ranges(json.loads(salvage.stdout)["files"][0]["dropped"])
+    assert all(a[1] <= b[0] for a, b in pairwise(dropped))
+    assert sum(b - a for a, b in dropped) == size - intact
