@@ -127,3 +127,38 @@ def test_a_run_of_zeros_inside_a_batch_is_one_classification_of_the_bytes(tmp_pa
     dropped = _ranges(json.loads(salvage.stdout)["files"][0]["dropped"])
     assert all(a[1] <= b[0] for a, b in pairwise(dropped))
     assert sum(b - a for a, b in dropped) == size - intact
+
+
+def _codes(result) -> set[str]:
+    return {f["code"] for r in json.loads(result.stdout)["files"] for f in r["findings"]}
+
+
+def test_a_text_file_named_as_a_segment_is_no_kafka_log_in_index_check_and_verify(tmp_path):
+    part = tmp_path / "t-0"
+    part.mkdir()
+    (part / NAME).write_text("this is a text file, not a Kafka log\n" * 20)
+    for args in (("index", "check"), ("index", "check", "--deep"), ("verify",), ("verify", "--deep")):
+        for target in (part, tmp_path):
+            result = run_cli(*args, "--format", "json", target)
+            assert result.exit_code == 1, (args, target)
+            assert "not-a-kafka-log" in _codes(result), (args, target)
+
+
+def test_verify_of_a_partition_or_log_directory_checks_what_index_check_checks(tmp_path):
+    """The gate never passes what ``index check`` fails: a malformed ``partition.metadata`` and a log directory's
+    malformed checkpoint fail both, beside a segment copied without its indexes (a warning in both)."""
+    part = tmp_path / "t-0"
+    part.mkdir()
+    (part / NAME).write_bytes((GEN / "v2-none" / NAME).read_bytes())
+    (part / "partition.metadata").write_text("garbage\n")
+    for target in (part, tmp_path):
+        index = run_cli("index", "check", "--format", "json", target)
+        verify = run_cli("verify", "--deep", "--format", "json", target)
+        assert index.exit_code == verify.exit_code == 1, target
+        assert _codes(index) <= _codes(verify) and {"checkpoint-malformed", "index-missing"} <= _codes(verify)
+    (part / "partition.metadata").write_text("version: 0\ntopic_id: 3Yzr5xEnQpOJUkVq0W5mDA\n")
+    (tmp_path / "replication-offset-checkpoint").write_text("0\n1\nt 0 x\n")
+    index = run_cli("index", "check", "--format", "json", tmp_path)
+    verify = run_cli("verify", "--deep", "--format", "json", tmp_path)
+    assert index.exit_code == verify.exit_code == 1
+    assert _codes(index) <= _codes(verify)

@@ -31,11 +31,19 @@ from kdump.errors import FormatError
 from kdump.findings import ERROR, INFO, WARNING, FileReport, Findings
 from kdump.outcome import REFUSAL_ERRNOS
 from kdump.read import checkpoints as cps
-from kdump.read.damage import LogDamage
+from kdump.read.damage import LogDamage, foreign_start
 from kdump.read.locate import SegmentLocator, segment_end_offset
 from kdump.read.logdir import FileKind, Partition, segment_base_offset, sibling
 from kdump.read.scan import scan, work_units
-from kdump.read.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
+from kdump.read.segment import (
+    BatchHeader,
+    SegmentReader,
+    Stop,
+    first_offset,
+    header_at,
+    read_batch_at,
+    walk_headers,
+)
 from kdump.read.time_index import max_record_timestamp
 from kdump.text.times import time_formatter
 
@@ -124,10 +132,22 @@ class _PartitionFacts:
     log_end: int | None = None
 
 
+def _foreign_log(path: str) -> FormatError | None:
+    """Why the segment file ``path`` is no Kafka log at all (text renamed ``.log``...: the read layer's
+    :func:`~kdump.read.damage.foreign_start`), or None (also when it cannot be read: its checks say so)."""
+    try:
+        with SegmentReader(path) as reader:
+            return foreign_start(reader)
+    except OSError:
+        return None
+
+
 class PartitionChecker:
     def __init__(self, directory: str, *, deep: bool, index_interval_bytes: int = 4096, progress=None,
-                 time_format: str = "epoch"):
+                 time_format: str = "epoch", report_logs: bool = True):
         self.directory = os.fspath(directory)
+        # a log that is no Kafka log gets a report of its own (``verify``, which reports its logs, says no)
+        self.report_logs = report_logs
         self.when = time_formatter(time_format)  # how findings quote a time (epoch ms by default)
         self.progress = progress  # progress(n): n more bytes of log walked (deep checks), or None
         self.deep = deep
@@ -202,6 +222,13 @@ class PartitionChecker:
     def _check_segment(self, base: int, present: dict) -> list[FileReport]:
         seg = self.segments.get(base)
         reports = []
+        foreign = None if seg is None else _foreign_log(seg.log_path)
+        if seg is not None and foreign is not None:  # the read layer's judgement: no companion is at fault
+            if self.report_logs:
+                r = _Report(seg.log_path, "log", size=_size_or_zero(seg.log_path))
+                r.add(foreign.code, ERROR, foreign.message, position=0, length=r.report.bytes)
+                reports.append(r.finish())
+            return reports
         if seg is not None and self.deep:
             self._recover(seg)
         if "index" in present:
@@ -834,14 +861,17 @@ class PartitionChecker:
 
 # --- entry points -------------------------------------------------------------------------------------------
 def check_partition_companions(directory: str, *, deep: bool, index_interval_bytes: int = 4096,
-                               progress=None, time_format: str = "epoch") -> list[FileReport]:
+                               progress=None, time_format: str = "epoch", report_logs: bool = True
+                               ) -> list[FileReport]:
     """One FileReport per .index/.timeindex/.txnindex/.snapshot/leader-epoch-checkpoint file of a partition
     directory (and one for a missing .index, or a missing .txnindex that deep checks find needed): Kafka's
     sanity checks, layout, and consistency with the logs (see the module docstring for shallow vs deep).
+    A segment whose log is no Kafka log at all has no companion checks: with ``report_logs``, a report of the
+    log says so (``not-a-kafka-log``, as every command says it).
     ``index_interval_bytes`` (the topic's index.interval.bytes) only affects the deep comparison with what
     recovery would write, an info finding. ``progress(n)``: n more bytes of log walked (deep)."""
     return PartitionChecker(directory, deep=deep, index_interval_bytes=index_interval_bytes,
-                            progress=progress, time_format=time_format).check_all()
+                            progress=progress, time_format=time_format, report_logs=report_logs).check_all()
 
 
 def check_segment_companions(path: str, *, deep: bool, index_interval_bytes: int = 4096,
