@@ -145,13 +145,25 @@ def _short(xs: list[int]) -> str:
 _work: str | None = None
 
 
-def fuzz_agree(data: bytes) -> None:
-    """The ``agree`` target: ``data`` is a ``.log`` file (at most 256 KiB: larger inputs are cut)."""
+def fuzz_agree(data: bytes) -> dict:
+    """The ``agree`` target: ``data`` is a ``.log`` file (at most 256 KiB: larger inputs are cut), judged on the
+    compiled and the pure-Python backend, which must agree too."""
+    from kdump import _backend
     global _work
     if _work is None:
         base = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
         _work = tempfile.mkdtemp(prefix="kdump-agree-", dir=base)
-    judge(data[:MAX_BATCH], os.path.join(_work, "w"))
+    results = {}
+    previous = _backend.BACKEND
+    try:
+        for name in ("compiled", "python") if _backend.COMPILED_AVAILABLE else ("python",):
+            _backend.use(name)
+            results[name] = judge(data[:MAX_BATCH], os.path.join(_work, "w"))
+    finally:
+        _backend.use(previous)
+    if len({json.dumps(r, sort_keys=True) for r in results.values()}) > 1:
+        raise Disagreement(f"the backends disagree: {results}")
+    return next(iter(results.values()))
 
 
 # --- the mutations that matter here -------------------------------------------------------------------------
