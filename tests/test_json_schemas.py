@@ -118,6 +118,10 @@ def test_convert_documents_validate(tmp_path):
     failed = run_cli("convert", src, "--to-magic", "1", "-o", tmp_path / "c", "--format", "json")
     docs.append(json.loads(failed.stdout))
     assert failed.exit_code == 1 and docs[-1]["errors"][0]["code"] == "zstd-below-v2"
+    damaged = run_cli("convert", KAFKA / "corrupt" / "v2-length-beyond-eof", "--to-magic", "1", "--skip-damaged",
+                      "-o", tmp_path / "d", "--format", "json")
+    docs.append(json.loads(damaged.stdout))
+    assert damaged.exit_code == 1 and docs[-1]["results"][0]["damage"][0]["code"] == "size-beyond-end"
     assert docs[0]["results"][0]["path"].endswith(".log") and docs[1]["results"][0]["dropped"]
     _all_valid("convert", docs)
 

@@ -20,7 +20,8 @@ CODEC_CHOICES = ["keep", *CODEC_NAMES]  # keep: each batch keeps its own codec
 
 EPILOG = exit_help(ok="converted (or, with --dry-run, measured); a crash-cut tail, where Kafka's readers stop too, "
                       "or zero padding is left out and noted",
-                   data="the input is damaged, not a Kafka log segment, or shrank while being read, the conversion "
+                   data="the input is damaged (refused; with --skip-damaged the intact batches are converted and "
+                        "the damage reported), not a Kafka log segment, or shrank while being read, the conversion "
                         "is refused (zstd below magic 2), a loss under "
                         "--strict, or the output did not verify (nothing is written then); or the segment was "
                         "written but its indexes could not be rebuilt",
@@ -56,6 +57,10 @@ def _parse_recompress(values) -> dict[int, int]:
 @click.option("--strict", is_flag=True,
               help="Refuse the conversion if anything would be lost (headers, control batches, timestamps, "
                    "producer state, ...); nothing is written then.")
+@click.option("--skip-damaged", is_flag=True,
+              help="Convert the intact batches around damaged areas (a damaged size field, a batch failing its "
+                   "CRC, ...), which are left out and reported; the run still exits 1, as verify does. By "
+                   "default a damaged input is refused, as Kafka's converter refuses a corrupt record.")
 @click.option("--dry-run", is_flag=True,
               help="Write nothing; print the size the segment would have in each magic and codec.")
 @click.option("--max-batch-records", type=click.IntRange(min=0), default=0, show_default=True,
@@ -71,7 +76,7 @@ def _parse_recompress(values) -> dict[int, int]:
                    "above the target magic) copies batches already below it as they are, as Kafka does "
                    "(magic-0 batches stay magic 0 going to 1).")
 @output_options(format_help="text for people; json: one JSON document with every count.")
-def command(path, to_magic, output, compression, recompress, force, strict, dry_run, max_batch_records,
+def command(path, to_magic, output, compression, recompress, force, strict, skip_damaged, dry_run, max_batch_records,
             split_batch_bytes, all_in_target_magic, ui: Ui):
     """Rewrite a segment (or every segment of a partition directory) in another message format.
 
@@ -114,7 +119,8 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
         raise click.UsageError("-o/--output is required: kdump never modifies its input "
                                "(give a directory to keep the segment's name, e.g. -o converted/)")
     try:
-        options = conv.ConvertOptions(int(to_magic), codec, recompress_map, strict=strict, **limits)
+        options = conv.ConvertOptions(int(to_magic), codec, recompress_map, strict=strict, skip_damaged=skip_damaged,
+                                      **limits)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
 
@@ -123,6 +129,9 @@ def command(path, to_magic, output, compression, recompress, force, strict, dry_
     def on_result(result):
         results.append(result)
         ui.read(result.source)
+        for d in result.stats.damage:  # written from the intact batches around it; the run fails as verify does
+            ui.problem(result.source, d.describe(), position=d.start, error=d.code)
+            errors.append(d.to_dict(result.source))
         if result.indexes is not None and result.indexes.problem:  # written and verified; its indexes are not
             ui.problem(result.output, result.indexes.note)
         if fmt == "text":
@@ -182,10 +191,17 @@ def _is_output(filename, output) -> bool:
             or os.path.basename(name).startswith(f".{os.path.basename(out)}."))  # its temporary
 
 
+# refusals for damaged input: what the user can do instead
+DAMAGE_HINT = ("kdump: `kdump salvage` keeps every intact batch; --skip-damaged converts the intact batches and "
+               "reports the damage")
+
+
 def _report_error(ui: Ui, path, e, whole: bool = False) -> None:
     ui.problem(path, e.message, position=e.position)
     ui.say("kdump: nothing was written (a partition is converted all or nothing)" if whole else
            "kdump: nothing was written for this segment")
+    if getattr(e, "skippable", False):
+        ui.say(DAMAGE_HINT)
 
 
 def _print_result(ui: Ui, result) -> None:

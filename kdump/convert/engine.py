@@ -46,7 +46,8 @@ from kdump.format.names import CODEC_NAMES
 from kdump.format.pieces import Pieces
 from kdump.format.types import TimestampType
 from kdump.format.v2_builder import RecordBatchBuilder, encode_run_records
-from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES
+from kdump.read.damage import TAIL, Damage, readable
+from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, Stop
 
 from .losses import Losses
 
@@ -69,11 +70,12 @@ class ConversionRefused(KdumpError):
 
     exit_code = EXIT_DATA
 
-    def __init__(self, code: str, message: str, position: int | None = None):
+    def __init__(self, code: str, message: str, position: int | None = None, *, skippable: bool = False):
         super().__init__(message)
         self.code = code
         self.message = message
         self.position = position
+        self.skippable = skippable  # damaged input, which ConvertOptions.skip_damaged converts around
         self.source: str | None = None  # the input file, filled in by convert_segment
 
     def __str__(self) -> str:
@@ -94,6 +96,9 @@ class ConvertOptions:
     # In a down-conversion (the input has batches above the target magic) batches below the target are
     # copied as they are, as Kafka's RecordsUtil.downConvert does; True writes them in the target magic too.
     all_in_target_magic: bool = False
+    # Damaged areas (other than a crash-cut tail or zero padding) are left out, counted and reported, and the
+    # intact batches around them converted; False refuses such an input, as Kafka's converter does.
+    skip_damaged: bool = False
 
     def __post_init__(self):
         if self.to_magic not in (0, 1, 2):
@@ -133,6 +138,8 @@ class ConversionStats:
     recompressed: dict = field(default_factory=dict)  # (source codec, output codec) -> source batches
     losses: Losses = field(default_factory=Losses)
     notes: list = field(default_factory=list)
+    # damaged areas of the input (kdump.read.damage.Damage) left out: the conversion fails (exit 1) as verify does
+    damage: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {
@@ -146,6 +153,7 @@ class ConversionStats:
                              for (a, b), n in sorted(self.recompressed.items())],
             "dropped": self.losses.to_dict(),
             "notes": list(self.notes),
+            "damage": [d.to_dict() for d in self.damage],
         }
 
 
@@ -291,13 +299,16 @@ class Converter:
             raise ConversionRefused("not-a-kafka-log", f"not a Kafka log segment: {why}", 0)
         stats.down_conversion = self._has_batches_above_target(reader)
         self._keep_below = stats.down_conversion and not self.options.all_in_target_magic
-        for batch in reader.runs():
-            if isinstance(batch, LegacyRun):
-                self._legacy_run(batch)
-            else:
-                self._entry(batch)
+        # The read layer's walk past damage (what dump, verify, stats and salvage see): every intact batch is
+        # converted, and each damaged area is counted and said, never taken for the end of the file.
+        for item in readable(reader):  # (a batch failing its CRC comes as the batch: _entry refuses it)
+            if type(item) is LegacyRun:
+                self._legacy_run(item)
+            elif isinstance(item, Damage):
+                self._damage(item)
+            elif not isinstance(item, Stop):
+                self._entry(item)
         self._flush_run()
-        self._tail(reader.tail)
         if stats.kept_below_target:
             n = stats.kept_below_target
             stats.notes.append(f"a down-conversion (the input has batches above magic {self.options.to_magic}): "
@@ -308,6 +319,9 @@ class Converter:
     def _entry(self, batch) -> None:
         """One entry of the input: a magic-2 batch, a compressed legacy wrapper or one plain legacy message."""
         stats = self.stats
+        if not batch.is_valid() and self.options.skip_damaged:
+            self._damage(Damage.invalid_batch(batch))
+            return
         stats.source_batches += 1
         stats.source_bytes += batch.size
         stats.source_magics.add(batch.magic)
@@ -317,7 +331,7 @@ class Converter:
                 "crc-mismatch",
                 f"the {what} is corrupt (stored crc = {batch.crc}, computed crc = {batch.compute_crc()}); "
                 "kdump converts only intact data (`kdump dump` shows what is readable)",
-                batch.position)
+                batch.position, skippable=True)
         if batch.magic == 2:
             self._flush_run()
             self._v2_batch(batch)
@@ -403,34 +417,41 @@ class Converter:
         target = self.options.to_magic
         if target == 2:
             return False
-        batches = reader.runs()  # plain messages a run at a time: no object each
-        try:
-            return any((max(b.magics) if isinstance(b, LegacyRun) else b.magic) > target
-                       for b in batches)  # stops at the first one
-        finally:
-            close = getattr(batches, "close", None)
-            if close is not None:
-                close()
+        for item in readable(reader, show_invalid=False):  # plain messages a run at a time: no object each
+            if isinstance(item, LegacyRun):
+                if max(item.magics) > target:
+                    return True
+            elif not isinstance(item, (Damage, Stop)) and item.magic > target:
+                return True  # (the walk stops at the first one)
+        return False
 
     def _copy_below_target(self, magic: int) -> bool:
         """A batch below the target magic is copied as it is (when its codec stays): Kafka's down-conversion."""
         return self._keep_below and magic < self.options.to_magic
 
-    def _tail(self, tail) -> None:
-        if tail is None or tail.kind == "end":
-            return
-        if tail.kind in ("short", "truncated") and not tail.fatal:  # (fatal: the file shrank while being read)
+    def _damage(self, damage: Damage) -> None:
+        """A damaged area of the input (:mod:`kdump.read.damage`), never taken for the end of the file. A crash-cut
+        tail (where Kafka's readers stop too) and zero padding are losses without damage. Any other damaged area
+        refuses the conversion, as Kafka's converter refuses a corrupt record, unless ``skip_damaged``: then its
+        bytes are left out, counted, and the run fails (exit 1) as ``verify`` does of the same bytes."""
+        self._flush_run()
+        stats = self.stats
+        stop = damage.stop
+        length = damage.length or 0
+        if damage.kafka_tail:
             # Kafka's readers stop there too ("Found N invalid bytes at the end"); the bytes are not copied.
-            self.stats.losses.add("trailing-bytes", tail.length, tail.position)
-            self.stats.notes.append(f"the input ends in {tail.length:,} bytes that are no whole batch (at byte "
-                                    f"{tail.position}): {tail.message}; `kdump verify` tells a crash-cut tail "
-                                    "from a damaged size field with batches after it")
-        elif tail.kind == "zeros":
-            self.stats.notes.append(f"{tail.length:,} zero bytes of padding at byte {tail.position} (a "
-                                    "preallocated tail, no data) were not copied")
+            stats.losses.add("trailing-bytes", length, damage.start)
+            stats.notes.append(f"the input ends in {length:,} bytes that are no whole batch (at byte "
+                               f"{damage.start}): {damage.message}; no intact batch follows them")
+        elif damage.kind == TAIL and damage.zeros:
+            stats.notes.append(f"{length:,} zero bytes of padding at byte {damage.start} (a preallocated tail, no "
+                               "data) were not copied")
+        elif self.options.skip_damaged and not (stop is not None and stop.fatal):  # (fatal: the file shrank)
+            stats.losses.add("damaged-bytes", length, damage.start)
+            stats.damage.append(damage)
         else:
-            raise ConversionRefused(tail.code or "corrupt", f"{tail.message}; nothing after it can be read, "
-                                    "so the segment is not converted", tail.position)
+            raise ConversionRefused(damage.code, f"{damage.message}; {damage.lost_offsets().describe()}; kdump "
+                                    "converts only intact data", damage.start, skippable=not (stop and stop.fatal))
 
     # --- output helpers -------------------------------------------------------------------------------
     def _write(self, data: bytes | Pieces, entries: int, records: int, canon: list | None) -> None:

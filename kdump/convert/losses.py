@@ -34,6 +34,8 @@ KINDS = {k.name: k for k in (
     LossKind("last-offsets", "batch", "the last offset of {n} {units} (beyond the last record)"),
     LossKind("message-padding", "byte", "{n} {units} after the value inside legacy messages"),
     LossKind("trailing-bytes", "byte", "{n} {units} of an incomplete last batch"),
+    # damaged areas (a damaged size field, a batch failing its CRC, ...): what `kdump verify` reports as errors
+    LossKind("damaged-bytes", "byte", "{n} damaged {units}"),
 )}
 
 _PLURAL = {"batch": "batches", "control batch": "control batches", "empty batch": "empty batches"}
