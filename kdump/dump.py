@@ -480,7 +480,10 @@ class _DamageWalk:
                 if item.kind == BATCH and item.batch is not None:  # it fails its CRC: shown, as Kafka shows it
                     self.invalid = item  # an error once the batch is in the window (invalid_shown)
                     yield item.batch
-                elif item.kind != TAIL and not _before_window(item, window):
+                    continue
+                if item.kind == RANGE and item.batch is not None:  # a damaged range that starts at a batch failing
+                    yield item.batch  # its CRC: the batch is shown as Kafka shows it, the range is the error
+                if item.kind != TAIL and not _before_window(item, window):
                     self.dumper._error(self.result, FormatError(item.code, item.describe(), position=item.start))
             elif isinstance(item, Stop):  # the Stop that ends every walk (also in reader.tail)
                 return

@@ -169,8 +169,12 @@ def _companion(name: str, severity: str, meaning: str, also: str | None = None) 
 _COMPANION_FILES = [
     _companion("index-length-invalid", ERROR, "length not a multiple of 8 (a torn write); Kafka's sanity check fails"),
     _companion("index-last-offset-below-base", ERROR, "Kafka's sanity check: last entry below the base offset"),
-    _companion("index-zero-tail", INFO, "preallocated zero entries after the real ones: info on the active (last) "
-        "segment, warning on a rolled one (it should have been trimmed)", also=WARNING),
+    _companion("index-zero-tail", INFO, "preallocated zero entries after the real ones, or a file of two or more "
+        "slots all zero (no real entry yet): info on the active (last) segment, warning on a rolled one (it should "
+        "have been trimmed)", also=WARNING),
+    _companion("entry-in-damaged-log", INFO, "an index or time-index entry names an offset lost in, or a position "
+        "inside, a damaged area of its log that the log's own findings report: a consequence of that damage, not a "
+        "fault of this file"),
     _companion("index-offset-below-base", ERROR, "entry order broken: lookups by binary search give wrong answers"),
     _companion("index-offset-not-increasing", ERROR, "entry order broken: lookups by binary search give wrong answers"),
     _companion("index-position-not-increasing", ERROR, "entry order broken: lookups by binary search give wrong "

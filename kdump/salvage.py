@@ -61,7 +61,7 @@ class Dropped:
     records: int | None = None  # records lost, when known (a bad entry's header claim)
     claimed: bool = False  # offsets/records come from a damaged header (not trustworthy)
     data: bool = True  # False for zero padding: nothing was lost
-    kafka_tail: bool = False  # a crash-cut tail (kdump.read.damage.Damage.kafka_tail): Kafka's recovery drops it too
+    fails: bool = True  # it fails the run (kdump.read.damage.Damage.fails): all but a crash-cut tail (Kafka drops it)
 
     def to_dict(self) -> dict:
         """A byte range as every JSON of kdump gives one: ``position`` and ``bytes``; the cause as an error's
@@ -131,7 +131,7 @@ def _dropped(d: Damage) -> Dropped:
         records = d.large.header.records_count
     end = d.end if d.end is not None else d.start
     return Dropped(d.start, end, d.code, d.message, first, last, records, claimed=lost.claimed, data=not d.zeros,
-                   kafka_tail=d.kafka_tail)
+                   fails=d.fails)
 
 
 def _first_offset_stated(batch) -> int | None:

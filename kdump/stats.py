@@ -7,8 +7,8 @@ before and after damage, and each damaged area (a damaged size field, an entry t
 its CRC, bytes that hold no entry, a tail) one error (:class:`kdump.findings.Problem`: file, byte position, cause and
 the offsets it costs); a file that is no Kafka log (text renamed ``.log``) one error for the whole file; a
 segment that cannot be read one ``cannot-read`` error, and the walk goes on with the next. A crash-cut tail that
-Kafka itself reports with exit 0 (``Found N invalid bytes at the end``, :attr:`Damage.kafka_tail
-<kdump.read.damage.Damage.kafka_tail>`) is a note, not an error.
+Kafka itself reports with exit 0 (``Found N invalid bytes at the end``) is a note, not an error: the read layer's
+one policy, :attr:`Damage.fails <kdump.read.damage.Damage.fails>`.
 
 Counted as ``verify`` counts them: batches are the intact ones and those that fail their CRC (or lie above the batch
 limit: their records are not read); records are the records read from intact batches (a batch whose records
@@ -135,7 +135,7 @@ class Stats:
         elif damage.kind == LARGE and damage.large is not None:
             header = damage.large.header
             self.add_header(header.codec_id if header is not None else None, damage.large.magic)
-        (self.notes if damage.kafka_tail else self.errors).append(Problem.of(path, damage))
+        (self.errors if damage.fails else self.notes).append(Problem.of(path, damage))
 
 
 def _count_records(batch) -> tuple[int, KdumpError | None]:

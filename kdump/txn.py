@@ -112,7 +112,7 @@ class PartitionTxns:
         OSError of a segment that cannot be read."""
         if isinstance(error, OSError):
             self.unreadable += 1
-        note = isinstance(error, Damage) and error.kafka_tail
+        note = isinstance(error, Damage) and not error.fails
         (self.notes if note else self.errors).append(Problem.of(path, error))
 
 

@@ -7,8 +7,9 @@ built from: a data topic, or the internal topic a replay reads), an input class 
 its input is built from that partition) and one row of :data:`EXPECTED_TABLE` (the exit code per command, ``w``
 where a labelled command shows a warning that does not fail the run; ``-`` where the command does not apply: a
 replay reads no indexes). ``index check`` judges the companion files only (damage in the log is ``verify``'s): its
-label is WARN where a segment has no index. Zero padding holds no data: ``convert`` and ``salvage``, which copy
-data, leave it out with a note; the readers fail it, as Kafka's tool dies on it. Expected codes are the policy's,
+label is WARN where a segment has no index; a log that is no Kafka log at all fails it as every command (the read
+layer's ``foreign_start``). Zero padding holds no data: ``convert``, which copies data, leaves it out with a note;
+the readers and ``salvage`` fail it (the read layer's one policy, ``Damage.fails``), as Kafka's tool dies on it. Expected codes are the policy's,
 read off the rules (0 read and sound, 1 damaged / not Kafka's / unreadable among readable, 2 nothing to read /
 missing / refused), never off kdump's output. Kafka's own answers pin the two places where Kafka's text is the
 contract: the tail DumpLogSegments reports as ``Found N invalid bytes at the end of F`` (exit 0, Kafka's walk in
@@ -300,7 +301,7 @@ missing_path                2    2         2      2           2          2      
 fifo                        2    2         2      2           2          2           2                2             2       2       2     2  2      2         2
 symlink_loop                2    2         2      2           2          2           2                2             2       2       2     2  2      2         2
 unreadable_among_readable   1    1         1      1           1          1           1                -             -       -       1     1  1      1         1
-text_named_log              1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1
+text_named_log              1    1         1      1           2          1           1                1             1       1       1     1  1      1         1
 size_field_damage           1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1
 unknown_magic               1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1
 undecompressable            0    1         0      1           2          0w          0w               0             1       1       1     0  1      1         1
@@ -308,7 +309,7 @@ crc_mismatch                1    1         1      1           2          0w     
 decompression_bomb          0    1         0      1           2          0w          0w               0             1       1       1     0  1      1         1
 truncated_tail              0    0         0w     0w          2          0w          0w               0             0       0       0     0  0      0         0
 short_zero_tail             0    0         0w     0w          2          0w          0w               0             0       0       0     0  0      0         0
-long_zero_tail              1    1         1      1           2          0w          0w               1             0       0       1     1  1      1         1
+long_zero_tail              1    1         1      1           2          0w          0w               1             0       1       1     1  1      1         1
 damaged_index               0    0         1      1           0          1           1                0             0       0       0     0  -      -         -
 damaged_timeindex           0    0         1      1           0          1           1                0             0       0       0     0  -      -         -
 damaged_snapshot            0    0         1      1           1          1           1                0             0       0       0     0  -      -         -

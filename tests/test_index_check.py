@@ -166,6 +166,36 @@ def test_zero_tail(part, in_dir, last_segment):
     assert "has non-zero size but the last timestamp is 0 which is less than the first timestamp" in sanity.stderr
 
 
+# Kafka's default segment.index.bytes: what AbstractIndex preallocates (setLength, rounded down to whole entries)
+# for a new segment's index and time index; only a clean close (trimToValidSize) cuts the file to its entries.
+SEGMENT_INDEX_BYTES = 10 * 1024 * 1024
+
+
+@pytest.mark.parametrize("real_entries", [0, 1])
+def test_preallocated_zero_index_of_the_active_segment_is_info_with_or_without_a_real_entry(tmp_path, real_entries):
+    """The active segment of a running or crashed broker, before (0) or after (1) its first index entry: its
+    ``.index`` and ``.timeindex`` are Kafka's preallocated zeros after that many real entries. Kafka loads them as
+    ``length / entrySize`` entries whose last, a zero slot, passes the sanity checks (offset = base offset,
+    timestamp 0 not below the first slot's 0), and its recovery of an unflushed segment resets both indexes and
+    rebuilds them from the log. So the zeros are no entries, and no failure, whether or not a real entry precedes
+    them: ``info`` ``*-zero-tail``, exit 0 in ``index check`` (shallow and deep) and ``verify --deep``."""
+    d = tmp_path / "topic-0"
+    write_log(d, 0, [data_batch(i * 10, 10, ts=T0 + i * 1000) for i in range(40)])
+    rebuild_indexes(d / "00000000000000000000.log", index_interval_bytes=500)
+    for path, size in ((idx_path(d), 8), (tidx_path(d), 12)):
+        real = path.read_bytes()[:real_entries * size]
+        path.write_bytes(real + bytes(SEGMENT_INDEX_BYTES // size * size - len(real)))
+    for deep in (False, True):
+        reports = check_partition_companions(str(d), deep=deep, index_interval_bytes=500)
+        for kind, size in (("index", 8), ("timeindex", 12)):
+            findings = [(f.code, f.severity, f.position) for f in report_of(reports, kind).findings
+                        if f.severity != "info" or f.code.endswith("zero-tail")]
+            assert findings == [(f"{kind}-zero-tail", "info", real_entries * size)], (deep, kind)
+    for args in (("index", "check"), ("index", "check", "--deep"), ("verify", "--deep")):
+        result = run_cli(*args, d)
+        assert result.exit_code == 0, (args, result.output)
+
+
 def test_time_index_damage(part, in_dir):
     data = bytearray(tidx_path(part).read_bytes())
     entries = [struct.unpack_from(">qi", data, k) for k in range(0, len(data), 12)]

@@ -109,12 +109,12 @@ def _stop(ui) -> None:
 
 
 def _record(ui, r) -> None:
-    """What one segment's salvage saw, for the exit code: each range dropped is damage (an error), except a
-    crash-cut tail, which Kafka's own tools report with exit 0 (a warning, as in ``verify``), and zero padding,
-    which holds no data (nothing of it is lost)."""
+    """What one segment's salvage saw, for the exit code, by the read layer's one policy
+    (:attr:`kdump.read.damage.Damage.fails`): each range dropped is damage (an error, zeros too, as ``verify`` says),
+    except a crash-cut tail, which Kafka's own tools report with exit 0 (a warning, as in ``verify``)."""
     ui.read(r.source)
     for d in r.dropped:
-        if d.kafka_tail or not d.data:
+        if not d.fails:
             ui.outcome.saw(r.source, warnings=1)
         else:
             ui.outcome.saw(r.source, errors=1)

@@ -31,10 +31,19 @@ from kdump.errors import FormatError
 from kdump.findings import ERROR, INFO, WARNING, FileReport, Findings
 from kdump.outcome import REFUSAL_ERRNOS
 from kdump.read import checkpoints as cps
+from kdump.read.damage import LogDamage, foreign_start
 from kdump.read.locate import SegmentLocator, segment_end_offset
 from kdump.read.logdir import FileKind, Partition, segment_base_offset, sibling
 from kdump.read.scan import scan, work_units
-from kdump.read.segment import BatchHeader, Stop, first_offset, header_at, read_batch_at, walk_headers
+from kdump.read.segment import (
+    BatchHeader,
+    SegmentReader,
+    Stop,
+    first_offset,
+    header_at,
+    read_batch_at,
+    walk_headers,
+)
 from kdump.read.time_index import max_record_timestamp
 from kdump.text.times import time_formatter
 
@@ -49,15 +58,53 @@ _KAFKA_VERSIONS_RECORD_OFFSET = ("written by a broker that stored the offset of 
                                  "KAFKA-16310); time lookups still find the right batch")
 
 
+# Findings about a companion file's entry that damage in the log explains (the entry names a lost offset or a
+# position in damaged bytes): reported as ``entry-in-damaged-log`` (info) when the log's damage covers it.
+_KNOCK_ON = frozenset((
+    "index-position-not-batch", "index-entry-skips-offsets", "index-offset-past-end", "index-offset-mismatch",
+    "index-position-beyond-valid", "timeindex-offset-past-end", "timeindex-offset-not-found",
+    "timeindex-batch-unreadable", "timeindex-timestamp-mismatch", "timeindex-not-max-so-far",
+    "timeindex-not-first-offset", "timeindex-record-offset", "leader-epoch-differs", "leader-epoch-missing",
+    "leader-epoch-beyond-log-end"))
+
+
+class _AnyDamage:
+    """Several logs' :class:`~kdump.read.damage.LogDamage` asked as one (offsets only: positions are per file)."""
+
+    foreign = False
+
+    def __init__(self, logs: list):
+        self.logs = logs
+
+    def covers(self, offset=None, position=None):
+        return next((d for d in (log.covers(offset) for log in self.logs) if d is not None), None)
+
+
 class _Report:
     """The shared collector (:class:`Findings`), with the severity given at each call (index check's call sites
     name it); a wrapper, not a subclass, because ``add`` takes the severity first."""
 
-    def __init__(self, path: str, kind: str, size: int = 0):
+    def __init__(self, path: str, kind: str, size: int = 0, log_damage=None):
         self._findings = Findings(FileReport(path, kind, bytes=size))
         self.report = self._findings.report
+        # () -> LogDamage of the segment beside this file (read when first needed), or None
+        self.log_damage = log_damage
 
     def add(self, code: str, severity: str, message: str, **where) -> None:
+        if code in _KNOCK_ON and self.log_damage is not None:
+            damage = self.log_damage()
+            area = None
+            if damage is not None and damage.foreign:
+                area = "the whole log, which is no Kafka log"
+            elif damage is not None:
+                d = damage.covers(where.pop("damage_offset", where.get("first_offset")),
+                                  where.pop("log_position", None))
+                area = None if d is None else f"the damaged area of the log at byte {d.start} ({d.code})"
+            if area is not None:  # reported once, for the log: this file is not at fault
+                code, severity = "entry-in-damaged-log", INFO
+                message = f"{message}: a consequence of {area}, reported there"
+        where.pop("log_position", None)
+        where.pop("damage_offset", None)
         self._findings.add(code, message, severity=severity, **where)
 
     def finish(self) -> FileReport:
@@ -85,10 +132,22 @@ class _PartitionFacts:
     log_end: int | None = None
 
 
+def _foreign_log(path: str) -> FormatError | None:
+    """Why the segment file ``path`` is no Kafka log at all (text renamed ``.log``...: the read layer's
+    :func:`~kdump.read.damage.foreign_start`), or None (also when it cannot be read: its checks say so)."""
+    try:
+        with SegmentReader(path) as reader:
+            return foreign_start(reader)
+    except OSError:
+        return None
+
+
 class PartitionChecker:
     def __init__(self, directory: str, *, deep: bool, index_interval_bytes: int = 4096, progress=None,
-                 time_format: str = "epoch"):
+                 time_format: str = "epoch", report_logs: bool = True):
         self.directory = os.fspath(directory)
+        # a log that is no Kafka log gets a report of its own (``verify``, which reports its logs, says no)
+        self.report_logs = report_logs
         self.when = time_formatter(time_format)  # how findings quote a time (epoch ms by default)
         self.progress = progress  # progress(n): n more bytes of log walked (deep checks), or None
         self.deep = deep
@@ -102,6 +161,22 @@ class PartitionChecker:
                                                       i == len(logs) - 1)
         self._facts: _PartitionFacts | None = None
         self._log_end: int | bool | None = False
+        self._damage: dict[str, LogDamage | None] = {}  # log path -> its damage, read when a finding needs it
+
+    def _partition_damage(self) -> _AnyDamage:
+        """The failing damage of every log of the partition (a leader epoch's first offset may be in any)."""
+        return _AnyDamage([d for d in (self._log_damage(s) for s in self.segments.values()) if d is not None])
+
+    def _log_damage(self, seg: _Segment) -> LogDamage | None:
+        """The failing damage of ``seg``'s log (the read layer's one judgement), read once, when a finding about a
+        companion file's entry may be its consequence; None when the log cannot be read."""
+        path = seg.log_path
+        if path not in self._damage:
+            try:
+                self._damage[path] = LogDamage(path)
+            except OSError:
+                self._damage[path] = None
+        return self._damage[path]
 
     # --- whole directory ------------------------------------------------------------------------------
     def check_all(self) -> list[FileReport]:
@@ -147,6 +222,13 @@ class PartitionChecker:
     def _check_segment(self, base: int, present: dict) -> list[FileReport]:
         seg = self.segments.get(base)
         reports = []
+        foreign = None if seg is None else _foreign_log(seg.log_path)
+        if seg is not None and foreign is not None:  # the read layer's judgement: no companion is at fault
+            if self.report_logs:
+                r = _Report(seg.log_path, "log", size=_size_or_zero(seg.log_path))
+                r.add(foreign.code, ERROR, foreign.message, position=0, length=r.report.bytes)
+                reports.append(r.finish())
+            return reports
         if seg is not None and self.deep:
             self._recover(seg)
         if "index" in present:
@@ -243,7 +325,7 @@ class PartitionChecker:
     def _check_index_file(self, path: str, kind: str, index_class, check, base: int,
                           seg: _Segment | None) -> FileReport:
         """Open an offset or time index, run ``check`` on it; damage becomes a finding, not an exception."""
-        r = _Report(path, kind)
+        r = _Report(path, kind, log_damage=None if seg is None else lambda: self._log_damage(seg))
         try:
             idx = index_class(path, base_offset=base)
         except OSError as e:
@@ -269,15 +351,16 @@ class PartitionChecker:
         return n
 
     def _zero_tail_count(self, idx, r: _Report, seg: _Segment | None, kind: str) -> int:
-        valid = idx.dump_entry_count()
-        if valid < idx.entries and idx.tail_is_zero(valid):
+        valid = idx.zero_tail_start()
+        if valid < idx.entries:
             active = seg is not None and seg.is_last
             extra = ""
             if kind == "timeindex":
                 extra = " Kafka's --index-sanity-check fails on it (the zero timestamp of the last slot)."
             r.add(f"{kind}-zero-tail", INFO if active else WARNING,
-                  f"{idx.entries - valid} preallocated zero entries after the {valid} real ones "
-                  f"({(idx.entries - valid) * idx.entry_size} bytes): the segment was "
+                  f"{idx.entries - valid} preallocated zero entries "
+                  + (f"after the {valid} real ones " if valid else "and no real one yet ")
+                  + f"({(idx.entries - valid) * idx.entry_size} bytes): the segment was "
                   + ("active, or the broker did not shut down cleanly" if active else
                      "not closed cleanly (a rolled segment's index is trimmed); Kafka's recovery trims it") + "."
                   + extra, position=valid * idx.entry_size, length=(idx.entries - valid) * idx.entry_size)
@@ -340,7 +423,7 @@ class PartitionChecker:
                 if isinstance(h, Stop):
                     r.add("index-position-not-batch", ERROR,
                           f"entry {i}: offset {e.offset} points at position {e.position}, where no batch starts: "
-                          f"{h.message}", **where)
+                          f"{h.message}", log_position=e.position, **where)
                     continue
                 first = h.base_offset
                 if first is None and h.last_offset > e.offset:
@@ -730,7 +813,7 @@ class PartitionChecker:
 
     # --- leader-epoch-checkpoint ----------------------------------------------------------------------------
     def check_leader_epoch_checkpoint(self, path: str) -> FileReport:
-        r = _Report(path, "leader-epoch-checkpoint")
+        r = _Report(path, "leader-epoch-checkpoint", log_damage=self._partition_damage)
         try:
             r.report.bytes = os.path.getsize(path)
             cp = cps.parse_any(path, kind="leader-epoch-checkpoint")
@@ -771,20 +854,24 @@ class PartitionChecker:
                 elif in_file[epoch] != start and in_file[epoch] >= bases[0]:
                     r.add("leader-epoch-differs", WARNING,
                           f"epoch {epoch}: the checkpoint says it starts at offset {in_file[epoch]}, "
-                          f"its first batch in the log is at offset {start}", first_offset=start)
+                          f"its first batch in the log is at offset {start}", first_offset=start,
+                          damage_offset=in_file[epoch])
         return r.finish()
 
 
 # --- entry points -------------------------------------------------------------------------------------------
 def check_partition_companions(directory: str, *, deep: bool, index_interval_bytes: int = 4096,
-                               progress=None, time_format: str = "epoch") -> list[FileReport]:
+                               progress=None, time_format: str = "epoch", report_logs: bool = True
+                               ) -> list[FileReport]:
     """One FileReport per .index/.timeindex/.txnindex/.snapshot/leader-epoch-checkpoint file of a partition
     directory (and one for a missing .index, or a missing .txnindex that deep checks find needed): Kafka's
     sanity checks, layout, and consistency with the logs (see the module docstring for shallow vs deep).
+    A segment whose log is no Kafka log at all has no companion checks: with ``report_logs``, a report of the
+    log says so (``not-a-kafka-log``, as every command says it).
     ``index_interval_bytes`` (the topic's index.interval.bytes) only affects the deep comparison with what
     recovery would write, an info finding. ``progress(n)``: n more bytes of log walked (deep)."""
     return PartitionChecker(directory, deep=deep, index_interval_bytes=index_interval_bytes,
-                            progress=progress, time_format=time_format).check_all()
+                            progress=progress, time_format=time_format, report_logs=report_logs).check_all()
 
 
 def check_segment_companions(path: str, *, deep: bool, index_interval_bytes: int = 4096,

@@ -22,12 +22,14 @@ open-ended, when nothing good follows). :meth:`Damage.describe` is the one sente
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import pairwise
 
 from kdump.errors import FormatError, error_object
 from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.format.legacy import LegacyRun
 from kdump.read.segment import (
+    DEFAULT_MAX_BATCH_BYTES,
     BadEntry,
     DamagedRange,
     GoodBatch,
@@ -111,12 +113,16 @@ class Damage(FormatError):
                  base_offset: int | None = None, walk_start: int = 0, next_base: int | None = None,
                  claimed: tuple[int | None, int | None] | None = None, zeros: bool = False,
                  entry: BadEntry | None = None, damaged: DamagedRange | None = None, large: LargeEntry | None = None,
-                 batch=None, stop: Stop | None = None):
+                 batch=None, stop: Stop | None = None, area_start: int | None = None, continued: bool = False):
         super().__init__(code, message, position=start)
         self.kind, self.file, self.start, self.end = kind, file, start, end
         self.last_good_offset, self.next_good_offset, self.resumed = last_good_offset, next_good_offset, resumed
         self.base_offset, self.walk_start, self.next_base = base_offset, walk_start, next_base
         self.claimed, self.zeros = claimed, zeros
+        # a damaged area cut in parts (a run of zeros inside it is a part of its own): ``area_start`` where the
+        # area begins, for the parts after its first (whose offsets lost are said once, by the first part);
+        # ``continued``: another part of the area follows this one
+        self.area_start, self.continued = area_start, continued
         self.entry, self.damaged, self.large, self.batch, self.stop = entry, damaged, large, batch, stop
 
     def __repr__(self) -> str:
@@ -129,8 +135,8 @@ class Damage(FormatError):
     def lost_offsets(self, next_base: int | None = None) -> LostOffsets:
         """The offsets this damage costs a reader (``next_base``: the next segment's base offset, which bounds
         them when no good batch follows in this file; default: :attr:`next_base`)."""
-        if self.kind == OTHER or (self.kind == TAIL and self.zeros):  # (zero padding holds no data)
-            return LostOffsets(None, None)
+        if self.kind == OTHER or (self.kind == TAIL and self.zeros) or self.area_start is not None:
+            return LostOffsets(None, None)  # (zero padding holds no data; a later part's are the first part's)
         if self.claimed is not None:
             first, last = self.claimed
             if first is not None and last is not None and last < first:  # a damaged header's last offset
@@ -160,8 +166,12 @@ class Damage(FormatError):
         the cause (``verify`` names a finding reported beside it)."""
         cause = self.message if cause is None else cause
         lost = self.lost_offsets().describe()
+        if self.area_start is not None:
+            lost = f"its offsets lost are said at byte {self.area_start}, where the damaged area begins"
         if self.kind == RANGE:
             what = "are all zero" if self.zeros else "hold no valid entry"
+            if self.continued:
+                return f"{self.length} bytes (to byte {self.end}) {what}: {cause}; {lost}; the damaged area goes on"
             if not self.resumed:
                 return (f"{self.length} bytes (to byte {self.end}, the end of the file) {what}: {cause}; "
                         f"no intact batch follows: {lost}")
@@ -197,6 +207,16 @@ class Damage(FormatError):
         if stop.kind == F.ZEROS:
             return stop.length <= L.HEADER_SIZE_UP_TO_MAGIC
         return stop.kind in (F.SHORT, F.TRUNCATED) and not stop.fatal
+
+    @property
+    def fails(self) -> bool:
+        """The one policy of which damage fails a run (exit 1) and which is only a note, that every consumer
+        (``verify``, ``dump``, ``stats``, ``txn``, ``salvage``, ``convert``, the replays, the Spark source) takes:
+        everything fails except Kafka's crash-cut tail (:attr:`kafka_tail`), which Kafka's own tool reports with
+        exit 0 and its recovery drops. A run of zeros fails wherever it is (in the middle of the file, or 18 or more
+        bytes at its end: Kafka's tool dies on a size field of 0), though it holds no data (:attr:`zeros`): the
+        bytes after it are not what Kafka reads, and ``verify`` fails it (``zero-padding``, ``damaged-range``)."""
+        return not self.kafka_tail
 
     # --- damage that is no event of the walk ------------------------------------------------------------------
     @classmethod
@@ -254,11 +274,13 @@ def readable(reader: SegmentReader, *, show_invalid: bool = True, next_base: int
              "next_base": next_base}
     last_good: Readable | LargeEntry | None = None  # the last good batch or large entry: where the offsets lost start
     pending: list[Damage] = []  # damages waiting for what follows them (the first offset after them)
-    entry: BadEntry | None = None  # an entry that is no batch: a damaged range may start at it
+    # an entry that is no batch, or a batch failing its CRC: a damaged range may start at it (its size field then
+    # points where no entry begins), and is then one damage with it, not a second one over the same bytes
+    entry: BadEntry | None = None
     for event in reader.events():
         if isinstance(event, GoodBatch):  # the common case first, kept short: verify walks millions of batches
             if entry is not None:
-                pending.append(_entry_damage(entry, where, last_good))
+                yield from _entry_alone(entry, pending, where, last_good, show_invalid)
                 entry = None
             if pending:
                 yield from _followed(pending, True, _first_offset(event.batch))
@@ -266,22 +288,13 @@ def readable(reader: SegmentReader, *, show_invalid: bool = True, next_base: int
             yield event.batch
             continue
         if entry is not None and not (isinstance(event, DamagedRange) and event.start == entry.position):
-            pending.append(_entry_damage(entry, where, last_good))
+            yield from _entry_alone(entry, pending, where, last_good, show_invalid)
             entry = None
         if isinstance(event, BadEntry):
-            if event.batch is None:
-                entry = event
-                continue
-            yield from _followed(pending, True, _first_offset(event.batch))
-            if show_invalid:
-                yield event.batch
-            else:
-                yield Damage(BATCH, event.error.code, event.error.message, event.position,
-                             event.position + event.size, claimed=(_first_offset(event.batch), event.batch.last_offset),
-                             entry=event, batch=event.batch, file=reader.path)
+            entry = event
         elif isinstance(event, DamagedRange):
             yield from _followed(pending, event.resumed, event.next_good_offset)
-            yield _range_damage(event, entry, where)
+            yield from _range_damages(event, entry, where, reader)
             entry = None
         elif isinstance(event, LargeEntry):
             first = event.header.base_offset if event.header is not None else None
@@ -297,6 +310,21 @@ def readable(reader: SegmentReader, *, show_invalid: bool = True, next_base: int
             if tail is not None:
                 yield tail
             yield event
+
+
+def _entry_alone(entry: BadEntry, pending: list[Damage], where: dict, last_good, show_invalid: bool) -> Iterator:
+    """A bad entry that no damaged range starts at: an entry that is no batch waits in ``pending`` for what follows
+    it; a batch failing its CRC is shown (``show_invalid``) or is a ``batch`` damage."""
+    batch = entry.batch
+    if batch is None:
+        pending.append(_entry_damage(entry, where, last_good))
+        return
+    yield from _followed(pending, True, _first_offset(batch))
+    if show_invalid:
+        yield batch
+    else:
+        yield Damage(BATCH, entry.error.code, entry.error.message, entry.position, entry.position + entry.size,
+                     claimed=(_first_offset(batch), batch.last_offset), entry=entry, batch=batch, file=where["file"])
 
 
 def by_batch(items: Iterable) -> Iterator:
@@ -323,14 +351,42 @@ def _entry_damage(entry: BadEntry, where: dict, last_good) -> Damage:
                   last_good_offset=None if last_good is None else _last_offset(last_good), entry=entry, **where)
 
 
-def _range_damage(event: DamagedRange, entry: BadEntry | None, where: dict) -> Damage:
+def _range_damages(event: DamagedRange, entry: BadEntry | None, where: dict, reader: SegmentReader
+                   ) -> Iterator[Damage]:
+    """A damaged range as one damage, or, where runs of zeros lie inside it (:meth:`SegmentReader.zero_runs`), as
+    its parts: each run of zeros a part called zeros wherever it starts, the bytes between them parts of their own,
+    so that what the bytes are is named and no two parts overlap. The first part keeps the entry the range starts
+    at and says the offsets lost; when the entry's own end lies in a run of zeros that begins inside it, the zeros
+    explain both its failed check and the missing next entry: its size field is intact, and said so."""
+    runs = [] if event.zeros else reader.zero_runs(event.start, event.end)
     if entry is None:
         code, cause = event.code or "damaged-range", event.cause
     else:  # the entry's size field is not trusted either: one damage, both causes
         code, cause = event.code or entry.error.code, f"{entry.error.message}, and {event.cause}"
-    return Damage(RANGE, code, cause, event.start, event.end, last_good_offset=event.last_good_offset,
-                  next_good_offset=event.next_good_offset, resumed=event.resumed, zeros=event.zeros, entry=entry,
-                  damaged=event, **where)
+        entry_end = entry.position + entry.size
+        cut = next(((a, b) for a, b in runs if entry.position < a <= entry_end <= b), None)
+        if event.code is None and cut is not None:
+            cause = (f"{entry.error.message}: its bytes from {cut[0]} on are zeros, as are those after its end "
+                     f"(byte {entry_end}), where the next entry would begin; its size field is intact")
+    common = {"last_good_offset": event.last_good_offset, "next_good_offset": event.next_good_offset,
+              "resumed": event.resumed, **where}
+    bounds = [event.start]
+    for a, b in runs:
+        bounds += [a, b]
+    bounds.append(event.end)
+    parts = [(a, b) for a, b in pairwise(bounds) if b > a]
+    for k, (a, b) in enumerate(parts):
+        zeros = event.zeros or any(r == (a, b) for r in runs)
+        more = k < len(parts) - 1
+        if k == 0:
+            yield Damage(RANGE, code, cause, a, b, zeros=zeros, entry=entry, damaged=event,
+                         batch=None if entry is None else entry.batch, continued=more, **common)
+        elif zeros:
+            yield Damage(RANGE, "damaged-range", f"a run of {b - a} zero bytes (what a lost write or a zeroed disk "
+                         "block leaves)", a, b, zeros=True, area_start=event.start, continued=more, **common)
+        else:
+            yield Damage(RANGE, "damaged-range", "bytes after a run of zeros that begin no entry", a, b,
+                         area_start=event.start, continued=more, **common)
 
 
 def _tail_damage(stop: Stop, where: dict, last_good) -> Damage | None:
@@ -339,6 +395,38 @@ def _tail_damage(stop: Stop, where: dict, last_good) -> Damage | None:
     return Damage(TAIL, stop.code or stop.kind, stop.message or stop.kind, stop.position, stop.position + stop.length,
                   last_good_offset=None if last_good is None else _last_offset(last_good), zeros=stop.kind == F.ZEROS,
                   stop=stop, **where)
+
+
+class LogDamage:
+    """The damage of one segment file that fails a run (:attr:`Damage.fails`), as the companion-file checks need
+    it: whether an entry of an index, time index or checkpoint that names an offset or a log position lies in bytes
+    the log's own findings already report, so that the consequence of one damaged area is not reported again as a
+    fault of an intact file beside it. ``foreign``: the file is no Kafka log at all (then everything is)."""
+
+    def __init__(self, path: str, max_batch_bytes: int | None = None):
+        self.path = path
+        self.areas: list[Damage] = []
+        self.foreign = False
+        limit = DEFAULT_MAX_BATCH_BYTES if max_batch_bytes is None else max_batch_bytes
+        with SegmentReader(path, max_batch_bytes=limit) as reader:
+            if foreign_start(reader) is not None:
+                self.foreign = True
+                return
+            self.areas = [d for d in readable(reader, show_invalid=False) if isinstance(d, Damage) and d.fails]
+
+    def __bool__(self) -> bool:
+        return self.foreign or bool(self.areas)
+
+    def covers(self, offset: int | None = None, position: int | None = None) -> Damage | None:
+        """The damaged area that holds log byte ``position`` or costs ``offset`` (None: neither is in one)."""
+        for d in self.areas:
+            if position is not None and d.start <= position < (d.end if d.end is not None else position + 1):
+                return d
+            if offset is not None:
+                first, last = d.lost_offsets() if d.area_start is None else (None, None)
+                if first is not None and first <= offset and (last is None or offset <= last):
+                    return d
+        return None
 
 
 def foreign_start(reader: SegmentReader) -> FormatError | None:

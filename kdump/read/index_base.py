@@ -126,6 +126,26 @@ class FixedEntryIndex(ReadOnlyFile):
                 lo = mid + 1
         return lo
 
+    def zero_tail_start(self) -> int:
+        """The first slot of a preallocated zero tail (``entries``: none), whether or not a real entry precedes it.
+
+        Kafka preallocates an active segment's index (``segment.index.bytes``, 10 MB) and counts its entries in
+        memory; only a clean close trims the file (``trimToValidSize``). A running or crashed broker's active
+        segment therefore has zero slots after its real entries, or zero slots only before its first entry is
+        written (``index.interval.bytes`` into the segment). On loading such a file, ``AbstractIndex`` takes
+        ``length / entrySize`` entries and ``lastEntry`` is the last zero slot, (base offset, 0) or (0, base
+        offset): the sanity checks pass, and the recovery of an unflushed segment rebuilds the index from the log
+        (``LogSegment.recover`` resets it). So zero slots are no entries, wherever they start: after the entries
+        DumpLogSegments prints (:meth:`dump_entry_count`), or from slot 0 when every slot of a file of two or more
+        is zero (Kafka's append never writes an entry at position 0 or timestamp 0 twice, and slot 0's (0, 0) of a
+        one-slot file is left as the real entry it may be)."""
+        valid = self.dump_entry_count()
+        if valid >= self.entries or not self.tail_is_zero(valid):
+            return self.entries
+        if valid == 1 and self.entries >= 2 and self.tail_is_zero(0):
+            return 0
+        return valid
+
     def tail_is_zero(self, start: int) -> bool:
         """True when every byte from entry ``start`` to the end of the whole entries is zero."""
         pos = start * self.entry_size

@@ -42,6 +42,10 @@ Readable = RecordBatch | LegacyBatch | LegacyRun  # what the resynchronising wal
 
 WINDOW = 1 << 20  # bytes scanned at a time when resynchronising
 CHUNK = 1 << 20  # bytes held at a time when computing the CRC of a large entry
+# The shortest run of zero bytes inside a damaged range that is named as zeros (a range of its own): a disk sector,
+# the least a disk or a file system loses at once (a lost write, a block zeroed by a crash). Shorter runs of zeros
+# are common in intact batches (offset and length fields, binary values).
+ZERO_RUN_LEAST = 512
 RUN_WINDOW = (1 << 16, 1 << 20)  # bytes read at a time by runs(): first, at most (grows while runs fill them)
 RUN_WINDOW_LEAST = 1 << 12  # the resynchronising walk's window shrinks to this while runs are short
 
@@ -130,6 +134,42 @@ class SegmentReader:
 
     def close(self) -> None:
         self._file.close()
+
+    def zero_runs(self, start: int, stop: int, least: int = ZERO_RUN_LEAST) -> list[tuple[int, int]]:
+        """The runs of at least ``least`` zero bytes in bytes ``start``..``stop`` (exclusive), as (start, end)
+        pairs, wherever they start (no alignment assumed). Read a chunk at a time: memory stays flat."""
+        import re
+        pattern = re.compile(b"\\x00{%d,}" % least)
+        fd = self._file.fileno()
+        runs: list[tuple[int, int]] = []
+        open_at: int | None = None  # a run of zeros reaching the end of the previous chunk
+        pos = start
+        while pos < stop:
+            chunk = os.pread(fd, min(CHUNK, stop - pos), pos)
+            if not chunk:
+                break
+            n, i = len(chunk), 0
+            if open_at is not None:
+                i = n - len(chunk.lstrip(b"\0"))
+                if i == n:
+                    pos += n
+                    continue
+                if pos + i - open_at >= least:
+                    runs.append((open_at, pos + i))
+                open_at = None
+            for m in pattern.finditer(chunk, i):
+                if m.end() == n:
+                    open_at = pos + m.start()
+                else:
+                    runs.append((pos + m.start(), pos + m.end()))
+            if open_at is None:
+                trailing = n - len(chunk.rstrip(b"\0"))
+                if trailing:  # shorter than ``least`` here: it may go on in the next chunk
+                    open_at = pos + n - trailing
+            pos += n
+        if open_at is not None and pos - open_at >= least:
+            runs.append((open_at, pos))
+        return runs
 
     def foreign_start(self) -> str | None:
         """Why the file's first bytes cannot start a Kafka log (:func:`kdump.format.framing.foreign_start`:

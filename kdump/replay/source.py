@@ -207,7 +207,7 @@ def read_records(path: str, skipped: SkipList, *, limit: int = DEFAULT_MAX_DECOM
             if isinstance(batch, Damage):
                 lost = batch.lost_offsets()
                 skipped.append(Skipped(path, lost.first, f"at byte {batch.start}: {batch.describe()}", batch.code,
-                                       batch.start, kafka_tail=batch.kafka_tail))
+                                       batch.start, kafka_tail=not batch.fails))
                 continue
             if isinstance(batch, Stop):
                 break

@@ -88,5 +88,8 @@ def verify_unit(kind: str, item, options: VerifyOptions, *, progress=None) -> li
         return verify_companion(item, options)
     if kind == "leftovers":
         return leftover_reports(item)
+    if kind == "checkpoint":  # a log directory's offset checkpoint, as index check reads it
+        from kdump.index.check import check_text_checkpoint
+        return [check_text_checkpoint(item)]
     directory, segments, snapshots, companions = item
     return verify_partition(directory, segments, snapshots, options, progress=progress, companions=companions)

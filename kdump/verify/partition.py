@@ -9,10 +9,12 @@
 
 A partition's companion files (``.index``, ``.timeindex``, ``.txnindex``, producer ``.snapshot``,
 ``leader-epoch-checkpoint``) are checked by :func:`kdump.index.check.check_partition_companions`, one report
-each, when the directory has any: a directory of bare ``.log`` files (segments copied somewhere for a look)
-is checked as segments only, since asking for indexes nobody copied would only be noise. A companion file
-named on the command line is checked the same way. Other files (the broker's checkpoints,
-``.deleted``/``.cleaned``/``.swap`` leftovers) are not read here.
+each, and its ``partition.metadata`` and a log directory's offset checkpoints by
+:func:`kdump.index.check.check_text_checkpoint`: what ``kdump index check`` checks, so that ``verify``, the gate,
+never passes what ``index check`` fails; a directory of bare ``.log`` files (segments copied somewhere for a look)
+is checked as segments only, since asking for indexes nobody copied would only be noise (``index check`` only
+warns there, ``index-missing``). A companion file named on the command line is checked the same way. Other files
+(``.deleted``/``.cleaned``/``.swap`` leftovers) are not read here.
 """
 from __future__ import annotations
 
@@ -87,6 +89,9 @@ def _walk_dir(d: str, found: Scan, out: list) -> str | None:
     if not found.directories:  # d itself could not be listed (or is kdump's staging directory)
         return found.refused[0].reason
     out.append(("leftovers", d))  # kdump's own crash leftovers (kdump.leftovers)
+    for here in found.directories:  # a log directory's checkpoints (as index check reads them)
+        if not here.is_partition:
+            out.extend(("checkpoint", q) for q in here.files_of(FileKind.OFFSET_CHECKPOINT))
     for part in found.partitions:
         if is_leftover_directory(part.directory):
             continue  # a partition kdump was converting into: a leftover of its parent, not a partition
@@ -99,7 +104,11 @@ def _walk_dir(d: str, found: Scan, out: list) -> str | None:
 
 
 def _has_companions(part: Partition) -> bool:
+    """Whether a partition directory's companion checks run: when it has any companion file or a
+    ``partition.metadata`` (a broker's partition directory); a directory of bare ``.log`` files is checked as
+    segments only (``index check`` only warns there: ``index-missing``)."""
     return bool(part.orphans or part.snapshots or FileKind.LEADER_EPOCH_CHECKPOINT in part.checkpoints
+                or FileKind.PARTITION_METADATA in part.checkpoints
                 or any(s.index or s.timeindex or s.txnindex for s in part.segments))
 
 
@@ -121,8 +130,12 @@ def verify_partition(directory: str, segments: list[str], snapshots: list[str], 
         report, _ = verify_file(path, options, progress=progress)  # a snapshot is a log of its own
         reports.append(report)
     if companions:
-        from kdump.index.check import check_partition_companions  # (imported only when needed: start-up time)
-        reports.extend(check_partition_companions(directory, deep=options.deep))
+        # (imported only when needed: start-up time)
+        from kdump.index.check import check_partition_companions, check_text_checkpoint
+        reports.extend(check_partition_companions(directory, deep=options.deep, report_logs=False))
+        metadata = Partition(directory).checkpoints.get(FileKind.PARTITION_METADATA)
+        if metadata is not None:
+            reports.append(check_text_checkpoint(metadata))
     return reports
 
 

@@ -194,9 +194,10 @@ class SegmentVerifier:
         code = e.error.code if e.error.code in CODES else "message-too-small"
         if code == "crc-mismatch":
             self.report.batches += 1  # a batch, if not a sound one
-        where = {"position": e.position, "length": e.size}
-        if d.kind == RANGE:  # its size field is not trusted either: the damaged range says the rest
-            message = f"{e.error.message}; its size field is not trusted either (see damaged-range)"
+        where: dict = {"position": e.position, "length": e.size}
+        if d.kind == RANGE:  # the damaged range says the rest, and holds the bytes: this finding names no range
+            message = f"{e.error.message}; see damaged-range"
+            where["length"] = None
         else:
             message = d.describe()
         batch = e.batch
@@ -214,10 +215,11 @@ class SegmentVerifier:
         """Bytes that are no entry: the cause, the damaged range and the offsets lost in it."""
         start = d.start
         self._damage_at(start)
-        assert d.damaged is not None
-        code = d.damaged.code  # what broke the framing there, its own finding (None: the entry it starts at)
-        if code is not None:
-            self._add(code, d.damaged.cause, position=start)
+        # what broke the framing there, its own finding (None: the entry it starts at, or a later part of the area)
+        damaged = d.damaged if d.area_start is None else None
+        code = damaged.code if damaged is not None else None
+        if damaged is not None and code is not None:
+            self._add(code, damaged.cause, position=start)
         where: dict = {"position": start, "length": d.length}
         lost = d.lost_offsets()
         if not lost.none:

@@ -184,7 +184,22 @@ def _schema() -> Iterator[tuple[str, bytes]]:
             yield f"{group}.{name}.v{version}", T.SCHEMA_HEAD.pack(i, version) + data
 
 
+AGREE_SEEDS = ("kafka-generated/v2-none", "kafka-generated/v1-gzip-createtime", "kafka-generated/v0-none",
+               "kafka-generated/v2-transactional", "kafka-generated/mixed-magic")
+AGREE_SEED_BYTES = 16 << 10  # every command runs on each input: small ones
+
+
+def _agree() -> Iterator[tuple[str, bytes]]:
+    """A few corpus segments of each magic (cut to 16 KiB), for the ``agree`` target, which runs every command on
+    each input: kept few, so that the suite replays them in seconds."""
+    for case in AGREE_SEEDS:
+        path = FIXTURES / "corpus" / case / "00000000000000000000.log"
+        with open(path, "rb") as f:
+            yield case, f.read(AGREE_SEED_BYTES)
+
+
 SEEDS = {
+    "agree": _agree,
     "segment": _segment,
     "v2-records": _v2_records,
     "v2-batch": _v2_batch,

@@ -438,7 +438,15 @@ def fuzz_schema(data: bytes) -> None:
     differential(_schema, data)
 
 
+def fuzz_agree(data: bytes) -> None:
+    """The differential target across commands (:mod:`tests.fuzz.agree`): every command reads ``data`` (a
+    ``.log`` file) alike."""
+    from tests.fuzz.agree import fuzz_agree as agree
+    agree(data)
+
+
 TARGETS: dict[str, Callable[[bytes], None]] = {
+    "agree": fuzz_agree,
     "segment": fuzz_segment,
     "v2-records": fuzz_v2_records,
     "v2-batch": fuzz_v2_batch,
