@@ -199,3 +199,45 @@ def test_null_keys_spread_over_the_partitions_in_sticky_runs(spark, tmp_path):
     assert sum(counts) == 200 and sum(1 for c in counts if c) >= 2
     assert sorted(c % 16 for c in counts) == [0, 0, 0, 8]  # runs of 16 records of 1 KiB; the last run 200 - 192
 
+
+def _stream_into(spark, source, out, checkpoint):
+    """One run of a stream from JSON files in ``source`` into ``out``: everything available, then stop."""
+    q = (spark.readStream.format("json").schema("key string, value string").load(str(source))
+         .writeStream.format("kafka-log").option("topic", "s").option("numPartitions", "2")
+         .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start(str(out)))
+    q.awaitTermination(120)
+    assert q.exception() is None
+
+
+def _stream_values(out):
+    got = {p: _kafka_python_records(out / f"s-{p}") for p in (0, 1)}
+    for records in got.values():
+        assert [o for o, *_ in records] == list(range(len(records)))  # offsets go on, no gap, no repeat
+    return sorted(v for records in got.values() for _, _, v, _ in records)
+
+
+def test_a_stream_is_written_exactly_once_across_restarts(spark, tmp_path):
+    """writeStream.format("kafka-log"): each micro-batch appended once. A run after more input goes on from the
+    checkpoint; a micro-batch Spark runs again (its commit lost from the checkpoint after the sink committed, as
+    a crash between the two leaves it) is not written twice; another checkpoint on the same output is refused."""
+    source, out, checkpoint = tmp_path / "in", tmp_path / "out", tmp_path / "cp"
+    source.mkdir()
+    (source / "1.json").write_text("".join(f'{{"key": "k{i}", "value": "a{i}"}}\n' for i in range(10)))
+    _stream_into(spark, source, out, checkpoint)
+    assert _stream_values(out) == sorted(b"a%d" % i for i in range(10))
+    (source / "2.json").write_text("".join(f'{{"key": null, "value": "b{i}"}}\n' for i in range(5)))
+    _stream_into(spark, source, out, checkpoint)
+    expected = sorted([b"a%d" % i for i in range(10)] + [b"b%d" % i for i in range(5)])
+    assert _stream_values(out) == expected
+    commits = sorted((checkpoint / "commits").iterdir(), key=lambda p: p.name)
+    last = [p for p in commits if p.name.isdigit()][-1]
+    last.unlink()  # Spark never recorded the last micro-batch: it runs it again
+    (checkpoint / "commits" / f".{last.name}.crc").unlink(missing_ok=True)  # Hadoop's checksum of it
+    _stream_into(spark, source, out, checkpoint)
+    assert (checkpoint / "commits" / last.name).exists()  # it did run again
+    assert _stream_values(out) == expected
+    verified = run_cli("verify", "--deep", out)
+    assert verified.exit_code == 0, verified.output
+    with pytest.raises(Exception, match="another query or a new checkpoint writes here"):
+        _stream_into(spark, source, out, tmp_path / "other-checkpoint")
+    assert _stream_values(out) == expected

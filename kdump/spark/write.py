@@ -251,9 +251,10 @@ def write_arrow(batches, directory: str, options: WriteOptions, seed: int = 0,
 
 # --- Spark ---------------------------------------------------------------------------------------------
 try:
-    from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+    from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 except ImportError:  # the library above works without Spark
     DataSourceArrowWriter = object  # type: ignore[misc,assignment]  # plain bases when pyspark is absent
+    DataSourceStreamArrowWriter = object  # type: ignore[misc,assignment]  # plain bases when pyspark is absent
     WriterCommitMessage = object  # type: ignore[misc,assignment]  # plain bases when pyspark is absent
 
 
@@ -440,6 +441,109 @@ class KafkaLogWriter(DataSourceArrowWriter):
                 os.rmdir(self.path)  # only if empty: nothing of another writer's is removed
             except OSError:
                 pass
+
+
+SINK_STATE = ".kdump-sink"  # hidden: no command searches it for data (kdump.read.logdir.is_hidden)
+
+
+class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
+    """``df.writeStream.format("kafka-log").option("checkpointLocation", CP).start(DIR)``: each micro-batch is
+    appended as a batch write appends (offsets go on after each partition's log end offset), exactly once.
+
+    Spark records a micro-batch as done in its checkpoint only after this sink's commit returns, so after a crash
+    between the two it runs the same batch id again with the same rows. The commit keeps a journal per batch id
+    in ``DIR/.kdump-sink/``: written before the first rename (the renames planned), marked done after the last.
+    A batch id whose journal is done is not written again (the rows of its second run are dropped); one whose
+    journal is not done (a crash between renames) is finished from its journal first, then treated as done. A
+    batch id at or below the last one done that has no journal, or whose journal names another
+    ``checkpointLocation``, comes from another query or a new checkpoint, and is refused rather than skipped in
+    silence: one streaming query per output directory, as Spark's file sink.
+    Spark's complete output mode (``overwrite``) appends too, as Spark's Kafka sink does (Kafka cannot truncate
+    a topic)."""
+
+    KEEP = 2  # journals kept: Spark runs again at most the last batch whose commit it did not record
+
+    def __init__(self, options, schema, overwrite: bool):
+        self.path, self.options = prepare(options, schema)
+        self.state = os.path.join(self.path, SINK_STATE)
+        # the query's checkpoint, when given as an option: tells a batch id run again from one of another query
+        self.checkpoint = options.get("checkpointLocation")
+        self.staging_root = os.path.join(self.state, "staging")
+        os.makedirs(self.staging_root, exist_ok=True)
+
+    def write(self, iterator):
+        return _write_task(iterator, self.staging_root, self.options)
+
+    def _journal(self, batch_id: int) -> str:
+        return os.path.join(self.state, f"batch-{batch_id}.json")
+
+    def _journals(self) -> dict[int, dict]:
+        import json
+        out = {}
+        for name in os.listdir(self.state):
+            if name.startswith("batch-") and name.endswith(".json"):
+                with open(os.path.join(self.state, name), encoding="utf-8") as f:
+                    out[int(name[6:-5])] = json.load(f)
+        return out
+
+    def _record(self, batch_id: int, journal: dict) -> None:
+        import json
+
+        from kdump.atomic import write_atomic
+        write_atomic(self._journal(batch_id), json.dumps(journal).encode(), overwrite=True, backup=False)
+
+    def _finish(self, batch_id: int, journal: dict) -> None:
+        """Complete a journal's renames (those not yet made) and mark it done."""
+        for src, dst in journal["moves"]:
+            if os.path.exists(src) and not os.path.lexists(dst):
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                os.rename(src, dst)
+        for topic, count in journal.get("spread", {}).items():
+            for part in range(count):
+                os.makedirs(os.path.join(self.path, f"{topic}-{part}"), exist_ok=True)
+        journal["done"] = True
+        self._record(batch_id, journal)
+
+    def commit(self, messages, batchId):
+        journals = self._journals()
+        for bid, journal in sorted(journals.items()):
+            if not journal.get("done"):
+                self._finish(bid, journal)  # a commit cut short: the renames it planned are made
+        last = max(journals, default=None)
+        known = journals.get(batchId)
+        replay = known is not None and known.get("checkpoint") == self.checkpoint
+        if last is not None and batchId <= last and not replay:
+            raise WriteError(f"{self.path} already holds micro-batch {last} of a stream and batch {batchId} is no "
+                             "second run of one of its batches: another query or a new checkpoint writes here (one "
+                             "streaming query per output directory; restart from its checkpoint)")
+        if known is None:
+            parts = {(w.topic, w.partition) for m in messages if m for w in m.written}
+            by_partition = _numbered(messages, log_ends(self.path, parts))
+            moves = _moves(by_partition, self.path)
+            _check_new(moves)
+            spread: dict[str, int] = {}
+            for m in messages:
+                for topic, count in (m.spread if m else {}).items():
+                    spread[topic] = max(spread.get(topic, 0), count)
+            journal = {"batchId": batchId, "checkpoint": self.checkpoint, "moves": moves, "spread": spread,
+                       "done": False}
+            self._record(batchId, journal)
+            self._finish(batchId, journal)
+            journals[batchId] = journal
+        for bid in sorted(journals)[:-self.KEEP]:
+            os.remove(self._journal(bid))
+        self._clean()
+
+    def _clean(self) -> None:
+        """Remove every task's staging: Spark runs one micro-batch at a time, and this one is committed (or was
+        already: a second run's rows are dropped)."""
+        for name in os.listdir(self.staging_root):
+            shutil.rmtree(os.path.join(self.staging_root, name), ignore_errors=True)
+
+    def abort(self, messages, batchId):
+        for m in messages:
+            if m is not None:
+                shutil.rmtree(m.staging, ignore_errors=True)
 
 
 def log_ends(root: str, partitions) -> dict[tuple, int]:
