@@ -5,15 +5,20 @@ directories of magic-2 segments with kdump's writer: each ``.log`` written atomi
 reading it back (:class:`kdump.SegmentWriter`), then its ``.index`` and ``.timeindex`` built as Kafka's
 recovery would (:func:`kdump.index.rebuild.rebuild_indexes`), so ``kafka-dump-log`` and a broker read them.
 
-Columns used: ``key``, ``value`` (binary or string: a string is written as UTF-8), ``headers`` (Spark's Kafka
-header array), ``timestamp`` (CreateTime, in ms; null or absent: the time of writing, as Kafka's producer
-stamps it), ``offset`` (absent or null: assigned from 0 per topic-partition, in task order then row order,
-whatever the DataFrame's partitioning), ``topic``/``partition`` (absent: the ``topic``/``partition`` options).
-Options: ``codec`` (none, gzip, snappy, lz4, zstd), ``segmentBytes`` (roll size, default 1 GiB as Kafka's
-``segment.bytes``), ``batchRecords`` (default 1000) and ``batchBytes`` (default 1 MiB) per batch.
+Columns used, checked on the driver before any task runs as Spark's Kafka sink checks them (:func:`check_columns`):
+``value`` (required) and ``key`` (binary or string: a string is written as UTF-8), ``headers`` (Spark's Kafka
+header array), ``timestamp`` (CreateTime, in ms; null or absent: the time of writing, as Kafka's producer stamps
+it), ``offset`` (absent or null: assigned per topic-partition, in task order then row order, whatever the
+DataFrame's partitioning), ``topic`` (the ``topic`` option overrides it, as in Spark), ``partition`` (int; absent
+or null: the ``partition`` option, else where Kafka's default partitioner puts the row, :mod:`kdump.spark.partitioner`,
+over ``numPartitions`` or the topic's partition directories in the target). Options, checked as the reader's
+(``kafka.*`` producer settings ignored with one note): ``codec`` (none, gzip, snappy, lz4, zstd), ``segmentBytes``
+(roll size, default 1 GiB as Kafka's ``segment.bytes``), ``batchRecords`` (default 1000) and ``batchBytes``
+(default 1 MiB) per batch.
 
-Save modes: ``append`` adds topic-partition directories and refuses one that already holds segments;
+Save modes: ``append`` continues each topic-partition after its log end offset (new segments beside the old);
 ``overwrite`` replaces the directory whole. How a commit stages, numbers and moves: :class:`KafkaLogWriter`.
+Streaming, exactly once: :class:`KafkaLogStreamWriter`.
 """
 from __future__ import annotations
 
