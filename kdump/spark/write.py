@@ -215,14 +215,14 @@ def write_arrow(batches, directory: str, options: WriteOptions, seed: int = 0,
     sticky = StickyPartitions(seed)
     try:
         for rb in batches:
-            names = rb.schema.names
+            names = {name.lower(): name for name in rb.schema.names}  # Spark resolves the columns case-insensitively
             n = rb.num_rows
             now_ms = time.time_ns() // 1_000_000
             if "timestamp" in names:
-                ts_col = rb.column("timestamp").cast(pa.int64()).to_pylist()
+                ts_col = rb.column(names["timestamp"]).cast(pa.int64()).to_pylist()
             else:
                 ts_col = [None] * n
-            col = {name: rb.column(name).to_pylist() if name in names else [None] * n
+            col = {name: rb.column(names[name]).to_pylist() if name in names else [None] * n
                    for name in ("key", "value", "offset", "topic", "partition", "headers")}
             for i in range(n):
                 topic = options.topic if options.topic is not None else col["topic"][i]  # the option wins, as Spark's
@@ -292,7 +292,7 @@ def check_columns(schema, options: WriteOptions) -> None:
     def header_type(t) -> bool:
         if not isinstance(t, ArrayType) or not isinstance(t.elementType, StructType):
             return False
-        inner = {f.name.lower(): f.dataType for f in t.elementType.fields}
+        inner = {f.name: f.dataType for f in t.elementType.fields}
         return (set(inner) == {"key", "value"} and isinstance(inner["key"], StringType)
                 and isinstance(inner["value"], text_or_binary))
 
