@@ -13,6 +13,12 @@ written to Parquet with pyarrow and scanned by Spark's Parquet reader; export to
 scan`` (pyarrow writer in the tasks) against Spark's own Parquet writer; the cost of one packed small segment;
 and (``--only cluster``, also part of the default run) the same scans on a real standalone cluster, a master and
 one 2-core worker started on 127.0.0.1 with pyspark's ``spark-class`` (tests/support/spark_cluster.py).
+
+``--only ratios`` (issue 32, item 6; not part of the default run): ``count()`` and ``sum(length(value))`` on
+kafka-log against Spark's Parquet scan of the same records, ``local[1]`` and ``local[2]``, every ratio printed from
+the one run; the Arrow batch size (``maxRecordsPerArrowBatch``) swept; and the JVM-side cost of the value column's
+Arrow type (binary, large_binary, binary_view) measured with a bench-only source that hands Spark the same Arrow
+batches in each type.
 """
 from __future__ import annotations
 
@@ -169,10 +175,91 @@ def cluster(runs: int) -> None:
         spark.stop()
 
 
+def _typed_source(value_type: str):
+    """A bench-only data source: kafka-log's Arrow batches of BIG (value column only), the value column cast to
+    ``value_type`` in the task, so that only what the JVM does with the batches differs between types."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    class Reader(DataSourceReader):
+        def partitions(self):
+            from kdump.spark.plan import find_segments
+            return [InputPartition([(s.location, s.topic, s.partition, s.size)]) for s in find_segments([BIG])]
+
+        def read(self, partition):
+            import pyarrow as pa
+
+            from kdump.spark.arrow import ReadOptions, SegmentSlice, read_slices
+            target = {"binary": pa.binary(), "large_binary": pa.large_binary(),
+                      "binary_view": pa.binary_view()}[value_type]
+            slices = [SegmentSlice(loc, t, p, 0, None, size) for loc, t, p, size in partition.value]
+            for rb in read_slices(slices, ReadOptions(columns=("value",))):
+                yield pa.RecordBatch.from_arrays([rb.column(0).cast(target)], names=["value"])
+
+    class Source(DataSource):
+        @classmethod
+        def name(cls):
+            return f"bench-{value_type}"
+
+        def schema(self):
+            return "value binary"
+
+        def reader(self, schema):
+            return Reader()
+
+    return Source
+
+
+def ratios(runs: int) -> None:
+    from kdump.spark.session import build_session
+    total = PARTITIONS * RECORDS
+    pq_dir = os.path.join(OUT, "parquet-pyarrow")
+    if not os.path.exists(pq_dir):
+        from kdump.spark.jobs import export_local
+        export_local([BIG], pq_dir, "parquet")
+    times: dict = {}
+    for master in ("local[1]", "local[2]"):
+        spark = build_session(master)
+        kl = spark.read.format("kafka-log").load(BIG)
+        pq = spark.read.parquet(pq_dir)
+        kl.count()  # warm: Python workers started, classes loaded
+        for name, df in (("kafka-log", kl), ("parquet", pq)):
+            t, n = best(lambda df=df: df.count(), runs)
+            assert n == total, n
+            times[(master, name, "count")] = t
+            row(f"{name} count(), {master}", f"{t:.2f} s", f"{total / t:,.0f} rec/s")
+            t, _ = best(lambda df=df: df.selectExpr("sum(length(value))").collect(), runs)
+            times[(master, name, "sum")] = t
+            row(f"{name} sum(length(value)), {master}", f"{t:.2f} s", f"{total / t:,.0f} rec/s")
+        if master == "local[1]":
+            for rows in (4096, 65536, 262144):
+                df = spark.read.format("kafka-log").option("maxRecordsPerArrowBatch", str(rows)).load(BIG)
+                t, _ = best(lambda df=df: df.selectExpr("sum(length(value))").collect(), runs)
+                row(f"kafka-log sum(length(value)), maxRecordsPerArrowBatch={rows}, {master}", f"{t:.2f} s",
+                    f"{times[(master, 'kafka-log', 'sum')] / t:.2f}x the default (16384)")
+            for value_type in ("binary", "large_binary", "binary_view"):
+                spark.dataSource.register(_typed_source(value_type))
+                df = spark.read.format(f"bench-{value_type}").load()
+                try:
+                    t, n = best(lambda df=df: df.selectExpr("sum(length(value))").collect(), runs)
+                    row(f"value column as {value_type} (bench source), sum(length(value)), {master}", f"{t:.2f} s",
+                        f"{total / t:,.0f} rec/s")
+                except Exception as e:  # a type Spark does not take: say so, measure the rest
+                    said = [line for line in str(e).splitlines() if "rror" in line] or [str(e)]
+                    row(f"value column as {value_type} (bench source), {master}", "refused", said[-1].strip()[:200])
+        spark.stop()
+    for master in ("local[1]", "local[2]"):
+        for q in ("count", "sum"):
+            row(f"ratio kafka-log / Parquet, {q}, {master}",
+                f"{times[(master, 'kafka-log', q)] / times[(master, 'parquet', q)]:.2f}x", "")
+    for q in ("count", "sum"):
+        row(f"ratio local[1] / local[2], kafka-log {q} (8 partitions)",
+            f"{times[('local[1]', 'kafka-log', q)] / times[('local[2]', 'kafka-log', q)]:.2f}x", "")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--only", choices=["library", "spark", "cluster"])
+    ap.add_argument("--only", choices=["library", "spark", "cluster", "ratios"])
     args = ap.parse_args()
     generate()
     row("figure", "time", "rate")
@@ -183,6 +270,8 @@ def main() -> None:
         spark_figures(args.runs)
     if args.only in (None, "cluster"):
         cluster(args.runs)
+    if args.only == "ratios":
+        ratios(args.runs)
 
 
 if __name__ == "__main__":

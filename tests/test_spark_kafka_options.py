@@ -7,6 +7,8 @@ from kdump.spark.kafka_options import (
     PartitionExtent,
     batch_read,
     check_names,
+    check_write_names,
+    ignored_note,
     resolve,
     stream_read,
 )
@@ -122,3 +124,15 @@ def test_data_loss_fails_or_warns_as_failondataloss_says():
                 "failOnDataLoss": "false"}, warnings=warnings)
     assert (r.start, r.end) == (100, 150)
     assert warnings and "offsets 40..99 are lost" in warnings[0]
+
+
+def test_a_write_refuses_a_typo_and_ignores_kafka_producer_settings():
+    with pytest.raises(KafkaOptionError, match=r"no write option 'codc' \(did you mean codec\?\)"):
+        check_write_names({"codc": "zstd"})
+    with pytest.raises(KafkaOptionError, match=r"did you mean numPartitions\?"):
+        check_write_names({"numpartition": "4"})  # Spark hands the names lower-cased
+    ignored = check_write_names({"topic": "t", "kafka.bootstrap.servers": "b:9092", "kafka.acks": "all"})
+    assert ignored == ["kafka.acks", "kafka.bootstrap.servers"]
+    note = ignored_note(ignored)
+    assert note is not None and "ignoring kafka.acks, kafka.bootstrap.servers" in note
+    assert ignored_note([]) is None

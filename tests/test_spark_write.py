@@ -45,14 +45,32 @@ def test_offsets_are_assigned_without_an_offset_column(spark, tmp_path):
         ("new", 0, i, b"v%d" % i) for i in range(10)]
 
 
-def test_append_never_adds_to_a_partition_that_holds_segments(spark, tmp_path):
-    df = spark.createDataFrame([(b"v",)], "value binary")
-    df.write.format("kafka-log").mode("append").option("topic", "t").save(str(tmp_path))
-    before = sorted(p.name for p in (tmp_path / "t-0").iterdir())
-    with pytest.raises(Exception, match="already holds segments"):
-        df.write.format("kafka-log").mode("append").option("topic", "t").save(str(tmp_path))
-    assert sorted(p.name for p in (tmp_path / "t-0").iterdir()) == before
+def test_an_append_continues_each_partitions_offsets(spark, tmp_path):
+    """Issue 32, item 7: a recurring job appends to the same topic; each run goes on after the log end offset in
+    new segments (indexes built), where a second append was refused."""
+    first = spark.createDataFrame([(b"a%d" % i,) for i in range(5)], "value binary")
+    first.coalesce(1).write.format("kafka-log").mode("append").option("topic", "t").save(str(tmp_path))
+    old = {p.name: p.read_bytes() for p in (tmp_path / "t-0").iterdir()}
+    second = spark.createDataFrame([(b"b%d" % i,) for i in range(3)], "value binary").repartition(2)
+    second.write.format("kafka-log").mode("append").options(topic="t", partition="0").save(str(tmp_path))
+    got = _kafka_python_records(tmp_path / "t-0")
+    assert [o for o, *_ in got] == list(range(8))
+    assert [v for _, _, v, _ in got[:5]] == [b"a%d" % i for i in range(5)]
+    assert sorted(v for _, _, v, _ in got[5:]) == [b"b%d" % i for i in range(3)]
+    assert all((tmp_path / "t-0" / n).read_bytes() == data for n, data in old.items())  # old segments untouched
+    assert (tmp_path / "t-0" / "00000000000000000005.index").exists()
+    verified = run_cli("verify", "--deep", tmp_path)
+    assert verified.exit_code == 0, verified.output
     assert not [p for p in tmp_path.parent.iterdir() if p.name.startswith(f".{tmp_path.name}.")]  # no staging left
+
+
+def test_an_offset_column_below_the_log_end_is_refused_and_nothing_moves(spark, tmp_path):
+    df = spark.createDataFrame([(0, b"v0"), (1, b"v1")], "offset long, value binary")
+    df.coalesce(1).write.format("kafka-log").mode("append").option("topic", "t").save(str(tmp_path))
+    before = sorted(p.name for p in (tmp_path / "t-0").iterdir())
+    with pytest.raises(Exception, match="already holds offsets up to 1"):
+        df.coalesce(1).write.format("kafka-log").mode("append").option("topic", "t").save(str(tmp_path))
+    assert sorted(p.name for p in (tmp_path / "t-0").iterdir()) == before
 
 
 def _kafka_python_records(directory):
@@ -111,3 +129,112 @@ def test_a_failed_write_leaves_nothing_behind(spark, tmp_path):
     with pytest.raises(Exception, match="no topic"):
         bad.write.format("kafka-log").mode("append").save(str(out))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_write_options_are_checked_like_the_readers(spark, tmp_path):
+    """Issue 32, item 6: .option("codc", "zstd") wrote uncompressed. A typo is refused naming the option meant; the
+    Kafka producer settings a job for format("kafka") gives are not (they are ignored) and the codec is honoured."""
+    df = spark.createDataFrame([(b"v",)], "VALUE binary")  # Spark's sink finds its columns whatever their case
+    kafka = {"topic": "t", "kafka.bootstrap.servers": "broker:9092", "kafka.acks": "all"}
+    with pytest.raises(Exception, match=r"no write option 'codc' \(did you mean codec\?\)"):
+        df.write.format("kafka-log").mode("append").options(codc="zstd", **kafka).save(str(tmp_path / "out"))
+    assert list(tmp_path.iterdir()) == []
+    df.write.format("kafka-log").mode("append").options(codec="zstd", **kafka).save(str(tmp_path / "out"))
+    back = spark.read.format("kafka-log").option("includeMetadata", "true").load(str(tmp_path / "out")).collect()
+    assert [(bytes(r.value), r.codec) for r in back] == [(b"v", "zstd")]
+
+
+@pytest.mark.parametrize("columns, message", [
+    (["CAST(raise_error('a task ran') AS BINARY) AS key"], "it has no value column"),
+    (["CAST(raise_error('a task ran') AS INT) AS value"], "column value is int, not binary or string"),
+    (["CAST(raise_error('a task ran') AS STRING) AS value", "1L AS partition"], "column partition is bigint, not int"),
+    (["CAST(raise_error('a task ran') AS STRING) AS value", "1.5 AS key"], "column key is decimal"),
+    (["CAST(raise_error('a task ran') AS STRING) AS value", "array(named_struct('key', 1, 'value', 'x')) AS headers"],
+     "column headers is array"),
+])
+def test_columns_are_checked_before_any_task_runs(spark, tmp_path, columns, message):
+    """Spark's Kafka sink checks the columns when the query is planned; every task here would fail with 'a task
+    ran' (raise_error), so the refusal must come first."""
+    df = spark.range(1).selectExpr(*columns)
+    with pytest.raises(Exception, match=message) as caught:
+        df.write.format("kafka-log").mode("append").option("topic", "t").save(str(tmp_path / "out"))
+    assert "a task ran" not in str(caught.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_rows_without_a_partition_go_where_kafkas_default_partitioner_puts_them(spark, tmp_path):
+    """Keyed rows: toPositive(murmur2(key)) % partitions, kafka-python's partitioner being the oracle; the topic's
+    four partitions all exist afterwards, so the next append (no numPartitions) spreads over four too."""
+    from kafka.partitioner.default import murmur2
+    keys = [b"key-%d" % i for i in range(60)]
+    df = spark.createDataFrame([(k, b"v") for k in keys], "key binary, value binary").repartition(3)
+    df.write.format("kafka-log").mode("append").options(topic="t", numPartitions="4").save(str(tmp_path))
+    again = spark.createDataFrame([(k, b"w") for k in keys[:20]], "key binary, value binary")
+    again.write.format("kafka-log").mode("append").option("topic", "t").save(str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t-0", "t-1", "t-2", "t-3"]
+    placed = {}
+    for part in range(4):
+        for _, key, _, _ in _kafka_python_records(tmp_path / f"t-{part}"):
+            placed.setdefault(part, []).append(key)
+    for part, found in placed.items():
+        assert all((murmur2(bytearray(k)) & 0x7FFFFFFF) % 4 == part for k in found)
+    assert sorted(k for ks in placed.values() for k in ks) == sorted(keys + keys[:20])
+    assert len(placed) == 4
+
+
+def test_null_keys_spread_over_the_partitions_in_sticky_runs(spark, tmp_path):
+    """Kafka's sticky partitioner: null-keyed records stay on one partition for about batch.size (16 KiB), then
+    move; one task's rows are placed the same way every time it runs."""
+    df = spark.createDataFrame([(b"%04d" % i + b"x" * 1020,) for i in range(200)], "value binary").coalesce(1)
+    placements = []
+    for run in ("a", "b"):
+        df.write.format("kafka-log").mode("append").options(topic="t", numPartitions="4").save(str(tmp_path / run))
+        placements.append({p: sorted(v[:4] for _, _, v, _ in _kafka_python_records(tmp_path / run / f"t-{p}"))
+                           for p in range(4)})
+    assert placements[0] == placements[1]
+    counts = [len(v) for v in placements[0].values()]
+    assert sum(counts) == 200 and sum(1 for c in counts if c) >= 2
+    assert sorted(c % 16 for c in counts) == [0, 0, 0, 8]  # runs of 16 records of 1 KiB; the last run 200 - 192
+
+
+def _stream_into(spark, source, out, checkpoint):
+    """One run of a stream from JSON files in ``source`` into ``out``: everything available, then stop."""
+    q = (spark.readStream.format("json").schema("key string, value string").load(str(source))
+         .writeStream.format("kafka-log").option("topic", "s").option("numPartitions", "2")
+         .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start(str(out)))
+    q.awaitTermination(120)
+    assert q.exception() is None
+
+
+def _stream_values(out):
+    got = {p: _kafka_python_records(out / f"s-{p}") for p in (0, 1)}
+    for records in got.values():
+        assert [o for o, *_ in records] == list(range(len(records)))  # offsets go on, no gap, no repeat
+    return sorted(v for records in got.values() for _, _, v, _ in records)
+
+
+def test_a_stream_is_written_exactly_once_across_restarts(spark, tmp_path):
+    """writeStream.format("kafka-log"): each micro-batch appended once. A run after more input goes on from the
+    checkpoint; a micro-batch Spark runs again (its commit lost from the checkpoint after the sink committed, as
+    a crash between the two leaves it) is not written twice; another checkpoint on the same output is refused."""
+    source, out, checkpoint = tmp_path / "in", tmp_path / "out", tmp_path / "cp"
+    source.mkdir()
+    (source / "1.json").write_text("".join(f'{{"key": "k{i}", "value": "a{i}"}}\n' for i in range(10)))
+    _stream_into(spark, source, out, checkpoint)
+    assert _stream_values(out) == sorted(b"a%d" % i for i in range(10))
+    (source / "2.json").write_text("".join(f'{{"key": null, "value": "b{i}"}}\n' for i in range(5)))
+    _stream_into(spark, source, out, checkpoint)
+    expected = sorted([b"a%d" % i for i in range(10)] + [b"b%d" % i for i in range(5)])
+    assert _stream_values(out) == expected
+    commits = sorted((checkpoint / "commits").iterdir(), key=lambda p: p.name)
+    last = [p for p in commits if p.name.isdigit()][-1]
+    last.unlink()  # Spark never recorded the last micro-batch: it runs it again
+    (checkpoint / "commits" / f".{last.name}.crc").unlink(missing_ok=True)  # Hadoop's checksum of it
+    _stream_into(spark, source, out, checkpoint)
+    assert (checkpoint / "commits" / last.name).exists()  # it did run again
+    assert _stream_values(out) == expected
+    verified = run_cli("verify", "--deep", out)
+    assert verified.exit_code == 0, verified.output
+    with pytest.raises(Exception, match="another query or a new checkpoint writes here"):
+        _stream_into(spark, source, out, tmp_path / "other-checkpoint")
+    assert _stream_values(out) == expected

@@ -55,6 +55,10 @@ class KafkaLogDataSource(DataSource):
         from kdump.spark.write import KafkaLogWriter
         return KafkaLogWriter(self.options, schema, overwrite)
 
+    def streamWriter(self, schema, overwrite):
+        from kdump.spark.write import KafkaLogStreamWriter
+        return KafkaLogStreamWriter(self.options, schema, overwrite)
+
 
 def counting_source(accumulator) -> type:
     """``KafkaLogDataSource`` with ``accumulator`` on the class: Spark pickles a registered source class by value

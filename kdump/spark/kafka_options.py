@@ -29,6 +29,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 EARLIEST = -2  # Spark's KafkaOffsetRangeLimit.EARLIEST in offset JSON
 LATEST = -1  # KafkaOffsetRangeLimit.LATEST
@@ -69,9 +70,45 @@ def check_names(options: Mapping[str, str]) -> None:
             continue
         if low.startswith("kafka."):
             raise KafkaOptionError(_CONNECTION_HINT.format(name=name))
-        close = difflib.get_close_matches(low, list(_KNOWN), n=1, cutoff=0.75)
-        hint = f" (did you mean {_KNOWN[close[0]]}?)" if close else ""
-        raise KafkaOptionError(f"kafka-log has no option {name!r}{hint}; the options are listed in docs/spark.md")
+        _refuse_unknown(name, _KNOWN)
+
+
+def _refuse_unknown(name: str, known: Mapping[str, str], what: str = "") -> NoReturn:
+    """The one refusal of an unknown option (read or write), naming the closest known one: a typo."""
+    close = difflib.get_close_matches(name.lower(), list(known), n=1, cutoff=0.75)
+    hint = f" (did you mean {known[close[0]]}?)" if close else ""
+    raise KafkaOptionError(f"kafka-log has no {what}option {name!r}{hint}; the options are listed in docs/spark.md")
+
+
+# Every option a kafka-log write takes: Spark's Kafka sink has ``topic`` (and ``kafka.*``, the producer's
+# settings); the rest are kdump's (docs/spark.md, "Writing"). ``checkpointLocation`` reaches a stream's sink
+# among its options when the query is given it so.
+KAFKA_WRITE_OPTIONS = ("topic",)
+KDUMP_WRITE_OPTIONS = ("path", "codec", "segmentBytes", "batchRecords", "batchBytes", "partition",
+                       "numPartitions", "checkpointLocation")
+_KNOWN_WRITE = {name.lower(): name for name in KAFKA_WRITE_OPTIONS + KDUMP_WRITE_OPTIONS}
+
+
+def check_write_names(options: Mapping[str, str]) -> list[str]:
+    """Refuse an option no kafka-log write knows (a misspelt ``codc`` would otherwise write uncompressed); the
+    ``kafka.*`` names given, which configure a producer's connection to brokers and are ignored: a job written for
+    ``format("kafka")`` must run with only the format and path changed (:func:`ignored_note` says so once)."""
+    ignored = []
+    for name in options:
+        low = name.lower()
+        if low.startswith("kafka."):
+            ignored.append(name)
+        elif low not in _KNOWN_WRITE:
+            _refuse_unknown(name, _KNOWN_WRITE, "write ")
+    return sorted(ignored)
+
+
+def ignored_note(names: list[str]) -> str | None:
+    """The one note for the ``kafka.*`` settings a file writer ignores (None when none was given)."""
+    if not names:
+        return None
+    return (f"kafka-log writes segment files, not to brokers: ignoring {', '.join(names)} "
+            "(Kafka client settings)")
 
 
 def _get(options: Mapping[str, str], name: str) -> str | None:

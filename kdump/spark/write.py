@@ -5,19 +5,25 @@ directories of magic-2 segments with kdump's writer: each ``.log`` written atomi
 reading it back (:class:`kdump.SegmentWriter`), then its ``.index`` and ``.timeindex`` built as Kafka's
 recovery would (:func:`kdump.index.rebuild.rebuild_indexes`), so ``kafka-dump-log`` and a broker read them.
 
-Columns used: ``key``, ``value`` (binary or string: a string is written as UTF-8), ``headers`` (Spark's Kafka
-header array), ``timestamp`` (CreateTime, in ms; null or absent: the time of writing, as Kafka's producer
-stamps it), ``offset`` (absent or null: assigned from 0 per topic-partition, in task order then row order,
-whatever the DataFrame's partitioning), ``topic``/``partition`` (absent: the ``topic``/``partition`` options).
-Options: ``codec`` (none, gzip, snappy, lz4, zstd), ``segmentBytes`` (roll size, default 1 GiB as Kafka's
-``segment.bytes``), ``batchRecords`` (default 1000) and ``batchBytes`` (default 1 MiB) per batch.
+Columns used, checked on the driver before any task runs as Spark's Kafka sink checks them (:func:`check_columns`):
+``value`` (required) and ``key`` (binary or string: a string is written as UTF-8), ``headers`` (Spark's Kafka
+header array), ``timestamp`` (CreateTime, in ms; null or absent: the time of writing, as Kafka's producer stamps
+it), ``offset`` (absent or null: assigned per topic-partition, in task order then row order, whatever the
+DataFrame's partitioning), ``topic`` (the ``topic`` option overrides it, as in Spark), ``partition`` (int; absent
+or null: the ``partition`` option, else where Kafka's default partitioner puts the row, :mod:`kdump.spark.partitioner`,
+over ``numPartitions`` or the topic's partition directories in the target). Options, checked as the reader's
+(``kafka.*`` producer settings ignored with one note): ``codec`` (none, gzip, snappy, lz4, zstd), ``segmentBytes``
+(roll size, default 1 GiB as Kafka's ``segment.bytes``), ``batchRecords`` (default 1000) and ``batchBytes``
+(default 1 MiB) per batch.
 
-Save modes: ``append`` adds topic-partition directories and refuses one that already holds segments;
+Save modes: ``append`` continues each topic-partition after its log end offset (new segments beside the old);
 ``overwrite`` replaces the directory whole. How a commit stages, numbers and moves: :class:`KafkaLogWriter`.
+Streaming, exactly once: :class:`KafkaLogStreamWriter`.
 """
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import shutil
 import tempfile
@@ -30,12 +36,16 @@ from kdump.format.names import CODEC_IDS, CODEC_NAMES
 from kdump.read.logdir import (
     FileKind,
     classify,
+    directory_state,
     file_name,
     segment_base_offset,
     sibling,
     temporary_affixes,
+    topic_partition,
 )
 from kdump.spark import options as O
+
+log = logging.getLogger("kdump.spark")
 
 
 class WriteError(ValueError):
@@ -49,7 +59,20 @@ class WriteOptions:
     batch_records: int = 1000
     batch_bytes: int = 1 << 20
     topic: str | None = None
-    partition: int = 0
+    partition: int | None = None  # every row without a partition column value goes there; None: Kafka's partitioner
+    num_partitions: int | None = None  # a topic's partition count for the partitioner (new topics: 1, Kafka's default)
+    partition_counts: dict = field(default_factory=dict)  # topic -> 1 + its highest partition directory in the target
+
+    def partitions_of(self, topic: str) -> int:
+        """How many partitions Kafka's partitioner spreads ``topic``'s rows over: ``numPartitions``, else what the
+        target holds of the topic, else 1 (a broker's ``num.partitions`` default for a topic it creates)."""
+        found = self.partition_counts.get(topic, 0)
+        if self.num_partitions is not None:
+            if self.num_partitions < found:
+                raise WriteError(f"numPartitions={self.num_partitions}, but topic {topic!r} already has partition "
+                                 f"{found - 1} in the target: a topic's partitions are never fewer")
+            return self.num_partitions
+        return found or 1
 
 
 def write_options(options) -> WriteOptions:
@@ -59,8 +82,24 @@ def write_options(options) -> WriteOptions:
         batch_records=O.integer(options, "batchRecords", 1000, 1),
         batch_bytes=O.integer(options, "batchBytes", 1 << 20, 1),
         topic=options.get("topic"),
-        partition=O.integer(options, "partition", 0, 0),
+        partition=O.integer(options, "partition", None, 0),
+        num_partitions=O.integer(options, "numPartitions", None, 1),
     )
+
+
+def partition_counts(directory: str) -> dict[str, int]:
+    """topic -> 1 + the highest live partition directory of it under ``directory`` (a log directory may hold only
+    some of a topic's partitions, as a broker's does: ``numPartitions`` then says how many there are)."""
+    counts: dict[str, int] = {}
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return counts
+    for name in names:
+        tp = topic_partition(name)
+        if tp is not None and directory_state(name) is None and os.path.isdir(os.path.join(directory, name)):
+            counts[tp[0]] = max(counts.get(tp[0], 0), tp[1] + 1)
+    return counts
 
 
 @dataclass
@@ -162,35 +201,51 @@ def _binary(value):
     return value.encode("utf-8") if isinstance(value, str) else value
 
 
-def write_arrow(batches, directory: str, options: WriteOptions) -> list[Written]:
+def write_arrow(batches, directory: str, options: WriteOptions, seed: int = 0,
+                spread: dict | None = None) -> list[Written]:
     """Write Arrow record batches (columns as in the module docstring) under ``directory``; returns what
-    was written per topic-partition. Records of one topic-partition must come in offset order."""
+    was written per topic-partition. Records of one topic-partition must come in offset order. A row that names
+    no partition goes where Kafka's producer would send it (:mod:`kdump.spark.partitioner`; ``seed``: the Spark
+    task's partition id, which fixes where null-keyed rows go; ``spread`` gets topic -> the partition count it was
+    spread over)."""
     import pyarrow as pa
+
+    from kdump.spark.partitioner import StickyPartitions, partition_for_key
     writers: dict[tuple, PartitionWriter] = {}
+    sticky = StickyPartitions(seed)
     try:
         for rb in batches:
-            names = rb.schema.names
+            names = {name.lower(): name for name in rb.schema.names}  # Spark resolves the columns case-insensitively
             n = rb.num_rows
             now_ms = time.time_ns() // 1_000_000
             if "timestamp" in names:
-                ts_col = rb.column("timestamp").cast(pa.int64()).to_pylist()
+                ts_col = rb.column(names["timestamp"]).cast(pa.int64()).to_pylist()
             else:
                 ts_col = [None] * n
-            col = {name: rb.column(name).to_pylist() if name in names else [None] * n
+            col = {name: rb.column(names[name]).to_pylist() if name in names else [None] * n
                    for name in ("key", "value", "offset", "topic", "partition", "headers")}
             for i in range(n):
-                topic = col["topic"][i] if "topic" in names else options.topic
+                topic = options.topic if options.topic is not None else col["topic"][i]  # the option wins, as Spark's
                 if topic is None:
-                    raise WriteError("no topic: give a topic column or the topic option")
-                part = col["partition"][i] if "partition" in names else options.partition
+                    raise WriteError("a row has a null topic and no topic option is given")
+                key, value = _binary(col["key"][i]), _binary(col["value"][i])
+                part = col["partition"][i]
                 if part is None:
                     part = options.partition
+                if part is None:
+                    count = options.partitions_of(topic)
+                    if spread is not None:
+                        spread[topic] = count
+                    part = (partition_for_key(key, count) if key is not None
+                            else sticky.partition(topic, count, len(value or b"")))
+                elif part < 0:
+                    raise WriteError(f"a row of topic {topic!r} has partition {part}; partitions are numbered from 0")
                 w = writers.get((topic, part))
                 if w is None:
                     w = writers[(topic, part)] = PartitionWriter(os.path.join(directory, f"{topic}-{part}"),
                                                                  topic, part, options)
                 hdrs = col["headers"][i] or ()
-                w.append(col["offset"][i], _ms(ts_col[i], now_ms), _binary(col["key"][i]), _binary(col["value"][i]),
+                w.append(col["offset"][i], _ms(ts_col[i], now_ms), key, value,
                          [(h["key"], _binary(h["value"])) for h in hdrs])
         return [w.close() for w in writers.values()]
     except BaseException:
@@ -201,9 +256,10 @@ def write_arrow(batches, directory: str, options: WriteOptions) -> list[Written]
 
 # --- Spark ---------------------------------------------------------------------------------------------
 try:
-    from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+    from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 except ImportError:  # the library above works without Spark
     DataSourceArrowWriter = object  # type: ignore[misc,assignment]  # plain bases when pyspark is absent
+    DataSourceStreamArrowWriter = object  # type: ignore[misc,assignment]  # plain bases when pyspark is absent
     WriterCommitMessage = object  # type: ignore[misc,assignment]  # plain bases when pyspark is absent
 
 
@@ -211,6 +267,93 @@ except ImportError:  # the library above works without Spark
 class TaskWritten(WriterCommitMessage):
     staging: str
     written: list
+    spread: dict = field(default_factory=dict)  # topic -> partitions Kafka's partitioner spread its rows over
+
+
+_TEXT_OR_BINARY = "binary or string"
+
+
+def check_columns(schema, options: WriteOptions) -> None:
+    """Refuse, on the driver before any task runs, a DataFrame Spark's Kafka sink would refuse
+    (``KafkaWriter.validateQuery``): no ``value`` column, no topic (column or option), a column of the wrong type.
+    Every problem is told in one sentence. Columns the sink does not take are left alone, as Spark's."""
+    from pyspark.sql.types import (
+        ArrayType,
+        BinaryType,
+        IntegerType,
+        LongType,
+        StringType,
+        StructType,
+        TimestampType,
+    )
+    fields = {f.name.lower(): f.dataType for f in schema.fields}
+    text_or_binary = (StringType, BinaryType)
+
+    def header_type(t) -> bool:
+        if not isinstance(t, ArrayType) or not isinstance(t.elementType, StructType):
+            return False
+        inner = {f.name: f.dataType for f in t.elementType.fields}
+        return (set(inner) == {"key", "value"} and isinstance(inner["key"], StringType)
+                and isinstance(inner["value"], text_or_binary))
+
+    wanted = {  # column -> (type test, what it must be)
+        "key": (lambda t: isinstance(t, text_or_binary), _TEXT_OR_BINARY),
+        "value": (lambda t: isinstance(t, text_or_binary), _TEXT_OR_BINARY),
+        "topic": (lambda t: isinstance(t, StringType), "string"),
+        "partition": (lambda t: isinstance(t, IntegerType), "int"),
+        "offset": (lambda t: isinstance(t, (IntegerType, LongType)), "long"),
+        "timestamp": (lambda t: isinstance(t, TimestampType), "timestamp"),
+        "headers": (header_type, "array<struct<key: string, value: binary>>"),
+    }
+    problems = []
+    if "value" not in fields:
+        problems.append(f"it has no value column ({_TEXT_OR_BINARY}, the record's value; columns: "
+                        f"{', '.join(schema.fieldNames()) or 'none'})")
+    if "topic" not in fields and options.topic is None:
+        problems.append("it names no topic (a topic column or option('topic', ...))")
+    for name, (fits, expected) in wanted.items():
+        t = fields.get(name)
+        if t is not None and not fits(t):
+            problems.append(f"column {name} is {t.simpleString()}, not {expected}"
+                            + (f" (CAST({name} AS STRING))" if expected == _TEXT_OR_BINARY else ""))
+    if problems:
+        raise WriteError("kafka-log cannot write this DataFrame, as Spark's Kafka sink would not: "
+                         + "; ".join(problems))
+
+
+def prepare(options, schema) -> tuple[str, WriteOptions]:
+    """The target directory and write options of a batch or stream write, every check made: option names (the
+    ``kafka.*`` producer settings ignored with one note), option values, columns. Runs on the driver."""
+    from kdump.spark import kafka_options as K
+    note = K.ignored_note(K.check_write_names(options))
+    if note is not None:
+        log.warning("kdump: %s", note)
+    path = O.paths(options)[0].rstrip(os.sep) or os.sep
+    wo = write_options(options)
+    check_columns(schema, wo)
+    wo.partition_counts = partition_counts(path)
+    if wo.topic is not None and wo.partition is None:  # a wrong numPartitions for a topic known now: said now
+        wo.partitions_of(wo.topic)
+    return path, wo
+
+
+def _task_dir(root: str) -> tuple[str, int]:
+    """A task's own staging directory under ``root`` (unique per attempt and micro-batch) and its seed."""
+    from pyspark import TaskContext
+    ctx = TaskContext.get()
+    pid = ctx.partitionId() if ctx else 0
+    attempt = ctx.attemptNumber() if ctx else 0
+    # a stream's micro-batch id is part of the seed: otherwise every micro-batch would start its null-keyed rows
+    # in the same partitions
+    batch = (ctx.getLocalProperty("streaming.sql.batchId") if ctx else None) or "0"
+    return os.path.join(root, f"{pid}-{attempt}-{uuid.uuid4().hex}"), int(batch) * 1_000_003 + pid
+
+
+def _write_task(iterator, root: str, options: WriteOptions) -> TaskWritten:
+    staging, seed = _task_dir(root)
+    spread: dict = {}
+    written = write_arrow(iterator, staging, options, seed, spread)
+    return TaskWritten(staging, written, spread)
 
 
 def renumber_segment(path: str, delta: int) -> str:
@@ -250,14 +393,15 @@ class KafkaLogWriter(DataSourceArrowWriter):
     (``.<name>.<random>.tmp``, a kdump temporary that ``kdump verify`` names if a killed run leaves it); the
     commit on the driver gives offsets to records that had none, per topic-partition in task order whatever the
     DataFrame's partitioning (as Kafka would assign them on arrival), then moves the partitions into place:
-    append adds partition directories and refuses one that already holds segments, overwrite replaces ``DIR``
-    whole (renamed aside, then removed). A failed write removes the staging directory, and ``DIR`` when this
-    write created it."""
+    append continues each partition after its log end offset (new segments beside the old ones), overwrite
+    replaces ``DIR`` whole (renamed aside, then removed). A failed write removes the staging directory, and
+    ``DIR`` when this write created it."""
 
     def __init__(self, options, schema, overwrite: bool):
-        self.path = O.paths(options)[0].rstrip(os.sep) or os.sep
-        self.options = write_options(options)
+        self.path, self.options = prepare(options, schema)
         self.overwrite = overwrite
+        if overwrite and self.options.num_partitions is not None:
+            self.options.partition_counts = {}  # the topics are written anew: numPartitions is their count
         self.created_target = not os.path.exists(self.path)
         parent, name = os.path.split(self.path)
         prefix, suffix = temporary_affixes(name)
@@ -270,65 +414,28 @@ class KafkaLogWriter(DataSourceArrowWriter):
             raise _not_written(e, self.path) from None
 
     def write(self, iterator):
-        from pyspark import TaskContext
-        ctx = TaskContext.get()
-        task = f"{ctx.partitionId()}-{ctx.attemptNumber()}" if ctx else uuid.uuid4().hex
-        staging = os.path.join(self.staging_root, task)
-        written = write_arrow(iterator, staging, self.options)
-        return TaskWritten(staging, written)
+        return _write_task(iterator, self.staging_root, self.options)
 
     def commit(self, messages):
-        by_partition: dict = {}
-        for m in messages:  # in task (partition id) order: the order Kafka would give records that arrive so
-            if m is None:
-                continue
-            for w in m.written:
-                by_partition.setdefault((w.topic, w.partition), []).append((m.staging, w))
-        for (topic, part), items in by_partition.items():
-            if all(w.assigned for _, w in items):
-                _assign_offsets(items)
-            ranges = sorted((first, last, path) for _, w in items for path, first, last in w.segments)
-            for (a0, a1, ap), (b0, b1, bp) in itertools.pairwise(ranges):
-                if b0 <= a1:
-                    raise WriteError(f"{topic}-{part}: tasks wrote overlapping offsets ({ap}: {a0}-{a1}, "
-                                     f"{bp}: {b0}-{b1}) from the offset column; give each record its own offset "
-                                     "or drop the column to let the writer assign them")
         try:
             if self.overwrite:
-                self._replace(by_partition)
+                assembled = os.path.join(self.staging_root, "assembled")
+                by_partition = _numbered(messages, {})
+                os.makedirs(assembled)
+                _rename_all(_moves(by_partition, assembled))
+                _add_partitions(messages, assembled)
+                self._replace(assembled)
             else:
-                self._append(by_partition)
+                by_partition = _numbered(messages, log_ends(self.path, {tp for m in messages if m for tp in
+                                                                       ((w.topic, w.partition) for w in m.written)}))
+                moves = _moves(by_partition, self.path)
+                _check_new(moves)
+                _rename_all(moves)
+                _add_partitions(messages, self.path)
         finally:
-            self._drop_staging()
+            shutil.rmtree(self.staging_root, ignore_errors=True)
 
-    def _drop_staging(self) -> None:
-        shutil.rmtree(self.staging_root, ignore_errors=True)
-
-    def _moves(self, by_partition, root: str) -> list[tuple[str, str]]:
-        moves: list[tuple[str, str]] = []
-        for (topic, part), items in by_partition.items():
-            target = os.path.join(root, f"{topic}-{part}")
-            for staging, _ in items:
-                src_dir = os.path.join(staging, f"{topic}-{part}")
-                moves.extend((os.path.join(src_dir, n), os.path.join(target, n)) for n in sorted(os.listdir(src_dir)))
-        return moves
-
-    def _append(self, by_partition) -> None:
-        for topic, part in by_partition:  # every check before the first move: a refusal moves nothing
-            target = os.path.join(self.path, f"{topic}-{part}")
-            if os.path.isdir(target) and any(classify(n) is FileKind.LOG for n in os.listdir(target)):
-                raise WriteError(f"{target} already holds segments; kdump never adds to or replaces them "
-                                 "(mode('overwrite') replaces the whole directory)")
-        moves = self._moves(by_partition, self.path)
-        for _, dst in moves:
-            if os.path.exists(dst):
-                raise WriteError(f"{dst} exists; kdump never replaces a file")
-        _rename_all(moves)
-
-    def _replace(self, by_partition) -> None:
-        assembled = os.path.join(self.staging_root, "assembled")
-        os.makedirs(assembled)
-        _rename_all(self._moves(by_partition, assembled))
+    def _replace(self, assembled: str) -> None:
         parent, name = os.path.split(self.path)
         if os.path.lexists(self.path):
             prefix, suffix = temporary_affixes(name)
@@ -348,12 +455,189 @@ class KafkaLogWriter(DataSourceArrowWriter):
                 raise _not_written(e, self.path) from None
 
     def abort(self, messages):
-        self._drop_staging()
+        shutil.rmtree(self.staging_root, ignore_errors=True)
         if self.created_target:
             try:
                 os.rmdir(self.path)  # only if empty: nothing of another writer's is removed
             except OSError:
                 pass
+
+
+SINK_STATE = ".kdump-sink"  # hidden: no command searches it for data (kdump.read.logdir.is_hidden)
+
+
+class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
+    """``df.writeStream.format("kafka-log").option("checkpointLocation", CP).start(DIR)``: each micro-batch is
+    appended as a batch write appends (offsets go on after each partition's log end offset), exactly once.
+
+    Spark records a micro-batch as done in its checkpoint only after this sink's commit returns, so after a crash
+    between the two it runs the same batch id again with the same rows. The commit keeps a journal per batch id
+    in ``DIR/.kdump-sink/``: written before the first rename (the renames planned), marked done after the last.
+    A batch id whose journal is done is not written again (the rows of its second run are dropped); one whose
+    journal is not done (a crash between renames) is finished from its journal first, then treated as done. A
+    batch id at or below the last one done that has no journal, or whose journal names another
+    ``checkpointLocation``, comes from another query or a new checkpoint, and is refused rather than skipped in
+    silence: one streaming query per output directory, as Spark's file sink.
+    Spark's complete output mode (``overwrite``) appends too, as Spark's Kafka sink does (Kafka cannot truncate
+    a topic)."""
+
+    KEEP = 2  # journals kept: Spark runs again at most the last batch whose commit it did not record
+
+    def __init__(self, options, schema, overwrite: bool):
+        self.path, self.options = prepare(options, schema)
+        self.state = os.path.join(self.path, SINK_STATE)
+        # the query's checkpoint, when given as an option: tells a batch id run again from one of another query
+        self.checkpoint = options.get("checkpointLocation")
+        self.staging_root = os.path.join(self.state, "staging")
+        os.makedirs(self.staging_root, exist_ok=True)
+
+    def write(self, iterator):
+        return _write_task(iterator, self.staging_root, self.options)
+
+    def _journal(self, batch_id: int) -> str:
+        return os.path.join(self.state, f"batch-{batch_id}.json")
+
+    def _journals(self) -> dict[int, dict]:
+        import json
+        out = {}
+        for name in os.listdir(self.state):
+            if name.startswith("batch-") and name.endswith(".json"):
+                with open(os.path.join(self.state, name), encoding="utf-8") as f:
+                    out[int(name[6:-5])] = json.load(f)
+        return out
+
+    def _record(self, batch_id: int, journal: dict) -> None:
+        import json
+
+        from kdump.atomic import write_atomic
+        write_atomic(self._journal(batch_id), json.dumps(journal).encode(), overwrite=True, backup=False)
+
+    def _finish(self, batch_id: int, journal: dict) -> None:
+        """Complete a journal's renames (those not yet made) and mark it done."""
+        for src, dst in journal["moves"]:
+            if os.path.exists(src) and not os.path.lexists(dst):
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                os.rename(src, dst)
+        for topic, count in journal.get("spread", {}).items():
+            for part in range(count):
+                os.makedirs(os.path.join(self.path, f"{topic}-{part}"), exist_ok=True)
+        journal["done"] = True
+        self._record(batch_id, journal)
+
+    def commit(self, messages, batchId):
+        journals = self._journals()
+        for bid, journal in sorted(journals.items()):
+            if not journal.get("done"):
+                self._finish(bid, journal)  # a commit cut short: the renames it planned are made
+        last = max(journals, default=None)
+        known = journals.get(batchId)
+        replay = known is not None and known.get("checkpoint") == self.checkpoint
+        if last is not None and batchId <= last and not replay:
+            raise WriteError(f"{self.path} already holds micro-batch {last} of a stream and batch {batchId} is no "
+                             "second run of one of its batches: another query or a new checkpoint writes here (one "
+                             "streaming query per output directory; restart from its checkpoint)")
+        if known is None:
+            parts = {(w.topic, w.partition) for m in messages if m for w in m.written}
+            by_partition = _numbered(messages, log_ends(self.path, parts))
+            moves = _moves(by_partition, self.path)
+            _check_new(moves)
+            spread: dict[str, int] = {}
+            for m in messages:
+                for topic, count in (m.spread if m else {}).items():
+                    spread[topic] = max(spread.get(topic, 0), count)
+            journal = {"batchId": batchId, "checkpoint": self.checkpoint, "moves": moves, "spread": spread,
+                       "done": False}
+            self._record(batchId, journal)
+            self._finish(batchId, journal)
+            journals[batchId] = journal
+        for bid in sorted(journals)[:-self.KEEP]:
+            os.remove(self._journal(bid))
+        self._clean()
+
+    def _clean(self) -> None:
+        """Remove every task's staging: Spark runs one micro-batch at a time, and this one is committed (or was
+        already: a second run's rows are dropped)."""
+        for name in os.listdir(self.staging_root):
+            shutil.rmtree(os.path.join(self.staging_root, name), ignore_errors=True)
+
+    def abort(self, messages, batchId):
+        for m in messages:
+            if m is not None:
+                shutil.rmtree(m.staging, ignore_errors=True)
+
+
+def log_ends(root: str, partitions) -> dict[tuple, int]:
+    """(topic, partition) -> its log end offset under ``root``, for those that hold segments: where an append
+    continues them. A partition whose last segment cannot be read is refused (kdump would not know where to go
+    on: ``kdump verify`` says why)."""
+    from kdump.read.partition import PartitionLog
+    ends = {}
+    for topic, part in partitions:
+        target = os.path.join(root, f"{topic}-{part}")
+        if not os.path.isdir(target) or not any(classify(n) is FileKind.LOG for n in os.listdir(target)):
+            continue
+        end = PartitionLog(target).log_end_offset()
+        if end is None:
+            raise WriteError(f"{target}: its last segment cannot be read, so an append cannot tell where its offsets "
+                             "go on (kdump verify says why)")
+        ends[(topic, part)] = end
+    return ends
+
+
+def _numbered(messages, starts: dict[tuple, int]) -> dict:
+    """The tasks' segments per topic-partition, numbered: records that had no offset from ``starts`` (the log
+    end offset an append continues, else 0) in task order; offsets a column gave checked to go on from there and
+    not to overlap between tasks. Nothing is moved."""
+    by_partition: dict = {}
+    for m in messages:  # in task (partition id) order: the order Kafka would give records that arrive so
+        if m is None:
+            continue
+        for w in m.written:
+            by_partition.setdefault((w.topic, w.partition), []).append((m.staging, w))
+    for (topic, part), items in by_partition.items():
+        start = starts.get((topic, part), 0)
+        if all(w.assigned for _, w in items):
+            _assign_offsets(items, start)
+        ranges = sorted((first, last, path) for _, w in items for path, first, last in w.segments)
+        if ranges and ranges[0][0] < start:
+            raise WriteError(f"{topic}-{part}: the offset column starts at {ranges[0][0]}, but the partition already "
+                             f"holds offsets up to {start - 1}; an append goes on after them (drop the offset column "
+                             "to let the writer number the records)")
+        for (a0, a1, ap), (b0, b1, bp) in itertools.pairwise(ranges):
+            if b0 <= a1:
+                raise WriteError(f"{topic}-{part}: tasks wrote overlapping offsets ({ap}: {a0}-{a1}, "
+                                 f"{bp}: {b0}-{b1}) from the offset column; give each record its own offset "
+                                 "or drop the column to let the writer assign them")
+    return by_partition
+
+
+def _moves(by_partition, root: str) -> list[tuple[str, str]]:
+    moves: list[tuple[str, str]] = []
+    for (topic, part), items in by_partition.items():
+        target = os.path.join(root, f"{topic}-{part}")
+        for staging, _ in items:
+            src_dir = os.path.join(staging, f"{topic}-{part}")
+            moves.extend((os.path.join(src_dir, n), os.path.join(target, n)) for n in sorted(os.listdir(src_dir)))
+    return moves
+
+
+def _check_new(moves: list[tuple[str, str]]) -> None:
+    """Every check before the first move: a refusal moves nothing."""
+    for _, dst in moves:
+        if os.path.lexists(dst):
+            raise WriteError(f"{dst} exists; kdump never replaces a file")
+
+
+def _add_partitions(messages, root: str) -> None:
+    """The partition directories a topic spread by Kafka's partitioner has and the target lacks: a topic's
+    partitions all exist, as a broker creates them, so the next write finds the same partition count."""
+    spread: dict[str, int] = {}
+    for m in messages:
+        for topic, count in (m.spread if m else {}).items():
+            spread[topic] = max(spread.get(topic, 0), count)
+    for topic, count in spread.items():
+        for part in range(count):
+            os.makedirs(os.path.join(root, f"{topic}-{part}"), exist_ok=True)
 
 
 def _not_written(error: OSError, path: str) -> OSError:
@@ -385,10 +669,10 @@ def _rename_all(moves: list[tuple[str, str]]) -> None:
         raise _not_written(e, moves[len(done)][1]) from None
 
 
-def _assign_offsets(items) -> None:
-    """Number the records of one topic-partition across tasks: each task counted from 0, moved on by the
-    records of the tasks before it."""
-    next_offset = 0
+def _assign_offsets(items, start: int = 0) -> None:
+    """Number the records of one topic-partition across tasks from ``start``: each task counted from 0, moved on
+    by ``start`` and the records of the tasks before it."""
+    next_offset = start
     for _, w in items:
         if not w.segments:
             continue
