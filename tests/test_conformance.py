@@ -8,8 +8,9 @@ its input is built from that partition) and one row of :data:`EXPECTED_TABLE` (t
 where a labelled command shows a warning that does not fail the run; ``-`` where the command does not apply: a
 replay reads no indexes). ``index check`` judges the companion files only (damage in the log is ``verify``'s): its
 label is WARN where a segment has no index; a log that is no Kafka log at all fails it as every command (the read
-layer's ``foreign_start``). Zero padding holds no data: ``convert``, which copies data, leaves it out with a note;
-the readers and ``salvage`` fail it (the read layer's one policy, ``Damage.fails``), as Kafka's tool dies on it. Expected codes are the policy's,
+layer's ``foreign_start``). Zero padding of 18 bytes or more holds no data, yet every command fails it
+(the read layer's one policy, ``Damage.fails``; ``convert`` refuses it unless told to skip damage), as Kafka's
+tool dies on it. Expected codes are the policy's,
 read off the rules (0 read and sound, 1 damaged / not Kafka's / unreadable among readable, 2 nothing to read /
 missing / refused), never off kdump's output. Kafka's own answers pin the two places where Kafka's text is the
 contract: the tail DumpLogSegments reports as ``Found N invalid bytes at the end of F`` (exit 0, Kafka's walk in
@@ -309,7 +310,7 @@ crc_mismatch                1    1         1      1           2          0w     
 decompression_bomb          0    1         0      1           2          0w          0w               0             1       1       1     0  1      1         1
 truncated_tail              0    0         0w     0w          2          0w          0w               0             0       0       0     0  0      0         0
 short_zero_tail             0    0         0w     0w          2          0w          0w               0             0       0       0     0  0      0         0
-long_zero_tail              1    1         1      1           2          0w          0w               1             0       1       1     1  1      1         1
+long_zero_tail              1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1
 damaged_index               0    0         1      1           0          1           1                0             0       0       0     0  -      -         -
 damaged_timeindex           0    0         1      1           0          1           1                0             0       0       0     0  -      -         -
 damaged_snapshot            0    0         1      1           1          1           1                0             0       0       0     0  -      -         -

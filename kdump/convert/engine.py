@@ -431,21 +431,19 @@ class Converter:
 
     def _damage(self, damage: Damage) -> None:
         """A damaged area of the input (:mod:`kdump.read.damage`), never taken for the end of the file. A crash-cut
-        tail (where Kafka's readers stop too) and zero padding are losses without damage. Any other damaged area
-        refuses the conversion, as Kafka's converter refuses a corrupt record, unless ``skip_damaged``: then its
-        bytes are left out, counted, and the run fails (exit 1) as ``verify`` does of the same bytes."""
+        tail (where Kafka's readers stop too) is a loss without damage. Any other damaged area (a zero tail of 18
+        bytes or more too, on which Kafka's tool dies: :attr:`Damage.fails`) refuses the conversion, as Kafka's
+        converter refuses a corrupt record, unless ``skip_damaged``: then its bytes are left out, counted, and the
+        run fails (exit 1) as ``verify`` does of the same bytes."""
         self._flush_run()
         stats = self.stats
         stop = damage.stop
         length = damage.length or 0
-        if damage.kafka_tail:
+        if not damage.fails:  # the read layer's one policy: Kafka's crash-cut tail
             # Kafka's readers stop there too ("Found N invalid bytes at the end"); the bytes are not copied.
             stats.losses.add("trailing-bytes", length, damage.start)
             stats.notes.append(f"the input ends in {length:,} bytes that are no whole batch (at byte "
                                f"{damage.start}): {damage.message}; no intact batch follows them")
-        elif damage.kind == TAIL and damage.zeros:
-            stats.notes.append(f"{length:,} zero bytes of padding at byte {damage.start} (a preallocated tail, no "
-                               "data) were not copied")
         elif self.options.skip_damaged and not (stop is not None and stop.fatal):  # (fatal: the file shrank)
             stats.losses.add("damaged-bytes", length, damage.start)
             stats.damage.append(damage)

@@ -132,10 +132,6 @@ def judge(data: bytes, workdir: str) -> dict:
             offsets[f"convert-{magic}"] = _log_offsets(target)
     offsets["spark"] = _spark_offsets(log)
 
-    if errors == {"zero-padding"}:
-        # intended: convert copies data and leaves zero padding out with a note (no record lost: exit 0); every
-        # reader, verify and salvage fail it, as Kafka's tool dies on it (tests/test_conformance.py)
-        classes = {k: v for k, v in classes.items() if not k.startswith("convert")}
     if errors and not ranges:
         # intended: no byte of the file is damaged (framing and CRCs sound), but verify --deep fails what the bytes
         # say (offsets or sequences that go back: a v2 base offset and a magic 0/1 offset lie outside the CRC);
