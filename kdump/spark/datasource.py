@@ -90,9 +90,10 @@ class KafkaLogReader(DataSourceReader):
     def __init__(self, options, schema, damage_accumulator=None):
         self.damage_accumulator = damage_accumulator
         self.kafka = K.batch_read(options)
+        O.warn_once(self.kafka.notes)
         self.stop_at_high_watermark = O.flag(options, "stopAtHighWatermark", True)
         self.paths = O.paths(options)
-        self.options = O.read_options(options, columns_of(schema))
+        self.options = O.read_options(options, columns_of(schema), self.kafka)
         O.apply_kafka_isolation(self.options, options, self.kafka)
         self.parallelism = max(O.parallelism(options), self.kafka.min_partitions or 0)
         self.max_split = O.integer(options, "maxPartitionBytes", MAX_SPLIT, 1)
