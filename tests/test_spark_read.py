@@ -279,6 +279,48 @@ def test_a_kafka_source_job_runs_with_only_the_format_and_path_changed(spark, tm
     assert len(notes) == 1 and "kafka.security.protocol" in notes[0] and "kafkaConsumer.pollTimeoutMs" in notes[0]
 
 
+def test_a_refusal_reaches_the_user_as_its_sentence_on_the_first_line(spark, tmp_path):
+    """Issue 32, item 5: the first line of the error a user sees is kdump's sentence, not a Python traceback's
+    header with the sentence at its end (register() asks Spark for the error without kdump's frames). Spark hands
+    a Python data source its option names lower-cased: the typo is quoted that way, the option meant as spelt."""
+    _two_topics(tmp_path)
+    with pytest.raises(Exception) as refused:
+        spark.read.format("kafka-log").option("incldueHeaders", "true").load(str(tmp_path)).count()
+    first = str(refused.value).splitlines()[0]
+    assert "kafka-log has no option 'incldueheaders' (did you mean includeHeaders?)" in first
+    assert "Traceback" not in str(refused.value)
+
+
+def test_file_uris_are_local_paths(spark, tmp_path):
+    """Issue 32, item 1: file:///abs/path reads the local path (it was taken for a relative path)."""
+    offsets = _two_topics(tmp_path)
+    assert spark.read.format("kafka-log").load(tmp_path.as_uri()).count() == len(offsets["a"]) + len(offsets["b"])
+    assert spark.read.format("kafka-log").load("file://" + str(tmp_path / "a-0")).count() == len(offsets["a"])
+
+
+def test_min_partitions_and_max_records_per_partition_shape_the_tasks(spark, tmp_path):
+    """Issue 32, items 1 and 3: minPartitions cuts a segment that has no .index (at batch starts the header walk
+    finds); maxRecordsPerPartition gives tasks of at most that many offsets; both read every record once, as
+    Kafka's own view of the files lists them."""
+    from pyspark.sql.functions import spark_partition_id
+    import shutil
+    offsets = _two_topics(tmp_path)
+    shutil.copytree(ROOT / "fixtures/corpus/kafka-generated/v1-none-createtime", tmp_path / "c-2")
+    assert not list((tmp_path / "c-2").glob("*.index"))  # 1,116 messages, one segment
+    split = spark.read.format("kafka-log").options(minPartitions="6", openCostInBytes="0", subscribe="c")
+    df = split.load(str(tmp_path))
+    assert df.rdd.getNumPartitions() >= 6
+    offsets["c"] = _kafka_offsets("v1-none-createtime")
+    assert sorted(r.offset for r in df.select("offset").collect()) == offsets["c"]
+    capped = spark.read.format("kafka-log").option("maxRecordsPerPartition", "1000").load(str(tmp_path))
+    per_task = capped.groupBy(spark_partition_id().alias("task")).count().collect()
+    spans = {t: -(-(o[-1] - o[0] + 1) // 1000) for t, o in offsets.items()}
+    assert capped.rdd.getNumPartitions() == len(per_task) == sum(spans.values())
+    assert max(r["count"] for r in per_task) <= 1000
+    assert sorted((r.topic, r.offset) for r in capped.select("topic", "offset").collect()) == \
+        sorted((t, o) for t, os_ in offsets.items() for o in os_)
+
+
 def test_kafka_isolation_level_is_the_isolation_level(spark):
     path = str(ROOT / "fixtures/corpus/kafka-generated/v2-transactional")
     committed = spark.read.format("kafka-log").option("isolationLevel", "read_committed").load(path).count()

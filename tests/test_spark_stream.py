@@ -1,5 +1,6 @@
 """``spark.readStream.format("kafka-log")``: batches appended (one half written) and a segment rolled while
 the query runs; the high watermark; read limits; deleted segments."""
+import json
 import os
 
 import pytest
@@ -175,5 +176,34 @@ def test_a_stream_reads_past_damage_as_a_batch_read_does_and_goes_on(spark, tmp_
             f.write(batch(12, 2))
         q.processAllAvailable()
         assert offsets(spark, "past1") == [*range(5), *range(8, 14)]
+    finally:
+        q.stop()
+
+
+def test_min_offsets_per_trigger_waits_for_enough_new_offsets_and_progress_reports_the_latest(spark, tmp_path):
+    """Issue 32, items 1 and 5: minOffsetsPerTrigger, as Spark's Kafka source: the first trigger reads what is
+    there, later ones wait until that many offsets are new (or maxTriggerDelay has passed); the query's progress
+    reports the source's latest offsets, so that the lag is latestOffset - endOffset per partition."""
+    part = tmp_path / "min-0"
+    part.mkdir()
+    with open(seg(part, 0), "wb") as f:
+        f.write(batch(0, 4))
+    q = (spark.readStream.format("kafka-log").options(minOffsetsPerTrigger="10", maxTriggerDelay="1h")
+         .load(str(tmp_path)).writeStream.format("memory").queryName("min1").start())
+    try:
+        q.processAllAvailable()
+        assert offsets(spark, "min1") == list(range(4))
+        with open(seg(part, 0), "ab") as f:
+            f.write(batch(4, 3))
+        q.processAllAvailable()
+        assert offsets(spark, "min1") == list(range(4))  # 3 new offsets: fewer than 10, the trigger waits
+        with open(seg(part, 0), "ab") as f:
+            f.write(batch(7, 8))
+        q.processAllAvailable()
+        assert offsets(spark, "min1") == list(range(15))
+        source = q.lastProgress["sources"][0]
+        latest, end = (json.loads(v) if isinstance(v, str) else v
+                       for v in (source["latestOffset"], source["endOffset"]))
+        assert latest["min-0"]["offset"] == end["min-0"]["offset"] == 15  # no lag: latest - end = 0
     finally:
         q.stop()

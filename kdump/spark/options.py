@@ -80,7 +80,10 @@ def paths(options) -> list[str]:
         out.append(options["path"])
     if not out:
         raise OptionError("kafka-log needs a path: spark.read.format('kafka-log').load(PATH or [PATHS])")
-    return [absolute(p) for p in out]
+    try:
+        return [absolute(p) for p in out]
+    except ValueError as e:
+        raise OptionError(str(e)) from None
 
 
 def storage_options(options) -> dict:

@@ -6,8 +6,10 @@ Offsets (JSON, one entry per partition directory)::
 
 ``offset`` is the next Kafka offset to read, ``segment`` the base offset of the segment holding it and
 ``position`` the byte position there: a micro-batch reads whole batches from one such point to the next.
-Each trigger walks the batch headers past the last point: a batch still being written (a partial last
-entry) is left for the next trigger, a rolled segment is followed into the next one, and when the log
+Each trigger walks the batches past the last point with the resynchronising walk ``kdump verify`` makes: a batch
+still being written (a partial last entry with nothing valid after it) is left for the next trigger, damage (a
+damaged size field with valid batches after it included) fails the query or is read past (``failOnDataLoss``),
+a rolled segment is followed into the next one, and when the log
 directory has a ``replication-offset-checkpoint`` reading stops at the high watermark it names (records
 above it are not committed yet). A segment deleted by retention before it was read is data loss: with
 ``failOnDataLoss`` (default true, as Spark's Kafka source) the query fails, otherwise reading resumes at
@@ -109,8 +111,14 @@ class KafkaLogStreamReader(DataSourceStreamReader):
         return out
 
     def getDefaultReadLimit(self):
-        from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
-        return ReadMaxRows(self.max_records) if self.max_records else ReadAllAvailable()
+        """maxRecordsPerTrigger/maxOffsetsPerTrigger as ReadMaxRows; else minOffsetsPerTrigger as ReadMinRows (the
+        engine then calls latestOffset with a limit other than ReadAllAvailable, which is Trigger.AvailableNow's:
+        minOffsetsPerTrigger is applied by :meth:`latestOffset` for any limit but that one)."""
+        from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, ReadMinRows
+        if self.max_records:
+            return ReadMaxRows(self.max_records)
+        minimum = self.kafka.min_offsets_per_trigger
+        return ReadMinRows(minimum) if minimum is not None else ReadAllAvailable()
 
     def latestOffset(self, start, limit):
         from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
