@@ -82,8 +82,13 @@ try:
     refused = ""
 except Exception as e:
     refused = str(e)
+try:  # a relative path: the client's directory is not the server's
+    spark.read.format("kafka-log").load("logs").count()
+    relative = ""
+except Exception as e:
+    relative = str(e)
 print(json.dumps({"rows": [[r.topic, r.partition, r.offset] for r in rows], "copied": copied,
-                  "refused": refused}))
+                  "refused": refused, "relative": relative}))
 '''
 
 
@@ -106,6 +111,8 @@ def test_a_spark_connect_client_reads_and_writes(tmp_path):
     assert result["copied"] == len(expected)
     # Spark hands a data source its options with lower-cased names: the typo comes back as Spark spelled it
     assert "no option 'incldueheaders' (did you mean includeHeaders?)" in result["refused"]
+    # issue 32, item 1: the server cannot know the client's directory; a relative path is refused saying why
+    assert "logs: a relative path would be read from the Spark Connect server's session folder" in result["relative"]
 
 
 UNACTIVATED_VENV_JOB = r'''
