@@ -123,11 +123,23 @@ class KafkaLogStreamReader(DataSourceStreamReader):
     def latestOffset(self, start, limit):
         from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
         budget = limit.max_rows if isinstance(limit, ReadMaxRows) else None
-        latest = self.latest = self._advance(start, None)
+        latest = self.latest = self._advance(self._known_ahead(start), None)
         minimum = self.kafka.min_offsets_per_trigger
         if minimum is not None and not isinstance(limit, ReadAllAvailable) and self._delay(start, latest, minimum):
             return start
         return latest if budget is None else self._advance(start, budget)
+
+    def _known_ahead(self, start: dict) -> dict:
+        """``start``, with each partition moved on to the latest point an earlier trigger walked to: the walk to the
+        latest offsets goes on from there, so that a backlog read a limited micro-batch at a time is walked once."""
+        if not self.latest:
+            return start
+        out = dict(start)
+        for key, point in self.latest.items():
+            here = out.get(key)
+            if here is None or (point["segment"], point["position"]) > (here["segment"], here["position"]):
+                out[key] = point
+        return out
 
     def _delay(self, start: dict, latest: dict, minimum: int) -> bool:
         """minOffsetsPerTrigger, as Spark's Kafka source: wait while fewer offsets than ``minimum`` are new, unless
