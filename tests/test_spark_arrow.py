@@ -301,3 +301,48 @@ def test_export_tasks_are_balanced_over_the_cores():
     balanced = balanced_tasks(segs, cores=2)
     assert end_time(balanced, 2) < 0.9 * end_time(spark_plan, 2)
     assert sorted(s.location for t in balanced for s in t.slices) == sorted(s.location for s in segs)
+
+
+def _segment_without_index(directory, batches=200, per_batch=5):
+    """A partition directory holding one segment of ``batches`` batches of ``per_batch`` 1 KB records, and no
+    .index; the offsets written."""
+    directory.mkdir(parents=True)
+    with open(directory / "00000000000000000000.log", "wb") as f:
+        for b in range(batches):
+            builder = RecordBatchBuilder(b * per_batch)
+            for o in range(b * per_batch, (b + 1) * per_batch):
+                builder.append(o, 1_700_000_000_000 + o, None, b"%06d" % o * 170)
+            f.write(builder.build())
+    return list(range(batches * per_batch))
+
+
+def _offsets_of(task_slices, backend):
+    opts = ReadOptions(columns=("offset",), backend=backend)
+    return [o for rb in read_slices(task_slices, opts) for o in rb.column("offset").to_pylist()]
+
+
+def test_a_large_segment_without_index_is_cut_at_the_batch_boundaries_the_header_walk_finds(tmp_path, backend):
+    """Issue 32, item 3: minPartitions (and maxPartitionBytes) cut a segment that has no .index: the cut points are
+    batch starts found by the reader's header walk, and the slices read every record once."""
+    from kdump.spark.plan import find_segments, plan_tasks
+    written = _segment_without_index(tmp_path / "t-0")
+    seg = find_segments([str(tmp_path / "t-0")])[0]
+    tasks = plan_tasks([seg], parallelism=8, open_cost=0)  # minPartitions=8: the bytes split 8 ways
+    assert len(tasks) >= 8
+    per_task = [_offsets_of(t.slices, backend) for t in tasks]
+    assert all(per_task) and [o for offs in per_task for o in offs] == written
+
+
+def test_max_records_per_partition_cuts_each_partition_every_n_offsets(tmp_path, backend):
+    """Issue 32, item 1: maxRecordsPerPartition, as Spark's Kafka source counts it (offsets): each task reads at most
+    that many, a batch across a cut is read by both tasks, each taking its own records; bounds are kept."""
+    from kdump.spark.plan import find_segments, plan_by_offsets
+    written = _segment_without_index(tmp_path / "t-0")
+    segs = find_segments([str(tmp_path / "t-0")])
+    tasks = plan_by_offsets(segs, 37)
+    per_task = [_offsets_of(t.slices, backend) for t in tasks]
+    assert len(tasks) == -(-len(written) // 37)
+    assert per_task == [written[i:i + 37] for i in range(0, len(written), 37)]
+    bounded = plan_by_offsets(segs, 37, offset_ranges={segs[0].directory: (103, 500)})
+    per_task = [_offsets_of(t.slices, backend) for t in bounded]
+    assert per_task == [list(range(a, min(a + 37, 500))) for a in range(103, 500, 37)]

@@ -82,8 +82,13 @@ try:
     refused = ""
 except Exception as e:
     refused = str(e)
+try:  # a relative path: the client's directory is not the server's
+    spark.read.format("kafka-log").load("logs").count()
+    relative = ""
+except Exception as e:
+    relative = str(e)
 print(json.dumps({"rows": [[r.topic, r.partition, r.offset] for r in rows], "copied": copied,
-                  "refused": refused}))
+                  "refused": refused, "relative": relative}))
 '''
 
 
@@ -106,3 +111,37 @@ def test_a_spark_connect_client_reads_and_writes(tmp_path):
     assert result["copied"] == len(expected)
     # Spark hands a data source its options with lower-cased names: the typo comes back as Spark spelled it
     assert "no option 'incldueheaders' (did you mean includeHeaders?)" in result["refused"]
+    # issue 32, item 1: the server cannot know the client's directory; a relative path is refused saying why
+    assert "logs: a relative path would be read from the Spark Connect server's session folder" in result["relative"]
+
+
+UNACTIVATED_VENV_JOB = r'''
+import json, sys
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+import kdump.spark
+kdump.spark.register(spark)
+count = spark.read.format("kafka-log").load(sys.argv[1]).count()
+print(json.dumps({"count": count}))
+spark.stop()
+'''
+
+
+def test_python_job_py_runs_with_a_venv_that_is_not_activated(tmp_path):
+    """Issue 32, item 5: `python job.py` with the interpreter that has kdump, while `python3` on PATH is another
+    one (a venv not activated): register() points the Python workers at this interpreter (Spark's default is
+    python3 from PATH, which has neither pyspark nor kdump)."""
+    import os
+    require_runtime()
+    other = shutil.which("python3", path="/usr/bin")
+    if other is None or subprocess.run([other, "-c", "import pyspark"], capture_output=True).returncode == 0:
+        pytest.skip("needs a python3 on PATH without pyspark (the one a venv that is not activated leaves)")
+    shutil.copytree(ROOT / "fixtures/corpus/kafka-generated/v2-none", tmp_path / "a-0")
+    (tmp_path / "job.py").write_text(UNACTIVATED_VENV_JOB)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    env["PATH"] = f"/usr/bin:{env.get('PATH', '')}"
+    env["PYTHONPATH"] = str(ROOT)  # this checkout's kdump, as an installed one would be found
+    job = subprocess.run([sys.executable, str(tmp_path / "job.py"), str(tmp_path / "a-0")], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert job.returncode == 0, job.stderr[-3000:]
+    assert json.loads(job.stdout.strip().splitlines()[-1])["count"] == len(_kafka_offsets("v2-none"))

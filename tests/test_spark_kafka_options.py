@@ -25,12 +25,79 @@ def test_option_names_are_case_insensitive_as_in_spark():
     assert read.starting.offsets == {("a", 0): 5} and read.ending is not None and read.ending.offsets == {("a", 0): 9}
 
 
-def test_kafka_consumer_settings_are_refused_but_the_isolation_level_is_honoured():
-    with pytest.raises(KafkaOptionError, match=r"drop kafka\.bootstrap\.servers"):
-        batch_read({"kafka.bootstrap.servers": "broker:9092"})
+def test_broker_connection_settings_are_ignored_with_one_note_and_the_isolation_level_is_honoured():
+    """Issue 32, item 1: a format("kafka") job's kafka.bootstrap.servers (which Spark's source requires), its other
+    consumer settings and the consumer-tuning options run unchanged: one note names them all."""
+    read = batch_read({"kafka.bootstrap.servers": "broker:9092", "kafka.security.protocol": "SSL",
+                       "groupIdPrefix": "job", "kafkaConsumer.pollTimeoutMs": "512", "subscribe": "a"})
+    assert len(read.notes) == 1
+    for name in ("kafka.bootstrap.servers", "kafka.security.protocol", "groupIdPrefix", "kafkaConsumer.pollTimeoutMs"):
+        assert name in read.notes[0]
+    assert batch_read({"subscribe": "a"}).notes == ()
     assert batch_read({"kafka.isolation.level": "read_committed"}).isolation == "read_committed"
     with pytest.raises(KafkaOptionError, match="kafka.isolation.level"):
         batch_read({"kafka.isolation.level": "serializable"})
+
+
+@pytest.mark.parametrize("name, instead", [
+    ("kafka.auto.offset.reset", "set startingOffsets to earliest or latest instead"),
+    ("kafka.value.deserializer", "values are binary"),
+    ("kafka.enable.auto.commit", "a stream.s offsets are in its checkpoint"),
+])
+def test_kafka_settings_sparks_source_refuses_are_refused_naming_what_to_use(name, instead):
+    with pytest.raises(KafkaOptionError, match=f"option {name} is not supported: {instead}"):
+        stream_read({name: "x"})
+
+
+@pytest.mark.parametrize("value", ["yes", "1", "on"])
+def test_include_headers_is_read_as_strictly_as_spark_reads_it(value):
+    with pytest.raises(KafkaOptionError, match=f"includeHeaders='{value}': expected true or false"):
+        batch_read({"includeHeaders": value})
+    assert batch_read({"includeHeaders": "TRUE"}).include_headers
+
+
+def test_stream_limits_are_checked_and_said_to_be_ignored_in_batch_queries():
+    read = stream_read({"minOffsetsPerTrigger": "10", "maxOffsetsPerTrigger": "20", "maxTriggerDelay": "2m"})
+    assert (read.min_offsets_per_trigger, read.max_offsets_per_trigger, read.max_trigger_delay_ms) == (10, 20, 120_000)
+    assert stream_read({}).max_trigger_delay_ms == 15 * 60_000  # Spark's default, 15m
+    with pytest.raises(KafkaOptionError, match=r"minOffsetsPerTrigger \(30\) is higher than maxOffsetsPerTrigger"):
+        stream_read({"minOffsetsPerTrigger": "30", "maxOffsetsPerTrigger": "20"})
+    with pytest.raises(KafkaOptionError, match="maxTriggerDelay='soon'"):
+        stream_read({"maxTriggerDelay": "soon"})
+    batch = batch_read({"minOffsetsPerTrigger": "10", "maxTriggerDelay": "5s"})
+    assert [n.split()[0] for n in batch.notes] == ["minOffsetsPerTrigger", "maxTriggerDelay"]
+    assert all("ignored in batch queries" in n for n in batch.notes)
+    assert batch_read({"maxRecordsPerPartition": "500"}).max_records_per_partition == 500
+    with pytest.raises(KafkaOptionError, match="maxRecordsPerPartition='0': must be a positive integer"):
+        batch_read({"maxRecordsPerPartition": "0"})
+
+
+@pytest.mark.parametrize("options, fails", [
+    ({}, True),  # Spark's default
+    ({"failOnDataLoss": "false"}, False),
+    ({"mode": "PERMISSIVE"}, False),
+    ({"mode": "failfast"}, True),
+    ({"mode": "FAILFAST", "failOnDataLoss": "true"}, True),
+])
+def test_fail_on_data_loss_and_mode_say_the_same(options, fails):
+    assert batch_read(options).fail_on_data_loss is fails
+
+
+def test_mode_and_fail_on_data_loss_that_disagree_are_refused():
+    with pytest.raises(KafkaOptionError, match="mode=PERMISSIVE and failOnDataLoss=true disagree"):
+        batch_read({"mode": "PERMISSIVE", "failOnDataLoss": "true"})
+
+
+@pytest.mark.parametrize("option, message", [
+    ('{"a": {"0": 5, "7": 1}}', r"names a-7, which is not among the partitions read"),
+    ('{"a": {"0": 5}}', r"does not name b-1"),
+])
+def test_offsets_per_partition_must_name_exactly_the_partitions_read(option, message):
+    from kdump.spark.kafka_options import check_named_partitions
+    read = batch_read({"startingOffsets": option})
+    with pytest.raises(KafkaOptionError, match=message):
+        check_named_partitions(read, {("a", 0), ("b", 1)} if "b-1" in message else {("a", 0)})
+    check_named_partitions(batch_read({"startingOffsets": '{"a": {"0": 5}}'}), {("a", 0)})
 
 
 @pytest.mark.parametrize("options, kept, dropped", [
@@ -61,6 +128,7 @@ def test_topic_selection(options, kept, dropped):
     ({"startingTimestamp": "yesterday"}, "expected a single long value"),
     ({"minPartitions": "0"}, "must be a positive integer"),
     ({"failOnDataLoss": "maybe"}, "expected true or false"),
+    ({"failOnDataLoss": "yes"}, "expected true or false"),
     ({"startingOffsetsByTimestampStrategy": "earliest"}, "expected error or latest"),
 ])
 def test_batch_options_spark_refuses_are_refused(options, message):

@@ -80,7 +80,7 @@ def test_scan_equals_cli_reader_on_every_fixture(spark):
     assert len(files) > 100
     expected = sorted((r for f in files for r in cli_records(f)), key=repr)
     df = (spark.read.format("kafka-log").option("includeHeaders", "true").option("includeMetadata", "true")
-          .option("includeControl", "true").option("checkCrcs", "false").load(files)
+          .option("includeControl", "true").option("checkCrcs", "false").option("failOnDataLoss", "false").load(files)
           .selectExpr("*", "unix_micros(timestamp) AS ts_us"))
     got = sorted((spark_row(r) for r in df.collect()), key=repr)
     assert len(got) == len(expected) > 60000
@@ -117,13 +117,25 @@ def test_user_schema_builds_only_its_columns(spark):
         spark.read.format("kafka-log").schema("offset long, nosuch string").load(path).collect()
 
 
-def test_permissive_skips_damage_failfast_fails(spark):
-    path = str(ROOT / "fixtures/corpus/kafka-generated/corrupt/v2-crc-mismatch")
-    permissive = spark.read.format("kafka-log").load(path)
-    everything = spark.read.format("kafka-log").option("checkCrcs", "false").load(path)
-    assert 0 < permissive.count() < everything.count()
-    with pytest.raises(Exception, match="stored CRC-32C [0-9]+ does not match the computed"):
-        spark.read.format("kafka-log").option("mode", "FAILFAST").load(path).count()
+def test_damage_is_data_loss_that_fails_the_read_unless_failondataloss_is_false(spark):
+    """Issue 32, item 2: with failOnDataLoss=true (Spark's default) a read that meets damage fails naming the file,
+    the byte and the offsets lost (Kafka's own reading of the file: its .log.check.txt); false (or kdump's mode
+    PERMISSIVE) reads past it; mode FAILFAST is failOnDataLoss=true."""
+    import re
+    path = ROOT / "fixtures/corpus/kafka-generated/corrupt/v2-crc-mismatch"
+    check = (path / "00000000000000000000.log.check.txt").read_text()
+    first_invalid = int(re.findall(r"^INVALID pos=(\d+)", check, re.M)[0])
+    base, last = map(int, re.search(rf"^batch pos={first_invalid} size=\d+ magic=2 base=(\d+) last=(\d+)", check,
+                                    re.M).groups())
+    everything = spark.read.format("kafka-log").option("checkCrcs", "false").load(str(path)).count()
+    for lenient in ({"failOnDataLoss": "false"}, {"mode": "PERMISSIVE"}):
+        assert 0 < spark.read.format("kafka-log").options(**lenient).load(str(path)).count() < everything
+    for strict in ({}, {"failOnDataLoss": "true"}, {"mode": "FAILFAST"}):
+        with pytest.raises(Exception) as failed:
+            spark.read.format("kafka-log").options(**strict).load(str(path)).count()
+        message = str(failed.value)
+        assert f"00000000000000000000.log: at byte {first_invalid}: stored CRC-32C" in message
+        assert f"offsets {base}-{last} are lost" in message and "failOnDataLoss=false reads past it" in message
 
 
 def test_a_truncated_tail_is_damage_a_batch_read_reports(spark, tmp_path):
@@ -137,7 +149,7 @@ def test_a_truncated_tail_is_damage_a_batch_read_reports(spark, tmp_path):
     whole = spark.read.format("kafka-log").load(str(tmp_path)).count()
     with open(log, "r+b") as f:
         f.truncate(log.stat().st_size - 5)
-    assert 0 < spark.read.format("kafka-log").load(str(tmp_path)).count() < whole
+    assert 0 < spark.read.format("kafka-log").option("failOnDataLoss", "false").load(str(tmp_path)).count() < whole
     with pytest.raises(Exception, match="FAILFAST"):
         spark.read.format("kafka-log").option("mode", "FAILFAST").load(str(tmp_path)).count()
     report = spark.read.format("kafka-log").option("report", "damage").load(str(tmp_path)).collect()
@@ -238,13 +250,75 @@ def test_kafka_topic_selection_options_are_honoured(spark, tmp_path, option, val
 
 @pytest.mark.parametrize("option, value, message", [
     ("incldueHeaders", "true", "did you mean includeHeaders"),
-    ("kafka.bootstrap.servers", "broker:9092", "reads segment files, not brokers"),
+    ("kafka.auto.offset.reset", "earliest", "set startingOffsets to earliest or latest instead"),
+    ("includeHeaders", "yes", "includeHeaders='yes': expected true or false"),
+    ("startingOffsets", '{"a": {"0": 5, "9": 1}}', "names a-9, which is not among the partitions read"),
     ("startingOffsets", "latest", "can't be latest for batch queries"),
 ])
 def test_kafka_options_it_cannot_honour_fail_naming_the_option(spark, tmp_path, option, value, message):
     _two_topics(tmp_path)
     with pytest.raises(Exception, match=message):
         spark.read.format("kafka-log").option(option, value).load(str(tmp_path)).count()
+
+
+def test_a_kafka_source_job_runs_with_only_the_format_and_path_changed(spark, tmp_path):
+    """Issue 32, item 1: the options of a format("kafka") job (kafka.bootstrap.servers, which Spark's source
+    requires, security settings, consumer tuning) are accepted and ignored with one note in the log, and the job
+    reads what Kafka's own view of the files holds."""
+    from kdump.spark.session import log_file
+    offsets = _two_topics(tmp_path)
+    log = Path(log_file())
+    before = log.read_text(errors="replace") if log.exists() else ""
+    df = (spark.read.format("kafka-log").option("kafka.bootstrap.servers", "broker1:9092,broker2:9092")
+          .option("kafka.security.protocol", "SASL_SSL").option("kafkaConsumer.pollTimeoutMs", "10000")
+          .option("subscribe", "a").option("startingOffsets", "earliest").option("endingOffsets", "latest")
+          .load(str(tmp_path)))
+    assert df.count() == len(offsets["a"])
+    said = log.read_text(errors="replace")[len(before):]
+    notes = [line for line in said.splitlines() if "ignoring kafka.bootstrap.servers" in line]
+    assert len(notes) == 1 and "kafka.security.protocol" in notes[0] and "kafkaConsumer.pollTimeoutMs" in notes[0]
+
+
+def test_a_refusal_reaches_the_user_as_its_sentence_on_the_first_line(spark, tmp_path):
+    """Issue 32, item 5: the first line of the error a user sees is kdump's sentence, not a Python traceback's
+    header with the sentence at its end (register() asks Spark for the error without kdump's frames). Spark hands
+    a Python data source its option names lower-cased: the typo is quoted that way, the option meant as spelt."""
+    _two_topics(tmp_path)
+    with pytest.raises(Exception) as refused:
+        spark.read.format("kafka-log").option("incldueHeaders", "true").load(str(tmp_path)).count()
+    first = str(refused.value).splitlines()[0]
+    assert "kafka-log has no option 'incldueheaders' (did you mean includeHeaders?)" in first
+    assert "Traceback" not in str(refused.value)
+
+
+def test_file_uris_are_local_paths(spark, tmp_path):
+    """Issue 32, item 1: file:///abs/path reads the local path (it was taken for a relative path)."""
+    offsets = _two_topics(tmp_path)
+    assert spark.read.format("kafka-log").load(tmp_path.as_uri()).count() == len(offsets["a"]) + len(offsets["b"])
+    assert spark.read.format("kafka-log").load("file://" + str(tmp_path / "a-0")).count() == len(offsets["a"])
+
+
+def test_min_partitions_and_max_records_per_partition_shape_the_tasks(spark, tmp_path):
+    """Issue 32, items 1 and 3: minPartitions cuts a segment that has no .index (at batch starts the header walk
+    finds); maxRecordsPerPartition gives tasks of at most that many offsets; both read every record once, as
+    Kafka's own view of the files lists them."""
+    from pyspark.sql.functions import spark_partition_id
+    import shutil
+    offsets = _two_topics(tmp_path)
+    shutil.copytree(ROOT / "fixtures/corpus/kafka-generated/v1-none-createtime", tmp_path / "c-2")
+    assert not list((tmp_path / "c-2").glob("*.index"))  # 1,116 messages, one segment
+    split = spark.read.format("kafka-log").options(minPartitions="6", openCostInBytes="0", subscribe="c")
+    df = split.load(str(tmp_path))
+    assert df.rdd.getNumPartitions() >= 6
+    offsets["c"] = _kafka_offsets("v1-none-createtime")
+    assert sorted(r.offset for r in df.select("offset").collect()) == offsets["c"]
+    capped = spark.read.format("kafka-log").option("maxRecordsPerPartition", "1000").load(str(tmp_path))
+    per_task = capped.groupBy(spark_partition_id().alias("task")).count().collect()
+    spans = {t: -(-(o[-1] - o[0] + 1) // 1000) for t, o in offsets.items()}
+    assert capped.rdd.getNumPartitions() == len(per_task) == sum(spans.values())
+    assert max(r["count"] for r in per_task) <= 1000
+    assert sorted((r.topic, r.offset) for r in capped.select("topic", "offset").collect()) == \
+        sorted((t, o) for t, os_ in offsets.items() for o in os_)
 
 
 def test_kafka_isolation_level_is_the_isolation_level(spark):

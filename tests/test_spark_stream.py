@@ -1,5 +1,6 @@
 """``spark.readStream.format("kafka-log")``: batches appended (one half written) and a segment rolled while
 the query runs; the high watermark; read limits; deleted segments."""
+import json
 import os
 
 import pytest
@@ -121,5 +122,88 @@ def test_kafka_starting_positions_of_a_stream(spark, tmp_path, option, value, fi
         if option == "maxOffsetsPerTrigger":
             sizes = [p["numInputRows"] for p in q.recentProgress if p["numInputRows"]]
             assert max(sizes) <= 4 and len(sizes) >= 5  # whole batches of 4, at most one a trigger
+    finally:
+        q.stop()
+
+
+def _damaged_size_field(part):
+    """An active segment: batches 0-4, a batch (offsets 5-7) whose size field is damaged (it runs past the end of
+    the file) and batches 8-11 after it. The byte position of the damage is returned."""
+    damaged = bytearray(batch(5, 3))
+    damaged[8:12] = (0x7FFF0000).to_bytes(4, "big")
+    first = batch(0, 5)
+    with open(seg(part, 0), "wb") as f:
+        f.write(first + bytes(damaged) + batch(8, 4))
+    return len(first)
+
+
+def test_damage_in_the_active_segment_fails_the_stream_naming_file_byte_and_offsets(spark, tmp_path):
+    """Issue 32, item 2: a damaged size field with valid batches after it, in the active segment, is damage (as
+    kdump verify tells it), not a batch being written: with failOnDataLoss=true (the default) the stream fails
+    naming the file, the byte and the offsets lost, instead of stopping at it in silence."""
+    from pyspark.errors import StreamingQueryException
+    part = tmp_path / "dmg-0"
+    part.mkdir()
+    at = _damaged_size_field(part)
+    q = (spark.readStream.format("kafka-log").load(str(tmp_path)).writeStream.format("memory")
+         .queryName("dmg1").start())
+    try:
+        with pytest.raises(StreamingQueryException) as failed:
+            q.processAllAvailable()
+    finally:
+        q.stop()
+    message = str(failed.value)
+    assert seg(part, 0) in message and f"at byte {at}" in message and "offsets 5-7 are lost" in message
+    assert "failOnDataLoss" in message
+
+
+def test_a_stream_reads_past_damage_as_a_batch_read_does_and_goes_on(spark, tmp_path):
+    """Issue 32, item 2: with failOnDataLoss=false the stream reads past the damage and delivers exactly the rows a
+    batch read of the same files gives, and goes on with what is appended later."""
+    part = tmp_path / "past-0"
+    part.mkdir()
+    _damaged_size_field(part)
+    lenient = {"failOnDataLoss": "false"}
+    q = (spark.readStream.format("kafka-log").options(**lenient).load(str(tmp_path)).writeStream.format("memory")
+         .queryName("past1").start())
+    try:
+        q.processAllAvailable()
+        batch_rows = sorted((r.offset, bytes(r.value)) for r in
+                            spark.read.format("kafka-log").options(**lenient).load(str(tmp_path)).collect())
+        stream_rows = sorted((r.offset, bytes(r.value)) for r in spark.sql("select offset, value from past1").collect())
+        assert stream_rows == batch_rows == [(o, b"v%d" % o) for o in [*range(5), *range(8, 12)]]
+        with open(seg(part, 0), "ab") as f:
+            f.write(batch(12, 2))
+        q.processAllAvailable()
+        assert offsets(spark, "past1") == [*range(5), *range(8, 14)]
+    finally:
+        q.stop()
+
+
+def test_min_offsets_per_trigger_waits_for_enough_new_offsets_and_progress_reports_the_latest(spark, tmp_path):
+    """Issue 32, items 1 and 5: minOffsetsPerTrigger, as Spark's Kafka source: the first trigger reads what is
+    there, later ones wait until that many offsets are new (or maxTriggerDelay has passed); the query's progress
+    reports the source's latest offsets, so that the lag is latestOffset - endOffset per partition."""
+    part = tmp_path / "min-0"
+    part.mkdir()
+    with open(seg(part, 0), "wb") as f:
+        f.write(batch(0, 4))
+    q = (spark.readStream.format("kafka-log").options(minOffsetsPerTrigger="10", maxTriggerDelay="1h")
+         .load(str(tmp_path)).writeStream.format("memory").queryName("min1").start())
+    try:
+        q.processAllAvailable()
+        assert offsets(spark, "min1") == list(range(4))
+        with open(seg(part, 0), "ab") as f:
+            f.write(batch(4, 3))
+        q.processAllAvailable()
+        assert offsets(spark, "min1") == list(range(4))  # 3 new offsets: fewer than 10, the trigger waits
+        with open(seg(part, 0), "ab") as f:
+            f.write(batch(7, 8))
+        q.processAllAvailable()
+        assert offsets(spark, "min1") == list(range(15))
+        source = q.lastProgress["sources"][0]
+        latest, end = (json.loads(v) if isinstance(v, str) else v
+                       for v in (source["latestOffset"], source["endOffset"]))
+        assert latest["min-0"]["offset"] == end["min-0"]["offset"] == 15  # no lag: latest - end = 0
     finally:
         q.stop()

@@ -46,7 +46,7 @@ from kdump.format.names import CODEC_NAMES
 from kdump.format.pieces import Pieces
 from kdump.format.types import TimestampType
 from kdump.format.v2_builder import RecordBatchBuilder, encode_run_records
-from kdump.read.damage import TAIL, Damage, readable
+from kdump.read.damage import Damage, readable
 from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, Stop
 
 from .losses import Losses

@@ -3,7 +3,9 @@
 * :func:`walk` -- the batches of ``[start, end)`` of one local segment file, then how the walk ended
   (damage, or a live file's last entry still being written: ``SegmentReader(live=True)``);
 * :func:`batch_fields` -- the batch-level values the metadata columns show;
-* :func:`offset_index_positions` -- the byte positions the offset index names.
+* :func:`offset_index_positions` -- the byte positions the offset index names;
+* :func:`batch_headers` -- the batch headers of a segment, walked without reading bodies (planning's cut points
+  where no offset index says them, and offset-sized tasks).
 
 Records come from the batches themselves (``batch.columns(limit)`` for every magic, a magic-2 batch's
 ``records_payload(limit)`` for the compiled Arrow path, a run of plain magic 0/1 messages' bytes, ``run.data``).
@@ -21,7 +23,7 @@ from kdump.format.names import BATCH_FIELDS, codec_name, compile_projection
 from kdump.read.damage import CLEAN_STOPS, Damage, readable
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES
 
-__all__ = ["walk", "Walk", "Damage", "batch_fields", "offset_index_positions",
+__all__ = ["walk", "Walk", "Damage", "batch_fields", "offset_index_positions", "batch_headers",
            "DEFAULT_MAX_DECOMPRESSED_BYTES", "FormatError", "KdumpError"]
 
 @dataclass
@@ -126,3 +128,15 @@ def offset_index_positions(index_path: str, base_offset: int) -> list[tuple[int,
     except (OSError, KdumpError):
         return []
 
+
+
+def batch_headers(path: str, start: int = 0):
+    """``(position, end, last offset)`` of each batch of a local segment from byte ``start``, by the header walk
+    (:meth:`SegmentReader.headers`: one positional read per batch, no bodies), then ``(position, None, None)`` where
+    the walk stopped before the end of the file (damage: what follows is found by the resynchronising read)."""
+    with SegmentReader(path, start=start) as reader:
+        for header in reader.headers():
+            yield header.position, header.end, header.last_offset
+        tail = reader.tail
+        if tail is not None and tail.kind != framing.END:
+            yield tail.position, None, None

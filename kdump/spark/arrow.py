@@ -15,7 +15,8 @@ records) is cut between those chunks: an Arrow batch holds at most ``max_rows`` 
 bounded by the decompressed batch and that, not by the count a batch declares. Small segments read by one task share
 Arrow batches.
 
-Damage: in ``failfast`` mode the first damaged batch raises :class:`DamagedData`; otherwise damaged
+Damage: in ``failfast`` mode (failOnDataLoss=true) the first damaged region raises :class:`DamagedData` naming the
+file, the bytes and the offsets lost (zero padding at a segment's end loses nothing and does not); otherwise damaged
 regions are skipped, each reported once through ``on_damage(location, FormatError)`` (the readable records
 are still returned). A batch whose CRC does not match is damage when ``check_crcs`` (Kafka's consumer
 default); a truncated tail of the active segment is not.
@@ -263,7 +264,8 @@ def read_slices(slices: Iterable[SegmentSlice], options: ReadOptions,
     def damaged(sl, error):
         # the read layer's one policy (Damage.fails): a crash-cut tail, which Kafka drops too, never fails a read
         if options.failfast and (not isinstance(error, Damage) or error.fails):
-            raise DamagedData(f"{sl.location}: {error} (mode FAILFAST; PERMISSIVE skips it)")
+            raise DamagedData(f"{sl.location}: {error} (failOnDataLoss=true, mode FAILFAST: "
+                              "failOnDataLoss=false reads past it)")
         report(sl, error)
 
     for sl in slices:
@@ -281,9 +283,9 @@ def slice_batches(sl: SegmentSlice, options: ReadOptions, damaged) -> Iterator:
     from kdump.spark.remote import local_copy
     with local_copy(sl, options.storage_options) as path:
         # the resynchronising walk, as `kdump dump` reads: damage is skipped and reported, the walk goes on
-        # a partial last entry is the writer's only for a stream (it waits for the rest); a batch read reports
-        # it as damage, as every kdump command does
-        w = _source.walk(path, sl.start, sl.end, live=options.live,
+        # a partial last entry is the writer's only for a stream (it waits for the rest), in the active segment
+        # (``sl.active``); a batch read reports it as damage, as every kdump command does
+        w = _source.walk(path, sl.start, sl.end, live=options.live and sl.active,
                          max_batch_bytes=options.max_batch_bytes, on_damage=lambda region: damaged(sl, region))
         for batch in w:
             if type(batch) is LegacyRun:  # intact plain messages: the assembler takes the offset bounds and LSO

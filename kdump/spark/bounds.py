@@ -61,7 +61,9 @@ def offset_ranges(segments, read: K.KafkaRead, *, stop_at_high_watermark: bool =
     plain = read.starting.kind == "earliest" and read.ending is not None and read.ending.kind == "latest"
     out = {}
     watermarks: dict[str, dict] = {}  # log directory -> its high watermarks (one checkpoint read per directory)
-    for directory, segs in by_directory(segments).items():
+    groups = by_directory(segments)
+    K.check_named_partitions(read, (_tp(segs[0], directory) for directory, segs in groups.items()))
+    for directory, segs in groups.items():
         topic, partition = segs[0].topic, segs[0].partition
         if remote.is_remote(directory):
             if not plain:
@@ -82,12 +84,17 @@ def offset_ranges(segments, read: K.KafkaRead, *, stop_at_high_watermark: bool =
             log_end = segs[-1].base_offset
         extent = K.PartitionExtent(log_start=segs[0].base_offset, log_end=log_end,
                                    latest=log_end if hw is None else min(hw, log_end))
-        tp = (topic if topic is not None else directory, partition if partition is not None else -1)
+        tp = _tp(segs[0], directory)
         def at_time(ms: int, partition_log: PartitionLog = log) -> int | None:
             return first_offset_at_or_after(partition_log, ms)
         rng = K.resolve(read, tp, extent, at_time, lambda message: logger.warning("kdump: %s", message))
         out[directory] = (rng.start, rng.end)
     return out
+
+
+def _tp(seg, directory: str) -> K.TopicPartition:
+    """The topic-partition bounds name a directory by (the directory itself when it is not named topic-N)."""
+    return (seg.topic if seg.topic is not None else directory, seg.partition if seg.partition is not None else -1)
 
 
 def bounded(segments, ranges: dict) -> list:

@@ -6,7 +6,8 @@ DataFrames written back as segments.
 >>> df.selectExpr("CAST(value AS STRING)").show()
 
 Options (all optional): ``includeHeaders``, ``includeMetadata``, ``includeControl`` (true/false),
-``mode`` (PERMISSIVE: damaged regions are skipped and logged, FAILFAST: the query fails),
+``failOnDataLoss`` (true, Spark's default: the query fails on damage, naming the file, byte and offsets lost;
+false: damaged regions are skipped, logged and counted; kdump's ``mode`` FAILFAST/PERMISSIVE says the same),
 ``checkCrcs`` (default true: a batch whose CRC does not match is damage), ``isolationLevel``
 (``read_uncommitted``, the default as in Spark's Kafka source, or ``read_committed``: records of aborted
 transactions and everything from the last stable offset on are left out, :mod:`kdump.spark.txn`), ``maxPartitionBytes``,
@@ -22,7 +23,7 @@ from kdump.spark import options as O
 from kdump.spark.accumulators import on_damage
 from kdump.spark.arrow import read_slices
 from kdump.spark.bounds import bounded, offset_ranges
-from kdump.spark.plan import MAX_SPLIT, OPEN_COST, find_segments, plan_tasks, txn_filters
+from kdump.spark.plan import MAX_SPLIT, OPEN_COST, find_segments, plan_by_offsets, plan_tasks, txn_filters
 from kdump.spark.schema import columns_of, spark_schema
 
 
@@ -94,9 +95,10 @@ class KafkaLogReader(DataSourceReader):
     def __init__(self, options, schema, damage_accumulator=None):
         self.damage_accumulator = damage_accumulator
         self.kafka = K.batch_read(options)
+        O.warn_once(self.kafka.notes)
         self.stop_at_high_watermark = O.flag(options, "stopAtHighWatermark", True)
         self.paths = O.paths(options)
-        self.options = O.read_options(options, columns_of(schema))
+        self.options = O.read_options(options, columns_of(schema), self.kafka)
         O.apply_kafka_isolation(self.options, options, self.kafka)
         self.parallelism = max(O.parallelism(options), self.kafka.min_partitions or 0)
         self.max_split = O.integer(options, "maxPartitionBytes", MAX_SPLIT, 1)
@@ -109,8 +111,12 @@ class KafkaLogReader(DataSourceReader):
         if self.options.isolation == "read_committed":
             filters = txn_filters(found, self.options.storage_options, self.options.max_batch_bytes)
         ranges = offset_ranges(found, self.kafka, stop_at_high_watermark=self.stop_at_high_watermark)
-        tasks = plan_tasks(bounded(found, ranges), parallelism=self.parallelism, max_split=self.max_split,
-                           open_cost=self.open_cost, txn_filters=filters, offset_ranges=ranges)
+        if self.kafka.max_records_per_partition is not None:
+            tasks = plan_by_offsets(bounded(found, ranges), self.kafka.max_records_per_partition, txn_filters=filters,
+                                    offset_ranges=ranges)
+        else:
+            tasks = plan_tasks(bounded(found, ranges), parallelism=self.parallelism, max_split=self.max_split,
+                               open_cost=self.open_cost, txn_filters=filters, offset_ranges=ranges)
         return [SegmentsPartition(t.slices) for t in tasks]
 
     def read(self, partition):

@@ -14,13 +14,23 @@ read everything without a word). The rules follow Spark's ``KafkaSourceProvider`
   A timestamp stands for the first offset whose record timestamp is at or after it (Kafka's
   ``offsetsForTimes``); when no record is that late, ``startingOffsetsByTimestampStrategy`` says what to do
   (``error``, Spark's default, or ``latest``); an ending timestamp with no later record means the end.
-* ``failOnDataLoss`` (default true): a starting offset below the first offset on disk (retention removed it)
-  fails the query; false reads from the first offset there and says so in a warning.
-* ``minPartitions``: a lower bound on the number of tasks (large segments are cut to reach it);
-  ``maxOffsetsPerTrigger`` / ``minOffsetsPerTrigger`` / ``maxTriggerDelay`` are for streaming (Spark logs and
-  ignores them in batch queries; kdump does the same).
-* ``kafka.isolation.level`` is ``isolationLevel``; every other ``kafka.*`` consumer setting configures a
-  connection to brokers that a file reader does not make, and is refused with the message to drop it.
+* ``failOnDataLoss`` (default true): data loss fails the query, as in Spark's Kafka source: a starting offset
+  below the first offset on disk (retention removed it), a segment deleted before a stream read it, and damage
+  (a batch whose CRC does not match, bytes that hold no batch); false reads past it, says so in a warning and
+  counts it. kdump's older ``mode`` option says the same (``FAILFAST`` = true, ``PERMISSIVE`` = false); given
+  both, they must agree.
+* ``minPartitions``: a lower bound on the number of tasks (large segments are cut at batch boundaries to reach
+  it); ``maxRecordsPerPartition``: a batch read's offset ranges cut so that no task reads more offsets than
+  that; ``maxOffsetsPerTrigger`` / ``minOffsetsPerTrigger`` / ``maxTriggerDelay`` are for streaming (Spark logs
+  and ignores them in batch queries; kdump does the same).
+* ``includeHeaders`` and ``failOnDataLoss`` are read as Scala's ``toBoolean`` reads them: ``true`` or ``false``.
+* ``kafka.isolation.level`` is ``isolationLevel``; ``kafka.auto.offset.reset``, ``kafka.key.deserializer``,
+  ``kafka.value.deserializer``, ``kafka.enable.auto.commit`` and ``kafka.interceptor.classes`` are refused as
+  Spark refuses them; every other ``kafka.*`` setting (``kafka.bootstrap.servers``, which Spark requires,
+  security settings, ``kafka.group.id``) and the consumer-tuning options ``groupIdPrefix``,
+  ``fetchOffset.numRetries``, ``fetchOffset.retryIntervalMs`` and ``kafkaConsumer.pollTimeoutMs`` configure a
+  connection to brokers that a file reader does not make: they are accepted and ignored, with one warning
+  naming them (:func:`ignored_note`).
 """
 from __future__ import annotations
 
@@ -51,26 +61,48 @@ KAFKA_READ_OPTIONS = (
     "startingOffsetsByTimestampStrategy", "failOnDataLoss", "minPartitions", "includeHeaders",
     "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay", "maxRecordsPerPartition",
 )
+# The Kafka source's options that tune its consumer's talk with brokers: nothing to tune in a file reader.
+KAFKA_CONNECTION_OPTIONS = (
+    "groupIdPrefix", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs", "kafkaConsumer.pollTimeoutMs",
+)
 KDUMP_READ_OPTIONS = (
     "path", "paths", "includeMetadata", "includeControl", "mode", "checkCrcs", "isolationLevel",
     "maxPartitionBytes", "openCostInBytes", "parallelism", "maxRecordsPerArrowBatch", "maxBytesPerArrowBatch",
     "backend", "maxRecordsPerTrigger", "stopAtHighWatermark", "keyDecoder", "valueDecoder", "schemas", "report",
 )
 _KNOWN = {name.lower(): name for name in KAFKA_READ_OPTIONS + KDUMP_READ_OPTIONS}  # lower case -> spelling
+_CONNECTION = {name.lower(): name for name in KAFKA_CONNECTION_OPTIONS}
 KAFKA_ISOLATION = "kafka.isolation.level"
-_CONNECTION_HINT = ("kafka-log reads segment files, not brokers: drop {name} (it configures a Kafka consumer "
-                    "connection); kafka.isolation.level is the only kafka.* setting it honours")
+# kafka.* settings Spark's Kafka source refuses itself (KafkaSourceProvider.validateGeneralOptions), with what to
+# use instead: a job that names one does not run on Spark's source either.
+_REFUSED_BY_SPARK = {
+    "kafka.auto.offset.reset": "set startingOffsets to earliest or latest instead (Spark's Kafka source refuses it "
+                               "too)",
+    "kafka.key.deserializer": "keys are binary; decode them with DataFrame functions or keyDecoder (Spark's Kafka "
+                              "source refuses it too)",
+    "kafka.value.deserializer": "values are binary; decode them with DataFrame functions or valueDecoder (Spark's "
+                                "Kafka source refuses it too)",
+    "kafka.enable.auto.commit": "a stream's offsets are in its checkpoint (Spark's Kafka source refuses it too)",
+    "kafka.interceptor.classes": "interceptors can change records (Spark's Kafka source refuses it too)",
+}
 
 
-def check_names(options: Mapping[str, str]) -> None:
-    """Refuse an option no kafka-log read knows."""
+def check_names(options: Mapping[str, str]) -> list[str]:
+    """Refuse an option no kafka-log read knows; return the broker-connection options given (``kafka.*`` but
+    ``kafka.isolation.level``, and :data:`KAFKA_CONNECTION_OPTIONS` in Spark's spelling), accepted and ignored
+    (:func:`ignored_note` says so once)."""
+    ignored = []
     for name in options:
         low = name.lower()
         if low == KAFKA_ISOLATION or low.startswith("fs.") or low in _KNOWN:
             continue
-        if low.startswith("kafka."):
-            raise KafkaOptionError(_CONNECTION_HINT.format(name=name))
+        if low in _REFUSED_BY_SPARK:
+            raise KafkaOptionError(f"option {name} is not supported: {_REFUSED_BY_SPARK[low]}")
+        if low.startswith("kafka.") or low in _CONNECTION:
+            ignored.append(_CONNECTION.get(low, name))  # (Kafka's own settings are spelt in lower case)
+            continue
         _refuse_unknown(name, _KNOWN)
+    return sorted(ignored, key=str.lower)
 
 
 def _refuse_unknown(name: str, known: Mapping[str, str], what: str = "") -> NoReturn:
@@ -103,12 +135,12 @@ def check_write_names(options: Mapping[str, str]) -> list[str]:
     return sorted(ignored)
 
 
-def ignored_note(names: list[str]) -> str | None:
-    """The one note for the ``kafka.*`` settings a file writer ignores (None when none was given)."""
+def ignored_note(names: list[str], side: str = "writes segment files, not to brokers") -> str | None:
+    """The one note for the broker-connection settings a read or a write was given and ignores (None when none
+    was)."""
     if not names:
         return None
-    return (f"kafka-log writes segment files, not to brokers: ignoring {', '.join(names)} "
-            "(Kafka client settings)")
+    return f"kafka-log {side}: ignoring {', '.join(names)} (Kafka client settings)"
 
 
 def _get(options: Mapping[str, str], name: str) -> str | None:
@@ -249,8 +281,9 @@ def offset_limit(options: Mapping[str, str], which: str, default: str) -> Offset
 
 @dataclass(frozen=True)
 class KafkaRead:
-    """What a Kafka-source job asks of a read, validated: topic selection, bounds, failOnDataLoss, minPartitions,
-    the isolation level ``kafka.isolation.level`` gives (None when not given)."""
+    """What a Kafka-source job asks of a read, validated: topic selection, bounds, failOnDataLoss (with kdump's
+    ``mode``), minPartitions, the isolation level ``kafka.isolation.level`` gives (None when not given), the
+    streaming limits, and ``notes``: the warnings a read logs once (options accepted and ignored)."""
 
     selection: TopicSelection
     starting: OffsetLimit
@@ -258,6 +291,12 @@ class KafkaRead:
     fail_on_data_loss: bool
     min_partitions: int | None
     isolation: str | None
+    max_records_per_partition: int | None = None
+    max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_ms: int = 15 * 60 * 1000  # Spark's default, 15m
+    include_headers: bool = False
+    notes: tuple[str, ...] = ()
 
 
 def _flag(options, name: str, default: bool) -> bool:
@@ -268,30 +307,85 @@ def _flag(options, name: str, default: bool) -> bool:
         return default
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
-    raise KafkaOptionError(f"option {name}={text!r}: expected true or false")
+    raise KafkaOptionError(f"option {name}={text!r}: expected true or false (Spark reads it as a Scala Boolean)")
 
 
-def _common(options) -> tuple[TopicSelection, bool, int | None, str | None]:
-    min_partitions = _get(options, "minPartitions")
-    n = None
-    if min_partitions is not None:
-        try:
-            n = int(min_partitions)
-        except ValueError:
-            n = 0
-        if n <= 0:
-            raise KafkaOptionError(f"option minPartitions={min_partitions!r}: must be a positive integer")
+def include_headers(options) -> bool:
+    """``includeHeaders``, as strictly as Spark's Kafka source reads it."""
+    return _flag(options, "includeHeaders", False)
+
+
+def fail_on_data_loss(options) -> bool:
+    """Whether data loss fails the read: ``failOnDataLoss`` (default true, Spark's), or kdump's ``mode``
+    (``FAILFAST`` = true, ``PERMISSIVE`` = false); both given must agree."""
+    fail = _flag(options, "failOnDataLoss", True)
+    mode = _get(options, "mode")
+    if mode is None:
+        return fail
+    if mode.upper() not in ("PERMISSIVE", "FAILFAST"):
+        raise KafkaOptionError(f"option mode={mode!r}: expected PERMISSIVE or FAILFAST (or use failOnDataLoss, "
+                               "Spark's name: true fails on data loss, false reads past it)")
+    by_mode = mode.upper() == "FAILFAST"
+    if _get(options, "failOnDataLoss") is not None and fail != by_mode:
+        raise KafkaOptionError(f"mode={mode} and failOnDataLoss={str(fail).lower()} disagree (PERMISSIVE is "
+                               "failOnDataLoss=false, FAILFAST is failOnDataLoss=true): give one of them")
+    return by_mode
+
+
+def _positive(options, name: str) -> int | None:
+    text = _get(options, name)
+    if text is None:
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise KafkaOptionError(f"option {name}={text!r}: must be a positive integer")
+    return n
+
+
+_TIME_UNITS = {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def time_ms(name: str, text: str) -> int:
+    """A duration as Spark's ``Utils.timeStringAsMs`` reads it: a number and a unit (us, ms, s, m/min, h, d;
+    none: milliseconds)."""
+    m = re.fullmatch(r"\s*(\d+)\s*([a-z]*)\s*", text.lower())
+    if m is None or m.group(2) not in ("", *_TIME_UNITS):
+        raise KafkaOptionError(f"option {name}={text!r}: expected a duration such as 30s, 5m or 1h")
+    return int(int(m.group(1)) * _TIME_UNITS.get(m.group(2), 1))
+
+
+def _common(options, streaming: bool) -> dict:
+    ignored = check_names(options)
+    note = ignored_note(ignored, "reads Kafka's segment files, not brokers")
+    notes = [note] if note else []
     isolation = _get(options, KAFKA_ISOLATION)
     if isolation is not None and isolation not in ("read_committed", "read_uncommitted"):
         raise KafkaOptionError(f"option kafka.isolation.level={isolation!r}: expected read_committed or "
                                "read_uncommitted")
-    return topic_selection(options), _flag(options, "failOnDataLoss", True), n, isolation
+    max_trigger = _positive(options, "maxOffsetsPerTrigger")
+    min_trigger = _positive(options, "minOffsetsPerTrigger")
+    if max_trigger is not None and min_trigger is not None and min_trigger > max_trigger:
+        raise KafkaOptionError(f"minOffsetsPerTrigger ({min_trigger}) is higher than maxOffsetsPerTrigger "
+                               f"({max_trigger})")
+    delay = _get(options, "maxTriggerDelay")
+    delay_ms = time_ms("maxTriggerDelay", delay) if delay is not None else 15 * 60 * 1000
+    if not streaming:  # as Spark: said, not refused
+        notes += [f"{name} is ignored in batch queries (it limits a stream's micro-batches)"
+                  for name in ("maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay")
+                  if _get(options, name) is not None]
+    return {"selection": topic_selection(options), "fail_on_data_loss": fail_on_data_loss(options),
+            "min_partitions": _positive(options, "minPartitions"), "isolation": isolation,
+            "max_records_per_partition": _positive(options, "maxRecordsPerPartition"),
+            "max_offsets_per_trigger": max_trigger, "min_offsets_per_trigger": min_trigger,
+            "max_trigger_delay_ms": delay_ms, "include_headers": include_headers(options), "notes": tuple(notes)}
 
 
 def batch_read(options: Mapping[str, str]) -> KafkaRead:
     """A batch query's options, checked as Spark's ``validateBatchOptions`` checks them."""
-    check_names(options)
-    selection, fail, min_partitions, isolation = _common(options)
+    common = _common(options, streaming=False)
     starting = offset_limit(options, "starting", "earliest")
     ending = offset_limit(options, "ending", "latest")
     if starting.kind == "latest":
@@ -305,18 +399,17 @@ def batch_read(options: Mapping[str, str]) -> KafkaRead:
         if ending.kind == "offsets" and off == EARLIEST:
             raise KafkaOptionError(f"ending offset for {tp[0]}-{tp[1]} can't be earliest for batch queries")
     _check_same_partitions(starting, ending)
-    return KafkaRead(selection, starting, ending, fail, min_partitions, isolation)
+    return KafkaRead(starting=starting, ending=ending, **common)
 
 
 def stream_read(options: Mapping[str, str]) -> KafkaRead:
     """A streaming query's options, checked as Spark's ``validateStreamOptions``: no end, default start latest
     in Spark -- kafka-log keeps ``earliest`` as its default start (a log directory is read from its start)."""
-    check_names(options)
     for name in ("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp"):
         if _get(options, name) is not None:
             raise KafkaOptionError(f"{name} is not valid in streaming queries (a stream has no end)")
-    selection, fail, min_partitions, isolation = _common(options)
-    return KafkaRead(selection, offset_limit(options, "starting", "earliest"), None, fail, min_partitions, isolation)
+    common = _common(options, streaming=True)
+    return KafkaRead(starting=offset_limit(options, "starting", "earliest"), ending=None, **common)
 
 
 def _check_same_partitions(starting: OffsetLimit, ending: OffsetLimit) -> None:
@@ -333,6 +426,28 @@ def _check_same_partitions(starting: OffsetLimit, ending: OffsetLimit) -> None:
 
 def _names(tps) -> str:
     return ", ".join(f"{t}-{p}" for t, p in sorted(tps))
+
+
+def check_named_partitions(read: KafkaRead, found) -> None:
+    """Offsets or times given per partition must name exactly the partitions read (``found``: the topic-partitions
+    the selection keeps on disk), as Spark's Kafka source asserts: a partition named that is not there, or one read
+    that is not named, fails the query."""
+    found = frozenset(found)
+    for limit, which in ((read.starting, "starting"), (read.ending, "ending")):
+        named = limit.partitions() if limit is not None else None
+        if limit is None or named is None or named == found:
+            continue
+        option = f"{which}Offsets" if limit.kind == "offsets" else f"{which}OffsetsByTimestamp"
+        missing, extra = found - named, named - found
+        parts = []
+        if extra:
+            parts.append(f"names {_names(extra)}, which {'is' if len(extra) == 1 else 'are'} not among the "
+                         "partitions read")
+        if missing:
+            parts.append(f"does not name {_names(missing)}")
+        hint = ", -2 for earliest and -1 for latest" if limit.kind == "offsets" else ""
+        raise KafkaOptionError(f"option {option} {' and '.join(parts)}: name every partition read{hint} (as Spark's "
+                               "Kafka source asks)")
 
 
 # --- resolution against what is on disk -----------------------------------------------------------------------

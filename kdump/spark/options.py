@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 from typing import overload
 
@@ -12,6 +13,19 @@ from kdump.spark.schema import DECODED_COLUMNS, default_columns
 
 class OptionError(ValueError):
     pass
+
+
+_logger = logging.getLogger("kdump.spark")
+_SAID: set[str] = set()
+
+
+def warn_once(notes) -> None:
+    """Log each of a read's notes (options accepted and ignored) once in this process: the planner may build a
+    read's reader more than once."""
+    for note in notes:
+        if note not in _SAID:
+            _SAID.add(note)
+            _logger.warning("kdump: %s", note)
 
 
 def flag(options, name: str, default: bool = False) -> bool:
@@ -66,7 +80,10 @@ def paths(options) -> list[str]:
         out.append(options["path"])
     if not out:
         raise OptionError("kafka-log needs a path: spark.read.format('kafka-log').load(PATH or [PATHS])")
-    return [absolute(p) for p in out]
+    try:
+        return [absolute(p) for p in out]
+    except ValueError as e:
+        raise OptionError(str(e)) from None
 
 
 def storage_options(options) -> dict:
@@ -74,7 +91,8 @@ def storage_options(options) -> dict:
 
 
 def default_column_names(options) -> list[str]:
-    names = default_columns(flag(options, "includeHeaders"), flag(options, "includeMetadata"))
+    from kdump.spark.kafka_options import include_headers  # Spark's option, read as strictly as Spark reads it
+    names = default_columns(include_headers(options), flag(options, "includeMetadata"))
     for side in ("key", "value"):  # keyDecoder/valueDecoder add their decoded columns (kdump.spark.decoded)
         if decoder(options, f"{side}Decoder") is not None:
             names += [c for c in DECODED_COLUMNS if c.startswith(side)]
@@ -109,12 +127,13 @@ def schemas_path(options, columns=()) -> str | None:
     return found
 
 
-def read_options(options, columns) -> ReadOptions:
-    mode = choice(options, "mode", ("PERMISSIVE", "FAILFAST"), "PERMISSIVE")
+def read_options(options, columns, kafka) -> ReadOptions:
+    """The reader's options; ``kafka`` (:class:`kdump.spark.kafka_options.KafkaRead`) says whether damage fails
+    the read (failOnDataLoss, or kdump's ``mode``)."""
     return ReadOptions(
         columns=tuple(columns),
         include_control=flag(options, "includeControl"),
-        failfast=mode == "FAILFAST",
+        failfast=kafka.fail_on_data_loss,
         check_crcs=flag(options, "checkCrcs", True),
         # Spark turns each Arrow batch into rows; smaller batches keep that in cache (bench/RESULTS.md)
         max_rows=integer(options, "maxRecordsPerArrowBatch", 1 << 14, 1),

@@ -184,25 +184,7 @@ def slices_of(seg: SegmentFile, split: int, txns=None, offsets: tuple[int, int] 
     whole = [SegmentSlice(seg.location, seg.topic, seg.partition, 0, None, seg.size, seg.active, txns, offsets)]
     if seg.size <= split or remote.is_remote(seg.location):
         return whole
-    index = logdir.sibling(seg.location, FileKind.INDEX)
-    if not os.path.exists(index):
-        return whole
-    from kdump.read.locate import sound_batch_at
-    cuts: list[int] = []
-    target = split
-    try:
-        fd = os.open(seg.location, os.O_RDONLY)
-    except OSError:
-        return whole
-    try:
-        size = os.fstat(fd).st_size
-        for _, position in _source.offset_index_positions(index, seg.base_offset):
-            if (position >= target and position < seg.size and (not cuts or position > cuts[-1])
-                    and sound_batch_at(fd, size, position) is not None):
-                cuts.append(position)
-                target = position + split
-    finally:
-        os.close(fd)
+    cuts = _index_cuts(seg, split) or _header_cuts(seg, split)
     if not cuts:
         return whole
     bounds = [0, *cuts, seg.size]
@@ -212,6 +194,118 @@ def slices_of(seg: SegmentFile, split: int, txns=None, offsets: tuple[int, int] 
         out.append(SegmentSlice(seg.location, seg.topic, seg.partition, a, None if last else b, b - a,
                                 seg.active and last, txns, offsets))
     return out
+
+
+def _index_cuts(seg: SegmentFile, split: int) -> list[int]:
+    """Batch boundaries near every ``split`` bytes that the segment's ``.index`` names, each checked to start a
+    sound batch (none: no usable index)."""
+    index = logdir.sibling(seg.location, FileKind.INDEX)
+    if not os.path.exists(index):
+        return []
+    from kdump.read.locate import sound_batch_at
+    cuts: list[int] = []
+    target = split
+    try:
+        fd = os.open(seg.location, os.O_RDONLY)
+    except OSError:
+        return []
+    try:
+        size = os.fstat(fd).st_size
+        for _, position in _source.offset_index_positions(index, seg.base_offset):
+            if (position >= target and position < seg.size and (not cuts or position > cuts[-1])
+                    and sound_batch_at(fd, size, position) is not None):
+                cuts.append(position)
+                target = position + split
+    finally:
+        os.close(fd)
+    return cuts
+
+
+def _header_cuts(seg: SegmentFile, split: int) -> list[int]:
+    """Batch boundaries near every ``split`` bytes found by the reader's header walk (a segment without a usable
+    index: one positional read per batch, no bodies); the walk's stop (damage) ends the cuts, the task after the
+    last cut reads past it."""
+    cuts: list[int] = []
+    target = split
+    try:
+        for position, end, _ in _source.batch_headers(seg.location):
+            if end is None:
+                break
+            if position >= target:
+                cuts.append(position)
+                target = position + split
+    except OSError:
+        return []
+    return cuts
+
+
+def plan_by_offsets(segments: list[SegmentFile], max_offsets: int, *, txn_filters: dict | None = None,
+                    offset_ranges: dict | None = None) -> list[Task]:
+    """Tasks of at most ``max_offsets`` offsets of one partition each (Spark's ``maxRecordsPerPartition``, which
+    counts offsets as Spark's Kafka source does): each partition's offsets cut every ``max_offsets`` from its first,
+    a task's slices starting at the batch holding its first offset (found by the header walk) and bounded to its
+    offsets, so that a batch across a cut is read by both tasks, each taking its own records. Past a place where the
+    header walk stops (damage), the rest of the segment goes to the task at hand with no upper bound, so that nothing
+    the resynchronising read finds after the damage is left out. A remote segment is one task."""
+    tasks: list[Task] = []
+    for directory, segs in by_directory(segments).items():
+        first, end = (offset_ranges or {}).get(directory) or (segs[0].base_offset, None)
+        cut = _OffsetCuts(first, end, max_offsets, txn_filters.get(directory) if txn_filters else None)
+        for seg in segs:
+            if cut.done:
+                break
+            if remote.is_remote(seg.location):
+                tasks.append(Task([cut.piece(seg, 0, None, None)], seg.size))
+                continue
+            start = 0
+            for position, stop, last in _source.batch_headers(seg.location):
+                if stop is None:  # the header walk stops at damage: the rest is read whole, unbounded above
+                    cut.task.slices.append(cut.piece(seg, start, None, None))
+                    start = seg.size
+                    break
+                if last < cut.lo:  # before the read's first offset
+                    start = stop
+                    continue
+                while last + 1 >= cut.hi and not cut.done:
+                    cut.task.slices.append(cut.piece(seg, start, stop, cut.hi))
+                    tasks.append(cut.next())
+                    start = stop if last + 1 == cut.lo else position  # the next offsets start after it, or in it
+                if cut.done:
+                    break
+            if start < seg.size and not cut.done:
+                cut.task.slices.append(cut.piece(seg, start, None, cut.hi))
+        if cut.task.slices:
+            tasks.append(cut.task)
+    for t in tasks:
+        t.cost = sum(sl.size for sl in t.slices)
+    return tasks
+
+
+_NO_END = (1 << 63) - 1
+
+
+class _OffsetCuts:
+    """The offsets ``[lo, hi)`` of the task being planned for one partition, and its slices (:func:`plan_by_offsets`);
+    ``end``: the read's end (None: the log's)."""
+
+    def __init__(self, first: int, end: int | None, size: int, txns):
+        self.lo, self.hi, self.end, self.size, self.txns = first, first + size, end, size, txns
+        self.task = Task()
+
+    @property
+    def done(self) -> bool:
+        return self.end is not None and self.lo >= self.end
+
+    def next(self) -> Task:
+        """The task planned; the next one takes the next offsets."""
+        done, self.task = self.task, Task()
+        self.lo, self.hi = self.hi, self.hi + self.size
+        return done
+
+    def piece(self, seg: SegmentFile, a: int, b: int | None, upper: int | None) -> SegmentSlice:
+        bound = [x for x in (upper, self.end) if x is not None]
+        return SegmentSlice(seg.location, seg.topic, seg.partition, a, b, (seg.size if b is None else b) - a,
+                            seg.active and b is None, self.txns, (self.lo, min(bound, default=_NO_END)))
 
 
 def plan_tasks(segments: list[SegmentFile], *, parallelism: int, max_split: int = MAX_SPLIT,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 CHUNK = 8 << 20
 
@@ -25,10 +25,39 @@ def is_remote(location: str) -> bool:
 
 
 def absolute(location: str) -> str:
-    """``location`` made absolute against this process's working directory when it is a local path: paths
-    are resolved on the driver, because an executor resolves a relative path against its own work directory
-    (on a cluster, ``work/app-*/N/``) and finds nothing there."""
-    return location if is_remote(location) else os.path.abspath(location)
+    """``location`` made absolute against this process's working directory when it is a local path (a
+    ``file:`` URI is its path): paths are resolved on the driver, because an executor resolves a relative path
+    against its own work directory (on a cluster, ``work/app-*/N/``) and finds nothing there. Under Spark Connect
+    the driver is the server, which runs a session's Python in a folder of its own, not where the client runs: a
+    relative path is refused there (ValueError), since no process that sees it knows the client's directory."""
+    if is_remote(location):
+        return location
+    parsed = urlparse(location)
+    if parsed.scheme == "file":
+        if parsed.netloc not in ("", "localhost"):
+            raise ValueError(f"{location}: a file: URI names a path on this machine (file:///path), not on "
+                             f"{parsed.netloc}")
+        location = unquote(parsed.path)
+    if not os.path.isabs(location):
+        folder = session_folder()
+        if folder is not None:
+            raise ValueError(f"{location}: a relative path would be read from the Spark Connect server's session "
+                             f"folder ({folder}), not from the client's directory: give an absolute path")
+    return os.path.abspath(location)
+
+
+def session_folder() -> str | None:
+    """The folder a Spark Connect server runs this session's Python in (its working directory, inside the
+    server's SparkFiles root), or None when this process runs where the driver program does."""
+    try:
+        from pyspark.core.files import SparkFiles
+    except ImportError:
+        return None
+    root = getattr(SparkFiles, "_root_directory", None)
+    if not root or not getattr(SparkFiles, "_is_running_on_worker", False):
+        return None
+    here, root = os.path.realpath(os.getcwd()), os.path.realpath(root)
+    return here if here == root or here.startswith(root + os.sep) else None
 
 
 def filesystem(location: str, storage_options: dict | None = None):

@@ -6,8 +6,10 @@ Offsets (JSON, one entry per partition directory)::
 
 ``offset`` is the next Kafka offset to read, ``segment`` the base offset of the segment holding it and
 ``position`` the byte position there: a micro-batch reads whole batches from one such point to the next.
-Each trigger walks the batch headers past the last point: a batch still being written (a partial last
-entry) is left for the next trigger, a rolled segment is followed into the next one, and when the log
+Each trigger walks the batches past the last point with the resynchronising walk ``kdump verify`` makes: a batch
+still being written (a partial last entry with nothing valid after it) is left for the next trigger, damage (a
+damaged size field with valid batches after it included) fails the query or is read past (``failOnDataLoss``),
+a rolled segment is followed into the next one, and when the log
 directory has a ``replication-offset-checkpoint`` reading stops at the high watermark it names (records
 above it are not committed yet). A segment deleted by retention before it was read is data loss: with
 ``failOnDataLoss`` (default true, as Spark's Kafka source) the query fails, otherwise reading resumes at
@@ -22,9 +24,12 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
+from kdump.format.legacy import LegacyRun
+from kdump.read.damage import TAIL, Damage
 from kdump.spark import _source
 from kdump.spark import kafka_options as K
 from kdump.spark import options as O
@@ -63,16 +68,19 @@ class KafkaLogStreamReader(DataSourceStreamReader):
     def __init__(self, options, schema, damage_accumulator=None):
         self.damage_accumulator = damage_accumulator
         self.kafka = K.stream_read(options)
+        O.warn_once(self.kafka.notes)
         self.paths = O.paths(options)
-        self.options = O.read_options(options, columns_of(schema))
+        self.options = O.read_options(options, columns_of(schema), self.kafka)
         O.apply_kafka_isolation(self.options, options, self.kafka)
         self.options.live = True
         self.starting = self.kafka.starting.kind
         # maxOffsetsPerTrigger is Spark's Kafka-source name of maxRecordsPerTrigger (offsets are records here)
-        self.max_records = (O.integer(options, "maxRecordsPerTrigger", None, 1)
-                            or O.integer(options, "maxOffsetsPerTrigger", None, 1))
+        self.max_records = O.integer(options, "maxRecordsPerTrigger", None, 1) or self.kafka.max_offsets_per_trigger
         self.fail_on_data_loss = self.kafka.fail_on_data_loss
         self.txns: dict = {}  # read_committed: key -> PartitionTxns, scanned on as the partition grows
+        self.last_trigger_ms = 0  # when a micro-batch last got data (minOffsetsPerTrigger waits at most
+        # maxTriggerDelay from there; 0, as in Spark: the first trigger never waits)
+        self.latest: dict | None = None  # the latest offsets the last latestOffset saw (reportLatestOffset)
 
     def _txn_filter(self, key, segs, hw=None):
         """read_committed: the partition's filter after scanning what was appended since the last trigger
@@ -103,13 +111,56 @@ class KafkaLogStreamReader(DataSourceStreamReader):
         return out
 
     def getDefaultReadLimit(self):
-        from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
-        return ReadMaxRows(self.max_records) if self.max_records else ReadAllAvailable()
+        """maxRecordsPerTrigger/maxOffsetsPerTrigger as ReadMaxRows; else minOffsetsPerTrigger as ReadMinRows (the
+        engine then calls latestOffset with a limit other than ReadAllAvailable, which is Trigger.AvailableNow's:
+        minOffsetsPerTrigger is applied by :meth:`latestOffset` for any limit but that one)."""
+        from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, ReadMinRows
+        if self.max_records:
+            return ReadMaxRows(self.max_records)
+        minimum = self.kafka.min_offsets_per_trigger
+        return ReadMinRows(minimum) if minimum is not None else ReadAllAvailable()
 
     def latestOffset(self, start, limit):
-        from pyspark.sql.streaming.datasource import ReadMaxRows
+        from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
         budget = limit.max_rows if isinstance(limit, ReadMaxRows) else None
-        return self._advance(start, budget)
+        latest = self.latest = self._advance(self._known_ahead(start), None)
+        minimum = self.kafka.min_offsets_per_trigger
+        if minimum is not None and not isinstance(limit, ReadAllAvailable) and self._delay(start, latest, minimum):
+            return start
+        return latest if budget is None else self._advance(start, budget)
+
+    def _known_ahead(self, start: dict) -> dict:
+        """``start``, with each partition moved on to the latest point an earlier trigger walked to: the walk to the
+        latest offsets goes on from there, so that a backlog read a limited micro-batch at a time is walked once."""
+        if not self.latest:
+            return start
+        out = dict(start)
+        for key, point in self.latest.items():
+            here = out.get(key)
+            if here is None or (point["segment"], point["position"]) > (here["segment"], here["position"]):
+                out[key] = point
+        return out
+
+    def _delay(self, start: dict, latest: dict, minimum: int) -> bool:
+        """minOffsetsPerTrigger, as Spark's Kafka source: wait while fewer offsets than ``minimum`` are new, unless
+        maxTriggerDelay has passed since the last micro-batch (``ReadAllAvailable``, Trigger.AvailableNow's
+        limit, never waits)."""
+        now = int(time.time() * 1000)
+        if now - self.last_trigger_ms >= self.kafka.max_trigger_delay_ms:
+            self.last_trigger_ms = now
+            return False
+        new = sum(p["offset"] - start.get(key, {"offset": p["offset"]})["offset"] for key, p in latest.items())
+        if new < minimum:
+            return True
+        self.last_trigger_ms = now
+        return False
+
+    def reportLatestOffset(self):
+        """The offsets available on disk when the last micro-batch was planned (what Spark shows as the source's
+        ``latestOffset`` in the query's progress: its ``endOffset`` per partition subtracted from it is the lag,
+        what Spark's Kafka source reports as ``offsetsBehindLatest``; pyspark 4.3 gives a Python source no hook
+        for ``metrics``)."""
+        return self.latest
 
     def _advance(self, start: dict, budget: int | None) -> dict:
         """Walk each partition's whole batches from ``start``; at most ``budget`` records in all."""
@@ -148,20 +199,27 @@ class KafkaLogStreamReader(DataSourceStreamReader):
         while i < len(segs):
             seg = segs[i]
             last_segment = i == len(segs) - 1
+            # the resynchronising walk that verify and every batch read make (kdump.read.damage.readable): in the
+            # active segment an entry cut short with nothing valid after it is a batch being written (wait for it),
+            # a damaged size field with valid batches after it is damage
             w = _source.walk(seg.location, point["position"], None, live=last_segment,
-                             max_batch_bytes=self.options.max_batch_bytes)
+                             max_batch_bytes=self.options.max_batch_bytes,
+                             on_damage=lambda damage, location=seg.location: self._data_loss(key, location, damage))
             stopped = False
-            for batch in w:
-                if hw is not None and batch.last_offset >= hw:
-                    stopped = True
+            for item in w:
+                for batch in (item.messages() if type(item) is LegacyRun else (item,)):
+                    if hw is not None and batch.last_offset >= hw:
+                        stopped = True
+                        break
+                    n = batch.records_count if batch.records_count is not None else 1
+                    if budget is not None and used and used + n > budget:
+                        stopped = True
+                        break
+                    used += n
+                    point["position"] = batch.position + batch.size
+                    point["offset"] = batch.last_offset + 1
+                if stopped:
                     break
-                n = batch.records_count if batch.records_count is not None else 1
-                if budget is not None and used and used + n > budget:
-                    stopped = True
-                    break
-                used += n
-                point["position"] = batch.position + batch.size
-                point["offset"] = batch.last_offset + 1
             if stopped or last_segment:
                 break
             i += 1
@@ -169,6 +227,17 @@ class KafkaLogStreamReader(DataSourceStreamReader):
             point["position"] = 0
             point["offset"] = max(point["offset"], segs[i].base_offset)
         return point, used
+
+    def _data_loss(self, key: str, location: str, damage: Damage) -> None:
+        """Damage met walking ahead: it fails the query (failOnDataLoss=true, naming the file, the bytes and the
+        offsets lost) or is read past with a warning (the micro-batch that reads it counts it, as a batch read
+        does). Zero padding at a segment's end (a preallocated segment) loses nothing: the walk stops there."""
+        if damage.kind == TAIL and damage.zeros:
+            return
+        where = f"{location}: {damage}"
+        if self.fail_on_data_loss:
+            raise DataLoss(f"{key}: {where} (failOnDataLoss=true; set failOnDataLoss=false to read past it)")
+        log.warning("kdump: %s: %s (failOnDataLoss=false: reading past it)", key, where)
 
     # --- micro-batches -----------------------------------------------------------------------------
     def partitions(self, start, end):
