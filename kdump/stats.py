@@ -30,7 +30,8 @@ from kdump.format.legacy import LegacyRun
 from kdump.format.names import codec_name
 from kdump.outcome import Outcome, label
 from kdump.read.damage import BATCH, LARGE, Damage, foreign_start, readable
-from kdump.read.logdir import segment_base_offset, topic_partition
+from kdump.read.logdir import topic_partition
+from kdump.read.scan import log_base_offset
 from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader, Stop
 
 DEFAULT_MEMORY = 256 << 20  # for the key digests of one partition (kdump stats --memory)
@@ -328,7 +329,7 @@ def partition_stats(logs, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str 
     header and record level in one walk. Given as a list, each segment's damage at its end is bounded by the next
     segment's base offset."""
     analysis = RecordAnalysis(memory_bytes, spill_dir=spill_dir, progress=progress)
-    bases = [segment_base_offset(p) for p in logs] if isinstance(logs, Sequence) else None
+    bases = [log_base_offset(p) for p in logs] if isinstance(logs, Sequence) else None
     st = Stats()
     for i, log in enumerate(logs):
         next_base = bases[i + 1] if bases is not None and i + 1 < len(bases) else None

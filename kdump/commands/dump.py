@@ -229,8 +229,13 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
     for result in dumper.results:
         if result.path not in dumper.unreadable:
             ui.read(result.path)
-    if ui.verbose:
-        for path, kind in dumper.passed_over:
+    from kdump.read.logdir import SET_ASIDE_KINDS, named_kind
+    for path, kind in dumper.passed_over:
+        if kind in SET_ASIDE_KINDS and named_kind(path) is not FileKind.UNKNOWN:
+            # what an incident is often about: said always, with how to read it (Kafka's naming rules leave it out)
+            ui.note(path, f"passed over: a {named_kind(path).value} file set aside ({kind.value}), not part of the "
+                          "partition by Kafka's naming rules; name it to read it")
+        elif ui.verbose:
             ui.note(path, f"passed over ({kind.value}; not a segment)")
     _nothing_dumped(ui, paths, dumper)
     from kdump.text.times import time_formatter
