@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from support.cli import run_cli
+
 from kdump.read.logdir import FileKind, named_base_offset, named_kind, read_kind
 
 pytestmark = pytest.mark.usefixtures("backend")
