@@ -5,7 +5,7 @@ expected there, so that the message shown to a user can name the file, the posit
 """
 from __future__ import annotations
 
-# Exit codes shared by every subcommand (documented in the README and in ``kdump --help``).
+# Exit codes shared by every subcommand (documented in docs/cli.md and in ``kdump --help``).
 EXIT_OK = 0
 EXIT_DATA = 1  # the data is damaged or unreadable (dump: printed what it could; verify: findings)
 EXIT_USAGE = 2  # bad options, nothing to read, missing or unreadable files, an output that cannot be written
