@@ -360,23 +360,22 @@ def stats_paths(groups, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str | 
                 jobs: int = 1) -> Summary:
     """:func:`merge_partitions` of :func:`partition_stats` over the :class:`kdump.read.scan.SegmentGroup` s. One
     partition at a time: ``memory_bytes`` bounds each. ``jobs`` > 1: the partitions in that many worker processes
-    (:func:`kdump.parallel.ordered_map`; ``progress`` then advances as each partition ends), the same summary."""
+    (:func:`kdump.parallel.ordered_map`; ``progress`` advances as the workers report), the same summary."""
     if jobs <= 1 or len(groups) <= 1:
         return merge_partitions((partition_where(g.directory), *partition_stats(
             g.logs, memory_bytes=memory_bytes, spill_dir=spill_dir, progress=progress)) for g in groups)
     from kdump.parallel import bytes_of, ordered_map
     sizes = [bytes_of(g.logs) for g in groups]
-    done = None if progress is None else (lambda i: progress(sizes[i]))
-    counted = ordered_map(_partition_stats, [(g.logs, memory_bytes, spill_dir) for g in groups], jobs, done=done,
-                          sizes=sizes)
+    counted = ordered_map(_partition_stats, [(g.logs, memory_bytes, spill_dir) for g in groups], jobs, sizes=sizes,
+                          progress=progress)
     return merge_partitions((partition_where(g.directory), *numbers)
                             for g, numbers in zip(groups, counted, strict=True))
 
 
-def _partition_stats(logs, memory_bytes: int, spill_dir: str | None) -> tuple[Stats, RecordStats]:
+def _partition_stats(logs, memory_bytes: int, spill_dir: str | None, *, progress=None) -> tuple[Stats, RecordStats]:
     """:func:`partition_stats` in a worker of :func:`stats_paths` (positional arguments, a module-level name:
     what a worker process is handed)."""
-    return partition_stats(logs, memory_bytes=memory_bytes, spill_dir=spill_dir)
+    return partition_stats(logs, memory_bytes=memory_bytes, spill_dir=spill_dir, progress=progress)
 
 
 def merge_partitions(per_partition) -> Summary:
