@@ -21,6 +21,8 @@ class TextFormat:
 
     # one object per record, keys and values included: offered by the commands that print records only
     per_record = False
+    # findings only (JUnit XML): offered by the commands whose output is findings only
+    findings_only = False
 
     @staticmethod
     def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
@@ -65,6 +67,7 @@ class JsonFormat:
     milliseconds, with the ``--time-format`` form beside them (:func:`kdump.text.times.add_formatted`)."""
 
     per_record = False
+    findings_only = False
 
     @staticmethod
     def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
@@ -104,12 +107,28 @@ class RecordsFormat(JsonFormat):
                                header_decoder=header_decoder, key_decoder=key_decoder, value_decoder=value_decoder)
 
 
+class JunitFormat(JsonFormat):
+    """``--format junit``: findings as JUnit XML (one test case per file, findings as failures), which CI systems
+    show as test reports; offered by ``verify`` (a command whose output is findings)."""
+
+    findings_only = True
+
+    @staticmethod
+    def findings(out, reports, *, styled: bool, fail_on: str = "error", verbose: bool = False,
+                 list_ok: bool = True, run=None) -> None:
+        from kdump.render.findings import render_junit
+        render_junit(reports, out, fail_on, run)
+
+
 # ``--format`` name -> how that format writes each kind of output.
 RENDERERS: dict[str, type[TextFormat] | type[JsonFormat]] = {"text": TextFormat, "json": JsonFormat,
-                                                             "records": RecordsFormat}
-FORMATS = tuple(RENDERERS)  # the --format choices of a command that prints records, text (the default) first
+                                                             "records": RecordsFormat, "junit": JunitFormat}
+# the --format choices of a command that prints records (dump), text (the default) first
+FORMATS = tuple(name for name, f in RENDERERS.items() if not f.findings_only)
+# the --format choices of a command whose output is findings (verify)
+FINDINGS_FORMATS = tuple(name for name, f in RENDERERS.items() if not f.per_record)
 # the --format choices of every other command
-DOCUMENT_FORMATS = tuple(name for name, f in RENDERERS.items() if not f.per_record)
+DOCUMENT_FORMATS = tuple(name for name, f in RENDERERS.items() if not f.per_record and not f.findings_only)
 
 
 def is_json(name: str) -> bool:
