@@ -94,3 +94,4 @@ def test_a_directory_walk_says_which_set_aside_segment_it_passed_over(tmp_path):
     assert f"{part / '00000000000000000018.log.deleted'}: note: passed over" in result.stderr
     assert "name it to read it" in result.stderr
     assert "passed over" not in run_cli("-q", "dump", part).stderr
+

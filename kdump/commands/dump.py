@@ -67,8 +67,11 @@ def _time_option(value, flag):
                    "decoded), decoded like this; same choices as --key-decoder. On a terminal header values are "
                    "shown with --print-data-log, as string. Implies --print-data-log.")
 @time_format_option(shows="batch, record, time-index and producer-snapshot timestamps")
-@click.option("--key-decoder-class", default=None, hidden=True)
-@click.option("--value-decoder-class", default=None, hidden=True)
+@click.option("--key-decoder-class", default=None, metavar="CLASS",
+              help="DumpLogSegments' spelling: Kafka's decoder class names (kafka.serializer.StringDecoder, ...) "
+                   "as the kdump decoder of the same output, or a Python import path; as --key-decoder.")
+@click.option("--value-decoder-class", default=None, metavar="CLASS",
+              help="DumpLogSegments' spelling, as --key-decoder-class; as --value-decoder.")
 @click.option("--compat", type=click.Choice(["java", "scala"]), default="java", show_default=True,
               help="Text of the newest (Java) tool, or of the Scala tool of Kafka 2.x-3.9 (text format only).")
 @click.option("--max-batch-bytes", type=click.IntRange(min=1024), default=DEFAULT_MAX_BATCH_BYTES, show_default=True,
@@ -77,7 +80,9 @@ def _time_option(value, flag):
               help="For .index/.timeindex files: check the entries against the log, print only the mismatches.")
 @click.option("--index-sanity-check", is_flag=True,
               help="For .index/.timeindex files: only run Kafka's index sanity check.")
-@click.option("--max-message-size", type=int, default=None, hidden=True)  # Kafka's; kdump reads headers only
+@click.option("--max-message-size", type=int, default=None,
+              help="Accepted for DumpLogSegments' command lines; kdump reads each batch's size from its header and "
+                   "bounds memory with --max-batch-bytes instead.")
 @click.option("--companions", is_flag=True,
               help="In directory dumps, also dump each segment's .index, .timeindex, .txnindex and .snapshot, "
                    "and the text checkpoints (leader-epoch-checkpoint, partition.metadata, ...).")
