@@ -79,8 +79,12 @@ class RecordsRenderer(JsonLinesRenderer):
                 and self.value_decoder is None):
             body = records_json(batch, records, True)  # '{"offset": 0, ...}, {"offset": 1, ...}'
             assert body.startswith(_FIRST) and body.endswith(b"}")
+            parts = body.split(b"}" + _BETWEEN)
+            del body
+            parts[0] = parts[0][len(_FIRST):]  # (the ends cut from the small first and last parts, not the whole)
+            parts[-1] = parts[-1][:-1]
             head = self._head + _FIRST[1:]
-            self._emit(head + (tail + head).join(body[len(_FIRST):-1].split(b"}" + _BETWEEN)) + tail)
+            self._emit(head, (tail + head).join(parts), tail)
             return
         objects = None if large else record_objects(batch, records, True, decoded, self.when, self.header_decoder,
                                                     self.key_decoder, self.value_decoder)
