@@ -70,11 +70,83 @@ cdef extern from *:
         }
         return d + n;
     }
+
+    /* p[:n] written at d as the inside of a JSON string, as json.dumps(text, ensure_ascii=False) writes the text
+       p[:n] decodes to (Python's strict UTF-8: no overlong form, no surrogate, nothing above U+10FFFF): a quote,
+       a backslash and the C0 controls escaped (b, f, n, r and t after a backslash, the others as u00xx after one),
+       everything else as it is. d has
+       room for 6 * n bytes. The end of what was written, else NULL where p[:n] is not UTF-8 (d's bytes then
+       undefined). Runs of plain text go 16 (8) bytes at a time. */
+    static inline char *kdump_json_escape_copy(char *d, const unsigned char *p, Py_ssize_t n) {
+        static const char hex[] = "0123456789abcdef";
+        Py_ssize_t j = 0, k, stop;
+        unsigned char c, c1;
+        uint64_t w;
+        while (j < n) {
+            /* a plain block at once; else the block byte by byte (one failed test per block, not per byte) */
+    #if defined(__SSE2__)
+            if (j + 16 <= n) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(p + j));
+                if (kdump_json_plain16(v)) {
+                    _mm_storeu_si128((__m128i *)d, v);
+                    d += 16;
+                    j += 16;
+                    continue;
+                }
+            }
+            stop = j + 16 < n ? j + 16 : n;
+    #else
+            if (j + 8 <= n) {
+                memcpy(&w, p + j, 8);
+                if (kdump_json_plain_word(w)) {
+                    memcpy(d, &w, 8);
+                    d += 8;
+                    j += 8;
+                    continue;
+                }
+            }
+            stop = j + 8 < n ? j + 8 : n;
+    #endif
+            while (j < stop) {
+                c = p[j];
+                if (c >= 0x20 && c < 0x80 && c != 0x22 && c != 0x5c) { *d++ = (char)c; j++; continue; }
+                if (c < 0x80) {
+                    d[0] = 0x5c;
+                    if (c == 0x22 || c == 0x5c) { d[1] = (char)c; d += 2; }
+                    else if (c == 0x08) { d[1] = 'b'; d += 2; }
+                    else if (c == 0x0c) { d[1] = 'f'; d += 2; }
+                    else if (c == 0x0a) { d[1] = 'n'; d += 2; }
+                    else if (c == 0x0d) { d[1] = 'r'; d += 2; }
+                    else if (c == 0x09) { d[1] = 't'; d += 2; }
+                    else { d[1] = 'u'; d[2] = '0'; d[3] = '0'; d[4] = hex[c >> 4]; d[5] = hex[c & 15]; d += 6; }
+                    j++;
+                    continue;
+                }
+                /* a multi-byte sequence: its length and the range of its second byte, as CPython's decoder checks */
+                if (c >= 0xC2 && c <= 0xDF) k = 2;
+                else if (c >= 0xE0 && c <= 0xEF) k = 3;
+                else if (c >= 0xF0 && c <= 0xF4) k = 4;
+                else return NULL;
+                if (j + k > n) return NULL;
+                c1 = p[j + 1];
+                if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90)
+                        || (c == 0xF4 && c1 > 0x8F) || (c1 & 0xC0) != 0x80) return NULL;
+                if (k > 2 && (p[j + 2] & 0xC0) != 0x80) return NULL;
+                if (k > 3 && (p[j + 3] & 0xC0) != 0x80) return NULL;
+                memcpy(d, p + j, k);
+                d += k;
+                j += k;
+            }
+        }
+        (void)w;
+        return d;
+    }
     """
     const uint64_t _LOW "KDUMP_LOW"
     const uint64_t _HIGH "KDUMP_HIGH"
     bint json_plain_word "kdump_json_plain_word"(uint64_t w) noexcept nogil
     char *json_plain_copy "kdump_json_plain_copy"(char *d, const unsigned char *p, Py_ssize_t n) noexcept nogil
+    char *json_escape_copy "kdump_json_escape_copy"(char *d, const unsigned char *p, Py_ssize_t n) noexcept nogil
 
 
 cdef inline bint ascii_only(const unsigned char *p, Py_ssize_t n) noexcept nogil:

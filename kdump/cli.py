@@ -17,7 +17,9 @@ from kdump.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
+    MissingExtra,
     OutputError,
+    missing_extra,
 )
 
 # (command name, module, attribute): one line per command.
@@ -178,6 +180,12 @@ def _show(e: click.ClickException) -> None:
     sys.stderr.flush()
 
 
+def _command_name(argv) -> str:
+    """The command named in ``argv`` (the process's arguments without one), for a message."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    return next((a for a in args if not a.startswith("-")), "")
+
+
 def main(argv=None):
     """Entry point: never shows a traceback for bad input; a broken pipe (``| head``) ends quietly with 0; a full
     or failing standard output is named, exit 2."""
@@ -202,10 +210,19 @@ def main(argv=None):
     except KeyboardInterrupt:
         click.echo("kdump: interrupted", err=True)
         code = EXIT_INTERRUPTED
+    except MissingExtra as e:
+        say(f"kdump: {e}")
+        code = EXIT_USAGE
     except Exception as e:  # a bug in kdump: say so briefly; KDUMP_DEBUG=1 shows the traceback
-        if os.environ.get("KDUMP_DEBUG"):
+        # except an optional part that is not installed: the environment's, not a bug (its pip line, exit 2)
+        missing = missing_extra(e, f"kdump {_command_name(argv)}".rstrip()) if isinstance(e, ImportError) else None
+        if missing is None and os.environ.get("KDUMP_DEBUG"):
             raise
-        say(f"kdump: internal error: {type(e).__name__}: {e} (this is a bug in kdump; rerun with "
-            "KDUMP_DEBUG=1 for details and please report it)")
-        code = EXIT_INTERNAL
+        if missing is not None:
+            say(f"kdump: {missing}")
+            code = EXIT_USAGE
+        else:
+            say(f"kdump: internal error: {type(e).__name__}: {e} (this is a bug in kdump; rerun with "
+                "KDUMP_DEBUG=1 for details and please report it)")
+            code = EXIT_INTERNAL
     sys.exit(code)

@@ -31,7 +31,8 @@ from kdump.read.logdir import (
     Entry,
     FileKind,
     kraft_snapshot_id,
-    named_kind,
+    named_base_offset,
+    read_kind,
     segment_base_offset,
 )
 from kdump.read.scan import as_scan
@@ -221,18 +222,20 @@ class Dumper:
             self.on_io_error(path, e)
 
     def dump_file(self, path: str, *, from_dir: bool = False, kind: FileKind | None = None) -> FileResult:
-        """Dump one file as its kind says (:func:`kdump.read.logdir.named_kind` when not given)."""
+        """Dump one file as its kind says (:func:`kdump.read.logdir.read_kind` when not given)."""
         result = FileResult(path)
         self.results.append(result)
         if kind is None:
-            kind = named_kind(path)
+            kind = read_kind(path)
+        if path.endswith(PRE_08_SUFFIX) and not from_dir:
+            kind = FileKind.UNKNOWN  # said to be Kafka 0.7's below, not read as a later log
         if kind in COMPANION_KINDS or (kind in TEXT_KINDS and (self.options.companions or not from_dir)):
             self.renderer.begin_file(_display_path(path), None)
             self._dump_companion(path, kind.value, result)
             return result
         header = None
         if kind is FileKind.LOG:
-            base = segment_base_offset(path)
+            base = named_base_offset(path) if not from_dir else segment_base_offset(path)
             if base is not None:
                 header = f"Log starting offset: {base}"
         elif kind is FileKind.KRAFT_CHECKPOINT:
@@ -250,11 +253,11 @@ class Dumper:
             else:
                 self.on_unknown(path)
             return result
-        if header is None:
+        if header is None:  # named by the user: read by its bytes, whatever its name (not a problem of the data)
             what = ("<20-digit base offset>.log" if kind is FileKind.LOG
                     else "<20-digit end offset>-<10-digit epoch>.checkpoint or bootstrap.checkpoint")
-            self._error(result, FormatError(
-                "file-name-invalid", f"the file name is not {what}, so its offsets are not known; dumping it anyway"))
+            self.on_note(path, f"the file name is not {what}, so its base offset is not known from it; "
+                               "read by its bytes")
         self._dump_batches(path, result)
         return result
 
@@ -411,7 +414,7 @@ class Dumper:
         next_base = getattr(self, "_next_base", {}).get(path)
         if opts.from_offset is not None and next_base is not None and next_base <= opts.from_offset:
             return None  # the next segment starts at or before the wanted offset
-        if named_kind(path) is not FileKind.LOG:
+        if read_kind(path) is not FileKind.LOG:
             return 0  # KRaft snapshots have no index: the window filters while reading
         from kdump.read.locate import locate_offset, locate_time
         if opts.from_offset is not None:

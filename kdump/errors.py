@@ -5,7 +5,7 @@ expected there, so that the message shown to a user can name the file, the posit
 """
 from __future__ import annotations
 
-# Exit codes shared by every subcommand (documented in the README and in ``kdump --help``).
+# Exit codes shared by every subcommand (documented in docs/cli.md and in ``kdump --help``).
 EXIT_OK = 0
 EXIT_DATA = 1  # the data is damaged or unreadable (dump: printed what it could; verify: findings)
 EXIT_USAGE = 2  # bad options, nothing to read, missing or unreadable files, an output that cannot be written
@@ -74,6 +74,47 @@ def _restored(cls, args, state):
     error.args = args
     error.__dict__.update(state)
     return error
+
+
+# kdump's optional parts: the top-level module an optional feature imports -> the extra (pyproject.toml) that
+# installs it. A command that needs one says so with its pip line and exit 2, never a traceback or exit 70.
+OPTIONAL_MODULES = {
+    "pyspark": "spark", "py4j": "spark", "pyarrow": "spark", "numpy": "spark",
+    "fastavro": "schema-registry", "google": "schema-registry", "grpc_tools": "schema-registry",
+}
+
+
+class MissingExtra(UsageError):
+    """An optional module is not installed (exit code 2): ``module`` (what was imported), ``extra`` (the
+    pyproject extra that brings it) and ``needed_for`` (what the user asked for that needs it)."""
+
+    def __init__(self, module: str, extra: str, needed_for: str):
+        self.module, self.extra, self.needed_for = module, extra, needed_for
+        super().__init__(f"{needed_for} needs {module}, which is not installed: pip install 'kdump[{extra}]'")
+
+    def __reduce__(self):
+        return type(self), (self.module, self.extra, self.needed_for)
+
+
+def missing_extra(error: ImportError, needed_for: str) -> MissingExtra | None:
+    """The :class:`MissingExtra` an ImportError means, when it is one of kdump's optional modules that is
+    missing; None for anything else (a missing required module is a broken install, not a usage error)."""
+    name = getattr(error, "name", None) or ""
+    top = name.split(".")[0]
+    extra = OPTIONAL_MODULES.get(top)
+    return None if extra is None else MissingExtra(name, extra, needed_for)
+
+
+def require_extra(needed_for: str, *modules: str) -> None:
+    """Import ``modules`` (optional ones, named in :data:`OPTIONAL_MODULES`); :class:`MissingExtra` for the
+    first that is not installed."""
+    import importlib
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            extra = OPTIONAL_MODULES[module.split(".")[0]]
+            raise MissingExtra(getattr(e, "name", None) or module, extra, needed_for) from None
 
 
 class WriteError(OSError):

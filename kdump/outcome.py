@@ -2,7 +2,7 @@
 
 Every command (dump, verify, index dump/check/rebuild, convert, salvage, stats, txn, groups, txn-state, metadata,
 the ``kdump spark`` jobs) records what happened to each path it was given in an :class:`Outcome`, and ends with
-:meth:`Outcome.exit_code`; nothing else decides an exit code. The rules (README "Exit codes"):
+:meth:`Outcome.exit_code`; nothing else decides an exit code. The rules (docs/cli.md, "Exit codes"):
 
 * 0: everything named was read and is sound (warnings below ``--fail-on`` included);
 * 1: something read is damaged or not Kafka's, a path is unreadable among readable ones, a finding at or above

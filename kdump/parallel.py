@@ -72,15 +72,17 @@ def _context(preload: str):
 
 
 def ordered_map(fn: Callable, calls: Sequence[tuple], jobs: int, *, done: Callable[[int], None] | None = None,
-                sizes: Sequence[int] | None = None) -> list:
+                sizes: Sequence[int] | None = None, progress: Callable[[int], None] | None = None) -> list:
     """``[fn(*args) for args in calls]``; with ``jobs`` > 1 (and more than one call) in up to ``jobs`` worker
     processes (``fn`` and its arguments must pickle). ``done(i)`` is called in this process as each result
     arrives, in order (for a progress bar). A worker's exception is raised here, as it would be without jobs.
     ``sizes``: what each call weighs (its bytes, :class:`kdump.read.scan.WorkUnit`): the workers start the
     largest first (:func:`largest_first`), so that none is left running alone at the end; the
-    results keep the order of ``calls``."""
+    results keep the order of ``calls``. ``progress(n)``: each call is made as ``fn(*args, progress=...)`` and
+    what it reports (n more bytes done) reaches ``progress`` here as the workers go, not when a unit ends (a bar
+    over a few large partitions would otherwise stand still until the end)."""
     results = []
-    each = ordered_results(fn, calls, jobs, sizes=sizes)
+    each = ordered_results(fn, calls, jobs, sizes=sizes, progress=progress)
     try:
         for i, result in enumerate(each):
             results.append(result)
@@ -92,16 +94,31 @@ def ordered_map(fn: Callable, calls: Sequence[tuple], jobs: int, *, done: Callab
 
 
 def ordered_results(fn: Callable, calls: Sequence[tuple], jobs: int, *,
-                    sizes: Sequence[int] | None = None) -> Generator:
+                    sizes: Sequence[int] | None = None, progress: Callable[[int], None] | None = None) -> Generator:
     """The results of :func:`ordered_map` one at a time, in the order of ``calls``, each as soon as it and every
     one before it have arrived: the caller uses each (writes it out, frees it) while the workers compute the
     next, instead of after the last. Read it to its end or close it: closed early, it ends the workers."""
     if jobs <= 1 or len(calls) <= 1:
+        if progress is not None:
+            return (fn(*args, progress=progress) for args in calls)
         return (fn(*args) for args in calls)
     order = list(range(len(calls)) if sizes is None else largest_first(sizes))
     if can_fork() and len(calls) <= _MAX_FORKED_UNITS:
-        return _forked_results(fn, calls, min(jobs, len(calls)), order)
+        return _forked_results(fn, calls, min(jobs, len(calls)), order, progress)
+    if progress is not None:  # (an executor's worker has no pipe to report through: a unit's bytes when it ends)
+        return _reported(_pooled_results(fn, calls, min(jobs, len(calls)), order),
+                         [0] * len(calls) if sizes is None else list(sizes), progress)
     return _pooled_results(fn, calls, min(jobs, len(calls)), order)
+
+
+def _reported(results: Generator, sizes: list[int], progress: Callable[[int], None]) -> Generator:
+    """``results``, ``progress`` told each one's size as it is handed over."""
+    try:
+        for i, result in enumerate(results):
+            progress(sizes[i])
+            yield result
+    finally:
+        results.close()
 
 
 def _pooled_results(fn: Callable, calls: Sequence[tuple], workers: int, order: list[int]) -> Generator:
@@ -135,7 +152,8 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and threading.active_count() == 1
 
 
-def _forked_results(fn: Callable, calls: Sequence[tuple], workers: int, order: list[int]) -> Generator:
+def _forked_results(fn: Callable, calls: Sequence[tuple], workers: int, order: list[int],
+                    progress: Callable[[int], None] | None = None) -> Generator:
     """:func:`ordered_results` in ``workers`` forked children: unit numbers (``order``) through one pipe that every
     worker reads (a read of one number takes it whole: each was written whole and at once), results back pickled,
     each worker through a pipe of its own read as it fills (a worker is never left blocked on a full pipe longer
@@ -156,7 +174,7 @@ def _forked_results(fn: Callable, calls: Sequence[tuple], workers: int, order: l
                 os.close(tasks_w)
                 for other in results_of:
                     os.close(other)
-                _work(fn, calls, tasks_r, w, pickle)
+                _work(fn, calls, tasks_r, w, pickle, progress is not None)
             os.close(w)
             pids.append(pid)
             results_of[r] = bytearray()
@@ -191,6 +209,10 @@ def _forked_results(fn: Callable, calls: Sequence[tuple], workers: int, order: l
                         break
                     i, ok, value = pickle.loads(pending[_SIZE_BYTES:_SIZE_BYTES + size])
                     del pending[:_SIZE_BYTES + size]
+                    if ok is None:  # a worker's progress: bytes done in unit i
+                        if progress is not None:
+                            progress(value)
+                        continue
                     results[i], arrived[i] = value, True
                     if not ok:
                         failed[i] = value
@@ -217,10 +239,17 @@ def _forked_results(fn: Callable, calls: Sequence[tuple], workers: int, order: l
             os.waitpid(pid, 0)
 
 
-def _work(fn: Callable, calls: Sequence[tuple], tasks: int, results: int, pickle) -> None:
+def _work(fn: Callable, calls: Sequence[tuple], tasks: int, results: int, pickle, report: bool = False) -> None:
     """A forked worker: each unit number read from ``tasks``, its result (or its exception) pickled to
-    ``results``; ends the process (``os._exit``: nothing the parent left buffered is written twice)."""
+    ``results``; ends the process (``os._exit``: nothing the parent left buffered is written twice). ``report``:
+    ``fn`` is given ``progress=``, whose bytes go to the parent as ``(i, None, n)`` messages, a few MiB at a time."""
     code = 1
+
+    def send(message: bytes) -> None:
+        view = memoryview(len(message).to_bytes(_SIZE_BYTES, "little") + message)
+        while view:
+            view = view[os.write(results, view):]
+
     try:
         _ignore_sigint()
         while True:
@@ -228,16 +257,27 @@ def _work(fn: Callable, calls: Sequence[tuple], tasks: int, results: int, pickle
             if not taken:
                 break
             i = int.from_bytes(taken, "little")
+            pending = [0]
+
+            def progress(n: int, i=i, pending=pending) -> None:
+                pending[0] += n
+                if pending[0] >= _PROGRESS_BYTES:
+                    send(pickle.dumps((i, None, pending[0]), pickle.HIGHEST_PROTOCOL))
+                    pending[0] = 0
             try:
-                message = pickle.dumps((i, True, fn(*calls[i])), pickle.HIGHEST_PROTOCOL)
+                value = fn(*calls[i], progress=progress) if report else fn(*calls[i])
+                if pending[0]:
+                    send(pickle.dumps((i, None, pending[0]), pickle.HIGHEST_PROTOCOL))
+                message = pickle.dumps((i, True, value), pickle.HIGHEST_PROTOCOL)
             except BaseException as e:  # raised in the parent when its turn comes
                 message = pickle.dumps((i, False, _portable(e, pickle)), pickle.HIGHEST_PROTOCOL)
-            view = memoryview(len(message).to_bytes(_SIZE_BYTES, "little") + message)
-            while view:
-                view = view[os.write(results, view):]
+            send(message)
         code = 0
     finally:
         os._exit(code)
+
+
+_PROGRESS_BYTES = 4 << 20  # a worker's progress goes to the parent this many bytes at a time
 
 
 def _portable(e: BaseException, pickle) -> BaseException:

@@ -13,8 +13,9 @@ one policy, :attr:`Damage.fails <kdump.read.damage.Damage.fails>`.
 Counted as ``verify`` counts them: batches are the intact ones and those that fail their CRC (or lie above the batch
 limit: their records are not read); records are the records read from intact batches (a batch whose records
 cannot be decoded, in part or at all, counts those decoded, and is an error). Timestamps: the smallest and
-largest batch max timestamp of the intact batches (Kafka's time index keeps the same); -1 (no timestamp) is left
-out. Offsets: the first intact batch's first offset and the last one's last offset.
+largest record timestamp of the records read (not the batches' max timestamps: a batch of records from t to t+7
+starts at t); -1 (no timestamp) is left out. Offsets: the first intact batch's first offset and the last one's
+last offset; the total of several partitions has none (offsets of different partitions do not add up).
 """
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ from kdump.format.legacy import LegacyRun
 from kdump.format.names import codec_name
 from kdump.outcome import Outcome, label
 from kdump.read.damage import BATCH, LARGE, Damage, foreign_start, readable
-from kdump.read.logdir import segment_base_offset, topic_partition
+from kdump.read.logdir import topic_partition
+from kdump.read.scan import log_base_offset
 from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader, Stop
 
 DEFAULT_MEMORY = 256 << 20  # for the key digests of one partition (kdump stats --memory)
@@ -80,8 +82,8 @@ class Stats:
                 "damagedSegments": self.damaged_segments}
 
     # --- what a walk adds ---------------------------------------------------------------------------------
-    def add_batch(self, batch, records: int) -> None:
-        """An intact batch, of which ``records`` were read."""
+    def add_batch(self, batch, records: int, times: tuple[int, int] | None = None) -> None:
+        """An intact batch, of which ``records`` were read, their timestamps from ``times[0]`` to ``times[1]``."""
         self.add_header(batch.codec_id, batch.magic)
         self.records += records
         if self.first_offset is None:
@@ -90,9 +92,8 @@ class Stats:
             except KdumpError:  # a legacy wrapper that does not decompress: its own offset stands for it
                 self.first_offset = batch.last_offset
         self.last_offset = batch.last_offset
-        ts = batch.max_timestamp
-        if ts >= 0:
-            self._timestamps(ts, ts)
+        if times is not None:
+            self._timestamps(*times)
 
     def add_run(self, run: LegacyRun) -> None:
         """A run of intact plain magic 0/1 messages: what :meth:`add_batch` makes of each, a batch of one record,
@@ -114,7 +115,7 @@ class Stats:
             self._timestamps(lo, hi)
 
     def _timestamps(self, lo: int, hi: int) -> None:
-        """The range of batch timestamps widened to hold ``lo``..``hi``."""
+        """The range of record timestamps widened to hold ``lo``..``hi``."""
         self.min_timestamp = lo if self.min_timestamp is None else min(self.min_timestamp, lo)
         self.max_timestamp = hi if self.max_timestamp is None else max(self.max_timestamp, hi)
 
@@ -138,19 +139,30 @@ class Stats:
         (self.errors if damage.fails else self.notes).append(Problem.of(path, damage))
 
 
-def _count_records(batch) -> tuple[int, KdumpError | None]:
-    """The records read from ``batch`` (in bounded chunks) and the error that stopped reading them (None: all)."""
+def _count_records(batch) -> tuple[int, KdumpError | None, tuple[int, int] | None]:
+    """The records read from ``batch`` (in bounded chunks), the error that stopped reading them (None: all) and
+    their time range (:func:`_times`)."""
     if type(batch) is LegacyRun:
-        return batch.count, None  # intact messages, each its own record
+        return batch.count, None, None  # intact messages, each its own record (their times: the run's keys)
     n = 0
+    times = None
     try:
-        for cols in batch.column_chunks(DEFAULT_MAX_DECOMPRESSED_BYTES, RECORDS_PER_CHUNK):
+        for cols in batch.key_chunks(DEFAULT_MAX_DECOMPRESSED_BYTES, RECORDS_PER_CHUNK):
             n += cols.count  # counted up to the damage, as a reader would deliver them
+            times = _times(times, cols)
             if cols.error is not None:
-                return n, cols.error
+                return n, cols.error, times
     except KdumpError as e:
-        return n, e
-    return n, None
+        return n, e, times
+    return n, None, times
+
+
+def _times(times: tuple[int, int] | None, keys) -> tuple[int, int] | None:
+    """``times`` (smallest, largest record timestamp so far) widened by a chunk's (:class:`RecordKeys`)."""
+    lo, hi = keys.min_timestamp, keys.max_timestamp
+    if lo is None or hi is None:
+        return times
+    return (lo, hi) if times is None else (min(times[0], lo), max(times[1], hi))
 
 
 def segment_stats(path: str, size: int | None = None, observe=None, *, next_base: int | None = None) -> Stats:
@@ -177,8 +189,8 @@ def segment_stats(path: str, size: int | None = None, observe=None, *, next_base
                     elif isinstance(item, Damage):
                         s.add_damage(path, item)
                     elif not isinstance(item, Stop):
-                        records, error = count(item)
-                        s.add_batch(item, records)
+                        records, error, times = count(item)
+                        s.add_batch(item, records, times)
                         if error is not None:
                             s.errors.append(Problem.of(path, _at(error, item.position)))
     except WriteError:  # the key digests could not be spilled: no fault of the segment's
@@ -284,19 +296,21 @@ def render_text(summary: Summary, when=str) -> str:
     for p in summary.shown:
         lines.append(f"{p.label} {called[p.path]}: {_numbers(p.stats, when)}")
         lines.extend("  " + line for line in _record_lines(p.records, p.stats))
-    lines.append(f"total: {_numbers(summary.total, when)}")
+    lines.append(f"total: {_numbers(summary.total, when, several=len(summary.partitions) > 1)}")
     lines.extend("  " + line for line in _record_lines(summary.total_records, summary.total))
     return "\n".join(lines)
 
 
-def _numbers(s: Stats, when) -> str:
-    offsets = f"offsets {s.first_offset}-{s.last_offset}" if s.first_offset is not None else "no offsets"
+def _numbers(s: Stats, when, several: bool = False) -> str:
+    """One line of numbers; ``several``: a total of several partitions (no offset range)."""
+    offsets = (f", offsets {s.first_offset}-{s.last_offset}" if s.first_offset is not None
+               else "" if several else ", no offsets")
     times = (f", timestamps {when(s.min_timestamp)} to {when(s.max_timestamp)}" if s.min_timestamp is not None
              else "")
     mix = ", ".join(f"{k} {v}" for k, v in sorted(s.codecs.items()))
     magics = ", ".join(f"v{k} {v}" for k, v in sorted(s.magics.items()))
     damaged = f", {s.damaged_segments} damaged" if s.damaged_segments else ""
-    return (f"{s.segments} segments{damaged}, {s.batches} batches, {s.records} records, {s.bytes} bytes, {offsets}"
+    return (f"{s.segments} segments{damaged}, {s.batches} batches, {s.records} records, {s.bytes} bytes{offsets}"
             f"{times}; codecs: {mix or '-'}; magic: {magics or '-'}")
 
 
@@ -330,7 +344,7 @@ def partition_stats(logs, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str 
     header and record level in one walk. Given as a list, each segment's damage at its end is bounded by the next
     segment's base offset."""
     analysis = RecordAnalysis(memory_bytes, spill_dir=spill_dir, progress=progress)
-    bases = [segment_base_offset(p) for p in logs] if isinstance(logs, Sequence) else None
+    bases = [log_base_offset(p) for p in logs] if isinstance(logs, Sequence) else None
     st = Stats()
     for i, log in enumerate(logs):
         next_base = bases[i + 1] if bases is not None and i + 1 < len(bases) else None
@@ -348,23 +362,22 @@ def stats_paths(groups, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str | 
                 jobs: int = 1) -> Summary:
     """:func:`merge_partitions` of :func:`partition_stats` over the :class:`kdump.read.scan.SegmentGroup` s. One
     partition at a time: ``memory_bytes`` bounds each. ``jobs`` > 1: the partitions in that many worker processes
-    (:func:`kdump.parallel.ordered_map`; ``progress`` then advances as each partition ends), the same summary."""
+    (:func:`kdump.parallel.ordered_map`; ``progress`` advances as the workers report), the same summary."""
     if jobs <= 1 or len(groups) <= 1:
         return merge_partitions((partition_where(g.directory), *partition_stats(
             g.logs, memory_bytes=memory_bytes, spill_dir=spill_dir, progress=progress)) for g in groups)
     from kdump.parallel import bytes_of, ordered_map
     sizes = [bytes_of(g.logs) for g in groups]
-    done = None if progress is None else (lambda i: progress(sizes[i]))
-    counted = ordered_map(_partition_stats, [(g.logs, memory_bytes, spill_dir) for g in groups], jobs, done=done,
-                          sizes=sizes)
+    counted = ordered_map(_partition_stats, [(g.logs, memory_bytes, spill_dir) for g in groups], jobs, sizes=sizes,
+                          progress=progress)
     return merge_partitions((partition_where(g.directory), *numbers)
                             for g, numbers in zip(groups, counted, strict=True))
 
 
-def _partition_stats(logs, memory_bytes: int, spill_dir: str | None) -> tuple[Stats, RecordStats]:
+def _partition_stats(logs, memory_bytes: int, spill_dir: str | None, *, progress=None) -> tuple[Stats, RecordStats]:
     """:func:`partition_stats` in a worker of :func:`stats_paths` (positional arguments, a module-level name:
     what a worker process is handed)."""
-    return partition_stats(logs, memory_bytes=memory_bytes, spill_dir=spill_dir)
+    return partition_stats(logs, memory_bytes=memory_bytes, spill_dir=spill_dir, progress=progress)
 
 
 def merge_partitions(per_partition) -> Summary:
@@ -376,6 +389,8 @@ def merge_partitions(per_partition) -> Summary:
     for p in partitions:
         total = total.merge(p.stats)
         total_records = total_records.merge(p.records)
+    if len(partitions) > 1:  # each partition numbers its own offsets: a range across them would mean nothing
+        total.first_offset = total.last_offset = None
     return Summary(partitions, total, total_records)
 
 
@@ -456,9 +471,9 @@ class RecordAnalysis:
         self.limit = limit
         self.progress = progress  # callable(bytes) per batch, or None
 
-    def batch(self, batch) -> tuple[int, KdumpError | None]:
+    def batch(self, batch) -> tuple[int, KdumpError | None, tuple[int, int] | None]:
         """One intact batch's records into the numbers; (records read, the error that stopped reading them, or
-        None), what :func:`segment_stats` counts."""
+        None, their time range), what :func:`segment_stats` counts."""
         from kdump.format.layout import V2_RECORD_BATCH_OVERHEAD
         s = self.stats
         if self.progress is not None:
@@ -471,11 +486,13 @@ class RecordAnalysis:
             part = next(chunks)
         except KdumpError as e:
             s.unreadable_batches += 1
-            return 0, e
+            return 0, e, None
         control = batch.magic == 2 and batch.is_control
         record_bytes = records = 0
         error = None
+        times = None
         while part is not None:
+            times = _times(times, part)
             if part.error is not None:
                 error = part.error
             record_bytes += part.record_bytes
@@ -490,15 +507,15 @@ class RecordAnalysis:
             self.producers.apply(batch, self.limit)
             if control:
                 s.control_records += records
-        return records, error
+        return records, error, times
 
-    def _run(self, run: LegacyRun) -> tuple[int, None]:
+    def _run(self, run: LegacyRun) -> tuple[int, None, None]:
         """Intact plain magic 0/1 messages (no producer, no control record), from their key digests read whole in
         compiled code (:meth:`~kdump.format.legacy.LegacyRun.keys`): what :meth:`batch` makes of each message."""
         keys = run.keys()
         self._count_keys(keys)
         self._count_compression(0, run.count, run.size, keys.record_bytes)
-        return run.count, None
+        return run.count, None, None  # (the run's times: Stats.add_run, from the same keys)
 
     def _count_keys(self, keys) -> None:
         """The key digests and counts of a chunk of records, or of a run (a :class:`RecordKeys`)."""

@@ -37,7 +37,7 @@ from kdump.findings import Problem
 from kdump.format.legacy import LegacyRun
 from kdump.outcome import label
 from kdump.read.damage import Damage
-from kdump.read.logdir import FileKind, Partition, segment_base_offset, sibling, topic_partition
+from kdump.read.logdir import FileKind, Partition, sibling, topic_partition
 from kdump.read.producers import ABORT, COMMIT, OPEN, PartitionProducers
 from kdump.read.producers import Transaction as LogTransaction
 from kdump.read.scan import SegmentGroup
@@ -235,7 +235,7 @@ def partition_transactions(group: SegmentGroup, *, timeout_ms: int = DEFAULT_TIM
     """The transactions of the segments of one partition (see the module docstring)."""
     result = PartitionTxns(group.key, group.directory, segments=len(group.logs))
     snapshots = _snapshots(group.directory, result.notes)
-    segments = [(base, log) for log in group.logs if (base := segment_base_offset(log)) is not None]
+    segments = group.based()
     first_base = segments[0][0] if segments else None
     if first_base is not None:
         # a snapshot at or below the log start seeds the state (its notes were made by _snapshots), the later
@@ -262,7 +262,7 @@ def partition_transactions(group: SegmentGroup, *, timeout_ms: int = DEFAULT_TIM
     result.newest_timestamp = producers.newest_timestamp
     result.log_end_offset = state.end_offset
     result.last_stable_offset = state.last_stable_offset()
-    active = segment_base_offset(group.logs[-1]) if group.logs else None
+    active = segments[-1][0] if segments else None
     newest = result.newest_timestamp
     for t in result.transactions:
         if t.start_time is not None and newest is not None:

@@ -244,3 +244,9 @@ def test_scala_compat_payload_prefix_quirk_with_skip_record_metadata(tmp_path):
                     path).stdout.split("\n")[3:5]
     assert java == ["| payload: v0", "| key: k1 payload: v1"]
     assert scala == [" payload: v0", "| key: k1 payload: v1"]
+
+
+def test_dumplogsegments_options_are_in_help():
+    shown = run_cli("dump", "--help").stdout
+    for flag in ("--max-message-size", "--key-decoder-class", "--value-decoder-class"):
+        assert flag in shown, flag

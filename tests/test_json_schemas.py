@@ -16,7 +16,7 @@ from corpus import CORPUS, ROOT
 from support.cli import run_cli
 
 SCHEMAS = ROOT / "docs" / "schemas"
-NAMES = ("dump", "index-dump", "verify", "index-check", "convert")
+NAMES = ("dump", "records", "index-dump", "verify", "index-check", "convert")
 KAFKA = CORPUS / "kafka-generated"
 BROKER = CORPUS / "broker-written"
 
@@ -74,6 +74,24 @@ def test_dump_stream_validates():
     assert any("control" in r for o in objs if o["type"] == "batch" for r in o.get("records", []))
     assert any(r.get("valueEncoding") == "decoded" for o in objs if o["type"] == "batch" for r in o.get("records", []))
     _all_valid("dump", objs)
+
+
+def test_records_stream_validates():
+    objs = []
+    for d in SOUND_DIRS:
+        objs += lines(run("dump", "--format", "records", d))
+    for d in (KAFKA / "internal-topics").iterdir():
+        if d.is_dir():
+            objs += lines(run("dump", "--format", "records", "--decoder", "auto", d))
+    objs += lines(run("dump", "--format", "records", KAFKA / "corrupt"))
+    assert {o.get("type", "record") for o in objs} == {"record", "tail", "error"}
+    assert any("control" in o for o in objs) and any(o.get("valueEncoding") == "decoded" for o in objs)
+    _all_valid("records", objs)
+    record = next(o for o in objs if "type" not in o and o["magic"] == 2)
+    for renamed in ("topic", "offset", "producerId", "position"):
+        broken = dict(record)
+        broken[renamed + "X"] = broken.pop(renamed)
+        assert list(validator("records").iter_errors(broken)), renamed
 
 
 def test_dump_errors_are_in_the_stream():

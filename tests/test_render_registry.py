@@ -13,7 +13,7 @@ import pytest
 
 from kdump.cli import COMMANDS, cli
 from kdump.findings import ERROR, FileReport, Findings
-from kdump.render import FORMATS, RENDERERS
+from kdump.render import DOCUMENT_FORMATS, FINDINGS_FORMATS, FORMATS, RENDERERS
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("batches", "findings", "document")
@@ -37,10 +37,18 @@ def _commands(group: click.Group, ctx: click.Context):
 
 def test_every_format_option_offers_the_registry():
     with click.Context(cli) as ctx:
-        offered = {command.name: option.type.choices for command in _commands(cli, ctx) for option in command.params
+        offered = {(command.callback.__module__, command.name): option.type.choices
+                   for command in _commands(cli, ctx) for option in command.params
                    if isinstance(option, click.Option) and "--format" in option.opts}
-    assert {name for name, _, _ in COMMANDS} - {"index", "spark"} <= set(offered)  # groups: their subcommands
-    assert {name: tuple(choices) for name, choices in offered.items()} == {name: FORMATS for name in offered}
+    # groups: their subcommands
+    assert {name for name, _, _ in COMMANDS} - {"index", "spark"} <= {name for _, name in offered}
+    # the per-record format is offered where records are printed (dump), JUnit where the output is findings
+    # (verify), every other format everywhere
+    special = {("kdump.commands.dump", "dump"): FORMATS, ("kdump.commands.verify", "verify"): FINDINGS_FORMATS}
+    assert {key: tuple(choices) for key, choices in offered.items()} == {
+        key: special.get(key, DOCUMENT_FORMATS) for key in offered}
+    assert set(FORMATS) - set(DOCUMENT_FORMATS) == {"records"}
+    assert set(FINDINGS_FORMATS) - set(DOCUMENT_FORMATS) == {"junit"}
 
 
 def test_json_document_keeps_epoch_ms_and_adds_the_chosen_form():
@@ -63,13 +71,17 @@ def test_text_document_is_the_commands_own_lines():
     assert out.getvalue() == "mine\n"
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", RENDERERS)
 def test_findings_in_each_format(fmt):
     report = FileReport("a.log", "log", batches=1, records=2, bytes=3)
     Findings(report).add("crc-mismatch", "the batch's CRC is wrong", position=0)
     out = io.StringIO()
     RENDERERS[fmt].findings(out, [report], styled=False, fail_on=ERROR)
-    if fmt == "json":
+    if fmt == "junit":
+        import xml.etree.ElementTree as ET
+        (case,) = ET.fromstring(out.getvalue()).iter("testcase")
+        assert case.get("name") == "a.log" and "crc-mismatch at byte 0" in case.find("failure").text
+    elif fmt != "text":  # records: a report is the JSON document
         doc = json.loads(out.getvalue())
         assert doc["status"] == "findings" and doc["summary"]["exitCode"] == 1
         assert [(f["code"], f["position"]) for f in doc["files"][0]["findings"]] == [("crc-mismatch", 0)]
@@ -83,11 +95,10 @@ def test_findings_in_each_format(fmt):
 # Branches on the format name that do other work, not only choose how to write: dump's JSON stream carries the
 # errors too; index rebuild and convert collect one JSON document while the text is printed file by file.
 # ``text_only`` refuses a flag that only text honours.
-DIFFERENT_WORK = {("kdump/commands/dump.py", "on_error"),
-                  ("kdump/commands/dump.py", "on_io_error"), ("kdump/commands/index.py", "rebuild_command"),
+# (dump's and text_only's ask the registry whether a format is JSON: kdump.render.is_json)
+DIFFERENT_WORK = {("kdump/commands/index.py", "rebuild_command"),
                   ("kdump/commands/index.py", "_report_outcome"), ("kdump/commands/convert.py", "command"),
-                  ("kdump/commands/convert.py", "on_result"), ("kdump/commands/convert.py", "_dry_run"),
-                  ("kdump/commands/options.py", "text_only")}
+                  ("kdump/commands/convert.py", "on_result"), ("kdump/commands/convert.py", "_dry_run")}
 
 
 def _format_branches(path: Path, root: Path = ROOT) -> set[tuple[str, str]]:

@@ -41,9 +41,11 @@ def reader_stats(path):
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     batches = [b for b in lines if "magic" in b]
     deep: dict = {}
-    for r in cli_records(path):
+    records = cli_records(path)
+    for r in records:
         deep.setdefault(r[1], []).append(r[2])  # position -> record offsets
-    ts = [b["maxTimestamp"] for b in batches if b["maxTimestamp"] >= 0]
+    # the time range is of the records' timestamps (those of intact batches; -1, none, left out)
+    ts = [r[3] // 1000 for r in records if r[3] >= 0 and r[17]]
     first = None
     if batches:
         b = batches[0]

@@ -118,6 +118,7 @@ def test_header_numbers_are_those_of_segment_stats_summed():
     total = Stats()
     for st in summed.values():
         total = total.merge(st)
+    total.first_offset = total.last_offset = None  # offsets of different partitions do not add up
     assert ours.total.to_dict() == total.to_dict()
 
 

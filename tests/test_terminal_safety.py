@@ -112,10 +112,12 @@ def test_json_on_a_terminal_has_the_same_values(hostile_log):
 def test_file_names_and_messages_on_a_terminal_are_escaped(hostile_log):
     evil = hostile_log.parent / f"x{TITLE}{CLEAR}.log"
     evil.write_bytes(hostile_log.read_bytes()[:-3])  # a truncated tail: Kafka's "Found N invalid bytes"
-    shown = _on_a_terminal(["dump", evil.name], {"NO_COLOR": "1"}, hostile_log.parent, exit_code=1)
+    # a named file is read whatever its name (a note says its name gives no base offset): exit 0
+    shown = _on_a_terminal(["dump", evil.name], {"NO_COLOR": "1"}, hostile_log.parent, exit_code=0)
     for sign in RAW_SIGNS:
         assert sign not in shown, repr(sign)
     assert "Dumping x\\x1b]0;pwned\\x07\\x1b[2J\\x1b[H.log" in shown
+    assert "x\\x1b]0;pwned\\x07\\x1b[2J\\x1b[H.log: note: the file name is not" in shown
     assert "invalid bytes at the end of x\\x1b]0;pwned\\x07" in shown
 
 
@@ -160,3 +162,57 @@ def test_every_command_shows_file_names_escaped_on_a_terminal(hostile_log, args,
     for sign in RAW_SIGNS:
         assert sign not in shown, (repr(sign), shown)
     assert EVIL_SHOWN in shown, shown
+
+
+# Invisible and format characters: they act on what a terminal shows (a zero-width space hides in a key, an LRM
+# moves text, a line separator breaks a line, tag characters smuggle text no one sees)
+INVISIBLE = {"\u200b": "\\u200b", "\u200d": "\\u200d", "\u200e": "\\u200e", "\u200f": "\\u200f",
+             "\u061c": "\\u061c", "\ufeff": "\\ufeff", "\u2060": "\\u2060", "\u00ad": "\\xad",
+             "\u2028": "\\u2028", "\u2029": "\\u2029", "\U000e0041": "\\U000e0041", "\U000e007f": "\\U000e007f"}
+
+
+def test_every_format_character_is_escaped_like_esc():
+    import unicodedata
+    wanted = [c for c in range(0x110000)
+              if unicodedata.category(chr(c)) in ("Cf", "Zl", "Zp") or 0xE0000 <= c <= 0xE007F]
+    assert len(wanted) > 150
+    for c in wanted:  # Python's own Unicode table is the oracle
+        text = f"a{chr(c)}b"
+        shown = escape(text)
+        assert chr(c) not in shown and shown != text, hex(c)
+        assert chr(c) not in escape_json(json.dumps(text, ensure_ascii=False)), hex(c)
+        assert json.loads(escape_json(json.dumps(text, ensure_ascii=False))) == text
+    for raw, shown in INVISIBLE.items():
+        assert escape(f"k{raw}k") == f"k{shown}k"
+    for c in ("\u00e9", "\u05d0", "\u0627", "\U0001F600", "\u4e2d", " "):  # visible text stays as it is
+        assert escape(c) == c and escape_json(json.dumps(c, ensure_ascii=False)) == json.dumps(c, ensure_ascii=False)
+
+
+@pytest.fixture
+def invisible_log(tmp_path):
+    b = RecordBatchBuilder(0)
+    for i, raw in enumerate(INVISIBLE):
+        b.append(i, 1_700_000_000_000 + i, f"key{raw}".encode(), f"value{raw}".encode())
+    path = tmp_path / "00000000000000000000.log"
+    write_segment(str(path), [b.build()])
+    return path
+
+
+def test_dump_on_a_terminal_escapes_invisible_characters(invisible_log):
+    shown = _on_a_terminal(["dump", "--print-data-log", invisible_log.name], {"NO_COLOR": "1"},
+                           invisible_log.parent)
+    for raw, escaped in INVISIBLE.items():
+        assert raw not in shown, repr(raw)
+        assert f"key: key{escaped} payload: value{escaped}" in shown, escaped
+    as_json = _on_a_terminal(["dump", "--format", "json", "--print-data-log", invisible_log.name],
+                             {"NO_COLOR": "1"}, invisible_log.parent)
+    assert not any(raw in as_json for raw in INVISIBLE)
+    (batch,) = [json.loads(line) for line in as_json.replace("\r\n", "\n").splitlines() if line.startswith("{")]
+    assert [r["value"] for r in batch["records"]] == [f"value{raw}" for raw in INVISIBLE]
+
+
+def test_piped_output_keeps_invisible_characters_as_kafka_wrote_them(invisible_log):
+    piped = subprocess.run([sys.executable, "-m", "kdump", "dump", "--print-data-log", str(invisible_log)],
+                           capture_output=True, cwd=ROOT, check=True).stdout
+    for raw in INVISIBLE:
+        assert f"payload: value{raw}\n".encode() in piped

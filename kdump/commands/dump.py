@@ -9,6 +9,7 @@ from kdump.commands.decoder_options import chosen_decoder, chosen_schemas, decod
 from kdump.commands.filter_options import build_filter, header_filter_options, record_filter_options
 from kdump.commands.options import Ui, exit_help, jobs_option, output_options, reject, text_only, time_format_option
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES
+from kdump.render import RENDERERS, is_json
 
 EPILOG = exit_help(ok="every file named was dumped (Kafka's \"Found N invalid bytes at the end\" of a crash-cut "
                       "tail included)",
@@ -66,8 +67,11 @@ def _time_option(value, flag):
                    "decoded), decoded like this; same choices as --key-decoder. On a terminal header values are "
                    "shown with --print-data-log, as string. Implies --print-data-log.")
 @time_format_option(shows="batch, record, time-index and producer-snapshot timestamps")
-@click.option("--key-decoder-class", default=None, hidden=True)
-@click.option("--value-decoder-class", default=None, hidden=True)
+@click.option("--key-decoder-class", default=None, metavar="CLASS",
+              help="DumpLogSegments' spelling: Kafka's decoder class names (kafka.serializer.StringDecoder, ...) "
+                   "as the kdump decoder of the same output, or a Python import path; as --key-decoder.")
+@click.option("--value-decoder-class", default=None, metavar="CLASS",
+              help="DumpLogSegments' spelling, as --key-decoder-class; as --value-decoder.")
 @click.option("--compat", type=click.Choice(["java", "scala"]), default="java", show_default=True,
               help="Text of the newest (Java) tool, or of the Scala tool of Kafka 2.x-3.9 (text format only).")
 @click.option("--max-batch-bytes", type=click.IntRange(min=1024), default=DEFAULT_MAX_BATCH_BYTES, show_default=True,
@@ -76,7 +80,9 @@ def _time_option(value, flag):
               help="For .index/.timeindex files: check the entries against the log, print only the mismatches.")
 @click.option("--index-sanity-check", is_flag=True,
               help="For .index/.timeindex files: only run Kafka's index sanity check.")
-@click.option("--max-message-size", type=int, default=None, hidden=True)  # Kafka's; kdump reads headers only
+@click.option("--max-message-size", type=int, default=None,
+              help="Accepted for DumpLogSegments' command lines; kdump reads each batch's size from its header and "
+                   "bounds memory with --max-batch-bytes instead.")
 @click.option("--companions", is_flag=True,
               help="In directory dumps, also dump each segment's .index, .timeindex, .txnindex and .snapshot, "
                    "and the text checkpoints (leader-epoch-checkpoint, partition.metadata, ...).")
@@ -94,7 +100,9 @@ def _time_option(value, flag):
 @record_filter_options
 @decoder_options
 @output_options(format_help="text: DumpLogSegments' lines (coloured on a terminal). json: JSON Lines, one object "
-                            "per batch.",
+                            "per batch. records: JSON Lines, one object per record with its topic, partition and "
+                            "batch fields (kcat -J's shape; implies --print-data-log).",
+                records=True,
                 verbose_help="Also name the files of a directory that are passed over (checkpoints, "
                              "meta.properties, .deleted, ...).")
 @jobs_option(default=1, more=" With one job the output streams; with more each partition is dumped to a "
@@ -146,6 +154,8 @@ def command(paths, files_csv, deep_iteration, print_data_log, skip_record_metada
     value_spec = value_decoder or value_decoder_class
     record_decoder = chosen_decoder(decoder_flags)
     schemas = chosen_schemas(decoder_flags)
+    if RENDERERS[ui.format].per_record:  # one object per record, keys and values included
+        deep_iteration = print_data_log = True
     print_data = (print_data_log or key_spec is not None or value_spec is not None or record_decoder is not None
                   or header_decoder is not None)
     key_dec = _decoder_option(key_spec or "string", "key", schemas, all_paths)
@@ -178,7 +188,6 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
     from kdump.dump import Dumper, dump_in_workers, entries_to_dump, non_consecutive_report
     from kdump.read.logdir import FileKind
     from kdump.read.scan import scan
-    from kdump.render import RENDERERS
     from kdump.render.companions import index_report_lines
 
     found = scan(paths)  # once per run: the flags' check, the progress bar and the dump all read it
@@ -197,7 +206,7 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
         def on_error(path, err):
             hint = FLAG_HINTS.get(err.code, "")
             sink.problem(path, err.message + hint, position=err.position)
-            if ui.format == "json":  # errors are in the JSON stream too
+            if is_json(ui.format):  # errors are in the JSON stream too
                 renderer.error(path, err)
 
         def on_unknown(path):
@@ -205,7 +214,7 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
 
         def on_io_error(path, err):
             sink.cannot(path, err)
-            if ui.format == "json":
+            if is_json(ui.format):
                 renderer.io_error(path, f"cannot read: {err.strerror or err}")
 
         renderer = RENDERERS[ui.format].batches(out, opts, key_dec, value_dec, no_color=not ui.color,
@@ -229,8 +238,13 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
     for result in dumper.results:
         if result.path not in dumper.unreadable:
             ui.read(result.path)
-    if ui.verbose:
-        for path, kind in dumper.passed_over:
+    from kdump.read.logdir import SET_ASIDE_KINDS, named_kind
+    for path, kind in dumper.passed_over:
+        if kind in SET_ASIDE_KINDS and named_kind(path) is not FileKind.UNKNOWN:
+            # what an incident is often about: said always, with how to read it (Kafka's naming rules leave it out)
+            ui.note(path, f"passed over: a {named_kind(path).value} file set aside ({kind.value}), not part of the "
+                          "partition by Kafka's naming rules; name it to read it")
+        elif ui.verbose:
             ui.note(path, f"passed over ({kind.value}; not a segment)")
     _nothing_dumped(ui, paths, dumper)
     from kdump.text.times import time_formatter

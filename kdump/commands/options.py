@@ -18,7 +18,7 @@ import click
 
 from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, error_object
 from kdump.outcome import REFUSAL_ERRNOS, Outcome
-from kdump.render import FORMATS
+from kdump.render import DOCUMENT_FORMATS, FINDINGS_FORMATS, FORMATS, is_json
 from kdump.text.escape import escape, is_terminal
 from kdump.text.escape import printable_path as shown
 
@@ -233,7 +233,8 @@ def color_option(f):
     return click.option("--no-color", is_flag=True, help="No colour on a terminal (also: NO_COLOR=1).")(f)
 
 
-def output_options(*, format_help: str = "text for people; json for programs.", verbose_help: str | None = None):
+def output_options(*, format_help: str = "text for people; json for programs.", verbose_help: str | None = None,
+                   records: bool = False, findings: bool = False):
     """``--format text|json``, ``--no-color``, ``-v/--verbose``, ``-q/--quiet``; the command receives one
     ``ui`` (:class:`Ui`) instead of the four."""
     def decorate(f):
@@ -244,7 +245,9 @@ def output_options(*, format_help: str = "text for people; json for programs.", 
                                help="Only problems on stderr: no notes, hints or progress.")(command)
         command = click.option("-v", "--verbose", is_flag=True, help=verbose_help or "Say more.")(command)
         command = color_option(command)
-        return click.option("--format", "fmt", type=click.Choice(FORMATS), default="text",
+        choices = FORMATS if records else FINDINGS_FORMATS if findings else DOCUMENT_FORMATS
+        return click.option("--format", "fmt", type=click.Choice(choices),
+                            default="text",
                             show_default=True, help=format_help)(command)
     return decorate
 
@@ -295,8 +298,8 @@ def reject(flag: str, reason: str):
 def text_only(ui: Ui, flag: str) -> None:
     """A text-only option given explicitly with ``--format json``: a usage error."""
     source = click.get_current_context().get_parameter_source(flag.lstrip("-").replace("-", "_"))
-    if ui.format == "json" and source is not click.core.ParameterSource.DEFAULT:
-        reject(flag, "shapes the text output; it does not apply to --format json")
+    if is_json(ui.format) and source is not click.core.ParameterSource.DEFAULT:
+        reject(flag, f"shapes the text output; it does not apply to --format {ui.format}")
 
 
 def time_format_option(default: str | None = "epoch", *, shows: str = "timestamps"):

@@ -4,7 +4,7 @@ not with --quiet; never on standard output, never into a file stderr is redirect
 
 A run's expected time is its input's size over the speed of its kind of work (:data:`SPEEDS`), measured on the
 2,000,000-record segments of bench/RESULTS.md with the compiled backend and divided by
-:data:`PURE_PYTHON_SLOWDOWN` without it. README.md ("Every command takes the same output options") says which
+:data:`PURE_PYTHON_SLOWDOWN` without it. docs/cli.md ("Every command takes the same output options") says which
 commands show one and when."""
 from __future__ import annotations
 

@@ -26,6 +26,16 @@ def _session_options(f):
     return output_options(verbose_help="Also show Spark's own log output.")(f)
 
 
+def _require(command: str, decoders: bool = False) -> None:
+    """The optional parts every ``kdump spark`` command needs, checked before any of them is imported: a
+    missing one is exit 2 with its pip line (:class:`kdump.errors.MissingExtra`, shown by ``kdump.cli.main``)."""
+    from kdump.errors import require_extra
+    require_extra(f"kdump spark {command}", "pyspark", "pyarrow", "numpy")
+    if decoders:
+        require_extra(f"kdump spark {command} with a schema-registry decoder", "fastavro", "google.protobuf",
+                      "grpc_tools")
+
+
 def _start(ui, master):
     """The session to run in: kdump's own (stopped at the end), or the caller's when one is active
     (kdump called from a Spark application, or its tests), which is left running. Spark that cannot start is a
@@ -142,6 +152,7 @@ def scan(paths, output, to_format, include_headers, mode, key_decoder, value_dec
         except WriteError as e:
             ui.cannot(e.filename, e, "write")
             ui.exit()
+    _require("scan", bool(key_decoder or value_decoder))
     from kdump.render import RENDERERS
     from kdump.spark import jobs
     from kdump.spark.arrow import ReadOptions
@@ -186,6 +197,7 @@ def _damage_line(d: dict) -> str:
 @fail_on_option
 def verify(paths, master, ui, fail_on):
     """``kdump verify --deep`` on Spark: one report, the same JSON and exit codes."""
+    _require("verify")
     from kdump.commands.findings import render_reports
     from kdump.spark import jobs
     from kdump.verify import VerifyOptions
@@ -200,6 +212,7 @@ def verify(paths, master, ui, fail_on):
 def stats(paths, master, ui):
     """``kdump stats`` on Spark, one task per partition: the same numbers, text and JSON (key memory: the
     default --memory of `kdump stats`, spilled to the executor's temporary directory beyond it)."""
+    _require("stats")
     from kdump import stats as S
     from kdump.commands.partition_paths import say_problems
     from kdump.render import RENDERERS

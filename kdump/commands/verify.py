@@ -23,8 +23,9 @@ EXIT_HELP = exit_help(ok=FAIL_ON_OK, data=FAIL_ON_EXIT)
               show_default=True,
               help="Largest batch, or decompressed payload, read into memory; a larger one is a finding "
                    "(its CRC is still checked, in chunks).")
-@output_options(format_help="text: a short summary for people. json: per file its status, counts and every finding.",
-                verbose_help="Also show info findings (offset gaps, ...) and every sound file.")
+@output_options(format_help="text: a short summary for people. json: per file its status, counts and every finding. "
+                            "junit: JUnit XML for CI, one test case per file, its findings as a failure.",
+                verbose_help="Also show info findings (offset gaps, ...) and every sound file.", findings=True)
 @time_format_option(shows="the times findings quote (a batch's max timestamp against its records')")
 @click.option("--value-decoder", type=click.Choice(["schema-registry"]), default=None,
               help="With --deep: also check that every value decodes with the Schema Registry's schemas "

@@ -163,6 +163,9 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
     cdef Py_ssize_t decreasing_at = -1, min_ts_at = -1, attr_at = -1
     cdef int64_t decreasing_off = 0, decreasing_prev = 0, gap_after = 0
     cdef bint has_gap = False
+    # KEYS: the smallest and largest record timestamp that is not negative (RecordKeys.min_timestamp, max_timestamp)
+    cdef int64_t stated_min = 0, stated_max = 0
+    cdef bint stated = False
     cdef unsigned char first_attr = 0
     cdef tuple no_headers = ()
     cdef bint use_append_time = append_time is not None
@@ -309,6 +312,22 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
                 else:
                     tombstones += vlen < 0
                     put_key_entry(&entries, p + kpos, klen, <uint64_t>(pos - rec_start) << 1 | (vlen < 0))
+                if use_append_time:
+                    if type(append_time) is not int or not -0x8000000000000000 <= append_time <= 0x7FFFFFFFFFFFFFFF:
+                        raise _BeyondInt64()
+                    ts = append_time
+                elif ts_small and _add_fits(c_base_ts, ts_delta):
+                    ts = c_base_ts + ts_delta
+                else:
+                    raise _BeyondInt64()
+                if ts >= 0:  # the stated record timestamps' range (RecordKeys.min_timestamp, max_timestamp)
+                    if not stated:
+                        stated_min = stated_max = ts
+                        stated = True
+                    elif ts < stated_min:
+                        stated_min = ts
+                    elif ts > stated_max:
+                        stated_max = ts
                 i += 1
                 if nheaders and chunked:
                     chunk_headers += nheaders
@@ -394,6 +413,8 @@ cdef object _parse(object buf, const unsigned char *p, Py_ssize_t buflen, Py_ssi
     cols.count = i - first
     if mode == KEYS:
         cols.record_bytes, cols.keyless, cols.tombstones = record_bytes, keyless, tombstones
+        if stated:
+            cols.min_timestamp, cols.max_timestamp = stated_min, stated_max
         try:
             cols.entries = PyBytes_FromStringAndSize(entries.data, entries.len) if entries.len else b""
         finally:

@@ -189,12 +189,15 @@ class RecordKeys:
     * ``entries``: one :data:`~kdump.format.layout.KEY_ENTRY` per record with a key, in order: the key's
       digest (``hash(key)`` and ``hash(key + b"\\0")``: Python's SipHash, keyed per process; 128 bits, so
       that two distinct keys share one with probability about n^2 / 2^129) and its record's size << 1 |
-      tombstone: what :class:`kdump.keytable.KeyTable` takes.
+      tombstone: what :class:`kdump.keytable.KeyTable` takes;
+    * ``min_timestamp``/``max_timestamp``: the smallest and largest record timestamp that is not negative (None
+      without one): the time range ``kdump stats`` reports, of records, not of batches' max timestamps.
 
     Built by :func:`kdump.format.v2.record_keys` (compiled when built: the same digests, from the bytes in
     the batch, without a Python object per record); :meth:`of` computes the same from decoded columns."""
 
-    __slots__ = ("count", "error", "resume_at", "record_bytes", "keyless", "tombstones", "entries")
+    __slots__ = ("count", "error", "resume_at", "record_bytes", "keyless", "tombstones", "entries", "min_timestamp",
+                 "max_timestamp")
 
     def __init__(self) -> None:
         self.count = 0
@@ -204,6 +207,8 @@ class RecordKeys:
         self.keyless = 0
         self.tombstones = 0
         self.entries = b""
+        self.min_timestamp: int | None = None
+        self.max_timestamp: int | None = None
 
     @classmethod
     def of(cls, cols: RecordColumns) -> RecordKeys:
@@ -220,6 +225,9 @@ class RecordKeys:
             s.tombstones += vl < 0
             entries.append(pack(hash(key), hash(key + b"\0"), size << 1 | (vl < 0)))
         s.entries = b"".join(entries)
+        stated = [t for t in cols.timestamps if t >= 0]
+        if stated:
+            s.min_timestamp, s.max_timestamp = min(stated), max(stated)
         return s
 
     __eq__ = RecordSummary.__eq__
@@ -237,22 +245,17 @@ class RunKeys(RecordKeys):
     Built by :func:`kdump.format.legacy.run_keys` (compiled when built: no Python object per message); :meth:`of`
     computes the same from the run's columns."""
 
-    __slots__ = ("magic0", "min_timestamp", "max_timestamp")
+    __slots__ = ("magic0",)
 
     def __init__(self) -> None:
         super().__init__()
         self.magic0 = 0
-        self.min_timestamp: int | None = None
-        self.max_timestamp: int | None = None
 
     @classmethod
     def of(cls, cols: RecordColumns) -> RunKeys:
         s = super().of(cols)
         assert isinstance(s, RunKeys) and cols.magics is not None  # (a legacy walk's columns have magics)
         s.magic0 = cols.magics.count(0)
-        stated = [t for t in cols.timestamps if t >= 0]
-        if stated:
-            s.min_timestamp, s.max_timestamp = min(stated), max(stated)
         return s
 
     def __repr__(self) -> str:

@@ -176,11 +176,32 @@ def backup_path(path) -> str:
     return os.fspath(path) + BACKUP_SUFFIX
 
 
+# Kinds of a file that Kafka (or kdump) set aside under its own name plus a suffix: what it holds is that name's.
+SET_ASIDE_KINDS = frozenset((FileKind.DELETED, FileKind.CLEANED, FileKind.SWAP, FileKind.KDUMP_BACKUP))
+
+
+def set_aside_name(path) -> str | None:
+    """The name a file set aside had before its suffix (``5.log`` for ``5.log.deleted``, ``.cleaned``,
+    ``.swap``, kdump's ``5.log.bak`` and ``5.log.bak.2``); None for any other name."""
+    name = _name(path)
+    kind = classify(name)
+    if kind is FileKind.KDUMP_BACKUP:
+        return re.sub(r"\.bak(\.[0-9]+)?$", "", name)
+    if kind in SET_ASIDE_KINDS:
+        return name[:name.rfind(".")]
+    return None
+
+
 def named_kind(path) -> FileKind:
     """How a file named on the command line is read: by :func:`classify`, except that a name Kafka's tool would
     dispatch on its suffix (``copied.log``, ``x.index``, ``old.checkpoint``) is read as that kind, whose offsets
-    are then not known from the name (DumpLogSegments dispatches on the text after the last dot, spec §1.2)."""
+    are then not known from the name (DumpLogSegments dispatches on the text after the last dot, spec §1.2), and
+    a file set aside (``5.log.deleted``, ``.cleaned``, ``.swap``, ``.bak``) as the kind of the name it had. A
+    name that says nothing is :data:`FileKind.UNKNOWN`: :func:`read_kind` says how such a named file is read."""
     kind = classify(path)
+    if kind in SET_ASIDE_KINDS:
+        inner = set_aside_name(path)
+        return named_kind(inner) if inner else FileKind.UNKNOWN
     if kind is not FileKind.UNKNOWN:
         return kind
     name = _name(path)
@@ -188,6 +209,22 @@ def named_kind(path) -> FileKind:
     if suffix == ".checkpoint":
         return FileKind.KRAFT_CHECKPOINT
     return _BY_SUFFIX.get(suffix, FileKind.UNKNOWN)
+
+
+def read_kind(path) -> FileKind:
+    """How a file the user named is read: as :func:`named_kind` says, and a name that says nothing
+    (``segment.bin``, ``dump-of-partition-3``) as a log segment, whose bytes then decide: a segment is read
+    whatever its name, and a file that is no Kafka log is said to be one by the reader (its first entry header),
+    never skipped as an unknown name (``kdump verify`` reads a named file so too)."""
+    kind = named_kind(path)
+    return FileKind.LOG if kind is FileKind.UNKNOWN else kind
+
+
+def named_base_offset(path) -> int | None:
+    """The base offset of a named segment or index from its name: :func:`segment_base_offset`, also through a
+    set-aside suffix (``5.log.deleted`` -> 5); None when the name does not give one."""
+    inner = set_aside_name(path)
+    return segment_base_offset(inner if inner is not None else path)
 
 
 _SEGMENT_NAME = re.compile(r"^(\d+)\.")

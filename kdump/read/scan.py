@@ -44,11 +44,13 @@ from kdump.read.logdir import (
     kdump_temporary,
     list_directory,
     listed,
+    named_base_offset,
     named_kind,
-    segment_base_offset,
+    read_kind,
     topic_partition,
 )
 from kdump.read.partition import PartitionLog
+from kdump.read.segment import SegmentReader
 
 
 @dataclass
@@ -89,8 +91,22 @@ class Scan:
                 group = groups[directory] = SegmentGroup(key, directory)
             group.logs.append(e.path)
         for group in groups.values():
-            group.logs.sort(key=lambda p: (segment_base_offset(p) is None, segment_base_offset(p) or 0))
+            group.logs.sort(key=lambda p: (named_base_offset(p) is None, named_base_offset(p) or 0))
         return list(groups.values())
+
+
+def log_base_offset(path: str) -> int | None:
+    """A segment's base offset: from its name (:func:`~kdump.read.logdir.named_base_offset`: ``5.log``,
+    ``5.log.deleted``), else, for a segment named by the user whatever its name (``segment.bin``), from its bytes:
+    its first batch's base offset; None when it has no readable first batch."""
+    base = named_base_offset(path)
+    if base is not None:
+        return base
+    try:
+        with SegmentReader(path) as reader:
+            return next((h.base_offset for h in reader.headers()), None)
+    except OSError:
+        return None  # said by the walk that reads it
 
 
 @dataclass
@@ -101,6 +117,10 @@ class SegmentGroup:
     key: str
     directory: str
     logs: list[str] = field(default_factory=list)
+
+    def based(self) -> list[tuple[int, str]]:
+        """(base offset, segment) of each of ``logs`` whose base offset is known (:func:`log_base_offset`)."""
+        return [(base, log) for log in self.logs if (base := log_base_offset(log)) is not None]
 
 
 class Files(Protocol):
@@ -168,8 +188,8 @@ class _Walk:
             entries.append(Entry(p, named_kind(p), False, item.refused))
         elif item.is_dir:
             self.directory(item, 0)
-        else:  # named by the user: visited as often as named
-            entries.append(Entry(p, named_kind(p), False, size=item.size))
+        else:  # named by the user: visited as often as named, read by its bytes whatever its name (read_kind)
+            entries.append(Entry(p, read_kind(p), False, size=item.size))
 
     def directory(self, d: Listed, level: int) -> None:
         entries = self.found.entries

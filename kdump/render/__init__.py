@@ -19,6 +19,11 @@ from typing import Any
 class TextFormat:
     """``--format text``: Kafka's DumpLogSegments text (rich colour on a terminal), short summaries for people."""
 
+    # one object per record, keys and values included: offered by the commands that print records only
+    per_record = False
+    # findings only (JUnit XML): offered by the commands whose output is findings only
+    findings_only = False
+
     @staticmethod
     def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
         """The renderer ``kdump.dump.Dumper`` drives (``opts``: :class:`kdump.dump.DumpOptions`)."""
@@ -61,6 +66,9 @@ class JsonFormat:
     """``--format json``: JSON Lines for batches, one JSON document for a report; timestamps stay epoch
     milliseconds, with the ``--time-format`` form beside them (:func:`kdump.text.times.add_formatted`)."""
 
+    per_record = False
+    findings_only = False
+
     @staticmethod
     def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
         from kdump.render.jsonl import JsonLinesRenderer
@@ -86,6 +94,43 @@ class JsonFormat:
         out.write(json.dumps(doc, indent=indent, ensure_ascii=ensure_ascii) + "\n")
 
 
+class RecordsFormat(JsonFormat):
+    """``--format records``: JSON Lines, one object per record (kcat -J's shape), for the commands that print
+    records (``dump``); the same JSON as ``--format json`` for everything else."""
+
+    per_record = True
+
+    @staticmethod
+    def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
+        from kdump.render.records import RecordsRenderer
+        return RecordsRenderer(out, terminal=out.isatty(), time_format=opts.time_format,
+                               header_decoder=header_decoder, key_decoder=key_decoder, value_decoder=value_decoder)
+
+
+class JunitFormat(JsonFormat):
+    """``--format junit``: findings as JUnit XML (one test case per file, findings as failures), which CI systems
+    show as test reports; offered by ``verify`` (a command whose output is findings)."""
+
+    findings_only = True
+
+    @staticmethod
+    def findings(out, reports, *, styled: bool, fail_on: str = "error", verbose: bool = False,
+                 list_ok: bool = True, run=None) -> None:
+        from kdump.render.findings import render_junit
+        render_junit(reports, out, fail_on, run)
+
+
 # ``--format`` name -> how that format writes each kind of output.
-RENDERERS: dict[str, type[TextFormat] | type[JsonFormat]] = {"text": TextFormat, "json": JsonFormat}
-FORMATS = tuple(RENDERERS)  # the --format choices, text (the default) first
+RENDERERS: dict[str, type[TextFormat] | type[JsonFormat]] = {"text": TextFormat, "json": JsonFormat,
+                                                             "records": RecordsFormat, "junit": JunitFormat}
+# the --format choices of a command that prints records (dump), text (the default) first
+FORMATS = tuple(name for name, f in RENDERERS.items() if not f.findings_only)
+# the --format choices of a command whose output is findings (verify)
+FINDINGS_FORMATS = tuple(name for name, f in RENDERERS.items() if not f.per_record)
+# the --format choices of every other command
+DOCUMENT_FORMATS = tuple(name for name, f in RENDERERS.items() if not f.per_record and not f.findings_only)
+
+
+def is_json(name: str) -> bool:
+    """Is ``--format name`` written for programs (errors go in its stream too)?"""
+    return issubclass(RENDERERS[name], JsonFormat)

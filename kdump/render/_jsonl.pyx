@@ -10,8 +10,9 @@ How a record is written (the JSON dump writes 1.5 times the bytes of the text du
 room a record needs is reserved once, then each number is written in place (kdump/_bytebuf.pxd ``write_int``) and
 the constant text between two values is one precomputed piece (``Piece``), copied in fixed-size chunks; a key or
 value of printable ASCII (no quote, no backslash) is checked and copied in one pass (kdump/_bytescan.pxd
-``json_plain_copy``: 16 bytes at a time with SSE2, else 8). Anything
-else (text to escape, bytes that are not UTF-8, headers) goes through Python as the pure twin does."""
+``json_plain_copy``: 16 bytes at a time with SSE2, else 8); other UTF-8 text is escaped as ``json.dumps`` escapes
+it, in C too (``json_escape_copy``: the plain runs between escapes copied as fast). Bytes that are not UTF-8
+(base64) and headers go through Python as the pure twin does."""
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DecodeUTF8
@@ -19,7 +20,7 @@ from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 
 from kdump._bytebuf cimport INT_MAX_CHARS, write_int
-from kdump._bytescan cimport json_plain_copy
+from kdump._bytescan cimport json_escape_copy, json_plain_copy
 from kdump.format._plain cimport PlainMessage, plain_timestamp_type, read_plain  # compile-time only (inline functions)
 
 from ._outbuf cimport Kept, Out, finish, put, put_bytes, release, reserve, start
@@ -153,7 +154,14 @@ cdef inline char *_put_data(Out *o, char *d, const unsigned char *p, Py_ssize_t 
     end = _plain_string(d, p, n)
     if end != NULL:
         return _put_piece(end, encoding[1])
+    # text to escape (quotes: JSON documents as values; controls; non-ASCII UTF-8), in C; not UTF-8: base64
     o.len = d - o.data
+    reserve(o, 6 * n + 2 + room)
+    d = o.data + o.len
+    end = json_escape_copy(d + 1, p, n)
+    if end != NULL:
+        d[0] = end[0] = b'"'
+        return _put_piece(end + 1, encoding[1])
     which = _put_text_or_base64(o, p, n)
     reserve(o, room)
     return _put_piece(o.data + o.len, encoding[which])

@@ -130,3 +130,43 @@ def render_text(reports: list[FileReport], console, *, verbose: bool = False, li
     tail = f", {totals['unreadable']} unreadable" if totals["unreadable"] else ""
     console.print(f"{totals['files']} files checked, {totals['filesWithFindings']} with findings: "
                   f"{totals['errors']} errors, {totals['warnings']} warnings{tail}")
+
+
+def render_junit(reports: list[FileReport], out, fail_on: str = ERROR, run: Outcome | None = None,
+                 suite: str = "kdump verify") -> None:
+    """JUnit XML, what CI systems show as test reports: one ``testcase`` per file (``classname`` its kind, ``name``
+    its path), a ``failure`` holding its findings where the file fails the run at ``fail_on`` (its label is
+    ``FAIL``), an ``error`` where it could not be read, its other findings in ``system-out`` (``run``: as for
+    :func:`render_json`; the exit code is the command's). Text that quotes the data is escaped
+    (:func:`kdump.text.escape.escape`): XML cannot hold most control characters."""
+    import xml.etree.ElementTree as ET
+
+    def text(s: str) -> str:
+        return safe(s, keep_tab=False)
+
+    outcome = Outcome(fail_on=fail_on)
+    suite_el = ET.Element("testsuite", name=suite)
+    failures = errors = 0
+    for r in reports:
+        case = ET.SubElement(suite_el, "testcase", classname=f"kdump.{r.kind}", name=text(r.path))
+        lines = [f"{f.severity} {f.code}" + (f" at byte {f.position}" if f.position is not None else "")
+                 + f": {text(f.message)}" for f in r.findings]
+        label = outcome.report(r)
+        if r.io_error is not None:
+            errors += 1
+            ET.SubElement(case, "error", type="cannot-read", message=text(r.io_error)).text = text(r.io_error)
+        elif label == "FAIL":
+            failures += 1
+            first = next((f for f in r.findings if f.severity == ERROR), r.findings[0] if r.findings else None)
+            failure = ET.SubElement(case, "failure", type=first.code if first else "findings",
+                                    message=f"{len(r.findings)} findings" if len(r.findings) != 1 else "1 finding")
+            failure.text = "\n".join(lines)
+        elif lines:
+            ET.SubElement(case, "system-out").text = "\n".join(lines)
+    tests = len(suite_el)
+    for name, value in (("tests", tests), ("failures", failures), ("errors", errors), ("skipped", 0)):
+        suite_el.set(name, str(value))
+    root = ET.Element("testsuites", name=suite, tests=str(tests), failures=str(failures), errors=str(errors))
+    root.append(suite_el)
+    ET.indent(root)
+    out.write('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n")

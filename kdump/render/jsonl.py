@@ -243,8 +243,12 @@ class JsonLinesRenderer:
 
     def _large_record(self, batch, records, i: int) -> Iterator[bytes]:
         """Record ``i``'s object, its large key, value and header values written a slice at a time (those no
-        decoder prints, kdump.render.large_fields): the object is built with each such field null, then given
-        the field's size and a JSON string written in pieces."""
+        decoder prints, kdump.render.large_fields)."""
+        return json_pieces(self._large_record_object(batch, records, i))
+
+    def _large_record_object(self, batch, records, i: int) -> dict:
+        """Record ``i``'s object for :meth:`_large_record`: built with each large field null, then given the
+        field's size and a JSON string (:class:`kdump.render.large_fields.JsonString`) written in pieces."""
         one = records.slice(i, i + 1)
         patches = []
         for name, decoder, pos_column, len_column in (("key", self.key_decoder, one.key_pos, one.key_len),
@@ -264,7 +268,7 @@ class JsonLinesRenderer:
         for j in large_headers:
             value = headers[j][1]
             obj["headers"][j]["value"], obj["headers"][j]["valueEncoding"] = json_field(value, 0, len(value))
-        return json_pieces(obj)
+        return obj
 
     def _write(self, obj: dict) -> None:
         self._emit(_json(obj), b"\n")

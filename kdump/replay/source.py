@@ -53,7 +53,7 @@ class Skipped:
 # larger record is refused), so no metadata field is larger. The coordinators write __consumer_offsets and
 # __transaction_state within the topic's max.message.bytes (1 MiB by default; a large group's metadata needs it
 # raised): 64 times that default, far beyond any group or transaction, yet a copy that stays within the memory
-# bound (README, "Memory").
+# bound (docs/dump.md, "Memory").
 MAX_METADATA_FIELD_BYTES = 8 << 20
 MAX_COORDINATOR_FIELD_BYTES = 64 << 20
 

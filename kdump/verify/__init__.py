@@ -55,9 +55,9 @@ def verify_paths(paths, options: VerifyOptions | None = None, *, progress=None, 
     """Verify files and directories (partition and log directories, recursively), in the order given.
 
     ``progress``, if given, is called with the number of bytes advanced, every 16 MiB or so (with ``jobs``
-    > 1: as each unit ends). ``jobs`` > 1 verifies the units (files, partitions) in that many worker
-    processes; the reports are the same, in the same order. A path that does not exist or cannot be read
-    gets a report with ``io_error`` set (``refused`` too when it was never opened: exit code 2).
+    > 1: as the workers report it, a few MiB at a time). ``jobs`` > 1 verifies the units (files, partitions) in
+    that many worker processes; the reports are the same, in the same order. A path that does not exist
+    or cannot be read gets a report with ``io_error`` set (``refused`` too when it was never opened: exit code 2).
     """
     options = options or VerifyOptions()
     units = list(collect(paths))
@@ -68,9 +68,8 @@ def verify_paths(paths, options: VerifyOptions | None = None, *, progress=None, 
         return reports
     from kdump.parallel import ordered_map
     sizes = [_unit_bytes(kind, item) for kind, item in units]
-    done = None if progress is None else (lambda i: progress(sizes[i]))
-    for unit_reports in ordered_map(verify_unit, [(kind, item, options) for kind, item in units], jobs, done=done,
-                                    sizes=sizes):
+    for unit_reports in ordered_map(verify_unit, [(kind, item, options) for kind, item in units], jobs, sizes=sizes,
+                                    progress=progress):
         reports.extend(unit_reports)
     return reports
 

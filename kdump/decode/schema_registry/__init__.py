@@ -20,10 +20,14 @@ from kdump.decode.errors import DecoderLoadError
 from kdump.decode.schema_registry.decoder import NAME, SchemaRegistryDecoder
 from kdump.decode.schema_registry.sources import NoSchemas, find_storage, first_payloads, load_schemas
 from kdump.decode.schema_registry.storage import DEFAULT_TOPIC
-from kdump.decode.schema_registry.store import SchemaStore
+from kdump.decode.schema_registry.store import AVRO, PROTOBUF, SchemaStore
+from kdump.errors import require_extra
 
 __all__ = ["NAME", "SchemaRegistryDecoder", "SchemaStore", "auto_decoders", "first_payloads", "load_schemas",
            "registry_decoder"]
+
+# The optional modules the readers of a schema type import (the schema-registry extra)
+_TYPE_MODULES = {AVRO: ("fastavro",), PROTOBUF: ("google.protobuf", "grpc_tools")}
 
 # One store (and one decoder, so that keys and values share compiled readers) per source in a process.
 _DECODERS: dict[tuple[str, float], SchemaRegistryDecoder] = {}
@@ -54,9 +58,13 @@ def registry_decoder(schemas: str | None = None, data_paths: Sequence[str] = (),
                                    "(a _schemas partition, a directory of <id>.avsc/.proto/.json files or a "
                                    "saved GET /schemas answer)")
     try:
-        return _decoder_for(schemas, topic)
+        decoder = _decoder_for(schemas, topic)
     except (NoSchemas, OSError) as e:
         raise DecoderLoadError(f"invalid decoder {NAME!r}: {e}") from None
+    # said once, before anything is decoded (kdump.errors.MissingExtra, exit 2), not as a failure of every value
+    for schema_type in sorted({s.schema_type for s in decoder.store.by_id.values()}):
+        require_extra(f"decoding {schema_type} values (the {NAME} decoder)", *_TYPE_MODULES.get(schema_type, ()))
+    return decoder
 
 
 def auto_decoders(data_paths: Sequence[str], schemas: str | None = None, topic: str = DEFAULT_TOPIC

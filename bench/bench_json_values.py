@@ -1,0 +1,75 @@
+"""``dump --format json`` and ``--format records`` against the text dump on real payloads: values that are JSON
+documents (a quote every few bytes: the most common Kafka value) and binary values (not UTF-8: base64).
+
+    python bench/bench_json_values.py [--records 2000000] [--runs 3] [--out bench/out]
+
+Writes two segments of RECORDS records (batches of 1,000, uncompressed, keys ``k<i>``), then times
+``kdump dump --print-data-log`` (this checkout, ``python -m kdump``, output to /dev/null) with each format, best
+wall seconds of RUNS; the figure to read is the ratio to the text dump of the same run (the machine is shared).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from kdump.format.v2_builder import RecordBatchBuilder  # noqa: E402
+from kdump.writer import write_segment  # noqa: E402
+
+
+def segment(path: Path, n: int, value) -> None:
+    if path.exists():
+        return
+    batches = []
+    for base in range(0, n, 1000):
+        b = RecordBatchBuilder(base_offset=base)
+        for i in range(base, min(base + 1000, n)):
+            b.append(i, 1_700_000_000_000 + i, b"k%d" % i, value(i))
+        batches.append(b.build())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_segment(str(path), batches, deep_verify=False)
+
+
+def json_value(i: int) -> bytes:
+    return b'{"id":%d,"user":"u%d","p":"%s"}' % (i, i % 9973, b"abcdefghij" * 4)
+
+
+def binary_value(i: int) -> bytes:
+    return bytes((i * 7 + j * 31) % 256 for j in range(48)) + b"\xff"
+
+
+def best(args: list[str], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        with open(os.devnull, "wb") as out:
+            subprocess.run([sys.executable, "-m", "kdump", *args], cwd=ROOT, stdout=out, check=False)
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=int, default=2_000_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--out", default=str(ROOT / "bench" / "out"))
+    a = ap.parse_args()
+    print(f"| values ({a.records:,} records) | text s | json s | json / text | records s | records / text |")
+    print("|---|---|---|---|---|---|")
+    for name, value in (("JSON documents", json_value), ("binary", binary_value)):
+        path = Path(a.out) / f"json-values-{name.split()[0].lower()}-{a.records}" / "00000000000000000000.log"
+        segment(path, a.records, value)
+        text = best(["dump", "--print-data-log", str(path)], a.runs)
+        js = best(["dump", "--print-data-log", "--format", "json", str(path)], a.runs)
+        rec = best(["dump", "--format", "records", str(path)], a.runs)
+        print(f"| {name} | {text:.2f} | {js:.2f} | {js / text:.2f}x | {rec:.2f} | {rec / text:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
