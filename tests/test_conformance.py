@@ -442,10 +442,14 @@ def test_the_same_counts_from_every_command(root, name, counter):
 
 
 def test_the_same_counts_from_the_spark_source(spark, tmp_path):
-    """The Spark source reads the records dump and verify read, on the partition with a damaged size field."""
+    """The Spark source reads the records dump and verify read, on the partition with a damaged size field, when
+    told to read past data loss (failOnDataLoss=false, as dump and verify go on); by default it fails, as Spark's
+    Kafka source fails on data loss."""
     paths = size_field_damage(tmp_path, DATA)
-    df = spark.read.format("kafka-log").load(str(paths[0]))
+    df = spark.read.format("kafka-log").option("failOnDataLoss", "false").load(str(paths[0]))
     assert df.count() == _kafka_counts(LOST["size_field_damage"])[1]
+    with pytest.raises(Exception, match="failOnDataLoss=false reads past it"):
+        spark.read.format("kafka-log").load(str(paths[0])).count()
 
 
 # --- the Spark jobs: a few cells (a Spark session is slow to start; one serves them all) -------------------
