@@ -27,7 +27,7 @@ EXTENSIONS = {
     "kdump.render._lines": "kdump/render/_lines.pyx",  # DumpLogSegments record lines (twin: render_v2_lines_py)
     "kdump.render._jsonl": "kdump/render/_jsonl.pyx",  # --format json records (twin: jsonl.records_json_py)
     "kdump.spark._arrow": "kdump/spark/_arrow.pyx",  # records into Arrow buffers (twin: spark.builder.PyColumnBuilder)
-    "kdump._keytable": "kdump/_keytable.pyx",  # stats' key digests counted (twin: keytable.PyKeyTable)
+    "kdump.stats._keytable": "kdump/stats/_keytable.pyx",  # stats' key digests counted (twin: keytable.PyKeyTable)
 }
 # zlib's crc32 (the library Python's own zlib module links)
 LIBRARIES: dict[str, list[str]] = {}  # libraries a module links, by name (none today)

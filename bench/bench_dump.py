@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kdump.writer import RecordBatchBuilder  # noqa: E402
+from kdump.write.segment import RecordBatchBuilder  # noqa: E402
 
 MODES = [("shallow", []), ("deep", ["--deep-iteration"]), ("deep+data", ["--deep-iteration", "--print-data-log"])]
 

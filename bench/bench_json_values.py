@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from kdump.format.v2_builder import RecordBatchBuilder  # noqa: E402
-from kdump.writer import write_segment  # noqa: E402
+from kdump.write.segment import write_segment  # noqa: E402
 
 
 def segment(path: Path, n: int, value) -> None:

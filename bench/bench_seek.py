@@ -33,9 +33,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kdump._crc import crc32c  # noqa: E402
+from kdump.format.crc import crc32c  # noqa: E402
 from kdump.format import layout as L  # noqa: E402
-from kdump.writer import RecordBatchBuilder, SegmentWriter  # noqa: E402
+from kdump.write.segment import RecordBatchBuilder, SegmentWriter  # noqa: E402
 
 PER_BATCH = 64
 T0 = 1_700_000_000_000

@@ -38,7 +38,7 @@ from bench_dump import make_segment  # noqa: E402
 LOG = "00000000000000000000.log"
 CRC_PASS = (
     "import sys\n"
-    "from kdump._crc import crc32c\n"
+    "from kdump.format.crc import crc32c\n"
     "with open(sys.argv[1], 'rb', buffering=0) as f:\n"
     "    while True:\n"
     "        chunk = f.read(1 << 20)\n"

@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kdump.findings import ERROR, WARNING  # noqa: E402
+from kdump.report.findings import ERROR, WARNING  # noqa: E402
 from kdump.verify import VerifyOptions, verify_one  # noqa: E402
 from kdump import codec as _codec  # noqa: E402
 from kdump.format.names import CODEC_NAMES  # noqa: E402

@@ -23,8 +23,8 @@ _EXPORTS = {
     "Record": "kdump.format.columns", "RecordBatch": "kdump.format.v2", "RecordColumns": "kdump.format.columns",
     "SegmentReader": "kdump.read.segment", "Stop": "kdump.format.framing", "iter_batches": "kdump.read.segment",
     "RecordBatchBuilder": "kdump.format.v2_builder", "LegacyMessageBuilder": "kdump.format.legacy_builder",
-    "SegmentWriter": "kdump.writer",
-    "write_segment": "kdump.writer",
+    "SegmentWriter": "kdump.write.segment",
+    "write_segment": "kdump.write.segment",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -26,7 +26,7 @@ importing only from its own layer or below (never the pure module that uses it):
   ``kdump.decode.schema_registry.decoder.framed_texts_py`` (a column of Schema Registry payloads as text);
 * ``kdump.spark._arrow`` (``kdump/spark/_arrow.pyx``): ``ColumnBuilder``, twin of
   ``kdump.spark.builder.PyColumnBuilder`` (records into the Arrow buffers of the Spark data source);
-* ``kdump._keytable`` (``kdump/_keytable.pyx``): ``KeyTable``, twin of ``kdump.keytable.PyKeyTable`` (``kdump
+* ``kdump.stats._keytable`` (``kdump/stats/_keytable.pyx``): ``KeyTable``, twin of ``kdump.stats.keytable.PyKeyTable`` (``kdump
   stats``' key digests counted); ``kdump.format._records`` also has ``record_keys``, twin of
   ``kdump.format.v2.record_keys_py`` (a batch's records as those digests).
 
@@ -39,7 +39,6 @@ import os
 import sys
 
 try:
-    import kdump._keytable as _keytable
     import kdump.format._avro as _avro
     import kdump.format._encode as _encode
     import kdump.format._legacy as _legacy
@@ -47,6 +46,7 @@ try:
     import kdump.render._jsonl as _jsonl
     import kdump.render._lines as _lines
     import kdump.spark._arrow as _arrow
+    import kdump.stats._keytable as _keytable
 except ImportError:
     _legacy = _records = _lines = _jsonl = _encode = _arrow = _avro = _keytable = None
 

@@ -189,7 +189,7 @@ def _command_name(argv) -> str:
 def main(argv=None):
     """Entry point: never shows a traceback for bad input; a broken pipe (``| head``) ends quietly with 0; a full
     or failing standard output is named, exit 2."""
-    from kdump.parallel import raise_malloc_thresholds
+    from kdump.jobs import raise_malloc_thresholds
     raise_malloc_thresholds()
     _guard_outputs()
     try:

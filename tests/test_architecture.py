@@ -125,7 +125,7 @@ def test_the_checker_sees_imports_of_every_kind():
     assert "kdump._backend" in GRAPH["kdump.format.v2"]  # inside a function
     assert "kdump.codec.errors" in GRAPH["kdump.codec.gzip"]  # relative
     assert "kdump.format.columns" in GRAPH["kdump.format._records"]  # .pyx
-    assert "kdump.format.schemas" in GRAPH["kdump.decoders.tables"]  # importlib.import_module(f"...")
+    assert "kdump.format.schemas" in GRAPH["kdump.decode.internal.tables"]  # importlib.import_module(f"...")
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
@@ -137,7 +137,7 @@ def _in(module: str, *packages: str) -> bool:
     return any(module == p or module.startswith(p + ".") for p in packages)
 
 
-ABOVE_FORMAT = ("kdump.decode", "kdump.decoders", "kdump.render", "kdump.commands", "kdump.cli", "kdump.verify",
+ABOVE_FORMAT = ("kdump.decode", "kdump.decode.internal", "kdump.render", "kdump.commands", "kdump.cli", "kdump.verify",
                 "kdump.index", "kdump.convert", "kdump.spark")
 LAYER_RULES = [
     # (importing packages, packages they must not import, why)
@@ -158,15 +158,15 @@ def test_imports_follow_the_direction_of_flow(importers, forbidden, why):
 # Bottom first: each top-level module or package of kdump has a rank, and imports only from its own rank or
 # below. Packages of one rank may use each other, but never round a cycle (test_no_cycle_between_packages).
 LAYERS = [
-    ("base", ("kdump.errors", "kdump._crc", "kdump._backend", "kdump.text", "kdump.finding_codes", "kdump.digests",
-              "kdump.parallel", "kdump.outcome")),
+    ("base", ("kdump.errors", "kdump.format.crc", "kdump._backend", "kdump.text", "kdump.report.codes", "kdump.write.digests",
+              "kdump.jobs", "kdump.report.outcome")),
     ("codec", ("kdump.codec",)),
     ("format", ("kdump.format",)),
     ("read", ("kdump.read",)),
-    ("decode", ("kdump.decode", "kdump.decoders")),
-    ("consumers", ("kdump.findings", "kdump.leftovers", "kdump.atomic", "kdump.writer", "kdump.filters",
-                   "kdump.verify", "kdump.index", "kdump.convert", "kdump.salvage", "kdump.dump", "kdump.txn",
-                   "kdump.stats", "kdump.keytable", "kdump._keytable", "kdump.replay", "kdump.spark", "kdump.explain",
+    ("decode", ("kdump.decode", "kdump.decode.internal")),
+    ("consumers", ("kdump.report.findings", "kdump.write.leftovers", "kdump.write.atomic", "kdump.write.segment", "kdump.decode.filters",
+                   "kdump.verify", "kdump.index", "kdump.convert", "kdump.convert.salvage", "kdump.dump", "kdump.txn",
+                   "kdump.stats.counts", "kdump.stats.keytable", "kdump.stats._keytable", "kdump.replay", "kdump.spark", "kdump.explain",
                    "kdump")),  # the package itself: __version__ and the library API's lazy exports (a writer too)
     ("render", ("kdump.render",)),
     ("commands", ("kdump.commands", "kdump.cli", "kdump.__main__")),
@@ -233,7 +233,7 @@ def test_the_layer_checks_find_what_they_look_for():
     assert _upward(units, rank) == ["kdump.verify.walk imports kdump.render.kafka_text"]
     assert _cycles({u: set(targets) for u, targets in units.items()}) == [["kdump.render", "kdump.verify"]]
     assert "kdump.read.segment" in GRAPH["kdump.spark._source"]  # ``from kdump import SegmentReader``
-    assert "kdump.writer" in GRAPH["kdump"]  # the package's lazy exports
+    assert "kdump.write.segment" in GRAPH["kdump"]  # the package's lazy exports
 
 
 # --- byte layouts ---------------------------------------------------------------------------------------

@@ -130,7 +130,7 @@ def test_record_count_far_above_payload_is_an_error_not_a_hang(tmp_path):
 
 
 def test_decompression_bomb_is_refused_before_memory_is_taken(tmp_path):
-    from kdump.writer import RecordBatchBuilder
+    from kdump.write.segment import RecordBatchBuilder
     builder = RecordBatchBuilder(base_offset=0, codec=1)
     builder.append(0, 1700000000000, None, bytes(64 * 1024 * 1024))
     result, path = dump(tmp_path, builder.build(), "--deep-iteration", "--max-batch-bytes", str(8 << 20))

@@ -21,7 +21,7 @@ pa = pytest.importorskip("pyarrow")
 from kdump.spark import arrow as arrow_module  # noqa: E402
 from kdump.spark.arrow import ReadOptions, SegmentSlice, read_slices  # noqa: E402
 from kdump.spark.schema import ALL_COLUMNS, arrow_schema  # noqa: E402
-from kdump.writer import RecordBatchBuilder  # noqa: E402
+from kdump.write.segment import RecordBatchBuilder  # noqa: E402
 
 ALL = tuple(ALL_COLUMNS)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 import pytest
 from corpus import CORPUS
-from test_index_support import T0, data_batch, marker, write_log
+from support.segments import T0, data_batch, marker, write_log
 
 from kdump import cli as cli_module
 from kdump.cli import cli
@@ -394,7 +394,7 @@ def test_a_full_output_is_named_and_exits_2(name, big_inputs, tmp_path):
 def test_a_failed_write_names_the_file_written(tmp_path, monkeypatch):
     import errno
 
-    from kdump import atomic
+    from kdump.write import atomic
     part = tmp_path / "w-0"
     part.mkdir()
     write_log(part, 0, [data_batch(0, 3)])

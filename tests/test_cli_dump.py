@@ -233,7 +233,7 @@ def test_python_dash_m_and_broken_pipe():
 def test_scala_compat_payload_prefix_quirk_with_skip_record_metadata(tmp_path):
     # Spec §2.3: the Scala tool always printed " payload: " (leading space, no "|"), even when the record
     # line has no metadata and no key; the Java tool prints "| payload: ".
-    from kdump.writer import RecordBatchBuilder
+    from kdump.write.segment import RecordBatchBuilder
     b = RecordBatchBuilder(base_offset=0)
     b.append(0, 1700000000000, None, b"v0")
     b.append(1, 1700000000001, b"k1", b"v1")

@@ -1,5 +1,5 @@
 """The conformance matrix (issue 20, item 5): every command x every class of input, with the exit code the one outcome
-policy (:mod:`kdump.outcome`, README "Exit codes") gives, the label the command prints, and the same record and
+policy (:mod:`kdump.report.outcome`, README "Exit codes") gives, the label the command prints, and the same record and
 batch counts from every command that counts them on the same damaged partition.
 
 Data-driven: a command is one entry of :data:`COMMANDS` (how it is run, and the partition of Kafka's its inputs are
@@ -34,7 +34,7 @@ import pytest
 from corpus import CORPUS
 from support.cli import run_cli
 from support.privileges import can_drop, without_read_anything
-from test_index_support import recovery_rule
+from support.segments import recovery_rule
 
 # Each cell runs on the compiled and the pure path (the Spark jobs' cells once: their executors choose theirs).
 on_both_backends = pytest.mark.usefixtures("backend")
@@ -195,7 +195,7 @@ def long_zero_tail(root, base):
 
 def _with_indexes(root, base) -> Path:
     """The clean partition with the .index and .timeindex Kafka's recovery writes (the spec's rule restated in
-    tests/test_index_support.py, from Kafka's view of the log)."""
+    tests/support/segments.py, from Kafka's view of the log)."""
     part = _partition(root, base.bytes(), base)
     offset_index, time_index = recovery_rule(base.batches, 0)
     (part / "00000000000000000000.index").write_bytes(offset_index)

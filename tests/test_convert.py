@@ -27,7 +27,7 @@ from kdump.convert import (KAFKA_MESSAGE_MAX_BYTES, ConversionRefused, ConvertOp
                            convert_segment, estimate_sizes)
 from kdump.format.types import TimestampType
 from kdump.read.segment import SegmentReader
-from kdump.writer import (LegacyMessageBuilder, RecordBatchBuilder, WriteVerificationError, empty_batch,
+from kdump.write.segment import (LegacyMessageBuilder, RecordBatchBuilder, WriteVerificationError, empty_batch,
                           end_txn_marker_batch, legacy_message)
 from test_convert_corpus import assert_kafka_python_agrees, read_batches
 
@@ -665,7 +665,7 @@ def test_verification_catches_a_bad_crc(tmp_path, monkeypatch):
 def test_segment_writer_verifies_with_running_digests_and_a_public_hook(tmp_path):
     """The converter's writer builds on SegmentWriter's public surface: ``write(entries, count)``,
     ``verify(path)`` (called on ``temporary_path`` before the rename), ``entry_count``, ``written_sha256()``."""
-    from kdump.writer import SegmentWriter
+    from kdump.write.segment import SegmentWriter
 
     seen = []
 
@@ -824,7 +824,7 @@ def test_stale_index_next_to_the_output_is_refused(tmp_path):
        st.sampled_from([0, 1, 2]), st.sampled_from([kcodec.NONE, kcodec.GZIP, kcodec.SNAPPY, kcodec.LZ4]),
        st.sampled_from([CT, LAT]))
 def test_open_batch_equals_the_writers_builders(steps, magic, codec, ts_type):
-    """kdump.convert encodes converted records itself (speed); kdump.writer's builders are the reference."""
+    """kdump.convert encodes converted records itself (speed); kdump.write.segment's builders are the reference."""
     from kdump.convert.engine import _OpenBatch
 
     if magic < 2 and codec == kcodec.NONE:

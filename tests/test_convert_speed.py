@@ -22,7 +22,7 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kdump.convert import ConvertOptions, convert_segment
 from kdump.convert.proof import PlainMessages
-from kdump.findings import ERROR, WARNING
+from kdump.report.findings import ERROR, WARNING
 from kdump.format import canonical, legacy_builder, v2_builder
 from kdump.format.canonical import canonical_record
 from kdump.format.columns import iter_records

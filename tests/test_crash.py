@@ -2,7 +2,7 @@
 run cleans up; a segment and its indexes appear together; a partition is converted all or nothing.
 
 The kills are deterministic: the command runs in a subprocess with the test-only hook KDUMP_TEST_KILL_AT, which
-SIGKILLs it at a named point of kdump.atomic (see its module docstring for the steps)."""
+SIGKILLs it at a named point of kdump.write.atomic (see its module docstring for the steps)."""
 import json
 import os
 import shutil
@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from kdump import codec as kcodec
-from kdump.atomic import KILL_AT_ENV, AtomicFile, AtomicGroup, clean_leftovers, leftovers
+from kdump.write.atomic import KILL_AT_ENV, AtomicFile, AtomicGroup, clean_leftovers, leftovers
 from support.cli import run_cli
 from kdump.read.logdir import FileKind, classify
-from kdump.writer import RecordBatchBuilder
-from test_index_support import T0, data_batch, write_log
+from kdump.write.segment import RecordBatchBuilder
+from support.segments import T0, data_batch, write_log
 
 ROOT = Path(__file__).resolve().parent.parent
 SEG = "00000000000000000000"

@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 
 from corpus import CORPUS
 from support.cli import run_cli
-from kdump.decoders import make_decoder, tables
-from kdump.decoders.coordinator import TRANSACTION_STATES
+from kdump.decode.internal import make_decoder, tables
+from kdump.decode.internal.coordinator import TRANSACTION_STATES
 from kdump.format.schema import (JavaDouble, SchemaError, jackson, java_double, member, read_struct, to_tree,
                                  write_struct)
 from kdump.read.segment import SegmentReader
-from kdump.writer import RecordBatchBuilder, write_segment
+from kdump.write.segment import RecordBatchBuilder, write_segment
 
 TXN = CORPUS / "kafka-generated/internal-topics/__transaction_state-0/00000000000000000000.log"
 

@@ -11,8 +11,8 @@ import pytest
 
 from support.cli import run_cli
 from support.coordinator_bytes import carray, cstr, s16, tags, uvarint
-from kdump.decoders import make_decoder
-from kdump.writer import RecordBatchBuilder, write_segment
+from kdump.decode.internal import make_decoder
+from kdump.write.segment import RecordBatchBuilder, write_segment
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""kdump.digests: SHA-256s computed by a worker thread give hashlib's values, whatever the pieces."""
+"""kdump.write.digests: SHA-256s computed by a worker thread give hashlib's values, whatever the pieces."""
 from __future__ import annotations
 
 import hashlib
@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from kdump.digests import BackgroundSha256, file_sha256_beside
+from kdump.write.digests import BackgroundSha256, file_sha256_beside
 
 
 @pytest.mark.parametrize("seed", range(5))

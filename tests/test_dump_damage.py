@@ -13,7 +13,7 @@ import pytest
 
 from support.cli import run_cli
 from kdump.format import layout as L
-from kdump.writer import RecordBatchBuilder
+from kdump.write.segment import RecordBatchBuilder
 
 pytestmark = pytest.mark.usefixtures("backend")  # each test runs on the compiled and the pure path
 

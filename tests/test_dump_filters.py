@@ -13,7 +13,7 @@ import pytest
 
 from corpus import CORPUS, load_json
 from support.cli import run_cli
-from kdump.writer import RecordBatchBuilder, write_segment
+from kdump.write.segment import RecordBatchBuilder, write_segment
 from support.damaged import sound_then_corrupt_gzip
 
 pytestmark = pytest.mark.usefixtures("backend")  # each test runs on the compiled and the pure path

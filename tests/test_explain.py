@@ -7,7 +7,7 @@ import pytest
 from corpus import CORPUS, case_id, load_json
 from support.cli import run_cli
 
-from kdump._crc import crc32c
+from kdump.format.crc import crc32c
 from kdump.explain import explain, leaves
 from kdump.format import layout as L
 

@@ -1,4 +1,4 @@
-"""The one registry of finding codes (kdump/finding_codes.py), its docs (docs/findings.md, docs/index.md), the one
+"""The one registry of finding codes (kdump/report/codes.py), its docs (docs/findings.md, docs/index.md), the one
 collector with its one cap, and the mapping from reader errors to codes."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kdump.finding_codes import CODES, FINDINGS_DOC, INDEX_DOC
-from kdump.findings import ERROR, INFO, MAX_PER_CODE, WARNING, FileReport, Findings, tail_finding_code
+from kdump.report.codes import CODES, FINDINGS_DOC, INDEX_DOC
+from kdump.report.findings import ERROR, INFO, MAX_PER_CODE, WARNING, FileReport, Findings, tail_finding_code
 
 ROOT = Path(__file__).resolve().parent.parent
 _LETTER = {"E": ERROR, "W": WARNING, "I": INFO}

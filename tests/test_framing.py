@@ -14,7 +14,7 @@ from corpus import CORPUS
 from kdump.format import framing as F
 from kdump.read.segment import (BadEntry, DamagedRange, GoodBatch, LargeEntry, SegmentReader, Stop, entries_in,
                            header_at, walk_headers)
-from kdump.writer import RecordBatchBuilder, SegmentWriter, legacy_message
+from kdump.write.segment import RecordBatchBuilder, SegmentWriter, legacy_message
 
 TS = 1_700_000_000_000
 CORPUS_LOGS = sorted(p for p in CORPUS.rglob("*.log") if p.is_file())

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from corpus import CORPUS, FIXTURES
-from kdump.findings import ERROR, WARNING
+from kdump.report.findings import ERROR, WARNING
 from kdump.verify import VerifyOptions, verify_one
 from tests.support.mutate import Mutator, entries
 

@@ -18,7 +18,7 @@ from kdump.format.names import CODEC_NAMES
 from support.cli import run_cli
 from kdump.format import columns as columns_module
 from kdump.read.segment import SegmentReader
-from kdump.writer import RecordBatchBuilder, legacy_wrapper
+from kdump.write.segment import RecordBatchBuilder, legacy_wrapper
 from support import hostile as H
 
 ROOT = CORPUS.parent.parent

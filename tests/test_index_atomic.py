@@ -1,9 +1,9 @@
-"""kdump/atomic.py: a file appears complete and verified, or not at all; never over an input; old files kept."""
+"""kdump/write/atomic.py: a file appears complete and verified, or not at all; never over an input; old files kept."""
 import os
 
 import pytest
 
-from kdump.atomic import AtomicFile, AtomicWriteError, write_atomic
+from kdump.write.atomic import AtomicFile, AtomicWriteError, write_atomic
 
 
 def test_new_file_appears_only_on_commit(tmp_path):

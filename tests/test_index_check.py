@@ -14,7 +14,7 @@ from support.cli import run_cli
 from kdump.index.check import check_partition_companions, check_paths
 from kdump.index.rebuild import rebuild_indexes
 from kdump.read.snapshot import ProducerEntry, encode_snapshot
-from test_index_support import T0, data_batch, marker, write_log
+from support.segments import T0, data_batch, marker, write_log
 
 BROKER = CORPUS / "broker-written"
 

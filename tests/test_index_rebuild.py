@@ -1,7 +1,7 @@
 """`kdump index rebuild`: Kafka's recovery-time indexes, byte for byte, written atomically.
 
 Sources of truth: the broker-written indexes of the corpus (bytes), Kafka's view of each log (the corpus
-``.log.json``) run through the recovery rule of spec §5.6 restated in test_index_support, and the
+``.log.json``) run through the recovery rule of spec §5.6 restated in support.segments, and the
 transaction-index rule of spec §5.4 worked out by hand for the transactional cases below.
 """
 import os
@@ -17,7 +17,7 @@ from kdump.index.rebuild import RebuildError, rebuild_indexes, recover_segment
 from kdump.read.snapshot import ProducerEntry, encode_snapshot
 from kdump.read.time_index import TimeIndex
 from kdump.read.txn_index import AbortedTxn, TxnIndexFile
-from test_index_support import (T0, batch_facts, cleaned_marker, data_batch, marker, recovery_rule,
+from support.segments import (T0, batch_facts, cleaned_marker, data_batch, marker, recovery_rule,
                                 write_log)
 
 BROKER = CORPUS / "broker-written"

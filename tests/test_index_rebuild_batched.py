@@ -1,5 +1,5 @@
 """Issue 22, item 5: ``index rebuild`` of a partition directory places its segments' index files in batches
-(:func:`kdump.atomic.commit_groups`: one file-system sync and a few directory fsyncs per batch, the directory's
+(:func:`kdump.write.atomic.commit_groups`: one file-system sync and a few directory fsyncs per batch, the directory's
 leftovers listed once), still atomic per segment and crash-safe. bench/bench_index_rebuild.py measures it."""
 import os
 import shutil
@@ -11,7 +11,7 @@ from corpus import CORPUS
 from support.cli import run_cli
 from test_crash import codes, kill_at, temporaries
 from test_index_rebuild import trimmed
-from test_index_support import T0, data_batch, write_log
+from support.segments import T0, data_batch, write_log
 
 from kdump.index import rebuild as rebuild_module
 from kdump.index.rebuild import recover_segment, write_recovery

@@ -12,7 +12,7 @@ from corpus import CORPUS, LOG_FILES
 from support.cli import run_cli
 from kdump.index.rebuild import rebuild_indexes
 from kdump.read.locate import locate_offset, locate_time, parse_time
-from test_index_support import T0, data_batch, write_log
+from support.segments import T0, data_batch, write_log
 
 BROKER = CORPUS / "broker-written"
 GENERATED = sorted((CORPUS.parent / "generated").glob("*/*.log"))

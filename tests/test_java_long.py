@@ -14,7 +14,7 @@ import pytest
 from support import hostile_legacy as HL
 from support.cli import run_cli
 from support.hostile import T0, v2_batch
-from kdump._crc import crc32c
+from kdump.format.crc import crc32c
 from kdump.format import layout as L
 from kdump.format.varint import encode_uvarint, zigzag_encode
 from kdump.read.segment import SegmentReader

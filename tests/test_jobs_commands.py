@@ -1,6 +1,6 @@
 """``--jobs`` on the other commands that take a log directory (issue 23 item 4): stats and txn give the same output,
 byte for byte, and the same exit code with one worker or several, run as a user runs them; the forked pool of
-:func:`kdump.parallel.ordered_map` answers in order, raises a worker's exception in its turn, and outlives a
+:func:`kdump.jobs.ordered_map` answers in order, raises a worker's exception in its turn, and outlives a
 worker that dies."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kdump.format.v2_builder import RecordBatchBuilder
-from kdump.writer import end_txn_marker_batch, write_segment
+from kdump.write.segment import end_txn_marker_batch, write_segment
 
 from test_jobs import _log_dir, _run
 
@@ -49,7 +49,7 @@ def _square_or_fail(i):
 
 
 def test_the_forked_pool_answers_in_order_and_raises_in_turn(monkeypatch):
-    from kdump import parallel
+    from kdump import jobs as parallel
     monkeypatch.setattr(parallel, "can_fork", lambda: True)  # (the suite may have left a thread running)
     calls = [(i,) for i in range(12) if i != 5]
     done: list[int] = []
@@ -71,7 +71,7 @@ def _die(i):
 
 
 def test_a_worker_that_dies_is_an_error_not_a_hang(monkeypatch):
-    from kdump import parallel
+    from kdump import jobs as parallel
     monkeypatch.setattr(parallel, "can_fork", lambda: True)
     with pytest.raises(RuntimeError, match="ended before its result"):
         parallel.ordered_map(_die, [(0,), (1,)], 2)
@@ -84,7 +84,7 @@ def _note(path, name):
 
 
 def test_the_forked_pool_starts_the_largest_first(tmp_path):
-    from kdump import parallel
+    from kdump import jobs as parallel
     log = str(tmp_path / "started")
     calls = [(log, "a"), (log, "b"), (log, "c")]
     assert list(parallel._forked_results(_note, calls, 1, parallel.largest_first([1, 5, 3]))) == ["a", "b", "c"]

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHURN = """
 import resource, sys
 if sys.argv[1] == "raised":
-    from kdump.parallel import raise_malloc_thresholds
+    from kdump.jobs import raise_malloc_thresholds
     raise_malloc_thresholds()
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 for _ in range(50):
@@ -44,7 +44,7 @@ def test_raised_malloc_thresholds_keep_freed_buffers_mapped():
 
 
 def test_the_cli_raises_the_thresholds_before_any_command(monkeypatch):
-    from kdump import cli, parallel
+    from kdump import cli, jobs as parallel
     calls = []
     monkeypatch.setattr(parallel, "raise_malloc_thresholds", lambda: calls.append(True))
     with pytest.raises(SystemExit):
@@ -54,14 +54,14 @@ def test_the_cli_raises_the_thresholds_before_any_command(monkeypatch):
 
 IMPORTS = """
 import sys
-from kdump.leftovers import leftover_reports
+from kdump.write.leftovers import leftover_reports
 reports = leftover_reports(sys.argv[1])
-print(len(reports), "kdump.atomic" in sys.modules)
+print(len(reports), "kdump.write.atomic" in sys.modules)
 """
 
 
 def test_a_directory_without_kdump_temporaries_does_not_import_the_writer(tmp_path):
-    """verify and index check list each directory's leftovers; without any, kdump.atomic (hashlib, tempfile, threads:
+    """verify and index check list each directory's leftovers; without any, kdump.write.atomic (hashlib, tempfile, threads:
     0.013 s) stays unimported, in one job and in each worker."""
     (tmp_path / "00000000000000000000.log").write_bytes(b"")
     (tmp_path / "00000000000000000000.index").write_bytes(b"")
@@ -84,7 +84,7 @@ try:
     main(sys.argv[1:])
 except SystemExit:
     pass
-print("kdump.atomic" in sys.modules, file=sys.stderr)
+print("kdump.write.atomic" in sys.modules, file=sys.stderr)
 """
 
 
@@ -115,7 +115,7 @@ def _wait_for(path: str, i: int) -> bool:
 def test_ordered_results_gives_each_result_while_the_others_run(tmp_path, monkeypatch):
     """dump writes out a partition while the workers dump the next: unit 1 is still running when unit 0's result
     is used (ordered_map would give nothing before every unit is done)."""
-    from kdump import parallel
+    from kdump import jobs as parallel
     monkeypatch.setattr(parallel, "can_fork", lambda: True)  # (the suite may have left a thread running)
     marker = str(tmp_path / "unit-0-taken")
     results = parallel.ordered_results(_wait_for, [(marker, 0), (marker, 1)], 2)
@@ -139,7 +139,7 @@ def test_closing_ordered_results_early_ends_the_workers(monkeypatch):
     """A caller that stops (an error writing out a partition) does not wait for the units still running."""
     import time
 
-    from kdump import parallel
+    from kdump import jobs as parallel
     monkeypatch.setattr(parallel, "can_fork", lambda: True)
     results = parallel.ordered_results(_forever, [(0,), (1,), (1,)], 2)
     assert next(results) == 0

@@ -18,7 +18,7 @@ from support import hostile as H
 from support.cli import run_cli
 
 from kdump import codec as kcodec
-from kdump.digests import BackgroundSha256
+from kdump.write.digests import BackgroundSha256
 from kdump.format import layout as L
 from kdump.format.canonical import canonical_records, update_canonical
 from kdump.format.legacy_builder import LegacyMessageBuilder, encode_messages_py

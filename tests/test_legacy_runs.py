@@ -221,7 +221,7 @@ def test_render_legacy_run_twins(tmp_path, deep, print_data, skip_metadata, brac
 
 # --- salvage: every message of a run judged as the batch it is ------------------------------------------------
 def test_salvage_keeps_the_intact_messages_of_runs(tmp_path):
-    from kdump.salvage import plan
+    from kdump.convert.salvage import plan
     entries = plain(30)
     entries[10] = flip_crc(entries[10])
     path, starts = write(tmp_path, entries)

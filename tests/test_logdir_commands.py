@@ -14,7 +14,7 @@ from kdump.index.check import check_paths
 from kdump.index.rebuild import rebuild_directory
 from kdump.verify import verify_paths
 
-from test_index_support import data_batch, write_log
+from support.segments import data_batch, write_log
 
 
 def _partition(tmp_path):

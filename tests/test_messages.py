@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 from support.cli import run_cli
-from test_index_support import T0, data_batch, write_log
+from support.segments import T0, data_batch, write_log
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "fixtures" / "corpus"

@@ -82,7 +82,7 @@ def _zeroed_in_a_batch(d) -> tuple[Path, int]:
     """A partition of one 200-record segment (3 batches, indexes every 4096 bytes as a broker writes them, leader
     epoch 3 from offset 40) whose bytes 4096-8191 were then zeroed: the run of zeros begins inside the second batch
     and covers the start of the third. Returns the log and the end of the first batch (the one intact batch)."""
-    from test_index_support import T0, data_batch, write_log
+    from support.segments import T0, data_batch, write_log
 
     from kdump.index.rebuild import rebuild_indexes
     batches = [data_batch(0, 40, ts=T0), data_batch(40, 100, ts=T0 + 100, value=b"v" * 40, ple=3),

@@ -1,7 +1,7 @@
 """The one outcome policy (issue 20): the exit codes the README's table promises, from what a run saw."""
 import pytest
 
-from kdump.outcome import FAIL, OK, WARN, Outcome, label
+from kdump.report.outcome import FAIL, OK, WARN, Outcome, label
 
 
 def _run(*steps, fail_on="error"):

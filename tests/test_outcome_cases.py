@@ -14,8 +14,8 @@ import pytest
 
 from corpus import CORPUS, expected, scala_to_java_stdout
 from support.cli import run_cli
-from test_index_support import data_batch, write_log
-from kdump.outcome import FAIL, OK, UNREADABLE, WARN, Outcome
+from support.segments import data_batch, write_log
+from kdump.report.outcome import FAIL, OK, UNREADABLE, WARN, Outcome
 
 pytestmark = pytest.mark.usefixtures("backend")
 
@@ -172,7 +172,7 @@ def test_a_path_seen_many_times_counts_once_with_all_its_problems():
 
 
 def test_a_refused_report_exits_2_and_an_unreadable_one_1_among_readable():
-    from kdump.findings import FileReport, exit_code
+    from kdump.report.findings import FileReport, exit_code
     sound = FileReport("a.log", "log")
     assert exit_code([sound, FileReport("b.log", "log", io_error="cannot read: Permission denied")]) == 1
     assert exit_code([sound, FileReport("c", "unknown", io_error="no such file", refused=True)]) == 2

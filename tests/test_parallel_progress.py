@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from kdump import parallel
+from kdump import jobs as parallel
 from kdump.read.scan import scan
-from kdump.stats import stats_paths
+from kdump.stats.counts import stats_paths
 from kdump.verify import VerifyOptions, verify_paths
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,7 +18,7 @@ from kdump.format import framing as F
 from kdump.read import damage as D
 from kdump.read.partition import PartitionLog
 from kdump.read.segment import SegmentReader, header_at
-from kdump.writer import RecordBatchBuilder
+from kdump.write.segment import RecordBatchBuilder
 from support.cli import run_cli
 
 CORRUPT = CORPUS / "kafka-generated" / "corrupt"
@@ -196,7 +196,7 @@ def test_a_size_field_below_14_is_said_the_same_by_every_walk(tmp_path):
 
 
 def test_dump_verify_spark_and_salvage_say_the_same_for_the_same_damage(tmp_path):
-    from kdump.salvage import plan
+    from kdump.convert.salvage import plan
     from kdump.spark._source import walk
     from kdump.verify.walk import SegmentVerifier, VerifyOptions
     log = FIXTURES / "corrupt" / "v2-zero-hole" / NAME

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kdump.read.logdir import FileKind
-from kdump.parallel import largest_first
+from kdump.jobs import largest_first
 from kdump.read.scan import Scan, WorkUnit, scan, work_units
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -237,8 +237,8 @@ class _Inline:
 def test_the_scheduler_starts_the_largest_first_and_answers_in_order(monkeypatch):
     import concurrent.futures
 
-    from kdump import parallel
-    from kdump.parallel import ordered_map
+    from kdump import jobs as parallel
+    from kdump.jobs import ordered_map
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _Inline)
     monkeypatch.setattr(parallel, "can_fork", lambda: False)  # the executor's path (the forked pool: test_jobs_commands)
     _Inline.started = []
@@ -249,7 +249,7 @@ def test_the_scheduler_starts_the_largest_first_and_answers_in_order(monkeypatch
 
 
 def test_the_scheduler_in_worker_processes_gives_what_one_job_gives(tmp_path):
-    from kdump.parallel import ordered_map
+    from kdump.jobs import ordered_map
     calls = [(str(p),) for p in sorted((FIXTURES / "corpus" / "broker-written").iterdir()) if p.is_dir()][:6]
     sizes = [sum(f.stat().st_size for f in Path(c[0]).iterdir()) for c in calls]
     assert ordered_map(os.path.basename, calls, 3, sizes=sizes) == [os.path.basename(c[0]) for c in calls]

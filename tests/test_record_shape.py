@@ -219,7 +219,7 @@ def test_json_carries_decoded_kraft_control_records(path):
 
 
 def test_json_of_an_invalid_control_record_says_why(tmp_path):
-    from kdump.writer import RecordBatchBuilder
+    from kdump.write.segment import RecordBatchBuilder
     b = RecordBatchBuilder(0, 0, producer_id=7, producer_epoch=0, is_transactional=True, is_control=True)
     b.append(0, 1_700_000_000_000, b"\x00\x00\x00\x01", b"\x00\x00")  # COMMIT with a 2-byte value
     path = tmp_path / "00000000000000000000.log"

@@ -12,7 +12,7 @@ import click
 import pytest
 
 from kdump.cli import COMMANDS, cli
-from kdump.findings import ERROR, FileReport, Findings
+from kdump.report.findings import ERROR, FileReport, Findings
 from kdump.render import DOCUMENT_FORMATS, FINDINGS_FORMATS, FORMATS, RENDERERS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,7 +15,7 @@ from support.cli import run_cli
 from support.coordinator_bytes import carray, cstr, group_key, int32s, tags, task_ids, uvarint
 from kdump.replay.groups import replay_groups
 from kdump.replay.metadata import replay_metadata
-from kdump.writer import RecordBatchBuilder, write_segment
+from kdump.write.segment import RecordBatchBuilder, write_segment
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "docs" / "schemas"
 
@@ -227,7 +227,7 @@ def test_metadata_unregister_controller_record(tmp_path):
 
 def test_every_metadata_record_type_is_replayed():
     """A record type the tables gain without a replay rule would stop ``kdump metadata`` (a KeyError)."""
-    from kdump.decoders import tables
+    from kdump.decode.internal import tables
     from kdump.replay.metadata import _Replayer
     assert {name for name, _ in tables.record_types("metadata").values()} <= set(_Replayer().handlers)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from support.cli import run_cli
 from test_crash import kill_at, temporaries
-from test_index_support import T0, data_batch, write_log
+from support.segments import T0, data_batch, write_log
 
 from kdump.index.rebuild import REBUILD_BATCH_SEGMENTS
 

@@ -113,7 +113,7 @@ def test_run_keys_twins_on_random_messages(seed):
 def test_stats_counts_runs_whole_as_it_counted_their_messages(tmp_path, monkeypatch):
     part = _partition(tmp_path)
     with monkeypatch.context() as m:
-        _message_by_message(m, __import__("kdump.stats", fromlist=["readable"]))
+        _message_by_message(m, __import__("kdump.stats.counts", fromlist=["readable"]))
         before = run_cli("stats", "--format", "json", str(part))
     now = run_cli("stats", "--format", "json", str(part))
     assert (now.exit_code, now.stdout, now.stderr) == (before.exit_code, before.stdout, before.stderr)
@@ -199,8 +199,8 @@ def test_the_producer_replay_stops_inside_a_run_as_it_did(tmp_path, monkeypatch,
 
 # --- salvage -------------------------------------------------------------------------------------------------
 def test_salvage_copies_runs_whole_as_it_copied_their_messages(tmp_path, monkeypatch):
-    from kdump import salvage
-    from kdump.salvage import salvage_segment
+    from kdump.convert import salvage
+    from kdump.convert.salvage import salvage_segment
     source = _partition(tmp_path) / "00000000000000000000.log"
     with monkeypatch.context() as m:
         _message_by_message(m, salvage)
@@ -216,7 +216,7 @@ def test_salvage_copies_runs_whole_as_it_copied_their_messages(tmp_path, monkeyp
 
 
 def test_salvage_keeps_a_clean_run_without_an_object_per_message(tmp_path, monkeypatch):
-    from kdump.salvage import plan
+    from kdump.convert.salvage import plan
     entries = [*plain(300), v2_batch(300, 2), *plain(100, 302)]
     path = tmp_path / "00000000000000000000.log"
     path.write_bytes(b"".join(entries))
@@ -328,7 +328,7 @@ def test_the_pure_builder_reads_no_more_of_a_run_than_each_call_takes(monkeypatc
 
 # --- the writer's read-back (salvage's and convert's output) ----------------------------------------------------
 def test_the_written_file_is_read_back_in_runs(tmp_path, monkeypatch):
-    from kdump.writer import SegmentWriter, WriteVerificationError
+    from kdump.write.segment import SegmentWriter, WriteVerificationError
     entries = [*plain(50), v2_batch(50, 2), *plain(20, 52, magic=0)]
     made = _message_objects(monkeypatch)
     writer = SegmentWriter(str(tmp_path / "00000000000000000000.log"))

@@ -13,13 +13,13 @@ import struct
 
 import pytest
 
-from kdump._crc import crc32c
+from kdump.format.crc import crc32c
 from support.cli import run_cli
 from kdump.format.v2_builder import RecordBatchBuilder
-from kdump.salvage import salvage_directory, salvage_segment
+from kdump.convert.salvage import salvage_directory, salvage_segment
 from kdump.read.segment import SegmentReader
 from kdump.verify import VerifyOptions, verify_paths
-from kdump.writer import write_segment
+from kdump.write.segment import write_segment
 
 from corpus import CORPUS
 

@@ -10,7 +10,7 @@ import pytest
 
 from kdump.read import segment
 from kdump.read.segment import Prober
-from kdump.writer import RecordBatchBuilder, legacy_message
+from kdump.write.segment import RecordBatchBuilder, legacy_message
 
 TS = 1_700_000_000_000
 

@@ -12,7 +12,7 @@ import os
 import pytest
 
 from kdump import RecordBatchBuilder
-from kdump.writer import end_txn_marker_batch, write_segment
+from kdump.write.segment import end_txn_marker_batch, write_segment
 
 T0 = 1_700_000_000_000
 

@@ -1,6 +1,6 @@
 """kdump stats: the record-level numbers (compression, producers, transactions, control records, keys, what a
 compaction would remove), exact in memory and when spilled to disk; the header numbers are those of
-:func:`kdump.stats.segment_stats` merged per partition. Expected values by hand."""
+:func:`kdump.stats.counts.segment_stats` merged per partition. Expected values by hand."""
 from __future__ import annotations
 
 import json
@@ -8,10 +8,10 @@ import os
 
 from kdump import codec
 from kdump.format.v2_builder import RecordBatchBuilder
-from kdump.keytable import KeyTable
+from kdump.stats.keytable import KeyTable
 from kdump.read.scan import scan
-from kdump.stats import Stats, segment_stats, stats_paths
-from kdump.writer import end_txn_marker_batch, write_segment
+from kdump.stats.counts import Stats, segment_stats, stats_paths
+from kdump.write.segment import end_txn_marker_batch, write_segment
 
 from corpus import ROOT
 from support.cli import run_cli

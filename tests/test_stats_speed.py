@@ -1,6 +1,6 @@
 """kdump stats at the reader's speed (issue 23, item 2): the key digests of a batch's records straight from its bytes
-(``record_keys``, compiled, against ``record_keys_py``) and the compiled key table (``kdump._keytable.KeyTable``,
-against ``kdump.keytable.PyKeyTable``), giving the figures Kafka's own view of the corpus gives."""
+(``record_keys``, compiled, against ``record_keys_py``) and the compiled key table (``kdump.stats._keytable.KeyTable``,
+against ``kdump.stats.keytable.PyKeyTable``), giving the figures Kafka's own view of the corpus gives."""
 from __future__ import annotations
 
 import random
@@ -13,9 +13,9 @@ from kdump.format import layout as L
 from kdump.format import v2
 from kdump.format.columns import RecordKeys
 from kdump.format.v2_builder import RecordBatchBuilder
-from kdump.keytable import PyKeyTable
+from kdump.stats.keytable import PyKeyTable
 from kdump.read.segment import SegmentReader
-from kdump.stats import partition_stats
+from kdump.stats.counts import partition_stats
 
 from corpus import CORPUS, load_json
 
@@ -153,7 +153,7 @@ def test_the_compiled_key_table_counts_as_the_pure_one(tmp_path, memory):
 
 def test_stats_of_a_segment_are_the_same_on_both_backends(tmp_path):
     """A partition of repeated keys, tombstones and keyless records, counted in memory and spilled."""
-    from kdump.writer import write_segment
+    from kdump.write.segment import write_segment
     rng = random.Random(1)
     part = tmp_path / "t-0"
     part.mkdir()

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from support.cli import run_cli
-from kdump.writer import RecordBatchBuilder, write_segment
+from kdump.write.segment import RecordBatchBuilder, write_segment
 
 pytestmark = pytest.mark.usefixtures("backend")
 T = 1_700_000_000_000

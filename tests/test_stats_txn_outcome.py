@@ -1,7 +1,7 @@
 """``kdump stats`` and ``kdump txn`` (issue 20): they read a partition as ``dump`` and ``verify`` read it (past damage,
 through :func:`kdump.read.damage.readable`), say each damaged area (file, byte position, cause) on stderr and as a
 JSON error object, label each partition line, and end with the exit code of the one outcome policy
-(:mod:`kdump.outcome`). Reference counts come from Kafka's own view of the corpus files (``.log.json``) and from
+(:mod:`kdump.report.outcome`). Reference counts come from Kafka's own view of the corpus files (``.log.json``) and from
 kafka-python's record reader over the intact batches, never from kdump's output."""
 from __future__ import annotations
 
@@ -155,7 +155,7 @@ def one_unreadable(tmp_path, monkeypatch):
     """A log directory of two partitions whose second's segment cannot be opened (EACCES; made so by a stand-in
     for the reader, so that it holds for root as well)."""
     from kdump.read import producers, segment
-    from kdump import stats
+    from kdump.stats import counts as stats
     logs = tmp_path / "logs"
     partition(logs, V2_NONE.read_bytes(), "orders-0")
     unreadable = partition(logs, V2_NONE.read_bytes(), "orders-1") / SEGMENT
@@ -215,7 +215,7 @@ def test_a_crash_cut_tail_is_kafkas_note_not_a_failure(tmp_path, command):
 
 def _big_segment(part):
     from kdump.format.v2_builder import RecordBatchBuilder
-    from kdump.writer import write_segment
+    from kdump.write.segment import write_segment
     part.mkdir()
 
     def batch(base):
@@ -229,7 +229,7 @@ def _big_segment(part):
 @pytest.mark.parametrize("command", ["stats", "txn"])
 def test_a_file_truncated_while_being_read_exits_1(tmp_path, monkeypatch, command):
     from kdump.read.producers import PartitionProducers
-    from kdump.stats import RecordAnalysis
+    from kdump.stats.counts import RecordAnalysis
     log = _big_segment(tmp_path / "t-0")
     cls, name = (RecordAnalysis, "batch") if command == "stats" else (PartitionProducers, "apply")
     original = getattr(cls, name)

@@ -17,7 +17,7 @@ from corpus import ROOT
 from kdump.text.escape import escape, escape_json
 from support.cli import run_cli
 from kdump.replay.render import printable
-from kdump.writer import RecordBatchBuilder, write_segment
+from kdump.write.segment import RecordBatchBuilder, write_segment
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4K\x07"  # write "rm -rf ~" to the clipboard
 TITLE = "\x1b]0;pwned\x07"  # set the window title

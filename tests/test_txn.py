@@ -10,7 +10,7 @@ from kdump.read.scan import scan
 from kdump.read.snapshot import ProducerEntry, encode_snapshot
 from kdump.read.txn_index import AbortedTxn
 from kdump.txn import partition_transactions
-from kdump.writer import end_txn_marker_batch, write_segment
+from kdump.write.segment import end_txn_marker_batch, write_segment
 
 from corpus import CORPUS
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from corpus import CORPUS, FIXTURES, LOG_FILES, ROOT, case_id, load_json
-from kdump.findings import ERROR, INFO, WARNING
+from kdump.report.findings import ERROR, INFO, WARNING
 from kdump.verify import CODES, VerifyOptions, verify_one, verify_paths
-from kdump.findings import finding_code
+from kdump.report.findings import finding_code
 
 pytestmark = pytest.mark.usefixtures("backend")  # the compiled and the pure record decoder
 
@@ -204,7 +204,7 @@ def test_every_code_verify_emits_is_registered():
 def test_every_reader_error_code_maps_to_a_documented_finding():
     """The record decoder's and the legacy reader's error codes reach verify's findings: each must be a
     verify code or be mapped to one explicitly (the catch-all in finding_code is only a safety net)."""
-    from kdump.findings import READER_CODES as _READER_CODES
+    from kdump.report.findings import READER_CODES as _READER_CODES
     reader_codes = set()
     for rel in ("kdump/format/v2.py", "kdump/format/_records.pyx", "kdump/format/legacy.py", "kdump/format/control.py",
                 "kdump/decode/control.py",

@@ -12,10 +12,10 @@ import crc32c
 import pytest
 
 from kdump import codec as C
-from kdump.findings import ERROR, INFO, WARNING
+from kdump.report.findings import ERROR, INFO, WARNING
 from kdump.verify import VerifyOptions, verify_one, verify_paths
 from kdump.format.v2_builder import encode_record as encode_record_v2
-from kdump.writer import RecordBatchBuilder, control_batch, empty_batch, end_txn_marker_batch, legacy_wrapper
+from kdump.write.segment import RecordBatchBuilder, control_batch, empty_batch, end_txn_marker_batch, legacy_wrapper
 
 pytestmark = pytest.mark.usefixtures("backend")
 
@@ -334,7 +334,7 @@ def test_control_records(tmp_path):
 
 
 def test_a_kraft_snapshot_header_batch_may_hold_several_control_records(tmp_path):
-    from kdump.writer import kraft_version_value, snapshot_header_value
+    from kdump.write.segment import kraft_version_value, snapshot_header_value
     b = RecordBatchBuilder(0, is_control=True)
     b.append_control_record(0, TS, 3, snapshot_header_value(TS))
     b.append_control_record(1, TS, 5, kraft_version_value(1))

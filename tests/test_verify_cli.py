@@ -247,7 +247,7 @@ CODE = "leader-epoch-decreasing"
 def many_warnings(tmp_path):
     """A segment of 2,001 batches whose partition leader epoch goes down at each: 2,000 leader-epoch-decreasing
     warnings (and nothing else), twenty times the cap of listed findings."""
-    from test_index_support import data_batch, write_log
+    from support.segments import data_batch, write_log
     write_log(tmp_path / "t-0", 0, [data_batch(i, 1, ple=2001 - i) for i in range(2001)])
     return tmp_path / "t-0" / "00000000000000000000.log"
 

@@ -9,7 +9,7 @@ import struct
 import pytest
 
 from support.cli import run_cli
-from kdump.filters import RecordFilter
+from kdump.decode.filters import RecordFilter
 from kdump.verify import VerifyOptions, verify_one
 from support.damaged import sound_then_corrupt_gzip
 
@@ -87,7 +87,7 @@ def test_a_crc_damaged_batch_excluded_by_the_filter_is_still_reported(corrupt_gz
 
 def test_structural_findings_of_excluded_batches_are_kept(tmp_path):
     """Producer 9's second batch repeats its first one (a duplicate write): found with a filter on producer 7."""
-    from kdump.writer import RecordBatchBuilder
+    from kdump.write.segment import RecordBatchBuilder
     batches = []
     for base, pid in ((0, 7), (1, 9), (2, 9)):
         b = RecordBatchBuilder(base, producer_id=pid, producer_epoch=0, base_sequence=0)

@@ -4,7 +4,7 @@ output is absent or complete and verified, the exit code is the README's (2: an 
 and nothing is left behind (no temporary, no journal, no staging directory).
 
 Faults are injected by failing the system calls a writer makes (``os.write``/``os.rename``/``os.fsync``/``open``
-monkeypatched to raise ENOSPC, EROFS, EACCES, EDQUOT) and by the test-only kill hook of :mod:`kdump.atomic`
+monkeypatched to raise ENOSPC, EROFS, EACCES, EDQUOT) and by the test-only kill hook of :mod:`kdump.write.atomic`
 (``KDUMP_TEST_KILL_AT``), which SIGKILLs a subprocess at a named step. The tests run as any user: a permission
 error is injected, never made with chmod (root would pass it)."""
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from support.cli import run_cli
 
-from kdump.atomic import KILL_AT_ENV
+from kdump.write.atomic import KILL_AT_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 SOUND = ROOT / "fixtures/generated/v2-none-createtime"
@@ -254,18 +254,18 @@ def test_a_second_rebuild_in_the_middle_of_the_first_is_refused(tmp_path, monkey
     """A second ``index rebuild --force`` of the partition started while the first is between its journal and
     its renames (the window where, unguarded, the two raced and one left its journal): refused with exit 2 naming
     the first; the first finishes, nothing is left behind and ``verify`` of the partition is clean."""
-    import kdump.atomic
+    import kdump.write.atomic
     part = partition_copy(tmp_path)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     second = []
-    real_point = kdump.atomic.crash_point
+    real_point = kdump.write.atomic.crash_point
 
     def start_the_second(name):
         if name == "group-journal" and not second:
             second.append(subprocess.run([sys.executable, "-m", "kdump", "index", "rebuild", "--force", str(part)],
                                          env=env, capture_output=True, text=True, timeout=120))
         real_point(name)
-    monkeypatch.setattr(kdump.atomic, "crash_point", start_the_second)
+    monkeypatch.setattr(kdump.write.atomic, "crash_point", start_the_second)
     first = run_cli("index", "rebuild", "--force", part)
     assert first.exit_code == 0, first.output
     (other,) = second
@@ -292,7 +292,7 @@ def test_a_killed_runs_lock_is_no_damage_and_the_next_run_removes_it(tmp_path):
 
 def test_a_group_that_fails_before_touching_a_target_leaves_no_journal(tmp_path, monkeypatch):
     """The first rename of a group fails (EROFS): every file is as it was, so no journal says otherwise."""
-    from kdump.atomic import AtomicGroup
+    from kdump.write.atomic import AtomicGroup
     (tmp_path / "00000000000000000000.index").write_bytes(b"old")
     group = AtomicGroup(tmp_path, overwrite=True, backup=False)
     group.add(tmp_path / "00000000000000000000.timeindex").write(b"t")
@@ -315,7 +315,7 @@ def test_a_group_that_fails_before_touching_a_target_leaves_no_journal(tmp_path,
 def many_keys(tmp_path) -> Path:
     """A partition of 600 keyed records (300 keys twice): more digests than ``--memory 1`` holds (64), so the
     key table spills to disk."""
-    from kdump.writer import RecordBatchBuilder, write_segment
+    from kdump.write.segment import RecordBatchBuilder, write_segment
     part = tmp_path / "keys-0"
     part.mkdir()
     entries = []
@@ -394,7 +394,7 @@ def test_stats_on_a_failing_spill_disk_exits_2_naming_the_spill_dir(tmp_path, mo
         return FailingFile(f, number, budget) if "w" in mode and str(spill) in str(path) else f
     previous = _backend.BACKEND
     _backend.use("python")  # the pure twin opens its buckets through the module's open (patched here)
-    monkeypatch.setattr("kdump.keytable.open", spill_open, raising=False)
+    monkeypatch.setattr("kdump.stats.keytable.open", spill_open, raising=False)
     try:
         result = run_cli("stats", "--memory", "1", "--spill-dir", spill, part)
     finally:
@@ -639,7 +639,7 @@ KILLS = ["group-written", "group-journal", "group-placed", "group-placed:2"]
 @pytest.mark.parametrize("writer", sorted(WRITERS))
 @pytest.mark.parametrize("point", KILLS)
 def test_a_kill_at_any_step_leaves_the_input_intact_and_the_rerun_whole(tmp_path, writer, point):
-    """SIGKILL at each step of a writer's commit (:func:`kdump.atomic.crash_point`): the input is intact; the
+    """SIGKILL at each step of a writer's commit (:func:`kdump.write.atomic.crash_point`): the input is intact; the
     output is absent, or whole and verified, or recognisably interrupted (a journal ``verify`` reports); the same
     command run again finishes the job (exit 0), verifies clean and leaves nothing behind -- the lock included."""
     src = partition_copy(tmp_path, name="src-0")

@@ -1,4 +1,4 @@
-"""Tests of kdump's writer (kdump/writer.py) and of the generated fixtures (tests/support/fixtures.py).
+"""Tests of kdump's writer (kdump/write/segment.py) and of the generated fixtures (tests/support/fixtures.py).
 
 kafka-python (``kafka.record``) is a test-only dependency, used as an independent reader: kdump's
 reader and kafka-python must agree on every segment under fixtures/generated/.
@@ -27,7 +27,7 @@ from kdump.format.legacy import LegacyBatch
 from kdump.format.types import ControlRecordType, TimestampType
 from kdump.format.v2 import RecordBatch
 from kdump.read.segment import SegmentReader
-from kdump.writer import (
+from kdump.write.segment import (
     KRaftEndpoint, KRaftVoter, LegacyMessageBuilder, RecordBatchBuilder, SegmentWriter, WriteVerificationError,
     control_batch, empty_batch, end_txn_marker_batch, kraft_version_value, kraft_voters_value, leader_change_value,
     legacy_message, legacy_wrapper, snapshot_footer_value, snapshot_header_value, write_segment,

@@ -35,9 +35,9 @@ def _child(target: str, argv: list[str]) -> None:
     sys.path.insert(0, str(ROOT))
     with atheris.instrument_imports(include=["kdump"]):
         # the modules the targets import lazily, imported here so that they are instrumented too
-        import kdump.decoders.coordinator
-        import kdump.decoders.metadata
-        import kdump.decoders.tables
+        import kdump.decode.internal.coordinator
+        import kdump.decode.internal.metadata
+        import kdump.decode.internal.tables
         import kdump.format.schema
         import kdump.read.checkpoints
         import kdump.read.offset_index

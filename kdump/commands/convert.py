@@ -95,8 +95,8 @@ def command(path, to_magic, output, compression, recompress, force, strict, skip
       kdump convert F.log --dry-run
     """
     from kdump import convert as conv
-    from kdump.atomic import force_hint
-    from kdump.writer import WriteVerificationError
+    from kdump.write.atomic import force_hint
+    from kdump.write.segment import WriteVerificationError
 
     recompress_map = _parse_recompress(recompress)
     codec = None if compression == "keep" else CODEC_IDS[compression]

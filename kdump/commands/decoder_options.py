@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from kdump.decoders import DECODER_NAMES, TOPIC_DECODERS
+from kdump.decode.internal import DECODER_NAMES, TOPIC_DECODERS
 
 _FLAGS = [f"{name}_decoder".replace("-", "_") for name in DECODER_NAMES]
 

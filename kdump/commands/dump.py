@@ -287,7 +287,7 @@ def _nothing_dumped(ui: Ui, paths, dumper) -> None:
 def _internal_topic_hint(ui: Ui, dumper) -> None:
     """Which decoder would decode the internal topics' records just dumped without one: once per run and topic,
     whether a segment, its partition directory or a whole log directory was named."""
-    from kdump.decoders import internal_topic_hint
+    from kdump.decode.internal import internal_topic_hint
     hints = (internal_topic_hint(r.path) for r in dumper.results if r.batches and not r.skipped)
     for hint in dict.fromkeys(h for h in hints if h):
         ui.info(hint)

@@ -1,4 +1,4 @@
-"""The batch and record filters of ``kdump dump`` (:mod:`kdump.filters`) as Click options.
+"""The batch and record filters of ``kdump dump`` (:mod:`kdump.decode.filters`) as Click options.
 
 ``header_filter_options`` are the filters read from a batch's header alone; ``deep_filter_options`` four of
 them on ``kdump verify``, where they choose the batches ``--deep`` decodes; ``record_filter_options`` the ones
@@ -76,14 +76,14 @@ def record_filter_options(command):
 
 
 def build_filter(kwargs: dict, key_decoder=None, value_decoder=None, header_decoder=None):
-    """Pops the filter options from a command's keyword arguments; a :class:`kdump.filters.RecordFilter`, or
+    """Pops the filter options from a command's keyword arguments; a :class:`kdump.decode.filters.RecordFilter`, or
     None when no filter was given. Raises click.BadParameter for a regular expression that does not compile."""
     given = {name: kwargs.pop(name) for name in _HEADER_FILTERS + _RECORD_FILTERS if name in kwargs}
     if given.get("control_only") is False:
         del given["control_only"]  # a flag's default; --no-transactional (False) is a filter
     if not any(v is not None and v != () for v in given.values()):
         return None
-    from kdump.filters import RecordFilter, compile_pattern, parse_header_filter  # only with a filter: start-up
+    from kdump.decode.filters import RecordFilter, compile_pattern, parse_header_filter  # only with a filter: start-up
     patterns = {}
     for name in ("key_match", "value_match"):
         if given.get(name) is not None:

@@ -1,4 +1,4 @@
-"""How ``verify`` and ``index check`` show their reports (:mod:`kdump.findings`) and end: text for people (coloured
+"""How ``verify`` and ``index check`` show their reports (:mod:`kdump.report.findings`) and end: text for people (coloured
 on a terminal) or JSON, then the exit code the findings give (or a higher one a problem already gave)."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import click
 
 from kdump.commands.options import Ui
 
-# ``--fail-on``: which findings fail the run (kdump.findings.exit_code), as linters and fsck offer it.
+# ``--fail-on``: which findings fail the run (kdump.report.findings.exit_code), as linters and fsck offer it.
 FAIL_ON_HELP = ("Lowest severity that makes the exit code 1: error (default; warnings are reported, not failing) "
                 "or warning.")
 FAIL_ON_EXIT = "findings: at least one error, or warning with --fail-on warning (each with file, byte position, cause)"
@@ -19,7 +19,7 @@ def fail_on_option(f):
 
 
 def render_reports(ui: Ui, reports, fail_on: str = "error") -> None:
-    """Show ``reports`` and exit with the code :class:`kdump.outcome.Outcome` gives them (and the problems
+    """Show ``reports`` and exit with the code :class:`kdump.report.outcome.Outcome` gives them (and the problems
     ``ui`` already recorded)."""
     from kdump.render import RENDERERS
     ui.fail_on = fail_on

@@ -181,13 +181,13 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, fail_on,
       kdump index rebuild -o /tmp/rebuilt 00000000000000000000.log
       kdump index rebuild --force /var/lib/kafka/data/orders-0      (broker stopped!)
     """
-    from kdump.atomic import force_hint
     from kdump.commands.progress import file_sizes, with_progress
     from kdump.errors import KdumpError, WriteError
     from kdump.index.check import CompanionChecks
     from kdump.index.rebuild import RebuildError, rebuild_directory, rebuild_segment
     from kdump.read.logdir import FileKind, named_kind
     from kdump.read.scan import scan
+    from kdump.write.atomic import force_hint
 
     if not paths:
         raise click.UsageError("no paths given: name .log segments or partition directories")
@@ -204,7 +204,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, fail_on,
     directories = [p for p in paths if os.path.isdir(p)] if output is None and jobs > 1 else []
 
     def rebuild_all(advance):
-        from kdump.parallel import ordered_map
+        from kdump.jobs import ordered_map
         sizes = [file_sizes([d]) for d in directories]
         done = None if advance is None else (lambda i: advance(sizes[i]))
         rebuilt = dict(zip(directories, ordered_map(_rebuild_directory_or_error,

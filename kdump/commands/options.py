@@ -17,8 +17,8 @@ from typing import NoReturn
 import click
 
 from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, error_object
-from kdump.outcome import REFUSAL_ERRNOS, Outcome
 from kdump.render import DOCUMENT_FORMATS, FINDINGS_FORMATS, FORMATS, is_json
+from kdump.report.outcome import REFUSAL_ERRNOS, Outcome
 from kdump.text.escape import escape, is_terminal
 from kdump.text.escape import printable_path as shown
 
@@ -75,7 +75,7 @@ class Ui:
     """A command's view of its user: the output options, standard output, and the problems reported so far.
 
     Every ``kdump: FILE: ...`` line goes through :meth:`problem`, :meth:`cannot` or :meth:`note`; each problem,
-    and each file read (:meth:`read`), is recorded in :attr:`outcome` (:class:`kdump.outcome.Outcome`, the one
+    and each file read (:meth:`read`), is recorded in :attr:`outcome` (:class:`kdump.report.outcome.Outcome`, the one
     exit-code policy), and :meth:`exit` ends the command with the code it decides."""
 
     def __init__(self, fmt: str = "text", *, no_color: bool = False, verbose: bool = False, quiet: bool = False):
@@ -190,7 +190,7 @@ class Ui:
 
     def exit(self, code: int | None = None) -> NoReturn:
         """End the command with the exit code its :attr:`outcome` decides (``code``: one a command that keeps an
-        :class:`~kdump.outcome.Outcome` of its own decided with it)."""
+        :class:`~kdump.report.outcome.Outcome` of its own decided with it)."""
         sys.exit(self.outcome.exit_code() if code is None else code)
 
 
@@ -317,7 +317,7 @@ def time_format_option(default: str | None = "epoch", *, shows: str = "timestamp
 def jobs_option(f=None, *, default=None, show_default="all cores", more=""):
     """``-j/--jobs N``: partitions checked in N worker processes (default: every core); same output as one job.
     ``@jobs_option(default=1, more=...)`` for a command whose one job does something more (dump streams)."""
-    from kdump.parallel import default_jobs
+    from kdump.jobs import default_jobs
 
     def option(command):
         return click.option("-j", "--jobs", type=click.IntRange(min=1), default=default or default_jobs,

@@ -1,6 +1,6 @@
 """The PATHS argument of the per-partition commands (``txn``, ``stats``): segments, partition directories or log
 directories, grouped by partition (:meth:`kdump.read.scan.Scan.segment_groups`). What cannot be read is said on
-stderr and recorded in the run's :class:`kdump.outcome.Outcome`: a path named but missing or refused (a FIFO, a
+stderr and recorded in the run's :class:`kdump.report.outcome.Outcome`: a path named but missing or refused (a FIFO, a
 device, a symlink loop) and a path with no segment in it or below it make the run exit 2; a segment or directory
 found while searching that cannot be read is unreadable among readable ones (exit 1 when something else was read).
 """
@@ -14,11 +14,11 @@ NOTHING = "nothing to read: no log segments (<base offset>.log) in this director
 
 
 def partition_groups(paths, ui, outcome) -> tuple[list, list]:
-    """(segment groups, the :class:`kdump.findings.Problem` s of paths not read, each said through ``ui`` and
+    """(segment groups, the :class:`kdump.report.findings.Problem` s of paths not read, each said through ``ui`` and
     recorded in ``outcome``); a usage error when no path is given."""
-    from kdump.findings import Problem
     from kdump.read.logdir import FileKind
     from kdump.read.scan import scan
+    from kdump.report.findings import Problem
 
     if not paths:
         raise click.UsageError("no paths given: name segments, partition directories or log directories")
@@ -53,7 +53,7 @@ def holds_one_of(path: str, files: list[str]) -> bool:
 
 
 def say_problems(ui, errors, notes=()) -> None:
-    """Errors and notes (:class:`kdump.findings.Problem` s) of what was read, on stderr: ``kdump: FILE: at byte N:
+    """Errors and notes (:class:`kdump.report.findings.Problem` s) of what was read, on stderr: ``kdump: FILE: at byte N:
     cause`` (notes left out with --quiet)."""
     for e in errors:
         ui.problem(e.path, e.message, position=e.position)

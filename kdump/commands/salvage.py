@@ -1,4 +1,4 @@
-"""``kdump salvage``: a thin Click layer over :mod:`kdump.salvage`."""
+"""``kdump salvage``: a thin Click layer over :mod:`kdump.convert.salvage`."""
 from __future__ import annotations
 
 import os
@@ -42,8 +42,8 @@ def command(source, output, force, max_batch_bytes, ui, fail_on):
       kdump salvage --format json broken.log -o /tmp/rescued/ | jq '.files[].dropped'
     """
     from kdump.commands.progress import file_sizes, with_progress
+    from kdump.convert.salvage import WriteVerificationError, salvage_directory, salvage_segment
     from kdump.read.logdir import stat_or_refusal
-    from kdump.salvage import WriteVerificationError, salvage_directory, salvage_segment
     ui.fail_on = fail_on
     refused = stat_or_refusal(source)
     if not isinstance(refused, os.stat_result):  # missing, a symlink loop, a FIFO or device: never opened

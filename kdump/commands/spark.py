@@ -143,7 +143,7 @@ def scan(paths, output, to_format, include_headers, mode, key_decoder, value_dec
     if output is None:
         raise click.UsageError("name the new directory for the exported files with -o/--output")
     if "://" not in output:  # checked before Spark or pyarrow starts (seconds): a doomed export stops at once
-        from kdump.atomic import check_new_directory
+        from kdump.write.atomic import check_new_directory
         try:
             check_new_directory(output)
         except FileExistsError as e:
@@ -213,10 +213,10 @@ def stats(paths, master, ui):
     """``kdump stats`` on Spark, one task per partition: the same numbers, text and JSON (key memory: the
     default --memory of `kdump stats`, spilled to the executor's temporary directory beyond it)."""
     _require("stats")
-    from kdump import stats as S
     from kdump.commands.partition_paths import say_problems
     from kdump.render import RENDERERS
     from kdump.spark import jobs
+    from kdump.stats import counts as S
     summary = _run(ui, _start(ui, master),
                    lambda spark: jobs.stats(spark, paths, progress=_progress("stats", ui)))
     # as `kdump stats`: the summary decides the outcome (one line per partition), its problems go to stderr

@@ -1,4 +1,4 @@
-"""``kdump stats``: a thin Click layer over :mod:`kdump.stats`."""
+"""``kdump stats``: a thin Click layer over :mod:`kdump.stats.counts`."""
 from __future__ import annotations
 
 import errno
@@ -28,7 +28,7 @@ def _size(text: str) -> int:
 def _check_spill_dir(spill_dir: str, ui, outcome) -> None:
     """A spill directory that is missing, not a directory or cannot be written: exit 2 before anything is read,
     naming it (never blamed on a segment)."""
-    from kdump.atomic import unwritable_directory
+    from kdump.write.atomic import unwritable_directory
     problem: OSError | None
     if not os.path.isdir(spill_dir):
         problem = OSError(errno.ENOENT if not os.path.exists(spill_dir) else errno.ENOTDIR,
@@ -77,9 +77,9 @@ def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui, j
     """
     from kdump.commands.partition_paths import partition_groups, say_problems
     from kdump.commands.progress import file_sizes, with_progress
-    from kdump.outcome import Outcome
     from kdump.render import RENDERERS
-    from kdump.stats import names, render_text, stats_paths, summary_doc
+    from kdump.report.outcome import Outcome
+    from kdump.stats.counts import names, render_text, stats_paths, summary_doc
     from kdump.text.times import time_formatter
 
     memory_bytes = _size(memory)

@@ -54,8 +54,8 @@ def command(paths, timeout, open_only, time_format, ui, jobs):
     """
     from kdump.commands.partition_paths import partition_groups, say_problems
     from kdump.commands.progress import file_sizes, with_progress
-    from kdump.outcome import Outcome
     from kdump.render import RENDERERS
+    from kdump.report.outcome import Outcome
     from kdump.text.times import time_formatter
     from kdump.txn import transactions
 

@@ -89,10 +89,10 @@ def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs, time_format, va
 def _check_internal_records(reports) -> None:
     """``internal-record-partly-decoded`` on each segment of an internal topic whose records do not all decode
     whole with Kafka's definitions."""
-    from kdump.decoders import decoder_for_path, record_decoder_for
-    from kdump.decoders.check import partly_decoded
-    from kdump.finding_codes import CODES
+    from kdump.decode.internal import decoder_for_path, record_decoder_for
+    from kdump.decode.internal.check import partly_decoded
     from kdump.read.logdir import FileKind, classify
+    from kdump.report.codes import CODES
     code = CODES["internal-record-partly-decoded"]
     for report in reports:
         if report.io_error or classify(report.path) is not FileKind.LOG:
@@ -112,8 +112,8 @@ def _check_values(reports, decoder) -> None:
     """``value-undecodable`` on each segment report whose values do not all decode."""
     from kdump.decode.schema_registry.census import undecodable_values
     from kdump.decode.schema_registry.storage import DEFAULT_TOPIC
-    from kdump.finding_codes import CODES
     from kdump.read.logdir import FileKind, classify, topic_partition
+    from kdump.report.codes import CODES
     code = CODES["value-undecodable"]
     for report in reports:
         if report.io_error or classify(report.path) is not FileKind.LOG:

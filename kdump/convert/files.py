@@ -4,7 +4,7 @@ The input is only ever opened read-only, and an output that is the input itself 
 output goes through :class:`~kdump.convert.output.ConvertedSegmentWriter` (temporary file, read back
 and compared; never over an existing file unless ``overwrite``); its indexes are computed from the verified
 temporary by kdump's index rebuild (:func:`kdump.index.rebuild.add_recovery`) and the segment and its indexes are
-placed together (:class:`kdump.atomic.AtomicGroup`). A partition directory is converted all or nothing through a
+placed together (:class:`kdump.write.atomic.AtomicGroup`). A partition directory is converted all or nothing through a
 temporary directory. Nothing is left behind when a conversion is refused.
 """
 from __future__ import annotations
@@ -16,7 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kdump import codec as _codec
-from kdump.atomic import (
+from kdump.errors import WriteError
+from kdump.format.names import CODEC_NAMES
+from kdump.read.logdir import SEGMENT_COMPANIONS, FileKind, classify, segment_base_offset, sibling
+from kdump.read.partition import PartitionLog
+from kdump.read.segment import SegmentReader
+from kdump.write.atomic import (
     AtomicFile,
     AtomicGroup,
     TemporaryDirectory,
@@ -28,11 +33,6 @@ from kdump.atomic import (
     refuse_irreplaceable,
     write_error,
 )
-from kdump.errors import WriteError
-from kdump.format.names import CODEC_NAMES
-from kdump.read.logdir import SEGMENT_COMPANIONS, FileKind, classify, segment_base_offset, sibling
-from kdump.read.partition import PartitionLog
-from kdump.read.segment import SegmentReader
 
 from .engine import ConversionRefused, ConversionStats, Converter, ConvertOptions
 from .output import ByteCounter, ConvertedSegmentWriter, DeepVerifyFailed, deep_verify_findings
@@ -85,12 +85,12 @@ def convert_segment(source, destination, options: ConvertOptions, *, overwrite: 
                     rebuild_indexes: bool = True) -> ConversionResult:
     """Convert one segment file to ``destination`` (a file path) as ``options`` say.
 
-    The segment and its rebuilt indexes are placed as one :class:`~kdump.atomic.AtomicGroup` (the ``.index``
+    The segment and its rebuilt indexes are placed as one :class:`~kdump.write.atomic.AtomicGroup` (the ``.index``
     last): they appear together, or a crash leaves a state recognisably incomplete. Raises
     :class:`ConversionRefused` (damaged input, zstd below magic 2 without ``recompress``, a loss under
     ``strict``), :class:`FileExistsError` (``destination`` or one of its index files exists and not
     ``overwrite``, or ``destination`` is the input), :class:`OSError` (unreadable input, unwritable output), and
-    :class:`kdump.writer.WriteVerificationError` if the written file does not read back as intended.
+    :class:`kdump.write.segment.WriteVerificationError` if the written file does not read back as intended.
     """
     source = os.fspath(source)
     destination = os.path.abspath(os.fspath(destination))
@@ -225,7 +225,7 @@ def convert_directory(source_dir, output_dir, options: ConvertOptions, *, overwr
     a temporary directory beside ``output_dir`` (``.<name>.<random>.tmp``), which then becomes ``output_dir`` in
     one rename (``output_dir`` missing or empty). Into an ``output_dir`` that has files, names that clash are
     refused before anything is converted unless ``overwrite``; the finished segments are then moved in, each as
-    one :class:`~kdump.atomic.AtomicGroup`. Any refusal or error removes the temporary directory: nothing is left
+    one :class:`~kdump.write.atomic.AtomicGroup`. Any refusal or error removes the temporary directory: nothing is left
     behind, and ``on_result`` is called only for segments that are in place."""
     source_dir = os.fspath(source_dir)
     output_dir = os.path.abspath(os.fspath(output_dir))

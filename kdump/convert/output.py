@@ -1,8 +1,8 @@
 """Where converted entries go: an atomic, verified segment file, or a byte counter for ``--dry-run``.
 
-:class:`ConvertedSegmentWriter` is :class:`kdump.writer.SegmentWriter` (temporary file in the target
+:class:`ConvertedSegmentWriter` is :class:`kdump.write.segment.SegmentWriter` (temporary file in the target
 directory, fsync, never overwriting unless asked, rename only after verification, running digests whose
-memory does not grow with the file) with a fuller :meth:`~kdump.writer.SegmentWriter.verify`; it checks,
+memory does not grow with the file) with a fuller :meth:`~kdump.write.segment.SegmentWriter.verify`; it checks,
 by reading the written file back batch by batch,
 
 * the framing: every entry whole, nothing after the last one, as many entries as were written;
@@ -17,12 +17,12 @@ by reading the written file back batch by batch,
 """
 from __future__ import annotations
 
-from kdump.digests import BackgroundSha256, file_sha256_beside
 from kdump.errors import KdumpError
 from kdump.format.canonical import update_canonical
 from kdump.format.legacy import LegacyRun
 from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader
-from kdump.writer import SegmentWriter, WriteVerificationError
+from kdump.write.digests import BackgroundSha256, file_sha256_beside
+from kdump.write.segment import SegmentWriter, WriteVerificationError
 
 from .proof import PlainMessages
 
@@ -88,7 +88,7 @@ def read_back_digests(path, record_limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES, 
 
 
 class ConvertedSegmentWriter(SegmentWriter):
-    """A :class:`~kdump.writer.SegmentWriter` that also checks the records and runs ``kdump verify --deep``.
+    """A :class:`~kdump.write.segment.SegmentWriter` that also checks the records and runs ``kdump verify --deep``.
 
     The converter calls :meth:`write` with whole entries and how many there are (their framing is checked
     on read-back), and feeds :attr:`records_digest` with the canonical form of every record it wrote;
@@ -136,7 +136,7 @@ class ConvertedSegmentWriter(SegmentWriter):
 def deep_verify_findings(path, record_limit: int):
     """(errors, warning codes) of ``kdump verify --deep`` on ``path``; None if kdump has no verify."""
     try:
-        from kdump.findings import ERROR, WARNING
+        from kdump.report.findings import ERROR, WARNING
         from kdump.verify import VerifyOptions, verify_one
     except ImportError:
         return None

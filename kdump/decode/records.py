@@ -2,7 +2,7 @@
 
 :func:`decode_records` gives, per record, a decoded object or None: the decoded control record of
 a control batch (:mod:`kdump.decode.control`), or a data record decoded by an internal-topic decoder
-(:mod:`kdump.decoders`), which plugs in here so that what they decode reaches the Kafka text, JSON Lines and rich
+(:mod:`kdump.decode.internal`), which plugs in here so that what they decode reaches the Kafka text, JSON Lines and rich
 renderers alike. A decoded object has ``to_json()`` (a JSON-able dict, carried in a JSON Lines record under
 its ``json_field``), ``kafka_text(scala)`` (DumpLogSegments' words for it) and ``error`` (None, or the
 FormatError that made it undecodable).
@@ -19,7 +19,7 @@ from kdump.read.segment import SegmentReader
 
 def decode_records(batch, cols, record_decoder=None) -> list | None:
     """Per record of ``cols``, its decoded object; None when there is nothing to decode (data batches
-    without a ``record_decoder``). ``record_decoder`` is an internal-topic decoder (:mod:`kdump.decoders`,
+    without a ``record_decoder``). ``record_decoder`` is an internal-topic decoder (:mod:`kdump.decode.internal`,
     ``decode(offset, key, value)``), applied to data records only: control records keep their own meaning."""
     if batch.is_control:
         return [decode_control(cols.key(i), cols.value(i)) for i in range(cols.count)]

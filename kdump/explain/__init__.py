@@ -401,7 +401,7 @@ def explain_companion(data: bytes, layout: Layout, position: int = 0, count: int
         by = {c.name: c for c in children}
         crc = by.get("crc")
         if crc is not None and crc.kind != "unreadable":
-            from kdump._crc import crc32c
+            from kdump.format.crc import crc32c
             computed = crc32c(memoryview(data)[IL.SNAPSHOT_CRC_START:])
             crc.info["crc"] = {"stored": crc.value, "computed": computed, "valid": computed == crc.value,
                                "covers": {"start": IL.SNAPSHOT_CRC_START, "end": len(data)}, "function": "CRC-32C"}

@@ -189,7 +189,7 @@ class RecordKeys:
     * ``entries``: one :data:`~kdump.format.layout.KEY_ENTRY` per record with a key, in order: the key's
       digest (``hash(key)`` and ``hash(key + b"\\0")``: Python's SipHash, keyed per process; 128 bits, so
       that two distinct keys share one with probability about n^2 / 2^129) and its record's size << 1 |
-      tombstone: what :class:`kdump.keytable.KeyTable` takes;
+      tombstone: what :class:`kdump.stats.keytable.KeyTable` takes;
     * ``min_timestamp``/``max_timestamp``: the smallest and largest record timestamp that is not negative (None
       without one): the time range ``kdump stats`` reports, of records, not of batches' max timestamps.
 
@@ -240,7 +240,7 @@ class RunKeys(RecordKeys):
     """:class:`RecordKeys` of a run of plain magic 0/1 messages (each its own batch of one record), with what
     ``kdump stats`` counts of those batches: ``magic0`` (how many are magic 0; the others are magic 1) and
     ``min_timestamp``/``max_timestamp``, the smallest and largest timestamp that is not negative (None without
-    one), as :class:`kdump.stats.Stats` takes each batch's max timestamp.
+    one), as :class:`kdump.stats.counts.Stats` takes each batch's max timestamp.
 
     Built by :func:`kdump.format.legacy.run_keys` (compiled when built: no Python object per message); :meth:`of`
     computes the same from the run's columns."""

@@ -23,9 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from kdump._crc import crc32c
 from kdump.errors import FormatError
 from kdump.format import layout as L
+from kdump.format.crc import crc32c
 from kdump.format.legacy import LegacyBatch, message_too_small
 from kdump.format.limits import DEFAULT_MAX_DECOMPRESSED_BYTES
 from kdump.format.v2 import RecordBatch, batch_too_small

@@ -1,6 +1,6 @@
 """Magic 0/1 encoding: legacy messages and compressed wrappers as Kafka's ``MemoryRecordsBuilder`` writes them.
 
-The writing twin of :mod:`kdump.format.legacy` (spec §3.2-3.3, §6.3), used by :mod:`kdump.writer`,
+The writing twin of :mod:`kdump.format.legacy` (spec §3.2-3.3, §6.3), used by :mod:`kdump.write.segment`,
 :mod:`kdump.convert` and the test fixtures:
 
 * :func:`encode_message` -- one entry (``LegacyRecord.write`` behind the offset/size prefix), unchecked;

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kdump import codec as _codec
-from kdump._crc import crc32c as _crc
 from kdump.errors import FormatError
 from kdump.format import layout as L
 from kdump.format.columns import RECORDS_PER_CHUNK, Record, RecordColumns, RecordKeys, RecordSummary, iter_chunk_records
+from kdump.format.crc import crc32c as _crc
 from kdump.format.limits import BYTES_PER_CHUNK, HEADERS_PER_CHUNK, MAX_RECORD_HEADERS, too_many_headers
 from kdump.format.types import TimestampType
 from kdump.format.varint import zigzag_decode

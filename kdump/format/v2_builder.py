@@ -1,6 +1,6 @@
 """Magic-2 encoding: records and record batches byte for byte as Kafka's ``MemoryRecordsBuilder`` lays them out.
 
-The writing twin of :mod:`kdump.format.v2` (spec §3.4-3.6), used by :mod:`kdump.writer`, :mod:`kdump.convert`
+The writing twin of :mod:`kdump.format.v2` (spec §3.4-3.6), used by :mod:`kdump.write.segment`, :mod:`kdump.convert`
 and the test fixtures:
 
 * :func:`encode_record` -- one record (``DefaultRecord.writeTo``), bytes-like keys/values taken as they are;
@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from kdump import codec as _codec
-from kdump._crc import crc32c as _crc32c
 from kdump.format import layout as L
 from kdump.format.builder_args import (
     INT16_MAX,
@@ -33,6 +32,7 @@ from kdump.format.builder_args import (
     check_timestamp_type,
     refuse_record,
 )
+from kdump.format.crc import crc32c as _crc32c
 from kdump.format.pieces import Pieces, append, is_large
 from kdump.format.types import TimestampType
 from kdump.format.varint import encode_varint
@@ -240,7 +240,7 @@ class RecordBatchBuilder:
 
         ``headers`` is a sequence of ``(key, value)`` pairs: key a str (written as UTF-8), value bytes
         or None. On a control batch ``key`` must be a control record key (see
-        :func:`kdump.writer.control_record_key`, or use :meth:`append_control_record`).
+        :func:`kdump.write.segment.control_record_key`, or use :meth:`append_control_record`).
         """
         check_int("offset", offset, 0, INT64_MAX)
         check_timestamp(timestamp)

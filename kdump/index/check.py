@@ -1,6 +1,6 @@
 """``kdump index check``: are a partition's companion files sound, and do they agree with its log?
 
-One :class:`~kdump.findings.FileReport` per ``.index``, ``.timeindex``, ``.txnindex``, producer ``.snapshot``
+One :class:`~kdump.report.findings.FileReport` per ``.index``, ``.timeindex``, ``.txnindex``, producer ``.snapshot``
 and ``leader-epoch-checkpoint`` (plus one for an expected file that is missing, when that matters). Finding
 codes are stable (docs/index.md lists them with their severities).
 
@@ -28,8 +28,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kdump.errors import FormatError
-from kdump.findings import ERROR, INFO, WARNING, FileReport, Findings
-from kdump.outcome import REFUSAL_ERRNOS
 from kdump.read import checkpoints as cps
 from kdump.read.damage import LogDamage, foreign_start
 from kdump.read.locate import SegmentLocator, segment_end_offset
@@ -45,6 +43,8 @@ from kdump.read.segment import (
     walk_headers,
 )
 from kdump.read.time_index import max_record_timestamp
+from kdump.report.findings import ERROR, INFO, WARNING, FileReport, Findings
+from kdump.report.outcome import REFUSAL_ERRNOS
 from kdump.text.times import time_formatter
 
 if TYPE_CHECKING:
@@ -975,7 +975,7 @@ def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: in
     later = [r for r in reports if isinstance(r, _Later)]
     if not later:
         return reports
-    from kdump.parallel import ordered_map
+    from kdump.jobs import ordered_map
     checked = iter(ordered_map(_check_partition_path, [(r.directory, deep, index_interval_bytes, time_format)
                                                        for r in later],
                                jobs, done=None if done is None else (lambda i: done(later[i].directory)),
@@ -1008,7 +1008,7 @@ def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = Fal
                 time_format: str = "epoch") -> list:
     reports: list[FileReport | _Later] = []
     if os.path.isdir(p):
-        from kdump.leftovers import is_leftover_directory, leftover_reports
+        from kdump.write.leftovers import is_leftover_directory, leftover_reports
         reports.extend(leftover_reports(p))  # kdump's own crash leftovers (temporaries, interrupted group writes)
         found = scan([p], depth=1)  # a log directory's partitions are its subdirectories
         if not found.directories:

@@ -21,7 +21,7 @@ listing (:func:`kdump.read.logdir.list_directory`) and gives a :class:`Scan`:
 * a file is visited once per directory that names it (a segment hard-linked into two partitions is in both).
 
 :func:`work_units` cuts a scan into independent units (partitions, or segments) with their sizes, and
-:func:`kdump.parallel.largest_first` orders any sized units so that a pool of workers ends together (the
+:func:`kdump.jobs.largest_first` orders any sized units so that a pool of workers ends together (the
 biggest start first).
 """
 from __future__ import annotations

@@ -17,8 +17,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from kdump._crc import crc32c
 from kdump.format import index_layout as IL
+from kdump.format.crc import crc32c
 from kdump.read.producer_state import ProducerEntry
 
 SNAPSHOT_VERSION = 1

@@ -1,12 +1,12 @@
 """Findings for people and for programs: the text summary (plain, or rich on a terminal) and the JSON
-document of ``verify``, ``index check`` and ``spark verify``, from the reports of :mod:`kdump.findings`."""
+document of ``verify``, ``index check`` and ``spark verify``, from the reports of :mod:`kdump.report.findings`."""
 from __future__ import annotations
 
 import json
 from dataclasses import replace
 
-from kdump.findings import ERROR, INFO, WARNING, FileReport, Finding, Span, summary
-from kdump.outcome import FAIL, OK, WARN, Outcome
+from kdump.report.findings import ERROR, INFO, WARNING, FileReport, Finding, Span, summary
+from kdump.report.outcome import FAIL, OK, WARN, Outcome
 from kdump.text.escape import escape as safe
 
 __all__ = ["render_json", "render_text", "PlainConsole"]
@@ -14,7 +14,7 @@ __all__ = ["render_json", "render_text", "PlainConsole"]
 
 def render_json(reports: list[FileReport], out, fail_on: str = ERROR, run: Outcome | None = None) -> None:
     """One JSON document: per file its status, label, counts and every finding (up to the cap), then the totals;
-    the labels are the text's (:class:`kdump.outcome.Outcome`). ``run``: the run's own outcome, which also holds
+    the labels are the text's (:class:`kdump.report.outcome.Outcome`). ``run``: the run's own outcome, which also holds
     the problems said beside the reports (a directory named that held nothing): the document's status, label and
     exit code are then the command's."""
     totals = summary(reports, fail_on)

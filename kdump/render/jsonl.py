@@ -103,10 +103,10 @@ def record_objects(batch, cols, print_data: bool, decoded=None, when=None, heade
 
 
 def _put_data(obj: dict, key, value, decoded=None) -> None:
-    """Key and value as text (or base64); a record decoded by an internal-topic decoder (kdump.decoders)
+    """Key and value as text (or base64); a record decoded by an internal-topic decoder (kdump.decode.internal)
     carries its decoded key and value as objects instead."""
     if decoded is not None and getattr(decoded, "json_field", None) is None:
-        from kdump.decoders.render import put_decoded
+        from kdump.decode.internal.render import put_decoded
         put_decoded(obj, decoded, key, value)
         return
     obj["key"], obj["keyEncoding"] = _text_or_base64(key)

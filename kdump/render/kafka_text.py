@@ -310,7 +310,7 @@ class KafkaTextRenderer:
     # --- records ------------------------------------------------------------------------------
     def _payload(self, key, value, prefix: str, decoded=None) -> str:
         """The key/payload part (§2.3 step 2); ``prefix`` is "| " when metadata was skipped, else " "."""
-        if decoded is not None:  # decoded by an internal-topic decoder (kdump.decoders)
+        if decoded is not None:  # decoded by an internal-topic decoder (kdump.decode.internal)
             key_text, value_text = decoded.key, decoded.value
         else:
             key_text = None if key is None else _decoded(self.key_decoder, key)

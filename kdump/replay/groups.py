@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kdump.decode.control import TxnMarker, decode_control
-from kdump.decoders import tables
-from kdump.decoders.base import RecordError
-from kdump.decoders.coordinator import OFFSETS, UnknownRecordType, group_metadata_tree, read_record
+from kdump.decode.internal import tables
+from kdump.decode.internal.base import RecordError
+from kdump.decode.internal.coordinator import OFFSETS, UnknownRecordType, group_metadata_tree, read_record
 from kdump.format.schema import to_tree
 from kdump.format.types import ControlRecordType
 from kdump.replay.source import Record, SkipList, Skipped, read_records, sources

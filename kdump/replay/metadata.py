@@ -32,9 +32,9 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
-from kdump.decoders import tables
-from kdump.decoders.base import RecordError
-from kdump.decoders.metadata import METADATA, read_metadata_record
+from kdump.decode.internal import tables
+from kdump.decode.internal.base import RecordError
+from kdump.decode.internal.metadata import METADATA, read_metadata_record
 from kdump.format.schema import uuid_text
 from kdump.read.logdir import kraft_snapshot_id
 from kdump.replay.source import MAX_METADATA_FIELD_BYTES, Record, SkipList, Skipped, read_records, sources

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kdump.decoders.base import RecordError
-from kdump.decoders.coordinator import TRANSACTION_STATES, TRANSACTIONS, UnknownRecordType, read_record
+from kdump.decode.internal.base import RecordError
+from kdump.decode.internal.coordinator import TRANSACTION_STATES, TRANSACTIONS, UnknownRecordType, read_record
 from kdump.replay.source import Record, SkipList, Skipped, read_records, sources
 
 TOPIC = "__transaction_state"

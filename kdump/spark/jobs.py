@@ -7,7 +7,7 @@ on the driver.
 * :func:`verify` -- the deep verifier (:mod:`kdump.verify`) per unit of its own walk (a segment file, or a
   partition directory, whose segments share producer state and are checked against each other), the
   reports put back in the order ``kdump verify`` gives them;
-* :func:`stats` -- ``kdump stats``: :func:`kdump.stats.partition_stats` per partition directory, merged as
+* :func:`stats` -- ``kdump stats``: :func:`kdump.stats.counts.partition_stats` per partition directory, merged as
   ``kdump stats`` merges them.
 
 ``progress(done, total)`` is called from a driver thread as segments finish.
@@ -26,17 +26,17 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from kdump.atomic import crash_point
 from kdump.errors import WriteError
-from kdump.parallel import largest_first
+from kdump.jobs import largest_first
 from kdump.read.damage import Damage
 from kdump.spark import _source
 from kdump.spark.arrow import ReadOptions, read_slices
 from kdump.spark.plan import balanced_tasks, by_directory, find_segments, plan_tasks, remote
 from kdump.spark.schema import DECODED_FROM, default_columns
+from kdump.write.atomic import crash_point
 
 if TYPE_CHECKING:
-    from kdump.stats import Summary
+    from kdump.stats.counts import Summary
 
 
 class _Progress:
@@ -232,7 +232,7 @@ class _Staging:
     no permission) are :class:`~kdump.errors.WriteError` naming the file."""
 
     def __init__(self, out_dir):
-        from kdump.atomic import TemporaryDirectory, check_new_directory, clean_leftovers
+        from kdump.write.atomic import TemporaryDirectory, check_new_directory, clean_leftovers
         self.path = os.path.abspath(os.fspath(out_dir))
         check_new_directory(self.path)
         parent = os.path.dirname(self.path)
@@ -389,16 +389,16 @@ def partition_key(seg) -> str:
 
 def _partitions(segments) -> list[tuple[str, list]]:
     """``(partition key, its segments in offset order)`` per directory (as :meth:`kdump.read.scan.Scan.segment_groups`
-    groups them), the largest first so that they start early (:func:`kdump.parallel.largest_first`)."""
+    groups them), the largest first so that they start early (:func:`kdump.jobs.largest_first`)."""
     partitions = [(partition_key(segs[0]), segs) for segs in by_directory(segments).values()]
     return [partitions[i] for i in largest_first([sum(s.size for s in segs) for _, segs in partitions])]
 
 
 def stats(spark, paths, *, storage_options=None, memory_bytes=None, progress=None) -> Summary:
-    """``kdump stats`` in Spark: :func:`kdump.stats.partition_stats` per partition directory, one task each
+    """``kdump stats`` in Spark: :func:`kdump.stats.counts.partition_stats` per partition directory, one task each
     (keys, producers and transactions span its segments), merged on the driver by
-    :func:`kdump.stats.merge_partitions`. Remote segments are copied to a local temporary file one at a time."""
-    from kdump.stats import DEFAULT_MEMORY, merge_partitions, partition_stats
+    :func:`kdump.stats.counts.merge_partitions`. Remote segments are copied to a local temporary file one at a time."""
+    from kdump.stats.counts import DEFAULT_MEMORY, merge_partitions, partition_stats
     segments = find_segments(paths, storage_options)
     partitions = _partitions(segments)
     memory = DEFAULT_MEMORY if memory_bytes is None else memory_bytes

@@ -406,7 +406,7 @@ class KafkaLogWriter(DataSourceArrowWriter):
         parent, name = os.path.split(self.path)
         prefix, suffix = temporary_affixes(name)
         try:
-            # (not locked as kdump.atomic's are: Spark plans, commits and aborts in Python workers that may
+            # (not locked as kdump.write.atomic's are: Spark plans, commits and aborts in Python workers that may
             # each be another process, so none of them could hold a lock for the write's whole life)
             os.makedirs(parent, exist_ok=True)
             self.staging_root = tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent)
@@ -509,7 +509,7 @@ class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
     def _record(self, batch_id: int, journal: dict) -> None:
         import json
 
-        from kdump.atomic import write_atomic
+        from kdump.write.atomic import write_atomic
         write_atomic(self._journal(batch_id), json.dumps(journal).encode(), overwrite=True, backup=False)
 
     def _finish(self, batch_id: int, journal: dict) -> None:
@@ -641,7 +641,7 @@ def _add_partitions(messages, root: str) -> None:
 
 
 def _not_written(error: OSError, path: str) -> OSError:
-    from kdump.atomic import write_error
+    from kdump.write.atomic import write_error
     return write_error(error, path, "nothing was written (any file already moved was moved back)")
 
 

@@ -5,7 +5,7 @@ where and how they are not.
 >>> reports = verify_paths(["/var/lib/kafka/orders-0"], VerifyOptions(deep=True))
 >>> [(f.code, f.position) for r in reports for f in r.findings]
 
-One :class:`~kdump.findings.FileReport` per file, with its findings (stable codes, see
+One :class:`~kdump.report.findings.FileReport` per file, with its findings (stable codes, see
 :mod:`kdump.verify.codes` and docs/findings.md). Modules:
 
 * :mod:`kdump.verify.walk`: one file's walk (:meth:`kdump.read.segment.SegmentReader.events`, which resynchronises
@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import os
 
-from kdump.findings import FileReport, exit_code
-from kdump.leftovers import leftover_reports
+from kdump.report.findings import FileReport, exit_code
 from kdump.verify.codes import CODES
 from kdump.verify.partition import collect, verify_companion, verify_file, verify_partition
 from kdump.verify.walk import PartitionState, SegmentVerifier, VerifyOptions
+from kdump.write.leftovers import leftover_reports
 
 __all__ = ["VerifyOptions", "verify_paths", "verify_unit", "verify_one", "collect", "total_bytes", "exit_code", "CODES",
            "SegmentVerifier", "PartitionState"]
@@ -66,7 +66,7 @@ def verify_paths(paths, options: VerifyOptions | None = None, *, progress=None, 
         for kind, item in units:
             reports.extend(verify_unit(kind, item, options, progress=progress))
         return reports
-    from kdump.parallel import ordered_map
+    from kdump.jobs import ordered_map
     sizes = [_unit_bytes(kind, item) for kind, item in units]
     for unit_reports in ordered_map(verify_unit, [(kind, item, options) for kind, item in units], jobs, sizes=sizes,
                                     progress=progress):

@@ -1,9 +1,9 @@
 """The finding codes of ``kdump verify``'s log checks: the part of the one registry
-(:mod:`kdump.finding_codes`) that docs/findings.md documents (docs/verify.md explains each)."""
+(:mod:`kdump.report.codes`) that docs/findings.md documents (docs/verify.md explains each)."""
 from __future__ import annotations
 
-from kdump.finding_codes import CODES as ALL_CODES
-from kdump.finding_codes import FINDINGS_DOC, Code
+from kdump.report.codes import CODES as ALL_CODES
+from kdump.report.codes import FINDINGS_DOC, Code
 
 __all__ = ["CODES", "Code", "severity"]
 

@@ -27,10 +27,10 @@ from __future__ import annotations
 from kdump import codec as _codec
 from kdump.decode.control import InvalidControl, TxnMarker, UnknownControl, decode_control
 from kdump.errors import FormatError
-from kdump.findings import ERROR, finding_code
 from kdump.format import columns as _columns
 from kdump.format import layout as L
 from kdump.format import legacy as _legacy
+from kdump.report.findings import ERROR, finding_code
 
 
 def check_v2(v, batch) -> int:

@@ -21,12 +21,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kdump.findings import FileReport
-from kdump.leftovers import is_leftover_directory
 from kdump.read.logdir import COMPANION_KINDS, FileKind, Partition, named_kind
 from kdump.read.scan import Scan, scan
+from kdump.report.findings import FileReport
 from kdump.verify.codes import CODES
 from kdump.verify.walk import PartitionState, SegmentVerifier, VerifyOptions
+from kdump.write.leftovers import is_leftover_directory
 
 _BROKER_TEXT = (FileKind.OFFSET_CHECKPOINT, FileKind.PARTITION_METADATA, FileKind.META_PROPERTIES)
 
@@ -88,7 +88,7 @@ def _walk_dir(d: str, found: Scan, out: list) -> str | None:
     order; each directory once), and an error for each path that cannot be read; or why ``d`` itself cannot."""
     if not found.directories:  # d itself could not be listed (or is kdump's staging directory)
         return found.refused[0].reason
-    out.append(("leftovers", d))  # kdump's own crash leftovers (kdump.leftovers)
+    out.append(("leftovers", d))  # kdump's own crash leftovers (kdump.write.leftovers)
     for here in found.directories:  # a log directory's checkpoints (as index check reads them)
         if not here.is_partition:
             out.extend(("checkpoint", q) for q in here.files_of(FileKind.OFFSET_CHECKPOINT))

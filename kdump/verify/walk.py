@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kdump import codec as _codec
-from kdump.findings import ERROR, MAX_PER_CODE, FileReport, Findings
 from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.format.legacy import LegacyBatch, LegacyRun
@@ -40,11 +39,12 @@ from kdump.read.segment import (
     Stop,
     base_offset_from_name,
 )
+from kdump.report.findings import ERROR, MAX_PER_CODE, FileReport, Findings
 from kdump.text.times import time_formatter
 from kdump.verify.codes import CODES
 
 if TYPE_CHECKING:
-    from kdump.filters import RecordFilter
+    from kdump.decode.filters import RecordFilter
 
 INT32_MAX = L.INT32_MAX
 MAX_SEGMENT_BYTES = INT32_MAX  # Kafka refuses to load a larger segment (spec §3.9)

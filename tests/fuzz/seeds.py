@@ -169,7 +169,7 @@ def _decoders() -> Iterator[tuple[str, bytes]]:
 
 
 def _schema() -> Iterator[tuple[str, bytes]]:
-    from kdump.decoders import tables
+    from kdump.decode.internal import tables
     from kdump.format.schema import default_struct, write_struct
     for i, (group, name) in enumerate(T.schema_messages()):
         schema = tables.schema(group, name)

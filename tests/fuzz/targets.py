@@ -392,7 +392,7 @@ def _split_record(data: bytes):
 
 
 def _decode(data: bytes):
-    from kdump.decoders import make_decoder
+    from kdump.decode.internal import make_decoder
     (name, compat), key, value = _split_record(data)
     return make_decoder(name, compat).decode(7, key, value)
 
@@ -413,7 +413,7 @@ def schema_messages() -> list[tuple[str, str]]:
     """Every (group, message) of the generated schema tables, in a fixed order."""
     global _STRUCTS
     if _STRUCTS is None:
-        from kdump.decoders import tables
+        from kdump.decode.internal import tables
         _STRUCTS = [(g, name) for g in tables.GROUPS for name in sorted(tables.module(g).MESSAGES)]
     return _STRUCTS
 
@@ -422,7 +422,7 @@ SCHEMA_HEAD = struct.Struct(">HB")  # message index (into schema_messages()), ve
 
 
 def _schema(data: bytes):
-    from kdump.decoders import tables
+    from kdump.decode.internal import tables
     from kdump.format.schema import read_struct
     index, version = SCHEMA_HEAD.unpack_from(data, 0)
     messages = schema_messages()

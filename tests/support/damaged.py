@@ -1,7 +1,7 @@
 """Small segments with damage that only the record-level (``--deep``) checks can see, built with kdump's writer."""
 from __future__ import annotations
 
-from kdump.writer import RecordBatchBuilder
+from kdump.write.segment import RecordBatchBuilder
 from support.mutate import Entry, _refresh_crc
 
 

@@ -27,7 +27,7 @@ from kdump.format import layout as L
 from kdump.format.types import ControlRecordType, TimestampType
 from kdump.format.legacy_builder import LegacyMessageBuilder
 from kdump.format.v2_builder import RecordBatchBuilder, empty_batch
-from kdump.writer import (
+from kdump.write.segment import (
     KRaftEndpoint, KRaftVoter, control_batch, control_record_key, end_txn_marker_batch, end_txn_marker_value,
     kraft_version_value, kraft_voters_value, leader_change_value, snapshot_footer_value, snapshot_header_value,
     write_segment,
@@ -426,7 +426,7 @@ def readme_text(fixtures: list[Fixture]) -> str:
     lines = [
         "# Generated segments",
         "",
-        "Written by kdump's own encoders (`kdump/format/v2_builder.py`, `legacy_builder.py`, `kdump/writer.py`)",
+        "Written by kdump's own encoders (`kdump/format/v2_builder.py`, `legacy_builder.py`, `kdump/write/segment.py`)",
         "with `tests/support/fixtures.py`. **Do not edit by hand**: regenerate, from the repository root, with",
         "",
         "    python -m tests.support.fixtures            # into fixtures/generated/",

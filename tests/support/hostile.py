@@ -20,10 +20,10 @@ import sys
 from pathlib import Path
 
 from kdump import codec as _codec
-from kdump._crc import crc32c
+from kdump.format.crc import crc32c
 from kdump.format import layout as L
 from kdump.format.varint import encode_uvarint, zigzag_encode
-from kdump.writer import legacy_message
+from kdump.write.segment import legacy_message
 
 T0 = 1_700_000_000_000
 EMPTY_RECORD_BODY = bytes((0, 0, 0, 1, 1, 0))  # attributes, ts delta 0, offset delta 0, key -1, value -1, 0 headers

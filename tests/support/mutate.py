@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from kdump import codec as _codec
 from kdump.format.names import CODEC_NAMES
-from kdump._crc import crc32c
+from kdump.format.crc import crc32c
 from kdump.format import layout as L
 from kdump.read.segment import entries_in
 

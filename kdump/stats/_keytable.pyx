@@ -1,6 +1,6 @@
 # cython: language_level=3
 # cython: boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
-"""Compiled twin of :class:`kdump.keytable.PyKeyTable`: the same counts (keys, superseded records and bytes, live
+"""Compiled twin of :class:`kdump.stats.keytable.PyKeyTable`: the same counts (keys, superseded records and bytes, live
 tombstones) from the same entries (:data:`~kdump.format.layout.KEY_SPILL_ENTRY`, 24 bytes: digest, size << 1 |
 tombstone), the same spill to 256 bucket files by a byte of the digest, and the same split of a bucket that does not
 fit; ``tests/test_stats_speed.py`` checks that differentially.
@@ -28,7 +28,7 @@ DEF FLUSH = 1 << 16  # bytes a bucket gathers before they are written
 cdef uint64_t USED = 1ULL << 63
 cdef Py_ssize_t MAX_LEVEL = KEY_SPILL_ENTRY.size - 9  # the pure twin's bound: past it a bucket is counted in memory
 if KEY_SPILL_ENTRY.size != ENTRY:
-    raise ImportError("kdump._keytable is built for 24-byte key entries")
+    raise ImportError("kdump.stats._keytable is built for 24-byte key entries")
 
 PyKeyTable = None  # the pure twin, handed over by kdump._backend.pick: its count_buckets recounts spilled buckets
 

@@ -10,7 +10,7 @@ code (docs/findings.md for ``verify``'s log checks, docs/index.md for the compan
 
 Where the problem is exactly what Kafka's own reader throws for, the code is the one kdump's reader
 already uses for it (``kdump.errors.FormatError.code``), so ``dump`` and ``verify`` name a problem alike;
-:data:`kdump.findings.READER_CODES` maps the others.
+:data:`kdump.report.findings.READER_CODES` maps the others.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ _VERIFY = [
          "tagged fields, bytes after the key or value message, a value version the definitions do not have, a "
          "record type they do not know, or a record that does not decode; Kafka's DumpLogSegments drops the "
          "first three without a word; the finding counts them and names the first", deep=True),
-    # --- kdump's own crash leftovers (kdump.atomic; verify and index check of a directory) ----------------------
+    # --- kdump's own crash leftovers (kdump.write.atomic; verify and index check of a directory) ----------------------
     Code("kdump-temporary-left", WARNING, "a temporary file or directory of a kdump write that no running process "
          "holds: left by an interrupted kdump run (the next run of the same command removes it; or delete it)"),
     Code("kdump-write-interrupted", ERROR, "the journal of a kdump group write (a segment and its indexes) that no "

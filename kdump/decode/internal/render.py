@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import base64
 
-from kdump.decoders.base import Decoded
+from kdump.decode.internal.base import Decoded
 
 
 def _raw(data) -> tuple[str | None, str | None]:

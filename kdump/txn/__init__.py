@@ -24,8 +24,8 @@ bumped epoch: the coordinator aborts a fenced transaction with the new one).
 
 The segments are read as ``dump`` and ``verify`` read them, past damage (:func:`kdump.read.damage.readable`): each
 damaged area, a file that is no Kafka log and a segment that cannot be read is an error
-(:class:`kdump.findings.Problem`: file, byte position, cause), a crash-cut tail that Kafka reports with exit 0 a
-note. Errors, disagreements and notes are all :class:`~kdump.findings.Problem` s (JSON objects ``{"path",
+(:class:`kdump.report.findings.Problem`: file, byte position, cause), a crash-cut tail that Kafka reports with exit 0 a
+note. Errors, disagreements and notes are all :class:`~kdump.report.findings.Problem` s (JSON objects ``{"path",
 "position", "code", "message"}``).
 """
 from __future__ import annotations
@@ -33,14 +33,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from kdump.findings import Problem
 from kdump.format.legacy import LegacyRun
-from kdump.outcome import label
 from kdump.read.damage import Damage
 from kdump.read.logdir import FileKind, Partition, sibling, topic_partition
 from kdump.read.producers import ABORT, COMMIT, OPEN, PartitionProducers
 from kdump.read.producers import Transaction as LogTransaction
 from kdump.read.scan import SegmentGroup
+from kdump.report.findings import Problem
+from kdump.report.outcome import label
 
 DEFAULT_TIMEOUT_MS = 15 * 60 * 1000  # transaction.max.timeout.ms
 
@@ -279,9 +279,9 @@ def partition_transactions(group: SegmentGroup, *, timeout_ms: int = DEFAULT_TIM
 
 def transactions(groups, *, timeout_ms: int = DEFAULT_TIMEOUT_MS, jobs: int = 1, progress=None) -> list[PartitionTxns]:
     """:func:`partition_transactions` of each :class:`~kdump.read.scan.SegmentGroup`, in order; ``jobs`` > 1: in that
-    many worker processes (:func:`kdump.parallel.ordered_map`), the same results. ``progress(bytes)`` as each
+    many worker processes (:func:`kdump.jobs.ordered_map`), the same results. ``progress(bytes)`` as each
     partition ends."""
-    from kdump.parallel import bytes_of, ordered_map
+    from kdump.jobs import bytes_of, ordered_map
     sizes = [bytes_of(g.logs) for g in groups]
     return ordered_map(_partition_transactions, [(g, timeout_ms) for g in groups], jobs, sizes=sizes,
                        done=None if progress is None else (lambda i: progress(sizes[i])))

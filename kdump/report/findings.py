@@ -1,13 +1,13 @@
 """Findings: what ``verify`` and ``index check`` report, in one shape, one cap and one format.
 
-A :class:`Finding` has a stable machine-readable ``code`` (registered in :mod:`kdump.finding_codes` with its
+A :class:`Finding` has a stable machine-readable ``code`` (registered in :mod:`kdump.report.codes` with its
 severity and documented in docs/findings.md or docs/index.md; never renamed, so CI jobs can match on it), a
 severity, the byte position and offsets it concerns, and a message for people. A :class:`FileReport` holds
 the findings of one file with its counts; every checker fills it through a :class:`Findings` collector
 (severity from the registry, at most :data:`MAX_PER_CODE` per code). :func:`finding_code` and
 :func:`tail_finding_code` map reader errors and the reasons a walk stopped to codes. The renderers (a short
 human summary, JSON for ``--format json``) are in :mod:`kdump.render.findings`, above the checkers that fill
-reports here. Exit codes are the one outcome policy's (:mod:`kdump.outcome`): 0 sound, 1 findings at or above the
+reports here. Exit codes are the one outcome policy's (:mod:`kdump.report.outcome`): 0 sound, 1 findings at or above the
 ``--fail-on`` severity (errors by default; ``--fail-on warning`` as linters and fsck offer it) or a file unreadable
 among readable ones, 2 a path refused or nothing read. Counts (per file, per
 severity and per code) are those of every finding, listed or capped.
@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kdump.errors import error_object
-from kdump.finding_codes import CODES, ERROR, INFO, SEVERITIES, WARNING
-from kdump.outcome import Outcome
+from kdump.report.codes import CODES, ERROR, INFO, SEVERITIES, WARNING
+from kdump.report.outcome import Outcome
 
 __all__ = ["ERROR", "WARNING", "INFO", "SEVERITIES", "CODES", "MAX_PER_CODE", "Finding", "FileReport", "Findings",
            "READER_CODES", "finding_code", "tail_finding_code", "exit_code", "FAIL_ON", "summary", "Problem"]
@@ -83,7 +83,7 @@ class FileReport:
     findings: list[Finding] = field(default_factory=list)
     io_error: str | None = None
     # With io_error: the path was refused before reading (missing, a FIFO, a symlink loop) or held nothing to
-    # read (an empty directory): exit 2 whatever else was read (kdump.outcome); else it could not be read.
+    # read (an empty directory): exit 2 whatever else was read (kdump.report.outcome); else it could not be read.
     refused: bool = False
     # Findings beyond the cap, not listed: how many of each code, and of each severity (Findings fills them).
     unlisted: dict[str, int] = field(default_factory=dict)
@@ -146,7 +146,7 @@ class Findings:
 
     ``severity`` may be given for the few codes whose severity the situation decides (``Code.also``);
     any other value gives the registered one. An unregistered code raises KeyError: every code must be in
-    :mod:`kdump.finding_codes` (tests check the sources for that)."""
+    :mod:`kdump.report.codes` (tests check the sources for that)."""
 
     def __init__(self, report: FileReport, cap: int = MAX_PER_CODE):
         self.report = report
@@ -213,7 +213,7 @@ def tail_finding_code(kind: str, reader_code: str = "") -> str | None:
 
 
 def exit_code(reports: list[FileReport], fail_on: str = ERROR) -> int:
-    """The exit code of a run that gave ``reports``, by the one outcome policy (:class:`kdump.outcome.Outcome`):
+    """The exit code of a run that gave ``reports``, by the one outcome policy (:class:`kdump.report.outcome.Outcome`):
     a refused path 2; else 1 for an unreadable file among readable ones or a finding at or above ``fail_on``
     (``error``: errors only; ``warning``: errors and warnings); 2 when nothing could be read; else 0. Info
     findings never fail a run."""

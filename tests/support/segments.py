@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import struct
 
-from kdump.writer import RecordBatchBuilder, empty_batch, end_txn_marker_batch, write_segment
+from kdump.write.segment import RecordBatchBuilder, empty_batch, end_txn_marker_batch, write_segment
 
 T0 = 1_700_000_000_000
 

@@ -43,7 +43,7 @@ from kdump.read.segment import (
 )
 
 if TYPE_CHECKING:
-    from kdump.filters import RecordFilter
+    from kdump.decode.filters import RecordFilter
 
 
 @dataclass
@@ -65,9 +65,9 @@ class DumpOptions:
     to_offset: int | None = None
     from_time: int | None = None
     to_time: int | None = None  # up to the last batch starting at or before it
-    # internal-topic decoders (kdump.decoders): a decoder name, "auto" (by partition directory) or None
+    # internal-topic decoders (kdump.decode.internal): a decoder name, "auto" (by partition directory) or None
     record_decoder: str | None = None
-    # which batches and records are shown (kdump.filters.RecordFilter), None: all
+    # which batches and records are shown (kdump.decode.filters.RecordFilter), None: all
     filters: RecordFilter | None = None
     time_format: str = "epoch"  # how renderers print timestamps (kdump.text.times)
 
@@ -293,7 +293,7 @@ class Dumper:
         r.on_error = lambda err: self._error(result, err)
         record_decoder = None
         if opts.record_decoder is not None:
-            from kdump.decoders import record_decoder_for
+            from kdump.decode.internal import record_decoder_for
             record_decoder = record_decoder_for(path, opts.record_decoder, opts.compat)
         last = None  # last record offset seen, for the non-consecutive report
         window = _SeekWindow(opts) if opts.seeking else None
@@ -619,13 +619,13 @@ def non_consecutive_report(results, compat: str = "java") -> list[str]:
 
 def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, ui, *, done=None) -> list[FileResult]:
     """:meth:`Dumper.dump_paths`, the entries of each directory (a partition) in one of ``jobs`` forked workers
-    (:func:`kdump.parallel.ordered_map`): each dumps them with ``worker_dumper(out, sink)`` (a Dumper like
+    (:func:`kdump.jobs.ordered_map`): each dumps them with ``worker_dumper(out, sink)`` (a Dumper like
     ``dumper`` writing to ``out``, a file of the worker's own, and calling ``sink`` where ``dumper`` calls ``ui``),
     and the parent writes the files in order beneath ``dumper.renderer.out`` and makes ``sink``'s calls on ``ui``:
     the same output and messages as one process (each stream; their interleaving is by partition). One process
     where a fork is not safe, or for a terminal (whose renderer differs from a file's). ``done(bytes)`` as each
     partition ends."""
-    from kdump.parallel import bytes_of, can_fork, ordered_results
+    from kdump.jobs import bytes_of, can_fork, ordered_results
     out = dumper.renderer.out
     if jobs <= 1 or not can_fork() or out.isatty() or getattr(out, "buffer", None) is None:
         return dumper.dump_paths(paths)

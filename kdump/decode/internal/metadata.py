@@ -8,8 +8,8 @@ says only ``Failed to deserialize record with type <k>``, kdump adds why.
 """
 from __future__ import annotations
 
-from kdump.decoders import tables
-from kdump.decoders.base import Decoded, RecordError, leftovers, reason
+from kdump.decode.internal import tables
+from kdump.decode.internal.base import Decoded, RecordError, leftovers, reason
 from kdump.format.schema import Reader, SchemaError, jackson, read_struct_from, to_tree
 
 METADATA = "metadata"
@@ -78,7 +78,7 @@ class RemoteLogMetadataDecoder:
         except RecordError as e:
             msg = f"Could not deserialize metadata record: {e}"
             return Decoded(None, f"Error at offset {offset}, skipping. {msg}", error=msg)
-        from kdump.decoders.remote_log import to_string
+        from kdump.decode.internal.remote_log import to_string
         name = tables.record_types(REMOTE_LOG)[api_key][0]
         tree = {"type": name, "version": version, "data": to_tree(obj, tables.schema(REMOTE_LOG, name), version)}
         return Decoded(None, to_string(name, obj), None, tree)

@@ -4,7 +4,7 @@ time ranges, and the mix of codecs and magics. One segment at a time (:func:`seg
 
 A segment is read as ``dump`` and ``verify`` read it (:func:`kdump.read.damage.readable`): every intact batch
 before and after damage, and each damaged area (a damaged size field, an entry that is no batch, a batch failing
-its CRC, bytes that hold no entry, a tail) one error (:class:`kdump.findings.Problem`: file, byte position, cause and
+its CRC, bytes that hold no entry, a tail) one error (:class:`kdump.report.findings.Problem`: file, byte position, cause and
 the offsets it costs); a file that is no Kafka log (text renamed ``.log``) one error for the whole file; a
 segment that cannot be read one ``cannot-read`` error, and the walk goes on with the next. A crash-cut tail that
 Kafka itself reports with exit 0 (``Found N invalid bytes at the end``) is a note, not an error: the read layer's
@@ -25,15 +25,15 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 from kdump.errors import FormatError, KdumpError, WriteError
-from kdump.findings import Problem
 from kdump.format.columns import RECORDS_PER_CHUNK
 from kdump.format.legacy import LegacyRun
 from kdump.format.names import codec_name
-from kdump.outcome import Outcome, label
 from kdump.read.damage import BATCH, LARGE, Damage, foreign_start, readable
 from kdump.read.logdir import topic_partition
 from kdump.read.scan import log_base_offset
 from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, SegmentReader, Stop
+from kdump.report.findings import Problem
+from kdump.report.outcome import Outcome, label
 
 DEFAULT_MEMORY = 256 << 20  # for the key digests of one partition (kdump stats --memory)
 
@@ -251,7 +251,7 @@ class Summary:
         return [p for p in self.partitions if p.read]
 
     def outcome(self, outcome: Outcome | None = None) -> Outcome:
-        """What the run saw, into ``outcome`` (a new one when None), by :mod:`kdump.outcome`'s rules: a partition
+        """What the run saw, into ``outcome`` (a new one when None), by :mod:`kdump.report.outcome`'s rules: a partition
         read is one line (its label), one whose segments are all unreadable is unreadable; every other segment
         that cannot be read makes the run fail too."""
         outcome = Outcome() if outcome is None else outcome
@@ -362,11 +362,11 @@ def stats_paths(groups, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str | 
                 jobs: int = 1) -> Summary:
     """:func:`merge_partitions` of :func:`partition_stats` over the :class:`kdump.read.scan.SegmentGroup` s. One
     partition at a time: ``memory_bytes`` bounds each. ``jobs`` > 1: the partitions in that many worker processes
-    (:func:`kdump.parallel.ordered_map`; ``progress`` advances as the workers report), the same summary."""
+    (:func:`kdump.jobs.ordered_map`; ``progress`` advances as the workers report), the same summary."""
     if jobs <= 1 or len(groups) <= 1:
         return merge_partitions((partition_where(g.directory), *partition_stats(
             g.logs, memory_bytes=memory_bytes, spill_dir=spill_dir, progress=progress)) for g in groups)
-    from kdump.parallel import bytes_of, ordered_map
+    from kdump.jobs import bytes_of, ordered_map
     sizes = [bytes_of(g.logs) for g in groups]
     counted = ordered_map(_partition_stats, [(g.logs, memory_bytes, spill_dir) for g in groups], jobs, sizes=sizes,
                           progress=progress)
@@ -400,7 +400,7 @@ def merge_partitions(per_partition) -> Summary:
 @dataclass
 class RecordStats:
     """What only the records tell, per partition (summed over partitions for the total): compression, producers,
-    transactions, control records, keys and what a compaction would remove (:mod:`kdump.keytable`)."""
+    transactions, control records, keys and what a compaction would remove (:mod:`kdump.stats.keytable`)."""
 
     compression: dict = field(default_factory=dict)  # codec -> [batches, bytes, uncompressed bytes]
     producers: int = 0
@@ -463,8 +463,8 @@ class RecordAnalysis:
 
     def __init__(self, memory_bytes: int = DEFAULT_MEMORY, *, spill_dir: str | None = None,
                  limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES, progress=None):
-        from kdump.keytable import KeyTable
         from kdump.read.producers import PartitionProducers
+        from kdump.stats.keytable import KeyTable
         self.stats = RecordStats()
         self.keys = KeyTable(memory_bytes, spill_dir=spill_dir)
         self.producers = PartitionProducers(keep_aborted=False)

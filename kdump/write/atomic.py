@@ -62,9 +62,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from kdump.digests import BackgroundSha256
 from kdump.errors import KdumpError, WriteError
 from kdump.read.logdir import KDUMP_LOCK, backup_path, file_type_name, kdump_temporary, temporary_affixes
+from kdump.write.digests import BackgroundSha256
 
 try:
     import fcntl
@@ -500,7 +500,7 @@ class AtomicGroup:
         return self.adopt(f, last=last)
 
     def adopt(self, f: AtomicFile, *, last: bool = False) -> AtomicFile:
-        """A member made elsewhere (e.g. :class:`kdump.writer.SegmentWriter`'s file, or
+        """A member made elsewhere (e.g. :class:`kdump.write.segment.SegmentWriter`'s file, or
         :meth:`AtomicFile.from_file`)."""
         if os.path.dirname(f.path) != self.directory:
             f.abort()

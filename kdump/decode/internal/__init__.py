@@ -3,7 +3,7 @@
 ``--remote-log-metadata-decoder`` print, from schema tables generated from Kafka's message definitions
 (:mod:`kdump.format.schemas`, read by :mod:`kdump.format.schema`).
 
-A record decoder has ``decode(offset, key, value) -> Decoded`` (:class:`kdump.decoders.base.Decoded`:
+A record decoder has ``decode(offset, key, value) -> Decoded`` (:class:`kdump.decode.internal.base.Decoded`:
 the key and payload texts, the same as JSON-able objects, and the error if the record did not decode).
 :func:`make_decoder` builds one by name; :func:`decoder_for_path` picks one from the partition directory
 a segment sits in (``--decoder auto``).
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from kdump.decoders.base import Decoded
+from kdump.decode.internal.base import Decoded
 
 __all__ = ["DECODER_NAMES", "record_decoder_for", "TOPIC_DECODERS", "Decoded", "make_decoder", "decoder_for_path",
            "internal_topic_hint"]
@@ -32,7 +32,7 @@ _BY_TOPIC = {topic: name for name, topic in TOPIC_DECODERS.items()}
 def make_decoder(name: str, compat: str = "java"):
     """The record decoder called ``name`` (one of :data:`DECODER_NAMES`), in the newest (Java) tool's text
     or, with ``compat="scala"``, the Scala tool's (Kafka <= 3.9) where they differ."""
-    from kdump.decoders import coordinator, metadata
+    from kdump.decode.internal import coordinator, metadata
     scala = compat == "scala"
     if name == "offsets":
         return coordinator.CoordinatorDecoder(

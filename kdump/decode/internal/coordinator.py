@@ -10,8 +10,8 @@ decoded as the embedded consumer protocol (and kept as base64 when they do not d
 """
 from __future__ import annotations
 
-from kdump.decoders import tables
-from kdump.decoders.base import INT16, Decoded, RecordError, leftovers, reason
+from kdump.decode.internal import tables
+from kdump.decode.internal.base import INT16, Decoded, RecordError, leftovers, reason
 from kdump.format.schema import Reader, SchemaError, Struct, jackson, read_struct, read_struct_from, to_tree
 
 OFFSETS = "group_coordinator"

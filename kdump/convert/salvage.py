@@ -13,10 +13,10 @@ header, records that decode and agree with the header, offsets above those of th
   ``max_batch_bytes`` (its records cannot be checked: raise the limit to keep it);
 * what is after the last whole entry (a truncated tail; zero padding is reported, but holds no data).
 
-Writing follows kdump's rules (:mod:`kdump.atomic`): the input is only ever opened read-only and is never the
+Writing follows kdump's rules (:mod:`kdump.write.atomic`): the input is only ever opened read-only and is never the
 output; the new segment goes to a temporary file, is read back and verified with ``kdump verify --deep``, and
 is placed together with its rebuilt ``.index``/``.timeindex``/``.txnindex`` (Kafka's recovery,
-:mod:`kdump.index.rebuild`) as one :class:`~kdump.atomic.AtomicGroup`. A partition directory is salvaged into a
+:mod:`kdump.index.rebuild`) as one :class:`~kdump.write.atomic.AtomicGroup`. A partition directory is salvaged into a
 new directory all or nothing (:func:`salvage_directory`).
 """
 from __future__ import annotations
@@ -28,15 +28,6 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kdump.atomic import (
-    AtomicGroup,
-    TemporaryDirectory,
-    clean_leftovers,
-    fsync_directory,
-    partition_lock,
-    refuse_input,
-    write_error,
-)
 from kdump.errors import WriteError
 from kdump.format.framing import Stop
 from kdump.format.legacy import LegacyRun
@@ -45,7 +36,16 @@ from kdump.read.damage import BATCH, Damage, readable
 from kdump.read.logdir import FileKind, Partition
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, Batch, SegmentReader
 from kdump.verify.walk import SegmentVerifier, VerifyOptions
-from kdump.writer import SegmentWriter, WriteVerificationError
+from kdump.write.atomic import (
+    AtomicGroup,
+    TemporaryDirectory,
+    clean_leftovers,
+    fsync_directory,
+    partition_lock,
+    refuse_input,
+    write_error,
+)
+from kdump.write.segment import SegmentWriter, WriteVerificationError
 
 
 @dataclass
@@ -201,7 +201,7 @@ def _keep(result: SalvageResult, kept, batches: int, records: int, positions) ->
 
 
 class _SalvagedSegmentWriter(SegmentWriter):
-    """A :class:`~kdump.writer.SegmentWriter` whose check also runs ``kdump verify --deep`` on the new file."""
+    """A :class:`~kdump.write.segment.SegmentWriter` whose check also runs ``kdump verify --deep`` on the new file."""
 
     def __init__(self, path, *, overwrite: bool, record_limit: int):
         super().__init__(path, overwrite=overwrite, deep_verify=True, record_limit=record_limit)
@@ -229,7 +229,7 @@ def salvage_segment(source, destination, *, overwrite: bool = False, max_batch_b
     """Copy the batches of ``source`` that verify into the new segment ``destination`` (a file path; an existing
     directory takes the source's name) with its indexes. Raises FileExistsError (the output or one of its index
     files exists and not ``overwrite``, or it is the input), OSError, and
-    :class:`~kdump.writer.WriteVerificationError` if the new file does not read back clean."""
+    :class:`~kdump.write.segment.WriteVerificationError` if the new file does not read back clean."""
     from kdump.convert.files import output_path_for
 
     source = os.fspath(source)

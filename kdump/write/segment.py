@@ -187,11 +187,11 @@ class SegmentWriter:
 
     def __init__(self, path, *, overwrite: bool = False, deep_verify: bool = True,
                  record_limit: int = 1 << 28):
-        from kdump.atomic import AtomicFile  # temp file, fsync, verify, rename/link: shared with index files
+        from kdump.write.atomic import AtomicFile  # temp file, fsync, verify, rename/link: shared with index files
         self.deep_verify = deep_verify
         self.record_limit = record_limit
         self.overwrite = overwrite
-        # backup=False: a replaced segment is not kept (callers that want a .bak use kdump.atomic directly).
+        # backup=False: a replaced segment is not kept (callers that want a .bak use kdump.write.atomic directly).
         self._atomic = AtomicFile(path, overwrite=overwrite, backup=False, verify=self.verify,
                                   compare_bytes=False)
         self.path = self._atomic.path
@@ -213,7 +213,7 @@ class SegmentWriter:
 
     @property
     def atomic_file(self):
-        """The :class:`kdump.atomic.AtomicFile` behind this writer (to place it with others in an ``AtomicGroup``)."""
+        """The :class:`kdump.write.atomic.AtomicFile` behind this writer (to place it with others in an ``AtomicGroup``)."""
         return self._atomic
 
     def written_sha256(self) -> str:

@@ -21,7 +21,7 @@ import errno
 from dataclasses import dataclass, field
 
 from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
-from kdump.finding_codes import ERROR, WARNING
+from kdump.report.codes import ERROR, WARNING
 
 __all__ = ["Outcome", "label", "OK", "WARN", "FAIL", "LABELS", "UNREADABLE", "REFUSAL_ERRNOS"]
 
@@ -89,7 +89,7 @@ class Outcome:
         self.seen.clear()
 
     def report(self, report) -> str:
-        """A checker's :class:`~kdump.findings.FileReport`: unreadable, or read with its errors and warnings;
+        """A checker's :class:`~kdump.report.findings.FileReport`: unreadable, or read with its errors and warnings;
         returns its label (``UNREADABLE`` for one that could not be read)."""
         if report.io_error is not None:
             if getattr(report, "refused", False):

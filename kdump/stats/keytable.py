@@ -8,7 +8,7 @@ earlier one, so each record whose key comes again later is *superseded*; a key w
 
 Keys are held as 16-byte digests (:class:`~kdump.format.columns.RecordKeys`), never the keys themselves (two distinct
 keys share a digest with probability about n^2 / 2^129: nil for any real log). While the table fits ``memory_bytes``
-it is a dict (:class:`PyKeyTable`; the compiled twin ``kdump._keytable.KeyTable``, when built, an open-addressing
+it is a dict (:class:`PyKeyTable`; the compiled twin ``kdump.stats._keytable.KeyTable``, when built, an open-addressing
 table of the 24-byte entries themselves, counting the same with no Python object per key); beyond
 that, every entry so far and every later record go to ``FANOUT`` bucket files on disk by the digest's first byte
 (the records of one key all land in one bucket, in offset order), and :meth:`finish` counts each bucket with a
