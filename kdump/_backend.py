@@ -26,9 +26,9 @@ importing only from its own layer or below (never the pure module that uses it):
   ``kdump.decode.schema_registry.decoder.framed_texts_py`` (a column of Schema Registry payloads as text);
 * ``kdump.spark._arrow`` (``kdump/spark/_arrow.pyx``): ``ColumnBuilder``, twin of
   ``kdump.spark.builder.PyColumnBuilder`` (records into the Arrow buffers of the Spark data source);
-* ``kdump.stats._keytable`` (``kdump/stats/_keytable.pyx``): ``KeyTable``, twin of ``kdump.stats.keytable.PyKeyTable`` (``kdump
-  stats``' key digests counted); ``kdump.format._records`` also has ``record_keys``, twin of
-  ``kdump.format.v2.record_keys_py`` (a batch's records as those digests).
+* ``kdump.stats._keytable`` (``kdump/stats/_keytable.pyx``): ``KeyTable``, twin of
+  ``kdump.stats.keytable.PyKeyTable`` (``kdump stats``' key digests counted); ``kdump.format._records`` also has
+  ``record_keys``, twin of ``kdump.format.v2.record_keys_py`` (a batch's records as those digests).
 
 A pure module picks its implementation with :func:`pick` when it is imported, which also hands the pure
 twin to the compiled module (for the inputs its fast path leaves to the pure function).

@@ -137,8 +137,32 @@ def _in(module: str, *packages: str) -> bool:
     return any(module == p or module.startswith(p + ".") for p in packages)
 
 
-ABOVE_FORMAT = ("kdump.decode", "kdump.decode.internal", "kdump.render", "kdump.commands", "kdump.cli", "kdump.verify",
-                "kdump.index", "kdump.convert", "kdump.spark")
+# --- the layers of docs/architecture.md --------------------------------------------------------------------
+# Bottom first: each top-level module or package of kdump has a rank, and imports only from its own rank or
+# below. Packages of one rank may use each other, but never round a cycle (test_no_cycle_between_packages).
+# The folders are the layers: kdump/'s root holds only the entry points, the errors and the twin chooser
+# (test_the_root_holds_only_entry_points).
+LAYERS = [
+    ("base", ("kdump.errors", "kdump._backend", "kdump.text")),
+    ("codec", ("kdump.codec",)),
+    ("format", ("kdump.format",)),  # byte layouts, framing, batch readers and builders, the CRC-32C loader
+    ("read", ("kdump.read",)),  # the segment walker, the damage model, directory layout, companion files
+    ("decode", ("kdump.decode",)),  # records, key/value printers, internal topics (decode/internal), filters
+    ("report", ("kdump.report",)),  # finding codes, the findings model, the exit-code policy
+    ("jobs", ("kdump.jobs",)),  # the parallel map every --jobs uses
+    ("write", ("kdump.write",)),  # atomic files and groups, their leftovers, the segment writer, digests
+    ("library API", ("kdump",)),  # the package itself: __version__ and the lazy exports (the writer among them)
+    ("companion files", ("kdump.index",)),  # index dump, check and rebuild (write's atomic groups, leftovers)
+    ("checks and reports", ("kdump.verify", "kdump.dump", "kdump.stats", "kdump.txn", "kdump.replay",
+                            "kdump.explain")),  # (explain: a batch field by field, over format and read)
+    ("rewrites", ("kdump.convert",)),  # convert and salvage: verify's checks decide what is kept
+    ("spark", ("kdump.spark",)),  # over stats, verify, index and write
+    ("render", ("kdump.render",)),
+    ("commands", ("kdump.commands", "kdump.cli", "kdump.__main__")),
+]
+_FORMAT_RANK = [name for name, _ in LAYERS].index("format")
+ABOVE_FORMAT = tuple(unit for rank, (_, units) in enumerate(LAYERS) if rank > _FORMAT_RANK for unit in units
+                     if unit != "kdump")  # the package itself: its modules are listed by their own units
 LAYER_RULES = [
     # (importing packages, packages they must not import, why)
     (("kdump.format", "kdump.codec"), ABOVE_FORMAT, "byte-level code knows nothing of what reads it"),
@@ -154,23 +178,6 @@ def test_imports_follow_the_direction_of_flow(importers, forbidden, why):
     assert wrong == [], why
 
 
-# --- the layers of docs/architecture.md --------------------------------------------------------------------
-# Bottom first: each top-level module or package of kdump has a rank, and imports only from its own rank or
-# below. Packages of one rank may use each other, but never round a cycle (test_no_cycle_between_packages).
-LAYERS = [
-    ("base", ("kdump.errors", "kdump.format.crc", "kdump._backend", "kdump.text", "kdump.report.codes", "kdump.write.digests",
-              "kdump.jobs", "kdump.report.outcome")),
-    ("codec", ("kdump.codec",)),
-    ("format", ("kdump.format",)),
-    ("read", ("kdump.read",)),
-    ("decode", ("kdump.decode", "kdump.decode.internal")),
-    ("consumers", ("kdump.report.findings", "kdump.write.leftovers", "kdump.write.atomic", "kdump.write.segment", "kdump.decode.filters",
-                   "kdump.verify", "kdump.index", "kdump.convert", "kdump.convert.salvage", "kdump.dump", "kdump.txn",
-                   "kdump.stats.counts", "kdump.stats.keytable", "kdump.stats._keytable", "kdump.replay", "kdump.spark", "kdump.explain",
-                   "kdump")),  # the package itself: __version__ and the library API's lazy exports (a writer too)
-    ("render", ("kdump.render",)),
-    ("commands", ("kdump.commands", "kdump.cli", "kdump.__main__")),
-]
 RANK = {unit: rank for rank, (_, units) in enumerate(LAYERS) for unit in units}
 UNIT_OF: dict[str, str] = {}  # a module that counts as part of another unit (none today)
 
@@ -207,6 +214,17 @@ def test_every_package_has_a_layer():
     """A new top-level module or package is placed in LAYERS (and in docs/architecture.md's diagram)."""
     assert sorted(u for u in UNITS if u not in RANK) == []
     assert sorted(u for u in RANK if u not in UNITS) == []  # and none is listed that no longer exists
+
+
+ROOT_MODULES = {"kdump", "kdump.__main__", "kdump.cli", "kdump.errors", "kdump._backend"}
+
+
+def test_the_root_holds_only_entry_points():
+    """kdump/ itself holds the entry points (the library API, ``python -m kdump``, the CLI), the errors every layer
+    raises and the twin chooser; every other module lives in the folder of its layer."""
+    assert sorted(m for m in MODULES if m.count(".") < 2 and m not in ROOT_MODULES
+                  and not (PACKAGE / m.split(".")[-1]).is_dir()) == []
+    assert sorted(m for m in ROOT_MODULES if m not in MODULES) == []
 
 
 def _upward(units: dict[str, dict[str, list[str]]], rank: dict[str, int]) -> list[str]:

@@ -1,5 +1,5 @@
-"""How ``verify`` and ``index check`` show their reports (:mod:`kdump.report.findings`) and end: text for people (coloured
-on a terminal) or JSON, then the exit code the findings give (or a higher one a problem already gave)."""
+"""How ``verify`` and ``index check`` show their reports (:mod:`kdump.report.findings`) and end: text for people
+(coloured on a terminal) or JSON, then the exit code the findings give (or a higher one a problem already gave)."""
 from __future__ import annotations
 
 import click

@@ -53,8 +53,8 @@ def holds_one_of(path: str, files: list[str]) -> bool:
 
 
 def say_problems(ui, errors, notes=()) -> None:
-    """Errors and notes (:class:`kdump.report.findings.Problem` s) of what was read, on stderr: ``kdump: FILE: at byte N:
-    cause`` (notes left out with --quiet)."""
+    """Errors and notes (:class:`kdump.report.findings.Problem` s) of what was read, on stderr:
+    ``kdump: FILE: at byte N: cause`` (notes left out with --quiet)."""
     for e in errors:
         ui.problem(e.path, e.message, position=e.position)
     for n in notes:

@@ -4,8 +4,8 @@ time ranges, and the mix of codecs and magics. One segment at a time (:func:`seg
 
 A segment is read as ``dump`` and ``verify`` read it (:func:`kdump.read.damage.readable`): every intact batch
 before and after damage, and each damaged area (a damaged size field, an entry that is no batch, a batch failing
-its CRC, bytes that hold no entry, a tail) one error (:class:`kdump.report.findings.Problem`: file, byte position, cause and
-the offsets it costs); a file that is no Kafka log (text renamed ``.log``) one error for the whole file; a
+its CRC, bytes that hold no entry, a tail) one error (:class:`kdump.report.findings.Problem`: file, byte position,
+cause and the offsets it costs); a file that is no Kafka log (text renamed ``.log``) one error for the whole file; a
 segment that cannot be read one ``cannot-read`` error, and the walk goes on with the next. A crash-cut tail that
 Kafka itself reports with exit 0 (``Found N invalid bytes at the end``) is a note, not an error: the read layer's
 one policy, :attr:`Damage.fails <kdump.read.damage.Damage.fails>`.

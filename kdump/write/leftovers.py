@@ -1,5 +1,5 @@
-"""Findings for kdump's own crash leftovers in a directory (:func:`kdump.write.atomic.leftovers`): a temporary no running
-process holds (``kdump-temporary-left``), and the journal of a group write interrupted between its renames
+"""Findings for kdump's own crash leftovers in a directory (:func:`kdump.write.atomic.leftovers`): a temporary no
+running process holds (``kdump-temporary-left``), and the journal of a group write interrupted between its renames
 (``kdump-write-interrupted``), which names the files of the group that already hold their new bytes and those
 that do not: index and segment files that do not belong together. ``kdump verify`` and ``kdump index check`` of a
 directory report them, one report per leftover; it sits below both (``kdump verify`` runs ``index check``'s

@@ -213,7 +213,8 @@ class SegmentWriter:
 
     @property
     def atomic_file(self):
-        """The :class:`kdump.write.atomic.AtomicFile` behind this writer (to place it with others in an ``AtomicGroup``)."""
+        """The :class:`kdump.write.atomic.AtomicFile` behind this writer (to place it with others in an
+        ``AtomicGroup``)."""
         return self._atomic
 
     def written_sha256(self) -> str:
