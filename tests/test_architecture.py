@@ -366,3 +366,48 @@ def test_value_names_only_in_their_table():
     spelled = {m: found for m, p in MODULES.items() if m != "kdump.format.names"
                for found in [_value_name_tables(p, tables)] if found}
     assert spelled == {}
+
+
+# --- flags: only the command line names them -----------------------------------------------------------------
+# The library's errors, findings and notes carry a code and their facts; kdump/commands/hints.py turns a code into
+# the hint that names a flag. Docstrings may say which flag reaches the code they document; strings that reach a
+# user may not. Flags of other programs kdump runs are theirs (protoc's, for a .proto schema).
+FLAG = re.compile(r"(?<![\w-])--(?:[a-z]|\{)")
+OTHER_PROGRAMS_FLAGS = {("kdump.decode.schema_registry.protobuf", "--include_imports"),
+                        ("kdump.decode.schema_registry.protobuf", "--descriptor_set_out=")}
+COMMAND_LINE = ("kdump.commands", "kdump.cli", "kdump.__main__")
+
+
+def _flag_strings(path: Path) -> list[str]:
+    tree = _tree(path)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body
+                  and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    in_fstrings = {id(v) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for v in node.values}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):  # f"--{name}-decoder": the formatted parts as {}
+            text = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+              and id(node) not in in_fstrings):
+            text = node.value
+        else:
+            continue
+        if FLAG.search(text):
+            found.append(f"{node.lineno}: {text}")
+    return found
+
+
+def test_only_the_command_line_names_flags():
+    spelled = {m: found for m, p in MODULES.items() if not _in(m, *COMMAND_LINE)
+               for found in [[f for f in _flag_strings(p)
+                              if not any(other == m and flag in f for other, flag in OTHER_PROGRAMS_FLAGS)]] if found}
+    assert spelled == {}
+
+
+def test_the_flag_check_finds_what_it_looks_for(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text('"""Docs may name --force."""\ndef f(name):\n    """Nor here: --jobs."""\n'
+                      '    a = "exists (use --force to replace)"\n    b = f"add --{name}-decoder"\n'
+                      '    c = "a - b -- c"\n    return a, b, c\n')
+    assert _flag_strings(sample) == ["4: exists (use --force to replace)", "5: add --{}-decoder"]

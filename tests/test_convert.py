@@ -301,7 +301,7 @@ def test_down_conversion_copies_batches_below_the_target_as_kafka_does(tmp_path)
     # the copied batches lose nothing: only the v2 batch's header and leader epoch are dropped
     assert s.losses.counts == {"headers": 1, "leader-epoch": 1}
     assert any("2 batches below magic 1 kept as they were" in n for n in s.notes)
-    assert result.verified[-1].startswith("kdump verify --deep: clean")
+    assert result.verified[-1].startswith("verify's deep checks: clean")
     assert_kafka_python_agrees(out)
 
 
@@ -584,7 +584,7 @@ def test_every_input_converts_to_every_target(path, target, tmp_path):
         assert all(b.magic == target for b, _ in ours)
     assert [(r.offset, r.timestamp, r.key, r.value, tuple(r.headers)) for _, rs in ours for r in rs] == \
         _expected_records(source, target)
-    assert result.verified[-1].startswith("kdump verify --deep: clean")
+    assert result.verified[-1].startswith("verify's deep checks: clean")
     assert_kafka_python_agrees(out)
 
 
@@ -906,7 +906,7 @@ def test_damage_under_valid_crcs_is_refused_or_converted_never_a_crash(seed, tmp
             assert e.message and e.position is not None
             assert os.listdir(out) == []
         else:  # verified; warnings a copied batch brings from the input are allowed (and reported)
-            assert result.verified[-1].startswith(("kdump verify --deep: clean", "kdump verify --deep: no errors"))
+            assert result.verified[-1].startswith(("verify's deep checks: clean", "verify's deep checks: no errors"))
     res = run(src, "--to-magic", "1", "-o", f"{tmp_path}/cli/")
     assert res.exit_code in (0, 1), res.output
 

@@ -120,6 +120,7 @@ def test_entry_above_max_batch_bytes_is_skipped(tmp_path):
     assert f"position: {at} " not in result.stdout
     assert f"kdump: {path}: at byte {at}: an entry of {len(batches[DAMAGED])} bytes is above the limit of 4096 " \
            "bytes per batch" in result.stderr and "offsets 6-7 are lost" in result.stderr
+    assert result.stderr.count("raise --max-batch-bytes") == 1, result.stderr  # the command's hint, said once
     assert result.exit_code == 1
 
 

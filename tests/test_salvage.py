@@ -159,7 +159,7 @@ def test_cli_text_json_and_exit_codes(tmp_path):
     src, _, pos = _damaged_fixture(tmp_path)
     r = run(str(src), "-o", str(tmp_path / "a" / src.name))
     assert r.exit_code == 1  # damaged data was left out
-    assert f"dropped bytes {pos[1]}-{pos[2] - 1} [crc-mismatch]" in r.output and "verify --deep: clean" in r.output
+    assert f"dropped bytes {pos[1]}-{pos[2] - 1} [crc-mismatch]" in r.output and "verify's deep checks: clean" in r.output
     r = run("--format", "json", str(src), "-o", str(tmp_path / "b") + "/")
     assert r.exit_code == 1
     doc = json.loads(r.output)["files"][0]

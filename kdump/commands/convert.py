@@ -6,6 +6,7 @@ import os
 
 import click
 
+from kdump.commands.hints import hinted
 from kdump.commands.options import (
     Ui,
     exit_help,
@@ -95,7 +96,7 @@ def command(path, to_magic, output, compression, recompress, force, strict, skip
       kdump convert F.log --dry-run
     """
     from kdump import convert as conv
-    from kdump.write.atomic import force_hint
+    from kdump.commands.hints import force_hint
     from kdump.write.segment import WriteVerificationError
 
     recompress_map = _parse_recompress(recompress)
@@ -160,7 +161,7 @@ def command(path, to_magic, output, compression, recompress, force, strict, skip
             on_result(conv.convert_segment(path, dest, options, overwrite=force))
     except conv.ConversionRefused as e:
         _report_error(ui, e.source or path, e, whole=os.path.isdir(path))
-        errors.append(error_object(e.source or path, e.code, e.message, e.position))
+        errors.append(error_object(e.source or path, e.code, hinted(e.reason, e.message), e.position))
     except FileExistsError as e:
         hint = force_hint(e, force)
         errors.append(error_object(e.filename or output, "output-exists", f"{e.strerror or e}{hint}"))
@@ -197,7 +198,7 @@ DAMAGE_HINT = ("kdump: `kdump salvage` keeps every intact batch; --skip-damaged 
 
 
 def _report_error(ui: Ui, path, e, whole: bool = False) -> None:
-    ui.problem(path, e.message, position=e.position)
+    ui.problem(path, hinted(e.reason, e.message), position=e.position)
     ui.say("kdump: nothing was written (a partition is converted all or nothing)" if whole else
            "kdump: nothing was written for this segment")
     if getattr(e, "skippable", False):
@@ -216,7 +217,7 @@ def _print_result(ui: Ui, result) -> None:
                    f"{CODEC_NAMES[b]}")
     ui.echo(f"  dropped: {', '.join(s.losses.lines())}" if s.losses else "  nothing dropped")
     for note in s.notes:
-        ui.echo(f"  note: {note}")
+        ui.echo(f"  note: {hinted(getattr(note, 'code', None), note)}")
     for v in result.verified:
         ui.echo(f"  verified: {v}")
     if result.indexes is not None:

@@ -7,6 +7,7 @@ import click
 
 from kdump.commands.decoder_options import chosen_decoder, chosen_schemas, decoder_options
 from kdump.commands.filter_options import build_filter, header_filter_options, record_filter_options
+from kdump.commands.hints import hinted
 from kdump.commands.options import Ui, exit_help, jobs_option, output_options, reject, text_only, time_format_option
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES
 from kdump.render import RENDERERS, is_json
@@ -23,7 +24,7 @@ def _decoder_option(value, which, schemas=None, data_paths=()):
     try:
         return load_decoder(value, schemas=schemas, data_paths=data_paths)
     except DecoderLoadError as e:
-        raise click.BadParameter(str(e), param_hint=f"--{which}-decoder") from None
+        raise click.BadParameter(hinted(e.code, str(e)), param_hint=f"--{which}-decoder") from None
 
 
 def _registry_auto(paths, schemas, key_dec, value_dec):
@@ -204,8 +205,7 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
     def dumper_to(out, sink) -> Dumper:
         """A Dumper writing to ``out``, saying problems through ``sink`` (``ui``, or a worker's record of it)."""
         def on_error(path, err):
-            hint = FLAG_HINTS.get(err.code, "")
-            sink.problem(path, err.message + hint, position=err.position)
+            sink.problem(path, hinted(err.code, err.message), position=err.position)
             if is_json(ui.format):  # errors are in the JSON stream too
                 renderer.error(path, err)
 
@@ -257,10 +257,6 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
     ui.exit()
 
 
-# What the command line can do about a problem the library reports (library messages name no flags).
-FLAG_HINTS = {"batch-too-large": " (raise --max-batch-bytes to read it)"}
-
-
 def ui_path(path) -> str:
     from kdump.text.escape import printable_path
     return printable_path(path)
@@ -287,7 +283,7 @@ def _nothing_dumped(ui: Ui, paths, dumper) -> None:
 def _internal_topic_hint(ui: Ui, dumper) -> None:
     """Which decoder would decode the internal topics' records just dumped without one: once per run and topic,
     whether a segment, its partition directory or a whole log directory was named."""
-    from kdump.decode.internal import internal_topic_hint
-    hints = (internal_topic_hint(r.path) for r in dumper.results if r.batches and not r.skipped)
-    for hint in dict.fromkeys(h for h in hints if h):
-        ui.info(hint)
+    from kdump.decode.internal import TOPIC_DECODERS, decoder_for_path
+    names = (decoder_for_path(r.path) for r in dumper.results if r.batches and not r.skipped)
+    for name in dict.fromkeys(n for n in names if n):
+        ui.info(hinted("internal-topic", decoder=name, topic=TOPIC_DECODERS[name]))

@@ -21,7 +21,9 @@ def fail_on_option(f):
 def render_reports(ui: Ui, reports, fail_on: str = "error") -> None:
     """Show ``reports`` and exit with the code :class:`kdump.report.outcome.Outcome` gives them (and the problems
     ``ui`` already recorded)."""
+    from kdump.commands.hints import hint_reports
     from kdump.render import RENDERERS
+    hint_reports(reports)
     ui.fail_on = fail_on
     for report in reports:
         ui.outcome.report(report)

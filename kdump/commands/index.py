@@ -181,13 +181,13 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, fail_on,
       kdump index rebuild -o /tmp/rebuilt 00000000000000000000.log
       kdump index rebuild --force /var/lib/kafka/data/orders-0      (broker stopped!)
     """
+    from kdump.commands.hints import force_hint
     from kdump.commands.progress import file_sizes, with_progress
     from kdump.errors import KdumpError, WriteError
     from kdump.index.check import CompanionChecks
     from kdump.index.rebuild import RebuildError, rebuild_directory, rebuild_segment
     from kdump.read.logdir import FileKind, named_kind
     from kdump.read.scan import scan
-    from kdump.write.atomic import force_hint
 
     if not paths:
         raise click.UsageError("no paths given: name .log segments or partition directories")

@@ -55,7 +55,8 @@ def holds_one_of(path: str, files: list[str]) -> bool:
 def say_problems(ui, errors, notes=()) -> None:
     """Errors and notes (:class:`kdump.report.findings.Problem` s) of what was read, on stderr:
     ``kdump: FILE: at byte N: cause`` (notes left out with --quiet)."""
+    from kdump.commands.hints import hinted
     for e in errors:
-        ui.problem(e.path, e.message, position=e.position)
+        ui.problem(e.path, hinted(e.code, e.message), position=e.position)
     for n in notes:
         ui.note(n.path, n.message if n.position is None else f"at byte {n.position}: {n.message}")

@@ -41,6 +41,7 @@ def command(source, output, force, max_batch_bytes, ui, fail_on):
       kdump salvage /var/lib/kafka/data/orders-3 -o /tmp/orders-3
       kdump salvage --format json broken.log -o /tmp/rescued/ | jq '.files[].dropped'
     """
+    from kdump.commands.hints import force_hint
     from kdump.commands.progress import file_sizes, with_progress
     from kdump.convert.salvage import WriteVerificationError, salvage_directory, salvage_segment
     from kdump.read.logdir import stat_or_refusal
@@ -56,8 +57,9 @@ def command(source, output, force, max_batch_bytes, ui, fail_on):
         else:
             results = with_progress(ui, os.path.getsize(source), "salvaging", lambda advance: [salvage_segment(
                 source, output, overwrite=force, max_batch_bytes=max_batch_bytes, progress=_by_position(advance))])
-    except FileExistsError as e:
-        ui.problem(e.filename, e.strerror or "exists", code=EXIT_USAGE, error="output-exists")
+    except FileExistsError as e:  # --force replaces a segment's output (a partition goes into a new directory)
+        hint = "" if os.path.isdir(source) else force_hint(e)
+        ui.problem(e.filename, f"{e.strerror or 'exists'}{hint}", code=EXIT_USAGE, error="output-exists")
         _stop(ui)
     except WriteVerificationError as e:
         ui.problem(None, f"{e}; nothing was written", code=EXIT_DATA, error="write-verification-failed")

@@ -127,13 +127,14 @@ def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui, j
 
 def _schema_census(groups, paths, schemas):
     """(decoder, {partition directory, or None for the total: SchemaCensus}) for --value-decoder schema-registry."""
+    from kdump.commands.hints import hinted
     from kdump.decode.errors import DecoderLoadError
     from kdump.decode.schema_registry import registry_decoder
     from kdump.decode.schema_registry.census import SchemaCensus, census
     try:
         decoder = registry_decoder(schemas, paths)
     except DecoderLoadError as e:
-        raise click.BadParameter(str(e), param_hint="--value-decoder") from None
+        raise click.BadParameter(hinted(e.code, str(e)), param_hint="--value-decoder") from None
     counts: dict[str | None, SchemaCensus] = {}
     for g in groups:
         counted = census(decoder, g.logs)

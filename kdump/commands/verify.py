@@ -69,12 +69,13 @@ def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs, time_format, va
         raise click.UsageError("--value-decoder checks every value, a record check: give --deep too")
     decoder = None
     if value_decoder is not None:
+        from kdump.commands.hints import hinted
         from kdump.decode.errors import DecoderLoadError
         from kdump.decode.schema_registry import registry_decoder
         try:
             decoder = registry_decoder(schemas, paths)
         except DecoderLoadError as e:
-            raise click.BadParameter(str(e), param_hint="--value-decoder") from None
+            raise click.BadParameter(hinted(e.code, str(e)), param_hint="--value-decoder") from None
     options = VerifyOptions(deep=deep, max_batch_bytes=max_batch_bytes, deep_filter=deep_filter,
                             time_format=time_format)
     reports = with_progress(ui, lambda: total_bytes(paths), "verifying",

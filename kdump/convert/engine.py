@@ -70,16 +70,33 @@ class ConversionRefused(KdumpError):
 
     exit_code = EXIT_DATA
 
-    def __init__(self, code: str, message: str, position: int | None = None, *, skippable: bool = False):
+    def __init__(self, code: str, message: str, position: int | None = None, *, reason: str | None = None,
+                 skippable: bool = False):
         super().__init__(message)
         self.code = code
         self.message = message
+        self.reason = reason or code  # the situation, for the command line's hint (kdump.commands.hints)
         self.position = position
         self.skippable = skippable  # damaged input, which ConvertOptions.skip_damaged converts around
         self.source: str | None = None  # the input file, filled in by convert_segment
 
     def __str__(self) -> str:
         return self.message if self.position is None else f"at byte {self.position}: {self.message}"
+
+
+class Note(str):
+    """A note of a conversion (its text, for people) with ``code``, the situation it tells of, by which the command
+    line adds what a flag would change (:mod:`kdump.commands.hints`)."""
+
+    code: str | None
+
+    def __new__(cls, code: str | None, text: str) -> Note:
+        note = super().__new__(cls, text)
+        note.code = code
+        return note
+
+    def __getnewargs__(self):  # type: ignore[override]
+        return self.code, str(self)
 
 
 @dataclass(frozen=True)
@@ -311,9 +328,10 @@ class Converter:
         self._flush_run()
         if stats.kept_below_target:
             n = stats.kept_below_target
-            stats.notes.append(f"a down-conversion (the input has batches above magic {self.options.to_magic}): "
+            stats.notes.append(Note("kept-below-target",
+                                    f"a down-conversion (the input has batches above magic {self.options.to_magic}): "
                                f"{n:,} {'batch' if n == 1 else 'batches'} below magic {self.options.to_magic} "
-                               "kept as they were, as Kafka does (--all-in-target-magic rewrites them)")
+                               "kept as they were, as Kafka does"))
         return stats
 
     def _entry(self, batch) -> None:
@@ -477,8 +495,7 @@ class Converter:
             raise ConversionRefused(
                 "zstd-below-v2",
                 f"{what} is zstd-compressed, and magic {self.options.to_magic} has no zstd (it came with magic 2; "
-                "Kafka refuses this down-conversion too); add --recompress zstd=lz4 (or gzip, snappy, none) "
-                "to write it with another codec",
+                "Kafka refuses this down-conversion too)",
                 position)
         if codec != source_codec:
             key = (source_codec, codec)
@@ -620,8 +637,7 @@ class Converter:
             "unconvertible",
             f"the records from offset {unit.base_offset} to {cols.offsets[cols.count - 1]} take {unit.size:,} bytes "
             f"before compression in magic {self.options.to_magic}, above the limit of {limit:,} bytes a batch's "
-            f"records may take when read (--max-batch-bytes of dump, verify and salvage); write them one message "
-            f"each with --recompress CODEC=none", pos)
+            f"records may take when read", pos, reason="records-above-limit")
 
     def _v2_chunks(self, batch):
         """The records of a batch in chunks of :data:`RECORDS_PER_CHUNK`, with their *stored* timestamps (base +

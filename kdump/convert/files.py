@@ -108,8 +108,8 @@ def _convert_segment(source: str, destination: str, options: ConvertOptions, ove
     for path in companions:  # an index file that may not be replaced even so: refused before converting
         refuse_irreplaceable(path)
     if blocked:
-        why = ("exists; it is not replaced unless asked to" if blocked[0] == destination else
-               "exists and does not belong to the new segment; it is not replaced unless asked to")
+        why = ("exists (not replaced unless asked to)" if blocked[0] == destination else
+               "exists and does not belong to the new segment (not replaced unless asked to)")
         raise FileExistsError(errno.EEXIST, why, blocked[0])
     with SegmentReader(source) as reader:
         writer = ConvertedSegmentWriter(destination, overwrite=group.may_replace(destination),
@@ -148,7 +148,7 @@ def _input_damage(source: str, options: ConvertOptions, failure: Exception) -> E
     if not found or not found[0]:
         return failure
     first = found[0][0]
-    refused = ConversionRefused(first.code, f"kdump verify --deep finds the input damaged: {first.message}; "
+    refused = ConversionRefused(first.code, f"verify's deep checks find the input damaged: {first.message}; "
                                 "kdump converts only intact data", first.position)
     refused.source = source
     return refused
@@ -157,7 +157,7 @@ def _input_damage(source: str, options: ConvertOptions, failure: Exception) -> E
 def strict_refusal(stats: ConversionStats) -> ConversionRefused:
     losses = stats.losses
     first = min(losses.first_position.values()) if losses.first_position else None
-    return ConversionRefused("loss", f"--strict: the output would lose {'; '.join(losses.lines())} "
+    return ConversionRefused("loss", f"the output would lose {'; '.join(losses.lines())} "
                              f"(the first at byte {first})", first)
 
 
@@ -240,8 +240,8 @@ def convert_directory(source_dir, output_dir, options: ConvertOptions, *, overwr
         names = sorted(set(os.listdir(output_dir)) & {os.path.basename(p) for p in planned})
         clash = AtomicGroup(output_dir).clean([os.path.join(output_dir, n) for n in names])
         if clash:
-            raise FileExistsError(errno.EEXIST, "exists; it is not replaced unless asked to, and nothing is "
-                                  "converted", clash[0])
+            raise FileExistsError(errno.EEXIST, "exists (not replaced unless asked to), and nothing "
+                                  "is converted", clash[0])
     if os.path.isdir(output_dir):  # what may not be replaced even so (a symbolic link...): refused before converting
         for p in planned:
             refuse_irreplaceable(os.path.join(output_dir, os.path.basename(p)))

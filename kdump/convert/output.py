@@ -126,7 +126,7 @@ class ConvertedSegmentWriter(SegmentWriter):
                              "what was meant to be written, bytes as written")
         if plain.finished(entries):
             # plain messages only, and none with anything kdump verify --deep reports (kdump.convert.proof)
-            self.verified.append("kdump verify --deep: clean (its checks of plain messages, made on the read-back)")
+            self.verified.append("verify's deep checks: clean (its checks of plain messages, made on the read-back)")
             if self.base_offset is not None:
                 self.plain_indexes = plain.indexes()
         else:
@@ -155,14 +155,14 @@ def deep_verify(path, final_path, record_limit: int) -> str:
     """
     found = deep_verify_findings(path, record_limit)
     if found is None:
-        return "kdump verify --deep: not available in this kdump (the read-back above still ran)"
+        return "verify's deep checks: not available in this kdump (the read-back above still ran)"
     errors, warnings = found
     if errors:
-        raise DeepVerifyFailed(f"verification of {final_path} failed: kdump verify --deep found "
+        raise DeepVerifyFailed(f"verification of {final_path} failed: verify's deep checks found "
                                + "; ".join(f"{f.code} at byte {f.position}: {f.message}" for f in errors[:5]))
     if warnings:
-        return f"kdump verify --deep: no errors; warnings (from the input, carried over): {', '.join(warnings)}"
-    return "kdump verify --deep: clean"
+        return f"verify's deep checks: no errors; warnings (from the input, carried over): {', '.join(warnings)}"
+    return "verify's deep checks: clean"
 
 
 class DeepVerifyFailed(WriteVerificationError):

@@ -246,7 +246,7 @@ def _salvage_segment(source: str, destination: str, overwrite: bool, max_batch_b
     group = AtomicGroup(os.path.dirname(destination), overwrite=overwrite, protect=[source])
     blocked = group.clean([destination, *index_targets(destination)])
     if blocked:
-        raise FileExistsError(errno.EEXIST, "exists; it is not replaced without --force", blocked[0])
+        raise FileExistsError(errno.EEXIST, "exists (not replaced unless asked to)", blocked[0])
     writer = _SalvagedSegmentWriter(destination, overwrite=group.may_replace(destination),
                                     record_limit=max_batch_bytes)
     try:

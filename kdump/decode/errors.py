@@ -12,5 +12,10 @@ class DecoderLoadError(ValueError):
     """A decoder spec could not be resolved.
 
     A ``ValueError`` because it is caused by a bad argument (the spec given on
-    the command line), which a CLI reports as a usage error.
+    the command line), which a CLI reports as a usage error. ``code`` names the situation where a command line can
+    say what to do about it (``schemas-not-found``), else None.
     """
+
+    def __init__(self, message: str, *, code: str | None = None):
+        super().__init__(message)
+        self.code = code

@@ -84,8 +84,7 @@ def too_short(remaining: int) -> str:
 
 def size_above_limit(size: int, max_batch_bytes: int) -> str:
     """A size field above the memory limit a reader was given (not damage: a higher limit reads it)."""
-    return (f"an entry of {L.LOG_OVERHEAD + size} bytes is above the limit of {max_batch_bytes} bytes per batch "
-            "(raise --max-batch-bytes to read it)")
+    return f"an entry of {L.LOG_OVERHEAD + size} bytes is above the limit of {max_batch_bytes} bytes per batch"
 
 
 def end_stop(position: int) -> Stop:

@@ -356,7 +356,8 @@ class PartitionChecker:
             active = seg is not None and seg.is_last
             extra = ""
             if kind == "timeindex":
-                extra = " Kafka's --index-sanity-check fails on it (the zero timestamp of the last slot)."
+                extra = (" Kafka's index sanity check (DumpLogSegments) fails on it (the zero timestamp of the last "
+                         "slot).")
             r.add(f"{kind}-zero-tail", INFO if active else WARNING,
                   f"{idx.entries - valid} preallocated zero entries "
                   + (f"after the {valid} real ones " if valid else "and no real one yet ")

@@ -400,7 +400,7 @@ class SegmentReader:
         if not probe.crc_ok(pos, head):
             return BadEntry(pos, total, offset, FormatError(
                 "crc-mismatch", f"stored CRC does not match the {size}-byte entry (checked in chunks: it is above "
-                f"--max-batch-bytes {self.max_batch_bytes})", position=pos))
+                f"the limit of {self.max_batch_bytes} bytes per batch)", position=pos))
         header = RecordBatch(pos, offset, size, head[L.LOG_OVERHEAD:]) if magic == 2 else None
         return LargeEntry(pos, total, offset, magic, header)
 

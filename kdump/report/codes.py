@@ -59,15 +59,15 @@ _VERIFY = [
     Code("message-truncated", ERROR, "a magic 0/1 message's key or value length runs past the end of the message"),
     Code("damaged-range", ERROR, "bytes in the middle of the file that are no valid entry; verify resumed at the "
          "next valid batch (resynchronisation) and names the offsets lost between the last good batch and it"),
-    Code("batch-too-large", WARNING, "a batch (or, with --deep, its decompressed records) is larger than "
-         "--max-batch-bytes: its CRC was checked but its records were not decoded (raise the limit to check them); "
-         "with --deep, records that decompress beyond it (a decompression bomb) are an error, as `dump` fails "
-         "them", also=ERROR),
+    Code("batch-too-large", WARNING, "a batch (or, with the deep checks, its decompressed records) is "
+         "larger than the batch limit (max_batch_bytes): its CRC was checked but its records were not decoded (raise "
+         "the limit to check them); with the deep checks, records that decompress beyond it (a decompression bomb) "
+         "are an error, as `dump` fails them", also=ERROR),
     # --- batch headers (shallow) ----------------------------------------------------------------------
     Code("codec-invalid", ERROR, "unknown compression codec id, or zstd in a magic 0/1 message"),
     Code("last-offset-delta-invalid", ERROR, "a magic 2 batch's lastOffsetDelta is negative"),
     Code("record-count-invalid", ERROR, "a magic 2 batch's record count is negative or larger than its offset "
-         "range (lastOffsetDelta + 1); with --deep also: the records do not match the count"),
+         "range (lastOffsetDelta + 1); with the deep checks also: the records do not match the count"),
     Code("attributes-invalid", WARNING, "attribute bits that Kafka never sets are set"),
     Code("timestamp-invalid", WARNING, "a timestamp below -1 (Kafka's writer refuses negative timestamps other than "
          "-1 = none), or a LogAppendTime batch without an append time"),

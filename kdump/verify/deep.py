@@ -56,8 +56,7 @@ def check_v2(v, batch) -> int:
         part = next(chunks)
     except FormatError as e:
         code = finding_code(e.code)
-        v._add(code, e.message + (" (raise --max-batch-bytes to check it)" if code == "batch-too-large" else ""),
-               severity=_decoded_severity(code), **where)
+        v._add(code, e.message, severity=_decoded_severity(code), **where)
         return 0
     offsets = _OffsetCheck(base)
     if base + lod > L.INT64_MAX:
@@ -195,7 +194,7 @@ def check_legacy_wrapper(v, batch) -> tuple[int, int | None]:
     try:
         data = _codec.decompress(msg.codec_id, msg.value, magic=msg.magic, limit=limit)
     except _codec.DecompressedTooLarge as e:
-        v._add("batch-too-large", f"{e} (raise --max-batch-bytes to check it)", severity=ERROR, **where)
+        v._add("batch-too-large", str(e), severity=ERROR, **where)
         return 0, None
     except _codec.CodecError as e:
         v._add("decompress-failed", f"failed to decompress the wrapper's inner messages: {e}", **where)

@@ -175,8 +175,9 @@ class SegmentVerifier:
         batch = e.header
         wanted = self._deep_checks(batch) if batch is not None else self._deep_checks_magic(e.magic)
         if wanted:
-            self._add("batch-too-large", f"the entry has {e.size} bytes, above --max-batch-bytes "
-                      f"({self.options.max_batch_bytes}): its CRC is valid but its records were not decoded",
+            self._add("batch-too-large", f"the entry has {e.size} bytes, above the limit of "
+                      f"{self.options.max_batch_bytes} bytes per batch: its CRC is valid but its records were not "
+                      "decoded",
                       position=e.position, length=e.size)
         if batch is not None:
             self._header_v2(batch)

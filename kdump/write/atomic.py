@@ -152,7 +152,7 @@ def refuse_irreplaceable(path: str) -> None:
     except FileNotFoundError:
         return
     if not stat.S_ISREG(mode):
-        raise OSError(errno.EINVAL, f"{file_type_name(mode)}, not replaced: --force replaces only a regular file",
+        raise OSError(errno.EINVAL, f"{file_type_name(mode)}, not replaced: only a regular file is ever replaced",
                       path)
 
 
@@ -178,14 +178,6 @@ def _same_file(a: str, b: str) -> bool:
 
 class InputRefused(FileExistsError):
     """The output named is the input itself: refused whatever ``--force`` says, so no message may suggest it."""
-
-
-def force_hint(error: FileExistsError, forced: bool = False) -> str:
-    """What to add to a refusal's message: the ``--force`` hint only where ``--force`` would change the answer
-    (not for the input itself, and not when ``--force`` was given: then the file appeared meanwhile)."""
-    if forced and not isinstance(error, InputRefused):
-        return " (it appeared while this run was writing; nothing was replaced)"
-    return "" if isinstance(error, InputRefused) else " (use --force to replace)"
 
 
 def refuse_input(source: str, destination: str, *, directory: bool = False) -> None:

@@ -14,8 +14,7 @@ import os
 
 from kdump.decode.internal.base import Decoded
 
-__all__ = ["DECODER_NAMES", "record_decoder_for", "TOPIC_DECODERS", "Decoded", "make_decoder", "decoder_for_path",
-           "internal_topic_hint"]
+__all__ = ["DECODER_NAMES", "record_decoder_for", "TOPIC_DECODERS", "Decoded", "make_decoder", "decoder_for_path"]
 
 # decoder name -> the internal topic it is for
 TOPIC_DECODERS = {
@@ -76,13 +75,3 @@ def topic_of(path: str) -> str | None:
 def decoder_for_path(path: str) -> str | None:
     """The decoder name for a file in an internal topic's partition directory, else None."""
     return _BY_TOPIC.get(topic_of(path) or "")
-
-
-def internal_topic_hint(path: str) -> str | None:
-    """A one-line hint for a plain dump of a segment of an internal topic (known by its partition directory's
-    name): which decoder would decode it; None for anything else."""
-    name = decoder_for_path(path)
-    if name is None:
-        return None
-    return (f"kdump: note: {TOPIC_DECODERS[name]} records are binary; add --{name}-decoder (or --decoder auto) "
-            "to decode them")

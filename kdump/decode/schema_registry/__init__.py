@@ -54,9 +54,7 @@ def registry_decoder(schemas: str | None = None, data_paths: Sequence[str] = (),
         schemas = find_storage(data_paths, topic)
         if schemas is None:
             raise DecoderLoadError(f"invalid decoder {NAME!r}: no {topic} partition beside "
-                                   f"{', '.join(data_paths) or 'the data'}; name the schemas with --schemas PATH "
-                                   "(a _schemas partition, a directory of <id>.avsc/.proto/.json files or a "
-                                   "saved GET /schemas answer)")
+                                   f"{', '.join(data_paths) or 'the data'}", code="schemas-not-found")
     try:
         decoder = _decoder_for(schemas, topic)
     except (NoSchemas, OSError) as e:
