@@ -411,3 +411,81 @@ def test_the_flag_check_finds_what_it_looks_for(tmp_path):
                       '    a = "exists (use --force to replace)"\n    b = f"add --{name}-decoder"\n'
                       '    c = "a - b -- c"\n    return a, b, c\n')
     assert _flag_strings(sample) == ["4: exists (use --force to replace)", "5: add --{}-decoder"]
+
+
+# --- the docs of the layout, checked against the tree ------------------------------------------------------------
+ARCHITECTURE_DOC = ROOT / "docs" / "architecture.md"
+WHERE_DO_I_ADD = ("a codec", "a decoder", "a record type", "a verify check", "an output format", "a Spark option",
+                  "a command")
+_DOC_PATH = re.compile(r"`((?:kdump|tests|docs|tools|fixtures|bench)/[\w./-]*)`")
+_DOC_MODULE = re.compile(r"`(kdump(?:\.\w+)+)")
+
+
+def _where_do_i_add(text: str) -> dict[str, str]:
+    """'## Where do I add ...': each ``- **thing** ...`` answer by its thing (``a record type (of ...)``: ``a record
+    type``)."""
+    section = text.split("## Where do I add ...", 1)[1].split("\n## ", 1)[0]
+    answers = re.split(r"^- \*\*", section, flags=re.M)[1:]
+    return {a.split("**", 1)[0].split(" (")[0]: a.split("**", 1)[1] for a in answers}
+
+
+def _top_level_names(module: str) -> set[str]:
+    """What ``module`` defines or imports at its top level, and its submodules."""
+    names = {m.rsplit(".", 1)[1] for m in MODULES if m.rpartition(".")[0] == module}
+    for node in ast.iter_child_nodes(_tree(MODULES[module])):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+def _missing_paths(text: str) -> list[str]:
+    """The paths (``kdump/read/segment.py``) and dotted names (``kdump.read.damage.Damage``) ``text`` names that do
+    not exist: a dotted name is a module, or a module and a name it defines."""
+    paths = {p for p in _DOC_PATH.findall(text) if not (ROOT / p.rstrip(".")).exists()}
+    modules = set()
+    for name in _DOC_MODULE.findall(text):
+        module = _known(name)
+        rest = name[len(module) + 1:].split(".")[0] if module else ""
+        known = _top_level_names(module) | (set(FACADE_EXPORTS) if module == "kdump" else set()) if module else set()
+        if module is None or (rest and rest not in known):
+            modules.add(name if module in (None, "kdump") else f"{module}.{rest}")
+    return sorted(paths) + sorted(modules)
+
+
+def test_where_do_i_add_answers_each_change_with_one_path():
+    """docs/architecture.md answers "where do I add" for each of these, its first path being where it goes."""
+    answers = _where_do_i_add(ARCHITECTURE_DOC.read_text())
+    assert sorted(set(WHERE_DO_I_ADD) - set(answers)) == []
+    firsts = {what: _DOC_PATH.search(answers[what]) for what in WHERE_DO_I_ADD}
+    assert [what for what, first in firsts.items() if first is None] == []
+    assert _missing_paths("\n".join(answers.values())) == []
+
+
+def test_the_architecture_doc_names_what_exists():
+    """Every path and module docs/architecture.md names exists, and its diagram names every layer's packages."""
+    text = ARCHITECTURE_DOC.read_text()
+    assert _missing_paths(text) == []
+    diagram = text.split("```", 2)[1]
+    unnamed = [u for u in RANK if u != "kdump" and not any(f"{u.split('.')[1]}{end}" in diagram for end in ("/", ".py"))]
+    assert unnamed == []
+
+
+def test_the_doc_checks_find_what_they_look_for():
+    text = ("## Where do I add ...\n\n- **a codec**: `kdump/codec/`, `kdump/nowhere.py`, `kdump.read.nothing.X`\n"
+            "- **a record type** (of a topic): `kdump/format/schemas/`, `kdump.read.damage.Damage`\n\n## Next\n")
+    assert sorted(_where_do_i_add(text)) == ["a codec", "a record type"]
+    assert _missing_paths(text) == ["kdump/nowhere.py", "kdump.read.nothing"]
+
+
+def test_the_tests_map_names_every_test_file():
+    """tests/README.md maps each test file to the part of the package it covers."""
+    text = (ROOT / "tests" / "README.md").read_text()
+    named = set(re.findall(r"`(test_\w+\.py)`", text))
+    files = {p.name for p in (ROOT / "tests").glob("test_*.py")}
+    assert (sorted(files - named), sorted(named - files)) == ([], [])
+    assert sorted(p for p in re.findall(r"`(support/\w+\.py)`", text) if not (ROOT / "tests" / p).exists()) == []
