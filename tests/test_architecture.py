@@ -371,10 +371,11 @@ def test_value_names_only_in_their_table():
 # --- flags: only the command line names them -----------------------------------------------------------------
 # The library's errors, findings and notes carry a code and their facts; kdump/commands/hints.py turns a code into
 # the hint that names a flag. Docstrings may say which flag reaches the code they document; strings that reach a
-# user may not. Flags of other programs kdump runs are theirs (protoc's, for a .proto schema).
+# user may not. Flags of other programs kdump runs or reads are theirs (protoc's, for a .proto schema; spark-submit's).
 FLAG = re.compile(r"(?<![\w-])--(?:[a-z]|\{)")
 OTHER_PROGRAMS_FLAGS = {("kdump.decode.schema_registry.protobuf", "--include_imports"),
-                        ("kdump.decode.schema_registry.protobuf", "--descriptor_set_out=")}
+                        ("kdump.decode.schema_registry.protobuf", "--descriptor_set_out="),
+                        ("kdump.spark.session", "--master")}
 COMMAND_LINE = ("kdump.commands", "kdump.cli", "kdump.__main__")
 
 
