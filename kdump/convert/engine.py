@@ -95,7 +95,7 @@ class Note(str):
         note.code = code
         return note
 
-    def __getnewargs__(self):  # type: ignore[override]
+    def __getnewargs__(self):
         return self.code, str(self)
 
 

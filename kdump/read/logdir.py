@@ -63,7 +63,7 @@ class FileKind(enum.Enum):
     KAFKA_TEMP = "kafka-temp"  # .checkpoint.part, <checkpoint>.tmp: Kafka is writing it
     KDUMP_TEMP = "kdump-temp"
     KDUMP_BACKUP = "kdump-backup"
-    KDUMP_LOCK = "kdump-lock"  # .kdump.lock: a kdump run writing files here holds it (kdump.write.atomic.partition_lock)
+    KDUMP_LOCK = "kdump-lock"  # .kdump.lock: a kdump run writing files here holds it (write.atomic.partition_lock)
     UNKNOWN = "unknown"
 
 
