@@ -584,8 +584,11 @@ def arrow_records(n=50):
 
 def spark_writer(out, overwrite=False, **options):
     pytest.importorskip("pyspark")
+    from pyspark.sql.types import BinaryType, StructField, StructType
+
     from kdump.spark.write import KafkaLogWriter
-    return KafkaLogWriter({"path": str(out), "topic": "t", "segmentBytes": "2048", **options}, None, overwrite)
+    schema = StructType([StructField("key", BinaryType()), StructField("value", BinaryType())])  # arrow_records'
+    return KafkaLogWriter({"path": str(out), "topic": "t", "segmentBytes": "2048", **options}, schema, overwrite)
 
 
 @pytest.mark.parametrize("number", FAULTS)
@@ -630,6 +633,42 @@ def test_spark_writer_commit_that_fails_midway_moves_nothing(tmp_path, monkeypat
     assert "nothing was written" in str(failed.value) and str(out) in failed.value.filename
     writer.abort([message])
     assert tree_hash(out) == before and os.listdir(tmp_path) == ["out"]
+
+
+def test_a_spark_append_while_another_run_writes_the_directory_is_refused_and_moves_nothing(tmp_path):
+    """Two writers of one directory at once: the Spark writer's append (and a stream's micro-batch) commits under
+    the directory's lock (``.kdump.lock``), so while another kdump run holds it the commit is refused naming that
+    run, nothing is moved, and the next commit goes through."""
+    from kdump.write.atomic import PartitionBusy
+    out = tmp_path / "out"
+    (out / "other-0").mkdir(parents=True)
+    (out / "other-0" / "keep").write_bytes(b"old")
+    before = tree_hash(out)
+    writer = spark_writer(out, overwrite=False, batchRecords="5")
+    message = writer.write(iter([arrow_records()]))
+    import multiprocessing  # another run: a child process holds the lock (in this process the lock would nest)
+    ready, release = multiprocessing.Event(), multiprocessing.Event()
+    holder = multiprocessing.get_context("fork").Process(target=_hold_lock, args=(str(out), ready, release))
+    holder.start()
+    try:
+        assert ready.wait(30)
+        with pytest.raises(PartitionBusy) as busy:
+            writer.commit([message])
+        assert str(holder.pid) in str(busy.value)
+    finally:
+        release.set()
+        holder.join(30)
+    assert tree_hash(out) == before  # nothing moved
+    writer = spark_writer(out, overwrite=False, batchRecords="5")
+    writer.commit([writer.write(iter([arrow_records()]))])
+    assert tree_hash(out) != before and not (out / ".kdump.lock").exists()
+
+
+def _hold_lock(directory, ready, release) -> None:
+    from kdump.write.atomic import partition_lock
+    with partition_lock(directory):
+        ready.set()
+        release.wait(30)
 
 
 # --- kills at every step ------------------------------------------------------------------------------------------

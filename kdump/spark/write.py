@@ -418,22 +418,30 @@ class KafkaLogWriter(DataSourceArrowWriter):
 
     def commit(self, messages):
         try:
-            if self.overwrite:
-                assembled = os.path.join(self.staging_root, "assembled")
-                by_partition = _numbered(messages, {})
-                os.makedirs(assembled)
-                _rename_all(_moves(by_partition, assembled))
-                _add_partitions(messages, assembled)
-                self._replace(assembled)
-            else:
-                by_partition = _numbered(messages, log_ends(self.path, {tp for m in messages if m for tp in
-                                                                       ((w.topic, w.partition) for w in m.written)}))
-                moves = _moves(by_partition, self.path)
-                _check_new(moves)
-                _rename_all(moves)
-                _add_partitions(messages, self.path)
+            if not self.overwrite:
+                # appends read the log end offsets and move files into DIR: under DIR's lock, so that a second
+                # writer (another Spark job, an index rebuild) is refused (exit 2, naming it) rather than interleaved
+                from kdump.write.atomic import partition_lock
+                os.makedirs(self.path, exist_ok=True)
+                with partition_lock(self.path):
+                    self._append(messages)
+                return
+            assembled = os.path.join(self.staging_root, "assembled")
+            by_partition = _numbered(messages, {})
+            os.makedirs(assembled)
+            _rename_all(_moves(by_partition, assembled))
+            _add_partitions(messages, assembled)
+            self._replace(assembled)
         finally:
             shutil.rmtree(self.staging_root, ignore_errors=True)
+
+    def _append(self, messages) -> None:
+        by_partition = _numbered(messages, log_ends(self.path, {tp for m in messages if m for tp in
+                                                               ((w.topic, w.partition) for w in m.written)}))
+        moves = _moves(by_partition, self.path)
+        _check_new(moves)
+        _rename_all(moves)
+        _add_partitions(messages, self.path)
 
     def _replace(self, assembled: str) -> None:
         parent, name = os.path.split(self.path)
@@ -525,6 +533,11 @@ class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
         self._record(batch_id, journal)
 
     def commit(self, messages, batchId):
+        from kdump.write.atomic import partition_lock
+        with partition_lock(self.path):  # one writer of DIR's files at a time (see KafkaLogWriter.commit)
+            self._commit(messages, batchId)
+
+    def _commit(self, messages, batchId) -> None:
         journals = self._journals()
         for bid, journal in sorted(journals.items()):
             if not journal.get("done"):
