@@ -36,6 +36,7 @@ from typing import NoReturn
 
 from kdump import codec as _codec
 from kdump.errors import EXIT_DATA, FormatError, KdumpError
+from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.format import v2 as _v2
 from kdump.format.canonical import canonical_record, canonical_records, update_canonical
@@ -456,18 +457,20 @@ class Converter:
         self._flush_run()
         stats = self.stats
         stop = damage.stop
+        # the file shrank while it was read: nothing to skip to (Kafka's "fatal" stops, zeros too, can be skipped)
+        shrank = stop is not None and stop.kind == F.TRUNCATED and stop.fatal
         length = damage.length or 0
         if not damage.fails:  # the read layer's one policy: Kafka's crash-cut tail
             # Kafka's readers stop there too ("Found N invalid bytes at the end"); the bytes are not copied.
             stats.losses.add("trailing-bytes", length, damage.start)
             stats.notes.append(f"the input ends in {length:,} bytes that are no whole batch (at byte "
                                f"{damage.start}): {damage.message}; no intact batch follows them")
-        elif self.options.skip_damaged and not (stop is not None and stop.fatal):  # (fatal: the file shrank)
+        elif self.options.skip_damaged and not shrank:
             stats.losses.add("damaged-bytes", length, damage.start)
             stats.damage.append(damage)
         else:
             raise ConversionRefused(damage.code, f"{damage.message}; {damage.lost_offsets().describe()}; kdump "
-                                    "converts only intact data", damage.start, skippable=not (stop and stop.fatal))
+                                    "converts only intact data", damage.start, skippable=not shrank)
 
     # --- output helpers -------------------------------------------------------------------------------
     def _write(self, data: bytes | Pieces, entries: int, records: int, canon: list | None) -> None:
