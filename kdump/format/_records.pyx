@@ -122,7 +122,10 @@ def record_keys(buf, start, end, count, base_offset, base_timestamp, append_time
     error), without a Python object per record; see :func:`kdump.format.v2.record_keys_py`."""
     if not _fast_args(buf, start, end, count, base_offset, base_timestamp, first, stop, at):
         return record_keys_py(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at)
-    return _parse_view(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at, KEYS)
+    try:
+        return _parse_view(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at, KEYS)
+    except _BeyondInt64:  # a record timestamp past a Java long: the pure twin wraps it as Java does
+        return record_keys_py(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at)
 
 
 cdef object _parse_view(buf, start, end, count, base_offset, base_timestamp, append_time, first, stop, at,
