@@ -1,5 +1,6 @@
 """Progress advances under --jobs: what the workers report reaches the parent's bar as they go (a few MiB at a
 time), not once per unit when it ends (a log directory of a few large partitions stood at 0 until the end)."""
+import multiprocessing
 import os
 import shutil
 from pathlib import Path
@@ -14,21 +15,46 @@ from kdump.verify import VerifyOptions, verify_paths
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def in_a_forked_child(body) -> None:
+    """Run ``body`` in a forked child and raise what it raised: a child has one thread whatever this test process
+    has (the suite's Spark session starts a JVM gateway's threads, and a process with threads does not fork its
+    workers: then progress comes a unit at a time), so the forked workers' path is the one tested."""
+    ctx = multiprocessing.get_context("fork")
+    failures = ctx.Queue()
+
+    def run():
+        try:
+            body()
+            failures.put(None)
+        except BaseException as e:  # (a failed assert included: sent to the parent as text)
+            failures.put(f"{type(e).__name__}: {e}")
+
+    child = ctx.Process(target=run)
+    child.start()
+    failure = failures.get(timeout=300)
+    child.join(60)
+    assert failure is None, failure
+
+
 def _reporting(unit, *, progress):
     for n in (10, 20, 30):
         progress(n * unit)
     return unit
 
 
-@pytest.mark.skipif(not parallel.can_fork(), reason="forked workers report through their pipes")
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers report through their pipes")
 def test_workers_report_as_they_go(monkeypatch):
     monkeypatch.setattr(parallel, "_PROGRESS_BYTES", 1)  # every report sent (the workers are forked: they see it)
-    seen = []
-    assert parallel.ordered_map(_reporting, [(1,), (2,), (3,)], 3, progress=seen.append) == [1, 2, 3]
-    assert sorted(seen) == sorted(n * unit for unit in (1, 2, 3) for n in (10, 20, 30))
-    seen.clear()
-    assert parallel.ordered_map(_reporting, [(1,), (2,)], 1, progress=seen.append) == [1, 2]
-    assert seen == [10, 20, 30, 20, 40, 60]
+
+    def body():
+        assert parallel.can_fork()
+        seen = []
+        assert parallel.ordered_map(_reporting, [(1,), (2,), (3,)], 3, progress=seen.append) == [1, 2, 3]
+        assert sorted(seen) == sorted(n * unit for unit in (1, 2, 3) for n in (10, 20, 30))
+        seen.clear()
+        assert parallel.ordered_map(_reporting, [(1,), (2,)], 1, progress=seen.append) == [1, 2]
+        assert seen == [10, 20, 30, 20, 40, 60]
+    in_a_forked_child(body)
 
 
 @pytest.fixture
@@ -38,17 +64,21 @@ def log_dir(tmp_path):
     return tmp_path
 
 
-@pytest.mark.skipif(not parallel.can_fork(), reason="forked workers report through their pipes")
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers report through their pipes")
 def test_stats_and_verify_progress_under_jobs(log_dir, monkeypatch):
     monkeypatch.setattr(parallel, "_PROGRESS_BYTES", 1)
-    total = sum(os.path.getsize(p) for p in log_dir.rglob("*.log"))
-    groups = scan([log_dir]).segment_groups()
-    alone, pooled = [], []
-    stats_paths(groups, progress=alone.append)
-    stats_paths(groups, progress=pooled.append, jobs=2)
-    assert sum(pooled) == sum(alone) == total
-    assert len(pooled) == len(alone) > len(groups)  # each batch's bytes, not one report per partition
-    alone, pooled = [], []
-    verify_paths([log_dir], VerifyOptions(deep=True), progress=alone.append)
-    verify_paths([log_dir], VerifyOptions(deep=True), progress=pooled.append, jobs=2)
-    assert sum(pooled) == sum(alone) > 0
+
+    def body():
+        assert parallel.can_fork()
+        total = sum(os.path.getsize(p) for p in log_dir.rglob("*.log"))
+        groups = scan([log_dir]).segment_groups()
+        alone, pooled = [], []
+        stats_paths(groups, progress=alone.append)
+        stats_paths(groups, progress=pooled.append, jobs=2)
+        assert sum(pooled) == sum(alone) == total
+        assert len(pooled) == len(alone) > len(groups)  # each batch's bytes, not one report per partition
+        alone, pooled = [], []
+        verify_paths([log_dir], VerifyOptions(deep=True), progress=alone.append)
+        verify_paths([log_dir], VerifyOptions(deep=True), progress=pooled.append, jobs=2)
+        assert sum(pooled) == sum(alone) > 0
+    in_a_forked_child(body)

@@ -203,6 +203,8 @@ def verify(paths, master, ui, fail_on):
     from kdump.verify import VerifyOptions
     reports = _run(ui, _start(ui, master),
                    lambda spark: jobs.verify(spark, paths, VerifyOptions(deep=True), progress=_progress("verify", ui)))
+    from kdump.verify import check_internal_records
+    check_internal_records(reports)  # as verify --deep does on one machine
     render_reports(ui, reports, fail_on)
 
 

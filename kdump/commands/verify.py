@@ -83,30 +83,9 @@ def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs, time_format, va
     if decoder is not None:
         _check_values(reports, decoder)
     if deep:
-        _check_internal_records(reports)
+        from kdump.verify import check_internal_records
+        check_internal_records(reports)
     render_reports(ui, reports, fail_on)
-
-
-def _check_internal_records(reports) -> None:
-    """``internal-record-partly-decoded`` on each segment of an internal topic whose records do not all decode
-    whole with Kafka's definitions."""
-    from kdump.decode.internal import decoder_for_path, record_decoder_for
-    from kdump.decode.internal.check import partly_decoded
-    from kdump.read.logdir import FileKind, classify
-    from kdump.report.codes import CODES
-    code = CODES["internal-record-partly-decoded"]
-    for report in reports:
-        if report.io_error or classify(report.path) is not FileKind.LOG:
-            continue
-        name = decoder_for_path(report.path)
-        if name is None or name == "remote-log-metadata":
-            continue
-        found = partly_decoded(record_decoder_for(report.path, name), report.path)
-        if found.first is not None:
-            offset, position, what = found.first
-            report.add(code.name, code.severity, f"{found.count} of {found.records} records decode only in part "
-                       f"with Kafka's definitions; the first, at offset {offset}: {what}", position=position,
-                       first_offset=offset)
 
 
 def _check_values(reports, decoder) -> None:

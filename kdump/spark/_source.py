@@ -20,7 +20,7 @@ from kdump.errors import FormatError, KdumpError
 from kdump.format import framing
 from kdump.format.legacy import LegacyRun
 from kdump.format.names import BATCH_FIELDS, codec_name, compile_projection
-from kdump.read.damage import CLEAN_STOPS, Damage, readable
+from kdump.read.damage import CLEAN_STOPS, RANGE, Damage, readable
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES
 
 __all__ = ["walk", "Walk", "Damage", "batch_fields", "offset_index_positions", "batch_headers",
@@ -78,6 +78,10 @@ class _Batches:
         stop = None
         for item in readable(reader):
             if isinstance(item, Damage):
+                if item.kind == RANGE and item.batch is not None:
+                    # a damaged range that starts at a batch failing its CRC: the batch comes as any batch failing
+                    # its CRC does (shown with checkCrcs=false, as dump shows it), the range is the damage
+                    yield item.batch
                 report(item)
             elif isinstance(item, framing.Stop):
                 stop = item

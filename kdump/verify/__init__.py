@@ -92,3 +92,25 @@ def verify_unit(kind: str, item, options: VerifyOptions, *, progress=None) -> li
         return [check_text_checkpoint(item)]
     directory, segments, snapshots, companions = item
     return verify_partition(directory, segments, snapshots, options, progress=progress, companions=companions)
+
+
+def check_internal_records(reports) -> None:
+    """``internal-record-partly-decoded`` on each segment of an internal topic whose records do not all decode
+    whole with Kafka's definitions (``verify --deep``, on one machine or on Spark)."""
+    from kdump.decode.internal import decoder_for_path, record_decoder_for
+    from kdump.decode.internal.check import partly_decoded
+    from kdump.read.logdir import FileKind, classify
+    from kdump.report.codes import CODES
+    code = CODES["internal-record-partly-decoded"]
+    for report in reports:
+        if report.io_error or classify(report.path) is not FileKind.LOG:
+            continue
+        name = decoder_for_path(report.path)
+        if name is None or name == "remote-log-metadata":
+            continue
+        found = partly_decoded(record_decoder_for(report.path, name), report.path)
+        if found.first is not None:
+            offset, position, what = found.first
+            report.add(code.name, code.severity, f"{found.count} of {found.records} records decode only in part "
+                       f"with Kafka's definitions; the first, at offset {offset}: {what}", position=position,
+                       first_offset=offset)
