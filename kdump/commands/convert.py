@@ -192,17 +192,10 @@ def _is_output(filename, output) -> bool:  # (kdump.errors.WriteError says so it
             or os.path.basename(name).startswith(f".{os.path.basename(out)}."))  # its temporary
 
 
-# refusals for damaged input: what the user can do instead
-DAMAGE_HINT = ("kdump: `kdump salvage` keeps every intact batch; --skip-damaged converts the intact batches and "
-               "reports the damage")
-
-
 def _report_error(ui: Ui, path, e, whole: bool = False) -> None:
     ui.problem(path, hinted(e.reason, e.message), position=e.position)
     ui.say("kdump: nothing was written (a partition is converted all or nothing)" if whole else
            "kdump: nothing was written for this segment")
-    if getattr(e, "skippable", False):
-        ui.say(DAMAGE_HINT)
 
 
 def _print_result(ui: Ui, result) -> None:

@@ -18,6 +18,9 @@ HINTS = {
     # convert: records that re-encoded take more than a reader of the output would read
     "records-above-limit": "{message} (--max-batch-bytes of dump, verify and salvage); write them one message each "
                            "with --recompress CODEC=none",
+    # convert: damaged input refused (as Kafka's converter refuses a corrupt record)
+    "damaged-input": "{message}; `kdump salvage` keeps every intact batch, and --skip-damaged converts them and "
+                     "reports the damage",
     # convert: a loss refused
     "loss": "--strict: {message}",
     # convert: batches below the target magic kept, as Kafka keeps them

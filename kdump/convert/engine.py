@@ -62,6 +62,10 @@ LAT = TimestampType.LOG_APPEND_TIME
 NTT = TimestampType.NO_TIMESTAMP_TYPE
 
 
+# the reason of a refusal for damaged input, which ConvertOptions.skip_damaged converts around (the command line's hint)
+DAMAGED_INPUT = "damaged-input"
+
+
 class ConversionRefused(KdumpError):
     """The input cannot be converted as asked: damaged data, zstd below magic 2, or a loss under --strict.
 
@@ -71,14 +75,12 @@ class ConversionRefused(KdumpError):
 
     exit_code = EXIT_DATA
 
-    def __init__(self, code: str, message: str, position: int | None = None, *, reason: str | None = None,
-                 skippable: bool = False):
+    def __init__(self, code: str, message: str, position: int | None = None, *, reason: str | None = None):
         super().__init__(message)
         self.code = code
         self.message = message
         self.reason = reason or code  # the situation, for the command line's hint (kdump.commands.hints)
         self.position = position
-        self.skippable = skippable  # damaged input, which ConvertOptions.skip_damaged converts around
         self.source: str | None = None  # the input file, filled in by convert_segment
 
     def __str__(self) -> str:
@@ -350,7 +352,7 @@ class Converter:
                 "crc-mismatch",
                 f"the {what} is corrupt (stored crc = {batch.crc}, computed crc = {batch.compute_crc()}); "
                 "kdump converts only intact data (`kdump dump` shows what is readable)",
-                batch.position, skippable=True)
+                batch.position, reason=DAMAGED_INPUT)
         if batch.magic == 2:
             self._flush_run()
             self._v2_batch(batch)
@@ -470,7 +472,8 @@ class Converter:
             stats.damage.append(damage)
         else:
             raise ConversionRefused(damage.code, f"{damage.message}; {damage.lost_offsets().describe()}; kdump "
-                                    "converts only intact data", damage.start, skippable=not shrank)
+                                    "converts only intact data", damage.start,
+                                    reason=None if shrank else DAMAGED_INPUT)
 
     # --- output helpers -------------------------------------------------------------------------------
     def _write(self, data: bytes | Pieces, entries: int, records: int, canon: list | None) -> None:
