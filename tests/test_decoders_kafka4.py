@@ -187,3 +187,27 @@ def test_dump_json_of_leftovers_validates_against_the_dump_schema(tmp_path):
     first["trailingBytes"] = "not hex"
     with pytest.raises(ValidationError):
         validator.validate(batch)
+
+
+def test_scala_transaction_log_text_shows_bytes_after_the_key_and_value():
+    """The Scala tool's text (--compat scala) ignored what followed the key's and value's fields; kdump shows it
+    after the text and reports it as the Java text does (never silent)."""
+    decoder = make_decoder("transaction-log", "scala")
+    key = struct.pack(">h", 0) + s16("txn") + b"\x01\x02"
+    # TransactionLogValue v0 (not flexible): producerId, producerEpoch, timeoutMs, status (1 = Ongoing),
+    # partitions [topic "t", [0]], lastUpdate, start; then one byte more
+    value = (struct.pack(">hqhib", 0, 7, 1, 60000, 1) + struct.pack(">i", 1) + s16("t") + struct.pack(">ii", 1, 0)
+             + struct.pack(">qq", 1700, 1600))
+    d = decoder.decode(4, key, value + b"\xee")
+    assert d.key == "transaction_metadata::transactionalId=txn [trailingBytes=0102]"
+    assert d.value == ("producerId:7,producerEpoch:1,state=Ongoing,partitions=[t-0],txnLastUpdateTimestamp=1700,"
+                       "txnTimeoutMs=60000 [trailingBytes=ee]")
+    assert d.key_obj == {"transactionalId": "txn", "trailingBytes": "0102"}
+    assert d.value_obj["trailingBytes"] == "ee"
+    assert "2 byte(s) after the TransactionLogKey" in d.leftover
+    assert "1 byte(s) after the TransactionLogValue" in d.leftover
+    tomb = decoder.decode(5, key, None)
+    assert tomb.value == "<DELETE>" and "2 byte(s) after the TransactionLogKey" in tomb.leftover
+    whole = decoder.decode(6, key[:-2], value)
+    assert whole.key == "transaction_metadata::transactionalId=txn" and whole.leftover is None
+    assert whole.value.endswith("txnTimeoutMs=60000")

@@ -195,10 +195,12 @@ class ScalaTransactionLogDecoder:
             text = f"unknown::version={kv}"
             return Decoded(text, None, {"unknownKeyVersion": kv}, None)
         key_obj = _read(TRANSACTIONS, "TransactionLogKey", bytes(key), kv, "key")
-        key_obj.pop(TRAILING, None)  # the Scala tool's text has no place for them
-        key_text = f"transaction_metadata::transactionalId={key_obj['transactionalId']}"
+        # the Scala tool read the key and ignored what followed; kdump shows it as the Java text does (never silent)
+        key_tree = {k: v for k, v in key_obj.items() if k != TRAILING}
+        said = leftovers(key_tree, key_obj, "TransactionLogKey", key_obj.get(TRAILING, b""))
+        key_text = _marked(f"transaction_metadata::transactionalId={key_obj['transactionalId']}", key_tree)
         if value is None:
-            return Decoded(key_text, "<DELETE>", key_obj, None)
+            return Decoded(key_text, "<DELETE>", key_tree, None, leftover=_words(said))
         if len(value) < 2:
             raise RecordError("Could not read version from value's buffer.")
         (vv,) = INT16.unpack_from(value, 0)
@@ -218,4 +220,18 @@ class ScalaTransactionLogDecoder:
         text = (f"producerId:{obj['producerId']},producerEpoch:{obj['producerEpoch']},state={state},"
                 f"partitions=[{','.join(partitions)}],txnLastUpdateTimestamp={obj['transactionLastUpdateTimestampMs']},"
                 f"txnTimeoutMs={obj['transactionTimeoutMs']}")
-        return Decoded(key_text, text, key_obj, to_tree(obj, schema, vv))
+        value_tree = to_tree(obj, schema, vv)
+        said += leftovers(value_tree, obj, "TransactionLogValue", obj.get(TRAILING, b""))
+        return Decoded(key_text, _marked(text, value_tree), key_tree, value_tree, leftover=_words(said))
+
+
+def _marked(text: str, tree: dict) -> str:
+    """The Scala tool's text of a key or value with what its definition does not explain after it (the Java text
+    carries the same under these names in its JSON)."""
+    marks = []
+    if "unknownTaggedFields" in tree:
+        marks.append("unknownTaggedFields=" + ",".join(f"{t['field'] or '.'}:{t['tag']}:{t['data']}"
+                                                        for t in tree["unknownTaggedFields"]))
+    if "trailingBytes" in tree:
+        marks.append(f"trailingBytes={tree['trailingBytes']}")
+    return text + "".join(f" [{m}]" for m in marks)
