@@ -211,3 +211,31 @@ def test_scala_transaction_log_text_shows_bytes_after_the_key_and_value():
     whole = decoder.decode(6, key[:-2], value)
     assert whole.key == "transaction_metadata::transactionalId=txn" and whole.leftover is None
     assert whole.value.endswith("txnTimeoutMs=60000")
+
+
+def test_record_types_known_in_4_0_are_read_from_the_baseline_definitions(tmp_path):
+    """KNOWN_IN_4_0 is no hand-written table: tools/gen_schemas.py reads the record types of the baseline
+    release's definitions (--baseline) into each coordinator table, and the decoders take them from there."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gen_schemas", ROOT / "tools" / "gen_schemas.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    from kdump.decode.internal import coordinator, tables
+    for group in (coordinator.OFFSETS, coordinator.TRANSACTIONS, coordinator.SHARE_STATE):
+        table = tables.module(group)
+        assert table.BASELINE_COMMIT.startswith("1eb7644349cb")  # the 4.0 tables' commit
+        assert coordinator.KNOWN_IN_4_0[group] == table.BASELINE_RECORD_TYPES <= set(table.RECORD_TYPES)
+    assert coordinator.KNOWN_IN_4_0[coordinator.OFFSETS] == frozenset(range(16))  # 4.0: up to ShareGroupStatePartition
+    # a baseline of one old-style key (record types = its validVersions) and one coordinator-key (its apiKey)
+    d = tmp_path / "base" / "group-coordinator/src/main/resources/common/message"
+    d.mkdir(parents=True)
+    (tmp_path / "base" / "clients").mkdir()
+    for name, extra in (("OffsetCommit", {"validVersions": "0-1"}),
+                        ("Regex", {"validVersions": "0", "type": "coordinator-key", "apiKey": 16})):
+        (d / f"{name}Key.json").write_text(json.dumps({"name": f"{name}Key", "fields": [], **extra}))
+        (d / f"{name}Value.json").write_text(json.dumps({"name": f"{name}Value", "validVersions": "0",
+                                                         "fields": []}))
+    commit, types = gen.baseline_types(gen.Source(str(tmp_path / "base"), "HEAD"), "group_coordinator")
+    assert types == [0, 1, 16]
+    text = gen.generate(gen.Source(str(tmp_path / "base"), "HEAD"), "group_coordinator", (commit, types))
+    assert "BASELINE_RECORD_TYPES: frozenset[int] = frozenset([0, 1, 16])" in text

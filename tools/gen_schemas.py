@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Generate kdump's schema tables (``kdump/format/schemas/*.py``) from Kafka's message definitions.
 
-Usage: ``python tools/gen_schemas.py KAFKA [--rev REV]`` where KAFKA is a Kafka checkout (a work tree), a
-bare git directory of apache/kafka (then the files are read at REV, default HEAD), or a local directory of
+Usage: ``python tools/gen_schemas.py KAFKA [--rev REV] [--baseline KAFKA@REV]`` where KAFKA is a Kafka checkout
+(a work tree), a bare git directory of apache/kafka (then the files are read at REV, default HEAD), or a local directory of
 definitions laid out as Kafka's tree (``group-coordinator/src/main/resources/common/message/X.json`` ...)
 with a ``SOURCES.json`` manifest beside them: ``{"kafka_commit": ..., "how": ..., "files": {path: {"commit":
 ..., "note": ...}}}`` saying which Kafka commit each file was read at (for definitions gathered file by file,
@@ -23,6 +23,10 @@ ranges, nullability, tags, defaults; no documentation text) and written as one P
   Kafka's ``CoordinatorRecordSerde`` pairs them (a key's ``validVersions`` are the record types it
   serves, or its ``apiKey`` for ``coordinator-key`` definitions; the value is the message of the same
   name ending in ``Value``); for metadata-style topics, apiKey -> (message, Kafka's record type name).
+
+* ``BASELINE_COMMIT``/``BASELINE_RECORD_TYPES`` (coordinator topics, with ``--baseline``): the record types of
+  the release before the newest definitions, read from its definitions; the decoders name a record of a newer
+  type that does not decode with its definition as that release's tool does ("Unknown record type").
 
 Run it again for a new Kafka release and commit the regenerated modules.
 """
@@ -190,8 +194,9 @@ def record_types(messages: dict, how: str | None) -> dict:
     return dict(sorted(types.items()))
 
 
-def generate(src: Source, module: str) -> str:
-    what, dirs, pattern, how = GROUPS[module]
+def read_messages(src: Source, module: str) -> tuple[dict, dict]:
+    """(message name -> reduced definition, message name -> (commit, path) where a manifest says) of a group."""
+    _, dirs, pattern, _ = GROUPS[module]
     messages = {}
     sources = {}
     for d in dirs:
@@ -204,7 +209,24 @@ def generate(src: Source, module: str) -> str:
             where = src.file_source(rel)
             if where is not None:
                 sources[m["name"]] = where
-    messages = dict(sorted(messages.items()))
+    return dict(sorted(messages.items())), sources
+
+
+def baseline_types(baseline: Source | None, module: str) -> tuple[str, list[int]] | None:
+    """(commit, record types) of a coordinator group at the baseline release (the one before the newest
+    definitions): the decoders name a newer type that does not decode as the baseline's tool names it."""
+    _, dirs, _, how = GROUPS[module]
+    if baseline is None or how != "coordinator" or not all(baseline.has(d) for d in dirs):
+        return None
+    return baseline.commit(), sorted(record_types(read_messages(baseline, module)[0], how))
+
+
+def generate(src: Source, module: str, baseline: Source | tuple[str, list[int]] | None = None) -> str:
+    """The module's text; ``baseline``: a Source of the baseline release's definitions (or its (commit, record
+    types) as :func:`baseline_types` gives them) for ``BASELINE_COMMIT``/``BASELINE_RECORD_TYPES``."""
+    what, dirs, _, how = GROUPS[module]
+    messages, sources = read_messages(src, module)
+    base = baseline if isinstance(baseline, tuple) or baseline is None else baseline_types(baseline, module)
     # a manifest's input may hold, under superseded/, older definitions of messages that changed incompatibly
     # at the same version (KIP-932's share group records changed between 4.0 and 4.1): records an older
     # release wrote decode with them
@@ -241,6 +263,14 @@ def generate(src: Source, module: str) -> str:
         "RECORD_TYPES: dict[int, tuple[str, str]] = " + pprint.pformat(record_types(messages, how), width=120, sort_dicts=False),
         "",
     ]
+    if base is not None:
+        body += [
+            "# the record types of the baseline release's definitions (read by the generator at BASELINE_COMMIT)",
+            f"BASELINE_COMMIT = {base[0]!r}",
+            "BASELINE_RECORD_TYPES: frozenset[int] = frozenset(" + pprint.pformat(list(base[1]), width=110,
+                                                                               compact=True) + ")",
+            "",
+        ]
     return "\n".join(body)
 
 
@@ -249,8 +279,15 @@ def main(argv=None) -> int:
     ap.add_argument("kafka", help="a Kafka checkout or bare git directory")
     ap.add_argument("--rev", default="HEAD", help="revision to read from a bare git directory")
     ap.add_argument("--out", default=OUT)
+    ap.add_argument("--baseline", metavar="KAFKA[@REV]",
+                    help="the release before the newest definitions (a checkout or bare git directory, at REV): "
+                         "its coordinator record types are written as BASELINE_RECORD_TYPES")
     args = ap.parse_args(argv)
     src = Source(args.kafka, args.rev)
+    baseline = None
+    if args.baseline:
+        path, _, rev = args.baseline.partition("@")
+        baseline = Source(path, rev or "HEAD")
     os.makedirs(args.out, exist_ok=True)
     for module in GROUPS:
         if not all(src.has(d) for d in GROUPS[module][1]):
@@ -258,7 +295,7 @@ def main(argv=None) -> int:
             continue
         path = os.path.join(args.out, f"{module}.py")
         with open(path, "w", encoding="utf-8") as f:
-            f.write(generate(src, module))
+            f.write(generate(src, module, baseline))
         print(f"wrote {path}", file=sys.stderr)
     return 0
 

@@ -22,10 +22,11 @@ SHARE_STATE = "share_coordinator"
 TRAILING = "_trailingBytes"
 
 
-# the record types Kafka 4.0 (the release before the tables' newest definitions) knew: a record of a newer type
-# that does not decode with its definition is most likely no record of that type, and is named as 4.0's tool
-# names it ("Unknown record type"), the decode error kept in ``UnknownRecordType.detail``
-KNOWN_IN_4_0 = {OFFSETS: frozenset(range(16)), TRANSACTIONS: frozenset({0}), SHARE_STATE: frozenset({0, 1})}
+# the record types Kafka 4.0 (the release before the tables' newest definitions) knew, as the generator read them
+# from that release's definitions (BASELINE_RECORD_TYPES of each table): a record of a newer type that does not
+# decode with its definition is most likely no record of that type, and is named as 4.0's tool names it ("Unknown
+# record type"), the decode error kept in ``UnknownRecordType.detail``
+KNOWN_IN_4_0 = {group: tables.baseline_record_types(group) for group in (OFFSETS, TRANSACTIONS, SHARE_STATE)}
 
 
 def key_version(schema: Struct, rtype: int) -> int:

@@ -30,3 +30,10 @@ def superseded(group: str, name: str) -> tuple[Struct, ...]:
 def record_types(group: str) -> dict:
     """Record type (or apiKey) -> (key message, value message) or (message, Kafka's record type name)."""
     return module(group).RECORD_TYPES
+
+
+def baseline_record_types(group: str) -> frozenset[int]:
+    """The record types of a coordinator group at the release before the newest definitions (``--baseline`` of
+    tools/gen_schemas.py); every type of the table where the generator was given no baseline."""
+    table = module(group)
+    return frozenset(getattr(table, "BASELINE_RECORD_TYPES", table.RECORD_TYPES))

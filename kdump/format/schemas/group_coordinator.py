@@ -835,3 +835,7 @@ RECORD_TYPES: dict[int, tuple[str, str]] = {0: ('OffsetCommitKey', 'OffsetCommit
  22: ('StreamsGroupCurrentMemberAssignmentKey', 'StreamsGroupCurrentMemberAssignmentValue'),
  23: ('StreamsGroupTopologyKey', 'StreamsGroupTopologyValue'),
  24: ('StreamsGroupTargetAssignmentResolvedTopicIdsKey', 'StreamsGroupTargetAssignmentResolvedTopicIdsValue')}
+
+# the record types of the baseline release's definitions (read by the generator at BASELINE_COMMIT)
+BASELINE_COMMIT = '1eb7644349cb07139d6a3c1ad1986979647cac99'
+BASELINE_RECORD_TYPES: frozenset[int] = frozenset([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15])

@@ -76,3 +76,7 @@ MESSAGES: dict[str, dict] = {'ShareSnapshotKey': {'name': 'ShareSnapshotKey',
                                              {'name': 'DeliveryCount', 'type': 'int16', 'versions': '0'}]}]}}
 
 RECORD_TYPES: dict[int, tuple[str, str]] = {0: ('ShareSnapshotKey', 'ShareSnapshotValue'), 1: ('ShareUpdateKey', 'ShareUpdateValue')}
+
+# the record types of the baseline release's definitions (read by the generator at BASELINE_COMMIT)
+BASELINE_COMMIT = '1eb7644349cb07139d6a3c1ad1986979647cac99'
+BASELINE_RECORD_TYPES: frozenset[int] = frozenset([0, 1])

@@ -65,3 +65,7 @@ MESSAGES: dict[str, dict] = {'TransactionLogKey': {'name': 'TransactionLogKey',
                                      'default': 0}]}}
 
 RECORD_TYPES: dict[int, tuple[str, str]] = {0: ('TransactionLogKey', 'TransactionLogValue')}
+
+# the record types of the baseline release's definitions (read by the generator at BASELINE_COMMIT)
+BASELINE_COMMIT = '1eb7644349cb07139d6a3c1ad1986979647cac99'
+BASELINE_RECORD_TYPES: frozenset[int] = frozenset([0])
