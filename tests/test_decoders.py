@@ -80,13 +80,13 @@ def test_generated_tables_are_what_the_generator_writes(tmp_path):
             if hasattr(table, "SOURCES"):
                 commit, path = table.SOURCES[name]
                 assert path == f"{dirs[0]}/{name}.json"
-                files[path] = {"commit": commit}
+                files[path] = {"commit": commit, "note": table.PROVENANCE.get(name)}
         for name, (m,) in getattr(table, "SUPERSEDED", {}).items():
             commit, path = table.SOURCES[name + " (superseded)"]
             assert path == f"superseded/{dirs[0]}/{name}.json"
             os.makedirs(root / "superseded" / dirs[0], exist_ok=True)
             (root / path).write_text(json.dumps(m))
-            files[path] = {"commit": commit}
+            files[path] = {"commit": commit, "note": table.PROVENANCE.get(name + " (superseded)")}
     metadata = tables.module("metadata")
     (tmp_path / "defs" / "SOURCES.json").write_text(json.dumps({"kafka_commit": metadata.KAFKA_COMMIT,
                                                                 "how": metadata.HOW, "files": files}))

@@ -53,7 +53,39 @@ def test_regular_expression_record_type_16():
     assert offsets(key, None).value == "<DELETE>"
 
 
-def test_streams_group_metadata_type_17():
+def test_streams_group_metadata_type_17_last_assignment_configs_tagged():
+    """Kafka 4.3's StreamsGroupMetadataValue: ValidatedTopologyEpoch (tag 0) and LastAssignmentConfigs (tag 1, a
+    nullable array, null by default), both written only when not at their default."""
+    key = struct.pack(">h", 17) + s16("app")
+    config = cstr("num.standby.replicas") + cstr("0") + tags()
+    value = struct.pack(">hiq", 0, 7, 0x0102030405060708) + tags((0, struct.pack(">i", 0)), (1, carray([config])))
+    d = offsets(key, value)
+    assert d.value == ('{"version":"0","data":{"epoch":7,"metadataHash":72623859790382856,"validatedTopologyEpoch":0,'
+                       '"lastAssignmentConfigs":[{"key":"num.standby.replicas","value":"0"}]}}')
+    assert d.leftover is None
+    d = offsets(key, struct.pack(">hiq", 0, 7, 1) + tags())  # both at their defaults (-1, null): not printed
+    assert d.value == '{"version":"0","data":{"epoch":7,"metadataHash":1}}' and d.leftover is None
+    d = offsets(key, struct.pack(">hiq", 0, 7, 1) + tags((1, carray([]))))  # an empty list is not null
+    assert json.loads(d.value)["data"] == {"epoch": 7, "metadataHash": 1, "lastAssignmentConfigs": []}
+
+
+def test_streams_target_assignment_timestamp_type_20_and_revocation_epoch_type_22():
+    """AssignmentTimestamp (KIP-1263, tag 0, default 0) and a member's RevocationEpoch (tag 0, default -1)."""
+    timestamp = tags((0, struct.pack(">q", 1791331200000)))
+    d = offsets(struct.pack(">h", 20) + s16("app"), struct.pack(">hi", 0, 12) + timestamp)
+    assert d.value == '{"version":"0","data":{"assignmentEpoch":12,"assignmentTimestamp":1791331200000}}'
+    assert offsets(struct.pack(">h", 20) + s16("app"), struct.pack(">hi", 0, 12) + tags()).value == (
+        '{"version":"0","data":{"assignmentEpoch":12}}')
+    current = struct.pack(">h", 22) + s16("app") + s16("m1")
+    d = offsets(current, struct.pack(">hiib", 0, 5, 4, 0) + carray([]) * 6 + tags((0, struct.pack(">i", 3))))
+    assert json.loads(d.value)["data"]["revocationEpoch"] == 3 and d.leftover is None
+    d = offsets(current, struct.pack(">hiib", 0, 5, 4, 0) + carray([]) * 6 + tags())
+    assert "revocationEpoch" not in json.loads(d.value)["data"]
+
+
+def test_streams_group_metadata_type_17_development_form():
+    """The form the index's newest apache/kafka definition has (a plain AssignmentConfigs array; kept as the
+    superseded definition): such records still decode whole, printed with that definition's names."""
     key = struct.pack(">h", 17) + s16("app")
     config = cstr("num.standby.replicas") + cstr("1") + tags()
     value = struct.pack(">hiq", 0, 3, 99) + carray([config]) + tags((0, struct.pack(">i", 2)))

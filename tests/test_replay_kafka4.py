@@ -232,19 +232,40 @@ def test_every_metadata_record_type_is_replayed():
     assert {name for name, _ in tables.record_types("metadata").values()} <= set(_Replayer().handlers)
 
 
-def test_metadata_record_of_a_version_newer_than_the_definitions_is_marked(tmp_path):
-    """A RegisterBrokerRecord v4 (Kafka 4.3 added a tagged field whose definition kdump could not read) decodes
-    with the fields kdump knows, marked unknownVersion, its tag 1 kept as an unknown tagged field; verify --deep
-    reports it and the replay still registers the broker."""
+def _uuid_text(u: uuid.UUID) -> str:
+    return base64.urlsafe_b64encode(u.bytes).rstrip(b"=").decode()  # Kafka's Uuid.toString
+
+
+def test_register_broker_record_v4_and_registration_change_v3_cordoned_log_dirs(tmp_path):
+    """RegisterBrokerRecord v4 and BrokerRegistrationChangeRecord v3 (KIP-1066, Kafka 4.3: a tagged
+    CordonedLogDirs, tag 1 and tag 3) decode whole, printed as Kafka's converter prints them; a version newer
+    still is marked unknownVersion, its unknown tag kept; verify --deep reports that one only."""
+    dirs = [uuid.UUID(int=8), uuid.UUID(int=9)]
     body = (struct.pack(">i?", 1, False) + uuid.UUID(int=5).bytes + struct.pack(">q", 7) + carray([]) + carray([])
             + b"\x00" + struct.pack(">??", True, False))
-    record = metadata_record(0, 4, body + tags((0, carray([])), (1, carray([uuid.UUID(int=9).bytes]))))
-    d = segment_dir(tmp_path, "__cluster_metadata-0", [record])
+    register = metadata_record(0, 4, body + tags((0, carray([d.bytes for d in dirs])), (1, carray([dirs[1].bytes]))))
+    change = metadata_record(17, 3, struct.pack(">iq", 1, 7) + tags((3, carray([dirs[0].bytes]))))
+    d = segment_dir(tmp_path, "__cluster_metadata-0", [register, change])
     res = run_cli("dump", "--decoder", "auto", "--format", "json", str(d))
+    values = [r["value"] for line in res.stdout.splitlines() if json.loads(line)["type"] == "batch"
+              for r in json.loads(line)["records"]]
+    assert values[0]["type"] == "REGISTER_BROKER_RECORD" and values[0]["version"] == 4
+    assert values[0]["data"]["logDirs"] == [_uuid_text(x) for x in dirs]
+    assert values[0]["data"]["cordonedLogDirs"] == [_uuid_text(dirs[1])]
+    assert list(values[0]["data"])[-2:] == ["logDirs", "cordonedLogDirs"]
+    assert values[1] == {"type": "BROKER_REGISTRATION_CHANGE_RECORD", "version": 3,
+                         "data": {"brokerId": 1, "brokerEpoch": 7, "cordonedLogDirs": [_uuid_text(dirs[0])]}}
+    assert not any("unknownVersion" in v or "unknownTaggedFields" in v for v in values)
+    found = json.loads(run_cli("verify", "--deep", "--format", "json", str(d)).stdout)["files"][0]["findings"]
+    assert "internal-record-partly-decoded" not in [f["code"] for f in found]
+    assert [b["id"] for b in replay_metadata([d]).image.to_json()["brokers"]] == [1]
+    newer = metadata_record(0, 5, body + tags((0, carray([])), (2, b"\x01")))
+    (tmp_path / "v5").mkdir()
+    d5 = segment_dir(tmp_path / "v5", "__cluster_metadata-0", [newer])
+    res = run_cli("dump", "--decoder", "auto", "--format", "json", str(d5))
     [value] = [r["value"] for line in res.stdout.splitlines() if json.loads(line)["type"] == "batch"
                for r in json.loads(line)["records"]]
     assert value["unknownVersion"] is True and value["data"]["brokerId"] == 1
-    assert value["unknownTaggedFields"] == [{"field": "", "tag": 1, "data": "02" + "00" * 15 + "09"}]
-    found = json.loads(run_cli("verify", "--deep", "--format", "json", str(d)).stdout)["files"][0]["findings"]
+    assert value["unknownTaggedFields"] == [{"field": "", "tag": 2, "data": "01"}]
+    found = json.loads(run_cli("verify", "--deep", "--format", "json", str(d5)).stdout)["files"][0]["findings"]
     assert [f["code"] for f in found] == ["internal-record-partly-decoded"]
-    assert [b["id"] for b in replay_metadata([d]).image.to_json()["brokers"]] == [1]

@@ -2,8 +2,8 @@
 """Generate kdump's schema tables (``kdump/format/schemas/*.py``) from Kafka's message definitions.
 
 Usage: ``python tools/gen_schemas.py KAFKA [--rev REV] [--baseline KAFKA@REV]`` where KAFKA is a Kafka checkout
-(a work tree), a bare git directory of apache/kafka (then the files are read at REV, default HEAD), or a local directory of
-definitions laid out as Kafka's tree (``group-coordinator/src/main/resources/common/message/X.json`` ...)
+(a work tree), a bare git directory of apache/kafka (then the files are read at REV, default HEAD), or a local
+directory of definitions laid out as Kafka's tree (``group-coordinator/src/main/resources/common/message/X.json`` ...)
 with a ``SOURCES.json`` manifest beside them: ``{"kafka_commit": ..., "how": ..., "files": {path: {"commit":
 ..., "note": ...}}}`` saying which Kafka commit each file was read at (for definitions gathered file by file,
 e.g. from an index of Kafka's history, when no checkout of the newest release is at hand). Groups whose
@@ -14,8 +14,10 @@ read (Kafka's JSON with ``//`` comments), reduced to the facts the reader needs 
 ranges, nullability, tags, defaults; no documentation text) and written as one Python data module with:
 
 * ``KAFKA_COMMIT``: where the definitions came from (a manifest's ``kafka_commit``);
-* ``SOURCES``: message name -> (Kafka commit, path in Kafka's tree) it was read from, and ``HOW``: how the
-  definitions were gathered (both only for a manifest's input: a checkout is one commit);
+* ``SOURCES``: message name -> (Kafka commit, path in Kafka's tree) it was read from, ``PROVENANCE``: message
+  name -> the manifest's note (the repository when not apache/kafka, and how the version was established as the
+  newest found), and ``HOW``: how the definitions were gathered (only for a manifest's input: a checkout is one
+  commit);
 * ``SUPERSEDED``: message name -> older definitions of the same versions (from the input's ``superseded/``
   tree), tried when a record does not decode whole with the newest;
 * ``MESSAGES``: message name -> definition (as :func:`kdump.format.schema.compile_message` takes it);
@@ -88,6 +90,12 @@ class Source:
         if entry is None:
             raise SystemExit(f"{rel} is not in SOURCES.json")
         return entry["commit"], rel
+
+    def file_note(self, rel: str) -> str | None:
+        """How the manifest says a definition was found and why it is taken as the newest (None: it says nothing)."""
+        if self.manifest is None:
+            return None
+        return self.manifest["files"].get(rel, {}).get("note") or None
 
     def commit(self) -> str:
         if self.manifest is not None:
@@ -194,11 +202,13 @@ def record_types(messages: dict, how: str | None) -> dict:
     return dict(sorted(types.items()))
 
 
-def read_messages(src: Source, module: str) -> tuple[dict, dict]:
-    """(message name -> reduced definition, message name -> (commit, path) where a manifest says) of a group."""
+def read_messages(src: Source, module: str) -> tuple[dict, dict, dict]:
+    """(message name -> reduced definition, message name -> (commit, path), message name -> the manifest's note on
+    where and how it was found) of a group; the last two only for a manifest's input."""
     _, dirs, pattern, _ = GROUPS[module]
     messages = {}
     sources = {}
+    notes = {}
     for d in dirs:
         for rel in src.list(d):
             base = os.path.basename(rel)[:-5]
@@ -209,7 +219,10 @@ def read_messages(src: Source, module: str) -> tuple[dict, dict]:
             where = src.file_source(rel)
             if where is not None:
                 sources[m["name"]] = where
-    return dict(sorted(messages.items())), sources
+            note = src.file_note(rel)
+            if note is not None:
+                notes[m["name"]] = note
+    return dict(sorted(messages.items())), sources, notes
 
 
 def baseline_types(baseline: Source | None, module: str) -> tuple[str, list[int]] | None:
@@ -225,7 +238,7 @@ def generate(src: Source, module: str, baseline: Source | tuple[str, list[int]] 
     """The module's text; ``baseline``: a Source of the baseline release's definitions (or its (commit, record
     types) as :func:`baseline_types` gives them) for ``BASELINE_COMMIT``/``BASELINE_RECORD_TYPES``."""
     what, dirs, _, how = GROUPS[module]
-    messages, sources = read_messages(src, module)
+    messages, sources, notes = read_messages(src, module)
     base = baseline if isinstance(baseline, tuple) or baseline is None else baseline_types(baseline, module)
     # a manifest's input may hold, under superseded/, older definitions of messages that changed incompatibly
     # at the same version (KIP-932's share group records changed between 4.0 and 4.1): records an older
@@ -238,6 +251,9 @@ def generate(src: Source, module: str, baseline: Source | tuple[str, list[int]] 
                 m = json.loads(strip_comments(src.read(rel)))
                 superseded[m["name"]] = [reduce_message(m)]
                 sources[m["name"] + " (superseded)"] = src.file_source(rel)
+                note = src.file_note(rel)
+                if note is not None:
+                    notes[m["name"] + " (superseded)"] = note
     provenance = []
     if src.manifest is not None:
         provenance = [
@@ -245,6 +261,9 @@ def generate(src: Source, module: str, baseline: Source | tuple[str, list[int]] 
             "",
             "SOURCES: dict[str, tuple[str, str]] = " + pprint.pformat(dict(sorted(sources.items())), width=120,
                                                                        sort_dicts=False),
+            "",
+            "# message -> where its definition was read and how it was established as the newest found",
+            "PROVENANCE: dict[str, str] = " + pprint.pformat(dict(sorted(notes.items())), width=120, sort_dicts=False),
             "",
             "SUPERSEDED: dict[str, list[dict]] = " + pprint.pformat(dict(sorted(superseded.items())), width=120,
                                                                    sort_dicts=False),

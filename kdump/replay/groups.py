@@ -25,7 +25,7 @@ from typing import Any
 from kdump.decode.control import TxnMarker, decode_control
 from kdump.decode.internal import tables
 from kdump.decode.internal.base import RecordError
-from kdump.decode.internal.coordinator import OFFSETS, UnknownRecordType, group_metadata_tree, read_record
+from kdump.decode.internal.coordinator import OFFSETS, UnknownRecordType, definition, group_metadata_tree, read_record
 from kdump.format.schema import to_tree
 from kdump.format.types import ControlRecordType
 from kdump.replay.source import Record, SkipList, Skipped, read_records, sources
@@ -217,7 +217,7 @@ def replay_groups(paths, progress=None) -> GroupsReplay:
 def _tree(entry: Entry) -> dict:
     _, value_name = tables.record_types(OFFSETS)[entry.record_type]
     assert entry.value is not None  # log.latest holds no tombstones
-    return to_tree(entry.value, tables.schema(OFFSETS, value_name), entry.version)
+    return to_tree(entry.value, definition(OFFSETS, value_name, entry.value), entry.version)
 
 
 def _group(groups: dict, name: str) -> GroupState:
@@ -259,7 +259,8 @@ def _apply_entry(groups: dict, entry: Entry, topic_names: dict) -> None:
         g.metadata_hash = tree.get("metadataHash")
         if rtype == STREAMS_GROUP_METADATA:
             g.streams["validatedTopologyEpoch"] = tree.get("validatedTopologyEpoch")
-            g.streams["assignmentConfigs"] = tree.get("assignmentConfigs", [])
+            # LastAssignmentConfigs (tagged, null when absent) in 4.3; AssignmentConfigs in the development form
+            g.streams["assignmentConfigs"] = tree.get("lastAssignmentConfigs", tree.get("assignmentConfigs")) or []
     elif rtype in (CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, SHARE_GROUP_TARGET_ASSIGNMENT_METADATA,
                    STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA):
         g.target_assignment_epoch = value["assignmentEpoch"]

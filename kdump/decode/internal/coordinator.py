@@ -20,6 +20,8 @@ SHARE_STATE = "share_coordinator"
 # bytes after a key or value message, kept beside its fields as UNKNOWN_TAGS keeps unknown tagged fields (the
 # converters, which walk the schema's fields, leave it out)
 TRAILING = "_trailingBytes"
+# the older definition (``tables.superseded``) a message was read with, when not the newest: its JSON follows it
+DEFINITION = "_definition"
 
 
 # the record types Kafka 4.0 (the release before the tables' newest definitions) knew, as the generator read them
@@ -86,6 +88,7 @@ def _read(group: str, name: str, buf: bytes, version: int, which: str) -> dict:
             except SchemaError:
                 continue
             if not old_rest:
+                old_obj[DEFINITION] = older
                 return old_obj
     if failed is not None:
         raise RecordError(f"Could not read record with version {version} from {which}'s buffer due to: "
@@ -93,6 +96,11 @@ def _read(group: str, name: str, buf: bytes, version: int, which: str) -> dict:
     if rest:
         obj[TRAILING] = rest
     return obj
+
+
+def definition(group: str, name: str, obj: dict) -> Struct:
+    """The definition message ``obj`` was read with (:func:`read_record`): the newest, or the older one it needed."""
+    return obj.get(DEFINITION) or tables.schema(group, name)
 
 
 def _read_with(schema: Struct, buf: bytes, version: int) -> tuple[dict, bytes]:
@@ -150,11 +158,11 @@ class CoordinatorDecoder:
             return Decoded(msg, None, error=msg if e.detail is None else f"{msg} ({e.detail})")
         except RecordError as e:
             return Decoded(f"Error at offset {offset}, skipping. {e}", None, error=str(e))
-        key_tree = {"type": str(rtype), "data": to_tree(key_obj, tables.schema(self.group, key_name), rtype)}
+        key_tree = {"type": str(rtype), "data": to_tree(key_obj, definition(self.group, key_name, key_obj), rtype)}
         said = leftovers(key_tree, key_obj, key_name, key_obj.get(TRAILING, b""))
         if version is None:
             return Decoded(jackson(key_tree), "<DELETE>", key_tree, None, leftover=_words(said))
-        value_schema = tables.schema(self.group, value_name)
+        value_schema = definition(self.group, value_name, value_obj)
         if value_name == "GroupMetadataValue":
             data = group_metadata_tree(value_obj, version)
         else:

@@ -15,10 +15,11 @@ HOW = ("Gathered file by file from a search index of apache/kafka's history (no 
  "(1eb7644349cb, the 4.0 tables' source): for those not in it (later) the definition was re-read. New: "
  'UnregisterControllerRecord (apiKey 29, KIP-1312, Kafka trunk toward 4.4). Re-read and unchanged: '
  'RegisterControllerRecord, EndTransactionRecord, TransactionLogKey/Value, ShareSnapshotValue, ShareUpdateKey/Value. '
- 'Not found in the index although a third-party summary of Kafka 4.3 names them: RegisterBrokerRecord v4 and '
- 'BrokerRegistrationChangeRecord v3 (a tagged CordonedLogDirs, KIP-1066); records of those versions decode with the '
- 'newest fields known and are marked unknownVersion, their new tagged field shown under unknownTaggedFields. Newer '
- 'share-state values (4.1+), if they add fields, show as trailing bytes or unknown tagged fields in the same way.')
+ 'Newer share-state values (4.1+), if they add fields, show as trailing bytes or unknown tagged fields in the same '
+ 'way. Third pass (kafka4): commits of stored versions were gathered from other files (a read without a commit names '
+ 'one) and tried for each Streams definition; PROVENANCE says, per definition, where it was read and why it is taken '
+ 'as the newest found. RegisterBrokerRecord v4 and BrokerRegistrationChangeRecord v3 (CordonedLogDirs, KIP-1066) were '
+ "found in the KIP author's fork.")
 
 SOURCES: dict[str, tuple[str, str]] = {'ConsumerGroupCurrentMemberAssignmentKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                                              'group-coordinator/src/main/resources/common/message/ConsumerGroupCurrentMemberAssignmentKey.json'),
@@ -90,7 +91,7 @@ SOURCES: dict[str, tuple[str, str]] = {'ConsumerGroupCurrentMemberAssignmentKey'
                                              'group-coordinator/src/main/resources/common/message/ShareGroupTargetAssignmentMetadataValue.json'),
  'StreamsGroupCurrentMemberAssignmentKey': ('21676d0508fb1d67ec01db6db52ad1d9022fc865',
                                             'group-coordinator/src/main/resources/common/message/StreamsGroupCurrentMemberAssignmentKey.json'),
- 'StreamsGroupCurrentMemberAssignmentValue': ('5096058a08e6ac2bfb8c1aa2d55c98891ff780aa',
+ 'StreamsGroupCurrentMemberAssignmentValue': ('07ac9fc6fd4ec641580f8a3576bb02ce16e478bf',
                                               'group-coordinator/src/main/resources/common/message/StreamsGroupCurrentMemberAssignmentValue.json'),
  'StreamsGroupMemberMetadataKey': ('3e44a80962755eae7bec0f8851a5cbb25a57e27e',
                                    'group-coordinator/src/main/resources/common/message/StreamsGroupMemberMetadataKey.json'),
@@ -100,6 +101,8 @@ SOURCES: dict[str, tuple[str, str]] = {'ConsumerGroupCurrentMemberAssignmentKey'
                              'group-coordinator/src/main/resources/common/message/StreamsGroupMetadataKey.json'),
  'StreamsGroupMetadataValue': ('1291a9305c6cbb5e25c0349eea3aa2cfbde1c5fe',
                                'group-coordinator/src/main/resources/common/message/StreamsGroupMetadataValue.json'),
+ 'StreamsGroupMetadataValue (superseded)': ('1291a9305c6cbb5e25c0349eea3aa2cfbde1c5fe',
+                                            'superseded/group-coordinator/src/main/resources/common/message/StreamsGroupMetadataValue.json'),
  'StreamsGroupPartitionMetadataKey': ('',
                                       'group-coordinator/src/main/resources/common/message/StreamsGroupPartitionMetadataKey.json'),
  'StreamsGroupPartitionMetadataValue': ('44e616aa774b73381b8238059d2b091238c2df4e',
@@ -120,6 +123,143 @@ SOURCES: dict[str, tuple[str, str]] = {'ConsumerGroupCurrentMemberAssignmentKey'
                              'group-coordinator/src/main/resources/common/message/StreamsGroupTopologyKey.json'),
  'StreamsGroupTopologyValue': ('59bf751f9dc2e78a84a66940ec836457447b8db0',
                                'group-coordinator/src/main/resources/common/message/StreamsGroupTopologyValue.json')}
+
+# message -> where its definition was read and how it was established as the newest found
+PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchanged from the 4.0 tables: the index's stored versions of this path "
+                                            'could not be listed by commit (only the one find_files names, an older '
+                                            'one); none newer was found',
+ 'ConsumerGroupCurrentMemberAssignmentValue': "unchanged from the 4.0 tables: the index's stored versions of this path "
+                                              'could not be listed by commit (only the one find_files names, an older '
+                                              'one); none newer was found',
+ 'ConsumerGroupMemberMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not "
+                                   'be listed by commit (only the one find_files names, an older one); none newer was '
+                                   'found',
+ 'ConsumerGroupMemberMetadataValue': "unchanged from the 4.0 tables: the index's stored versions of this path could "
+                                     'not be listed by commit (only the one find_files names, an older one); none '
+                                     'newer was found',
+ 'ConsumerGroupMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not be "
+                             'listed by commit (only the one find_files names, an older one); none newer was found',
+ 'ConsumerGroupMetadataValue': 'apache/kafka@266ed846: newest found; the version find_files names (c3763b3d: Epoch '
+                               "only, type 'data') is older, this one carries it plus the tagged MetadataHash "
+                               '(KIP-1101) and CreationTimeMs (KIP-1282)',
+ 'ConsumerGroupPartitionMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could "
+                                      'not be listed by commit (only the one find_files names, an older one); none '
+                                      'newer was found',
+ 'ConsumerGroupPartitionMetadataValue': "unchanged from the 4.0 tables: the index's stored versions of this path could "
+                                        'not be listed by commit (only the one find_files names, an older one); none '
+                                        'newer was found',
+ 'ConsumerGroupRegularExpressionKey': 'read from the search index',
+ 'ConsumerGroupRegularExpressionValue': 'apache/kafka@53364c53 (coordinator-value, apiKey 16): newest found; the '
+                                        "version find_files names (f0f48ddb: type 'data', 'KIP-848 is in development') "
+                                        'is older',
+ 'ConsumerGroupTargetAssignmentMemberKey': "unchanged from the 4.0 tables: the index's stored versions of this path "
+                                           'could not be listed by commit (only the one find_files names, an older '
+                                           'one); none newer was found',
+ 'ConsumerGroupTargetAssignmentMemberValue': "unchanged from the 4.0 tables: the index's stored versions of this path "
+                                             'could not be listed by commit (only the one find_files names, an older '
+                                             'one); none newer was found',
+ 'ConsumerGroupTargetAssignmentMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path "
+                                             'could not be listed by commit (only the one find_files names, an older '
+                                             'one); none newer was found',
+ 'ConsumerGroupTargetAssignmentMetadataValue': "apache/kafka@07b06d06 ('Added in 4.3 (KIP-1263)'): newest found; the "
+                                               'version find_files names (b617af2a: AssignmentEpoch only) is older',
+ 'GroupMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not be listed by "
+                     'commit (only the one find_files names, an older one); none newer was found',
+ 'GroupMetadataValue': "unchanged from the 4.0 tables: the index's stored versions of this path could not be listed by "
+                       'commit (only the one find_files names, an older one); none newer was found',
+ 'OffsetCommitKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not be listed by "
+                    'commit (only the one find_files names, an older one); none newer was found',
+ 'OffsetCommitValue': "unchanged from the 4.0 tables: the index's stored versions of this path could not be listed by "
+                      'commit (only the one find_files names, an older one); none newer was found',
+ 'ShareGroupCurrentMemberAssignmentKey': "unchanged from the 4.0 tables: the index's stored versions of this path "
+                                         'could not be listed by commit (only the one find_files names, an older one); '
+                                         'none newer was found',
+ 'ShareGroupCurrentMemberAssignmentValue': "unchanged from the 4.0 tables: the index's stored versions of this path "
+                                           'could not be listed by commit (only the one find_files names, an older '
+                                           'one); none newer was found',
+ 'ShareGroupMemberMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not be "
+                                'listed by commit (only the one find_files names, an older one); none newer was found',
+ 'ShareGroupMemberMetadataValue': "unchanged from the 4.0 tables: the index's stored versions of this path could not "
+                                  'be listed by commit (only the one find_files names, an older one); none newer was '
+                                  'found',
+ 'ShareGroupMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not be listed "
+                          'by commit (only the one find_files names, an older one); none newer was found',
+ 'ShareGroupMetadataValue': 'apache/kafka@31f85dd0: newest found; the version find_files names (cbf3d00a: Epoch only, '
+                            "'in development') is older, this one adds MetadataHash",
+ 'ShareGroupMetadataValue (superseded)': "Kafka 4.0's definition, changed incompatibly since",
+ 'ShareGroupPartitionMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not "
+                                   'be listed by commit (only the one find_files names, an older one); none newer was '
+                                   'found',
+ 'ShareGroupPartitionMetadataValue': "unchanged from the 4.0 tables: the index's stored versions of this path could "
+                                     'not be listed by commit (only the one find_files names, an older one); none '
+                                     'newer was found',
+ 'ShareGroupStatePartitionMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could "
+                                        'not be listed by commit (only the one find_files names, an older one); none '
+                                        'newer was found',
+ 'ShareGroupStatePartitionMetadataValue': 'apache/kafka@25002b6a: newest found; the version find_files names '
+                                          "(7e11ea85: InitializedTopics and DeletingTopics, 'KIP-932 is in "
+                                          "development', no CreateTimestamp) is older, this one adds "
+                                          'InitializingTopics and CreateTimestamp',
+ 'ShareGroupStatePartitionMetadataValue (superseded)': "Kafka 4.0's definition, changed incompatibly since",
+ 'ShareGroupTargetAssignmentMemberKey': "unchanged from the 4.0 tables: the index's stored versions of this path could "
+                                        'not be listed by commit (only the one find_files names, an older one); none '
+                                        'newer was found',
+ 'ShareGroupTargetAssignmentMemberValue': "unchanged from the 4.0 tables: the index's stored versions of this path "
+                                          'could not be listed by commit (only the one find_files names, an older '
+                                          'one); none newer was found',
+ 'ShareGroupTargetAssignmentMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path "
+                                          'could not be listed by commit (only the one find_files names, an older '
+                                          'one); none newer was found',
+ 'ShareGroupTargetAssignmentMetadataValue': "unchanged from the 4.0 tables: the index's stored versions of this path "
+                                            'could not be listed by commit (only the one find_files names, an older '
+                                            'one); none newer was found',
+ 'StreamsGroupCurrentMemberAssignmentKey': 'key: fields (GroupId, MemberId) as read at a development commit; apiKey as '
+                                           "the release numbers it (the values' apiKey 17, 20, 21, 24 and the issue's "
+                                           'list)',
+ 'StreamsGroupCurrentMemberAssignmentValue': 'apache/kafka@07ac9fc6 (the commit of '
+                                             "StreamsCoordinatorRecordHelpers.java's stored version, which sets "
+                                             'RevocationEpoch): newest found, as it is the 5096058a version plus the '
+                                             'tagged RevocationEpoch (tag 0, default -1); the search index stores up '
+                                             'to 16 versions of each path but answers only for commits named exactly; '
+                                             "versions were found by trying the commits other files' stored versions "
+                                             'carry (read_file without a commit names one)',
+ 'StreamsGroupMemberMetadataKey': 'key: fields (GroupId, MemberId) as read at a development commit; apiKey as the '
+                                  "release numbers it (the values' apiKey 17, 20, 21, 24 and the issue's list)",
+ 'StreamsGroupMemberMetadataValue': 'read from the search index',
+ 'StreamsGroupMetadataKey': 'read from the search index',
+ 'StreamsGroupMetadataValue': "NOT read from apache/kafka: the newest stored apache/kafka version found (1291a930, 'in "
+                              "development', a plain AssignmentConfigs array) is kept as SUPERSEDED; this definition "
+                              '(tagged ValidatedTopologyEpoch tag 0 and LastAssignmentConfigs tag 1, a nullable '
+                              '[]LastAssignmentConfig{Key,Value}, default null) follows a third-party '
+                              "reimplementation's notes and byte tests stating Kafka tag 4.3.1, and Kafka's own newer "
+                              'test code (a patch against apache/kafka trunk calling '
+                              'StreamsGroupMetadataValue.setLastAssignmentConfigs); versions tried: 6ded67e8 (first, '
+                              'one field), 2be4c8f5 (Epoch, MetadataHash), 1291a930, and 20 other commits (not '
+                              "stored); the commit given is the superseded form's",
+ 'StreamsGroupMetadataValue (superseded)': "apache/kafka@1291a930: the newest stored version found ('The streams "
+                                           "rebalance protocol is in development'); records written with a plain "
+                                           'AssignmentConfigs array decode with it',
+ 'StreamsGroupPartitionMetadataKey': 'key: fields (GroupId, MemberId) as read at a development commit; apiKey as the '
+                                     "release numbers it (the values' apiKey 17, 20, 21, 24 and the issue's list)",
+ 'StreamsGroupPartitionMetadataValue': 'read from the search index',
+ 'StreamsGroupTargetAssignmentMemberKey': 'key: fields (GroupId, MemberId) as read at a development commit; apiKey as '
+                                          "the release numbers it (the values' apiKey 17, 20, 21, 24 and the issue's "
+                                          'list)',
+ 'StreamsGroupTargetAssignmentMemberValue': 'read from the search index',
+ 'StreamsGroupTargetAssignmentMetadataKey': 'key: fields (GroupId, MemberId) as read at a development commit; apiKey '
+                                            "as the release numbers it (the values' apiKey 17, 20, 21, 24 and the "
+                                            "issue's list)",
+ 'StreamsGroupTargetAssignmentMetadataValue': 'apache/kafka@5c1644fc (AssignmentEpoch) plus a tagged '
+                                              "AssignmentTimestamp (tag 0, int64, default 0): KIP-1263's field as "
+                                              'apache/kafka@07b06d06 defines it for '
+                                              "ConsumerGroupTargetAssignmentMetadataValue ('Added in 4.3'), for "
+                                              "Streams groups from a third-party reimplementation's notes stating "
+                                              'Kafka tag 4.3.1; no stored apache/kafka version with it was found',
+ 'StreamsGroupTargetAssignmentResolvedTopicIdsKey': 'read from the search index',
+ 'StreamsGroupTargetAssignmentResolvedTopicIdsValue': 'read from the search index',
+ 'StreamsGroupTopologyKey': 'key: fields (GroupId, MemberId) as read at a development commit; apiKey as the release '
+                            "numbers it (the values' apiKey 17, 20, 21, 24 and the issue's list)",
+ 'StreamsGroupTopologyValue': 'read from the search index'}
 
 SUPERSEDED: dict[str, list[dict]] = {'ShareGroupMetadataValue': [{'name': 'ShareGroupMetadataValue',
                               'type': 'data',
@@ -154,7 +294,29 @@ SUPERSEDED: dict[str, list[dict]] = {'ShareGroupMetadataValue': [{'name': 'Share
                                                                            'versions': '0+'},
                                                                           {'name': 'TopicName',
                                                                            'type': 'string',
-                                                                           'versions': '0+'}]}]}]}
+                                                                           'versions': '0+'}]}]}],
+ 'StreamsGroupMetadataValue': [{'name': 'StreamsGroupMetadataValue',
+                                'type': 'coordinator-value',
+                                'apiKey': 17,
+                                'validVersions': '0',
+                                'flexibleVersions': '0+',
+                                'fields': [{'name': 'Epoch', 'type': 'int32', 'versions': '0+'},
+                                           {'name': 'MetadataHash', 'type': 'int64', 'versions': '0+'},
+                                           {'name': 'ValidatedTopologyEpoch',
+                                            'type': 'int32',
+                                            'versions': '0+',
+                                            'taggedVersions': '0+',
+                                            'tag': 0,
+                                            'default': -1},
+                                           {'name': 'AssignmentConfigs',
+                                            'type': '[]AssignmentConfig',
+                                            'versions': '0+'}],
+                                'commonStructs': [{'name': 'AssignmentConfig',
+                                                   'versions': '0+',
+                                                   'fields': [{'name': 'Key', 'type': 'string', 'versions': '0+'},
+                                                              {'name': 'Value',
+                                                               'type': 'string',
+                                                               'versions': '0+'}]}]}]}
 
 MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name': 'ConsumerGroupCurrentMemberAssignmentKey',
                                              'type': 'data',
@@ -561,7 +723,8 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                             'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'},
                                                        {'name': 'MemberId', 'type': 'string', 'versions': '0'}]},
  'StreamsGroupCurrentMemberAssignmentValue': {'name': 'StreamsGroupCurrentMemberAssignmentValue',
-                                              'type': 'data',
+                                              'type': 'coordinator-value',
+                                              'apiKey': 22,
                                               'validVersions': '0',
                                               'flexibleVersions': '0+',
                                               'fields': [{'name': 'MemberEpoch', 'type': 'int32', 'versions': '0+'},
@@ -582,7 +745,13 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                           'versions': '0+'},
                                                          {'name': 'WarmupTasksPendingRevocation',
                                                           'type': '[]TaskIds',
-                                                          'versions': '0+'}],
+                                                          'versions': '0+'},
+                                                         {'name': 'RevocationEpoch',
+                                                          'type': 'int32',
+                                                          'versions': '0+',
+                                                          'taggedVersions': '0+',
+                                                          'tag': 0,
+                                                          'default': -1}],
                                               'commonStructs': [{'name': 'TaskIds',
                                                                  'versions': '0+',
                                                                  'fields': [{'name': 'SubtopologyId',
@@ -655,10 +824,14 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                            'taggedVersions': '0+',
                                            'tag': 0,
                                            'default': -1},
-                                          {'name': 'AssignmentConfigs',
-                                           'type': '[]AssignmentConfig',
-                                           'versions': '0+'}],
-                               'commonStructs': [{'name': 'AssignmentConfig',
+                                          {'name': 'LastAssignmentConfigs',
+                                           'type': '[]LastAssignmentConfig',
+                                           'versions': '0+',
+                                           'nullableVersions': '0+',
+                                           'taggedVersions': '0+',
+                                           'tag': 1,
+                                           'default': 'null'}],
+                               'commonStructs': [{'name': 'LastAssignmentConfig',
                                                   'versions': '0+',
                                                   'fields': [{'name': 'Key', 'type': 'string', 'versions': '0+'},
                                                              {'name': 'Value', 'type': 'string', 'versions': '0+'}]}]},
@@ -727,7 +900,13 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                'flexibleVersions': '0+',
                                                'fields': [{'name': 'AssignmentEpoch',
                                                            'type': 'int32',
-                                                           'versions': '0+'}]},
+                                                           'versions': '0+'},
+                                                          {'name': 'AssignmentTimestamp',
+                                                           'type': 'int64',
+                                                           'versions': '0+',
+                                                           'taggedVersions': '0+',
+                                                           'tag': 0,
+                                                           'default': 0}]},
  'StreamsGroupTargetAssignmentResolvedTopicIdsKey': {'name': 'StreamsGroupTargetAssignmentResolvedTopicIdsKey',
                                                      'type': 'coordinator-key',
                                                      'apiKey': 24,

@@ -15,10 +15,11 @@ HOW = ("Gathered file by file from a search index of apache/kafka's history (no 
  "(1eb7644349cb, the 4.0 tables' source): for those not in it (later) the definition was re-read. New: "
  'UnregisterControllerRecord (apiKey 29, KIP-1312, Kafka trunk toward 4.4). Re-read and unchanged: '
  'RegisterControllerRecord, EndTransactionRecord, TransactionLogKey/Value, ShareSnapshotValue, ShareUpdateKey/Value. '
- 'Not found in the index although a third-party summary of Kafka 4.3 names them: RegisterBrokerRecord v4 and '
- 'BrokerRegistrationChangeRecord v3 (a tagged CordonedLogDirs, KIP-1066); records of those versions decode with the '
- 'newest fields known and are marked unknownVersion, their new tagged field shown under unknownTaggedFields. Newer '
- 'share-state values (4.1+), if they add fields, show as trailing bytes or unknown tagged fields in the same way.')
+ 'Newer share-state values (4.1+), if they add fields, show as trailing bytes or unknown tagged fields in the same '
+ 'way. Third pass (kafka4): commits of stored versions were gathered from other files (a read without a commit names '
+ 'one) and tried for each Streams definition; PROVENANCE says, per definition, where it was read and why it is taken '
+ 'as the newest found. RegisterBrokerRecord v4 and BrokerRegistrationChangeRecord v3 (CordonedLogDirs, KIP-1066) were '
+ "found in the KIP author's fork.")
 
 SOURCES: dict[str, tuple[str, str]] = {'AbortTransactionRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                             'metadata/src/main/resources/common/metadata/AbortTransactionRecord.json'),
@@ -26,7 +27,7 @@ SOURCES: dict[str, tuple[str, str]] = {'AbortTransactionRecord': ('1eb7644349cb0
                               'metadata/src/main/resources/common/metadata/AccessControlEntryRecord.json'),
  'BeginTransactionRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                             'metadata/src/main/resources/common/metadata/BeginTransactionRecord.json'),
- 'BrokerRegistrationChangeRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'BrokerRegistrationChangeRecord': ('36bd7eb797ad65b6b98043223a9796df433c08d9',
                                     'metadata/src/main/resources/common/metadata/BrokerRegistrationChangeRecord.json'),
  'ClearElrRecord': ('9e1f0bb07f5d0d8e81360d103868b0333f5c054e',
                     'metadata/src/main/resources/common/metadata/ClearElrRecord.json'),
@@ -50,7 +51,7 @@ SOURCES: dict[str, tuple[str, str]] = {'AbortTransactionRecord': ('1eb7644349cb0
                      'metadata/src/main/resources/common/metadata/PartitionRecord.json'),
  'ProducerIdsRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                        'metadata/src/main/resources/common/metadata/ProducerIdsRecord.json'),
- 'RegisterBrokerRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'RegisterBrokerRecord': ('36bd7eb797ad65b6b98043223a9796df433c08d9',
                           'metadata/src/main/resources/common/metadata/RegisterBrokerRecord.json'),
  'RegisterControllerRecord': ('2be4c8f5cc280732fa47e3e83259d85580fe11b6',
                               'metadata/src/main/resources/common/metadata/RegisterControllerRecord.json'),
@@ -74,6 +75,84 @@ SOURCES: dict[str, tuple[str, str]] = {'AbortTransactionRecord': ('1eb7644349cb0
                                'metadata/src/main/resources/common/metadata/UserScramCredentialRecord.json'),
  'ZkMigrationStateRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                             'metadata/src/main/resources/common/metadata/ZkMigrationStateRecord.json')}
+
+# message -> where its definition was read and how it was established as the newest found
+PROVENANCE: dict[str, str] = {'AbortTransactionRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists '
+                           "predates the 4.0 snapshot (its commit is in the snapshot's history), so no newer "
+                           'definition was found',
+ 'AccessControlEntryRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists '
+                             "predates the 4.0 snapshot (its commit is in the snapshot's history), so no newer "
+                             'definition was found',
+ 'BeginTransactionRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists '
+                           "predates the 4.0 snapshot (its commit is in the snapshot's history), so no newer "
+                           'definition was found',
+ 'BrokerRegistrationChangeRecord': "mimaison/kafka@36bd7eb7 (a fork by KIP-1066's author, holding 'Version 3 adds "
+                                   "CordonedLogDirs'): no apache/kafka version with it is stored (find_files lists 9 "
+                                   'versions; read without a commit and at the commits of BrokerRegistration.java, '
+                                   'BrokerRegistrationRequest.json, BrokerHeartbeatRequest.json, MetadataVersion.java, '
+                                   'ClusterControlManager.java, ClusterDelta.java and '
+                                   'CordonedLogDirsIntegrationTest.java: none at v4/v3); find_files of the path '
+                                   'without a repository lists the forks TaiJuWu, mimaison, muxun-research, satishd, '
+                                   'showuon, xli1996; CordonedLogDirs is non-nullable here, a merged version may '
+                                   'differ',
+ 'ClearElrRecord': 'read from the search index',
+ 'ClientQuotaRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates the '
+                      "4.0 snapshot (its commit is in the snapshot's history), so no newer definition was found",
+ 'ConfigRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates the 4.0 '
+                 "snapshot (its commit is in the snapshot's history), so no newer definition was found",
+ 'DelegationTokenRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates '
+                          "the 4.0 snapshot (its commit is in the snapshot's history), so no newer definition was "
+                          'found',
+ 'EndTransactionRecord': 're-read from the search index at this commit (not in the 2024-10 snapshot, so later than '
+                         "4.0's): the same fields as 4.0's definition",
+ 'FeatureLevelRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates '
+                       "the 4.0 snapshot (its commit is in the snapshot's history), so no newer definition was found",
+ 'FenceBrokerRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates the '
+                      "4.0 snapshot (its commit is in the snapshot's history), so no newer definition was found",
+ 'NoOpRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates the 4.0 '
+               "snapshot (its commit is in the snapshot's history), so no newer definition was found",
+ 'PartitionChangeRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates '
+                          "the 4.0 snapshot (its commit is in the snapshot's history), so no newer definition was "
+                          'found',
+ 'PartitionRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates the '
+                    "4.0 snapshot (its commit is in the snapshot's history), so no newer definition was found",
+ 'ProducerIdsRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates the '
+                      "4.0 snapshot (its commit is in the snapshot's history), so no newer definition was found",
+ 'RegisterBrokerRecord': "mimaison/kafka@36bd7eb7 (a fork by KIP-1066's author, holding 'Version 4 adds "
+                         "CordonedLogDirs'): no apache/kafka version with it is stored (find_files lists 19 versions; "
+                         'read without a commit and at the commits of BrokerRegistration.java, '
+                         'BrokerRegistrationRequest.json, BrokerHeartbeatRequest.json, MetadataVersion.java, '
+                         'ClusterControlManager.java, ClusterDelta.java and CordonedLogDirsIntegrationTest.java: none '
+                         'at v4/v3); find_files of the path without a repository lists the forks TaiJuWu, mimaison, '
+                         'muxun-research, satishd, showuon, xli1996; CordonedLogDirs is non-nullable here, a merged '
+                         'version may differ',
+ 'RegisterControllerRecord': 're-read from the search index at this commit (not in the 2024-10 snapshot, so later than '
+                             "4.0's): the same fields as 4.0's definition",
+ 'RemoveAccessControlEntryRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists '
+                                   "predates the 4.0 snapshot (its commit is in the snapshot's history), so no newer "
+                                   'definition was found',
+ 'RemoveDelegationTokenRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists '
+                                "predates the 4.0 snapshot (its commit is in the snapshot's history), so no newer "
+                                'definition was found',
+ 'RemoveTopicRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates the '
+                      "4.0 snapshot (its commit is in the snapshot's history), so no newer definition was found",
+ 'RemoveUserScramCredentialRecord': 'unchanged from the 4.0 tables: the one version of this file the search index '
+                                    "lists predates the 4.0 snapshot (its commit is in the snapshot's history), so no "
+                                    'newer definition was found',
+ 'TopicRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates the 4.0 '
+                "snapshot (its commit is in the snapshot's history), so no newer definition was found",
+ 'UnfenceBrokerRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates '
+                        "the 4.0 snapshot (its commit is in the snapshot's history), so no newer definition was found",
+ 'UnregisterBrokerRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists '
+                           "predates the 4.0 snapshot (its commit is in the snapshot's history), so no newer "
+                           'definition was found',
+ 'UnregisterControllerRecord': 'read from the search index (KIP-1312, metadata.version 4.4-IV2): new since 4.0',
+ 'UserScramCredentialRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists '
+                              "predates the 4.0 snapshot (its commit is in the snapshot's history), so no newer "
+                              'definition was found',
+ 'ZkMigrationStateRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists '
+                           "predates the 4.0 snapshot (its commit is in the snapshot's history), so no newer "
+                           'definition was found'}
 
 SUPERSEDED: dict[str, list[dict]] = {}
 
@@ -117,7 +196,7 @@ MESSAGES: dict[str, dict] = {'AbortTransactionRecord': {'name': 'AbortTransactio
  'BrokerRegistrationChangeRecord': {'name': 'BrokerRegistrationChangeRecord',
                                     'type': 'metadata',
                                     'apiKey': 17,
-                                    'validVersions': '0-2',
+                                    'validVersions': '0-3',
                                     'flexibleVersions': '0+',
                                     'fields': [{'name': 'BrokerId', 'type': 'int32', 'versions': '0+'},
                                                {'name': 'BrokerEpoch', 'type': 'int64', 'versions': '0+'},
@@ -135,7 +214,12 @@ MESSAGES: dict[str, dict] = {'AbortTransactionRecord': {'name': 'AbortTransactio
                                                 'type': '[]uuid',
                                                 'versions': '2+',
                                                 'taggedVersions': '2+',
-                                                'tag': '2'}]},
+                                                'tag': '2'},
+                                               {'name': 'CordonedLogDirs',
+                                                'type': '[]uuid',
+                                                'versions': '3+',
+                                                'taggedVersions': '3+',
+                                                'tag': '3'}]},
  'ClearElrRecord': {'name': 'ClearElrRecord',
                     'type': 'metadata',
                     'apiKey': 28,
@@ -319,7 +403,7 @@ MESSAGES: dict[str, dict] = {'AbortTransactionRecord': {'name': 'AbortTransactio
  'RegisterBrokerRecord': {'name': 'RegisterBrokerRecord',
                           'type': 'metadata',
                           'apiKey': 0,
-                          'validVersions': '0-3',
+                          'validVersions': '0-4',
                           'flexibleVersions': '0+',
                           'fields': [{'name': 'BrokerId', 'type': 'int32', 'versions': '0+'},
                                      {'name': 'IsMigratingZkBroker',
@@ -351,7 +435,12 @@ MESSAGES: dict[str, dict] = {'AbortTransactionRecord': {'name': 'AbortTransactio
                                       'type': '[]uuid',
                                       'versions': '3+',
                                       'taggedVersions': '3+',
-                                      'tag': '0'}]},
+                                      'tag': '0'},
+                                     {'name': 'CordonedLogDirs',
+                                      'type': '[]uuid',
+                                      'versions': '4+',
+                                      'taggedVersions': '4+',
+                                      'tag': '1'}]},
  'RegisterControllerRecord': {'name': 'RegisterControllerRecord',
                               'type': 'metadata',
                               'apiKey': 27,

@@ -15,10 +15,11 @@ HOW = ("Gathered file by file from a search index of apache/kafka's history (no 
  "(1eb7644349cb, the 4.0 tables' source): for those not in it (later) the definition was re-read. New: "
  'UnregisterControllerRecord (apiKey 29, KIP-1312, Kafka trunk toward 4.4). Re-read and unchanged: '
  'RegisterControllerRecord, EndTransactionRecord, TransactionLogKey/Value, ShareSnapshotValue, ShareUpdateKey/Value. '
- 'Not found in the index although a third-party summary of Kafka 4.3 names them: RegisterBrokerRecord v4 and '
- 'BrokerRegistrationChangeRecord v3 (a tagged CordonedLogDirs, KIP-1066); records of those versions decode with the '
- 'newest fields known and are marked unknownVersion, their new tagged field shown under unknownTaggedFields. Newer '
- 'share-state values (4.1+), if they add fields, show as trailing bytes or unknown tagged fields in the same way.')
+ 'Newer share-state values (4.1+), if they add fields, show as trailing bytes or unknown tagged fields in the same '
+ 'way. Third pass (kafka4): commits of stored versions were gathered from other files (a read without a commit names '
+ 'one) and tried for each Streams definition; PROVENANCE says, per definition, where it was read and why it is taken '
+ 'as the newest found. RegisterBrokerRecord v4 and BrokerRegistrationChangeRecord v3 (CordonedLogDirs, KIP-1066) were '
+ "found in the KIP author's fork.")
 
 SOURCES: dict[str, tuple[str, str]] = {'ShareSnapshotKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                       'share-coordinator/src/main/resources/common/message/ShareSnapshotKey.json'),
@@ -28,6 +29,15 @@ SOURCES: dict[str, tuple[str, str]] = {'ShareSnapshotKey': ('1eb7644349cb07139d6
                     'share-coordinator/src/main/resources/common/message/ShareUpdateKey.json'),
  'ShareUpdateValue': ('b1eafb67645b3fdbdda163598c4cf8104c30762e',
                       'share-coordinator/src/main/resources/common/message/ShareUpdateValue.json')}
+
+# message -> where its definition was read and how it was established as the newest found
+PROVENANCE: dict[str, str] = {'ShareSnapshotKey': 'unchanged from the 4.0 tables (not re-read)',
+ 'ShareSnapshotValue': 're-read from the search index at this commit (not in the 2024-10 snapshot, so later than '
+                       "4.0's): the same fields as 4.0's definition",
+ 'ShareUpdateKey': "re-read from the search index at this commit (not in the 2024-10 snapshot, so later than 4.0's): "
+                   "the same fields as 4.0's definition",
+ 'ShareUpdateValue': "re-read from the search index at this commit (not in the 2024-10 snapshot, so later than 4.0's): "
+                     "the same fields as 4.0's definition"}
 
 SUPERSEDED: dict[str, list[dict]] = {}
 

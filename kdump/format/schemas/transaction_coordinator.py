@@ -15,15 +15,22 @@ HOW = ("Gathered file by file from a search index of apache/kafka's history (no 
  "(1eb7644349cb, the 4.0 tables' source): for those not in it (later) the definition was re-read. New: "
  'UnregisterControllerRecord (apiKey 29, KIP-1312, Kafka trunk toward 4.4). Re-read and unchanged: '
  'RegisterControllerRecord, EndTransactionRecord, TransactionLogKey/Value, ShareSnapshotValue, ShareUpdateKey/Value. '
- 'Not found in the index although a third-party summary of Kafka 4.3 names them: RegisterBrokerRecord v4 and '
- 'BrokerRegistrationChangeRecord v3 (a tagged CordonedLogDirs, KIP-1066); records of those versions decode with the '
- 'newest fields known and are marked unknownVersion, their new tagged field shown under unknownTaggedFields. Newer '
- 'share-state values (4.1+), if they add fields, show as trailing bytes or unknown tagged fields in the same way.')
+ 'Newer share-state values (4.1+), if they add fields, show as trailing bytes or unknown tagged fields in the same '
+ 'way. Third pass (kafka4): commits of stored versions were gathered from other files (a read without a commit names '
+ 'one) and tried for each Streams definition; PROVENANCE says, per definition, where it was read and why it is taken '
+ 'as the newest found. RegisterBrokerRecord v4 and BrokerRegistrationChangeRecord v3 (CordonedLogDirs, KIP-1066) were '
+ "found in the KIP author's fork.")
 
 SOURCES: dict[str, tuple[str, str]] = {'TransactionLogKey': ('53364c539970785f9317c2ddab26a4e350f12b23',
                        'transaction-coordinator/src/main/resources/common/message/TransactionLogKey.json'),
  'TransactionLogValue': ('53364c539970785f9317c2ddab26a4e350f12b23',
                          'transaction-coordinator/src/main/resources/common/message/TransactionLogValue.json')}
+
+# message -> where its definition was read and how it was established as the newest found
+PROVENANCE: dict[str, str] = {'TransactionLogKey': 're-read from the search index at this commit (not in the 2024-10 snapshot, so later than '
+                      "4.0's): the same fields as 4.0's definition",
+ 'TransactionLogValue': 're-read from the search index at this commit (not in the 2024-10 snapshot, so later than '
+                        "4.0's): the same fields as 4.0's definition"}
 
 SUPERSEDED: dict[str, list[dict]] = {}
 
