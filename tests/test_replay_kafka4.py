@@ -47,7 +47,7 @@ def streams_records() -> list:
         (group_key(19, "app", "m1"), v0(member)),                                                  # member metadata
         (group_key(21, "app", "m1"), v0(tasks + carray([]) + carray([]))),                         # target tasks
         (group_key(20, "app"), v0(struct.pack(">i", 9))),                                          # target epoch
-        (group_key(22, "app", "m1"), v0(struct.pack(">iib", 9, 8, 0) + tasks + carray([]) * 5)),  # current
+        (group_key(22, "app", "m1"), v0(struct.pack(">iib", 9, 8, 2) + tasks + carray([]) * 5)),  # current
     ]
 
 
@@ -60,6 +60,7 @@ def regex_and_share_records() -> list:
         (group_key(3, "cg"), v0(struct.pack(">i", 2))),                                            # consumer group
         (group_key(16, "cg", "orders-.*"), v0(carray([cstr("orders-eu"), cstr("orders-us")])
                                               + struct.pack(">qq", 2, T0))),                       # regex
+        (group_key(8, "cg", "c1"), v0(struct.pack(">iib", 2, 1, 1) + carray([]) + carray([]))),  # current
         (group_key(11, "sg"), v0(struct.pack(">iq", 5, 77))),                                      # share group
         (group_key(15, "sg"), v0(carray([]) + carray([TOPIC.bytes + cstr("shared") + int32s([0, 1])
                                                       + struct.pack(">q", T0) + tags()]) + carray([]))),
@@ -122,6 +123,27 @@ def test_regex_subscription_and_share_group_replayed(offsets_dir):
     assert m["subscribedTopicNames"] == ["shared"] and m["memberEpoch"] == 5
     # the topic id of the assignment is named from the share partitions' state
     assert m["assignedPartitions"] == [{"topicId": TOPIC_TEXT, "topic": "shared", "partitions": [1]}]
+
+
+def test_member_states_named_as_kafka_names_them(offsets_dir):
+    """A member's state byte is named by Kafka's enum of its kind of group (modern.MemberState for consumer and
+    share members: 0 STABLE, 1 UNREVOKED_PARTITIONS, 2 UNRELEASED_PARTITIONS; streams.MemberState: 1 STABLE,
+    2 UNREVOKED_TASKS, 3 UNRELEASED_TASKS; any other byte UNKNOWN), the byte kept beside it; dump's JSON keeps
+    the number, as DumpLogSegments prints it."""
+    data = json.loads(run_cli("groups", "--format", "json", offsets_dir).stdout)
+    members = {g["group"]: g["members"] for g in data["groups"]}
+    assert [(m["state"], m["stateId"]) for m in members["app"]] == [("UNREVOKED_TASKS", 2)]
+    assert [(m["state"], m["stateId"]) for m in members["cg"]] == [("UNREVOKED_PARTITIONS", 1)]
+    assert [(m["state"], m["stateId"]) for m in members["sg"]] == [("STABLE", 0)]
+    text = run_cli("groups", offsets_dir).stdout
+    assert "UNREVOKED_TASKS" in text and "UNREVOKED_PARTITIONS" in text and "STABLE" in text
+    dumped = run_cli("dump", "--decoder", "auto", offsets_dir).stdout
+    assert '"previousMemberEpoch":8,"state":2,' in dumped and "UNREVOKED" not in dumped
+    (offsets_dir.parent / "x").mkdir()
+    unknown = segment_dir(offsets_dir.parent / "x", "__consumer_offsets-0", [
+        (group_key(22, "app", "m1"), v0(struct.pack(">iib", 9, 8, 0) + carray([]) * 6))])
+    [m] = replay_groups([unknown]).groups["app"].to_json()["members"]
+    assert (m["state"], m["stateId"]) == ("UNKNOWN", 0)  # 0 is no Streams state: Kafka's fromValue says UNKNOWN
 
 
 def test_groups_cli_shows_a_streams_group(offsets_dir):

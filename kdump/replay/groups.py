@@ -55,6 +55,14 @@ STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER = 21
 STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT = 22
 STREAMS_GROUP_TOPOLOGY = 23
 STREAMS_GROUP_TARGET_ASSIGNMENT_RESOLVED_TOPIC_IDS = 24
+# member states by the byte the current-assignment records carry, as Kafka names them (``fromValue``: a byte it
+# does not know is UNKNOWN): org.apache.kafka.coordinator.group.modern.MemberState for consumer (type 8) and
+# share (type 14) members, org.apache.kafka.coordinator.group.streams.MemberState for Streams members (type 22)
+MODERN_MEMBER_STATES = {0: "STABLE", 1: "UNREVOKED_PARTITIONS", 2: "UNRELEASED_PARTITIONS", 127: "UNKNOWN"}
+STREAMS_MEMBER_STATES = {1: "STABLE", 2: "UNREVOKED_TASKS", 3: "UNRELEASED_TASKS", 127: "UNKNOWN"}
+MEMBER_STATES = {CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT: MODERN_MEMBER_STATES,
+                 SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT: MODERN_MEMBER_STATES,
+                 STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT: STREAMS_MEMBER_STATES}
 # the kind of group each record type (other than offset commits and classic metadata) belongs to
 KINDS = {**dict.fromkeys((3, 4, 5, 6, 7, 8, 16), "consumer"), **dict.fromkeys(range(9, 16), "share"),
          **dict.fromkeys(range(17, 25), "streams")}
@@ -282,6 +290,10 @@ def _apply_entry(groups: dict, entry: Entry, topic_names: dict) -> None:
             for k in ("assignedPartitions", "partitionsPendingRevocation"):
                 if k in tree:
                     tree[k] = _named(tree[k], names)
+            if rtype in MEMBER_STATES and "state" in tree:
+                # the name Kafka gives the byte, the byte beside it (an UNKNOWN one keeps what it was)
+                tree["stateId"] = tree["state"]
+                tree["state"] = MEMBER_STATES[rtype].get(tree["state"], "UNKNOWN")
             member.update(tree)
 
 

@@ -172,8 +172,9 @@ def group_blocks(g: dict, form=iso_utc) -> list:
     elif g["type"] == "consumer":
         out.append(f"  consumer group (KIP-848): group epoch {printable(g['groupEpoch'])}, target assignment epoch "
                    f"{printable(g['targetAssignmentEpoch'])}")
-        members = Table("  Members", ("member id", "member epoch", "client id", "host", "assigned", "target"),
-                        [(m["memberId"], m.get("memberEpoch"), m.get("clientId"), m.get("clientHost"),
+        members = Table("  Members", ("member id", "member epoch", "state", "client id", "host", "assigned",
+                                      "target"),
+                        [(m["memberId"], m.get("memberEpoch"), m.get("state"), m.get("clientId"), m.get("clientHost"),
                           _assignment(m.get("assignedPartitions")), _assignment(m.get("targetAssignment")))
                          for m in g["members"]])
         if g["regularExpressions"]:
@@ -197,9 +198,9 @@ def group_blocks(g: dict, form=iso_utc) -> list:
                           for k, state in (("initializingTopics", "initializing"), ("initializedTopics", "initialized"),
                                            ("deletingTopics", "deleting"))
                           for t in states.get(k) or ()]))
-        members = Table("  Members", ("member id", "member epoch", "client id", "host", "subscribed", "assigned",
-                                      "target"),
-                        [(m["memberId"], m.get("memberEpoch"), m.get("clientId"), m.get("clientHost"),
+        members = Table("  Members", ("member id", "member epoch", "state", "client id", "host", "subscribed",
+                                      "assigned", "target"),
+                        [(m["memberId"], m.get("memberEpoch"), m.get("state"), m.get("clientId"), m.get("clientHost"),
                           " ".join(m.get("subscribedTopicNames") or ()) or None,
                           _assignment(m.get("assignedPartitions")), _assignment(m.get("targetAssignment")))
                          for m in g["members"]])
