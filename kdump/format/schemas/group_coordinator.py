@@ -93,7 +93,7 @@ SOURCES: dict[str, tuple[str, str]] = {'ConsumerGroupCurrentMemberAssignmentKey'
                                             'group-coordinator/src/main/resources/common/message/StreamsGroupCurrentMemberAssignmentKey.json'),
  'StreamsGroupCurrentMemberAssignmentValue': ('07ac9fc6fd4ec641580f8a3576bb02ce16e478bf',
                                               'group-coordinator/src/main/resources/common/message/StreamsGroupCurrentMemberAssignmentValue.json'),
- 'StreamsGroupMemberMetadataKey': ('3e44a80962755eae7bec0f8851a5cbb25a57e27e',
+ 'StreamsGroupMemberMetadataKey': ('7e11ea85e0c7aafa334fe9bebfc278c88c0ae5ad',
                                    'group-coordinator/src/main/resources/common/message/StreamsGroupMemberMetadataKey.json'),
  'StreamsGroupMemberMetadataValue': ('59bf751f9dc2e78a84a66940ec836457447b8db0',
                                      'group-coordinator/src/main/resources/common/message/StreamsGroupMemberMetadataValue.json'),
@@ -103,15 +103,15 @@ SOURCES: dict[str, tuple[str, str]] = {'ConsumerGroupCurrentMemberAssignmentKey'
                                'group-coordinator/src/main/resources/common/message/StreamsGroupMetadataValue.json'),
  'StreamsGroupMetadataValue (superseded)': ('1291a9305c6cbb5e25c0349eea3aa2cfbde1c5fe',
                                             'superseded/group-coordinator/src/main/resources/common/message/StreamsGroupMetadataValue.json'),
- 'StreamsGroupPartitionMetadataKey': ('',
+ 'StreamsGroupPartitionMetadataKey': ('59bf751f9dc2e78a84a66940ec836457447b8db0',
                                       'group-coordinator/src/main/resources/common/message/StreamsGroupPartitionMetadataKey.json'),
  'StreamsGroupPartitionMetadataValue': ('44e616aa774b73381b8238059d2b091238c2df4e',
                                         'group-coordinator/src/main/resources/common/message/StreamsGroupPartitionMetadataValue.json'),
- 'StreamsGroupTargetAssignmentMemberKey': ('21676d0508fb1d67ec01db6db52ad1d9022fc865',
+ 'StreamsGroupTargetAssignmentMemberKey': ('b617af2a892fd306b52c6348cb4482507a6c7d10',
                                            'group-coordinator/src/main/resources/common/message/StreamsGroupTargetAssignmentMemberKey.json'),
  'StreamsGroupTargetAssignmentMemberValue': ('75a150ae8002d03ad7061727797012f3e1f153e3',
                                              'group-coordinator/src/main/resources/common/message/StreamsGroupTargetAssignmentMemberValue.json'),
- 'StreamsGroupTargetAssignmentMetadataKey': ('',
+ 'StreamsGroupTargetAssignmentMetadataKey': ('59bf751f9dc2e78a84a66940ec836457447b8db0',
                                              'group-coordinator/src/main/resources/common/message/StreamsGroupTargetAssignmentMetadataKey.json'),
  'StreamsGroupTargetAssignmentMetadataValue': ('5c1644fc05a8ef4b56b72b01d622e94b8298ac3e',
                                                'group-coordinator/src/main/resources/common/message/StreamsGroupTargetAssignmentMetadataValue.json'),
@@ -213,9 +213,12 @@ PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchan
  'ShareGroupTargetAssignmentMetadataValue': "unchanged from the 4.0 tables: the index's stored versions of this path "
                                             'could not be listed by commit (only the one find_files names, an older '
                                             'one); none newer was found',
- 'StreamsGroupCurrentMemberAssignmentKey': 'key: fields (GroupId, MemberId) as read at a development commit; apiKey as '
-                                           "the release numbers it (the values' apiKey 17, 20, 21, 24 and the issue's "
-                                           'list)',
+ 'StreamsGroupCurrentMemberAssignmentKey': "apache/kafka@21676d05: fields (GroupId, MemberId); apiKey 22 (the value's "
+                                           'apiKey at 07ac9fc6); the apiKey agrees with a third-party '
+                                           "reimplementation's list of Kafka 4.3.1's streams key versions (17 "
+                                           'metadata, 19 member metadata, 20 target assignment metadata, 21 target '
+                                           'assignment member, 22 current assignment, 23 topology; 18, partition '
+                                           'metadata, no longer defined at 4.3.1)',
  'StreamsGroupCurrentMemberAssignmentValue': 'apache/kafka@07ac9fc6 (the commit of '
                                              "StreamsCoordinatorRecordHelpers.java's stored version, which sets "
                                              'RevocationEpoch): newest found, as it is the 5096058a version plus the '
@@ -223,10 +226,18 @@ PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchan
                                              'to 16 versions of each path but answers only for commits named exactly; '
                                              "versions were found by trying the commits other files' stored versions "
                                              'carry (read_file without a commit names one)',
- 'StreamsGroupMemberMetadataKey': 'key: fields (GroupId, MemberId) as read at a development commit; apiKey as the '
-                                  "release numbers it (the values' apiKey 17, 20, 21, 24 and the issue's list)",
+ 'StreamsGroupMemberMetadataKey': 'apache/kafka@7e11ea85: coordinator-key, apiKey 19, GroupId and MemberId (the form '
+                                  "with the release's apiKey; still marked 'in development', no later form found); the "
+                                  "apiKey agrees with a third-party reimplementation's list of Kafka 4.3.1's streams "
+                                  'key versions (17 metadata, 19 member metadata, 20 target assignment metadata, 21 '
+                                  'target assignment member, 22 current assignment, 23 topology; 18, partition '
+                                  'metadata, no longer defined at 4.3.1)',
  'StreamsGroupMemberMetadataValue': 'read from the search index',
- 'StreamsGroupMetadataKey': 'read from the search index',
+ 'StreamsGroupMetadataKey': 'apache/kafka@292aff5e: coordinator-key, apiKey 17, the release form (the version '
+                            'find_files names, c940dbbf, is a development one); the apiKey agrees with a third-party '
+                            "reimplementation's list of Kafka 4.3.1's streams key versions (17 metadata, 19 member "
+                            'metadata, 20 target assignment metadata, 21 target assignment member, 22 current '
+                            'assignment, 23 topology; 18, partition metadata, no longer defined at 4.3.1)',
  'StreamsGroupMetadataValue': "NOT read from apache/kafka: the newest stored apache/kafka version found (1291a930, 'in "
                               "development', a plain AssignmentConfigs array) is kept as SUPERSEDED; this definition "
                               '(tagged ValidatedTopologyEpoch tag 0 and LastAssignmentConfigs tag 1, a nullable '
@@ -239,16 +250,28 @@ PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchan
  'StreamsGroupMetadataValue (superseded)': "apache/kafka@1291a930: the newest stored version found ('The streams "
                                            "rebalance protocol is in development'); records written with a plain "
                                            'AssignmentConfigs array decode with it',
- 'StreamsGroupPartitionMetadataKey': 'key: fields (GroupId, MemberId) as read at a development commit; apiKey as the '
-                                     "release numbers it (the values' apiKey 17, 20, 21, 24 and the issue's list)",
+ 'StreamsGroupPartitionMetadataKey': 'apache/kafka@59bf751f: a development form (type data, validVersions 18); kept so '
+                                     'records of type 18 that development brokers wrote decode; the apiKey agrees with '
+                                     "a third-party reimplementation's list of Kafka 4.3.1's streams key versions (17 "
+                                     'metadata, 19 member metadata, 20 target assignment metadata, 21 target '
+                                     'assignment member, 22 current assignment, 23 topology; 18, partition metadata, '
+                                     'no longer defined at 4.3.1)',
  'StreamsGroupPartitionMetadataValue': 'read from the search index',
- 'StreamsGroupTargetAssignmentMemberKey': 'key: fields (GroupId, MemberId) as read at a development commit; apiKey as '
-                                          "the release numbers it (the values' apiKey 17, 20, 21, 24 and the issue's "
-                                          'list)',
+ 'StreamsGroupTargetAssignmentMemberKey': 'apache/kafka@b617af2a: coordinator-key, apiKey 21, GroupId and MemberId '
+                                          "(the form with the release's apiKey; still marked 'in development', no "
+                                          "later form found); the apiKey agrees with a third-party reimplementation's "
+                                          "list of Kafka 4.3.1's streams key versions (17 metadata, 19 member "
+                                          'metadata, 20 target assignment metadata, 21 target assignment member, 22 '
+                                          'current assignment, 23 topology; 18, partition metadata, no longer defined '
+                                          'at 4.3.1)',
  'StreamsGroupTargetAssignmentMemberValue': 'read from the search index',
- 'StreamsGroupTargetAssignmentMetadataKey': 'key: fields (GroupId, MemberId) as read at a development commit; apiKey '
-                                            "as the release numbers it (the values' apiKey 17, 20, 21, 24 and the "
-                                            "issue's list)",
+ 'StreamsGroupTargetAssignmentMetadataKey': 'apache/kafka@59bf751f is a development form (type data, validVersions 20, '
+                                            "'in development'); no coordinator-key version is stored in the index: "
+                                            'fields (GroupId) from it, apiKey 20; the apiKey agrees with a third-party '
+                                            "reimplementation's list of Kafka 4.3.1's streams key versions (17 "
+                                            'metadata, 19 member metadata, 20 target assignment metadata, 21 target '
+                                            'assignment member, 22 current assignment, 23 topology; 18, partition '
+                                            'metadata, no longer defined at 4.3.1)',
  'StreamsGroupTargetAssignmentMetadataValue': 'apache/kafka@5c1644fc (AssignmentEpoch) plus a tagged '
                                               "AssignmentTimestamp (tag 0, int64, default 0): KIP-1263's field as "
                                               'apache/kafka@07b06d06 defines it for '
@@ -257,8 +280,11 @@ PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchan
                                               'Kafka tag 4.3.1; no stored apache/kafka version with it was found',
  'StreamsGroupTargetAssignmentResolvedTopicIdsKey': 'read from the search index',
  'StreamsGroupTargetAssignmentResolvedTopicIdsValue': 'read from the search index',
- 'StreamsGroupTopologyKey': 'key: fields (GroupId, MemberId) as read at a development commit; apiKey as the release '
-                            "numbers it (the values' apiKey 17, 20, 21, 24 and the issue's list)",
+ 'StreamsGroupTopologyKey': 'apache/kafka@21e4b8be is a development form (type data, validVersions 18); no '
+                            'coordinator-key version found: fields (GroupId) from it, apiKey 23; the apiKey agrees '
+                            "with a third-party reimplementation's list of Kafka 4.3.1's streams key versions (17 "
+                            'metadata, 19 member metadata, 20 target assignment metadata, 21 target assignment member, '
+                            '22 current assignment, 23 topology; 18, partition metadata, no longer defined at 4.3.1)',
  'StreamsGroupTopologyValue': 'read from the search index'}
 
 SUPERSEDED: dict[str, list[dict]] = {'ShareGroupMetadataValue': [{'name': 'ShareGroupMetadataValue',
