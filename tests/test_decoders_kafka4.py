@@ -271,3 +271,22 @@ def test_record_types_known_in_4_0_are_read_from_the_baseline_definitions(tmp_pa
     assert types == [0, 1, 16]
     text = gen.generate(gen.Source(str(tmp_path / "base"), "HEAD"), "group_coordinator", (commit, types))
     assert "BASELINE_RECORD_TYPES: frozenset[int] = frozenset([0, 1, 16])" in text
+
+
+def test_assignment_epochs_of_kip_1251_types_8_and_22():
+    """A current assignment's partitions (consumer groups, type 8) and tasks (Streams groups, type 22) carry the
+    epoch each was assigned at as a tagged field (tag 0 of the struct, a nullable []int32, null by default)."""
+    key = struct.pack(">h", 8) + s16("g") + s16("m")
+    assigned = TOPIC.bytes + carray([struct.pack(">i", 0), struct.pack(">i", 1)]) + tags(
+        (0, carray([struct.pack(">i", 4), struct.pack(">i", 5)])))
+    d = offsets(key, struct.pack(">hiib", 0, 5, 4, 0) + carray([assigned]) + carray([]) + tags())
+    assert d.value == ('{"version":"0","data":{"memberEpoch":5,"previousMemberEpoch":4,"state":0,"assignedPartitions":'
+                       f'[{{"topicId":"{TOPIC_TEXT}","partitions":[0,1],"assignmentEpochs":[4,5]}}],'
+                       '"partitionsPendingRevocation":[]}}')
+    assert d.leftover is None
+    key = struct.pack(">h", 22) + s16("app") + s16("m1")
+    task = cstr("0") + carray([struct.pack(">i", 3)]) + tags((0, carray([struct.pack(">i", 2)])))
+    d = offsets(key, struct.pack(">hiib", 0, 5, 4, 2) + carray([task]) + carray([]) * 5 + tags())
+    assert json.loads(d.value)["data"]["activeTasks"] == [{"subtopologyId": "0", "partitions": [3],
+                                                           "assignmentEpochs": [2]}]
+    assert d.leftover is None

@@ -306,5 +306,6 @@ def _classic_member(m: dict) -> dict:
 
 def _named(topic_partitions: list, names: dict) -> list:
     """Topic-id assignments with the topic's name beside its id, where the group's metadata names it."""
-    return [{"topicId": t["topicId"], "topic": names.get(t["topicId"]), "partitions": t["partitions"]}
+    return [{"topicId": t["topicId"], "topic": names.get(t["topicId"]), "partitions": t["partitions"],
+             **({"assignmentEpochs": t["assignmentEpochs"]} if "assignmentEpochs" in t else {})}
             for t in topic_partitions]

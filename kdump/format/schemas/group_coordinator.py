@@ -23,7 +23,7 @@ HOW = ("Gathered file by file from a search index of apache/kafka's history (no 
 
 SOURCES: dict[str, tuple[str, str]] = {'ConsumerGroupCurrentMemberAssignmentKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                                              'group-coordinator/src/main/resources/common/message/ConsumerGroupCurrentMemberAssignmentKey.json'),
- 'ConsumerGroupCurrentMemberAssignmentValue': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ConsumerGroupCurrentMemberAssignmentValue': ('6541f94017d844ae7b9656ababf6ce970c802f56',
                                                'group-coordinator/src/main/resources/common/message/ConsumerGroupCurrentMemberAssignmentValue.json'),
  'ConsumerGroupMemberMetadataKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                                     'group-coordinator/src/main/resources/common/message/ConsumerGroupMemberMetadataKey.json'),
@@ -128,9 +128,11 @@ SOURCES: dict[str, tuple[str, str]] = {'ConsumerGroupCurrentMemberAssignmentKey'
 PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchanged from the 4.0 tables: the index's stored versions of this path "
                                             'could not be listed by commit (only the one find_files names, an older '
                                             'one); none newer was found',
- 'ConsumerGroupCurrentMemberAssignmentValue': "unchanged from the 4.0 tables: the index's stored versions of this path "
-                                              'could not be listed by commit (only the one find_files names, an older '
-                                              'one); none newer was found',
+ 'ConsumerGroupCurrentMemberAssignmentValue': "apache/kafka@6541f940 (the commit of TopicPartitionsWithEpochs.java's "
+                                              'stored version): newest found, as it is the 4.0 definition plus '
+                                              "TopicPartitions' tagged AssignmentEpochs (tag 0, nullable []int32, "
+                                              'default null, KIP-1251); the version find_files names (b61b9bdd) was '
+                                              'not compared',
  'ConsumerGroupMemberMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not "
                                    'be listed by commit (only the one find_files names, an older one); none newer was '
                                    'found',
@@ -221,11 +223,16 @@ PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchan
                                            'metadata, no longer defined at 4.3.1)',
  'StreamsGroupCurrentMemberAssignmentValue': 'apache/kafka@07ac9fc6 (the commit of '
                                              "StreamsCoordinatorRecordHelpers.java's stored version, which sets "
-                                             'RevocationEpoch): newest found, as it is the 5096058a version plus the '
-                                             'tagged RevocationEpoch (tag 0, default -1); the search index stores up '
-                                             'to 16 versions of each path but answers only for commits named exactly; '
-                                             "versions were found by trying the commits other files' stored versions "
-                                             'carry (read_file without a commit names one)',
+                                             "RevocationEpoch): the 5096058a version plus the message's tagged "
+                                             "RevocationEpoch (tag 0, default -1); TaskIds' tagged AssignmentEpochs "
+                                             '(tag 0, nullable []int32, default null, KIP-1251) added as '
+                                             'apache/kafka@6541f940 defines it for consumer groups and as a '
+                                             "third-party reimplementation's notes of Kafka 4.3.1 describe it for "
+                                             'Streams groups (no stored apache/kafka version with both was found; both '
+                                             'are tagged, so records without either decode the same); the search index '
+                                             'stores up to 16 versions of each path but answers only for commits named '
+                                             "exactly; versions were found by trying the commits other files' stored "
+                                             'versions carry (read_file without a commit names one)',
  'StreamsGroupMemberMetadataKey': 'apache/kafka@7e11ea85: coordinator-key, apiKey 19, GroupId and MemberId (the form '
                                   "with the release's apiKey; still marked 'in development', no later form found); the "
                                   "apiKey agrees with a third-party reimplementation's list of Kafka 4.3.1's streams "
@@ -372,7 +379,14 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                                               'versions': '0+'},
                                                                              {'name': 'Partitions',
                                                                               'type': '[]int32',
-                                                                              'versions': '0+'}]}]},
+                                                                              'versions': '0+'},
+                                                                             {'name': 'AssignmentEpochs',
+                                                                              'type': '[]int32',
+                                                                              'versions': '0+',
+                                                                              'nullableVersions': '0+',
+                                                                              'taggedVersions': '0+',
+                                                                              'tag': 0,
+                                                                              'default': 'null'}]}]},
  'ConsumerGroupMemberMetadataKey': {'name': 'ConsumerGroupMemberMetadataKey',
                                     'type': 'data',
                                     'validVersions': '5',
@@ -785,7 +799,14 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                                              'versions': '0+'},
                                                                             {'name': 'Partitions',
                                                                              'type': '[]int32',
-                                                                             'versions': '0+'}]}]},
+                                                                             'versions': '0+'},
+                                                                            {'name': 'AssignmentEpochs',
+                                                                             'type': '[]int32',
+                                                                             'versions': '0+',
+                                                                             'nullableVersions': '0+',
+                                                                             'taggedVersions': '0+',
+                                                                             'tag': 0,
+                                                                             'default': 'null'}]}]},
  'StreamsGroupMemberMetadataKey': {'name': 'StreamsGroupMemberMetadataKey',
                                    'type': 'coordinator-key',
                                    'apiKey': 19,
