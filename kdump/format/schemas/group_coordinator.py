@@ -27,7 +27,7 @@ SOURCES: dict[str, tuple[str, str]] = {'ConsumerGroupCurrentMemberAssignmentKey'
                                                'group-coordinator/src/main/resources/common/message/ConsumerGroupCurrentMemberAssignmentValue.json'),
  'ConsumerGroupMemberMetadataKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                                     'group-coordinator/src/main/resources/common/message/ConsumerGroupMemberMetadataKey.json'),
- 'ConsumerGroupMemberMetadataValue': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ConsumerGroupMemberMetadataValue': ('b091e287e82407780c72c00b0f4b1527d9fc6e0e',
                                       'group-coordinator/src/main/resources/common/message/ConsumerGroupMemberMetadataValue.json'),
  'ConsumerGroupMetadataKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                               'group-coordinator/src/main/resources/common/message/ConsumerGroupMetadataKey.json'),
@@ -55,7 +55,7 @@ SOURCES: dict[str, tuple[str, str]] = {'ConsumerGroupCurrentMemberAssignmentKey'
                         'group-coordinator/src/main/resources/common/message/GroupMetadataValue.json'),
  'OffsetCommitKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                      'group-coordinator/src/main/resources/common/message/OffsetCommitKey.json'),
- 'OffsetCommitValue': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'OffsetCommitValue': ('45b0af26e27ba05f79bc7e3f207683c51c0c11da',
                        'group-coordinator/src/main/resources/common/message/OffsetCommitValue.json'),
  'ShareGroupCurrentMemberAssignmentKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                                           'group-coordinator/src/main/resources/common/message/ShareGroupCurrentMemberAssignmentKey.json'),
@@ -136,9 +136,9 @@ PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchan
  'ConsumerGroupMemberMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not "
                                    'be listed by commit (only the one find_files names, an older one); none newer was '
                                    'found',
- 'ConsumerGroupMemberMetadataValue': "unchanged from the 4.0 tables: the index's stored versions of this path could "
-                                     'not be listed by commit (only the one find_files names, an older one); none '
-                                     'newer was found',
+ 'ConsumerGroupMemberMetadataValue': 'apache/kafka@b091e287 (coordinator-value, apiKey 5: the 4.1+ form): the same '
+                                     "fields as 4.0's definition; the other stored version read (15f3e46f) is older "
+                                     '(ClassicMemberMetadata without SessionTimeoutMs)',
  'ConsumerGroupMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not be "
                              'listed by commit (only the one find_files names, an older one); none newer was found',
  'ConsumerGroupMetadataValue': 'apache/kafka@266ed846: newest found; the version find_files names (c3763b3d: Epoch '
@@ -147,9 +147,9 @@ PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchan
  'ConsumerGroupPartitionMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could "
                                       'not be listed by commit (only the one find_files names, an older one); none '
                                       'newer was found',
- 'ConsumerGroupPartitionMetadataValue': "unchanged from the 4.0 tables: the index's stored versions of this path could "
-                                        'not be listed by commit (only the one find_files names, an older one); none '
-                                        'newer was found',
+ 'ConsumerGroupPartitionMetadataValue': 'unchanged from the 4.0 tables: the version find_files names (d63fb6f7, '
+                                        "'KIP-848 is in development', PartitionMetadata deprecated after 4.0) has the "
+                                        'same fields',
  'ConsumerGroupRegularExpressionKey': 'read from the search index',
  'ConsumerGroupRegularExpressionValue': 'apache/kafka@53364c53 (coordinator-value, apiKey 16): newest found; the '
                                         "version find_files names (f0f48ddb: type 'data', 'KIP-848 is in development') "
@@ -157,9 +157,9 @@ PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchan
  'ConsumerGroupTargetAssignmentMemberKey': "unchanged from the 4.0 tables: the index's stored versions of this path "
                                            'could not be listed by commit (only the one find_files names, an older '
                                            'one); none newer was found',
- 'ConsumerGroupTargetAssignmentMemberValue': "unchanged from the 4.0 tables: the index's stored versions of this path "
-                                             'could not be listed by commit (only the one find_files names, an older '
-                                             'one); none newer was found',
+ 'ConsumerGroupTargetAssignmentMemberValue': 'unchanged from the 4.0 tables: the version find_files names (9ab4f0c1, '
+                                             "'KIP-848 is in development', with Error/MetadataVersion/MetadataBytes) "
+                                             'is older',
  'ConsumerGroupTargetAssignmentMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path "
                                              'could not be listed by commit (only the one find_files names, an older '
                                              'one); none newer was found',
@@ -167,12 +167,11 @@ PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchan
                                                'version find_files names (b617af2a: AssignmentEpoch only) is older',
  'GroupMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not be listed by "
                      'commit (only the one find_files names, an older one); none newer was found',
- 'GroupMetadataValue': "unchanged from the 4.0 tables: the index's stored versions of this path could not be listed by "
-                       'commit (only the one find_files names, an older one); none newer was found',
+ 'GroupMetadataValue': 'unchanged from the 4.0 tables: the version find_files names (4aa04170, versions 0-3) is older',
  'OffsetCommitKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not be listed by "
                     'commit (only the one find_files names, an older one); none newer was found',
- 'OffsetCommitValue': "unchanged from the 4.0 tables: the index's stored versions of this path could not be listed by "
-                      'commit (only the one find_files names, an older one); none newer was found',
+ 'OffsetCommitValue': "apache/kafka@45b0af26 (coordinator-value, apiKey 1, versions 0-4): the same fields as 4.0's "
+                      'definition',
  'ShareGroupCurrentMemberAssignmentKey': "unchanged from the 4.0 tables: the index's stored versions of this path "
                                          'could not be listed by commit (only the one find_files names, an older one); '
                                          'none newer was found',
