@@ -59,11 +59,11 @@ SOURCES: dict[str, tuple[str, str]] = {'ConsumerGroupCurrentMemberAssignmentKey'
                        'group-coordinator/src/main/resources/common/message/OffsetCommitValue.json'),
  'ShareGroupCurrentMemberAssignmentKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                                           'group-coordinator/src/main/resources/common/message/ShareGroupCurrentMemberAssignmentKey.json'),
- 'ShareGroupCurrentMemberAssignmentValue': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ShareGroupCurrentMemberAssignmentValue': ('d2cdfb4559370b476c79e822f64c4ed3180ef626',
                                             'group-coordinator/src/main/resources/common/message/ShareGroupCurrentMemberAssignmentValue.json'),
  'ShareGroupMemberMetadataKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                                  'group-coordinator/src/main/resources/common/message/ShareGroupMemberMetadataKey.json'),
- 'ShareGroupMemberMetadataValue': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ShareGroupMemberMetadataValue': ('de929d3e472a9cfc146afe162f19f96f6e9696ec',
                                    'group-coordinator/src/main/resources/common/message/ShareGroupMemberMetadataValue.json'),
  'ShareGroupMetadataKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                            'group-coordinator/src/main/resources/common/message/ShareGroupMetadataKey.json'),
@@ -83,11 +83,11 @@ SOURCES: dict[str, tuple[str, str]] = {'ConsumerGroupCurrentMemberAssignmentKey'
                                                         'superseded/group-coordinator/src/main/resources/common/message/ShareGroupStatePartitionMetadataValue.json'),
  'ShareGroupTargetAssignmentMemberKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                                          'group-coordinator/src/main/resources/common/message/ShareGroupTargetAssignmentMemberKey.json'),
- 'ShareGroupTargetAssignmentMemberValue': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ShareGroupTargetAssignmentMemberValue': ('b835c1f5a3891d7b4d7e603248dba8266a98d564',
                                            'group-coordinator/src/main/resources/common/message/ShareGroupTargetAssignmentMemberValue.json'),
  'ShareGroupTargetAssignmentMetadataKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                                            'group-coordinator/src/main/resources/common/message/ShareGroupTargetAssignmentMetadataKey.json'),
- 'ShareGroupTargetAssignmentMetadataValue': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ShareGroupTargetAssignmentMetadataValue': ('b967e968c65a43cab0ac708e52ca2e5ae638f412',
                                              'group-coordinator/src/main/resources/common/message/ShareGroupTargetAssignmentMetadataValue.json'),
  'StreamsGroupCurrentMemberAssignmentKey': ('21676d0508fb1d67ec01db6db52ad1d9022fc865',
                                             'group-coordinator/src/main/resources/common/message/StreamsGroupCurrentMemberAssignmentKey.json'),
@@ -175,13 +175,13 @@ PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchan
  'ShareGroupCurrentMemberAssignmentKey': "unchanged from the 4.0 tables: the index's stored versions of this path "
                                          'could not be listed by commit (only the one find_files names, an older one); '
                                          'none newer was found',
- 'ShareGroupCurrentMemberAssignmentValue': "unchanged from the 4.0 tables: the index's stored versions of this path "
-                                           'could not be listed by commit (only the one find_files names, an older '
-                                           'one); none newer was found',
+ 'ShareGroupCurrentMemberAssignmentValue': 'apache/kafka@d2cdfb45 (coordinator-value, apiKey 14: the 4.1+ form, the '
+                                           "version find_files names): the same fields as 4.0's definition; no other "
+                                           'stored version found',
  'ShareGroupMemberMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not be "
                                 'listed by commit (only the one find_files names, an older one); none newer was found',
- 'ShareGroupMemberMetadataValue': "unchanged from the 4.0 tables: the index's stored versions of this path could not "
-                                  'be listed by commit (only the one find_files names, an older one); none newer was '
+ 'ShareGroupMemberMetadataValue': 'apache/kafka@de929d3e (coordinator-value, apiKey 10: the 4.1+ form, the version '
+                                  "find_files names): the same fields as 4.0's definition; no other stored version "
                                   'found',
  'ShareGroupMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not be listed "
                           'by commit (only the one find_files names, an older one); none newer was found',
@@ -205,15 +205,15 @@ PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchan
  'ShareGroupTargetAssignmentMemberKey': "unchanged from the 4.0 tables: the index's stored versions of this path could "
                                         'not be listed by commit (only the one find_files names, an older one); none '
                                         'newer was found',
- 'ShareGroupTargetAssignmentMemberValue': "unchanged from the 4.0 tables: the index's stored versions of this path "
-                                          'could not be listed by commit (only the one find_files names, an older '
-                                          'one); none newer was found',
+ 'ShareGroupTargetAssignmentMemberValue': 'apache/kafka@b835c1f5 (coordinator-value, apiKey 13: the 4.1+ form, the '
+                                          "version find_files names): the same fields as 4.0's definition; no other "
+                                          'stored version found',
  'ShareGroupTargetAssignmentMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path "
                                           'could not be listed by commit (only the one find_files names, an older '
                                           'one); none newer was found',
- 'ShareGroupTargetAssignmentMetadataValue': "unchanged from the 4.0 tables: the index's stored versions of this path "
-                                            'could not be listed by commit (only the one find_files names, an older '
-                                            'one); none newer was found',
+ 'ShareGroupTargetAssignmentMetadataValue': 'apache/kafka@b967e968 (coordinator-value, apiKey 12: the 4.1+ form, the '
+                                            "version find_files names): the same fields as 4.0's definition; no other "
+                                            'stored version found',
  'StreamsGroupCurrentMemberAssignmentKey': "apache/kafka@21676d05: fields (GroupId, MemberId); apiKey 22 (the value's "
                                            'apiKey at 07ac9fc6); the apiKey agrees with a third-party '
                                            "reimplementation's list of Kafka 4.3.1's streams key versions (17 "
