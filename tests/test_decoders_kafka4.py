@@ -290,3 +290,18 @@ def test_assignment_epochs_of_kip_1251_types_8_and_22():
     assert json.loads(d.value)["data"]["activeTasks"] == [{"subtopologyId": "0", "partitions": [3],
                                                            "assignmentEpochs": [2]}]
     assert d.leftover is None
+
+
+def test_every_generated_definition_says_where_it_was_read_and_why_it_is_the_newest():
+    """Each table gathered file by file names, per definition, the commit and path it was read at (SOURCES) and
+    how it was established as the newest found (PROVENANCE); a definition taken from outside apache/kafka says
+    which repository."""
+    from kdump.decode.internal import tables
+    for group in ("group_coordinator", "transaction_coordinator", "share_coordinator", "metadata"):
+        table = tables.module(group)
+        assert set(table.SOURCES) == set(table.PROVENANCE), group
+        assert all(len(commit) == 40 for commit, _ in table.SOURCES.values()), group
+        assert all(note.strip() for note in table.PROVENANCE.values()), group
+    metadata = tables.module("metadata")
+    assert metadata.SOURCES["RegisterBrokerRecord"][0].startswith("36bd7eb7")
+    assert metadata.PROVENANCE["RegisterBrokerRecord"].startswith("mimaison/kafka@36bd7eb7")
