@@ -67,6 +67,12 @@ def test_streams_group_metadata_type_17_last_assignment_configs_tagged():
     assert d.value == '{"version":"0","data":{"epoch":7,"metadataHash":1}}' and d.leftover is None
     d = offsets(key, struct.pack(">hiq", 0, 7, 1) + tags((1, carray([]))))  # an empty list is not null
     assert json.loads(d.value)["data"] == {"epoch": 7, "metadataHash": 1, "lastAssignmentConfigs": []}
+    # KIP-1331 (trunk): the stored and failed topology description epochs, tags 2 and 3, -1 by default
+    d = offsets(key, struct.pack(">hiq", 0, 7, 1) + tags((0, struct.pack(">i", 4)), (2, struct.pack(">i", 4)),
+                                                       (3, struct.pack(">i", 3))))
+    assert d.value == ('{"version":"0","data":{"epoch":7,"metadataHash":1,"validatedTopologyEpoch":4,'
+                       '"storedDescriptionTopologyEpoch":4,"failedDescriptionTopologyEpoch":3}}')
+    assert d.leftover is None
 
 
 def test_streams_target_assignment_timestamp_type_20_and_revocation_epoch_type_22():

@@ -252,7 +252,12 @@ PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchan
                               'test code (a patch against apache/kafka trunk calling '
                               'StreamsGroupMetadataValue.setLastAssignmentConfigs); versions tried: 6ded67e8 (first, '
                               'one field), 2be4c8f5 (Epoch, MetadataHash), 1291a930, and 20 other commits (not '
-                              "stored); the commit given is the superseded form's",
+                              "stored); the commit given is the superseded form's; KIP-1331's tagged "
+                              'StoredDescriptionTopologyEpoch (tag 2) and FailedDescriptionTopologyEpoch (tag 3), '
+                              'int32, default -1, added for Kafka trunk toward 4.4: their names and default as '
+                              "apache/kafka's GroupCoordinatorService/StreamsGroup code uses them, their tags as the "
+                              'third-party notes give them (written only when a topology description plugin is '
+                              'configured)',
  'StreamsGroupMetadataValue (superseded)': "apache/kafka@1291a930: the newest stored version found ('The streams "
                                            "rebalance protocol is in development'); records written with a plain "
                                            'AssignmentConfigs array decode with it',
@@ -876,7 +881,19 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                            'nullableVersions': '0+',
                                            'taggedVersions': '0+',
                                            'tag': 1,
-                                           'default': 'null'}],
+                                           'default': 'null'},
+                                          {'name': 'StoredDescriptionTopologyEpoch',
+                                           'type': 'int32',
+                                           'versions': '0+',
+                                           'taggedVersions': '0+',
+                                           'tag': 2,
+                                           'default': -1},
+                                          {'name': 'FailedDescriptionTopologyEpoch',
+                                           'type': 'int32',
+                                           'versions': '0+',
+                                           'taggedVersions': '0+',
+                                           'tag': 3,
+                                           'default': -1}],
                                'commonStructs': [{'name': 'LastAssignmentConfig',
                                                   'versions': '0+',
                                                   'fields': [{'name': 'Key', 'type': 'string', 'versions': '0+'},
