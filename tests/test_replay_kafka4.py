@@ -278,6 +278,9 @@ def test_register_broker_record_v4_and_registration_change_v3_cordoned_log_dirs(
     assert values[1] == {"type": "BROKER_REGISTRATION_CHANGE_RECORD", "version": 3,
                          "data": {"brokerId": 1, "brokerEpoch": 7, "cordonedLogDirs": [_uuid_text(dirs[0])]}}
     assert not any("unknownVersion" in v or "unknownTaggedFields" in v for v in values)
+    text = run_cli("dump", "--decoder", "auto", str(d)).stdout  # DumpLogSegments' payload line
+    assert ('payload: {"type":"BROKER_REGISTRATION_CHANGE_RECORD","version":3,"data":{"brokerId":1,"brokerEpoch":7,'
+            f'"cordonedLogDirs":["{_uuid_text(dirs[0])}"]}}}}') in text
     found = json.loads(run_cli("verify", "--deep", "--format", "json", str(d)).stdout)["files"][0]["findings"]
     assert "internal-record-partly-decoded" not in [f["code"] for f in found]
     assert [b["id"] for b in replay_metadata([d]).image.to_json()["brokers"]] == [1]
