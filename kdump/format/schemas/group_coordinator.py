@@ -238,7 +238,12 @@ PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchan
                                   'key versions (17 metadata, 19 member metadata, 20 target assignment metadata, 21 '
                                   'target assignment member, 22 current assignment, 23 topology; 18, partition '
                                   'metadata, no longer defined at 4.3.1)',
- 'StreamsGroupMemberMetadataValue': 'read from the search index',
+ 'StreamsGroupMemberMetadataValue': 'apache/kafka@59bf751f: its fields and their order agree with a third-party '
+                                    "reimplementation's notes of Kafka 4.3.1 (InstanceId, RackId, ClientId, "
+                                    'ClientHost, RebalanceTimeoutMs, TopologyEpoch, ProcessId, nullable '
+                                    'UserEndpoint{Host, Port uint16}, ClientTags); the stored versions found for this '
+                                    'path (the one find_files names, the one a read without a commit names) are the '
+                                    'newest apache/kafka ones reached',
  'StreamsGroupMetadataKey': 'apache/kafka@292aff5e: coordinator-key, apiKey 17, the release form (the version '
                             'find_files names, c940dbbf, is a development one); the apiKey agrees with a third-party '
                             "reimplementation's list of Kafka 4.3.1's streams key versions (17 metadata, 19 member "
@@ -267,7 +272,10 @@ PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchan
                                      'metadata, 19 member metadata, 20 target assignment metadata, 21 target '
                                      'assignment member, 22 current assignment, 23 topology; 18, partition metadata, '
                                      'no longer defined at 4.3.1)',
- 'StreamsGroupPartitionMetadataValue': 'read from the search index',
+ 'StreamsGroupPartitionMetadataValue': 'apache/kafka@44e616aa: record type 18, which Kafka 4.3.1 no longer defines '
+                                       '(third-party notes); kept so records development brokers wrote decode; the '
+                                       'stored versions found for this path (the one find_files names, the one a read '
+                                       'without a commit names) are the newest apache/kafka ones reached',
  'StreamsGroupTargetAssignmentMemberKey': 'apache/kafka@b617af2a: coordinator-key, apiKey 21, GroupId and MemberId '
                                           "(the form with the release's apiKey; still marked 'in development', no "
                                           "later form found); the apiKey agrees with a third-party reimplementation's "
@@ -275,7 +283,11 @@ PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchan
                                           'metadata, 20 target assignment metadata, 21 target assignment member, 22 '
                                           'current assignment, 23 topology; 18, partition metadata, no longer defined '
                                           'at 4.3.1)',
- 'StreamsGroupTargetAssignmentMemberValue': 'read from the search index',
+ 'StreamsGroupTargetAssignmentMemberValue': 'apache/kafka@75a150ae (coordinator-value, apiKey 21): three []TaskIds '
+                                            "(active, standby, warmup), as a third-party reimplementation's notes of "
+                                            'Kafka 4.3.1 have them; the stored versions found for this path (the one '
+                                            'find_files names, the one a read without a commit names) are the newest '
+                                            'apache/kafka ones reached',
  'StreamsGroupTargetAssignmentMetadataKey': 'apache/kafka@59bf751f is a development form (type data, validVersions 20, '
                                             "'in development'); no coordinator-key version is stored in the index: "
                                             'fields (GroupId) from it, apiKey 20; the apiKey agrees with a third-party '
@@ -289,14 +301,21 @@ PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchan
                                               "ConsumerGroupTargetAssignmentMetadataValue ('Added in 4.3'), for "
                                               "Streams groups from a third-party reimplementation's notes stating "
                                               'Kafka tag 4.3.1; no stored apache/kafka version with it was found',
- 'StreamsGroupTargetAssignmentResolvedTopicIdsKey': 'read from the search index',
- 'StreamsGroupTargetAssignmentResolvedTopicIdsValue': 'read from the search index',
+ 'StreamsGroupTargetAssignmentResolvedTopicIdsKey': 'apache/kafka@14440d21 (coordinator-key, apiKey 24): the one '
+                                                    'stored version (find_files lists 2, both at this commit)',
+ 'StreamsGroupTargetAssignmentResolvedTopicIdsValue': 'apache/kafka@14440d21 (coordinator-value, apiKey 24): the one '
+                                                      'stored version (find_files lists 2, both at this commit)',
  'StreamsGroupTopologyKey': 'apache/kafka@21e4b8be is a development form (type data, validVersions 18); no '
                             'coordinator-key version found: fields (GroupId) from it, apiKey 23; the apiKey agrees '
                             "with a third-party reimplementation's list of Kafka 4.3.1's streams key versions (17 "
                             'metadata, 19 member metadata, 20 target assignment metadata, 21 target assignment member, '
                             '22 current assignment, 23 topology; 18, partition metadata, no longer defined at 4.3.1)',
- 'StreamsGroupTopologyValue': 'read from the search index'}
+ 'StreamsGroupTopologyValue': 'apache/kafka@59bf751f: its fields and their order agree with a third-party '
+                              "reimplementation's notes of Kafka 4.3.1 (Epoch, Subtopologies{SubtopologyId, "
+                              'SourceTopics, SourceTopicRegex, StateChangelogTopics, RepartitionSinkTopics, '
+                              'RepartitionSourceTopics, CopartitionGroups}); the stored versions found for this path '
+                              '(the one find_files names, the one a read without a commit names) are the newest '
+                              'apache/kafka ones reached'}
 
 SUPERSEDED: dict[str, list[dict]] = {'ShareGroupMetadataValue': [{'name': 'ShareGroupMetadataValue',
                               'type': 'data',
