@@ -301,10 +301,12 @@ PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchan
                                               "ConsumerGroupTargetAssignmentMetadataValue ('Added in 4.3'), for "
                                               "Streams groups from a third-party reimplementation's notes stating "
                                               'Kafka tag 4.3.1; no stored apache/kafka version with it was found',
- 'StreamsGroupTargetAssignmentResolvedTopicIdsKey': 'apache/kafka@14440d21 (coordinator-key, apiKey 24): the one '
-                                                    'stored version (find_files lists 2, both at this commit)',
- 'StreamsGroupTargetAssignmentResolvedTopicIdsValue': 'apache/kafka@14440d21 (coordinator-value, apiKey 24): the one '
-                                                      'stored version (find_files lists 2, both at this commit)',
+ 'StreamsGroupTargetAssignmentResolvedTopicIdsKey': 'apache/kafka@14440d21 (coordinator-key, apiKey 24): the version '
+                                                    "read (find_files counts 2 stored versions; the other's commit was "
+                                                    'not found)',
+ 'StreamsGroupTargetAssignmentResolvedTopicIdsValue': 'apache/kafka@14440d21 (coordinator-value, apiKey 24): the '
+                                                      "version read (find_files counts 2 stored versions; the other's "
+                                                      'commit was not found)',
  'StreamsGroupTopologyKey': 'apache/kafka@21e4b8be is a development form (type data, validVersions 18); no '
                             'coordinator-key version found: fields (GroupId) from it, apiKey 23; the apiKey agrees '
                             "with a third-party reimplementation's list of Kafka 4.3.1's streams key versions (17 "
