@@ -294,3 +294,15 @@ def test_register_broker_record_v4_and_registration_change_v3_cordoned_log_dirs(
     assert value["unknownTaggedFields"] == [{"field": "", "tag": 2, "data": "01"}]
     found = json.loads(run_cli("verify", "--deep", "--format", "json", str(d5)).stdout)["files"][0]["findings"]
     assert [f["code"] for f in found] == ["internal-record-partly-decoded"]
+
+
+def test_consumer_member_assignment_epochs_kept_by_the_replay(tmp_path):
+    """KIP-1251's AssignmentEpochs of a consumer member's partitions stay beside the named partitions."""
+    epochs = tags((0, carray([struct.pack(">i", 3), struct.pack(">i", 4)])))
+    assigned = carray([TOPIC.bytes + int32s([0, 1]) + epochs])
+    d = segment_dir(tmp_path, "__consumer_offsets-0", [
+        (group_key(8, "cg", "c1"), v0(struct.pack(">iib", 2, 1, 0) + assigned + carray([])))])
+    [m] = replay_groups([d]).groups["cg"].to_json()["members"]
+    assert m["assignedPartitions"] == [{"topicId": TOPIC_TEXT, "topic": None, "partitions": [0, 1],
+                                        "assignmentEpochs": [3, 4]}]
+    assert (m["state"], m["stateId"]) == ("STABLE", 0)
