@@ -47,7 +47,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from kdump.errors import FormatError
+from kdump.errors import FormatError, error_object
 from kdump.read.checkpoints import parse_any
 from kdump.read.damage import Damage, by_batch, readable
 from kdump.read.logdir import FileKind, topic_partition
@@ -316,7 +316,7 @@ def survey(directory: str, source: str) -> Replica:
             last = head.last
     except OSError as e:
         rep.damage_count += 1
-        rep.damage.append({"path": log.directory, "code": "cannot-read", "message": str(e)})
+        rep.damage.append(error_object(log.directory, "cannot-read", f"cannot read: {e.strerror or e}"))
     rep.newest_offset = last
     rep.log_end_offset = last + 1 if last is not None else rep.log_start_offset
     if rep.checkpoint_epochs is not None:

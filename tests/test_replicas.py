@@ -1,0 +1,237 @@
+"""``kdump replicas`` (issue 35): the copies of a partition in several brokers' log directories compared by Kafka's
+replication rules.
+
+The replicas are built without kdump's writer (tests/support/replica_logs.py: kafka-python's batch builder, the
+base offset and leader epoch set as a broker sets them, checkpoints written as Kafka writes them). Every expected
+divergence point is worked by hand in the test's comment from Kafka's rule: the follower asks the leader
+(the reference) for the end offset of its latest epoch; the leader answers ``LeaderEpochFileCache.endOffsetFor``
+(its log end offset for its own latest epoch, else the largest epoch <= the one asked with the start offset of the
+next epoch); the follower then truncates (``AbstractFetcherThread.getOffsetTruncationState``) to
+min(its own end offset of that epoch, the leader's end offset, its LEO) when it knows that epoch, else to the end
+of its largest epoch below it and asks again; a follower with no epoch truncates to its high watermark."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from corpus import ROOT
+from support.cli import run_cli
+from support.replica_logs import COMMIT, Broker, batch, marker
+
+pytestmark = pytest.mark.usefixtures("backend")
+
+SCHEMA = json.loads((ROOT / "docs" / "schemas" / "replicas.schema.json").read_text())
+
+
+def replicas(*args) -> tuple[int, dict]:
+    result = run_cli("replicas", "--format", "json", "--jobs", "1", *args)
+    doc = json.loads(result.stdout)
+    errors = [e.message for e in Draft202012Validator(SCHEMA).iter_errors(doc)]
+    assert errors == [], errors[:3]
+    return result.exit_code, doc
+
+
+def two(tmp_path, leader: dict, follower: dict, topic: str = "t") -> tuple:
+    """Two brokers holding ``<topic>-0``: ``a`` (the arguments of ``follower``) and ``b`` (``leader``'s)."""
+    a, b = Broker(tmp_path, "a"), Broker(tmp_path, "b")
+    a.partition(topic, 0, **follower)
+    b.partition(topic, 0, **leader)
+    return a.close(), b.close()
+
+
+def _replica(part: dict, path_end: str) -> dict:
+    return next(r for r in part["replicas"] if r["path"].endswith(path_end))
+
+
+def _loss(part: dict, path_end: str) -> dict:
+    return next(d for d in part["divergence"] if d["replica"].endswith(path_end))
+
+
+def test_equal_logs_are_in_sync(tmp_path):
+    # Both: epoch 0 from 0, offsets 0-9. The follower asks epoch 0; the leader's latest is 0, so it answers its
+    # LEO 10; the follower's own end of epoch 0 is its LEO 10: truncate to min(10, 10, 10) = 10 = its LEO.
+    log = {"segments": [[batch(0, 0, 5), batch(5, 0, 5)]], "epochs": [(0, 0)], "hw": 10}
+    a, b = two(tmp_path, log, log)
+    code, doc = replicas(a, b)
+    assert code == 0
+    (part,) = doc["partitions"]
+    assert part["status"] == "in-sync" and part["mismatches"] == []
+    assert {d["offset"] for d in part["divergence"]} == {10}
+    assert all(r["logEndOffset"] == 10 and r["highWatermark"] == 10 and r["sound"] for r in part["replicas"])
+    assert part["replicas"][0]["leaderEpochs"] == [{"epoch": 0, "startOffset": 0}]
+
+
+def test_a_follower_behind_is_a_prefix(tmp_path):
+    # Leader: epoch 0 at 0, epoch 1 at 5, LEO 10. Follower: epoch 0 at 0, LEO 5. It asks epoch 0; the leader's
+    # latest is 1, so it answers (0, start of epoch 1) = (0, 5); the follower knows epoch 0 (its latest: end = its
+    # LEO 5): truncate to min(5, 5, 5) = 5 = its LEO: nothing lost, it is behind.
+    leader = {"segments": [[batch(0, 0, 5), batch(5, 1, 5)]], "epochs": [(0, 0), (1, 5)], "hw": 10}
+    follower = {"segments": [[batch(0, 0, 5)]], "epochs": [(0, 0)], "hw": 5}
+    a, b = two(tmp_path, leader, follower)
+    code, doc = replicas(a, b)
+    assert code == 0
+    (part,) = doc["partitions"]
+    assert part["status"] == "behind" and part["reference"].endswith("b/t-0")
+    assert _loss(part, "a/t-0")["offset"] == 5 and _loss(part, "a/t-0")["records"] == 0
+    assert _replica(part, "a/t-0")["status"] == "behind"
+
+
+def test_a_follower_ahead_in_an_old_epoch_loses_acknowledged_records(tmp_path):
+    # Unclean election: the old leader a wrote 0-9 in epoch 0 (high watermark 10: acknowledged); b had 0-4 only,
+    # was elected in epoch 1 and wrote 5-7. Reference: b (the higher epoch). a asks epoch 0; b's latest is 1, so it
+    # answers (0, start of epoch 1) = (0, 5); a's end of epoch 0 (its latest) is its LEO 10: truncate to
+    # min(10, 5, 10) = 5. a loses offsets 5-9, 5 records, all below its high watermark 10.
+    leader = {"segments": [[batch(0, 0, 5), batch(5, 1, 3, tag="new")]], "epochs": [(0, 0), (1, 5)], "hw": 5}
+    follower = {"segments": [[batch(0, 0, 5), batch(5, 0, 5)]], "epochs": [(0, 0)], "hw": 10}
+    a, b = two(tmp_path, leader, follower)
+    code, doc = replicas(a, b)
+    assert code == 1
+    (part,) = doc["partitions"]
+    assert part["status"] == "diverged" and part["reference"].endswith("b/t-0")
+    loss = _loss(part, "a/t-0")
+    assert (loss["offset"], loss["records"], loss["offsets"], loss["acknowledged"]) == (
+        5, 5, [{"first": 5, "last": 9}], 5)
+    assert part["mismatches"] == []  # offsets 0-4 are the same batch on both
+
+
+def test_epochs_the_follower_lacks_are_walked_back(tmp_path):
+    # Leader: epochs 0@0, 1@5, 3@12; batches 0-4 (e0), 5-11 (e1), 12-14 (e3); LEO 15. Follower: epochs 0@0, 2@8;
+    # batches 0-4 (e0), 5-7 (e0), 8-10 (e2); LEO 11, high watermark 5.
+    # Round 1: the follower asks epoch 2; the leader's latest is 3, epoch 2 is not its own: the largest epoch <= 2
+    # is 1 and the next epoch (3) starts at 12: it answers (1, 12). The follower lacks epoch 1: its largest epoch
+    # <= 1 is 0, ending where its epoch 2 starts, 8: it truncates to min(8, 11) = 8 and drops epoch 2.
+    # Round 2: it asks epoch 0; the leader answers (0, start of epoch 1) = (0, 5); the follower's epoch 0 is now
+    # its latest, ending at its LEO 8: truncate to min(8, 5, 8) = 5. It loses offsets 5-10 (6 records), none
+    # below its high watermark 5.
+    leader = {"segments": [[batch(0, 0, 5), batch(5, 1, 7), batch(12, 3, 3)]], "epochs": [(0, 0), (1, 5), (3, 12)],
+              "hw": 15}
+    follower = {"segments": [[batch(0, 0, 5), batch(5, 0, 3, tag="old"), batch(8, 2, 3, tag="old")]],
+                "epochs": [(0, 0), (2, 8)], "hw": 5}
+    a, b = two(tmp_path, leader, follower)
+    code, doc = replicas(a, b)
+    assert code == 1
+    (part,) = doc["partitions"]
+    loss = _loss(part, "a/t-0")
+    assert (loss["offset"], loss["records"], loss["offsets"], loss["acknowledged"]) == (
+        5, 6, [{"first": 5, "last": 10}], 0)
+    assert len(loss["steps"]) == 2  # the walk back: two OffsetsForLeaderEpoch rounds
+    assert part["status"] == "diverged" and part["mismatches"] == []
+
+
+def test_a_follower_without_epochs_truncates_to_its_high_watermark(tmp_path):
+    # Neither copy has a leader epoch (batches of epoch -1, as written before leader epochs existed; no
+    # checkpoint). Named reference b (LEO 5). The follower a has no epoch: it truncates to its high watermark 5
+    # (truncateToHighWatermark), losing 5-9, none acknowledged (all at or above its high watermark).
+    leader = {"segments": [[batch(0, -1, 5)]], "epochs": None, "hw": 5}
+    follower = {"segments": [[batch(0, -1, 5), batch(5, -1, 5)]], "epochs": None, "hw": 5}
+    a, b = two(tmp_path, leader, follower)
+    code, doc = replicas("--reference", b, a, b)
+    assert code == 1
+    (part,) = doc["partitions"]
+    assert part["reference"].endswith("b/t-0")
+    loss = _loss(part, "a/t-0")
+    assert (loss["offset"], loss["records"], loss["acknowledged"]) == (5, 5, 0)
+    assert _replica(part, "a/t-0")["leaderEpochs"] == []
+    # without --reference, the longer log (a) is the reference, and b is only behind it
+    code, doc = replicas(a, b)
+    assert code == 0 and doc["partitions"][0]["reference"].endswith("a/t-0")
+    assert doc["partitions"][0]["status"] == "behind"
+
+
+def test_a_mismatch_below_the_high_watermark_is_inconsistent(tmp_path):
+    # Same offsets and epochs (0@0, LEO 10 on both: divergence point 10), but the batch 5-9 holds other bytes on
+    # the follower: a CRC mismatch below the divergence point (and below both high watermarks).
+    leader = {"segments": [[batch(0, 0, 5), batch(5, 0, 5)]], "epochs": [(0, 0)], "hw": 10}
+    follower = {"segments": [[batch(0, 0, 5), batch(5, 0, 5, tag="flipped")]], "epochs": [(0, 0)], "hw": 10}
+    a, b = two(tmp_path, leader, follower)
+    code, doc = replicas("--reference", b, a, b)
+    assert code == 1
+    (part,) = doc["partitions"]
+    assert part["status"] == "inconsistent"
+    (m,) = part["mismatches"]
+    assert (m["offset"], m["lastOffset"]) == (5, 9) and m["replicas"][0].endswith("a/t-0")
+    assert "CRC" in m["differences"][0]
+
+
+def test_a_replica_missing_a_segment_mismatches(tmp_path):
+    # The follower has the leader's segments 0, 5 and 10 but not 5: the same epochs (0@0) and LEO 15, so the
+    # divergence point is 15; below it, the leader's batch 5-9 is not on the follower.
+    segments = [[batch(0, 0, 5)], [batch(5, 0, 5)], [batch(10, 0, 5)]]
+    leader = {"segments": segments, "epochs": [(0, 0)], "hw": 15}
+    follower = {"segments": [segments[0], segments[2]], "epochs": [(0, 0)], "hw": 15}
+    a, b = two(tmp_path, leader, follower)
+    code, doc = replicas("--reference", b, a, b)
+    assert code == 1
+    (part,) = doc["partitions"]
+    assert part["status"] == "inconsistent"
+    assert [(m["offset"], m["lastOffset"]) for m in part["mismatches"]] == [(5, 9)]
+    assert "lacks" in part["mismatches"][0]["differences"][0]
+
+
+def test_transactions_and_control_batches(tmp_path):
+    # Both: a transaction of producer 7 (offsets 0-2, epoch 0) and its COMMIT marker (a control batch at 3). Then
+    # the leader b, elected in epoch 1, writes 4-6; the follower a, still in epoch 0, had taken 4-5 of another
+    # transaction (no marker). a asks epoch 0; b answers (0, start of epoch 1) = (0, 4); a's end of epoch 0 is its
+    # LEO 6: truncate to min(6, 4, 6) = 4. a loses offsets 4-5; the control batch below 4 is the same on both.
+    shared = [batch(0, 0, 3, producer_id=7, producer_epoch=0, transactional=True), marker(3, 0, COMMIT, 7, 0)]
+    leader = {"segments": [[*shared, batch(4, 1, 3, tag="new")]], "epochs": [(0, 0), (1, 4)], "hw": 7}
+    follower = {"segments": [[*shared, batch(4, 0, 2, producer_id=7, producer_epoch=0, transactional=True)]],
+                "epochs": [(0, 0)], "hw": 4}
+    a, b = two(tmp_path, leader, follower)
+    code, doc = replicas("--records", a, b)
+    assert code == 1
+    (part,) = doc["partitions"]
+    assert part["mismatches"] == []
+    loss = _loss(part, "a/t-0")
+    assert (loss["offset"], loss["records"], loss["acknowledged"]) == (4, 2, 0)
+    assert [(r["offset"], r["value"]) for r in loss["lost"]] == [(4, "v-4"), (5, "v-5")]
+
+
+def _cluster(tmp_path):
+    """Three brokers: orders-0 after an unclean election (b1 the old leader with 0-9 acknowledged, b2 elected in
+    epoch 1 with 0-4 and 5-7, b3 its in-sync follower), orders-1 the same on all three."""
+    brokers = [Broker(tmp_path, f"b{i}") for i in (1, 2, 3)]
+    old = [batch(0, 0, 5), batch(5, 0, 5)]
+    new = [batch(0, 0, 5), batch(5, 1, 3, tag="new")]
+    brokers[0].partition("orders", 0, [old], epochs=[(0, 0)], hw=10)
+    for br in brokers[1:]:
+        br.partition("orders", 0, [new], epochs=[(0, 0), (1, 5)], hw=8)
+    for br in brokers:
+        br.partition("orders", 1, [[batch(0, 0, 4)]], epochs=[(0, 0)], hw=4)
+    return [br.close() for br in brokers]
+
+
+def test_three_brokers_end_to_end(tmp_path):
+    b1, b2, b3 = _cluster(tmp_path)
+    # orders-0: b1 asks epoch 0; b2 answers (0, 5); b1's epoch 0 ends at its LEO 10: truncate to 5, losing 5-9,
+    # all below b1's high watermark 10. b3 asks epoch 1 (b2's latest too): b2 answers its LEO 8; b3's ends at 8.
+    code, doc = replicas(b1, b2, b3)
+    assert code == 1
+    p0, p1 = doc["partitions"]
+    assert (p0["topic"], p0["partition"], p0["status"]) == ("orders", 0, "diverged")
+    assert p0["reference"].endswith("b2/orders-0")
+    assert _replica(p0, "b3/orders-0")["status"] == "in-sync"
+    assert (_loss(p0, "b1/orders-0")["offset"], _loss(p0, "b1/orders-0")["acknowledged"]) == (5, 5)
+    assert (p1["partition"], p1["status"]) == (1, "in-sync")
+    text = run_cli("replicas", "--jobs", "2", b1, b2, b3)
+    assert text.exit_code == 1
+    lines = text.stdout.splitlines()
+    assert lines[0].startswith("orders-0: DIVERGED; reference ") and "b2" in lines[0]
+    row = next(line for line in lines if "b1/orders-0" in line and "diverged" in line)
+    assert "5 records (5-9), 5 below its high watermark (acknowledged)" in row
+    assert any(line.startswith("orders-1: IN-SYNC") for line in lines)
+    # in sync and behind only: exit 0
+    code, doc = replicas(b2, b3)
+    assert code == 0 and [p["status"] for p in doc["partitions"]] == ["in-sync", "in-sync"]
+
+
+def test_nothing_to_compare_exits_2(tmp_path):
+    b1, _b2, _b3 = _cluster(tmp_path)
+    (tmp_path / "empty").mkdir()
+    result = run_cli("replicas", b1, tmp_path / "empty")
+    assert result.exit_code == 2
+    assert run_cli("replicas", b1).exit_code == 2  # one path: a usage error
+    result = run_cli("replicas", "--format", "json", b1 / "orders-0", b1 / "orders-1")
+    assert result.exit_code == 2 and json.loads(result.stdout)["partitions"] == []
