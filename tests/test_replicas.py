@@ -235,3 +235,44 @@ def test_nothing_to_compare_exits_2(tmp_path):
     assert run_cli("replicas", b1).exit_code == 2  # one path: a usage error
     result = run_cli("replicas", "--format", "json", b1 / "orders-0", b1 / "orders-1")
     assert result.exit_code == 2 and json.loads(result.stdout)["partitions"] == []
+
+
+def test_a_damaged_replica_is_not_sound_and_its_lost_batch_mismatches(tmp_path):
+    # The follower's batch 5-9 fails its CRC (a value byte flipped on disk): the read layer skips it (damage that
+    # fails a run), so the follower is not sound, and below the divergence point (15: same epochs, same LEO) the
+    # leader's batch 5-9 is missing from it.
+    good = [batch(0, 0, 5), batch(5, 0, 5), batch(10, 0, 5)]
+    flipped = good[1].replace(b"v-9", b"x-9")
+    leader = {"segments": [good], "epochs": [(0, 0)], "hw": 15}
+    follower = {"segments": [[good[0], flipped, good[2]]], "epochs": [(0, 0)], "hw": 15}
+    a, b = two(tmp_path, leader, follower)
+    code, doc = replicas("--reference", b, a, b)
+    assert code == 1
+    (part,) = doc["partitions"]
+    rep = _replica(part, "a/t-0")
+    assert (rep["sound"], rep["damageCount"], rep["logEndOffset"]) == (False, 1, 15)
+    assert (rep["damage"][0]["firstOffset"], rep["damage"][0]["lastOffset"]) == (5, 9)
+    assert part["status"] == "inconsistent"
+    assert [(m["offset"], m["lastOffset"]) for m in part["mismatches"]] == [(5, 9)]
+    text = run_cli("replicas", "--reference", b, a, b)
+    assert "no (1)" in text.stdout and "DAMAGE" in text.stdout
+
+
+def test_a_reference_named_that_holds_no_copy_is_said(tmp_path):
+    log = {"segments": [[batch(0, 0, 3)]], "epochs": [(0, 0)], "hw": 3}
+    a, b = two(tmp_path, log, log)
+    (tmp_path / "elsewhere").mkdir()
+    code, doc = replicas("--reference", tmp_path / "elsewhere", a, b)
+    assert code == 0
+    assert "no copy of it under" in doc["partitions"][0]["notes"][0]
+
+
+def test_lost_records_in_text(tmp_path):
+    # As the unclean election above: a loses 5-9; --records lists them.
+    leader = {"segments": [[batch(0, 0, 5), batch(5, 1, 3, tag="new")]], "epochs": [(0, 0), (1, 5)], "hw": 5}
+    follower = {"segments": [[batch(0, 0, 5), batch(5, 0, 5)]], "epochs": [(0, 0)], "hw": 10}
+    a, b = two(tmp_path, leader, follower)
+    result = run_cli("replicas", "--records", a, b)
+    assert result.exit_code == 1
+    lost = [line.strip() for line in result.stdout.splitlines() if "lost offset" in line]
+    assert lost == [f"lost offset {o}: key k{o} value v-{o}" for o in range(5, 10)]

@@ -83,5 +83,7 @@ def text_lines(found, results: list[PartitionReplicas], say: Callable[[str], Non
                 say(f"  DAMAGE {d.get('path')}{where}: {d.get('description') or d.get('message')}")
             for note in rep.notes:
                 say(f"  note: {rep.path}: {note}")
+        for note in r.notes:
+            say(f"  note: {note}")
     for directory, source in found.alone:
         say(f"{directory}: held by {source} only, nothing to compare it with")

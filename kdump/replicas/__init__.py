@@ -250,19 +250,24 @@ def _head(batch) -> Head:
 def walk(log: PartitionLog, start: int | None = None, on_damage=None) -> Iterator[Head]:
     """The readable batches of a partition in offset order (headers and CRCs; the read layer's walk past damage,
     magic 0/1 runs message by message), from the segment holding ``start`` on; ``on_damage(segment, damage)``
-    gets each damaged area."""
+    gets each damaged area (a :class:`~kdump.read.damage.Damage`) and each segment that cannot be read (its
+    OSError)."""
     segments = log.segments
     for i, segment in enumerate(segments):
         next_base = segments[i + 1].base_offset if i + 1 < len(segments) else None
         if start is not None and next_base is not None and next_base <= start:
             continue
-        with SegmentReader(segment.log) as reader:
-            for item in by_batch(readable(reader, show_invalid=False, next_base=next_base)):
-                if isinstance(item, Damage):
-                    if on_damage is not None:
-                        on_damage(segment.log, item)
-                elif hasattr(item, "crc"):  # (not the final Stop)
-                    yield _head(item)
+        try:
+            with SegmentReader(segment.log) as reader:
+                for item in by_batch(readable(reader, show_invalid=False, next_base=next_base)):
+                    if isinstance(item, Damage):
+                        if on_damage is not None:
+                            on_damage(segment.log, item)
+                    elif hasattr(item, "crc"):  # (not the final Stop)
+                        yield _head(item)
+        except OSError as e:  # a segment that cannot be read (or is gone): its batches are missing from the walk
+            if on_damage is not None:
+                on_damage(segment.log, e)
 
 
 def _offset_checkpoint(log_dir: str, name: str, topic: str | None, partition: int | None,
@@ -302,21 +307,20 @@ def survey(directory: str, source: str) -> Replica:
     first_base = log.segments[0].base_offset if log.segments else 0
     rep.log_start_offset = max(first_base, rep.log_start_checkpoint or 0)
 
-    def damaged(path: str, damage: Damage) -> None:
-        if damage.fails:
+    def damaged(path: str, damage: Damage | OSError) -> None:
+        if isinstance(damage, OSError):
+            rep.damage_count += 1
+            rep.damage.append(error_object(path, "cannot-read", f"cannot read: {damage.strerror or damage}"))
+        elif damage.fails:
             rep.damage_count += 1
             if len(rep.damage) < MAX_LISTED:
                 rep.damage.append(damage.to_dict(path))
 
     last = None
-    try:
-        for head in walk(log, on_damage=damaged):
-            rep.batches += 1
-            assign_epoch(rep.batch_epochs, head.epoch, head.base)
-            last = head.last
-    except OSError as e:
-        rep.damage_count += 1
-        rep.damage.append(error_object(log.directory, "cannot-read", f"cannot read: {e.strerror or e}"))
+    for head in walk(log, on_damage=damaged):
+        rep.batches += 1
+        assign_epoch(rep.batch_epochs, head.epoch, head.base)
+        last = head.last
     rep.newest_offset = last
     rep.log_end_offset = last + 1 if last is not None else rep.log_start_offset
     if rep.checkpoint_epochs is not None:
@@ -386,6 +390,7 @@ class PartitionReplicas:
     verdicts: dict[str, str] = field(default_factory=dict)  # path -> status (the reference: REFERENCE)
     mismatches: list[Mismatch] = field(default_factory=list)
     mismatch_count: int = 0
+    notes: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -405,23 +410,28 @@ class PartitionReplicas:
         return {"topic": self.topic, "partition": self.partition, "status": self.status, "reference": ref.path,
                 "replicas": [{**r.to_dict(), "status": self.verdicts.get(r.path)} for r in self.replicas],
                 "divergence": [loss.to_dict() for loss in self.divergence.values()],
-                "mismatches": [m.to_dict() for m in self.mismatches], "mismatchCount": self.mismatch_count}
+                "mismatches": [m.to_dict() for m in self.mismatches], "mismatchCount": self.mismatch_count,
+                "notes": self.notes}
 
 
 def choose_reference(replicas: Sequence[Replica], named: str | None = None) -> int:
     """The index of the reference: the replica under ``named`` (a path given) when there is one, else the one
     with the highest leader epoch, then the longest log (the first given on a tie)."""
     if named is not None:
-        where = os.path.join(os.path.abspath(named), "")
         for i, r in enumerate(replicas):
-            if os.path.join(os.path.abspath(r.path), "").startswith(where) or os.path.abspath(r.source) == \
-                    os.path.abspath(named):
+            if _under(named, r):
                 return i
     best = 0
     for i, r in enumerate(replicas):
         if (r.latest_epoch, r.log_end_offset) > (replicas[best].latest_epoch, replicas[best].log_end_offset):
             best = i
     return best
+
+
+def _under(named: str, replica: Replica) -> bool:
+    where = os.path.abspath(named)
+    return (os.path.join(os.path.abspath(replica.path), "").startswith(os.path.join(where, ""))
+            or os.path.abspath(replica.source) == where)
 
 
 class _Cursor:
@@ -605,9 +615,14 @@ def compare(paths: Sequence[str], *, reference: str | None = None, records: bool
     work = []
     for members in found.groups.values():
         reps = [by_dir[m] for m in members]
-        work.append((reps, choose_reference(reps, reference), records))
+        work.append((reps, choose_reference(reps, reference), records, reference))
     return found, ordered_map(_compare_call, work, jobs)
 
 
-def _compare_call(replicas: list[Replica], reference: int, records: bool) -> PartitionReplicas:
-    return compare_partition(replicas, reference, records=records)
+def _compare_call(replicas: list[Replica], reference: int, records: bool, named: str | None
+                  ) -> PartitionReplicas:
+    result = compare_partition(replicas, reference, records=records)
+    if named is not None and not any(_under(named, r) for r in replicas):
+        result.notes.append(f"no copy of it under {named}: the reference is the replica with the highest leader "
+                            "epoch, then the longest log")
+    return result
