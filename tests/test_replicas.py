@@ -276,3 +276,20 @@ def test_lost_records_in_text(tmp_path):
     assert result.exit_code == 1
     lost = [line.strip() for line in result.stdout.splitlines() if "lost offset" in line]
     assert lost == [f"lost offset {o}: key k{o} value v-{o}" for o in range(5, 10)]
+
+
+def test_the_schema_is_strict(tmp_path):
+    """The schema is a valid JSON Schema, and a renamed or missing field fails it (test_json_schemas' rule)."""
+    Draft202012Validator.check_schema(SCHEMA)
+    b1, b2, b3 = _cluster(tmp_path)
+    _code, doc = replicas("--records", b1, b2, b3)
+    validator = Draft202012Validator(SCHEMA)
+    for path in (("partitions", 0, "status"), ("partitions", 0, "replicas", 0, "highWatermark"),
+                 ("partitions", 0, "divergence", 0, "offset"), ("partitions", 0, "divergence", 0, "lost", 0, "key")):
+        broken = json.loads(json.dumps(doc))
+        *parents, name = path
+        where = broken
+        for step in parents:
+            where = where[step]
+        where[name + "X"] = where.pop(name)
+        assert not validator.is_valid(broken), path
