@@ -42,32 +42,41 @@ def command(paths, reference, records, ui, jobs):
       kdump replicas --reference /data/broker2 --records /data/broker1 /data/broker2
       kdump replicas --format json b1/ b2/ b3/ | jq '.partitions[] | select(.status != "in-sync")'
     """
+    from kdump.replicas import compare
+
+    existing = check_paths(paths, reference, ui)
+    found, results = compare(existing, reference=reference, records=records, jobs=jobs)
+    report(ui, found, results)
+
+
+def check_paths(paths, reference, ui) -> list[str]:
+    """The paths that exist (each missing one said, and recorded: exit 2); a usage error for fewer than two, or
+    a --reference that does not exist. Shared with ``kdump spark replicas``."""
     import os
-
-    from kdump.render import RENDERERS
-    from kdump.render.replicas import document, text_lines
-    from kdump.replicas import DIVERGED, INCONSISTENT, compare
-    from kdump.report.outcome import Outcome
-
     if len(paths) < 2:
         raise click.UsageError("name two or more log directories (or partition directories of one partition)")
-    outcome = Outcome()
     for p in paths:
         if not os.path.exists(p):
             ui.nothing(p, "no such file or directory")
-            outcome.refused()
     if reference is not None and not os.path.exists(reference):
         raise click.BadParameter(f"{reference!r} does not exist", param_hint="--reference")
-    found, results = compare([p for p in paths if os.path.exists(p)], reference=reference, records=records,
-                             jobs=jobs)
+    return [p for p in paths if os.path.exists(p)]
+
+
+def report(ui, found, results) -> None:
+    """What the comparison found, on stderr (paths with nothing to compare) and standard output (the report
+    through RENDERERS), and the exit code. Shared with ``kdump spark replicas``."""
+    from kdump.render import RENDERERS
+    from kdump.render.replicas import document, text_lines
+    from kdump.replicas import DIVERGED, INCONSISTENT
+
+    outcome = ui.outcome
     for p in found.empty:
         ui.nothing(p, "no partition directory with log segments here or below")
-        outcome.empty()
     for directory, source in found.duplicates:
         ui.note(directory, f"a second copy of a partition under {source}: passed over")
     if not results:
         ui.nothing(None, "no topic-partition is held by two or more of the paths: nothing to compare")
-        outcome.empty()
     for r in results:
         for rep in r.replicas:
             outcome.file(errors=rep.damage_count)

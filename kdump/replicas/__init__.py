@@ -44,7 +44,7 @@ the worst of its followers'.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from kdump.errors import FormatError, error_object
@@ -603,20 +603,25 @@ def _order(key: str):
 
 
 def compare(paths: Sequence[str], *, reference: str | None = None, records: bool = False, jobs: int = 1,
-            ) -> tuple[Found, list[PartitionReplicas]]:
-    """Every topic-partition held by two or more of ``paths`` compared; ``jobs`` worker processes
-    (:func:`kdump.jobs.ordered_map`): the surveys first, one per replica, then the comparisons, one per
-    partition."""
-    from kdump.jobs import ordered_map
+            mapper: Callable[[Callable, list[tuple]], list] | None = None) -> tuple[Found, list[PartitionReplicas]]:
+    """Every topic-partition held by two or more of ``paths`` compared: the surveys first, one per replica, then
+    the comparisons, one per partition, each a call of ``mapper(fn, calls)`` (``[fn(*args) for args in calls]``
+    somewhere: by default in ``jobs`` worker processes, :func:`kdump.jobs.ordered_map`; Spark's tasks for
+    ``kdump spark replicas``)."""
+    if mapper is None:
+        from kdump.jobs import ordered_map
+
+        def mapper(fn, calls):
+            return ordered_map(fn, calls, jobs)
     found = find_partitions(paths)
     calls = [(d, src) for members in found.groups.values() for d, src in members]
-    surveyed = ordered_map(survey, calls, jobs)
+    surveyed = mapper(survey, calls)
     by_dir = dict(zip(calls, surveyed, strict=True))
     work = []
     for members in found.groups.values():
         reps = [by_dir[m] for m in members]
         work.append((reps, choose_reference(reps, reference), records, reference))
-    return found, ordered_map(_compare_call, work, jobs)
+    return found, mapper(_compare_call, work)
 
 
 def _compare_call(replicas: list[Replica], reference: int, records: bool, named: str | None
