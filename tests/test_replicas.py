@@ -293,3 +293,16 @@ def test_the_schema_is_strict(tmp_path):
             where = where[step]
         where[name + "X"] = where.pop(name)
         assert not validator.is_valid(broken), path
+
+
+def test_spark_replicas_gives_the_report_of_replicas(spark, backend, tmp_path):
+    """``kdump spark replicas``: the surveys and comparisons as Spark tasks, the same JSON and exit code (once: the
+    executors choose their backend)."""
+    if backend != "compiled":
+        pytest.skip("run once")
+    b1, b2, b3 = _cluster(tmp_path)
+    local = run_cli("replicas", "--format", "json", "--records", "--jobs", "1", b1, b2, b3)
+    distributed = run_cli("spark", "replicas", "--format", "json", "--records", b1, b2, b3)
+    assert local.exit_code == distributed.exit_code == 1
+    assert json.loads(distributed.stdout) == json.loads(local.stdout)
+    assert run_cli("spark", "replicas", b1, tmp_path / "missing").exit_code == 2
