@@ -307,3 +307,20 @@ def test_spark_replicas_gives_the_report_of_replicas(spark, backend, tmp_path):
     assert local.exit_code == distributed.exit_code == 1
     assert json.loads(distributed.stdout) == json.loads(local.stdout)
     assert run_cli("spark", "replicas", b1, tmp_path / "missing").exit_code == 2
+
+
+def test_a_directory_named_twice_is_one_replica(tmp_path):
+    b1, _b2, _b3 = _cluster(tmp_path)
+    result = run_cli("replicas", b1, b1)
+    assert result.exit_code == 2
+    assert "reached again" in result.stderr and "nothing to compare" in result.stderr
+
+
+def test_damage_is_said_on_stderr(tmp_path):
+    good = [batch(0, 0, 5), batch(5, 0, 5)]
+    log = {"segments": [good], "epochs": [(0, 0)], "hw": 10}
+    damaged = {"segments": [[good[0], good[1].replace(b"v-9", b"x-9")]], "epochs": [(0, 0)], "hw": 10}
+    a, b = two(tmp_path, log, damaged)
+    result = run_cli("replicas", a, b)
+    assert result.exit_code == 1
+    assert "a/t-0/00000000000000000000.log: at byte " in result.stderr and "crc" in result.stderr.lower()

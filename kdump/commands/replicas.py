@@ -74,13 +74,17 @@ def report(ui, found, results) -> None:
     for p in found.empty:
         ui.nothing(p, "no partition directory with log segments here or below")
     for directory, source in found.duplicates:
-        ui.note(directory, f"a second copy of a partition under {source}: passed over")
+        ui.note(directory, f"reached again (through {source}): one replica, passed over")
     if not results:
         ui.nothing(None, "no topic-partition is held by two or more of the paths: nothing to compare")
+    errors = list(ui.error_fields()["errors"])  # (the damage of each replica is in its own report)
     for r in results:
         for rep in r.replicas:
+            for d in rep.damage:  # each damaged area on stderr too, as every command says it
+                ui.problem(d["path"], d.get("description") or d["message"], position=d["position"],
+                           error=d["code"])
             outcome.file(errors=rep.damage_count)
         outcome.file(errors=1 if r.status in (DIVERGED, INCONSISTENT) else 0)
-    doc = document(found, results, ui.error_fields()["errors"])
+    doc = document(found, results, errors)
     RENDERERS[ui.format].document(ui.stdout, doc, lambda: text_lines(found, results, ui.echo))
     sys.exit(outcome.exit_code())

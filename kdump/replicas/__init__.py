@@ -567,7 +567,8 @@ class Found:
     groups: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     alone: list[tuple[str, str]] = field(default_factory=list)
     empty: list[str] = field(default_factory=list)
-    duplicates: list[tuple[str, str]] = field(default_factory=list)  # a second copy under one path, passed over
+    # a second copy of a partition under one path, or a directory reached again: passed over
+    duplicates: list[tuple[str, str]] = field(default_factory=list)
 
 
 def find_partitions(paths: Sequence[str]) -> Found:
@@ -575,6 +576,7 @@ def find_partitions(paths: Sequence[str]) -> Found:
     directories named on their own that are not named ``<topic>-<n>`` form one group."""
     found = Found()
     groups: dict[str, list[tuple[str, str]]] = {}
+    directories: set[str] = set()  # each partition directory is one replica, however often it is reached
     for p in paths:
         parts = [log for log in scan([p]).partitions if log.segments]
         if not parts:
@@ -584,10 +586,12 @@ def find_partitions(paths: Sequence[str]) -> Found:
         for log in parts:
             named = topic_partition(os.path.basename(os.path.abspath(log.directory)))
             key = f"{named[0]}-{named[1]}" if named is not None else "(unnamed)"
-            if key in seen:
+            real = os.path.realpath(log.directory)
+            if key in seen or real in directories:
                 found.duplicates.append((log.directory, p))
                 continue
             seen.add(key)
+            directories.add(real)
             groups.setdefault(key, []).append((log.directory, p))
     for key in sorted(groups, key=_order):
         if len(groups[key]) >= 2:
