@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 
 from kdump.errors import FormatError, error_object
 from kdump.read.checkpoints import parse_any
-from kdump.read.damage import Damage, by_batch, readable
+from kdump.read.damage import Damage, by_batch, foreign_start, readable
 from kdump.read.logdir import FileKind, topic_partition
 from kdump.read.partition import PartitionLog
 from kdump.read.scan import scan
@@ -259,6 +259,11 @@ def walk(log: PartitionLog, start: int | None = None, on_damage=None) -> Iterato
             continue
         try:
             with SegmentReader(segment.log) as reader:
+                foreign = foreign_start(reader)
+                if foreign is not None:  # (text renamed .log...: said as such, not as damage in a log)
+                    if on_damage is not None:
+                        on_damage(segment.log, Damage.of_error(foreign, file=segment.log))
+                    continue
                 for item in by_batch(readable(reader, show_invalid=False, next_base=next_base)):
                     if isinstance(item, Damage):
                         if on_damage is not None:
