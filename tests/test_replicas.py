@@ -324,3 +324,50 @@ def test_damage_is_said_on_stderr(tmp_path):
     result = run_cli("replicas", a, b)
     assert result.exit_code == 1
     assert "a/t-0/00000000000000000000.log: at byte " in result.stderr and "crc" in result.stderr.lower()
+
+
+def test_a_batch_holding_the_divergence_point_is_lost_whole(tmp_path):
+    # Leader: 0-2 and 3-4 in epoch 0, 5-6 in epoch 1. Follower: 0-2, then one batch 3-7, all epoch 0, LEO 8,
+    # high watermark 8. It asks epoch 0; the leader answers (0, start of epoch 1) = (0, 5); its own epoch 0 ends at
+    # its LEO 8: truncate to min(8, 5, 8) = 5. Kafka's LogSegment.truncateTo(5) cuts the segment at the batch
+    # holding offset 5, 3-7, so all of it goes: offsets 3-7, 5 records, all below the high watermark 8. The
+    # leader's 3-4 is not compared (the follower's copy of it went with its batch).
+    leader = {"segments": [[batch(0, 0, 3), batch(3, 0, 2), batch(5, 1, 2, tag="new")]], "epochs": [(0, 0), (1, 5)],
+              "hw": 7}
+    follower = {"segments": [[batch(0, 0, 3), batch(3, 0, 5)]], "epochs": [(0, 0)], "hw": 8}
+    a, b = two(tmp_path, leader, follower)
+    code, doc = replicas(a, b)
+    assert code == 1
+    (part,) = doc["partitions"]
+    loss = _loss(part, "a/t-0")
+    assert (loss["offset"], loss["records"], loss["offsets"], loss["acknowledged"]) == (
+        5, 5, [{"first": 3, "last": 7}], 5)
+    assert part["mismatches"] == [] and part["status"] == "diverged"
+
+
+def test_the_epoch_cache_answers_as_kafkas(tmp_path):
+    """LeaderEpochFileCache.endOffsetFor by its documented rules, worked by hand on epochs 0@0, 2@10, 5@20 and a
+    log end of 30: the latest epoch ends at the log end; another epoch at the start of the next higher one, named
+    by the largest epoch at or below it; an epoch older than all known ends where the first one starts; one above
+    all, or undefined, is undefined (-1, -1)."""
+    from kdump.replicas import end_offset_for
+    epochs = [(0, 0), (2, 10), (5, 20)]
+    assert end_offset_for(epochs, 5, 30) == (5, 30)
+    assert end_offset_for(epochs, 2, 30) == (2, 20)
+    assert end_offset_for(epochs, 3, 30) == (2, 20)
+    assert end_offset_for(epochs, 1, 30) == (0, 10)
+    assert end_offset_for(epochs[1:], 1, 30) == (1, 10)
+    assert end_offset_for(epochs, 6, 30) == (-1, -1)
+    assert end_offset_for(epochs, -1, 30) == (-1, -1)
+
+
+def test_a_missing_or_refused_epoch_checkpoint_is_noted(tmp_path):
+    # No checkpoint on a, a negative epoch in b's: both use the epochs the batches carry (0@0), and say so.
+    log = {"segments": [[batch(0, 0, 3)]], "hw": 3}
+    a, b = two(tmp_path, {**log, "epochs": [(-2, 0)]}, {**log, "epochs": None})
+    code, doc = replicas(a, b)
+    assert code == 0
+    (part,) = doc["partitions"]
+    assert "no leader-epoch-checkpoint" in _replica(part, "a/t-0")["notes"][0]
+    assert "negative epoch" in _replica(part, "b/t-0")["notes"][0]
+    assert _replica(part, "b/t-0")["leaderEpochs"] == [{"epoch": 0, "startOffset": 0}]

@@ -29,8 +29,9 @@ one topic-partition), each copy (a *replica*) is surveyed and compared with a *r
   4. a follower whose truncation point is above the reference's LEO is then cut to the reference's LEO (the
      fetcher's out-of-range handling, ``fetchOffsetAndApplyTruncateAndBuild``).
 
-  Every record at or above that offset is lost when the follower rejoins; lost records below the follower's
-  high watermark were acknowledged (committed) data.
+  Every record at or above that offset is lost when the follower rejoins, with the rest of a batch that holds
+  the offset (``LogSegment.truncateTo`` cuts at the batch holding it: the batch goes whole); lost records below
+  the follower's high watermark were acknowledged (committed) data.
 * **mismatches** (:func:`compare_partition`): below each follower's divergence point, batch by batch, the base
   offset, last offset, leader epoch and CRC of every batch must equal the reference's; a batch in one copy and
   not the other, or any field that differs, is a mismatch (corruption or a broken replica, not an election).
@@ -307,8 +308,17 @@ def survey(directory: str, source: str) -> Replica:
         else:
             if cp.problems:
                 rep.notes.append(f"{lec}: {cp.problems[0].message} (the epochs the batches carry are used)")
+            elif any(e < 0 or start < 0 for e, start in cp.entries):
+                rep.notes.append(f"{lec}: a negative epoch or offset, which Kafka refuses to load (the epochs the "
+                                 "batches carry are used)")
             else:
-                rep.checkpoint_epochs = list(cp.entries)
+                # loaded as LeaderEpochFileCache loads it: each entry assigned, contradicted ones dropped
+                rep.checkpoint_epochs = []
+                for epoch, start in cp.entries:
+                    assign_epoch(rep.checkpoint_epochs, epoch, start)
+    else:
+        rep.notes.append("no leader-epoch-checkpoint: the epochs the batches carry are used (Kafka would start "
+                         "with those of the segments it recovers only)")
     first_base = log.segments[0].base_offset if log.segments else 0
     rep.log_start_offset = max(first_base, rep.log_start_checkpoint or 0)
 
@@ -451,9 +461,12 @@ class _Cursor:
 
     def advance(self) -> None:
         """The next batch inside the compared range; the batches at or above the divergence point counted as
-        lost on the way."""
+        lost on the way. A batch that holds the divergence point (starts below it) is lost whole, as Kafka's
+        ``LogSegment.truncateTo`` cuts the segment at the batch holding the offset: the offsets compared then end
+        at its base."""
         for head in self._walk:
             if head.last >= self.loss.offset:
+                self.stop = min(self.stop, head.base)
                 self._lost(head)
                 continue
             if head.base < self.start:
@@ -464,22 +477,19 @@ class _Cursor:
 
     def _lost(self, head: Head) -> None:
         loss, hw = self.loss, self.hw
-        whole = head.base >= loss.offset
         dense = head.count == head.last - head.base + 1  # one record per offset: counted from the header
-        if whole and dense and not self.records:
+        if dense and not self.records:
             loss.records += head.count
             loss.add(head.base, head.last)
             if hw is not None:
                 loss.acknowledged += max(0, min(head.last, hw - 1) - head.base + 1)
             return
-        # a batch straddling the divergence point, a compacted one, or records asked for: its records read
+        # a compacted batch (offsets without records), or the records asked for: its records read
         try:
-            kept = [r for r in head.batch.records(DEFAULT_MAX_DECOMPRESSED_BYTES)  # type: ignore[attr-defined]
-                    if r.offset >= loss.offset]
-        except FormatError:  # (records unreadable: the header's count, for a batch lost whole)
-            if whole:
-                loss.records += head.count
-                loss.add(head.base, head.last)
+            kept = list(head.batch.records(DEFAULT_MAX_DECOMPRESSED_BYTES))  # type: ignore[attr-defined]
+        except FormatError:  # (records unreadable: the header's count)
+            loss.records += head.count
+            loss.add(head.base, head.last)
             return
         loss.records += len(kept)
         if kept:
