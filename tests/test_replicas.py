@@ -371,3 +371,24 @@ def test_a_missing_or_refused_epoch_checkpoint_is_noted(tmp_path):
     assert "no leader-epoch-checkpoint" in _replica(part, "a/t-0")["notes"][0]
     assert "negative epoch" in _replica(part, "b/t-0")["notes"][0]
     assert _replica(part, "b/t-0")["leaderEpochs"] == [{"epoch": 0, "startOffset": 0}]
+
+
+def test_memory_does_not_grow_with_the_batches(tmp_path):
+    """The copies are walked side by side, a batch of each at a time: ten times the batches, about the same peak."""
+    import tracemalloc
+
+    from kdump.replicas import compare
+
+    def peak(n: int) -> int:
+        root = tmp_path / str(n)
+        log = {"segments": [[batch(i * 2, 0, 2) for i in range(n)]], "epochs": [(0, 0)], "hw": 2 * n}
+        a, b = two(root, log, log)
+        tracemalloc.start()
+        _found, (result,) = compare([str(a), str(b)])
+        size = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert result.status == "in-sync"
+        return size
+
+    small, large = peak(200), peak(2000)
+    assert large < small + 300_000, (small, large)
