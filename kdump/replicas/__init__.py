@@ -20,7 +20,8 @@ one topic-partition), each copy (a *replica*) is surveyed and compared with a *r
   2. else it asks the reference for the end offset of its latest epoch; the reference answers ``endOffsetFor``:
      its LEO for its own latest epoch, else (the largest epoch <= the one asked, the start offset of the next
      epoch), or the start of its first epoch when the epoch asked is older than all it knows, or undefined
-     (the follower then truncates to its high watermark);
+     (``UnifiedLog.endOffsetForEpoch`` gives None for an undefined answer; the follower then truncates to its
+     high watermark);
   3. the follower looks up the epoch answered in its own cache (``endOffsetFor`` again). Same epoch: truncate to
      min(its end offset of that epoch, the reference's end offset, its LEO), done. An older epoch (it lacks the
      epoch answered): truncate to min(that epoch's end offset on the follower, its LEO), drop the epochs from that
