@@ -392,3 +392,21 @@ def test_memory_does_not_grow_with_the_batches(tmp_path):
 
     small, large = peak(200), peak(2000)
     assert large < small + 300_000, (small, large)
+
+
+def test_magic_1_replicas_have_no_epochs_and_truncate_to_the_high_watermark(tmp_path):
+    # Messages of magic 1 carry no leader epoch (and no checkpoint is kept for them). The longer log, b (0-5), is
+    # the reference; a (0-2, then 3-4 of other bytes, high watermark 3) has no epoch: it truncates to its high
+    # watermark 3, losing 3-4, none acknowledged. Below 3 the messages are the same, CRC for CRC.
+    from support.replica_logs import messages
+    leader = {"segments": [[messages(0, 3), messages(3, 3)]], "epochs": None, "hw": 6}
+    follower = {"segments": [[messages(0, 3), messages(3, 2, tag="old")]], "epochs": None, "hw": 3}
+    a, b = two(tmp_path, leader, follower)
+    code, doc = replicas(a, b)
+    assert code == 1
+    (part,) = doc["partitions"]
+    assert part["reference"].endswith("b/t-0") and part["mismatches"] == []
+    loss = _loss(part, "a/t-0")
+    assert (loss["offset"], loss["records"], loss["offsets"], loss["acknowledged"]) == (
+        3, 2, [{"first": 3, "last": 4}], 0)
+    assert all(r["leaderEpochs"] == [] for r in part["replicas"])

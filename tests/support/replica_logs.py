@@ -10,6 +10,7 @@ from pathlib import Path
 
 import crc32c
 from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 CONTROL = 0x20  # attributes bit 5: a control batch
 ABORT, COMMIT = 0, 1
@@ -42,10 +43,30 @@ def marker(offset: int, epoch: int, kind: int, producer_id: int, producer_epoch:
     return _placed(data, offset, epoch)
 
 
+def messages(base: int, count: int, *, tag: str = "v") -> bytes:
+    """``count`` uncompressed magic 1 messages at offsets ``base``.. (no leader epoch: the format has none)."""
+    b = LegacyRecordBatchBuilder(magic=1, compression_type=0, batch_size=1 << 20)
+    for i in range(count):
+        b.append(base + i, timestamp=1_700_000_000_000 + base + i, key=f"k{base + i}".encode(),
+                 value=f"{tag}-{base + i}".encode())
+    return bytes(b.build())
+
+
 def _placed(data: bytearray, base: int, epoch: int) -> bytes:
     struct.pack_into(">q", data, 0, base)  # baseOffset: set by the broker
     struct.pack_into(">i", data, 12, epoch)  # partitionLeaderEpoch: set by the broker
     return bytes(data)
+
+
+def _end_offset(entries: bytes) -> int:
+    """The offset after the last entry of ``entries`` (a v2 batch: base + lastOffsetDelta; magic 0/1 messages:
+    the last message's offset)."""
+    pos, last = 0, -1
+    while pos < len(entries):
+        offset, size = struct.unpack_from(">qi", entries, pos)
+        last = offset + struct.unpack_from(">i", entries, pos + 23)[0] if entries[pos + 16] == 2 else offset
+        pos += 12 + size
+    return last + 1
 
 
 class Broker:
@@ -67,8 +88,7 @@ class Broker:
         for seg in segments:
             base = struct.unpack_from(">q", seg[0])[0]
             (part / f"{base:020d}.log").write_bytes(b"".join(seg))
-            last = seg[-1]
-            end = struct.unpack_from(">q", last)[0] + struct.unpack_from(">i", last, 23)[0] + 1
+            end = _end_offset(seg[-1])
         if epochs is not None:
             lines = ["0", str(len(epochs)), *(f"{e} {s}" for e, s in epochs)]
             (part / "leader-epoch-checkpoint").write_text("\n".join(lines) + "\n")
