@@ -36,6 +36,7 @@ COMMANDS = [
     ("salvage", "kdump.commands.salvage", "command"),
     ("spark", "kdump.commands.spark", "command"),
     ("explain", "kdump.commands.explain", "command"),
+    ("replicas", "kdump.commands.replicas", "command"),
 ]
 
 

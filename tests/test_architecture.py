@@ -154,7 +154,7 @@ LAYERS = [
     ("library API", ("kdump",)),  # the package itself: __version__ and the lazy exports (the writer among them)
     ("companion files", ("kdump.index",)),  # index dump, check and rebuild (write's atomic groups, leftovers)
     ("checks and reports", ("kdump.verify", "kdump.dump", "kdump.stats", "kdump.txn", "kdump.replay",
-                            "kdump.explain")),  # (explain: a batch field by field, over format and read)
+                            "kdump.explain", "kdump.replicas")),  # (explain: a batch field by field, over format and read)
     ("rewrites", ("kdump.convert",)),  # convert and salvage: verify's checks decide what is kept
     ("spark", ("kdump.spark",)),  # over stats, verify, index and write
     ("render", ("kdump.render",)),

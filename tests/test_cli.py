@@ -59,7 +59,7 @@ def many_segments(tmp_path):
 def test_the_registry_is_a_static_list_and_commands_load_lazily():
     assert [name for name, _m, _a in cli_module.COMMANDS] == [
         "dump", "verify", "index", "convert", "groups", "metadata", "txn-state", "txn", "stats", "salvage", "spark",
-        "explain"]
+        "explain", "replicas"]
     for name, module, attr in cli_module.COMMANDS:  # each entry names the command it registers
         import importlib
         assert getattr(importlib.import_module(module), attr).name == name

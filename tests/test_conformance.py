@@ -264,6 +264,7 @@ class Command:
     output: str | None = None  # an option naming a new output directory, if the command writes
     one_path: bool = False  # takes one path (the first)
     base: Base = DATA  # the partition its inputs are built from
+    brokers: int = 1  # the input built this many times, each in a broker's directory of its own (replicas)
 
 
 COMMANDS = {
@@ -284,6 +285,8 @@ COMMANDS = {
     "groups": Command(("groups",), base=OFFSETS),
     "txn-state": Command(("txn-state",), base=TXN_STATE),
     "metadata": Command(("metadata",), base=METADATA),
+    # two brokers holding the same copy: in sync, so the copies' soundness alone decides (headers and CRCs, as txn)
+    "replicas": Command(("replicas", "--jobs", "1"), brokers=2),
 }
 
 # Exit code per input class (rows) and command (columns, in COMMANDS' order); "-": the command does not apply.
@@ -294,27 +297,27 @@ COMMANDS = {
 # meet in one output directory).
 COLUMNS = list(COMMANDS)
 EXPECTED_TABLE = """
-                            dump dump-deep verify verify-deep index-dump index-check index-check-deep index-rebuild convert salvage stats txn  groups txn-state metadata
-clean                       0    0         0      0           2          0w          0w               0             0       0       0     0  0      0         0
-empty_directory             2    2         2      2           2          2           2                2             2       2       2     2  2      2         2
-empty_directory_among_readable 2 2       2      2           2          2           2                2             -       -       2     2  2      2         2
-missing_path                2    2         2      2           2          2           2                2             2       2       2     2  2      2         2
-fifo                        2    2         2      2           2          2           2                2             2       2       2     2  2      2         2
-symlink_loop                2    2         2      2           2          2           2                2             2       2       2     2  2      2         2
-unreadable_among_readable   1    1         1      1           1          1           1                -             -       -       1     1  1      1         1
-text_named_log              1    1         1      1           2          1           1                1             1       1       1     1  1      1         1
-size_field_damage           1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1
-unknown_magic               1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1
-undecompressable            0    1         0      1           2          0w          0w               0             1       1       1     0  1      1         1
-crc_mismatch                1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1
-decompression_bomb          0    1         0      1           2          0w          0w               0             1       1       1     0  1      1         1
-truncated_tail              0    0         0w     0w          2          0w          0w               0             0       0       0     0  0      0         0
-short_zero_tail             0    0         0w     0w          2          0w          0w               0             0       0       0     0  0      0         0
-long_zero_tail              1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1
-damaged_index               0    0         1      1           0          1           1                0             0       0       0     0  -      -         -
-damaged_timeindex           0    0         1      1           0          1           1                0             0       0       0     0  -      -         -
-damaged_snapshot            0    0         1      1           1          1           1                0             0       0       0     0  -      -         -
-missing_segment             0    0         0w     0w          2          0w          0w               0             0       0       0     0  0      -         1
+                            dump dump-deep verify verify-deep index-dump index-check index-check-deep index-rebuild convert salvage stats txn  groups txn-state metadata replicas
+clean                       0    0         0      0           2          0w          0w               0             0       0       0     0  0      0         0        0
+empty_directory             2    2         2      2           2          2           2                2             2       2       2     2  2      2         2        2
+empty_directory_among_readable 2 2       2      2           2          2           2                2             -       -       2     2  2      2         2        2
+missing_path                2    2         2      2           2          2           2                2             2       2       2     2  2      2         2        2
+fifo                        2    2         2      2           2          2           2                2             2       2       2     2  2      2         2        2
+symlink_loop                2    2         2      2           2          2           2                2             2       2       2     2  2      2         2        2
+unreadable_among_readable   1    1         1      1           1          1           1                -             -       -       1     1  1      1         1        1
+text_named_log              1    1         1      1           2          1           1                1             1       1       1     1  1      1         1        1
+size_field_damage           1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1        1
+unknown_magic               1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1        1
+undecompressable            0    1         0      1           2          0w          0w               0             1       1       1     0  1      1         1        0
+crc_mismatch                1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1        1
+decompression_bomb          0    1         0      1           2          0w          0w               0             1       1       1     0  1      1         1        0
+truncated_tail              0    0         0w     0w          2          0w          0w               0             0       0       0     0  0      0         0        0
+short_zero_tail             0    0         0w     0w          2          0w          0w               0             0       0       0     0  0      0         0        0
+long_zero_tail              1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1        1
+damaged_index               0    0         1      1           0          1           1                0             0       0       0     0  -      -         -        0
+damaged_timeindex           0    0         1      1           0          1           1                0             0       0       0     0  -      -         -        0
+damaged_snapshot            0    0         1      1           1          1           1                0             0       0       0     0  -      -         -        0
+missing_segment             0    0         0w     0w          2          0w          0w               0             0       0       0     0  0      -         1        0
 """
 
 
@@ -379,6 +382,9 @@ def test_exit_code_and_label(root, name, command, cell):
     fail the run), and the JSON document's label the same."""
     code, warned = int(cell.rstrip("w")), cell.endswith("w")
     paths = _inputs(name, root, COMMANDS[command].base)
+    for n in range(2, COMMANDS[command].brokers + 1):  # the same input on another broker
+        (root / f"broker{n}").mkdir()
+        paths += _inputs(name, root / f"broker{n}", COMMANDS[command].base)
     with _as_a_user(name):
         result = run(command, paths, root)
     assert "Traceback" not in result.output

@@ -1,4 +1,4 @@
-"""``kdump spark scan|verify|stats``: thin Click shells over :mod:`kdump.spark.jobs`.
+"""``kdump spark scan|verify|stats|replicas``: thin Click shells over :mod:`kdump.spark.jobs`.
 
 Each starts a quiet local Spark session (``local[*]``) unless ``--master`` names a cluster (or the command
 runs under ``spark-submit``), shows a progress line counting segments on stderr, and stops the session.
@@ -227,3 +227,21 @@ def stats(paths, master, ui):
                  [n for p in summary.partitions for n in p.stats.notes])
     RENDERERS[ui.format].document(ui.stdout, S.summary_doc(summary), lambda: ui.echo(S.render_text(summary)))
     ui.exit(outcome.exit_code())
+
+
+@command.command("replicas", epilog=EXIT_HELP)
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--reference", metavar="LOGDIR", default=None,
+              help="The replica to compare the others with (the leader), as `kdump replicas --reference`.")
+@click.option("--records", is_flag=True, help="Also read and show the records each replica would lose.")
+@_session_options
+def replicas(paths, reference, records, master, ui):
+    """``kdump replicas`` on Spark: one task per replica surveyed, then one per topic-partition compared; the
+    same report, JSON and exit codes. The log directories must be mounted where every executor can read them."""
+    _require("replicas")
+    from kdump.commands.replicas import check_paths, report
+    from kdump.spark.replicas import replicas as job
+    existing = check_paths(paths, reference, ui)
+    found, results = _run(ui, _start(ui, master),
+                          lambda spark: job(spark, existing, reference=reference, records=records))
+    report(ui, found, results)
