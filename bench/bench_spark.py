@@ -267,11 +267,17 @@ def _descendants(pid: int) -> list[int]:
     out, todo = [], [pid]
     while todo:
         p = todo.pop()
+        kids = []
         try:
-            with open(f"/proc/{p}/task/{p}/children") as f:
-                kids = [int(k) for k in f.read().split()]
+            threads = os.listdir(f"/proc/{p}/task")
         except OSError:
-            kids = []
+            threads = []
+        for t in threads:  # a child is listed under the thread that forked it
+            try:
+                with open(f"/proc/{p}/task/{t}/children") as f:
+                    kids.extend(int(k) for k in f.read().split())
+            except OSError:
+                pass
         out.extend(kids)
         todo.extend(kids)
     return out
