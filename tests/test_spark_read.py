@@ -326,8 +326,8 @@ def test_min_partitions_and_max_records_per_partition_shape_the_tasks(spark, tmp
     wanted = 2 * len(sizes) + 1
     total = sum(sizes)
     whole = [max(int(s / total * wanted + 0.5), 1) == 1 for s in sizes]
-    rest, rest_parts = total - sum(s for s, w in zip(sizes, whole) if w), max(wanted - sum(whole), 1)
-    spark_tasks = sum(1 if w else max(int(s / rest * rest_parts + 0.5), 1) for s, w in zip(sizes, whole))
+    rest, rest_parts = total - sum(s for s, w in zip(sizes, whole, strict=True) if w), max(wanted - sum(whole), 1)
+    spark_tasks = sum(1 if w else max(int(s / rest * rest_parts + 0.5), 1) for s, w in zip(sizes, whole, strict=True))
     assert spark_tasks > len(sizes)
     both = (spark.read.format("kafka-log").options(maxRecordsPerPartition="1000", minPartitions=str(wanted))
             .load(str(tmp_path)))

@@ -222,10 +222,15 @@ def test_a_stream_is_written_exactly_once_across_restarts(spark, tmp_path):
     (source / "1.json").write_text("".join(f'{{"key": "k{i}", "value": "a{i}"}}\n' for i in range(10)))
     _stream_into(spark, source, out, checkpoint)
     assert _stream_values(out) == sorted(b"a%d" % i for i in range(10))
+    # a broker's high-watermark checkpoint in the output: each micro-batch's commit keeps it at the log ends
+    counts = {p: len(_kafka_python_records(out / f"s-{p}")) for p in (0, 1)}
+    (out / "replication-offset-checkpoint").write_text(f"0\n2\ns 0 {counts[0]}\ns 1 {counts[1]}\n")
     (source / "2.json").write_text("".join(f'{{"key": null, "value": "b{i}"}}\n' for i in range(5)))
     _stream_into(spark, source, out, checkpoint)
     expected = sorted([b"a%d" % i for i in range(10)] + [b"b%d" % i for i in range(5)])
     assert _stream_values(out) == expected
+    assert _offset_checkpoint(out / "replication-offset-checkpoint") == {
+        ("s", p): len(_kafka_python_records(out / f"s-{p}")) for p in (0, 1)}
     commits = sorted((checkpoint / "commits").iterdir(), key=lambda p: p.name)
     last = [p for p in commits if p.name.isdigit()][-1]
     last.unlink()  # Spark never recorded the last micro-batch: it runs it again
@@ -292,7 +297,7 @@ def test_an_append_keeps_the_log_directorys_checkpoints_true(spark, tmp_path):
         (0, i, b"a%d" % i) for i in range(5)] + [(0, 5, b"b0"), (0, 6, b"b1"), (1, 0, b"c0")]
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".") and "checkpoint" in p.name]
     (tmp_path / "replication-offset-checkpoint").write_text("0\n3\nt 0 7\n")  # Kafka cannot read it: refused
-    with pytest.raises(Exception, match="replication-offset-checkpoint: .*an append must keep it true"):
+    with pytest.raises(Exception, match=r"replication-offset-checkpoint: .*an append must keep it true"):
         first.write.format("kafka-log").mode("append").options(topic="t", partition="0").save(str(tmp_path))
     assert sorted(f.name for f in (tmp_path / "t-0").iterdir() if f.suffix == ".log") == [
         "00000000000000000000.log", "00000000000000000005.log"]  # nothing moved
