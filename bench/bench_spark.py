@@ -256,14 +256,157 @@ def ratios(runs: int) -> None:
             f"{times[('local[1]', 'kafka-log', q)] / times[('local[2]', 'kafka-log', q)]:.2f}x", "")
 
 
+def _cpu_seconds(pid: int) -> float:
+    """user + system CPU seconds of a live process (all its threads), from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = []
+        try:
+            threads = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            threads = []
+        for t in threads:  # a child is listed under the thread that forked it
+            try:
+                with open(f"/proc/{p}/task/{t}/children") as f:
+                    kids.extend(int(k) for k in f.read().split())
+            except OSError:
+                pass
+        out.extend(kids)
+        todo.extend(kids)
+    return out
+
+
+def _cpu_split(jvm_pid: int, fn):
+    """Wall seconds of ``fn()`` and the CPU seconds the driver JVM and its Python workers (its descendants, alive
+    before and after: Spark reuses them) spent meanwhile."""
+    def snap():
+        kids = _descendants(jvm_pid)
+        py = {}
+        for k in kids:
+            try:
+                py[k] = _cpu_seconds(k)
+            except OSError:
+                pass
+        return _cpu_seconds(jvm_pid), py
+    j0, p0 = snap()
+    t = time.perf_counter()
+    result = fn()
+    wall = time.perf_counter() - t
+    j1, p1 = snap()
+    py = sum(v - p0.get(k, 0.0) for k, v in p1.items())
+    return wall, j1 - j0, py, result
+
+
+def _replay_source():
+    """A bench-only data source: each task builds the first Arrow batch of its partition once (kdump's batch, Kafka
+    schema) and hands Spark that same batch again until it has given as many rows as the partition holds: what the
+    JVM pays for the rows with (almost) nothing paid in Python."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    from kdump.spark.schema import KAFKA_COLUMNS, spark_schema
+
+    class Reader(DataSourceReader):
+        def partitions(self):
+            from kdump.spark.plan import find_segments
+            return [InputPartition([(s.location, s.topic, s.partition, s.size)]) for s in find_segments([BIG])]
+
+        def read(self, partition):
+            from kdump.spark.arrow import ReadOptions, SegmentSlice, read_slices
+            slices = [SegmentSlice(loc, t, p, 0, None, size) for loc, t, p, size in partition.value]
+            first = next(iter(read_slices(slices, ReadOptions(columns=tuple(KAFKA_COLUMNS)))))
+            left = RECORDS
+            while left > 0:
+                rb = first if left >= first.num_rows else first.slice(0, left)
+                left -= rb.num_rows
+                yield rb
+
+    class Source(DataSource):
+        @classmethod
+        def name(cls):
+            return "bench-replay"
+
+        def schema(self):
+            return spark_schema(list(KAFKA_COLUMNS))
+
+        def reader(self, schema):
+            return Reader()
+
+    return Source
+
+
+def breakdown(runs: int) -> None:
+    """Where the time of a kafka-log scan goes, local[1], one session: the wall time and the CPU seconds of the
+    driver JVM and of its Python workers per query, against the same queries on Spark's Parquet scan, and the levers
+    a Python data source has (the columns it is asked for, the rows per Arrow batch)."""
+    from kdump.spark.arrow import ReadOptions, SegmentSlice, read_slices
+    from kdump.spark.plan import find_segments
+    from kdump.spark.schema import KAFKA_COLUMNS
+    from kdump.spark.session import build_session
+    total = PARTITIONS * RECORDS
+    pq_dir = os.path.join(OUT, "parquet-pyarrow")
+    if not os.path.exists(pq_dir):
+        from kdump.spark.jobs import export_local
+        export_local([BIG], pq_dir, "parquet")
+    segs = find_segments([BIG])
+    slices = [SegmentSlice(s.location, s.topic, s.partition, 0, None, s.size) for s in segs]
+    for cols, label in ((tuple(KAFKA_COLUMNS), "Kafka schema (7 columns)"), (("value",), "value only"),
+                        (("partition",), "partition only")):
+        t, n = best(lambda cols=cols: sum(rb.num_rows for rb in read_slices(slices, ReadOptions(columns=cols))), runs)
+        row(f"library to Arrow in this process, {label}", f"{t:.2f} s", "", "", f"{n / t:,.0f} rec/s")
+    spark = build_session("local[1]")
+    spark.dataSource.register(_replay_source())
+    jvm_pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    kl = spark.read.format("kafka-log").load(BIG)
+    kl.count()  # warm: Python workers started, classes loaded
+    count = lambda df: df.count()  # noqa: E731
+    summed = lambda df: df.selectExpr("sum(length(value))").collect()[0][0]  # noqa: E731
+    cases = [
+        ("kafka-log count()", kl, count),
+        ("kafka-log sum(length(value))", kl, summed),
+        ("kafka-log count(), .schema('partition int')", spark.read.format("kafka-log").schema("partition int")
+         .load(BIG), count),
+        ("kafka-log sum(length(value)), .schema('value binary')", spark.read.format("kafka-log")
+         .schema("value binary").load(BIG), summed),
+        ("kafka-log count(), maxRecordsPerArrowBatch=4096", spark.read.format("kafka-log")
+         .option("maxRecordsPerArrowBatch", "4096").load(BIG), count),
+        ("kafka-log count(), maxRecordsPerArrowBatch=65536", spark.read.format("kafka-log")
+         .option("maxRecordsPerArrowBatch", "65536").load(BIG), count),
+        ("replay source count() (one kdump batch per task, resent)", spark.read.format("bench-replay").load(), count),
+        ("parquet count()", spark.read.parquet(pq_dir), count),
+        ("parquet sum(length(value))", spark.read.parquet(pq_dir), summed),
+    ]
+    row("figure", "wall", "JVM CPU", "Python CPU", "rate")
+    row("---", "---:", "---:", "---:", "---:")
+    walls = {}
+    for label, df, q in cases:
+        fig = min((_cpu_split(jvm_pid, lambda df=df, q=q: q(df)) for _ in range(runs)), key=lambda f: f[0])
+        walls[label] = fig[0]
+        row(label, f"{fig[0]:.2f} s", f"{fig[1]:.2f} s", f"{fig[2]:.2f} s", f"{total / fig[0]:,.0f} rec/s")
+    spark.stop()
+    for a, b in (("kafka-log count()", "parquet count()"),
+                 ("kafka-log sum(length(value))", "parquet sum(length(value))"),
+                 ("kafka-log count(), .schema('partition int')", "parquet count()"),
+                 ("kafka-log sum(length(value)), .schema('value binary')", "parquet sum(length(value))"),
+                 ("replay source count() (one kdump batch per task, resent)", "parquet count()")):
+        row(f"ratio {a} / {b}", f"{walls[a] / walls[b]:.2f}x", "", "", "")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--only", choices=["library", "spark", "cluster", "ratios"])
+    ap.add_argument("--only", choices=["library", "spark", "cluster", "ratios", "breakdown"])
     args = ap.parse_args()
     generate()
-    row("figure", "time", "rate")
-    row("---", "---:", "---:")
+    if args.only != "breakdown":
+        row("figure", "time", "rate")
+        row("---", "---:", "---:")
     if args.only in (None, "library"):
         library(args.runs)
     if args.only in (None, "spark"):
@@ -272,6 +415,8 @@ def main() -> None:
         cluster(args.runs)
     if args.only == "ratios":
         ratios(args.runs)
+    if args.only == "breakdown":
+        breakdown(args.runs)
 
 
 if __name__ == "__main__":

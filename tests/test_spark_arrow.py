@@ -346,3 +346,18 @@ def test_max_records_per_partition_cuts_each_partition_every_n_offsets(tmp_path,
     bounded = plan_by_offsets(segs, 37, offset_ranges={segs[0].directory: (103, 500)})
     per_task = [_offsets_of(t.slices, backend) for t in bounded]
     assert per_task == [list(range(a, min(a + 37, 500))) for a in range(103, 500, 37)]
+
+
+def test_max_records_per_partition_and_min_partitions_are_both_honoured(tmp_path, backend):
+    """maxRecordsPerPartition with minPartitions, combined as Spark's KafkaOffsetRangeCalculator combines them: the
+    ranges the first leaves (here 400, 400, 200 offsets of t-0 and 100 of u-0: 4 tasks) are cut again to reach
+    minPartitions=8: a range whose share of the 1,100 offsets rounds to one task stays whole (the 200 and the 100),
+    the two others share the 6 tasks left in proportion (3 each), each cut into equal parts by integer division."""
+    from kdump.spark.plan import find_segments, plan_by_offsets
+    t0 = _segment_without_index(tmp_path / "t-0", batches=200, per_batch=5)
+    u0 = _segment_without_index(tmp_path / "u-0", batches=20, per_batch=5)
+    segs = find_segments([str(tmp_path)])
+    tasks = plan_by_offsets(segs, 400, min_tasks=8)
+    per_task = [_offsets_of(t.slices, backend) for t in tasks]
+    assert per_task == [t0[0:133], t0[133:266], t0[266:400], t0[400:533], t0[533:666], t0[666:800], t0[800:], u0]
+    assert len(plan_by_offsets(segs, 400, min_tasks=3)) == 4  # already enough tasks: nothing more is cut

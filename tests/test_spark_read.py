@@ -319,6 +319,23 @@ def test_min_partitions_and_max_records_per_partition_shape_the_tasks(spark, tmp
     assert max(r["count"] for r in per_task) <= 1000
     assert sorted((r.topic, r.offset) for r in capped.select("topic", "offset").collect()) == \
         sorted((t, o) for t, os_ in offsets.items() for o in os_)
+    # both: the ranges maxRecordsPerPartition leaves are cut again toward minPartitions, by the arithmetic of Spark's
+    # KafkaOffsetRangeCalculator (a range whose share rounds to one task stays whole, the others share what is left
+    # in proportion, rounded half up): here every range gets two or three tasks
+    sizes = [min(1000, o[-1] + 1 - a) for o in offsets.values() for a in range(o[0], o[-1] + 1, 1000)]
+    wanted = 2 * len(sizes) + 1
+    total = sum(sizes)
+    whole = [max(int(s / total * wanted + 0.5), 1) == 1 for s in sizes]
+    rest, rest_parts = total - sum(s for s, w in zip(sizes, whole, strict=True) if w), max(wanted - sum(whole), 1)
+    spark_tasks = sum(1 if w else max(int(s / rest * rest_parts + 0.5), 1) for s, w in zip(sizes, whole, strict=True))
+    assert spark_tasks > len(sizes)
+    both = (spark.read.format("kafka-log").options(maxRecordsPerPartition="1000", minPartitions=str(wanted))
+            .load(str(tmp_path)))
+    per_task = both.groupBy(spark_partition_id().alias("task")).count().collect()
+    assert both.rdd.getNumPartitions() == len(per_task) == spark_tasks
+    assert max(r["count"] for r in per_task) <= 1000
+    assert sorted((r.topic, r.offset) for r in both.select("topic", "offset").collect()) == \
+        sorted((t, o) for t, os_ in offsets.items() for o in os_)
 
 
 def test_kafka_isolation_level_is_the_isolation_level(spark):

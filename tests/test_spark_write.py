@@ -222,10 +222,15 @@ def test_a_stream_is_written_exactly_once_across_restarts(spark, tmp_path):
     (source / "1.json").write_text("".join(f'{{"key": "k{i}", "value": "a{i}"}}\n' for i in range(10)))
     _stream_into(spark, source, out, checkpoint)
     assert _stream_values(out) == sorted(b"a%d" % i for i in range(10))
+    # a broker's high-watermark checkpoint in the output: each micro-batch's commit keeps it at the log ends
+    counts = {p: len(_kafka_python_records(out / f"s-{p}")) for p in (0, 1)}
+    (out / "replication-offset-checkpoint").write_text(f"0\n2\ns 0 {counts[0]}\ns 1 {counts[1]}\n")
     (source / "2.json").write_text("".join(f'{{"key": null, "value": "b{i}"}}\n' for i in range(5)))
     _stream_into(spark, source, out, checkpoint)
     expected = sorted([b"a%d" % i for i in range(10)] + [b"b%d" % i for i in range(5)])
     assert _stream_values(out) == expected
+    assert _offset_checkpoint(out / "replication-offset-checkpoint") == {
+        ("s", p): len(_kafka_python_records(out / f"s-{p}")) for p in (0, 1)}
     commits = sorted((checkpoint / "commits").iterdir(), key=lambda p: p.name)
     last = [p for p in commits if p.name.isdigit()][-1]
     last.unlink()  # Spark never recorded the last micro-batch: it runs it again
@@ -238,3 +243,61 @@ def test_a_stream_is_written_exactly_once_across_restarts(spark, tmp_path):
     with pytest.raises(Exception, match="another query or a new checkpoint writes here"):
         _stream_into(spark, source, out, tmp_path / "other-checkpoint")
     assert _stream_values(out) == expected
+
+
+def test_a_partition_the_topic_does_not_have_is_refused_naming_the_value(spark, tmp_path):
+    """Kafka's producer refuses a record for a partition its topic lacks ("Partition 5 of topic t with partition
+    count 2 is not present in metadata"); the sink does too, naming the value, and nothing is written. The count is
+    numPartitions, else the topic's partition directories in the target; a partition option is refused before any
+    task runs."""
+    first = spark.createDataFrame([(b"k%d" % i, b"a%d" % i) for i in range(8)], "key binary, value binary")
+    first.coalesce(1).write.format("kafka-log").mode("append").options(topic="t", numPartitions="2").save(
+        str(tmp_path))
+    before = {p.name: sorted(f.name for f in p.iterdir()) for p in tmp_path.iterdir()}
+    assert sorted(before) == ["t-0", "t-1"]
+    bad = spark.createDataFrame([(1, b"ok"), (5, b"too far")], "partition int, value binary").coalesce(1)
+    with pytest.raises(Exception, match="partition column is 5 for topic 't', which has 2 partitions"):
+        bad.write.format("kafka-log").mode("append").option("topic", "t").save(str(tmp_path))
+    with pytest.raises(Exception, match=r"partition column is 5 for topic 't', which has 2 partitions"):
+        bad.write.format("kafka-log").mode("append").options(topic="t", numPartitions="2").save(str(tmp_path))
+    with pytest.raises(Exception, match=r"option\('partition'\) is 3 for topic 't', which has 2 partitions") as e:
+        first.write.format("kafka-log").mode("append").options(topic="t", partition="3").save(str(tmp_path))
+    assert "Task" not in str(e.value) and "stage" not in str(e.value).lower()  # refused on the driver
+    assert {p.name: sorted(f.name for f in p.iterdir()) for p in tmp_path.iterdir()} == before
+    bad.write.format("kafka-log").mode("append").options(topic="t", numPartitions="6").save(str(tmp_path))
+    assert [v for _, _, v, _ in _kafka_python_records(tmp_path / "t-5")] == [b"too far"]
+
+
+def _offset_checkpoint(path):
+    from kdump.read.checkpoints import parse_checkpoint
+    cp = parse_checkpoint(str(path), kind="offset-checkpoint")
+    assert not cp.problems, cp.problems
+    return {(t, p): o for t, p, o in cp.entries}
+
+
+def test_an_append_keeps_the_log_directorys_checkpoints_true(spark, tmp_path):
+    """A broker's log directory names per-partition offsets in its checkpoints: an append moves the high watermark
+    and the recovery point to the new log end and gives a new partition its log start, so that a consumer (and
+    kdump's batch read, which stops at the high watermark as one does) sees the appended records; other entries
+    are kept. A target without checkpoints gets none (as a new topic's write)."""
+    first = spark.createDataFrame([(b"a%d" % i,) for i in range(5)], "value binary").coalesce(1)
+    first.write.format("kafka-log").mode("append").options(topic="t", partition="0").save(str(tmp_path))
+    assert not [p.name for p in tmp_path.iterdir() if "checkpoint" in p.name]
+    for name in ("replication-offset-checkpoint", "recovery-point-offset-checkpoint"):
+        (tmp_path / name).write_text("0\n2\nt 0 5\nother 3 42\n")
+    (tmp_path / "log-start-offset-checkpoint").write_text("0\n1\nt 0 0\n")
+    second = spark.createDataFrame([(0, b"b0"), (0, b"b1"), (1, b"c0")], "partition int, value binary")
+    second.coalesce(1).write.format("kafka-log").mode("append").options(topic="t", numPartitions="2").save(
+        str(tmp_path))
+    for name in ("replication-offset-checkpoint", "recovery-point-offset-checkpoint"):
+        assert _offset_checkpoint(tmp_path / name) == {("t", 0): 7, ("t", 1): 1, ("other", 3): 42}
+    assert _offset_checkpoint(tmp_path / "log-start-offset-checkpoint") == {("t", 0): 0, ("t", 1): 0}
+    back = spark.read.format("kafka-log").load(str(tmp_path)).orderBy("partition", "offset").collect()
+    assert [(r.partition, r.offset, bytes(r.value)) for r in back] == [
+        (0, i, b"a%d" % i) for i in range(5)] + [(0, 5, b"b0"), (0, 6, b"b1"), (1, 0, b"c0")]
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".") and "checkpoint" in p.name]
+    (tmp_path / "replication-offset-checkpoint").write_text("0\n3\nt 0 7\n")  # Kafka cannot read it: refused
+    with pytest.raises(Exception, match=r"replication-offset-checkpoint: .*an append must keep it true"):
+        first.write.format("kafka-log").mode("append").options(topic="t", partition="0").save(str(tmp_path))
+    assert sorted(f.name for f in (tmp_path / "t-0").iterdir() if f.suffix == ".log") == [
+        "00000000000000000000.log", "00000000000000000005.log"]  # nothing moved

@@ -112,8 +112,8 @@ class KafkaLogReader(DataSourceReader):
             filters = txn_filters(found, self.options.storage_options, self.options.max_batch_bytes)
         ranges = offset_ranges(found, self.kafka, stop_at_high_watermark=self.stop_at_high_watermark)
         if self.kafka.max_records_per_partition is not None:
-            tasks = plan_by_offsets(bounded(found, ranges), self.kafka.max_records_per_partition, txn_filters=filters,
-                                    offset_ranges=ranges)
+            tasks = plan_by_offsets(bounded(found, ranges), self.kafka.max_records_per_partition,
+                                    min_tasks=self.kafka.min_partitions, txn_filters=filters, offset_ranges=ranges)
         else:
             tasks = plan_tasks(bounded(found, ranges), parallelism=self.parallelism, max_split=self.max_split,
                                open_cost=self.open_cost, txn_filters=filters, offset_ranges=ranges)

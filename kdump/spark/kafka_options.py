@@ -21,8 +21,9 @@ read everything without a word). The rules follow Spark's ``KafkaSourceProvider`
   both, they must agree.
 * ``minPartitions``: a lower bound on the number of tasks (large segments are cut at batch boundaries to reach
   it); ``maxRecordsPerPartition``: a batch read's offset ranges cut so that no task reads more offsets than
-  that; ``maxOffsetsPerTrigger`` / ``minOffsetsPerTrigger`` / ``maxTriggerDelay`` are for streaming (Spark logs
-  and ignores them in batch queries; kdump does the same).
+  that (with ``minPartitions`` too, those ranges are cut again toward it as Spark's offset-range calculator cuts
+  them: :func:`kdump.spark.plan.plan_by_offsets`); ``maxOffsetsPerTrigger`` / ``minOffsetsPerTrigger`` /
+  ``maxTriggerDelay`` are for streaming (Spark logs and ignores them in batch queries; kdump does the same).
 * ``includeHeaders`` and ``failOnDataLoss`` are read as Scala's ``toBoolean`` reads them: ``true`` or ``false``.
 * ``kafka.isolation.level`` is ``isolationLevel``; ``kafka.auto.offset.reset``, ``kafka.key.deserializer``,
   ``kafka.value.deserializer``, ``kafka.enable.auto.commit`` and ``kafka.interceptor.classes`` are refused as

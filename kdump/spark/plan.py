@@ -239,18 +239,92 @@ def _header_cuts(seg: SegmentFile, split: int) -> list[int]:
     return cuts
 
 
-def plan_by_offsets(segments: list[SegmentFile], max_offsets: int, *, txn_filters: dict | None = None,
-                    offset_ranges: dict | None = None) -> list[Task]:
+def plan_by_offsets(segments: list[SegmentFile], max_offsets: int, *, min_tasks: int | None = None,
+                    txn_filters: dict | None = None, offset_ranges: dict | None = None) -> list[Task]:
     """Tasks of at most ``max_offsets`` offsets of one partition each (Spark's ``maxRecordsPerPartition``, which
     counts offsets as Spark's Kafka source does): each partition's offsets cut every ``max_offsets`` from its first,
     a task's slices starting at the batch holding its first offset (found by the header walk) and bounded to its
     offsets, so that a batch across a cut is read by both tasks, each taking its own records. Past a place where the
     header walk stops (damage), the rest of the segment goes to the task at hand with no upper bound, so that nothing
-    the resynchronising read finds after the damage is left out. A remote segment is one task."""
+    the resynchronising read finds after the damage is left out. A remote segment is one task.
+
+    ``min_tasks`` (Spark's ``minPartitions`` given too): when the cuts above give fewer tasks, their offset ranges
+    are cut again as Spark's ``KafkaOffsetRangeCalculator`` cuts the ranges ``maxRecordsPerPartition`` left: a range
+    whose share of all offsets rounds to at most one task stays whole, each other one is divided into equal parts in
+    proportion to its size among them (:func:`spread_ranges`), so both options hold: no task above ``max_offsets``,
+    about ``min_tasks`` tasks."""
+    first_cuts = {directory: itertools.count(first + max_offsets, max_offsets)
+                  for directory, first in _firsts(segments, offset_ranges).items()}
+    tasks = _plan_cuts(segments, first_cuts, txn_filters, offset_ranges)
+    if min_tasks is None or len(tasks) >= min_tasks:
+        return tasks
+    ranges = _task_ranges(tasks, {seg.location: seg.directory for seg in segments})
+    parts = spread_ranges([hi - lo for _, lo, hi in ranges], min_tasks)
+    cuts: dict[str, list[int]] = {}
+    for (directory, lo, hi), n in zip(ranges, parts, strict=True):
+        points = cuts.setdefault(directory, [])
+        remaining, start = hi - lo, lo
+        for part in range(n):  # equal parts, the last taking the rest (Spark's integer division)
+            start += remaining // (n - part)
+            remaining = hi - start
+            points.append(start)
+    # each partition's last point is its end: left out, so that its last task stays open above (what a read past
+    # damage finds beyond the log end the header walk saw is still read)
+    return _plan_cuts(segments, {d: iter(p[:-1]) for d, p in cuts.items()}, txn_filters, offset_ranges)
+
+
+def spread_ranges(sizes: list[int], min_parts: int) -> list[int]:
+    """How many tasks Spark's Kafka source gives each offset range of ``sizes`` to reach ``min_parts``
+    (``KafkaOffsetRangeCalculator.getRanges``): a range whose share rounds to at most one stays whole; the others
+    share what is left of ``min_parts`` in proportion to their sizes (rounded half up, at least one each)."""
+    total = sum(sizes)
+    if not total or len(sizes) >= min_parts:
+        return [1] * len(sizes)
+
+    def count(size: int, of: int, parts: int) -> int:
+        return max(int(size / of * parts + 0.5), 1)
+
+    whole = [count(s, total, min_parts) == 1 for s in sizes]
+    split_total = total - sum(s for s, w in zip(sizes, whole, strict=True) if w)
+    split_parts = max(min_parts - sum(whole), 1)
+    return [1 if w else count(s, split_total, split_parts) for s, w in zip(sizes, whole, strict=True)]
+
+
+def _firsts(segments: list[SegmentFile], offset_ranges: dict | None) -> dict[str, int]:
+    return {directory: ((offset_ranges or {}).get(directory) or (segs[0].base_offset, None))[0]
+            for directory, segs in by_directory(segments).items()}
+
+
+def _task_ranges(tasks: list[Task], directories: dict[str, str]) -> list[tuple[str, int, int]]:
+    """(directory, first, end) of each task of :func:`_plan_cuts` (``directories``: segment location -> its
+    directory), a task's end at most its partition's log end; a remote partition's task counts as one offset (it
+    is never cut)."""
+    from kdump.read.partition import PartitionLog
+    log_ends: dict[str, int | None] = {}
+    out = []
+    for t in tasks:
+        directory = directories[t.slices[0].location]
+        lo = t.slices[0].offsets[0]
+        hi = min(sl.offsets[1] for sl in t.slices)  # a slice read past damage is open above; the task's cut is not
+        if remote.is_remote(directory):
+            hi = lo + 1
+        else:
+            if directory not in log_ends:
+                log_ends[directory] = PartitionLog(directory).log_end_offset()
+            end = log_ends[directory]
+            hi = max(lo, min(hi, end)) if end is not None else min(hi, lo + 1)
+        out.append((directory, lo, hi))
+    return out
+
+
+def _plan_cuts(segments: list[SegmentFile], cut_points: dict, txn_filters: dict | None,
+               offset_ranges: dict | None) -> list[Task]:
+    """Tasks of each partition's offsets cut at ``cut_points[directory]`` (increasing offsets, an iterator)."""
     tasks: list[Task] = []
     for directory, segs in by_directory(segments).items():
         first, end = (offset_ranges or {}).get(directory) or (segs[0].base_offset, None)
-        cut = _OffsetCuts(first, end, max_offsets, txn_filters.get(directory) if txn_filters else None)
+        cut = _OffsetCuts(first, end, cut_points.get(directory, iter(())),
+                          txn_filters.get(directory) if txn_filters else None)
         for seg in segs:
             if cut.done:
                 break
@@ -285,11 +359,13 @@ _NO_END = (1 << 63) - 1
 
 
 class _OffsetCuts:
-    """The offsets ``[lo, hi)`` of the task being planned for one partition, and its slices (:func:`plan_by_offsets`);
-    ``end``: the read's end (None: the log's)."""
+    """The offsets ``[lo, hi)`` of the task being planned for one partition, and its slices (:func:`_plan_cuts`);
+    ``end``: the read's end (None: the log's); ``points``: the offsets where the next tasks start (none left: the
+    last task takes the rest)."""
 
-    def __init__(self, first: int, end: int | None, size: int, txns):
-        self.lo, self.hi, self.end, self.size, self.txns = first, first + size, end, size, txns
+    def __init__(self, first: int, end: int | None, points, txns):
+        self.points, self.end, self.txns = points, end, txns
+        self.lo, self.hi = first, next(points, _NO_END)
         self.task = Task()
 
     @property
@@ -299,11 +375,11 @@ class _OffsetCuts:
     def next(self) -> Task:
         """The task planned; the next one takes the next offsets."""
         done, self.task = self.task, Task()
-        self.lo, self.hi = self.hi, self.hi + self.size
+        self.lo, self.hi = self.hi, next(self.points, _NO_END)
         return done
 
     def piece(self, seg: SegmentFile, a: int, b: int | None, upper: int | None) -> SegmentSlice:
-        bound = [x for x in (upper, self.end) if x is not None]
+        bound = [x for x in (upper, self.end) if x is not None and x < _NO_END]
         return SegmentSlice(seg.location, seg.topic, seg.partition, a, b, (seg.size if b is None else b) - a,
                             seg.active and b is None, self.txns, (self.lo, min(bound, default=_NO_END)))
 

@@ -74,6 +74,19 @@ class WriteOptions:
             return self.num_partitions
         return found or 1
 
+    def check_partition(self, topic: str, part: int, named_by: str) -> None:
+        """Refuse a partition the topic does not have, as Kafka's producer does (it waits for the partition to
+        appear in the topic's metadata, then fails the send naming partition, topic and count). A topic's count is
+        known from ``numPartitions`` or the partition directories the target holds; a topic new to the target
+        without ``numPartitions`` is made with the partitions its rows name."""
+        if part < 0:
+            raise WriteError(f"a row of topic {topic!r} has partition {part}; partitions are numbered from 0")
+        known = self.num_partitions if self.num_partitions is not None else self.partition_counts.get(topic)
+        if known is not None and part >= known:
+            raise WriteError(f"{named_by} {part} for topic {topic!r}, which has {known} partition"
+                             f"{'' if known == 1 else 's'} (0-{known - 1}); Kafka's producer refuses a partition "
+                             "the topic does not have (numPartitions=N to write a topic of N partitions)")
+
 
 def write_options(options) -> WriteOptions:
     return WriteOptions(
@@ -230,18 +243,18 @@ def write_arrow(batches, directory: str, options: WriteOptions, seed: int = 0,
                     raise WriteError("a row has a null topic and no topic option is given")
                 key, value = _binary(col["key"][i]), _binary(col["value"][i])
                 part = col["partition"][i]
-                if part is None:
-                    part = options.partition
-                if part is None:
+                named_by = "a row's partition column is"
+                if part is None and options.partition is not None:
+                    part, named_by = options.partition, "option('partition') is"
+                elif part is None:
                     count = options.partitions_of(topic)
                     if spread is not None:
                         spread[topic] = count
                     part = (partition_for_key(key, count) if key is not None
                             else sticky.partition(topic, count, len(value or b"")))
-                elif part < 0:
-                    raise WriteError(f"a row of topic {topic!r} has partition {part}; partitions are numbered from 0")
                 w = writers.get((topic, part))
                 if w is None:
+                    options.check_partition(topic, part, named_by)  # once per topic-partition a task writes
                     w = writers[(topic, part)] = PartitionWriter(os.path.join(directory, f"{topic}-{part}"),
                                                                  topic, part, options)
                 hdrs = col["headers"][i] or ()
@@ -334,6 +347,8 @@ def prepare(options, schema) -> tuple[str, WriteOptions]:
     wo.partition_counts = partition_counts(path)
     if wo.topic is not None and wo.partition is None:  # a wrong numPartitions for a topic known now: said now
         wo.partitions_of(wo.topic)
+    if wo.topic is not None and wo.partition is not None:  # a partition option the topic lacks: before any task
+        wo.check_partition(wo.topic, wo.partition, "option('partition') is")
     return path, wo
 
 
@@ -436,11 +451,28 @@ class KafkaLogWriter(DataSourceArrowWriter):
             shutil.rmtree(self.staging_root, ignore_errors=True)
 
     def _append(self, messages) -> None:
-        by_partition = _numbered(messages, log_ends(self.path, {tp for m in messages if m for tp in
-                                                               ((w.topic, w.partition) for w in m.written)}))
+        before = log_ends(self.path, {tp for m in messages if m for tp in ((w.topic, w.partition) for w in m.written)})
+        by_partition = _numbered(messages, before)
         moves = _moves(by_partition, self.path)
         _check_new(moves)
-        _rename_all(moves)
+        spans = {tp: [o for _, w in items for _, first, last in w.segments for o in (first, last)]
+                 for tp, items in by_partition.items()}
+        checkpoints = checkpoint_updates(self.path, {tp: max(o) + 1 for tp, o in spans.items() if o},
+                                         {tp: min(o) for tp, o in spans.items() if o and tp not in before})
+        try:
+            _rename_all(moves)
+        except BaseException:
+            for f in checkpoints:
+                f.abort()
+            raise
+        try:
+            _place_checkpoints(checkpoints, self.path)
+        except BaseException:  # the segments back out: the append did not happen
+            for f in checkpoints:
+                f.abort()
+            for src, dst in reversed(moves):
+                os.rename(dst, src)
+            raise
         _add_partitions(messages, self.path)
 
     def _replace(self, assembled: str) -> None:
@@ -521,7 +553,9 @@ class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
         write_atomic(self._journal(batch_id), json.dumps(journal).encode(), overwrite=True, backup=False)
 
     def _finish(self, batch_id: int, journal: dict) -> None:
-        """Complete a journal's renames (those not yet made) and mark it done."""
+        """Complete a journal's renames (those not yet made), keep the log directory's checkpoints true, and mark
+        it done."""
+        from kdump.read.partition import PartitionLog
         for src, dst in journal["moves"]:
             if os.path.exists(src) and not os.path.lexists(dst):
                 os.makedirs(os.path.dirname(dst), exist_ok=True)
@@ -529,6 +563,12 @@ class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
         for topic, count in journal.get("spread", {}).items():
             for part in range(count):
                 os.makedirs(os.path.join(self.path, f"{topic}-{part}"), exist_ok=True)
+        # the checkpoints from what is on disk now: a commit finished after a crash gives the same answer
+        parts = {topic_partition(os.path.basename(os.path.dirname(dst))) for _, dst in journal["moves"]}
+        ends = log_ends(self.path, {tp for tp in parts if tp is not None})
+        starts = {tp: PartitionLog(os.path.join(self.path, f"{tp[0]}-{tp[1]}")).segments[0].base_offset
+                  for tp in ends}
+        _place_checkpoints(checkpoint_updates(self.path, ends, starts), self.path)
         journal["done"] = True
         self._record(batch_id, journal)
 
@@ -577,6 +617,59 @@ class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
         for m in messages:
             if m is not None:
                 shutil.rmtree(m.staging, ignore_errors=True)
+
+
+# The log directory's checkpoints a broker reads at start-up and that name per-partition offsets: an append moves the
+# high watermark and the recovery point to the new log end (else a consumer, or kdump's own batch read, stops at the
+# old high watermark, and a broker's recovery starts from the old point); a partition the append creates gets its log
+# start. Only checkpoints the target already has are kept true: a target without them (kdump's writer makes none for
+# a new topic) leaves a broker to derive them from the segments, as it does for a new log directory.
+APPENDED_CHECKPOINTS = ("replication-offset-checkpoint", "recovery-point-offset-checkpoint",
+                        "log-start-offset-checkpoint")
+
+
+def checkpoint_updates(root: str, ends: dict[tuple, int], starts: dict[tuple, int]) -> list:
+    """The checkpoints of log directory ``root`` rewritten for an append, prepared (written beside, fsynced and read
+    back) but not placed: ``ends`` (topic, partition) -> the log end offset after the append, ``starts`` -> the
+    partition's first offset, the log start of a partition the log-start checkpoint lacks (one the append creates). A
+    checkpoint Kafka could not read is refused before anything moves."""
+    from kdump.read.checkpoints import parse_checkpoint
+    from kdump.write.atomic import AtomicFile
+    prepared: list = []
+    try:
+        for name in APPENDED_CHECKPOINTS:
+            path = os.path.join(root, name)
+            if not os.path.exists(path):
+                continue
+            cp = parse_checkpoint(path, kind=FileKind.OFFSET_CHECKPOINT.value)
+            if cp.problems:
+                raise WriteError(f"{path}: {cp.problems[0].message}; an append must keep it true and cannot read it "
+                                 "(kdump index check says more)")
+            entries = {(topic, part): offset for topic, part, offset in cp.entries}
+            for tp in ends:
+                if name == "log-start-offset-checkpoint":
+                    if tp not in entries and tp in starts:
+                        entries[tp] = starts[tp]
+                else:
+                    entries[tp] = ends[tp]
+            text = "".join(f"{topic} {part} {offset}\n" for (topic, part), offset in entries.items())
+            f = AtomicFile(path, overwrite=True, backup=False)
+            prepared.append(f)
+            f.write(f"0\n{len(entries)}\n{text}".encode())
+            f.prepare()
+    except BaseException:
+        for f in prepared:
+            f.abort()
+        raise
+    return prepared
+
+
+def _place_checkpoints(prepared: list, root: str) -> None:
+    from kdump.write.atomic import fsync_directory
+    for f in prepared:
+        f.place()
+    if prepared:
+        fsync_directory(root)
 
 
 def log_ends(root: str, partitions) -> dict[tuple, int]:
