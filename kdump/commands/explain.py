@@ -1,11 +1,12 @@
 """``kdump explain``: a thin Click layer over :mod:`kdump.explain`."""
 from __future__ import annotations
 
+import io
 import sys
 
 import click
 
-from kdump.commands.options import exit_help, output_options, say
+from kdump.commands.options import exit_help, output_options, output_path_option, say
 from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
 
 EXIT_HELP = exit_help(
@@ -25,9 +26,14 @@ EXIT_HELP = exit_help(
 @click.option("--records", is_flag=True,
               help="Expand the records too: each field of each record and header; a compressed payload decompressed "
                    "(positions in it marked +N); a wrapper's inner messages with their relative and absolute offsets.")
+@output_path_option("Write to FILE instead of standard output (atomically: whole and read back, or not at all); "
+                    "for --format html, the page to share.", metavar="FILE")
+@click.option("--force", is_flag=True, help="Replace an existing -o FILE.")
 @output_options(format_help="text: an annotated hex view; json: a tree of fields {name, start, length, value, "
-                            "children}, start an absolute byte position.")
-def command(path, position, offset, count, records, ui):
+                            "children}, start an absolute byte position; html: one self-contained page, the hex "
+                            "beside the field tree, a field and its bytes lit together under the pointer.",
+                page=True)
+def command(path, position, offset, count, records, output, force, ui):
     """A batch's bytes field by field, as the format articles draw them: each field's position, bytes, Kafka's
     name, value and meaning; varints with their raw bytes, unsigned and zig-zag values; the CRC with the bytes it
     covers, stored and computed; a size that points past the file; the first field that breaks a rule.
@@ -41,6 +47,7 @@ def command(path, position, offset, count, records, ui):
       kdump explain --position 150396 --records 00000000000000000000.log
       kdump explain --offset 4711 --format json 00000000000000000000.log | jq '.entries[0].children[]'
       kdump explain --count 5 00000000000000000000.index
+      kdump explain --records --format html -o batch.html 00000000000000000000.log
     """
     from kdump.errors import UsageError
     from kdump.explain import explain
@@ -57,6 +64,28 @@ def command(path, position, offset, count, records, ui):
     except OSError as e:
         say(f"kdump: {path}: cannot read: {e.strerror or e}")
         sys.exit(EXIT_USAGE)
-    doc = found.to_dict()
-    RENDERERS[ui.format].document(ui.stdout, doc, lambda: render_text(doc, ui.echo))
-    sys.exit(EXIT_DATA if any("firstProblem" in e or "damagedArea" in e for e in doc["entries"]) else EXIT_OK)
+    fmt = RENDERERS[ui.format]
+    doc = found.to_dict(with_bytes=fmt.page)
+    damaged = any("firstProblem" in e or "damagedArea" in e for e in doc["entries"])
+    if output is None:
+        fmt.document(ui.stdout, doc, lambda: render_text(doc, ui.echo))
+    else:
+        text = io.StringIO()
+        fmt.document(text, doc, lambda: render_text(doc, lambda line: print(line, file=text)))
+        _write(output, text.getvalue(), force, path)
+    sys.exit(EXIT_DATA if damaged else EXIT_OK)
+
+
+def _write(output: str, text: str, force: bool, source: str) -> None:
+    """``text`` into ``output`` atomically (never over the input); a refusal or a failed write is a usage error."""
+    from kdump.commands.hints import force_hint
+    from kdump.write.atomic import AtomicWriteError, refuse_input, write_atomic
+    try:
+        refuse_input(source, output)
+        write_atomic(output, text.encode("utf-8"), overwrite=force)
+    except FileExistsError as e:  # (its message names the file)
+        say(f"kdump: {f'{e.filename}: {e.strerror}' if e.filename else e}{force_hint(e, force)}")
+        sys.exit(EXIT_USAGE)
+    except (OSError, AtomicWriteError) as e:
+        say(f"kdump: {output}: cannot write: {getattr(e, 'strerror', None) or e}")
+        sys.exit(EXIT_USAGE)

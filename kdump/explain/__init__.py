@@ -42,7 +42,7 @@ class Node:
     children: list[Node] | None = None
     decompressed: bool = False
     info: dict = field(default_factory=dict)
-    raw: bytes | None = field(default=None, repr=False)  # a payload's bytes, for its children (not shown)
+    raw: bytes | None = field(default=None, repr=False)  # a payload's bytes, for its children; an entry's bytes
 
     @property
     def end(self) -> int:
@@ -86,9 +86,14 @@ class Explained:
     entries: list[Node]
     stop: str | None = None
 
-    def to_dict(self) -> dict:
-        return {"path": self.path, "fileSize": self.file_size, "entries": [e.to_dict() for e in self.entries],
-                "stop": self.stop}
+    def to_dict(self, *, with_bytes: bool = False) -> dict:
+        """The JSON tree; ``with_bytes``: each entry carries its bytes on disk in hex (``bytes``, as many as were
+        read: what a page draws beside the fields)."""
+        entries = [e.to_dict() for e in self.entries]
+        if with_bytes:
+            for d, e in zip(entries, self.entries, strict=True):
+                d["bytes"] = (e.raw or b"").hex()
+        return {"path": self.path, "fileSize": self.file_size, "entries": entries, "stop": self.stop}
 
 
 # --- one field of a declaration as a node ----------------------------------------------------------------------
@@ -208,7 +213,7 @@ def explain_entry(data: bytes, position: int, file_size: int, *, records: bool =
         layout = L.LOG_ENTRY
     children, error = _walk(layout, data, 0, len(data), position)
     top = Node("batch" if magic == 2 else "message" if magic in (0, 1) else "entry", position, len(data),
-               kind=layout.name, children=children)
+               kind=layout.name, children=children, raw=data)
     by = {c.name: c for c in children}
     size_name = _SIZE_NAME.get(magic, "size")  # type: ignore[arg-type]
     size = by.get(size_name)
@@ -397,7 +402,7 @@ def explain_companion(data: bytes, layout: Layout, position: int = 0, count: int
     from kdump.format import index_layout as IL
     if layout is IL.SNAPSHOT:
         children, error = _walk(layout, data, 0, len(data), 0)
-        top = Node("snapshot", 0, len(data), None, kind=layout.name, children=children)
+        top = Node("snapshot", 0, len(data), None, kind=layout.name, children=children, raw=data)
         by = {c.name: c for c in children}
         crc = by.get("crc")
         if crc is not None and crc.kind != "unreadable":
@@ -417,7 +422,8 @@ def explain_companion(data: bytes, layout: Layout, position: int = 0, count: int
         if at >= len(data):
             break
         children, _error = _walk(layout, data, at, min(at + size, len(data)), 0)
-        out.append(Node("entry", at, min(size, len(data) - at), at // size, kind=layout.name, children=children))
+        out.append(Node("entry", at, min(size, len(data) - at), at // size, kind=layout.name, children=children,
+                        raw=data[at:at + size]))
     return out
 
 
