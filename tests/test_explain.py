@@ -2,6 +2,7 @@
 ``.log.json`` files), its leaves tile its bytes on disk exactly, and damaged corpus files name their broken field
 with the rule (the read layer's damage model, framing's rules)."""
 import json
+import re
 
 import pytest
 from corpus import CORPUS, case_id, load_json
@@ -266,3 +267,60 @@ def test_a_damaged_snapshot_names_its_crc(tmp_path):
     assert result.exit_code == 1
     (snap,) = json.loads(result.stdout)["entries"]
     assert snap["firstProblem"]["field"] == "crc" and snap["children"][1]["crc"]["valid"] is False
+
+
+CONTROL_CASES = [p for p in sorted(CORPUS.rglob("*.dumplog.txt")) if "isControl: true" in p.read_text()]
+CHECKPOINT = CORPUS / "broker-written/kraft-bootstrap-checkpoint/bootstrap.checkpoint"
+_BATCH_LINE = re.compile(r"baseOffset: (\d+) .* isControl: (\w+) .* position: (\d+) .* size: (\d+) magic: 2 "
+                         r"compresscodec: \w+ crc: (\d+)")
+_RECORD_LINE = re.compile(r"\| offset: (\d+) .* keySize: (-?\d+) valueSize: (-?\d+) .*headerKeys: \[[^]]*\] ?(.*)")
+
+
+def kafka_deep_dump(dumplog):
+    """Kafka's deep DumpLogSegments text as [(baseOffset, control, position, size, crc, [(offset, keySize,
+    valueSize, what a control record says)])]."""
+    batches = []
+    for line in dumplog.read_text().splitlines():
+        if m := _BATCH_LINE.match(line):
+            batches.append((int(m[1]), m[2] == "true", int(m[3]), int(m[4]), int(m[5]), []))
+        elif (m := _RECORD_LINE.match(line)) and batches:
+            batches[-1][5].append((int(m[1]), int(m[2]), int(m[3]), m[4] if batches[-1][1] else ""))
+    return batches
+
+
+@pytest.mark.parametrize("dumplog", CONTROL_CASES, ids=case_id)
+def test_control_records_and_kraft_checkpoints_explain_as_kafka_dumps_them(dumplog):
+    log = dumplog.with_name(dumplog.name.removesuffix(".dumplog.txt"))
+    kafka = kafka_deep_dump(dumplog)
+    got = explain(log, count=10_000, records=True)
+    assert got.stop == f"the end of the file at byte {got.file_size}"
+    v2 = [e for e in got.entries if e.name == "batch"]  # (the magic 2 batches: the lines read here)
+    for entry, (base, control, position, size, crc, records) in zip(v2, kafka, strict=True):
+        by = fields_of(entry)
+        assert (by["baseOffset"].value, entry.start, entry.length, by["crc"].value) == (base, position, size, crc)
+        assert bool(by["attributes"].value & L.V2_CONTROL_MASK) == control
+        tiles(entry)
+        assert "firstProblem" not in entry.info
+        got_records = []
+        for rec, kafka_record in zip(by["records"].children, records, strict=True):
+            f = fields_of(rec)
+            said = rec.info.get("control", "")
+            if control:  # the key's fields: its version and the type Kafka names
+                version, kind = f["key"].children
+                assert (version.name, kind.name) == ("version", "type")
+                if kafka_record[3].startswith("controlType: "):  # (the older tool names a LeaderChange's type only)
+                    said = f"controlType: {kind.info['meaning']}({kind.value})"
+            got_records.append((rec.info["offset"], f["keyLength"].value, f["valueLength"].value, said))
+        assert got_records == records
+
+
+def test_a_kraft_checkpoint_is_explained_from_its_snapshot_header_to_its_footer():
+    doc = json.loads(run_cli("explain", "--records", "--count", "9", "--format", "json", CHECKPOINT).stdout)
+    controls = [r.get("control", "") for e in doc["entries"] for c in e["children"] if c["name"] == "records"
+                for r in c["children"]]
+    assert controls[0].startswith("SnapshotHeader ") and controls[-1].startswith("SnapshotFooter ")
+    key_type = doc["entries"][0]["children"][-1]["children"][0]["children"][5]["children"][1]
+    assert (key_type["name"], key_type["value"], key_type["meaning"]) == ("type", 3, "SNAPSHOT_HEADER")
+    by_offset = json.loads(run_cli("explain", "--offset", "2", "--format", "json", CHECKPOINT).stdout)
+    assert by_offset["entries"][0]["start"] == kafka_deep_dump(CHECKPOINT.with_name(
+        CHECKPOINT.name + ".dumplog.txt"))[2][2]

@@ -23,7 +23,7 @@ from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.format.declare import Array, Bytes, FieldError, Int, Layout, UVarint, fields, uvarint_value
 from kdump.format.limits import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES
-from kdump.format.names import TIMESTAMP_TYPE_TEXT, codec_name
+from kdump.format.names import CONTROL_TYPE_NAMES, TIMESTAMP_TYPE_TEXT, codec_name
 
 __all__ = ["Node", "Explained", "explain", "explain_entry", "leaves"]
 
@@ -295,6 +295,31 @@ def _v2_records(by: dict[str, Node], limit: int) -> None:
         buf, base, decompressed = raw, payload.start, False
     base_offset, base_ts = by["baseOffset"].value, by["baseTimestamp"].value
     payload.children = _records(buf, count, base, decompressed, base_offset, base_ts)  # type: ignore[arg-type]
+    if by["attributes"].value & L.V2_CONTROL_MASK:  # type: ignore[operator]
+        for rec in payload.children:
+            if rec.kind == L.V2_RECORD.name and rec.children and rec.children[-1].kind != "unreadable":
+                _control_record(rec)
+
+
+def _control_record(rec: Node) -> None:
+    """A control record (a transaction marker, a KRaft record such as a ``.checkpoint``'s SnapshotHeader): its key's
+    fields, a marker's value's fields, and what it says as Kafka prints it (``control``); a record Kafka's reader
+    refuses marks its key or value with why."""
+    from kdump.decode.control import InvalidControl, TxnMarker, decode_control
+    by = {c.name: c for c in rec.children or ()}
+    key, value = by["key"], by["value"]
+    decoded = decode_control(key.raw if key.value is not None else None,
+                             value.raw if value.value is not None else None)
+    rec.info["control"] = decoded.kafka_text().strip()
+    if key.raw is not None and key.length == L.CONTROL_RECORD_KEY.size:
+        key.children, _ = _walk(L.CONTROL_RECORD_KEY_LAYOUT, key.raw, 0, key.length, key.start, key.decompressed)
+        kind = key.children[-1]
+        kind.info["meaning"] = CONTROL_TYPE_NAMES.get(kind.value, CONTROL_TYPE_NAMES[-1])  # type: ignore[call-overload]
+    if isinstance(decoded, TxnMarker) and value.raw is not None and value.length == L.END_TXN_MARKER.size:
+        value.children, _ = _walk(L.END_TXN_MARKER_LAYOUT, value.raw, 0, value.length, value.start,
+                                  value.decompressed)
+    if isinstance(decoded, InvalidControl):
+        _mark(key if decoded.type is None else value, decoded.error.code, decoded.error.message)
 
 
 def _records(buf: bytes, count: int, base: int, decompressed: bool, base_offset: int, base_ts: int) -> list[Node]:

@@ -43,7 +43,7 @@ def _value(node: dict) -> str:
 
 def _lines(node: dict, depth: int, out: Callable[[str], None]) -> None:
     at = f"+{node['start']}" if node.get("decompressed") else str(node["start"])
-    extra = [f"{key} {node[key]}" for key in ("offset", "timestamp", "relativeOffset", "absoluteOffset")
+    extra = [f"{key} {node[key]}" for key in ("offset", "timestamp", "relativeOffset", "absoluteOffset", "control")
              if node.get(key) is not None and "children" in node]
     children = node.get("children")
     if children is not None and node.get("kind") not in ("array",) and "raw" not in node and node["name"] in (
