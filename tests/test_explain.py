@@ -324,3 +324,39 @@ def test_a_kraft_checkpoint_is_explained_from_its_snapshot_header_to_its_footer(
     by_offset = json.loads(run_cli("explain", "--offset", "2", "--format", "json", CHECKPOINT).stdout)
     assert by_offset["entries"][0]["start"] == kafka_deep_dump(CHECKPOINT.with_name(
         CHECKPOINT.name + ".dumplog.txt"))[2][2]
+
+
+def _whole_and_valid(path) -> bool:
+    """Kafka's view holds every byte of the file, in valid batches."""
+    kafka = load_json(path)["batches"]
+    return all(b["valid"] for b in kafka) and kafka[-1]["position"] + kafka[-1]["size"] == path.stat().st_size
+
+
+# one file per (magic, codec) of its first batch (the range walk is the same for every file of one kind)
+RANGE_CASES = sorted({(b[0]["magic"], b[0]["codec"]): p for p in reversed(JSON_CASES)
+                      if len(b := load_json(p)["batches"]) >= 4 and _whole_and_valid(p)}.values())
+
+
+@pytest.mark.parametrize("path", RANGE_CASES, ids=case_id)
+def test_a_range_of_batches_by_offsets(path):
+    kafka = load_json(path)["batches"]
+    first, last = kafka[1], kafka[-2]
+    # from the batch holding an offset to the one holding another (its first offset: the batch is Kafka's view's)
+    doc = json.loads(run_cli("explain", "--format", "json", "--offset", first["lastOffset"], "--to-offset",
+                             last["baseOffset"], path).stdout)
+    assert [e["start"] for e in doc["entries"]] == [b["position"] for b in kafka[1:-1]]
+    assert doc["stop"] is None
+    # past the last batch: every batch to the end of the file; --count bounds the range
+    doc = json.loads(run_cli("explain", "--format", "json", "--to-offset", kafka[-1]["lastOffset"] + 10**6,
+                             path).stdout)
+    assert [e["start"] for e in doc["entries"]] == [b["position"] for b in kafka]
+    doc = json.loads(run_cli("explain", "--format", "json", "--to-offset", last["lastOffset"], "--count", "2",
+                             path).stdout)
+    assert [e["start"] for e in doc["entries"]] == [b["position"] for b in kafka[:2]]
+
+
+def test_a_range_below_its_start_is_a_usage_error():
+    result = run_cli("explain", "--offset", 40, "--to-offset", 30, TXN)
+    assert result.exit_code == 2 and "--to-offset 30 is below --offset 40" in result.stderr
+    index = TXN.with_suffix(".index")
+    assert run_cli("explain", "--to-offset", 3, index).exit_code == 2

@@ -21,8 +21,11 @@ EXIT_HELP = exit_help(
               help="Explain the entry that starts at byte N (where verify or dump named damage).")
 @click.option("--offset", type=int, default=None, metavar="N",
               help="Explain the batch that holds offset N (through the offset index where it checks out).")
-@click.option("--count", type=click.IntRange(1), default=1, show_default=True, metavar="N",
-              help="Explain N consecutive entries.")
+@click.option("--to-offset", type=int, default=None, metavar="M",
+              help="Explain consecutive batches through the one holding offset M (from --offset, --position or the "
+                   "first batch), as dump's --to-offset stops after M.")
+@click.option("--count", type=click.IntRange(1), default=None, metavar="N",
+              help="Explain N consecutive entries (default 1; with --to-offset, at most N).")
 @click.option("--records", is_flag=True,
               help="Expand the records too: each field of each record and header; a compressed payload decompressed "
                    "(positions in it marked +N); a wrapper's inner messages with their relative and absolute offsets.")
@@ -33,7 +36,7 @@ EXIT_HELP = exit_help(
                             "children}, start an absolute byte position; html: one self-contained page, the hex "
                             "beside the field tree, a field and its bytes lit together under the pointer.",
                 page=True)
-def command(path, position, offset, count, records, output, force, ui):
+def command(path, position, offset, to_offset, count, records, output, force, ui):
     """A batch's bytes field by field, as the format articles draw them: each field's position, bytes, Kafka's
     name, value and meaning; varints with their raw bytes, unsigned and zig-zag values; the CRC with the bytes it
     covers, stored and computed; a size that points past the file; the first field that breaks a rule.
@@ -46,6 +49,7 @@ def command(path, position, offset, count, records, output, force, ui):
       kdump explain 00000000000000000000.log
       kdump explain --position 150396 --records 00000000000000000000.log
       kdump explain --offset 4711 --format json 00000000000000000000.log | jq '.entries[0].children[]'
+      kdump explain --offset 4711 --to-offset 4800 00000000000000000000.log
       kdump explain --count 5 00000000000000000000.index
       kdump explain --records --format html -o batch.html 00000000000000000000.log
     """
@@ -56,8 +60,12 @@ def command(path, position, offset, count, records, output, force, ui):
 
     if position is not None and offset is not None:
         raise click.UsageError("give --position or --offset, not both")
+    if offset is not None and to_offset is not None and to_offset < offset:
+        raise click.UsageError(f"--to-offset {to_offset} is below --offset {offset}")
+    if count is None:
+        count = 1 if to_offset is None else sys.maxsize
     try:
-        found = explain(path, position=position, offset=offset, count=count, records=records)
+        found = explain(path, position=position, offset=offset, count=count, to_offset=to_offset, records=records)
     except UsageError as e:
         say(f"kdump: {e}")
         sys.exit(EXIT_USAGE)

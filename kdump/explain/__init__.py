@@ -454,14 +454,16 @@ def explain_companion(data: bytes, layout: Layout, position: int = 0, count: int
 
 # --- a file ------------------------------------------------------------------------------------------------------
 def explain(path, *, position: int | None = None, offset: int | None = None, count: int = 1, records: bool = False,
-            max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Explained:
+            to_offset: int | None = None, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+            limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Explained:
     """Explain ``count`` entries of the ``.log`` file ``path`` from ``position`` (or the batch holding ``offset``,
-    or the first); raises OSError (unreadable) or :class:`UsageError` (a position outside the file, an offset no
-    batch reaches)."""
+    or the first); with ``to_offset``, the entries through the one holding it (or the first after it), ``count`` at
+    most. Raises OSError (unreadable) or :class:`UsageError` (a position outside the file, an offset no batch
+    reaches)."""
     path = os.fspath(path)
     companion = _companion_layout(path)
     if companion is not None:
-        if offset is not None:
+        if offset is not None or to_offset is not None:
             raise UsageError(f"{path}: an offset picks a batch of a .log segment, not an entry of this file")
         with open(path, "rb") as f:  # read-only; companion files are small (a snapshot is bounded as read.snapshot)
             data = f.read(DEFAULT_MAX_BATCH_BYTES)
@@ -502,8 +504,20 @@ def explain(path, *, position: int | None = None, offset: int | None = None, cou
             if size < F.MIN_ENTRY_SIZE or (node.children and node.children[-1].kind == "unreadable"):
                 stop = f"the entry at byte {position} cannot be followed (its size field is not trusted)"
                 break
+            last = _last_offset(node)
+            if to_offset is not None and last is not None and last >= to_offset:
+                break  # (the range is done)
             position += declared
     return Explained(path, file_size, entries, stop)
+
+
+def _last_offset(entry: Node) -> int | None:
+    """The last offset an entry holds (a v2 batch's base offset and last offset delta; a magic 0/1 message's or
+    wrapper's offset field), None where its header did not read."""
+    if entry.name == "batch":
+        base, delta = _int_child(entry, "baseOffset"), _int_child(entry, "lastOffsetDelta")
+        return None if base is None or delta is None else base + delta
+    return _int_child(entry, "offset") if entry.name == "message" else None
 
 
 def _first_problem(node: Node) -> None:
