@@ -12,7 +12,8 @@ from kdump.errors import EXIT_DATA, EXIT_OK, EXIT_USAGE
 EXIT_HELP = exit_help(
     ok="every field explained follows Kafka's rules",
     data="a field breaks a rule (a CRC that does not match, a size that points past the file, a header rule, "
-         "records that do not parse): the field is marked with the rule")
+         "records that do not parse): the field is marked with the rule (a crash-cut tail, which Kafka's own tool "
+         "passes, is marked but exits 0)")
 
 
 @click.command("explain", epilog=EXIT_HELP)
@@ -74,14 +75,19 @@ def command(path, position, offset, to_offset, count, records, output, force, ui
         sys.exit(EXIT_USAGE)
     fmt = RENDERERS[ui.format]
     doc = found.to_dict(with_bytes=fmt.page)
-    damaged = any("firstProblem" in e or "damagedArea" in e for e in doc["entries"])
+    failing = found.failing()
     if output is None:
         fmt.document(ui.stdout, doc, lambda: render_text(doc, ui.echo))
     else:
         text = io.StringIO()
         fmt.document(text, doc, lambda: render_text(doc, lambda line: print(line, file=text)))
         _write(output, text.getvalue(), force, path)
-    sys.exit(EXIT_DATA if damaged else EXIT_OK)
+    for entry in failing:  # (said on stderr too: the output may be a page or a pipe)
+        area, first = entry.info.get("damagedArea"), entry.info.get("firstProblem")
+        why = f"{area['code']}: {area['message']}" if area else f"{first['code']}: {first['message']}"
+        field = f" (the first field that breaks a rule: {first['field']} at byte {first['start']})" if first else ""
+        say(f"kdump: {path}: byte {entry.start}: {why}{field}")
+    sys.exit(EXIT_DATA if failing else EXIT_OK)
 
 
 def _write(output: str, text: str, force: bool, source: str) -> None:

@@ -86,6 +86,13 @@ class Explained:
     entries: list[Node]
     stop: str | None = None
 
+    def failing(self) -> list[Node]:
+        """The entries that fail a run (exit 1): a field breaks a rule, except where the read layer's damage model
+        judges the entry's damaged area a crash-cut tail (:attr:`kdump.read.damage.Damage.fails`: Kafka's own tool
+        reports it with exit 0, as every command does); such a tail's fields are marked all the same."""
+        return [e for e in self.entries
+                if (e.info["damagedArea"]["fails"] if "damagedArea" in e.info else "firstProblem" in e.info)]
+
     def to_dict(self, *, with_bytes: bool = False) -> dict:
         """The JSON tree; ``with_bytes``: each entry carries its bytes on disk in hex (``bytes``, as many as were
         read: what a page draws beside the fields)."""
@@ -461,6 +468,10 @@ def explain(path, *, position: int | None = None, offset: int | None = None, cou
     most. Raises OSError (unreadable) or :class:`UsageError` (a position outside the file, an offset no batch
     reaches)."""
     path = os.fspath(path)
+    from kdump.read.logdir import Refused, stat_or_refusal
+    refused = stat_or_refusal(path)
+    if isinstance(refused, Refused):  # (a FIFO is not opened: reading it could block)
+        raise refused.as_oserror()
     companion = _companion_layout(path)
     if companion is not None:
         if offset is not None or to_offset is not None:
@@ -530,14 +541,25 @@ def _first_problem(node: Node) -> None:
 def _damage(node: Node, path: str, position: int, max_batch_bytes: int) -> None:
     """The read layer's view of the entry: the damaged area that starts there, if any (its cause, its range and
     the offsets it costs), and the field its cause is about marked with it."""
-    from kdump.read.damage import Damage, readable
+    from kdump.read.damage import Damage, foreign_start, readable
     from kdump.read.segment import SegmentReader
     with SegmentReader(path, start=position, max_batch_bytes=max_batch_bytes) as reader:
-        first = next(iter(readable(reader, show_invalid=False)), None)
+        # a file whose first bytes cannot start a Kafka log (text renamed .log) is that, as every command says,
+        # not an incomplete last batch
+        foreign = foreign_start(reader) if position == 0 else None
+        first = None if foreign else next(iter(readable(reader, show_invalid=False)), None)
+        file_size = reader.file_size
+    if foreign is not None:
+        node.info["damagedArea"] = {"code": foreign.code, "kind": "foreign", "start": 0, "end": file_size,
+                                    "message": foreign.message, "fails": True}
+        for c in node.children or ():
+            if c.name == "magic":
+                c.info["problem"] = {"code": foreign.code, "message": foreign.message}
+        return
     if not isinstance(first, Damage) or first.start != position:
         return
     node.info["damagedArea"] = {"code": first.code, "kind": first.kind, "start": first.start, "end": first.end,
-                           "message": first.describe()}
+                                "message": first.describe(), "fails": first.fails}
     name = _CODE_FIELDS.get(first.code) or _rule_field(first.code)
     if name == "size":
         name = {"batch": "batchLength", "message": "messageSize"}.get(node.name, "size")
