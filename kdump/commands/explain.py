@@ -84,7 +84,8 @@ def command(path, position, offset, to_offset, count, records, output, force, ui
         _write(output, text.getvalue(), force, path)
     for entry in failing:  # (said on stderr too: the output may be a page or a pipe)
         area, first = entry.info.get("damagedArea"), entry.info.get("firstProblem")
-        why = f"{area['code']}: {area['message']}" if area else f"{first['code']}: {first['message']}"
+        cause = area or first or {}
+        why = f"{cause.get('code')}: {cause.get('message')}"
         field = f" (the first field that breaks a rule: {first['field']} at byte {first['start']})" if first else ""
         say(f"kdump: {path}: byte {entry.start}: {why}{field}")
     sys.exit(EXIT_DATA if failing else EXIT_OK)
