@@ -265,6 +265,9 @@ def _check_crc(crc: Node, data: bytes, position: int) -> None:
         if computed != stored:
             _mark(crc, "crc-mismatch", f"stored {info['function']} {stored} does not match the computed {computed} "
                                       f"of bytes {position + frm}..{position + to}")
+    elif frm > to:  # (a size field below the smallest entry: the span it gives ends before the CRC's start)
+        info.update({"computed": None, "valid": None,
+                     "note": f"the size field ends the entry at byte {position + to}, before the covered bytes start"})
     else:
         info.update({"computed": None, "valid": None,
                      "note": f"the bytes it covers run to {position + to}, past the end of the file"})

@@ -34,7 +34,7 @@ def _value(node: dict) -> str:
     if "crc" in node:
         c = node["crc"]
         check = ("matches" if c["valid"] else f"computed {c['computed']}: MISMATCH") if c["valid"] is not None \
-            else "not computable (the covered bytes are not all in the file)"
+            else f"not computable ({c['note']})"
         parts.append(f"{c['function']} of bytes {c['covers']['start']}..{c['covers']['end']} {check}")
     if "entryEnd" in node:
         parts.append(f"the entry ends at byte {node['entryEnd']}")
