@@ -2,6 +2,7 @@
 ``.log.json`` files), its leaves tile its bytes on disk exactly, and damaged corpus files name their broken field
 with the rule (the read layer's damage model, framing's rules)."""
 import json
+import os
 import re
 
 import pytest
@@ -360,3 +361,32 @@ def test_a_range_below_its_start_is_a_usage_error():
     assert result.exit_code == 2 and "--to-offset 30 is below --offset 40" in result.stderr
     index = TXN.with_suffix(".index")
     assert run_cli("explain", "--to-offset", 3, index).exit_code == 2
+
+
+def test_a_crash_cut_tail_is_marked_but_passes_as_kafkas_tool_passes_it():
+    """Kafka's DumpLogSegments reports the last batch cut short as 'invalid bytes at the end' and exits 0 (the corpus
+    dump); explain marks the size field that points past the file and exits 0 as well."""
+    cut = CORPUS / "kafka-generated/corrupt/v2-truncated-tail/00000000000000000000.log"
+    assert "120 invalid bytes at the end" in cut.with_name(cut.name + ".dumplog.txt").read_text()
+    at = load_json(cut)["totals"]["validEnd"]
+    result = run_cli("explain", "--format", "json", "--to-offset", 2**63 - 1, cut)
+    assert result.exit_code == 0, result.stderr
+    tail = json.loads(result.stdout)["entries"][-1]
+    assert (tail["start"], tail["firstProblem"]["field"], tail["damagedArea"]["fails"]) == (at, "batchLength", False)
+    # bytes past the file with valid batches after them are a damaged size field, not a tail: that fails
+    assert run_cli("explain", "--position", load_json(BEYOND_EOF)["totals"]["validEnd"], BEYOND_EOF).exit_code == 1
+
+
+def test_a_failing_entry_is_said_on_stderr_and_a_fifo_is_not_opened(tmp_path):
+    result = run_cli("explain", "--position", 509, "--format", "html", "-o", tmp_path / "p.html", CRC_MISMATCH)
+    assert result.exit_code == 1
+    assert "byte 509: crc-mismatch: " in result.stderr and "first field that breaks a rule: crc at byte 526" \
+        in result.stderr  # (the batch at 509: its crc field 17 bytes in, as the v2 header lays it out)
+    text = tmp_path / "00000000000000000000.log"
+    text.write_bytes(b"operator notes: this is no segment\n" * 20)
+    result = run_cli("explain", text)
+    assert result.exit_code == 1 and "not-a-kafka-log" in result.stderr
+    fifo = tmp_path / "fifo.log"
+    os.mkfifo(fifo)
+    result = run_cli("explain", fifo)
+    assert result.exit_code == 2 and "not a regular file" in result.stderr
