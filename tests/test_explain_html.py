@@ -7,7 +7,7 @@ import re
 from html.parser import HTMLParser
 
 import pytest
-from corpus import CORPUS
+from corpus import CORPUS, load_json
 from support import cdp
 from support.cli import run_cli
 
@@ -117,10 +117,22 @@ def browser(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def txn_page(browser, tmp_path_factory):
-    out = tmp_path_factory.mktemp("page") / "txn.html"
-    assert run_cli("explain", "--records", "--format", "html", "-o", str(out), str(TXN)).exit_code == 0
-    browser.navigate(out.as_uri())
+def pages(tmp_path_factory):
+    """log -> its page (explain --records --format html), made once per module."""
+    made: dict = {}
+
+    def page(log):
+        if log not in made:
+            out = tmp_path_factory.mktemp("page") / "page.html"
+            assert run_cli("explain", "--records", "--format", "html", "-o", str(out), str(log)).exit_code == 0
+            made[log] = out.as_uri()
+        return made[log]
+    return page
+
+
+@pytest.fixture
+def txn_page(browser, pages):
+    browser.navigate(pages(TXN))
     return browser
 
 
@@ -159,3 +171,14 @@ def test_the_page_renders_coloured_and_requests_nothing_but_itself(txn_page):
     assert {k for k, rgb in KIND_COLOURS.items() if bytes(rgb) in colours} == set(KIND_COLOURS)
     urls = txn_page.requested_urls()
     assert urls and all(u.startswith("file:") for u in urls), urls
+
+
+def test_a_decompressed_field_lights_the_compressed_payload_it_is_in(browser, pages):
+    """A field inside a compressed payload has no bytes of its own in the file: it lights the payload's, which in
+    a v2 batch run from byte 61 (the end of the batch header, spec) to the end of the batch (Kafka's view)."""
+    log = CORPUS / "kafka-generated/v2-gzip/00000000000000000000.log"
+    first = load_json(log)["batches"][0]
+    browser.navigate(pages(log))
+    hover(browser, FIELD.format("value"))  # the first record's value, in the decompressed records
+    assert browser.evaluate(LIT_FIELDS) == ["value"]
+    assert browser.evaluate(LIT_BYTES) == list(range(first["position"] + 61, first["position"] + first["size"]))

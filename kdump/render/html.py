@@ -25,7 +25,7 @@ _CSS = """
 body{font:13px/1.35 monospace;margin:1em;color:#222;background:#fff}
 h1{font-size:15px}h2{font-size:14px;margin:1.2em 0 .3em}
 .entry{display:flex;gap:1.5em;align-items:flex-start;border-top:1px solid #ccc;padding-top:.5em}
-.hex{white-space:pre;flex:none}.hex i{font-style:normal;padding:0 1px;border-radius:2px}
+.hex{white-space:pre;flex:none;position:sticky;top:0;max-height:100vh;overflow:auto}.hex i{font-style:normal;padding:0 1px;border-radius:2px}
 .hex .pos{color:#888}.tree{flex:1;min-width:0}
 .tree ul{list-style:none;margin:0;padding-left:1.2em}.tree>ul{padding-left:0}
 .f{padding:0 3px;border-radius:2px;cursor:default;white-space:pre-wrap;word-break:break-all}
@@ -36,19 +36,21 @@ h1{font-size:15px}h2{font-size:14px;margin:1.2em 0 .3em}
 .legend span{margin-right:.8em;padding:0 4px}.note{color:#666}
 """
 
-# hover: a tree field lights its bytes (its range, or its compressed payload's for decompressed fields); a byte
-# lights the field it belongs to and that field's bytes
+# hover: a tree field lights its bytes (its range, or its compressed payload's for decompressed fields), the hex
+# pane (sticky beside a long tree) scrolled to them; a byte lights the field it belongs to and that field's bytes
 _JS = """
 (function(){
 var lit=[];
 function clear(){lit.forEach(function(e){e.classList.remove('hl')});lit=[];}
 function light(e){e.classList.add('hl');lit.push(e);}
-function show(f){var sec=f.closest('.entry'),bytes=sec.querySelectorAll('.hex i'),base=+sec.dataset.start;
- var s=+f.dataset.s,e=s+(+f.dataset.l);light(f);
- for(var p=Math.max(s,base);p<e&&p-base<bytes.length;p++)light(bytes[p-base]);}
+function show(f,fromTree){var sec=f.closest('.entry'),pane=sec.querySelector('.hex'),bytes=pane.querySelectorAll('i');
+ var base=+sec.dataset.start,s=+f.dataset.s,e=s+(+f.dataset.l),first=null;light(f);
+ for(var p=Math.max(s,base);p<e&&p-base<bytes.length;p++){light(bytes[p-base]);first=first||bytes[p-base];}
+ if(fromTree&&first&&(first.offsetTop<pane.scrollTop||first.offsetTop>pane.scrollTop+pane.clientHeight-20))
+  pane.scrollTop=first.offsetTop-pane.clientHeight/3;}
 document.addEventListener('mouseover',function(ev){var t=ev.target;clear();
  var f=t.closest?t.closest('.f[data-s]'):null;
- if(f){show(f);return;}
+ if(f){show(f,true);return;}
  if(t.tagName==='I'&&t.dataset.f){var g=document.getElementById(t.dataset.f);if(g)show(g);}});
 })();
 """
@@ -66,8 +68,9 @@ def _category(node: dict) -> str:
         return "varint"
     if kind.startswith(("int", "uint")):
         return "int"
-    if node.get("children") is not None:
-        return "struct"
+    children = node.get("children")
+    if children and not (children[0].get("decompressed") and not node.get("decompressed")):
+        return "struct"  # (a compressed payload is bytes: its children are not in the file)
     return "bytes"
 
 
