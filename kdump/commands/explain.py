@@ -42,8 +42,8 @@ def command(path, position, offset, to_offset, count, records, output, force, ui
     name, value and meaning; varints with their raw bytes, unsigned and zig-zag values; the CRC with the bytes it
     covers, stored and computed; a size that points past the file; the first field that breaks a rule.
 
-    PATH: a .log segment (default: its first batch); also a .index, .timeindex or .txnindex (its entries) or a
-    producer .snapshot (the whole file).
+    PATH: a .log segment or a KRaft .checkpoint (default: its first batch); also a .index, .timeindex or .txnindex
+    (its entries) or a producer .snapshot (the whole file).
 
     \b
     Examples:
