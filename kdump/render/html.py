@@ -25,7 +25,8 @@ _CSS = """
 body{font:13px/1.35 monospace;margin:1em;color:#222;background:#fff}
 h1{font-size:15px}h2{font-size:14px;margin:1.2em 0 .3em}
 .entry{display:flex;gap:1.5em;align-items:flex-start;border-top:1px solid #ccc;padding-top:.5em}
-.hex{white-space:pre;flex:none;position:sticky;top:0;max-height:100vh;overflow:auto}.hex i{font-style:normal;padding:0 1px;border-radius:2px}
+.hex{white-space:pre;flex:none;position:sticky;top:0;max-height:100vh;overflow:auto}
+.hex i{font-style:normal;padding:0 1px;border-radius:2px}
 .hex .pos{color:#888}.tree{flex:1;min-width:0}
 .tree ul{list-style:none;margin:0;padding-left:1.2em}.tree>ul{padding-left:0}
 .f{padding:0 3px;border-radius:2px;cursor:default;white-space:pre-wrap;word-break:break-all}
