@@ -390,3 +390,14 @@ def test_a_failing_entry_is_said_on_stderr_and_a_fifo_is_not_opened(tmp_path):
     os.mkfifo(fifo)
     result = run_cli("explain", fifo)
     assert result.exit_code == 2 and "not a regular file" in result.stderr
+
+
+def test_output_to_a_file_is_what_standard_output_shows(tmp_path):
+    for fmt in ("text", "json"):
+        shown = run_cli("explain", "--records", "--format", fmt, TXN)
+        written = run_cli("explain", "--records", "--format", fmt, "-o", tmp_path / f"out.{fmt}", TXN)
+        assert written.exit_code == shown.exit_code == 0 and written.stdout == ""
+        assert (tmp_path / f"out.{fmt}").read_text() == shown.stdout
+    refused = run_cli("explain", "-o", TXN, TXN)  # never over the input, --force or not
+    assert refused.exit_code == 2 and "never modifies its input" in refused.stderr
+    assert run_cli("explain", "--force", "-o", TXN, TXN).exit_code == 2
