@@ -148,8 +148,8 @@ def test_every_command_shows_the_shared_options_and_its_exit_codes():
     for words, _command in commands:
         result = run_cli(*words, "--help")
         assert result.exit_code == 0, words
-        # text and json everywhere; dump adds records, verify junit
-        assert re.search(r"--format \[text\|json(\|records|\|junit)?\]", result.output), words
+        # text and json everywhere; dump adds records, verify junit, explain html
+        assert re.search(r"--format \[text\|json(\|records|\|junit|\|html)?\]", result.output), words
         for flag in ("--no-color", "-v, --verbose", "-q, --quiet", "Exit codes:", "70"):
             assert flag in result.output, (words, flag)
 

@@ -265,6 +265,7 @@ class Command:
     one_path: bool = False  # takes one path (the first)
     base: Base = DATA  # the partition its inputs are built from
     brokers: int = 1  # the input built this many times, each in a broker's directory of its own (replicas)
+    segment: bool = False  # takes one segment file: a partition directory's first .log (else the path as given)
 
 
 COMMANDS = {
@@ -287,6 +288,8 @@ COMMANDS = {
     "metadata": Command(("metadata",), base=METADATA),
     # two brokers holding the same copy: in sync, so the copies' soundness alone decides (headers and CRCs, as txn)
     "replicas": Command(("replicas", "--jobs", "1"), brokers=2),
+    # every batch of the segment, records expanded (a deep reader: a payload that does not decompress is damage)
+    "explain": Command(("explain", "--records", "--to-offset", str(2**63 - 1)), one_path=True, segment=True),
 }
 
 # Exit code per input class (rows) and command (columns, in COMMANDS' order); "-": the command does not apply.
@@ -294,30 +297,31 @@ COMMANDS = {
 # flags, index rebuild, txn: batch headers and CRCs, as Kafka's recovery reads) never decompress a data batch, so
 # a batch that does not decompress is no damage to them; the deep readers and every record reader fail it. index
 # rebuild and convert take segments and partition directories, not a log directory (two partitions' files would
-# meet in one output directory).
+# meet in one output directory). explain reads one segment (a partition's first), as a deep reader: it fails what
+# the deep readers fail, passes the crash-cut tail they pass, and reads no companion file nor a second segment.
 COLUMNS = list(COMMANDS)
 EXPECTED_TABLE = """
-                            dump dump-deep verify verify-deep index-dump index-check index-check-deep index-rebuild convert salvage stats txn  groups txn-state metadata replicas
-clean                       0    0         0      0           2          0w          0w               0             0       0       0     0  0      0         0        0
-empty_directory             2    2         2      2           2          2           2                2             2       2       2     2  2      2         2        2
-empty_directory_among_readable 2 2       2      2           2          2           2                2             -       -       2     2  2      2         2        2
-missing_path                2    2         2      2           2          2           2                2             2       2       2     2  2      2         2        2
-fifo                        2    2         2      2           2          2           2                2             2       2       2     2  2      2         2        2
-symlink_loop                2    2         2      2           2          2           2                2             2       2       2     2  2      2         2        2
-unreadable_among_readable   1    1         1      1           1          1           1                -             -       -       1     1  1      1         1        1
-text_named_log              1    1         1      1           2          1           1                1             1       1       1     1  1      1         1        1
-size_field_damage           1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1        1
-unknown_magic               1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1        1
-undecompressable            0    1         0      1           2          0w          0w               0             1       1       1     0  1      1         1        0
-crc_mismatch                1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1        1
-decompression_bomb          0    1         0      1           2          0w          0w               0             1       1       1     0  1      1         1        0
-truncated_tail              0    0         0w     0w          2          0w          0w               0             0       0       0     0  0      0         0        0
-short_zero_tail             0    0         0w     0w          2          0w          0w               0             0       0       0     0  0      0         0        0
-long_zero_tail              1    1         1      1           2          0w          0w               1             1       1       1     1  1      1         1        1
-damaged_index               0    0         1      1           0          1           1                0             0       0       0     0  -      -         -        0
-damaged_timeindex           0    0         1      1           0          1           1                0             0       0       0     0  -      -         -        0
-damaged_snapshot            0    0         1      1           1          1           1                0             0       0       0     0  -      -         -        0
-missing_segment             0    0         0w     0w          2          0w          0w               0             0       0       0     0  0      -         1        0
+                             dump dump-deep verify verify-deep index-dump index-check index-check-deep index-rebuild convert salvage stats txn groups txn-state metadata replicas explain
+clean                        0    0         0      0           2          0w          0w               0             0       0       0     0   0      0         0        0        0
+empty_directory              2    2         2      2           2          2           2                2             2       2       2     2   2      2         2        2        2
+empty_directory_among_readable 2    2         2      2           2          2           2                2             -       -       2     2   2      2         2        2        -
+missing_path                 2    2         2      2           2          2           2                2             2       2       2     2   2      2         2        2        2
+fifo                         2    2         2      2           2          2           2                2             2       2       2     2   2      2         2        2        2
+symlink_loop                 2    2         2      2           2          2           2                2             2       2       2     2   2      2         2        2        2
+unreadable_among_readable    1    1         1      1           1          1           1                -             -       -       1     1   1      1         1        1        -
+text_named_log               1    1         1      1           2          1           1                1             1       1       1     1   1      1         1        1        1
+size_field_damage            1    1         1      1           2          0w          0w               1             1       1       1     1   1      1         1        1        1
+unknown_magic                1    1         1      1           2          0w          0w               1             1       1       1     1   1      1         1        1        1
+undecompressable             0    1         0      1           2          0w          0w               0             1       1       1     0   1      1         1        0        1
+crc_mismatch                 1    1         1      1           2          0w          0w               1             1       1       1     1   1      1         1        1        1
+decompression_bomb           0    1         0      1           2          0w          0w               0             1       1       1     0   1      1         1        0        1
+truncated_tail               0    0         0w     0w          2          0w          0w               0             0       0       0     0   0      0         0        0        0
+short_zero_tail              0    0         0w     0w          2          0w          0w               0             0       0       0     0   0      0         0        0        0
+long_zero_tail               1    1         1      1           2          0w          0w               1             1       1       1     1   1      1         1        1        1
+damaged_index                0    0         1      1           0          1           1                0             0       0       0     0   -      -         -        0        0
+damaged_timeindex            0    0         1      1           0          1           1                0             0       0       0     0   -      -         -        0        0
+damaged_snapshot             0    0         1      1           1          1           1                0             0       0       0     0   -      -         -        0        0
+missing_segment              0    0         0w     0w          2          0w          0w               0             0       0       0     0   0      -         1        0        0
 """
 
 
@@ -351,6 +355,8 @@ def run(command: str, paths: list[Path], root: Path, *extra):
     args = list(cmd.argv) + list(extra)
     if cmd.output is not None:
         args += [cmd.output, root / "out"]
+    if cmd.segment and paths[0].is_dir() and not paths[0].is_symlink():
+        paths = sorted(paths[0].glob("*.log"))[:1] or paths
     args += [paths[0]] if cmd.one_path else paths
     return run_cli(*args)
 

@@ -2,6 +2,8 @@
 ``.log.json`` files), its leaves tile its bytes on disk exactly, and damaged corpus files name their broken field
 with the rule (the read layer's damage model, framing's rules)."""
 import json
+import os
+import re
 
 import pytest
 from corpus import CORPUS, case_id, load_json
@@ -266,3 +268,136 @@ def test_a_damaged_snapshot_names_its_crc(tmp_path):
     assert result.exit_code == 1
     (snap,) = json.loads(result.stdout)["entries"]
     assert snap["firstProblem"]["field"] == "crc" and snap["children"][1]["crc"]["valid"] is False
+
+
+CONTROL_CASES = [p for p in sorted(CORPUS.rglob("*.dumplog.txt")) if "isControl: true" in p.read_text()]
+CHECKPOINT = CORPUS / "broker-written/kraft-bootstrap-checkpoint/bootstrap.checkpoint"
+_BATCH_LINE = re.compile(r"baseOffset: (\d+) .* isControl: (\w+) .* position: (\d+) .* size: (\d+) magic: 2 "
+                         r"compresscodec: \w+ crc: (\d+)")
+_RECORD_LINE = re.compile(r"\| offset: (\d+) .* keySize: (-?\d+) valueSize: (-?\d+) .*headerKeys: \[[^]]*\] ?(.*)")
+
+
+def kafka_deep_dump(dumplog):
+    """Kafka's deep DumpLogSegments text as [(baseOffset, control, position, size, crc, [(offset, keySize,
+    valueSize, what a control record says)])]."""
+    batches = []
+    for line in dumplog.read_text().splitlines():
+        if m := _BATCH_LINE.match(line):
+            batches.append((int(m[1]), m[2] == "true", int(m[3]), int(m[4]), int(m[5]), []))
+        elif (m := _RECORD_LINE.match(line)) and batches:
+            batches[-1][5].append((int(m[1]), int(m[2]), int(m[3]), m[4] if batches[-1][1] else ""))
+    return batches
+
+
+@pytest.mark.parametrize("dumplog", CONTROL_CASES, ids=case_id)
+def test_control_records_and_kraft_checkpoints_explain_as_kafka_dumps_them(dumplog):
+    log = dumplog.with_name(dumplog.name.removesuffix(".dumplog.txt"))
+    kafka = kafka_deep_dump(dumplog)
+    got = explain(log, count=10_000, records=True)
+    assert got.stop == f"the end of the file at byte {got.file_size}"
+    v2 = [e for e in got.entries if e.name == "batch"]  # (the magic 2 batches: the lines read here)
+    for entry, (base, control, position, size, crc, records) in zip(v2, kafka, strict=True):
+        by = fields_of(entry)
+        assert (by["baseOffset"].value, entry.start, entry.length, by["crc"].value) == (base, position, size, crc)
+        assert bool(by["attributes"].value & L.V2_CONTROL_MASK) == control
+        tiles(entry)
+        assert "firstProblem" not in entry.info
+        got_records = []
+        for rec, kafka_record in zip(by["records"].children, records, strict=True):
+            f = fields_of(rec)
+            said = rec.info.get("control", "")
+            if control:  # the key's fields: its version and the type Kafka names
+                version, kind = f["key"].children
+                assert (version.name, kind.name) == ("version", "type")
+                if kafka_record[3].startswith("controlType: "):  # (the older tool names a LeaderChange's type only)
+                    said = f"controlType: {kind.info['meaning']}({kind.value})"
+            got_records.append((rec.info["offset"], f["keyLength"].value, f["valueLength"].value, said))
+        assert got_records == records
+
+
+def test_a_kraft_checkpoint_is_explained_from_its_snapshot_header_to_its_footer():
+    doc = json.loads(run_cli("explain", "--records", "--count", "9", "--format", "json", CHECKPOINT).stdout)
+    controls = [r.get("control", "") for e in doc["entries"] for c in e["children"] if c["name"] == "records"
+                for r in c["children"]]
+    assert controls[0].startswith("SnapshotHeader ") and controls[-1].startswith("SnapshotFooter ")
+    key_type = doc["entries"][0]["children"][-1]["children"][0]["children"][5]["children"][1]
+    assert (key_type["name"], key_type["value"], key_type["meaning"]) == ("type", 3, "SNAPSHOT_HEADER")
+    by_offset = json.loads(run_cli("explain", "--offset", "2", "--format", "json", CHECKPOINT).stdout)
+    assert by_offset["entries"][0]["start"] == kafka_deep_dump(CHECKPOINT.with_name(
+        CHECKPOINT.name + ".dumplog.txt"))[2][2]
+
+
+def _whole_and_valid(path) -> bool:
+    """Kafka's view holds every byte of the file, in valid batches."""
+    kafka = load_json(path)["batches"]
+    return all(b["valid"] for b in kafka) and kafka[-1]["position"] + kafka[-1]["size"] == path.stat().st_size
+
+
+# one file per (magic, codec) of its first batch (the range walk is the same for every file of one kind)
+RANGE_CASES = sorted({(b[0]["magic"], b[0]["codec"]): p for p in reversed(JSON_CASES)
+                      if len(b := load_json(p)["batches"]) >= 4 and _whole_and_valid(p)}.values())
+
+
+@pytest.mark.parametrize("path", RANGE_CASES, ids=case_id)
+def test_a_range_of_batches_by_offsets(path):
+    kafka = load_json(path)["batches"]
+    first, last = kafka[1], kafka[-2]
+    # from the batch holding an offset to the one holding another (its first offset: the batch is Kafka's view's)
+    doc = json.loads(run_cli("explain", "--format", "json", "--offset", first["lastOffset"], "--to-offset",
+                             last["baseOffset"], path).stdout)
+    assert [e["start"] for e in doc["entries"]] == [b["position"] for b in kafka[1:-1]]
+    assert doc["stop"] is None
+    # past the last batch: every batch to the end of the file; --count bounds the range
+    doc = json.loads(run_cli("explain", "--format", "json", "--to-offset", kafka[-1]["lastOffset"] + 10**6,
+                             path).stdout)
+    assert [e["start"] for e in doc["entries"]] == [b["position"] for b in kafka]
+    doc = json.loads(run_cli("explain", "--format", "json", "--to-offset", last["lastOffset"], "--count", "2",
+                             path).stdout)
+    assert [e["start"] for e in doc["entries"]] == [b["position"] for b in kafka[:2]]
+
+
+def test_a_range_below_its_start_is_a_usage_error():
+    result = run_cli("explain", "--offset", 40, "--to-offset", 30, TXN)
+    assert result.exit_code == 2 and "--to-offset 30 is below --offset 40" in result.stderr
+    index = TXN.with_suffix(".index")
+    assert run_cli("explain", "--to-offset", 3, index).exit_code == 2
+
+
+def test_a_crash_cut_tail_is_marked_but_passes_as_kafkas_tool_passes_it():
+    """Kafka's DumpLogSegments reports the last batch cut short as 'invalid bytes at the end' and exits 0 (the corpus
+    dump); explain marks the size field that points past the file and exits 0 as well."""
+    cut = CORPUS / "kafka-generated/corrupt/v2-truncated-tail/00000000000000000000.log"
+    assert "120 invalid bytes at the end" in cut.with_name(cut.name + ".dumplog.txt").read_text()
+    at = load_json(cut)["totals"]["validEnd"]
+    result = run_cli("explain", "--format", "json", "--to-offset", 2**63 - 1, cut)
+    assert result.exit_code == 0, result.stderr
+    tail = json.loads(result.stdout)["entries"][-1]
+    assert (tail["start"], tail["firstProblem"]["field"], tail["damagedArea"]["fails"]) == (at, "batchLength", False)
+    # bytes past the file with valid batches after them are a damaged size field, not a tail: that fails
+    assert run_cli("explain", "--position", load_json(BEYOND_EOF)["totals"]["validEnd"], BEYOND_EOF).exit_code == 1
+
+
+def test_a_failing_entry_is_said_on_stderr_and_a_fifo_is_not_opened(tmp_path):
+    result = run_cli("explain", "--position", 509, "--format", "html", "-o", tmp_path / "p.html", CRC_MISMATCH)
+    assert result.exit_code == 1
+    assert "byte 509: crc-mismatch: " in result.stderr and "first field that breaks a rule: crc at byte 526" \
+        in result.stderr  # (the batch at 509: its crc field 17 bytes in, as the v2 header lays it out)
+    text = tmp_path / "00000000000000000000.log"
+    text.write_bytes(b"operator notes: this is no segment\n" * 20)
+    result = run_cli("explain", text)
+    assert result.exit_code == 1 and "not-a-kafka-log" in result.stderr
+    fifo = tmp_path / "fifo.log"
+    os.mkfifo(fifo)
+    result = run_cli("explain", fifo)
+    assert result.exit_code == 2 and "not a regular file" in result.stderr
+
+
+def test_output_to_a_file_is_what_standard_output_shows(tmp_path):
+    for fmt in ("text", "json"):
+        shown = run_cli("explain", "--records", "--format", fmt, TXN)
+        written = run_cli("explain", "--records", "--format", fmt, "-o", tmp_path / f"out.{fmt}", TXN)
+        assert written.exit_code == shown.exit_code == 0 and written.stdout == ""
+        assert (tmp_path / f"out.{fmt}").read_text() == shown.stdout
+    refused = run_cli("explain", "-o", TXN, TXN)  # never over the input, --force or not
+    assert refused.exit_code == 2 and "never modifies its input" in refused.stderr
+    assert run_cli("explain", "--force", "-o", TXN, TXN).exit_code == 2

@@ -27,6 +27,7 @@ KAFKA = CORPUS / "kafka-generated"
 BROKER = CORPUS / "broker-written"
 INTERNAL = KAFKA / "internal-topics"
 CORRUPT = KAFKA / "corrupt"
+SEGMENT = "00000000000000000000.log"
 
 
 def _registry() -> Registry:
@@ -95,6 +96,13 @@ def _runs(tmp: Path) -> dict[str, list[tuple]]:
         "groups": [("groups", "--time-format", "iso", BROKER / "consumer-offsets-v2"),
                    ("groups", INTERNAL / "__consumer_offsets-0", _damaged_consumer_offsets(tmp))],
         "txn-state": [("txn-state", "--time-format", "iso", INTERNAL / "__transaction_state-0")],
+        "explain": [("explain", "--records", "--count", "3", KAFKA / "v2-transactional" / SEGMENT),
+                    ("explain", "--records", "--to-offset", "5", KAFKA / "mixed-magic" / SEGMENT),
+                    ("explain", "--position", "509", CORRUPT / "v2-crc-mismatch" / SEGMENT),
+                    ("explain", "--records", "--count", "3",
+                     BROKER / "kraft-bootstrap-checkpoint" / "bootstrap.checkpoint"),
+                    ("explain", "--count", "2", BROKER / "kraft-metadata-log" / f"{SEGMENT[:-4]}.index"),
+                    ("explain", BROKER / "producer-snapshot-3-producers" / "00000000000000094751.snapshot")],
         "metadata": [("metadata", "--time-format", "iso", BROKER / "kraft-metadata-log"),
                      ("metadata", INTERNAL / "__cluster_metadata-0"),
                      ("metadata", BROKER / "kraft-bootstrap-checkpoint" / "bootstrap.checkpoint")],
@@ -118,7 +126,7 @@ def outputs(tmp_path_factory) -> dict[str, list]:
 
 COMMANDS = [  # the keys of _runs
     "dump", "index-dump", "verify", "index-check", "index-rebuild", "convert", "salvage", "groups", "txn-state",
-    "metadata"]
+    "explain", "metadata"]
 
 
 @pytest.mark.parametrize("name", COMMANDS)
@@ -167,6 +175,9 @@ DATA_MAPS = {
               "partitions[].magics", "partitions[].codecs", "partitions[].compression", "partitions[].bySchemaId",
               "partitions[].bySubject", "total.bySchemaId", "total.bySubject"),
 }
+# The one documented exception (docs/json.md): explain's field tree names a field's byte range start/length, as
+# issue 34's tree form does, and other ranges start/end (a CRC's cover, a damaged area): places in a file, not files
+RETIRED_ALLOWED = {"explain": {"start", "length", "end"}}
 # Names kdump's JSON used for a concept it now names otherwise (docs/json.md lists them): never again.
 RETIRED = {"file": "path", "source": "path", "sourcePath": "path", "log": "path", "snapshot": "snapshotPath",
            "start": "position", "end": "position + bytes", "length": "bytes", "trailingBytes": "bytes",
@@ -202,7 +213,7 @@ def _dialect_problems(name: str, objects: list, paths: tuple[str, ...]) -> list[
                 continue
             if not CAMEL.match(key):
                 problems.append(f"{where}.{key}: not camelCase")
-            if key in RETIRED:
+            if key in RETIRED and key not in RETIRED_ALLOWED.get(name, ()):
                 problems.append(f"{where}.{key}: now {RETIRED[key]}")
             # a file's name is a path: under "path", or "...Path" for another file than the one reported on
             if isinstance(value, str) and value.startswith(paths) and key != "path" and not key.endswith("Path"):

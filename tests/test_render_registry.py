@@ -13,7 +13,7 @@ import pytest
 
 from kdump.cli import COMMANDS, cli
 from kdump.report.findings import ERROR, FileReport, Findings
-from kdump.render import DOCUMENT_FORMATS, FINDINGS_FORMATS, FORMATS, RENDERERS
+from kdump.render import DOCUMENT_FORMATS, FINDINGS_FORMATS, FORMATS, PAGE_FORMATS, RENDERERS
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("batches", "findings", "document")
@@ -43,12 +43,14 @@ def test_every_format_option_offers_the_registry():
     # groups: their subcommands
     assert {name for name, _, _ in COMMANDS} - {"index", "spark"} <= {name for _, name in offered}
     # the per-record format is offered where records are printed (dump), JUnit where the output is findings
-    # (verify), every other format everywhere
-    special = {("kdump.commands.dump", "dump"): FORMATS, ("kdump.commands.verify", "verify"): FINDINGS_FORMATS}
+    # (verify), the HTML page where bytes are explained (explain), every other format everywhere
+    special = {("kdump.commands.dump", "dump"): FORMATS, ("kdump.commands.verify", "verify"): FINDINGS_FORMATS,
+               ("kdump.commands.explain", "explain"): PAGE_FORMATS}
     assert {key: tuple(choices) for key, choices in offered.items()} == {
         key: special.get(key, DOCUMENT_FORMATS) for key in offered}
     assert set(FORMATS) - set(DOCUMENT_FORMATS) == {"records"}
     assert set(FINDINGS_FORMATS) - set(DOCUMENT_FORMATS) == {"junit"}
+    assert set(PAGE_FORMATS) - set(DOCUMENT_FORMATS) == {"html"}
 
 
 def test_json_document_keeps_epoch_ms_and_adds_the_chosen_form():
@@ -63,6 +65,23 @@ def test_json_document_keeps_epoch_ms_and_adds_the_chosen_form():
     out = io.StringIO()
     RENDERERS["json"].document(out, {"name": "caf\u00e9", "n": [1]}, lambda: None, ensure_ascii=False, indent=None)
     assert out.getvalue() == '{"name": "caf\u00e9", "n": [1]}\n'
+
+
+def test_html_document_is_a_page_of_its_fields_or_its_json():
+    out = io.StringIO()
+    RENDERERS["html"].document(out, {"name": "<b>", "n": [1]}, lambda: out.write("text\n"))
+    page = out.getvalue()
+    assert page.startswith("<!DOCTYPE html>") and "text\n" not in page
+    assert "&quot;name&quot;: &quot;&lt;b&gt;&quot;" in page
+    out = io.StringIO()
+    entry = {"name": "entry", "kind": "offset index entry", "start": 8, "length": 8, "value": 1,
+             "bytes": "0000000100000064",
+             "children": [{"name": "relativeOffset", "start": 8, "length": 4, "value": 1, "kind": "int32"},
+                          {"name": "position", "start": 12, "length": 4, "value": 100, "kind": "int32"}]}
+    RENDERERS["html"].document(out, {"path": "x.index", "fileSize": 16, "entries": [entry], "stop": None}, lambda: None)
+    page = out.getvalue()
+    assert page.count('class="f k-int"') == 2 and page.count("<i class=\"k-int\"") == 8
+    assert '<span class="pos">         8</span>' in page  # the pane's rows start at the entry's position
 
 
 def test_text_document_is_the_commands_own_lines():
@@ -81,6 +100,10 @@ def test_findings_in_each_format(fmt):
         import xml.etree.ElementTree as ET
         (case,) = ET.fromstring(out.getvalue()).iter("testcase")
         assert case.get("name") == "a.log" and "crc-mismatch at byte 0" in case.find("failure").text
+    elif fmt == "html":  # the text lines, escaped, in a page
+        page = out.getvalue()
+        assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+        assert "error crc-mismatch at byte 0: the batch&#x27;s CRC is wrong" in page
     elif fmt != "text":  # records: a report is the JSON document
         doc = json.loads(out.getvalue())
         assert doc["status"] == "findings" and doc["summary"]["exitCode"] == 1

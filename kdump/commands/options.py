@@ -17,7 +17,7 @@ from typing import NoReturn
 import click
 
 from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, error_object
-from kdump.render import DOCUMENT_FORMATS, FINDINGS_FORMATS, FORMATS, is_json
+from kdump.render import DOCUMENT_FORMATS, FINDINGS_FORMATS, FORMATS, PAGE_FORMATS, is_json
 from kdump.report.outcome import REFUSAL_ERRNOS, Outcome
 from kdump.text.escape import escape, is_terminal
 from kdump.text.escape import printable_path as shown
@@ -234,7 +234,7 @@ def color_option(f):
 
 
 def output_options(*, format_help: str = "text for people; json for programs.", verbose_help: str | None = None,
-                   records: bool = False, findings: bool = False):
+                   records: bool = False, findings: bool = False, page: bool = False):
     """``--format text|json``, ``--no-color``, ``-v/--verbose``, ``-q/--quiet``; the command receives one
     ``ui`` (:class:`Ui`) instead of the four."""
     def decorate(f):
@@ -245,7 +245,8 @@ def output_options(*, format_help: str = "text for people; json for programs.", 
                                help="Only problems on stderr: no notes, hints or progress.")(command)
         command = click.option("-v", "--verbose", is_flag=True, help=verbose_help or "Say more.")(command)
         command = color_option(command)
-        choices = FORMATS if records else FINDINGS_FORMATS if findings else DOCUMENT_FORMATS
+        choices = (FORMATS if records else FINDINGS_FORMATS if findings else PAGE_FORMATS if page
+                   else DOCUMENT_FORMATS)
         return click.option("--format", "fmt", type=click.Choice(choices),
                             default="text",
                             show_default=True, help=format_help)(command)

@@ -23,7 +23,7 @@ from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.format.declare import Array, Bytes, FieldError, Int, Layout, UVarint, fields, uvarint_value
 from kdump.format.limits import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES
-from kdump.format.names import TIMESTAMP_TYPE_TEXT, codec_name
+from kdump.format.names import CONTROL_TYPE_NAMES, TIMESTAMP_TYPE_TEXT, codec_name
 
 __all__ = ["Node", "Explained", "explain", "explain_entry", "leaves"]
 
@@ -42,7 +42,7 @@ class Node:
     children: list[Node] | None = None
     decompressed: bool = False
     info: dict = field(default_factory=dict)
-    raw: bytes | None = field(default=None, repr=False)  # a payload's bytes, for its children (not shown)
+    raw: bytes | None = field(default=None, repr=False)  # a payload's bytes, for its children; an entry's bytes
 
     @property
     def end(self) -> int:
@@ -86,9 +86,21 @@ class Explained:
     entries: list[Node]
     stop: str | None = None
 
-    def to_dict(self) -> dict:
-        return {"path": self.path, "fileSize": self.file_size, "entries": [e.to_dict() for e in self.entries],
-                "stop": self.stop}
+    def failing(self) -> list[Node]:
+        """The entries that fail a run (exit 1): a field breaks a rule, except where the read layer's damage model
+        judges the entry's damaged area a crash-cut tail (:attr:`kdump.read.damage.Damage.fails`: Kafka's own tool
+        reports it with exit 0, as every command does); such a tail's fields are marked all the same."""
+        return [e for e in self.entries
+                if (e.info["damagedArea"]["fails"] if "damagedArea" in e.info else "firstProblem" in e.info)]
+
+    def to_dict(self, *, with_bytes: bool = False) -> dict:
+        """The JSON tree; ``with_bytes``: each entry carries its bytes on disk in hex (``bytes``, as many as were
+        read: what a page draws beside the fields)."""
+        entries = [e.to_dict() for e in self.entries]
+        if with_bytes:
+            for d, e in zip(entries, self.entries, strict=True):
+                d["bytes"] = (e.raw or b"").hex()
+        return {"path": self.path, "fileSize": self.file_size, "entries": entries, "stop": self.stop}
 
 
 # --- one field of a declaration as a node ----------------------------------------------------------------------
@@ -208,7 +220,7 @@ def explain_entry(data: bytes, position: int, file_size: int, *, records: bool =
         layout = L.LOG_ENTRY
     children, error = _walk(layout, data, 0, len(data), position)
     top = Node("batch" if magic == 2 else "message" if magic in (0, 1) else "entry", position, len(data),
-               kind=layout.name, children=children)
+               kind=layout.name, children=children, raw=data)
     by = {c.name: c for c in children}
     size_name = _SIZE_NAME.get(magic, "size")  # type: ignore[arg-type]
     size = by.get(size_name)
@@ -253,6 +265,9 @@ def _check_crc(crc: Node, data: bytes, position: int) -> None:
         if computed != stored:
             _mark(crc, "crc-mismatch", f"stored {info['function']} {stored} does not match the computed {computed} "
                                       f"of bytes {position + frm}..{position + to}")
+    elif frm > to:  # (a size field below the smallest entry: the span it gives ends before the CRC's start)
+        info.update({"computed": None, "valid": None,
+                     "note": f"the size field ends the entry at byte {position + to}, before the covered bytes start"})
     else:
         info.update({"computed": None, "valid": None,
                      "note": f"the bytes it covers run to {position + to}, past the end of the file"})
@@ -290,6 +305,31 @@ def _v2_records(by: dict[str, Node], limit: int) -> None:
         buf, base, decompressed = raw, payload.start, False
     base_offset, base_ts = by["baseOffset"].value, by["baseTimestamp"].value
     payload.children = _records(buf, count, base, decompressed, base_offset, base_ts)  # type: ignore[arg-type]
+    if by["attributes"].value & L.V2_CONTROL_MASK:  # type: ignore[operator]
+        for rec in payload.children:
+            if rec.kind == L.V2_RECORD.name and rec.children and rec.children[-1].kind != "unreadable":
+                _control_record(rec)
+
+
+def _control_record(rec: Node) -> None:
+    """A control record (a transaction marker, a KRaft record such as a ``.checkpoint``'s SnapshotHeader): its key's
+    fields, a marker's value's fields, and what it says as Kafka prints it (``control``); a record Kafka's reader
+    refuses marks its key or value with why."""
+    from kdump.decode.control import InvalidControl, TxnMarker, decode_control
+    by = {c.name: c for c in rec.children or ()}
+    key, value = by["key"], by["value"]
+    decoded = decode_control(key.raw if key.value is not None else None,
+                             value.raw if value.value is not None else None)
+    rec.info["control"] = decoded.kafka_text().strip()
+    if key.raw is not None and key.length == L.CONTROL_RECORD_KEY.size:
+        key.children, _ = _walk(L.CONTROL_RECORD_KEY_LAYOUT, key.raw, 0, key.length, key.start, key.decompressed)
+        kind = key.children[-1]
+        kind.info["meaning"] = CONTROL_TYPE_NAMES.get(kind.value, CONTROL_TYPE_NAMES[-1])  # type: ignore[call-overload]
+    if isinstance(decoded, TxnMarker) and value.raw is not None and value.length == L.END_TXN_MARKER.size:
+        value.children, _ = _walk(L.END_TXN_MARKER_LAYOUT, value.raw, 0, value.length, value.start,
+                                  value.decompressed)
+    if isinstance(decoded, InvalidControl):
+        _mark(key if decoded.type is None else value, decoded.error.code, decoded.error.message)
 
 
 def _records(buf: bytes, count: int, base: int, decompressed: bool, base_offset: int, base_ts: int) -> list[Node]:
@@ -397,7 +437,7 @@ def explain_companion(data: bytes, layout: Layout, position: int = 0, count: int
     from kdump.format import index_layout as IL
     if layout is IL.SNAPSHOT:
         children, error = _walk(layout, data, 0, len(data), 0)
-        top = Node("snapshot", 0, len(data), None, kind=layout.name, children=children)
+        top = Node("snapshot", 0, len(data), None, kind=layout.name, children=children, raw=data)
         by = {c.name: c for c in children}
         crc = by.get("crc")
         if crc is not None and crc.kind != "unreadable":
@@ -417,20 +457,27 @@ def explain_companion(data: bytes, layout: Layout, position: int = 0, count: int
         if at >= len(data):
             break
         children, _error = _walk(layout, data, at, min(at + size, len(data)), 0)
-        out.append(Node("entry", at, min(size, len(data) - at), at // size, kind=layout.name, children=children))
+        out.append(Node("entry", at, min(size, len(data) - at), at // size, kind=layout.name, children=children,
+                        raw=data[at:at + size]))
     return out
 
 
 # --- a file ------------------------------------------------------------------------------------------------------
 def explain(path, *, position: int | None = None, offset: int | None = None, count: int = 1, records: bool = False,
-            max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Explained:
+            to_offset: int | None = None, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+            limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Explained:
     """Explain ``count`` entries of the ``.log`` file ``path`` from ``position`` (or the batch holding ``offset``,
-    or the first); raises OSError (unreadable) or :class:`UsageError` (a position outside the file, an offset no
-    batch reaches)."""
+    or the first); with ``to_offset``, the entries through the one holding it (or the first after it), ``count`` at
+    most. Raises OSError (unreadable) or :class:`UsageError` (a position outside the file, an offset no batch
+    reaches)."""
     path = os.fspath(path)
+    from kdump.read.logdir import Refused, stat_or_refusal
+    refused = stat_or_refusal(path)
+    if isinstance(refused, Refused):  # (a FIFO is not opened: reading it could block)
+        raise refused.as_oserror()
     companion = _companion_layout(path)
     if companion is not None:
-        if offset is not None:
+        if offset is not None or to_offset is not None:
             raise UsageError(f"{path}: an offset picks a batch of a .log segment, not an entry of this file")
         with open(path, "rb") as f:  # read-only; companion files are small (a snapshot is bounded as read.snapshot)
             data = f.read(DEFAULT_MAX_BATCH_BYTES)
@@ -471,8 +518,20 @@ def explain(path, *, position: int | None = None, offset: int | None = None, cou
             if size < F.MIN_ENTRY_SIZE or (node.children and node.children[-1].kind == "unreadable"):
                 stop = f"the entry at byte {position} cannot be followed (its size field is not trusted)"
                 break
+            last = _last_offset(node)
+            if to_offset is not None and last is not None and last >= to_offset:
+                break  # (the range is done)
             position += declared
     return Explained(path, file_size, entries, stop)
+
+
+def _last_offset(entry: Node) -> int | None:
+    """The last offset an entry holds (a v2 batch's base offset and last offset delta; a magic 0/1 message's or
+    wrapper's offset field), None where its header did not read."""
+    if entry.name == "batch":
+        base, delta = _int_child(entry, "baseOffset"), _int_child(entry, "lastOffsetDelta")
+        return None if base is None or delta is None else base + delta
+    return _int_child(entry, "offset") if entry.name == "message" else None
 
 
 def _first_problem(node: Node) -> None:
@@ -485,14 +544,25 @@ def _first_problem(node: Node) -> None:
 def _damage(node: Node, path: str, position: int, max_batch_bytes: int) -> None:
     """The read layer's view of the entry: the damaged area that starts there, if any (its cause, its range and
     the offsets it costs), and the field its cause is about marked with it."""
-    from kdump.read.damage import Damage, readable
+    from kdump.read.damage import Damage, foreign_start, readable
     from kdump.read.segment import SegmentReader
     with SegmentReader(path, start=position, max_batch_bytes=max_batch_bytes) as reader:
-        first = next(iter(readable(reader, show_invalid=False)), None)
+        # a file whose first bytes cannot start a Kafka log (text renamed .log) is that, as every command says,
+        # not an incomplete last batch
+        foreign = foreign_start(reader) if position == 0 else None
+        first = None if foreign else next(iter(readable(reader, show_invalid=False)), None)
+        file_size = reader.file_size
+    if foreign is not None:
+        node.info["damagedArea"] = {"code": foreign.code, "kind": "foreign", "start": 0, "end": file_size,
+                                    "message": foreign.message, "fails": True}
+        for c in node.children or ():
+            if c.name == "magic":
+                c.info["problem"] = {"code": foreign.code, "message": foreign.message}
+        return
     if not isinstance(first, Damage) or first.start != position:
         return
     node.info["damagedArea"] = {"code": first.code, "kind": first.kind, "start": first.start, "end": first.end,
-                           "message": first.describe()}
+                                "message": first.describe(), "fails": first.fails}
     name = _CODE_FIELDS.get(first.code) or _rule_field(first.code)
     if name == "size":
         name = {"batch": "batchLength", "message": "messageSize"}.get(node.name, "size")

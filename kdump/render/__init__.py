@@ -23,6 +23,9 @@ class TextFormat:
     per_record = False
     # findings only (JUnit XML): offered by the commands whose output is findings only
     findings_only = False
+    # a page of fields beside their bytes (HTML): offered by the commands that explain bytes (explain); its
+    # documents carry each entry's bytes
+    page = False
 
     @staticmethod
     def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
@@ -68,6 +71,7 @@ class JsonFormat:
 
     per_record = False
     findings_only = False
+    page = False
 
     @staticmethod
     def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
@@ -120,15 +124,50 @@ class JunitFormat(JsonFormat):
         render_junit(reports, out, fail_on, run)
 
 
+class HtmlFormat:
+    """``--format html``: one self-contained page (no network reference), for an incident ticket: a document of
+    field trees (``kdump explain``) as a hex pane beside the tree, a field and its bytes lit together under the
+    pointer (:mod:`kdump.render.html`); findings as their text lines. Offered by the commands that explain bytes."""
+
+    per_record = False
+    findings_only = False
+    page = True
+
+    @staticmethod
+    def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
+        # (no command that prints batches offers a page: the field page is explain's document)
+        raise NotImplementedError("the HTML page draws a document of fields, not a stream of batches")
+
+    @staticmethod
+    def findings(out, reports, *, styled: bool, fail_on: str = "error", verbose: bool = False,
+                 list_ok: bool = True, run=None) -> None:
+        import io
+
+        from kdump.render.findings import PlainConsole, render_text
+        from kdump.render.html import lines_page
+        text = io.StringIO()
+        render_text(reports, PlainConsole(text), verbose=verbose, list_ok=list_ok, fail_on=fail_on)
+        out.write(lines_page("kdump findings", text.getvalue()))
+
+    @staticmethod
+    def document(out, doc: Any, text: Callable[[], None], *, time_format: str = "epoch",
+                 ensure_ascii: bool = True, indent: int | None = 2) -> None:
+        from kdump.render.html import document_page
+        out.write(document_page(doc))
+
+
 # ``--format`` name -> how that format writes each kind of output.
-RENDERERS: dict[str, type[TextFormat] | type[JsonFormat]] = {"text": TextFormat, "json": JsonFormat,
-                                                             "records": RecordsFormat, "junit": JunitFormat}
+RENDERERS: dict[str, type[TextFormat] | type[JsonFormat] | type[HtmlFormat]] = {
+    "text": TextFormat, "json": JsonFormat, "records": RecordsFormat, "junit": JunitFormat, "html": HtmlFormat}
 # the --format choices of a command that prints records (dump), text (the default) first
-FORMATS = tuple(name for name, f in RENDERERS.items() if not f.findings_only)
+FORMATS = tuple(name for name, f in RENDERERS.items() if not f.findings_only and not f.page)
 # the --format choices of a command whose output is findings (verify)
-FINDINGS_FORMATS = tuple(name for name, f in RENDERERS.items() if not f.per_record)
+FINDINGS_FORMATS = tuple(name for name, f in RENDERERS.items() if not f.per_record and not f.page)
 # the --format choices of every other command
-DOCUMENT_FORMATS = tuple(name for name, f in RENDERERS.items() if not f.per_record and not f.findings_only)
+DOCUMENT_FORMATS = tuple(name for name, f in RENDERERS.items()
+                         if not f.per_record and not f.findings_only and not f.page)
+# the --format choices of a command that explains bytes (explain): the document formats and the page
+PAGE_FORMATS = (*DOCUMENT_FORMATS, *(name for name, f in RENDERERS.items() if f.page))
 
 
 def is_json(name: str) -> bool:

@@ -34,7 +34,7 @@ def _value(node: dict) -> str:
     if "crc" in node:
         c = node["crc"]
         check = ("matches" if c["valid"] else f"computed {c['computed']}: MISMATCH") if c["valid"] is not None \
-            else "not computable (the covered bytes are not all in the file)"
+            else f"not computable ({c['note']})"
         parts.append(f"{c['function']} of bytes {c['covers']['start']}..{c['covers']['end']} {check}")
     if "entryEnd" in node:
         parts.append(f"the entry ends at byte {node['entryEnd']}")
@@ -43,7 +43,7 @@ def _value(node: dict) -> str:
 
 def _lines(node: dict, depth: int, out: Callable[[str], None]) -> None:
     at = f"+{node['start']}" if node.get("decompressed") else str(node["start"])
-    extra = [f"{key} {node[key]}" for key in ("offset", "timestamp", "relativeOffset", "absoluteOffset")
+    extra = [f"{key} {node[key]}" for key in ("offset", "timestamp", "relativeOffset", "absoluteOffset", "control")
              if node.get(key) is not None and "children" in node]
     children = node.get("children")
     if children is not None and node.get("kind") not in ("array",) and "raw" not in node and node["name"] in (
