@@ -32,7 +32,7 @@ from kdump.errors import WriteError
 from kdump.format.framing import Stop
 from kdump.format.legacy import LegacyRun
 from kdump.format.v2 import RecordBatch
-from kdump.read.damage import BATCH, Damage, readable
+from kdump.read.damage import BATCH, Damage, foreign_start, readable
 from kdump.read.logdir import FileKind, Partition
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, Batch, SegmentReader
 from kdump.verify.walk import SegmentVerifier, VerifyOptions
@@ -150,9 +150,9 @@ def plan(source: str, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_batc
     judge = BatchJudge(source, max_batch_bytes)
     with SegmentReader(source, max_batch_bytes=max_batch_bytes) as reader:
         result.input_bytes = reader.file_size
-        why = reader.foreign_start()
-        if why is not None:  # e.g. text renamed .log: said as such, not as an incomplete last batch
-            result.dropped.append(Dropped(0, reader.file_size, "not-a-kafka-log", f"not a Kafka log segment: {why}"))
+        foreign = foreign_start(reader)
+        if foreign is not None:  # e.g. text renamed .log: said as such, not as an incomplete last batch
+            result.dropped.append(Dropped(0, reader.file_size, foreign.code, foreign.message))
             return result
         for item in readable(reader, show_invalid=False):
             if isinstance(item, Damage):

@@ -35,6 +35,7 @@ from kdump.errors import KdumpError, WriteError
 from kdump.format.legacy import LegacyRun
 from kdump.read import offset_index as oi
 from kdump.read import time_index as ti
+from kdump.read.damage import foreign_start
 from kdump.read.logdir import SEGMENT_COMPANIONS, Partition, sibling
 from kdump.read.partition import PartitionLog
 from kdump.read.producer_state import ProducerProblem, ProducerStates, TxnAborted
@@ -129,9 +130,9 @@ def recover_segment(log_path, *, index_interval_bytes: int = DEFAULT_INDEX_INTER
     limit = 1 << 20
     with SegmentReader(log_path, max_batch_bytes=max_batch_bytes) as reader:
         rec.log_size = reader.file_size
-        why = reader.foreign_start()
-        if why is not None:  # e.g. text renamed .log: said as such, and no (empty) index written for it
-            raise RebuildError(f"not a Kafka log segment: {why}", code="not-a-kafka-log", position=0)
+        foreign = foreign_start(reader)
+        if foreign is not None:  # e.g. text renamed .log: said as such, and no (empty) index written for it
+            raise RebuildError(foreign.message, code=foreign.code, position=0)
         # Kafka's walk, with plain magic 0/1 messages a run at a time (no object per message); each message is
         # still the batch recovery counts, indexes and stops at
         for batch in reader.runs():
