@@ -51,3 +51,46 @@ def test_not_a_kafka_log_is_judged_by_the_read_layer_only():
 def _command_help(text: str) -> set[str]:
     """The commands whose help (exit-code epilogs) mentions ``text``: they describe the judgement, not make it."""
     return {name for name in _spelled(text, outside=()) if name.startswith("kdump/commands/")}
+
+
+# --- finding severities: the registry's -------------------------------------------------------------------
+SEVERITY_NAMES = {"ERROR", "WARNING", "INFO"}
+
+
+def _restated_severities(path: Path) -> list[str]:
+    """Calls in ``path`` that hand a finding code a severity beside it (positionally, or as ``severity=``) where
+    the registry (kdump/report/codes.py) already holds it: a severity given is only a code's second one, and
+    only where a fact chooses it."""
+    from kdump.report.codes import CODES
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        given = [a for a in node.args[1:2] if isinstance(a, ast.Name) and a.id in SEVERITY_NAMES]
+        given += [k.value for k in node.keywords if k.arg == "severity"]
+        code = node.args[0]
+        for severity in given:
+            if isinstance(severity, ast.Name) and isinstance(code, ast.Constant) and code.value in CODES:
+                if severity.id.lower() != CODES[code.value].also:
+                    found.append(f"{node.lineno}: {code.value} {severity.id}")
+            elif severity in node.args:  # a severity ahead of the message, whatever the code: the old protocol
+                found.append(f"{node.lineno}: {ast.unparse(node.func)}({ast.unparse(code)}, {severity.id}, ...)")
+    return found
+
+
+def test_finding_severities_come_from_the_registry():
+    """A finding's severity is its code's in kdump/report/codes.py: call sites pass the code and the facts
+    (index check's ``also=``: a rolled segment's zero tail is a warning, the active one's a note) and the
+    collector (kdump.report.findings.Findings) takes the severity from the registry. Behaviour:
+    tests/test_findings.py, tests/test_index_check*.py."""
+    restated = {name: found for name, path in SOURCES.items() if not name.startswith(("kdump/report/",))
+                for found in [_restated_severities(path)] if found}
+    assert restated == {}
+
+
+def test_the_severity_check_finds_what_it_looks_for(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text('r.add("index-missing", WARNING, "m")\nr.add(e.code, ERROR, e.message)\n'
+                      'f.add("truncated-tail", "m", severity=ERROR)\nf.add("index-missing", "m", severity=WARNING)\n')
+    assert _restated_severities(sample) == ["1: index-missing WARNING", "2: r.add(e.code, ERROR, ...)",
+                                            "4: index-missing WARNING"]
