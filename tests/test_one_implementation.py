@@ -94,3 +94,41 @@ def test_the_severity_check_finds_what_it_looks_for(tmp_path):
                       'f.add("truncated-tail", "m", severity=ERROR)\nf.add("index-missing", "m", severity=WARNING)\n')
     assert _restated_severities(sample) == ["1: index-missing WARNING", "2: r.add(e.code, ERROR, ...)",
                                             "4: index-missing WARNING"]
+
+
+# --- index entry sizes and positions: format/index_layout.py's -----------------------------------------------
+# 8 and 12 times, divided or modulo something, where they are not an index entry's size: bits of a byte, a read-size
+# heuristic.
+NOT_INDEX_ARITHMETIC = {("kdump/explain/__init__.py", "8 * f.min_size"), ("kdump/read/segment.py", "len(data) // 8")}
+
+
+def _index_entry_arithmetic(path: Path) -> list[str]:
+    """Products, quotients and remainders with a literal 8 (an ``.index`` entry's size) or 12 (a
+    ``.timeindex`` entry's) in ``path``, and messages that state either size."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.FloorDiv, ast.Mod))
+                and any(isinstance(side, ast.Constant) and side.value in (8, 12) for side in (node.left, node.right))):
+            found.append(f"{node.lineno}: {ast.unparse(node)}")
+    found += [f"{line}: {s}" for line, s in _strings(path)
+              if any(size in s for size in ("8-byte entry", "12-byte entry", "multiple of 8", "multiple of 12"))]
+    return found
+
+
+def test_index_entry_sizes_only_in_format():
+    """An ``.index`` entry's size (8) and a ``.timeindex`` entry's (12), and so where entry i lies, come from
+    kdump/format/index_layout.py (``OFFSET_INDEX_ENTRY_SIZE``, ``TIME_INDEX_ENTRY_SIZE``, derived from the
+    declarations); index check, index dump and index rebuild's report use them. Behaviour:
+    tests/test_index_check.py, tests/test_index_dump.py, tests/test_index_rebuild.py."""
+    spelled = {name: found for name, path in SOURCES.items()
+               if not name.startswith(("kdump/format/", "kdump/codec/", "kdump/report/codes.py"))
+               for found in [[f for f in _index_entry_arithmetic(path)
+                              if (name, f.split(": ", 1)[1]) not in NOT_INDEX_ARITHMETIC]] if found}
+    assert spelled == {}
+
+
+def test_the_index_entry_check_finds_what_it_looks_for(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text('a = i * 8\nb = len(t) // 12\nc = (n - 1) * 12\nd = i * size\ne = f"not a whole 8-byte entry"\n')
+    assert _index_entry_arithmetic(sample) == ["1: i * 8", "2: len(t) // 12", "3: (n - 1) * 12",
+                                               "5: not a whole 8-byte entry"]

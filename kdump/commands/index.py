@@ -291,8 +291,8 @@ def _report_outcome(ui: Ui, o, docs: list) -> None:
     rec = o.recovery
     for note in o.notes:
         ui.note(None, note)
-    n_off = len(rec.offset_index) // 8
-    n_time = len(rec.time_index) // 12
+    n_off = rec.offset_entry_count
+    n_time = rec.time_entry_count
     if ui.format == "json":
         docs.append({"path": rec.log_path, "batches": rec.batches, "offsetIndexEntries": n_off,
                      "timeIndexEntries": n_time, "abortedTransactions": len(rec.aborted), "written": o.written,

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kdump.errors import FormatError
+from kdump.format.index_layout import OFFSET_INDEX_ENTRY_SIZE as OFFSET_ENTRY
+from kdump.format.index_layout import TIME_INDEX_ENTRY_SIZE as TIME_ENTRY
 from kdump.read import checkpoints as cps
 from kdump.read.damage import LogDamage, foreign_start
 from kdump.read.locate import SegmentLocator, segment_end_offset
@@ -379,16 +381,17 @@ class PartitionChecker:
     def _offset_index(self, idx, r: _Report, base: int, seg: _Segment | None) -> None:
         if idx.partial_bytes:
             r.add("index-length-invalid",
-                  f"{idx.partial_bytes} bytes at the end are not a whole 8-byte entry (a torn write); Kafka's sanity "
-                  f"check: Index file {os.path.abspath(idx.path)} is corrupt, found {idx.length} bytes which is "
-                  "neither positive nor a multiple of 8", position=idx.entries * 8, length=idx.partial_bytes)
+                  f"{idx.partial_bytes} bytes at the end are not a whole {OFFSET_ENTRY}-byte entry (a torn write); "
+                  f"Kafka's sanity check: Index file {os.path.abspath(idx.path)} is corrupt, found {idx.length} "
+                  f"bytes which is neither positive nor a multiple of {OFFSET_ENTRY}",
+                  position=idx.entries * OFFSET_ENTRY, length=idx.partial_bytes)
         n = self._zero_tail(idx, r, seg, "index")
         last = idx.entry(n - 1).offset if n else base
         if n and last < base:
             r.add("index-last-offset-below-base",
                   f"Kafka's sanity check: Corrupt index found, index file {os.path.abspath(idx.path)} "
                   f"has non-zero size but the last offset is {last} which is less than the base offset {base}",
-                  position=(n - 1) * 8)
+                  position=(n - 1) * OFFSET_ENTRY)
         if seg is None:
             r.add("index-log-missing", f"no segment {_log_name(idx.path)} beside this index (an orphan: Kafka "
                   "deletes it at startup)")
@@ -406,7 +409,7 @@ class PartitionChecker:
         try:
             prev = None
             for i, e in idx.iter_entries(0, n):
-                where = dict(position=i * 8, first_offset=e.offset)
+                where = dict(position=i * OFFSET_ENTRY, first_offset=e.offset)
                 if e.offset < base:
                     r.add("index-offset-below-base",
                           f"entry {i}: offset {e.offset} is below the base offset {base} (relative offset "
@@ -472,7 +475,7 @@ class PartitionChecker:
                 i, off, p = wanted[k]
                 r.add("index-position-not-batch",
                       f"entry {i}: position {p} is inside a batch of the log (not a batch boundary)",
-                      position=i * 8, first_offset=off)
+                      position=i * OFFSET_ENTRY, first_offset=off)
                 k += 1
             if isinstance(h, Stop):
                 break
@@ -481,7 +484,7 @@ class PartitionChecker:
         for i, off, p in wanted[k:]:
             r.add("index-position-beyond-valid",
                   f"entry {i}: position {p} lies after where the log stops being readable (Kafka's recovery would "
-                  "drop it)", position=i * 8, first_offset=off)
+                  "drop it)", position=i * OFFSET_ENTRY, first_offset=off)
 
     def _compare_recovery(self, idx, n: int, r: _Report, seg: _Segment, kind: str) -> None:
         if seg.recovery is None:
@@ -516,9 +519,10 @@ class PartitionChecker:
         abs_path = os.path.abspath(tidx.path)
         if tidx.partial_bytes:
             r.add("timeindex-length-invalid",
-                  f"{tidx.partial_bytes} bytes at the end are not a whole 12-byte entry; Kafka's sanity check: Time "
-                  f"index file {abs_path} is corrupt, found {tidx.length} bytes which is neither positive nor a "
-                  "multiple of 12", position=tidx.entries * 12, length=tidx.partial_bytes)
+                  f"{tidx.partial_bytes} bytes at the end are not a whole {TIME_ENTRY}-byte entry; Kafka's sanity "
+                  f"check: Time index file {abs_path} is corrupt, found {tidx.length} bytes which is neither "
+                  f"positive nor a multiple of {TIME_ENTRY}", position=tidx.entries * TIME_ENTRY,
+                  length=tidx.partial_bytes)
         n = self._zero_tail(tidx, r, seg, "timeindex")
         entries = [e for _, e in tidx.iter_entries(0, n)]
         if entries:
@@ -527,15 +531,15 @@ class PartitionChecker:
                 r.add("timeindex-sanity-timestamp",
                       f"Kafka's sanity check: Corrupt time index found, time index file ({abs_path}) has non-zero size "
                       f"but the last timestamp is {last.timestamp} which is less than the first timestamp "
-                      f"{first.timestamp}", position=(n - 1) * 12)
+                      f"{first.timestamp}", position=(n - 1) * TIME_ENTRY)
             if last.offset < base:
                 r.add("timeindex-last-offset-below-base",
                       f"Kafka's sanity check: Corrupt time index found, time index file ({abs_path}) has non-zero size "
                       f"but the last offset is {last.offset} which is less than the first offset {base}",
-                      position=(n - 1) * 12)
+                      position=(n - 1) * TIME_ENTRY)
         prev = None
         for i, e in enumerate(entries):
-            where = dict(position=i * 12, first_offset=e.offset)
+            where = dict(position=i * TIME_ENTRY, first_offset=e.offset)
             if e.offset < base:
                 r.add("timeindex-offset-below-base", f"entry {i}: offset {e.offset} is below the base offset "
                       f"{base}", **where)
@@ -584,7 +588,7 @@ class PartitionChecker:
                 self._time_deep(loc.fd, log_size, entries, r, seg)
                 return
             for i, e in enumerate(entries):
-                where = dict(position=i * 12, first_offset=e.offset)
+                where = dict(position=i * TIME_ENTRY, first_offset=e.offset)
                 start = loc.index_start(e.offset)
                 if start is None:
                     # After one misleading entry the index is not used again for this file (its own report says
@@ -644,7 +648,7 @@ class PartitionChecker:
             first = h.base_offset
             while k < len(entries) and entries[k].offset <= h.last_offset:
                 e = entries[k]
-                where = dict(position=k * 12, first_offset=e.offset)
+                where = dict(position=k * TIME_ENTRY, first_offset=e.offset)
                 if first is None:
                     first = first_offset(fd, h)
                 if first is not None and e.offset < first:
@@ -664,7 +668,7 @@ class PartitionChecker:
         for j in range(k, len(entries)):
             r.add("timeindex-offset-past-end",
                   f"entry {j}: offset {entries[j].offset} is beyond the last readable batch of the log",
-                  position=j * 12, first_offset=entries[j].offset)
+                  position=j * TIME_ENTRY, first_offset=entries[j].offset)
         if entries and running > entries[-1].timestamp:
             r.add("timeindex-incomplete",
                   f"the last entry's timestamp {self.when(entries[-1].timestamp)} is below the segment's largest "

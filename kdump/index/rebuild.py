@@ -99,6 +99,14 @@ class Recovery:
         """Bytes Kafka's recovery would cut from the end of the log."""
         return self.log_size - self.valid_bytes
 
+    @property
+    def offset_entry_count(self) -> int:
+        return len(self.offset_index) // oi.ENTRY_SIZE
+
+    @property
+    def time_entry_count(self) -> int:
+        return len(self.time_index) // ti.ENTRY_SIZE
+
     def offset_entries(self) -> list[oi.OffsetPosition]:
         entries = (oi.ENTRY.unpack_from(self.offset_index, k) for k in range(0, len(self.offset_index), oi.ENTRY_SIZE))
         return [oi.OffsetPosition(self.base_offset + r, p) for r, p in entries]
