@@ -105,11 +105,9 @@ NOT_INDEX_ARITHMETIC = {("kdump/explain/__init__.py", "8 * f.min_size"), ("kdump
 def _index_entry_arithmetic(path: Path) -> list[str]:
     """Products, quotients and remainders with a literal 8 (an ``.index`` entry's size) or 12 (a
     ``.timeindex`` entry's) in ``path``, and messages that state either size."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.FloorDiv, ast.Mod))
-                and any(isinstance(side, ast.Constant) and side.value in (8, 12) for side in (node.left, node.right))):
-            found.append(f"{node.lineno}: {ast.unparse(node)}")
+    found = [f"{node.lineno}: {ast.unparse(node)}" for node in ast.walk(ast.parse(path.read_text(), str(path)))
+             if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.FloorDiv, ast.Mod))
+             and any(isinstance(side, ast.Constant) and side.value in (8, 12) for side in (node.left, node.right))]
     found += [f"{line}: {s}" for line, s in _strings(path)
               if any(size in s for size in ("8-byte entry", "12-byte entry", "multiple of 8", "multiple of 12"))]
     return found
@@ -132,3 +130,61 @@ def test_the_index_entry_check_finds_what_it_looks_for(tmp_path):
     sample.write_text('a = i * 8\nb = len(t) // 12\nc = (n - 1) * 12\nd = i * size\ne = f"not a whole 8-byte entry"\n')
     assert _index_entry_arithmetic(sample) == ["1: i * 8", "2: len(t) // 12", "3: (n - 1) * 12",
                                                "5: not a whole 8-byte entry"]
+
+
+# --- codec ids: kdump/codec's table ------------------------------------------------------------------------
+CODEC_CONSTANTS = {"NONE", "GZIP", "SNAPPY", "LZ4", "ZSTD"}
+
+
+def _codec_id_spellings(path: Path) -> list[str]:
+    """Codec ids spelled in ``path``: an int given a codec's name (``ZSTD = 4``, as a module constant or an enum
+    member), a tuple or list of two or more codec names (a table of names by id), or a codec id, or a batch's
+    codec bits, compared with a literal other than 0 (``codec_id > 3``, ``attributes & 7 > 4``)."""
+    from kdump.format.names import CODEC_NAMES
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                pairs = (zip(target.elts, node.value.elts, strict=False) if isinstance(target, ast.Tuple)
+                         and isinstance(node.value, ast.Tuple) else [(target, node.value)])
+                if any(isinstance(t, ast.Name) and t.id in CODEC_CONSTANTS and isinstance(v, ast.Constant)
+                       and type(v.value) is int for t, v in pairs):
+                    found.append(f"{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, (ast.Tuple, ast.List)):
+            names = {e.value for e in node.elts if isinstance(e, ast.Constant)} & set(CODEC_NAMES)
+            if len(names) > 1:
+                found.append(f"{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            text = ast.unparse(node)
+            if ("codec" in text or "& 7" in text) and any(
+                    isinstance(s, ast.Constant) and type(s.value) is int and s.value != 0 for s in sides):
+                found.append(f"{node.lineno}: {text}")
+    return found
+
+
+def test_codec_ids_only_in_the_codec_table():
+    """Kafka's compression type ids, their names and the module that implements each are one table,
+    ``kdump.codec.CODECS``: adding a codec is its module and a row there. Names (kdump/format/names.py),
+    ``CompressionType``, the header rules, the legacy wrapper's and verify's checks and convert's codec choices
+    read it. Behaviour: tests/test_codec*.py, tests/test_names.py, tests/test_framing.py."""
+    spelled = {name: found for name, path in SOURCES.items() if not name.startswith("kdump/codec/")
+               for found in [_codec_id_spellings(path)] if found}
+    assert spelled == {}
+
+
+def test_the_codec_table_is_what_the_rest_reads():
+    from kdump import codec
+    from kdump.format import names
+    from kdump.format.types import CompressionType
+    assert [c.id for c in codec.CODECS] == list(range(len(codec.CODECS)))
+    assert tuple(c.name for c in codec.CODECS) == names.CODEC_NAMES
+    assert [(m.name, m.value) for m in CompressionType] == [(c.name.upper(), c.id) for c in codec.CODECS]
+    assert [names.codec_name(i) for i in range(8)] == [*names.CODEC_NAMES, "unknown(5)", "unknown(6)", "unknown(7)"]
+
+
+def test_the_codec_id_check_finds_what_it_looks_for(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text('class C:\n    ZSTD = 4\nNONE, GZIP = 0, 1\nN = ("none", "gzip")\nif msg.codec_id > 3: pass\n'
+                      'ok = h.attributes & 7 > 4\nfine = codec == 0\n')
+    assert sorted(int(f.split(":")[0]) for f in _codec_id_spellings(sample)) == [2, 3, 4, 5, 6]

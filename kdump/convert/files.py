@@ -345,7 +345,7 @@ class SizeEstimate:
         return d
 
 
-DRY_RUN_CODECS = (None, _codec.NONE, _codec.GZIP, _codec.SNAPPY, _codec.LZ4, _codec.ZSTD)
+DRY_RUN_CODECS = (None, *(c.id for c in _codec.CODECS))
 
 
 def estimate_sizes(source, magics=(0, 1, 2), codecs=DRY_RUN_CODECS, *, recompress=None, max_batch_records: int = 0,

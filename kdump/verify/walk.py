@@ -374,8 +374,10 @@ class SegmentVerifier:
         if attrs == 0 and msg.timestamp >= -1:
             return  # the common case: plain message, nothing to say
         where = {"position": b.position, "first_offset": msg.offset}
-        if msg.codec_id > 3:
-            what = "zstd is only allowed in magic 2 batches" if msg.codec_id == 4 else "unknown codec"
+        if not _codec.allowed_in(msg.codec_id, msg.magic):
+            codec = _codec.CODECS[msg.codec_id] if _codec.known(msg.codec_id) else None
+            what = "unknown codec" if codec is None else \
+                f"{codec.name} is only allowed in magic {codec.min_magic} batches"
             self._add("codec-invalid", f"compression codec id {msg.codec_id} in a magic {msg.magic} message: {what}",
                       **where)
         if attrs & 0xF0:
