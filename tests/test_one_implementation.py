@@ -188,3 +188,51 @@ def test_the_codec_id_check_finds_what_it_looks_for(tmp_path):
     sample.write_text('class C:\n    ZSTD = 4\nNONE, GZIP = 0, 1\nN = ("none", "gzip")\nif msg.codec_id > 3: pass\n'
                       'ok = h.attributes & 7 > 4\nfine = codec == 0\n')
     assert sorted(int(f.split(":")[0]) for f in _codec_id_spellings(sample)) == [2, 3, 4, 5, 6]
+
+
+# --- work units and their sizes: kdump.jobs ------------------------------------------------------------------
+SCHEDULER = {"ordered_map", "ordered_results", "largest_first"}
+
+
+def _jobs_wiring(path: Path) -> list[str]:
+    """In ``path``: a call of the ``--jobs`` scheduler without the units' sizes (``sizes=``: what each weighs,
+    so that the largest start first), and a loop summing ``os.path.getsize`` (a unit's weight computed again
+    beside :func:`kdump.jobs.bytes_of`)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in ("ordered_map", "ordered_results") and not any(k.arg == "sizes" for k in node.keywords):
+                found.append(f"{node.lineno}: {name}(...) without sizes=")
+        elif (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add)
+              and "getsize" in ast.unparse(node.value)):
+            found.append(f"{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def _scheduler_imports(path: Path) -> list[str]:
+    return [f"{node.lineno}: {a.name}" for node in ast.walk(ast.parse(path.read_text(), str(path)))
+            if isinstance(node, ast.ImportFrom) and node.module == "kdump.jobs"
+            for a in node.names if a.name in SCHEDULER | {"bytes_of"}]
+
+
+def test_every_jobs_command_schedules_its_units_in_the_library():
+    """``--jobs`` is wired one way: the library function of each command (verify_paths, check_paths,
+    rebuild_directories, stats_paths, transactions, dump_in_workers) hands its units and their sizes
+    (kdump.jobs.bytes_of, or read.scan.work_units' WorkUnit.size) to kdump.jobs' scheduler; the command line
+    passes the number of jobs only. Behaviour: tests/test_jobs.py, tests/test_jobs_commands.py."""
+    home = "kdump/jobs/__init__.py"
+    in_commands = {name: found for name, path in SOURCES.items() if name.startswith("kdump/commands/")
+                   for found in [_scheduler_imports(path)] if found}
+    assert in_commands == {}
+    elsewhere = {name: found for name, path in SOURCES.items() if name != home
+                 for found in [_jobs_wiring(path)] if found}
+    assert elsewhere == {}
+
+
+def test_the_jobs_checks_find_what_they_look_for(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text("from kdump.jobs import ordered_map, default_jobs\nordered_map(f, calls, jobs)\n"
+                      "ordered_map(f, calls, jobs, sizes=s)\nfor p in ps:\n    total += os.path.getsize(p)\n")
+    assert _scheduler_imports(sample) == ["1: ordered_map"]
+    assert sorted(_jobs_wiring(sample)) == ["2: ordered_map(...) without sizes=", "5: total += os.path.getsize(p)"]
