@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "kdump"
 SOURCES = {str(p.relative_to(ROOT)): p for p in sorted(PACKAGE.rglob("*.py"))}
@@ -236,3 +238,64 @@ def test_the_jobs_checks_find_what_they_look_for(tmp_path):
                       "ordered_map(f, calls, jobs, sizes=s)\nfor p in ps:\n    total += os.path.getsize(p)\n")
     assert _scheduler_imports(sample) == ["1: ordered_map"]
     assert sorted(_jobs_wiring(sample)) == ["2: ordered_map(...) without sizes=", "5: total += os.path.getsize(p)"]
+
+
+# --- a new segment with its indexes: one group ----------------------------------------------------------------
+def _segment_writes(path: Path) -> list[str]:
+    """Calls in ``path`` that write a new segment's indexes apart from the segment (``rebuild_indexes``,
+    ``rebuild_segment``, ``write_recovery`` after the segment was placed) or add them to a group by hand
+    (``add_indexes``) instead of :func:`kdump.convert.files.place_segment`."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in ("rebuild_indexes", "rebuild_segment", "write_recovery", "add_indexes"):
+                found.append(f"{node.lineno}: {name}(...)")
+    return found
+
+
+def test_new_segments_are_placed_with_their_indexes_by_one_helper():
+    """convert, salvage and the Spark writer place a new segment and its indexes as one AtomicGroup through
+    kdump.convert.files.place_segment; only index rebuild (of a segment already there) writes indexes alone.
+    Behaviour: tests/test_convert*.py, tests/test_salvage.py, tests/test_spark_write.py, tests/test_write_faults.py
+    and the test below."""
+    writers = ("kdump/convert/", "kdump/spark/")
+    spelled = {name: found for name, path in SOURCES.items() if name.startswith(writers)
+               for found in [_segment_writes(path)] if found}
+    assert spelled == {"kdump/convert/files.py": [f for f in _segment_writes(SOURCES["kdump/convert/files.py"])
+                                                  if f.endswith("add_indexes(...)")]}
+    helper = [node for node in ast.walk(ast.parse(SOURCES["kdump/convert/files.py"].read_text()))
+              if isinstance(node, ast.FunctionDef) and node.name == "place_segment"]
+    assert [name for f in helper for name in _segment_writes_in(f)] == ["add_indexes"]
+
+
+def _segment_writes_in(function: ast.FunctionDef) -> list[str]:
+    return [n.func.id for n in ast.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+            and n.func.id == "add_indexes"]
+
+
+@pytest.mark.usefixtures("backend")
+def test_the_spark_writer_places_no_segment_without_its_indexes(tmp_path, monkeypatch):
+    """The Spark writer's segment and its indexes appear together or not at all: when Kafka's recovery of the
+    new segment (from which its indexes are made) fails, the segment is not placed either."""
+    pytest.importorskip("pyspark")
+    from kdump.index import rebuild
+    from kdump.spark.write import PartitionWriter, WriteOptions
+
+    def fails(*args, **kwargs):
+        raise OSError(5, "Input/output error (injected)")
+
+    writer = PartitionWriter(str(tmp_path), "t", 0, WriteOptions())
+    for offset in range(3):
+        writer.append(None, 1_700_000_000_000 + offset, b"k", b"v%d" % offset)
+    monkeypatch.setattr(rebuild, "recover_segment", fails)
+    with pytest.raises(OSError, match="injected"):
+        writer.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    writer = PartitionWriter(str(tmp_path), "t", 0, WriteOptions())
+    writer.append(None, 1_700_000_000_000, b"k", b"v")
+    (_, first, last), = writer.close().segments
+    assert (first, last) == (0, 0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["00000000000000000000.index", "00000000000000000000.log",
+                                                          "00000000000000000000.timeindex"]

@@ -242,7 +242,7 @@ def salvage_segment(source, destination, *, overwrite: bool = False, max_batch_b
 
 def _salvage_segment(source: str, destination: str, overwrite: bool, max_batch_bytes: int, rebuild_indexes: bool,
                      progress) -> SalvageResult:
-    from kdump.convert.files import add_indexes, index_targets
+    from kdump.convert.files import index_targets, place_segment
     group = AtomicGroup(os.path.dirname(destination), overwrite=overwrite, protect=[source])
     blocked = group.clean([destination, *index_targets(destination)])
     if blocked:
@@ -258,17 +258,11 @@ def _salvage_segment(source: str, destination: str, overwrite: bool, max_batch_b
         raise
     result.output = destination
     result.verified = writer.verified
-    group.adopt(writer.atomic_file)
-    try:
-        if rebuild_indexes:
-            status = add_indexes(group, writer.temporary_path, destination)
-            result.indexes = [p for p in status.files if p != destination]
-            if status.note:
-                result.notes.append(status.note)
-        group.commit()
-    except BaseException:
-        group.abort()
-        raise
+    status = place_segment(group, writer, destination, indexes=rebuild_indexes)
+    if status is not None:
+        result.indexes = [p for p in status.files if p != destination]
+        if status.note:
+            result.notes.append(status.note)
     result.notes.extend(f"removed {p}: left by an interrupted kdump run" for p in group.cleaned)
     return result
 
