@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from kdump.errors import FormatError
 from kdump.format.index_layout import OFFSET_INDEX_ENTRY_SIZE as OFFSET_ENTRY
 from kdump.format.index_layout import TIME_INDEX_ENTRY_SIZE as TIME_ENTRY
+from kdump.jobs import bytes_of
 from kdump.read import checkpoints as cps
 from kdump.read.damage import LogDamage, foreign_start
 from kdump.read.locate import SegmentLocator, segment_end_offset
@@ -234,7 +235,7 @@ class PartitionChecker:
         foreign = None if seg is None else _foreign_log(seg.log_path)
         if seg is not None and foreign is not None:  # the read layer's judgement: no companion is at fault
             if self.report_logs:
-                r = _Report(seg.log_path, "log", size=_size_or_zero(seg.log_path))
+                r = _Report(seg.log_path, "log", size=bytes_of([seg.log_path]))
                 r.add(foreign.code, foreign.message, position=0, length=r.report.bytes)
                 reports.append(r.finish())
             return reports
@@ -286,7 +287,7 @@ class PartitionChecker:
                 continue
             finally:
                 if self.progress is not None:
-                    self.progress(_size_or_zero(s.log_path))
+                    self.progress(bytes_of([s.log_path]))
             s.recovery = rec
             s.log_size = rec.log_size
             facts.leader_epochs.extend(rec.leader_epochs)
@@ -994,13 +995,6 @@ def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: in
                                jobs, done=None if done is None else (lambda i: done(later[i].directory)),
                                sizes=[r.size for r in later]))
     return [x for r in reports for x in (next(checked) if isinstance(r, _Later) else [r])]
-
-
-def _size_or_zero(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
 
 
 class _Later:
