@@ -362,7 +362,9 @@ def test_value_names_only_in_their_table():
               set(names.TIMESTAMP_TYPE_JSON.values()), set(names.CONTROL_TYPE_NAMES.values()),
               set(names.KRAFT_CONTROL_LABELS.values())]
     sample = PACKAGE / "format" / "names.py"
-    assert len(_value_name_tables(sample, tables)) >= len(tables)  # the check sees the tables where they are
+    # the check sees the tables where they are (the codec names are kdump/codec's table of codecs, a row per
+    # codec: tests/test_one_implementation.py holds that one)
+    assert len(_value_name_tables(sample, tables[1:])) >= len(tables) - 1
     spelled = {m: found for m, p in MODULES.items() if m != "kdump.format.names"
                for found in [_value_name_tables(p, tables)] if found}
     assert spelled == {}

@@ -25,9 +25,16 @@ Everything here is byte-level: no file I/O, no printing.
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import Any, NamedTuple
+
 from kdump.codec.errors import CodecError, DecompressedTooLarge, _view  # noqa: F401  (re-exported)
 
 __all__ = [
+    "CODECS",
+    "Codec",
+    "allowed_in",
+    "known",
     "NONE",
     "GZIP",
     "SNAPPY",
@@ -39,9 +46,38 @@ __all__ = [
     "compress",
 ]
 
-# Compression type ids as stored in the low 3 bits of the batch / wrapper attributes.
-# Their names are in kdump/format/names.py, with every other name kdump shows for a value.
-NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
+class Codec(NamedTuple):
+    id: int  # Kafka's compression type id, the low 3 bits of a batch's or wrapper's attributes
+    name: str  # Kafka's CompressionType.name: what DumpLogSegments prints, the JSON, Spark and CLI spelling
+    module: str | None  # the module of this package that compresses and decompresses it (None: nothing to do)
+    min_magic: int = 0  # the lowest message format that may use it (Kafka refuses it in older ones)
+    by_magic: bool = False  # its framing depends on the message format (the module takes ``magic``)
+    levels: bool = True  # it has compression levels (the module's compress takes ``level``)
+
+
+# THE table of codecs, by id (Kafka's CompressionType.forId). Adding a codec is its module beside gzip.py and a
+# row here: kdump/format/names.py, kdump/format/types.CompressionType, the header rules and every choice of a
+# codec (CLI, Spark options) are derived from it.
+CODECS = (
+    Codec(0, "none", None),
+    Codec(1, "gzip", "gzip"),
+    Codec(2, "snappy", "snappy", levels=False),
+    Codec(3, "lz4", "lz4", by_magic=True),
+    # zstd came with the requirement of message format v2 (KIP-110): refused in magic 0/1, on read and write
+    Codec(4, "zstd", "zstd", min_magic=2),
+)
+# The ids by name, for the code that treats one codec apart (an uncompressed batch, zstd's magic rule).
+NONE, GZIP, SNAPPY, LZ4, ZSTD = (CODECS[i].id for i in range(5))
+
+
+def known(codec: int) -> bool:
+    """Whether Kafka knows the compression type id ``codec`` (3 bits hold 0-7)."""
+    return 0 <= codec < len(CODECS)
+
+
+def allowed_in(codec: int, magic: int) -> bool:
+    """Whether a known ``codec`` may compress a batch or wrapper of message format ``magic``."""
+    return known(codec) and CODECS[codec].min_magic <= magic
 
 
 def _unknown(codec) -> CodecError:
@@ -53,14 +89,25 @@ def _unknown(codec) -> CodecError:
     return CodecError("unknown", f"Unknown compression type id: {codec}")
 
 
-def _check_zstd_magic(magic: int) -> None:
-    # Kafka refuses zstd inside legacy (magic 0/1) wrappers, on read and on write (spec §3.3, §3.8): zstd was
-    # introduced together with the requirement of message format v2 (KIP-110).
-    if magic < 2:
+_MODULES: dict[int, Any] = {}
+
+
+def _module(codec: int, magic: int) -> Any:
+    """The module of ``codec`` (imported on first use), after Kafka's checks: a known id with something to
+    do, allowed in message format ``magic`` (spec §3.3, §3.8: zstd inside a magic 0/1 wrapper is refused)."""
+    if not known(codec) or CODECS[codec].module is None:
+        raise _unknown(codec)
+    c = CODECS[codec]
+    if magic < c.min_magic:
         raise CodecError(
-            "zstd",
-            f"zstd compression is not allowed with message format version {magic} (Kafka requires magic 2)",
+            c.name,
+            f"{c.name} compression is not allowed with message format version {magic} "
+            f"(Kafka requires magic {c.min_magic})",
         )
+    module = _MODULES.get(codec)
+    if module is None:
+        module = _MODULES[codec] = import_module(f"kdump.codec.{c.module}")
+    return module
 
 
 def decompress(codec: int, data, *, magic: int, limit: int) -> bytes:
@@ -84,20 +131,10 @@ def decompress(codec: int, data, *, magic: int, limit: int) -> bytes:
 
 
 def _decompress(codec: int, data, magic: int, limit: int) -> bytes:
-    if codec == GZIP:
-        from . import gzip as _gzip
-        return _gzip.decompress(data, limit=limit)
-    if codec == SNAPPY:
-        from . import snappy as _snappy
-        return _snappy.decompress(data, limit=limit)
-    if codec == LZ4:
-        from . import lz4 as _lz4
-        return _lz4.decompress(data, magic=magic, limit=limit)
-    if codec == ZSTD:
-        _check_zstd_magic(magic)
-        from . import zstd as _zstd
-        return _zstd.decompress(data, limit=limit)
-    raise _unknown(codec)
+    module = _module(codec, magic)
+    if CODECS[codec].by_magic:
+        return module.decompress(data, magic=magic, limit=limit)
+    return module.decompress(data, limit=limit)
 
 
 def compress(codec: int, data: bytes | bytearray, *, magic: int, level: int | None = None) -> bytes:
@@ -108,20 +145,13 @@ def compress(codec: int, data: bytes | bytearray, *, magic: int, level: int | No
     The output is what Kafka's reader accepts; for gzip, snappy and lz4 it has Kafka's exact framing (the
     deflate / block payload bytes match Java's only if the underlying C library versions match).
     """
-    if codec == GZIP:
-        from . import gzip as _gzip
-        return _gzip.compress(data, level=level)
-    if codec == SNAPPY:
-        from . import snappy as _snappy
-        return _snappy.compress(data)
-    if codec == LZ4:
-        from . import lz4 as _lz4
-        return _lz4.compress(data, magic=magic, level=level)
-    if codec == ZSTD:
-        _check_zstd_magic(magic)
-        from . import zstd as _zstd
-        return _zstd.compress(data, level=level)
-    raise _unknown(codec)
+    module = _module(codec, magic)
+    c = CODECS[codec]
+    options: dict = {"magic": magic} if c.by_magic else {}
+    if c.levels:
+        options["level"] = level
+    return module.compress(data, **options)
 
-# The codec modules (and the C libraries behind them) are imported on first use, inside the functions
-# above: a shallow dump never decompresses, and those imports cost tens of milliseconds at start-up.
+
+# The codec modules (and the C libraries behind them) are imported on first use, by _module: a shallow dump
+# never decompresses, and those imports cost tens of milliseconds at start-up.

@@ -204,12 +204,9 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, fail_on,
     directories = [p for p in paths if os.path.isdir(p)] if output is None and jobs > 1 else []
 
     def rebuild_all(advance):
-        from kdump.jobs import ordered_map
-        sizes = [file_sizes([d]) for d in directories]
-        done = None if advance is None else (lambda i: advance(sizes[i]))
-        rebuilt = dict(zip(directories, ordered_map(_rebuild_directory_or_error,
-                                                    [(p, index_interval_bytes, force) for p in directories], jobs,
-                                                    done=done, sizes=sizes), strict=True))
+        from kdump.index.rebuild_jobs import rebuild_directories
+        rebuilt = rebuild_directories(directories, index_interval_bytes=index_interval_bytes, force=force, jobs=jobs,
+                                      done=advance)
         for p in paths:
             counted = p in rebuilt  # its bytes were counted as its worker finished
             refused = None if os.path.isdir(p) else scan([p]).entries[0].refused
@@ -260,17 +257,6 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, fail_on,
     ui.exit()
 
 
-def _rebuild_directory_or_error(directory: str, index_interval_bytes: int, force: bool):
-    """A partition directory's outcomes, or the exception that stopped it (raised by the parent in its place)."""
-    from kdump.index.check import CompanionChecks
-    from kdump.index.rebuild import rebuild_directory
-    try:
-        return rebuild_directory(directory, None, index_interval_bytes=index_interval_bytes, force=force,
-                                 existing=CompanionChecks())
-    except Exception as e:
-        return e
-
-
 def _done_line(path: str, outcomes: list) -> str | None:
     """How much of ``path`` was already indexed, when some was: a rerun after a kill finishes the job, and a rerun
     on a finished partition says there was nothing to do."""
@@ -291,8 +277,8 @@ def _report_outcome(ui: Ui, o, docs: list) -> None:
     rec = o.recovery
     for note in o.notes:
         ui.note(None, note)
-    n_off = len(rec.offset_index) // 8
-    n_time = len(rec.time_index) // 12
+    n_off = rec.offset_entry_count
+    n_time = rec.time_entry_count
     if ui.format == "json":
         docs.append({"path": rec.log_path, "batches": rec.batches, "offsetIndexEntries": n_off,
                      "timeIndexEntries": n_time, "abortedTransactions": len(rec.aborted), "written": o.written,

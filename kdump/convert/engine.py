@@ -47,7 +47,7 @@ from kdump.format.names import CODEC_NAMES
 from kdump.format.pieces import Pieces
 from kdump.format.types import TimestampType
 from kdump.format.v2_builder import RecordBatchBuilder, encode_run_records
-from kdump.read.damage import Damage, readable
+from kdump.read.damage import Damage, foreign_start, readable
 from kdump.read.segment import DEFAULT_MAX_DECOMPRESSED_BYTES, Stop
 
 from .losses import Losses
@@ -314,9 +314,9 @@ class Converter:
         the target magic. Only a target of 1 can have batches on both sides.
         """
         stats = self.stats
-        why = reader.foreign_start()
-        if why is not None:  # e.g. text renamed .log: said as such, not as an incomplete last batch
-            raise ConversionRefused("not-a-kafka-log", f"not a Kafka log segment: {why}", 0)
+        foreign = foreign_start(reader)
+        if foreign is not None:  # e.g. text renamed .log: said as such, not as an incomplete last batch
+            raise ConversionRefused(foreign.code, foreign.message, 0)
         stats.down_conversion = self._has_batches_above_target(reader)
         self._keep_below = stats.down_conversion and not self.options.all_in_target_magic
         # The read layer's walk past damage (what dump, verify, stats and salvage see): every intact batch is

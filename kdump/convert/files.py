@@ -127,14 +127,7 @@ def _convert_segment(source: str, destination: str, options: ConvertOptions, ove
             if isinstance(e, ConversionRefused):
                 e.source = source
             raise
-    group.adopt(writer.atomic_file)
-    try:
-        indexes = add_indexes(group, writer.temporary_path, destination, writer.plain_indexes) \
-            if rebuild_indexes else None
-        group.commit()
-    except BaseException:
-        group.abort()
-        raise
+    indexes = place_segment(group, writer, destination, indexes=rebuild_indexes, plain_indexes=writer.plain_indexes)
     result = ConversionResult(source, destination, stats, verified=list(writer.verified), indexes=indexes)
     result.stats.notes.extend(f"removed {p}: left by an interrupted kdump run" for p in group.cleaned)
     return result
@@ -165,6 +158,25 @@ def index_targets(log_path: str) -> list[str]:
     """The index files a new segment at ``log_path`` gets (``.index``, ``.timeindex``, ``.txnindex``), in the
     order they are placed; shared with salvage, which writes new segments the same way."""
     return [sibling(log_path, kind) for kind in SEGMENT_COMPANIONS]
+
+
+def place_segment(group: AtomicGroup, writer, destination: str, *, indexes: bool = True,
+                  plain_indexes=None) -> IndexStatus | None:
+    """A new segment and its indexes placed as one group: THE way kdump writes a segment with its indexes
+    (convert, salvage, the Spark writer). ``writer``: the segment's :class:`~kdump.write.segment.SegmentWriter`,
+    its file written, read back and verified (``writer.atomic_file.prepare()``), not yet placed; ``group``: an
+    :class:`~kdump.write.atomic.AtomicGroup` in ``destination``'s directory, the places it takes cleaned. The
+    indexes are Kafka's recovery's (:func:`add_indexes`, computed from the verified file); either every file of
+    the group is in place afterwards or none is (the group aborted, the error raised). With ``indexes`` False the
+    segment alone is placed (None returned)."""
+    group.adopt(writer.atomic_file)
+    try:
+        status = add_indexes(group, writer.temporary_path, destination, plain_indexes) if indexes else None
+        group.commit()
+    except BaseException:
+        group.abort()
+        raise
+    return status
 
 
 def add_indexes(group, temporary_log: str, log_path: str, plain_indexes=None) -> IndexStatus:
@@ -345,7 +357,7 @@ class SizeEstimate:
         return d
 
 
-DRY_RUN_CODECS = (None, _codec.NONE, _codec.GZIP, _codec.SNAPPY, _codec.LZ4, _codec.ZSTD)
+DRY_RUN_CODECS = (None, *(c.id for c in _codec.CODECS))
 
 
 def estimate_sizes(source, magics=(0, 1, 2), codecs=DRY_RUN_CODECS, *, recompress=None, max_batch_records: int = 0,

@@ -32,7 +32,7 @@ from kdump.errors import WriteError
 from kdump.format.framing import Stop
 from kdump.format.legacy import LegacyRun
 from kdump.format.v2 import RecordBatch
-from kdump.read.damage import BATCH, Damage, readable
+from kdump.read.damage import BATCH, Damage, foreign_start, readable
 from kdump.read.logdir import FileKind, Partition
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, Batch, SegmentReader
 from kdump.verify.walk import SegmentVerifier, VerifyOptions
@@ -150,9 +150,9 @@ def plan(source: str, *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, on_batc
     judge = BatchJudge(source, max_batch_bytes)
     with SegmentReader(source, max_batch_bytes=max_batch_bytes) as reader:
         result.input_bytes = reader.file_size
-        why = reader.foreign_start()
-        if why is not None:  # e.g. text renamed .log: said as such, not as an incomplete last batch
-            result.dropped.append(Dropped(0, reader.file_size, "not-a-kafka-log", f"not a Kafka log segment: {why}"))
+        foreign = foreign_start(reader)
+        if foreign is not None:  # e.g. text renamed .log: said as such, not as an incomplete last batch
+            result.dropped.append(Dropped(0, reader.file_size, foreign.code, foreign.message))
             return result
         for item in readable(reader, show_invalid=False):
             if isinstance(item, Damage):
@@ -242,7 +242,7 @@ def salvage_segment(source, destination, *, overwrite: bool = False, max_batch_b
 
 def _salvage_segment(source: str, destination: str, overwrite: bool, max_batch_bytes: int, rebuild_indexes: bool,
                      progress) -> SalvageResult:
-    from kdump.convert.files import add_indexes, index_targets
+    from kdump.convert.files import index_targets, place_segment
     group = AtomicGroup(os.path.dirname(destination), overwrite=overwrite, protect=[source])
     blocked = group.clean([destination, *index_targets(destination)])
     if blocked:
@@ -258,17 +258,11 @@ def _salvage_segment(source: str, destination: str, overwrite: bool, max_batch_b
         raise
     result.output = destination
     result.verified = writer.verified
-    group.adopt(writer.atomic_file)
-    try:
-        if rebuild_indexes:
-            status = add_indexes(group, writer.temporary_path, destination)
-            result.indexes = [p for p in status.files if p != destination]
-            if status.note:
-                result.notes.append(status.note)
-        group.commit()
-    except BaseException:
-        group.abort()
-        raise
+    status = place_segment(group, writer, destination, indexes=rebuild_indexes)
+    if status is not None:
+        result.indexes = [p for p in status.files if p != destination]
+        if status.note:
+            result.notes.append(status.note)
     result.notes.extend(f"removed {p}: left by an interrupted kdump run" for p in group.cleaned)
     return result
 

@@ -23,7 +23,7 @@ from kdump.format.columns import RecordColumns
 from kdump.format.framing import Stop
 from kdump.format.layout import java_long
 from kdump.format.legacy import LegacyRun
-from kdump.read.damage import BATCH, RANGE, TAIL, Damage, readable
+from kdump.read.damage import BATCH, RANGE, TAIL, Damage, foreign_start, readable
 from kdump.read.logdir import (
     BOOTSTRAP_CHECKPOINT,
     COMPANION_KINDS,
@@ -301,7 +301,7 @@ class Dumper:
         walk = _DamageWalk(self, result, path)
         reached_end = True
         with SegmentReader(path, max_bytes=opts.max_bytes, max_batch_bytes=opts.max_batch_bytes) as reader:
-            foreign = _foreign_start(reader)
+            foreign = foreign_start(reader)
             if foreign is not None:
                 self._error(result, foreign)
                 return
@@ -582,13 +582,6 @@ def _first_timestamp(batch) -> int:
 
 def _first_offset(batch, limit: int) -> int:
     return batch.base_offset  # decompresses a legacy wrapper; one that cannot be read gives its own offset
-
-
-def _foreign_start(reader: SegmentReader) -> FormatError | None:
-    """An error when the file's first bytes cannot start a Kafka log (:meth:`SegmentReader.foreign_start`), e.g.
-    text renamed .log: said as such, not as an incomplete last batch."""
-    why = reader.foreign_start()
-    return None if why is None else FormatError("not-a-kafka-log", f"not a Kafka log segment: {why}", position=0)
 
 
 def _display_path(path: str) -> str:

@@ -33,13 +33,16 @@ def check_bytes(name: str, value) -> bytes | None:
 
 def check_codec(codec, magic: int) -> int:
     if isinstance(codec, bool) or not isinstance(codec, int):
-        raise TypeError(f"codec must be an int (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd), not {type(codec).__name__}")
-    if not 0 <= codec <= 4:
+        ids = ", ".join(f"{c.id} {c.name}" for c in _codec.CODECS)
+        raise TypeError(f"codec must be an int ({ids}), not {type(codec).__name__}")
+    if not _codec.known(codec):
         # Kafka: CompressionType.forId -> "Unknown compression type id: N"
         raise ValueError(f"Unknown compression type id: {codec}")
-    if codec == _codec.ZSTD and magic < 2:
+    if not _codec.allowed_in(codec, magic):
         # zstd came with KIP-110, which requires message format v2; Kafka refuses it for v0/v1 on write and read.
-        raise ValueError(f"zstd compression is not supported with message format v{magic} (it needs magic 2)")
+        c = _codec.CODECS[codec]
+        raise ValueError(f"{c.name} compression is not supported with message format v{magic} "
+                         f"(it needs magic {c.min_magic})")
     return codec
 
 

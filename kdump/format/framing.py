@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from kdump.codec import CODECS
 from kdump.errors import FormatError
 from kdump.format import layout as L
 from kdump.format.crc import crc32c
@@ -285,7 +286,7 @@ def _producer_problem(h) -> str | None:
 
 
 V2_HEADER_RULES: tuple[HeaderRule, ...] = (
-    HeaderRule("codec-invalid", lambda h: h.attributes & 7 > 4,
+    HeaderRule("codec-invalid", lambda h: h.attributes & L.V2_CODEC_MASK >= len(CODECS),
                lambda h: f"unknown compression codec id {h.attributes & 7} (attributes {h.attributes})",
                True, {"attributes": 5}),
     # bit 7 and the high byte are never set
@@ -328,6 +329,10 @@ def v2_header_problems(header) -> list[tuple[str, str]]:
     return [(rule.code, rule.message(header)) for rule in V2_HEADER_RULES if rule.broken(header)]
 
 
+_CODEC_MASK, _CODEC_COUNT = L.V2_CODEC_MASK, len(CODECS)  # (module constants: this runs once per batch)
+_ALLOWED = tuple(frozenset(c.id for c in CODECS if c.min_magic <= magic) for magic in range(3))  # codecs by magic
+
+
 def v2_header_fast_ok(b) -> bool:
     """True when ``b`` breaks no rule of :data:`V2_HEADER_RULES`: the common case in one expression, so that a
     walk over millions of small batches stays fast. It must say exactly what the table says (tests/test_framing.py
@@ -338,7 +343,7 @@ def v2_header_fast_ok(b) -> bool:
     count = b.records_count
     pid = b.producer_id
     mts = b.max_timestamp
-    return (0 <= attrs <= 0x7F and (attrs & 7) <= 4 and lod >= 0
+    return (0 <= attrs <= 0x7F and (attrs & _CODEC_MASK) < _CODEC_COUNT and lod >= 0
             and 0 <= count <= lod + 1 and mts >= -1
             and ((pid == -1 and not attrs & L.V2_TRANSACTIONAL_MASK)
                  or (pid >= 0 and b.producer_epoch >= 0
@@ -377,7 +382,8 @@ def header_sane(head: bytes, max_batch_bytes: int, room: int, *, need_fit: bool 
             return False
         offset, size, _crc, _m, attrs = L.LEGACY_ENTRY_HEAD.unpack_from(head)
         overhead = L.LEGACY_RECORD_OVERHEAD_V0 if magic == 0 else L.LEGACY_RECORD_OVERHEAD_V1
-        if offset < 0 or size < overhead or size > max_batch_bytes or (attrs & 7) > 3:
+        if (offset < 0 or size < overhead or size > max_batch_bytes
+                or (attrs & L.LEGACY_CODEC_MASK) not in _ALLOWED[magic]):
             return False
         # The key and value lengths must add up to the message size exactly. Kafka's reader would
         # tolerate bytes after the value, but no Kafka writer produces them, and this check is what

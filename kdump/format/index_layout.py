@@ -5,10 +5,12 @@ from kdump.format.declare import Array, Int, Layout, UInt, scalar
 # --- .index (OffsetIndex.java) -----------------------------------------------------------------------------
 OFFSET_INDEX = Layout(".index entry", Int("relativeOffset", 4), Int("position", 4))
 OFFSET_INDEX_ENTRY = OFFSET_INDEX.struct()
+OFFSET_INDEX_ENTRY_SIZE = OFFSET_INDEX_ENTRY.size  # 8: entry i is at byte i * 8
 
 # --- .timeindex (TimeIndex.java) ---------------------------------------------------------------------------
 TIME_INDEX = Layout(".timeindex entry", Int("timestamp", 8), Int("relativeOffset", 4))
 TIME_INDEX_ENTRY = TIME_INDEX.struct()
+TIME_INDEX_ENTRY_SIZE = TIME_INDEX_ENTRY.size  # 12: entry i is at byte i * 12
 
 # --- .txnindex (AbortedTxn.java) ---------------------------------------------------------------------------
 TXN_INDEX = Layout(".txnindex entry", Int("version", 2), Int("producerId", 8), Int("firstOffset", 8),

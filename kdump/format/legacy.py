@@ -312,12 +312,13 @@ class LegacyBatch:
         """The wrapper's inner message set, decompressed (at most ``limit`` bytes)."""
         msg = self.message
         pos0 = self.position
-        if msg.codec_id == _codec.ZSTD:
-            raise FormatError("codec-invalid", f"zstd is not allowed in a magic {msg.magic} wrapper "
-                                               "(only in magic 2 batches)",
-                              position=pos0)
-        if msg.codec_id > _codec.ZSTD:
+        if not _codec.known(msg.codec_id):
             raise FormatError("codec-invalid", f"unknown compression type id {msg.codec_id}", position=pos0)
+        if not _codec.allowed_in(msg.codec_id, msg.magic):
+            codec = _codec.CODECS[msg.codec_id]
+            raise FormatError("codec-invalid", f"{codec.name} is not allowed in a magic {msg.magic} wrapper "
+                                               f"(only in magic {codec.min_magic} batches)",
+                              position=pos0)
         if msg.value is None:
             raise FormatError("wrapper-invalid",
                               f"compressed magic {msg.magic} wrapper has a null value "

@@ -23,9 +23,12 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
+from kdump.codec import CODECS
+
 # --- compression codecs -------------------------------------------------------------------------------------
-# Indexed by the compression type id of the attributes' low 3 bits (Kafka's CompressionType.forId).
-CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
+# Indexed by the compression type id of the attributes' low 3 bits (Kafka's CompressionType.forId): the names of
+# kdump/codec's one table of codecs (CODECS: id -> name -> module).
+CODEC_NAMES = tuple(c.name for c in CODECS)
 CODEC_IDS = {name: codec_id for codec_id, name in enumerate(CODEC_NAMES)}
 
 

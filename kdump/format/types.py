@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Any, cast
 
+from kdump.codec import CODECS
 from kdump.format.names import CODEC_IDS, CODEC_NAMES, CONTROL_TYPE_NAMES, TIMESTAMP_TYPE_TEXT
 
 
@@ -17,12 +19,8 @@ class TimestampType(IntEnum):
         return TIMESTAMP_TYPE_TEXT[self]
 
 
-class CompressionType(IntEnum):
-    NONE = 0
-    GZIP = 1
-    SNAPPY = 2
-    LZ4 = 3
-    ZSTD = 4
+class _CompressionTypes(IntEnum):
+    """Kafka's ``CompressionType``: a member per row of kdump/codec's table of codecs (``NONE``, ``GZIP``, ...)."""
 
     @property
     def label(self) -> str:
@@ -30,8 +28,14 @@ class CompressionType(IntEnum):
         return CODEC_NAMES[self]
 
     @classmethod
-    def from_label(cls, label: str) -> CompressionType:
+    def from_label(cls, label: str) -> _CompressionTypes:
         return cls(CODEC_IDS[label.lower()])
+
+
+# Made from the table, so that a codec added there is one here too.
+# (Enum's functional form, which mypy does not follow: hence the cast)
+CompressionType: type[_CompressionTypes] = cast(Any, _CompressionTypes)(
+    "CompressionType", [(c.name.upper(), c.id) for c in CODECS], module=__name__, qualname="CompressionType")
 
 
 class ControlRecordType(IntEnum):

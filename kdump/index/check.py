@@ -28,6 +28,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kdump.errors import FormatError
+from kdump.format.index_layout import OFFSET_INDEX_ENTRY_SIZE as OFFSET_ENTRY
+from kdump.format.index_layout import TIME_INDEX_ENTRY_SIZE as TIME_ENTRY
+from kdump.jobs import bytes_of
 from kdump.read import checkpoints as cps
 from kdump.read.damage import LogDamage, foreign_start
 from kdump.read.locate import SegmentLocator, segment_end_offset
@@ -43,7 +46,8 @@ from kdump.read.segment import (
     walk_headers,
 )
 from kdump.read.time_index import max_record_timestamp
-from kdump.report.findings import ERROR, INFO, WARNING, FileReport, Findings
+from kdump.report.codes import CODES
+from kdump.report.findings import FileReport, Findings
 from kdump.report.outcome import REFUSAL_ERRNOS
 from kdump.text.times import time_formatter
 
@@ -81,8 +85,9 @@ class _AnyDamage:
 
 
 class _Report:
-    """The shared collector (:class:`Findings`), with the severity given at each call (index check's call sites
-    name it); a wrapper, not a subclass, because ``add`` takes the severity first."""
+    """The shared collector (:class:`Findings`), which takes each finding's severity from the registry
+    (:data:`kdump.report.codes.CODES`); a wrapper that says what index check adds: a finding that follows from
+    damage in the log beside it is said as that."""
 
     def __init__(self, path: str, kind: str, size: int = 0, log_damage=None):
         self._findings = Findings(FileReport(path, kind, bytes=size))
@@ -90,7 +95,12 @@ class _Report:
         # () -> LogDamage of the segment beside this file (read when first needed), or None
         self.log_damage = log_damage
 
-    def add(self, code: str, severity: str, message: str, **where) -> None:
+    def add(self, code: str, message: str, **where) -> None:
+        """``where``: the finding's position and offsets, and the facts its severity and wording follow from:
+        ``also`` makes a code of two severities take its second (``Code.also``: a zero tail or an incomplete
+        time index of a rolled segment, not of the active one); ``damage_offset`` and ``log_position`` place it
+        in the log beside this file, to tell a consequence of the log's damage."""
+        severity = CODES[code].also if where.pop("also", False) else None
         if code in _KNOCK_ON and self.log_damage is not None:
             damage = self.log_damage()
             area = None
@@ -101,7 +111,7 @@ class _Report:
                                   where.pop("log_position", None))
                 area = None if d is None else f"the damaged area of the log at byte {d.start} ({d.code})"
             if area is not None:  # reported once, for the log: this file is not at fault
-                code, severity = "entry-in-damaged-log", INFO
+                code, severity = "entry-in-damaged-log", None
                 message = f"{message}: a consequence of {area}, reported there"
         where.pop("log_position", None)
         where.pop("damage_offset", None)
@@ -201,9 +211,9 @@ class PartitionChecker:
             r.io_error = f"cannot read: {e.strerror or e}"
             return r
         except FormatError as e:
-            r = FileReport(path, kind)
-            r.add(e.code, ERROR, e.message, position=e.position)
-            return r
+            found = _Report(path, kind)
+            found.add(e.code, e.message, position=e.position)
+            return found.finish()
 
     def check_segment_files(self, base: int) -> list[FileReport]:
         seg = self.partition.segment_at(base)
@@ -225,8 +235,8 @@ class PartitionChecker:
         foreign = None if seg is None else _foreign_log(seg.log_path)
         if seg is not None and foreign is not None:  # the read layer's judgement: no companion is at fault
             if self.report_logs:
-                r = _Report(seg.log_path, "log", size=_size_or_zero(seg.log_path))
-                r.add(foreign.code, ERROR, foreign.message, position=0, length=r.report.bytes)
+                r = _Report(seg.log_path, "log", size=bytes_of([seg.log_path]))
+                r.add(foreign.code, foreign.message, position=0, length=r.report.bytes)
                 reports.append(r.finish())
             return reports
         if seg is not None and self.deep:
@@ -235,7 +245,7 @@ class PartitionChecker:
             reports.append(self._guard("index", present["index"], self.check_offset_index, base, seg))
         elif seg is not None:
             r = _Report(sibling(seg.log_path, FileKind.INDEX), "index")
-            r.add("index-missing", WARNING, "the segment has no offset index: Kafka rebuilds it at startup "
+            r.add("index-missing", "the segment has no offset index: Kafka rebuilds it at startup "
                   "(recovery of this segment); `kdump index rebuild` writes the same file")
             reports.append(r.finish())
         if "timeindex" in present:
@@ -245,7 +255,7 @@ class PartitionChecker:
         elif seg is not None and self.deep and seg.recovery is not None and seg.recovery.aborted:
             r = _Report(sibling(seg.log_path, FileKind.TXNINDEX), "txnindex")
             first = seg.recovery.aborted[0]
-            r.add("txnindex-missing", ERROR,
+            r.add("txnindex-missing",
                   f"the log has {len(seg.recovery.aborted)} aborted transaction(s) "
                   f"(first: producer {first.producer_id}, "
                   f"offsets {first.first_offset}-{first.last_offset}) but there is no transaction index: consumers "
@@ -277,7 +287,7 @@ class PartitionChecker:
                 continue
             finally:
                 if self.progress is not None:
-                    self.progress(_size_or_zero(s.log_path))
+                    self.progress(bytes_of([s.log_path]))
             s.recovery = rec
             s.log_size = rec.log_size
             facts.leader_epochs.extend(rec.leader_epochs)
@@ -336,14 +346,14 @@ class PartitionChecker:
             try:
                 check(idx, r, base, seg)
             except FormatError as e:
-                r.add(e.code, ERROR, e.message, position=e.position)
+                r.add(e.code, e.message, position=e.position)
         return r.finish()
 
     def _zero_tail(self, idx, r: _Report, seg: _Segment | None, kind: str) -> int:
         """Number of entries to check; reports a preallocated zero tail (and a file too large to check whole)."""
         n = self._zero_tail_count(idx, r, seg, kind)
         if n > MAX_CHECK_ENTRIES:
-            r.add(f"{kind}-too-large", WARNING,
+            r.add(f"{kind}-too-large",
                   f"{n} entries, more than kdump checks against the log ({MAX_CHECK_ENTRIES}, four times what Kafka's "
                   "default segment.index.bytes holds); the first ones were checked", position=MAX_CHECK_ENTRIES
                   * idx.entry_size)
@@ -358,31 +368,33 @@ class PartitionChecker:
             if kind == "timeindex":
                 extra = (" Kafka's index sanity check (DumpLogSegments) fails on it (the zero timestamp of the last "
                          "slot).")
-            r.add(f"{kind}-zero-tail", INFO if active else WARNING,
+            r.add(f"{kind}-zero-tail",
                   f"{idx.entries - valid} preallocated zero entries "
                   + (f"after the {valid} real ones " if valid else "and no real one yet ")
                   + f"({(idx.entries - valid) * idx.entry_size} bytes): the segment was "
                   + ("active, or the broker did not shut down cleanly" if active else
                      "not closed cleanly (a rolled segment's index is trimmed); Kafka's recovery trims it") + "."
-                  + extra, position=valid * idx.entry_size, length=(idx.entries - valid) * idx.entry_size)
+                  + extra, position=valid * idx.entry_size, length=(idx.entries - valid) * idx.entry_size,
+                  also=not active)
             return valid
         return idx.entries
 
     def _offset_index(self, idx, r: _Report, base: int, seg: _Segment | None) -> None:
         if idx.partial_bytes:
-            r.add("index-length-invalid", ERROR,
-                  f"{idx.partial_bytes} bytes at the end are not a whole 8-byte entry (a torn write); Kafka's sanity "
-                  f"check: Index file {os.path.abspath(idx.path)} is corrupt, found {idx.length} bytes which is "
-                  "neither positive nor a multiple of 8", position=idx.entries * 8, length=idx.partial_bytes)
+            r.add("index-length-invalid",
+                  f"{idx.partial_bytes} bytes at the end are not a whole {OFFSET_ENTRY}-byte entry (a torn write); "
+                  f"Kafka's sanity check: Index file {os.path.abspath(idx.path)} is corrupt, found {idx.length} "
+                  f"bytes which is neither positive nor a multiple of {OFFSET_ENTRY}",
+                  position=idx.entries * OFFSET_ENTRY, length=idx.partial_bytes)
         n = self._zero_tail(idx, r, seg, "index")
         last = idx.entry(n - 1).offset if n else base
         if n and last < base:
-            r.add("index-last-offset-below-base", ERROR,
+            r.add("index-last-offset-below-base",
                   f"Kafka's sanity check: Corrupt index found, index file {os.path.abspath(idx.path)} "
                   f"has non-zero size but the last offset is {last} which is less than the base offset {base}",
-                  position=(n - 1) * 8)
+                  position=(n - 1) * OFFSET_ENTRY)
         if seg is None:
-            r.add("index-log-missing", ERROR, f"no segment {_log_name(idx.path)} beside this index (an orphan: Kafka "
+            r.add("index-log-missing", f"no segment {_log_name(idx.path)} beside this index (an orphan: Kafka "
                   "deletes it at startup)")
         log_size = self._segment_log_size(seg)
         fd = None
@@ -390,7 +402,7 @@ class PartitionChecker:
             try:
                 fd = os.open(seg.log_path, os.O_RDONLY)
             except OSError as err:
-                r.add("index-log-unreadable", ERROR, f"cannot read {seg.log_path}: {err.strerror or err}")
+                r.add("index-log-unreadable", f"cannot read {seg.log_path}: {err.strerror or err}")
             else:
                 if log_size is None:  # the size could not be read before the open
                     log_size = os.fstat(fd).st_size
@@ -398,31 +410,31 @@ class PartitionChecker:
         try:
             prev = None
             for i, e in idx.iter_entries(0, n):
-                where = dict(position=i * 8, first_offset=e.offset)
+                where = dict(position=i * OFFSET_ENTRY, first_offset=e.offset)
                 if e.offset < base:
-                    r.add("index-offset-below-base", ERROR,
+                    r.add("index-offset-below-base",
                           f"entry {i}: offset {e.offset} is below the base offset {base} (relative offset "
                           f"{e.offset - base})", **where)
                 if prev is not None:
                     if e.offset <= prev.offset:
-                        r.add("index-offset-not-increasing", ERROR,
+                        r.add("index-offset-not-increasing",
                               f"entry {i}: offset {e.offset} is not above the previous entry's {prev.offset} "
                               "(binary search over the index gives wrong answers)", **where)
                     if e.position <= prev.position:
-                        r.add("index-position-not-increasing", ERROR,
+                        r.add("index-position-not-increasing",
                               f"entry {i}: position {e.position} is not above the previous entry's {prev.position}",
                               **where)
                 prev = e
                 if fd is None or log_size is None:
                     continue
                 if e.position >= log_size:
-                    r.add("index-position-past-end", ERROR,
+                    r.add("index-position-past-end",
                           f"entry {i}: offset {e.offset} points at position {e.position}, at or past the end of the "
                           f"log ({log_size} bytes)", **where)
                     continue
                 h = header_at(fd, e.position, log_size)
                 if isinstance(h, Stop):
-                    r.add("index-position-not-batch", ERROR,
+                    r.add("index-position-not-batch",
                           f"entry {i}: offset {e.offset} points at position {e.position}, where no batch starts: "
                           f"{h.message}", log_position=e.position, **where)
                     continue
@@ -430,11 +442,11 @@ class PartitionChecker:
                 if first is None and h.last_offset > e.offset:
                     first = first_offset(fd, h)
                 if first is not None and first > e.offset:
-                    r.add("index-entry-skips-offsets", ERROR,
+                    r.add("index-entry-skips-offsets",
                           f"entry {i}: offset {e.offset} points at a batch starting at offset {first}: a lookup of "
                           f"offsets {e.offset}-{first - 1} would start after them", **where)
                 elif h.last_offset < e.offset and e.offset >= self._offset_bound(seg):
-                    r.add("index-offset-past-end", ERROR,
+                    r.add("index-offset-past-end",
                           f"entry {i}: offset {e.offset} lies past the segment's last offset (below "
                           f"{self._offset_bound(seg)}): no batch of this segment holds it, so a lookup of the offsets "
                           f"after {h.last_offset} starts at the wrong place", **where)
@@ -442,7 +454,7 @@ class PartitionChecker:
                     why = (" (the entry names the last offset of a later batch: one entry for an append of several "
                            "batches, as followers before Kafka 4.0 wrote them)" if h.last_offset < e.offset else
                            " (the offset lies inside the batch)")
-                    r.add("index-offset-mismatch", WARNING,
+                    r.add("index-offset-mismatch",
                           f"entry {i}: offset {e.offset}, but the batch at position {e.position} ends at offset "
                           f"{h.last_offset}{why}; DumpLogSegments reports this as a mismatch", **where)
                 entries.append((i, e.offset, e.position))
@@ -462,23 +474,23 @@ class PartitionChecker:
             pos = h.position
             while k < len(wanted) and wanted[k][2] < pos:
                 i, off, p = wanted[k]
-                r.add("index-position-not-batch", ERROR,
+                r.add("index-position-not-batch",
                       f"entry {i}: position {p} is inside a batch of the log (not a batch boundary)",
-                      position=i * 8, first_offset=off)
+                      position=i * OFFSET_ENTRY, first_offset=off)
                 k += 1
             if isinstance(h, Stop):
                 break
             while k < len(wanted) and wanted[k][2] == pos:
                 k += 1
         for i, off, p in wanted[k:]:
-            r.add("index-position-beyond-valid", WARNING,
+            r.add("index-position-beyond-valid",
                   f"entry {i}: position {p} lies after where the log stops being readable (Kafka's recovery would "
-                  "drop it)", position=i * 8, first_offset=off)
+                  "drop it)", position=i * OFFSET_ENTRY, first_offset=off)
 
     def _compare_recovery(self, idx, n: int, r: _Report, seg: _Segment, kind: str) -> None:
         if seg.recovery is None:
             if seg.recovery_error:
-                r.add(f"{kind}-recovery-fails", ERROR, f"Kafka's recovery of this segment would fail: "
+                r.add(f"{kind}-recovery-fails", f"Kafka's recovery of this segment would fail: "
                       f"{seg.recovery_error}")
             return
         rec = seg.recovery
@@ -494,7 +506,7 @@ class PartitionChecker:
                 return str(tuple(entries[k]))
             return f"(timestamp {self.when(entries[k].timestamp)}, offset {entries[k].offset})"
         at = f"first difference at entry {k}: here {shown(ours)}, recovery {shown(theirs)}"
-        r.add(f"{kind}-differs-from-recovery", INFO,
+        r.add(f"{kind}-differs-from-recovery",
               f"{len(ours)} entries, Kafka's recovery (index.interval.bytes={rec.index_interval_bytes}) would write "
               f"{len(theirs)}; {at}. Normal for indexes written at append time by brokers before Kafka 4.0, by "
               "followers, or across broker restarts (docs/index.md)", position=k * idx.entry_size)
@@ -507,55 +519,56 @@ class PartitionChecker:
     def _time_index(self, tidx, r: _Report, base: int, seg: _Segment | None) -> None:
         abs_path = os.path.abspath(tidx.path)
         if tidx.partial_bytes:
-            r.add("timeindex-length-invalid", ERROR,
-                  f"{tidx.partial_bytes} bytes at the end are not a whole 12-byte entry; Kafka's sanity check: Time "
-                  f"index file {abs_path} is corrupt, found {tidx.length} bytes which is neither positive nor a "
-                  "multiple of 12", position=tidx.entries * 12, length=tidx.partial_bytes)
+            r.add("timeindex-length-invalid",
+                  f"{tidx.partial_bytes} bytes at the end are not a whole {TIME_ENTRY}-byte entry; Kafka's sanity "
+                  f"check: Time index file {abs_path} is corrupt, found {tidx.length} bytes which is neither "
+                  f"positive nor a multiple of {TIME_ENTRY}", position=tidx.entries * TIME_ENTRY,
+                  length=tidx.partial_bytes)
         n = self._zero_tail(tidx, r, seg, "timeindex")
         entries = [e for _, e in tidx.iter_entries(0, n)]
         if entries:
             first, last = entries[0], entries[-1]
             if last.timestamp < first.timestamp:
-                r.add("timeindex-sanity-timestamp", ERROR,
+                r.add("timeindex-sanity-timestamp",
                       f"Kafka's sanity check: Corrupt time index found, time index file ({abs_path}) has non-zero size "
                       f"but the last timestamp is {last.timestamp} which is less than the first timestamp "
-                      f"{first.timestamp}", position=(n - 1) * 12)
+                      f"{first.timestamp}", position=(n - 1) * TIME_ENTRY)
             if last.offset < base:
-                r.add("timeindex-last-offset-below-base", ERROR,
+                r.add("timeindex-last-offset-below-base",
                       f"Kafka's sanity check: Corrupt time index found, time index file ({abs_path}) has non-zero size "
                       f"but the last offset is {last.offset} which is less than the first offset {base}",
-                      position=(n - 1) * 12)
+                      position=(n - 1) * TIME_ENTRY)
         prev = None
         for i, e in enumerate(entries):
-            where = dict(position=i * 12, first_offset=e.offset)
+            where = dict(position=i * TIME_ENTRY, first_offset=e.offset)
             if e.offset < base:
-                r.add("timeindex-offset-below-base", ERROR, f"entry {i}: offset {e.offset} is below the base offset "
+                r.add("timeindex-offset-below-base", f"entry {i}: offset {e.offset} is below the base offset "
                       f"{base}", **where)
             if prev is not None:
                 if e.timestamp < prev.timestamp:
-                    r.add("timeindex-timestamp-decreasing", ERROR,
+                    r.add("timeindex-timestamp-decreasing",
                           f"entry {i}: timestamp {self.when(e.timestamp)} is below the previous entry's "
                           f"{self.when(prev.timestamp)} (time lookups give wrong answers)", **where)
                 elif e.timestamp == prev.timestamp:
-                    r.add("timeindex-timestamp-repeated", WARNING,
+                    r.add("timeindex-timestamp-repeated",
                           f"entry {i}: timestamp {self.when(e.timestamp)} repeats the previous entry's (Kafka only "
                           "appends a larger one)", **where)
                 if e.offset < prev.offset:
-                    r.add("timeindex-offset-decreasing", ERROR,
+                    r.add("timeindex-offset-decreasing",
                           f"entry {i}: offset {e.offset} is below the previous entry's {prev.offset}", **where)
                 elif e.offset == prev.offset:
-                    r.add("timeindex-offset-repeated", WARNING,
+                    r.add("timeindex-offset-repeated",
                           f"entry {i}: offset {e.offset} repeats the previous entry's", **where)
             prev = e
         if seg is None:
-            r.add("timeindex-log-missing", ERROR,
+            r.add("timeindex-log-missing",
                   f"no segment {_log_name(tidx.path)} beside this time index (an orphan)")
             return
         if not entries:
             if self.deep and seg.recovery is not None and seg.recovery.time_index:
-                r.add("timeindex-empty", WARNING if not seg.is_last else INFO,
+                r.add("timeindex-empty",
                       "the time index is empty but the log has timestamps: time lookups fall back to the segment "
-                      "start (Kafka recreates an empty one when it is missing)")
+                      "start (Kafka recreates an empty one when it is missing)", also=not seg.is_last)
             return
         self._time_against_log(tidx, entries, r, base, seg)
         if self.deep:
@@ -567,7 +580,7 @@ class PartitionChecker:
             # Each offset-index entry is judged once, against its own offset; CRCs are the log checks' business.
             loc = SegmentLocator(seg.log_path, base_offset=base, verify_crc=False, strict_entries=True)
         except OSError as err:
-            r.add("timeindex-log-unreadable", ERROR, f"cannot read {seg.log_path}: {err.strerror or err}")
+            r.add("timeindex-log-unreadable", f"cannot read {seg.log_path}: {err.strerror or err}")
             return
         with loc:
             if log_size is None:  # the size could not be read before the open
@@ -576,7 +589,7 @@ class PartitionChecker:
                 self._time_deep(loc.fd, log_size, entries, r, seg)
                 return
             for i, e in enumerate(entries):
-                where = dict(position=i * 12, first_offset=e.offset)
+                where = dict(position=i * TIME_ENTRY, first_offset=e.offset)
                 start = loc.index_start(e.offset)
                 if start is None:
                     # After one misleading entry the index is not used again for this file (its own report says
@@ -593,18 +606,18 @@ class PartitionChecker:
     def _time_entry_vs_batch(self, fd, i, e, found: BatchHeader | None, r: _Report, where: dict, *,
                              decode: bool) -> None:
         if found is None:
-            r.add("timeindex-offset-past-end", ERROR,
+            r.add("timeindex-offset-past-end",
                   f"entry {i}: offset {e.offset} is beyond the last batch of the log", **where)
             return
         first = found.base_offset if found.base_offset is not None else first_offset(fd, found)
         if found.last_offset != e.offset:
             if first is not None and first <= e.offset and found.max_timestamp == e.timestamp:
-                r.add("timeindex-record-offset", INFO,
+                r.add("timeindex-record-offset",
                       f"entry {i}: offset {e.offset} lies inside the batch {first}-{found.last_offset} (at byte "
                       f"{found.position}) whose max timestamp it names: {_KAFKA_VERSIONS_RECORD_OFFSET}; "
                       "DumpLogSegments reports it as not found", **where)
             else:
-                r.add("timeindex-offset-not-found", ERROR,
+                r.add("timeindex-offset-not-found",
                       f"entry {i}: no batch ends at offset {e.offset} (the next batch ends at {found.last_offset}, "
                       f"at byte {found.position})", **where)
             return
@@ -615,11 +628,11 @@ class PartitionChecker:
                 ts = max_record_timestamp(read_batch_at(fd, found), 256 * 1024 * 1024)
                 what = "largest record timestamp"
             except FormatError as err:
-                r.add("timeindex-batch-unreadable", ERROR,
+                r.add("timeindex-batch-unreadable",
                       f"entry {i}: the batch at byte {found.position} cannot be decoded: {err.message}", **where)
                 return
         if ts != e.timestamp:
-            r.add("timeindex-timestamp-mismatch", ERROR,
+            r.add("timeindex-timestamp-mismatch",
                   f"entry {i}: timestamp {self.when(e.timestamp)}, but the {what} of the batch ending at offset "
                   f"{e.offset} (at byte {found.position}) is {self.when(ts)}", **where)
 
@@ -636,33 +649,33 @@ class PartitionChecker:
             first = h.base_offset
             while k < len(entries) and entries[k].offset <= h.last_offset:
                 e = entries[k]
-                where = dict(position=k * 12, first_offset=e.offset)
+                where = dict(position=k * TIME_ENTRY, first_offset=e.offset)
                 if first is None:
                     first = first_offset(fd, h)
                 if first is not None and e.offset < first:
-                    r.add("timeindex-offset-not-found", ERROR,
+                    r.add("timeindex-offset-not-found",
                           f"entry {k}: offset {e.offset} is not in the log (the next batch starts at {first})", **where)
                 else:
                     self._time_entry_vs_batch(fd, k, e, h, r, where, decode=True)
                     if running != e.timestamp:
-                        r.add("timeindex-not-max-so-far", ERROR,
+                        r.add("timeindex-not-max-so-far",
                               f"entry {k}: timestamp {self.when(e.timestamp)}, but the largest batch timestamp up to "
                               f"offset {e.offset} is {self.when(running)}: a time lookup could skip records", **where)
                     elif before >= e.timestamp:
-                        r.add("timeindex-not-first-offset", WARNING,
+                        r.add("timeindex-not-first-offset",
                               f"entry {k}: timestamp {self.when(e.timestamp)} was already reached before offset "
                               f"{e.offset}", **where)
                 k += 1
         for j in range(k, len(entries)):
-            r.add("timeindex-offset-past-end", ERROR,
+            r.add("timeindex-offset-past-end",
                   f"entry {j}: offset {entries[j].offset} is beyond the last readable batch of the log",
-                  position=j * 12, first_offset=entries[j].offset)
+                  position=j * TIME_ENTRY, first_offset=entries[j].offset)
         if entries and running > entries[-1].timestamp:
-            r.add("timeindex-incomplete", INFO if seg.is_last else WARNING,
+            r.add("timeindex-incomplete",
                   f"the last entry's timestamp {self.when(entries[-1].timestamp)} is below the segment's largest "
                   f"batch timestamp {self.when(running)}: the segment was not closed cleanly (a clean close or "
                   "recovery appends it)"
-                  + ("" if seg.is_last else "; a time lookup between the two skips this segment"))
+                  + ("" if seg.is_last else "; a time lookup between the two skips this segment"), also=not seg.is_last)
 
     # --- .txnindex --------------------------------------------------------------------------------------
     def check_txn_index(self, path: str, base: int, seg: _Segment | None) -> FileReport:
@@ -679,40 +692,40 @@ class PartitionChecker:
         with f:
             r.report.bytes = f.length
             if f.partial_bytes:
-                r.add("txnindex-partial-entry", WARNING,
+                r.add("txnindex-partial-entry",
                       f"{f.partial_bytes} bytes at the end are not a whole 34-byte entry (Kafka ignores them)",
                       position=f.count * 34, length=f.partial_bytes)
             prev = None
             for pos, t in f.entries():
                 where = dict(position=pos, first_offset=t.first_offset, last_offset=t.last_offset)
                 if t.version > CURRENT_VERSION:
-                    r.add("txnindex-version", ERROR,
+                    r.add("txnindex-version",
                           f"Unexpected aborted transaction version {t.version} in transaction index {abs_path}, "
                           f"current version is {CURRENT_VERSION} (Kafka cannot read this file past here)", **where)
                     break
                 txns.append((pos, t))
                 if t.last_offset < base:
-                    r.add("txnindex-sanity", ERROR,
+                    r.add("txnindex-sanity",
                           f"Kafka's sanity check: Last offset of aborted transaction {t.kafka_repr()} in index "
                           f"{abs_path} is less than start offset {base}", **where)
                 if seg is not None and seg.next_base is not None and t.last_offset >= seg.next_base:
-                    r.add("txnindex-outside-segment", ERROR,
+                    r.add("txnindex-outside-segment",
                           f"the ABORT marker offset {t.last_offset} belongs to a later segment (from "
                           f"{seg.next_base})", **where)
                 if t.first_offset > t.last_offset:
-                    r.add("txnindex-first-after-last", ERROR,
+                    r.add("txnindex-first-after-last",
                           f"first offset {t.first_offset} is after the marker offset {t.last_offset}", **where)
                 if t.last_stable_offset > t.last_offset + 1:
-                    r.add("txnindex-lso-invalid", ERROR,
+                    r.add("txnindex-lso-invalid",
                           f"last stable offset {t.last_stable_offset} is above the marker offset + 1 "
                           f"({t.last_offset + 1})", **where)
                 if prev is not None and t.last_offset <= prev.last_offset:
-                    r.add("txnindex-not-increasing", ERROR,
+                    r.add("txnindex-not-increasing",
                           f"marker offset {t.last_offset} is not above the previous entry's {prev.last_offset} (Kafka "
                           "appends them in increasing order)", **where)
                 prev = t
         if seg is None:
-            r.add("txnindex-log-missing", ERROR, f"no segment {_log_name(path)} beside this transaction index")
+            r.add("txnindex-log-missing", f"no segment {_log_name(path)} beside this transaction index")
             return r.finish()
         if self.deep:
             self._txn_deep(txns, r, seg)
@@ -724,25 +737,25 @@ class PartitionChecker:
         try:
             loc = SegmentLocator(seg.log_path)
         except OSError as e:
-            r.add("txnindex-log-unreadable", ERROR, f"cannot read {seg.log_path}: {e.strerror or e}")
+            r.add("txnindex-log-unreadable", f"cannot read {seg.log_path}: {e.strerror or e}")
             return
         with loc:
             for pos, t in txns:
                 where = dict(position=pos, first_offset=t.first_offset, last_offset=t.last_offset)
                 h = loc.locate_offset(t.last_offset).batch
                 if h is None or h.base_offset != t.last_offset or not h.is_control:
-                    r.add("txnindex-marker-missing", ERROR,
+                    r.add("txnindex-marker-missing",
                           f"no control batch at offset {t.last_offset} in the log, where this entry puts the ABORT "
                           "marker", **where)
                 elif h.producer_id != t.producer_id:
-                    r.add("txnindex-marker-missing", ERROR,
+                    r.add("txnindex-marker-missing",
                           f"the control batch at offset {t.last_offset} belongs to producer {h.producer_id}, not "
                           f"{t.producer_id}", **where)
 
     def _txn_deep(self, txns, r: _Report, seg: _Segment) -> None:
         if seg.recovery is None:
             if seg.recovery_error:
-                r.add("txnindex-recovery-fails", ERROR, f"Kafka's recovery of this segment would fail: "
+                r.add("txnindex-recovery-fails", f"Kafka's recovery of this segment would fail: "
                       f"{seg.recovery_error}")
             return
         expected = seg.recovery.aborted
@@ -753,16 +766,16 @@ class PartitionChecker:
             e = exp_by_last.get(t.last_offset)
             where = dict(position=pos, first_offset=t.first_offset, last_offset=t.last_offset)
             if e is None:
-                r.add("txnindex-extra-entry", ERROR,
+                r.add("txnindex-extra-entry",
                       f"the log has no aborted transaction ending at offset {t.last_offset} (producer "
                       f"{t.producer_id}): consumers reading committed data would skip committed records", **where)
             elif (e.producer_id, e.first_offset, e.last_stable_offset) != (t.producer_id, t.first_offset,
                                                                           t.last_stable_offset):
-                r.add("txnindex-entry-differs", ERROR,
+                r.add("txnindex-entry-differs",
                       f"entry {t.kafka_repr()}; recomputed from the log: {e.kafka_repr()}", **where)
         for e in expected:
             if e.last_offset not in ours_by_last:
-                r.add("txnindex-missing-entry", ERROR,
+                r.add("txnindex-missing-entry",
                       f"aborted transaction of producer {e.producer_id} (offsets {e.first_offset}-{e.last_offset}) is "
                       "not in the index: consumers reading committed data would see its records",
                       first_offset=e.first_offset, last_offset=e.last_offset)
@@ -781,33 +794,33 @@ class PartitionChecker:
         r.report.bytes = snap.size
         if snap.error is not None:
             assert snap.error_code is not None  # read_snapshot sets both
-            r.add(snap.error_code, ERROR, snap.error + " (Kafka deletes the snapshot and rebuilds producer state "
+            r.add(snap.error_code, snap.error + " (Kafka deletes the snapshot and rebuilds producer state "
                   "from the log)", position=snap.error_position)
             return r.finish()
         if snap.trailing_bytes:
-            r.add("snapshot-trailing-bytes", WARNING,
+            r.add("snapshot-trailing-bytes",
                   f"{snap.trailing_bytes} bytes after the {len(snap.entries)} entries (Kafka ignores them; the CRC "
                   "covers them)", position=snap.size - snap.trailing_bytes, length=snap.trailing_bytes)
         seen: dict[int, int] = {}  # producer id -> position of its entry
         for e in snap.entries:
             where = dict(position=e.position)
             if e.producer_id in seen:
-                r.add("snapshot-duplicate-producer", WARNING,
+                r.add("snapshot-duplicate-producer",
                       f"producer {e.producer_id} appears twice (entries at bytes {seen[e.producer_id]} and "
                       f"{e.position}); Kafka keeps the last", **where)
             seen[e.producer_id] = e.position
             if e.last_offset >= offset:
-                r.add("snapshot-entry-after-offset", ERROR,
+                r.add("snapshot-entry-after-offset",
                       f"producer {e.producer_id}: last offset {e.last_offset} is not below the snapshot's offset "
                       f"{offset} (a snapshot covers the offsets before its name)", first_offset=e.last_offset, **where)
             if e.current_txn_first_offset >= offset:
-                r.add("snapshot-entry-after-offset", ERROR,
+                r.add("snapshot-entry-after-offset",
                       f"producer {e.producer_id}: open transaction from offset {e.current_txn_first_offset}, not "
                       f"below the snapshot's offset {offset}", first_offset=e.current_txn_first_offset, **where)
         if self.segments:
             end = self.log_end_offset()
             if end is not None and offset > end:
-                r.add("snapshot-beyond-log-end", WARNING,
+                r.add("snapshot-beyond-log-end",
                       f"the snapshot's offset {offset} is above the log end offset {end}: Kafka deletes it when "
                       "loading the log")
         return r.finish()
@@ -822,14 +835,14 @@ class PartitionChecker:
             r.report.io_error = f"cannot read: {getattr(e, 'strerror', None) or e}"
             return r.report
         for p in cp.problems:
-            r.add(p.code, ERROR, (f"line {p.line}: " if p.line else "") + p.message, position=p.position)
+            r.add(p.code, (f"line {p.line}: " if p.line else "") + p.message, position=p.position)
         prev = None
         for (epoch, start), (line, pos) in zip(cp.entries, cp.entry_lines, strict=True):
             if epoch < 0 or start < 0:
-                r.add("leader-epoch-negative", ERROR, f"line {line}: epoch {epoch} start offset {start}: negative",
+                r.add("leader-epoch-negative", f"line {line}: epoch {epoch} start offset {start}: negative",
                       position=pos)
             if prev is not None and (epoch <= prev[0] or start < prev[1]):
-                r.add("leader-epoch-not-increasing", ERROR,
+                r.add("leader-epoch-not-increasing",
                       f"line {line}: epoch {epoch} from offset {start} does not follow epoch {prev[0]} from offset "
                       f"{prev[1]} (epochs must increase, start offsets must not decrease)", position=pos)
             prev = (epoch, start)
@@ -838,7 +851,7 @@ class PartitionChecker:
         end = self.log_end_offset()
         for (epoch, start), (line, pos) in zip(cp.entries, cp.entry_lines, strict=True):
             if end is not None and start > end:
-                r.add("leader-epoch-beyond-log-end", WARNING,
+                r.add("leader-epoch-beyond-log-end",
                       f"line {line}: epoch {epoch} starts at offset {start}, above the log end offset {end}",
                       position=pos)
         if self.deep and not cp.problems:
@@ -849,11 +862,11 @@ class PartitionChecker:
                 if start < bases[0]:
                     continue
                 if epoch not in in_file:
-                    r.add("leader-epoch-missing", WARNING,
+                    r.add("leader-epoch-missing",
                           f"the log has batches of leader epoch {epoch} from offset {start}, which the checkpoint does "
                           "not list", first_offset=start)
                 elif in_file[epoch] != start and in_file[epoch] >= bases[0]:
-                    r.add("leader-epoch-differs", WARNING,
+                    r.add("leader-epoch-differs",
                           f"epoch {epoch}: the checkpoint says it starts at offset {in_file[epoch]}, "
                           f"its first batch in the log is at offset {start}", first_offset=start,
                           damage_offset=in_file[epoch])
@@ -933,15 +946,15 @@ def check_text_checkpoint(path: str) -> FileReport:
         r.report.io_error = f"cannot read: {getattr(e, 'strerror', None) or e}"
         return r.report
     for p in cp.problems:
-        r.add(p.code, ERROR, (f"line {p.line}: " if p.line else "") + p.message, position=p.position)
+        r.add(p.code, (f"line {p.line}: " if p.line else "") + p.message, position=p.position)
     if cp.kind == "offset-checkpoint":
         seen = set()
         for (topic, part, off), (line, pos) in zip(cp.entries, cp.entry_lines, strict=True):
             if (topic, part) in seen:
-                r.add("checkpoint-duplicate", WARNING, f"line {line}: {topic}-{part} is listed twice", position=pos)
+                r.add("checkpoint-duplicate", f"line {line}: {topic}-{part} is listed twice", position=pos)
             seen.add((topic, part))
             if part < 0 or off < 0:
-                r.add("checkpoint-negative", ERROR, f"line {line}: {topic} {part} {off}: negative partition or offset",
+                r.add("checkpoint-negative", f"line {line}: {topic} {part} {off}: negative partition or offset",
                       position=pos)
     return r.finish()
 
@@ -982,13 +995,6 @@ def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: in
                                jobs, done=None if done is None else (lambda i: done(later[i].directory)),
                                sizes=[r.size for r in later]))
     return [x for r in reports for x in (next(checked) if isinstance(r, _Later) else [r])]
-
-
-def _size_or_zero(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
 
 
 class _Later:

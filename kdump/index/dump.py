@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kdump.errors import FormatError
+from kdump.format.index_layout import OFFSET_INDEX_ENTRY_SIZE as OFFSET_ENTRY
+from kdump.format.index_layout import TIME_INDEX_ENTRY_SIZE as TIME_ENTRY
 from kdump.index.reports import IndexReports
 from kdump.read import checkpoints as cps
 from kdump.read.locate import ForwardWalk
@@ -122,7 +124,7 @@ class CompanionDumper:
                             self.error(FormatError(
                                 "index-position-invalid",
                                 f"entry {i} (offset {entry.offset}, position {entry.position}) points at no batch of "
-                                f"the log: {h.message} (Kafka's tool dies here)", position=i * 8))
+                                f"the log: {h.message} (Kafka's tool dies here)", position=i * OFFSET_ENTRY))
                         elif h.last_offset != entry.offset:
                             mismatches.setdefault(key, []).append((entry.offset, h.last_offset))
                     if not opts.verify_index_only:
@@ -185,14 +187,14 @@ class CompanionDumper:
                         "timeindex-lookup-invalid",
                         f"entry {i} (offset {entry.offset}): the offset index gives position {start}, past the end of "
                         f"the log ({log_size} bytes); walking from the start instead (Kafka's tool dies here)",
-                        position=i * 12))
+                        position=i * TIME_ENTRY))
                     start = 0
                 found = walk.reaching(entry.offset, start)
                 if isinstance(found, Stop):
                     if found.kind == "corrupt":
                         self.error(FormatError("timeindex-walk-stopped",
                                                f"entry {i} (offset {entry.offset}): the log walk stopped at byte "
-                                               f"{found.position}: {found.message}", position=i * 12))
+                                               f"{found.position}: {found.message}", position=i * TIME_ENTRY))
                     else:
                         reports.time_not_found.setdefault(key, []).append((entry.offset, -1))
                 elif found.last_offset != entry.offset:
@@ -203,7 +205,7 @@ class CompanionDumper:
                     except FormatError as e:
                         self.error(FormatError(e.code, f"entry {i} (offset {entry.offset}): the batch at byte "
                                                f"{found.position} of the log cannot be read: {e.message}",
-                                               position=i * 12))
+                                               position=i * TIME_ENTRY))
                     else:
                         if log_ts != entry.timestamp:
                             reports.time_mismatches.setdefault(key, []).append((entry.timestamp, log_ts))

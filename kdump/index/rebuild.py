@@ -35,6 +35,7 @@ from kdump.errors import KdumpError, WriteError
 from kdump.format.legacy import LegacyRun
 from kdump.read import offset_index as oi
 from kdump.read import time_index as ti
+from kdump.read.damage import foreign_start
 from kdump.read.logdir import SEGMENT_COMPANIONS, Partition, sibling
 from kdump.read.partition import PartitionLog
 from kdump.read.producer_state import ProducerProblem, ProducerStates, TxnAborted
@@ -98,6 +99,14 @@ class Recovery:
         """Bytes Kafka's recovery would cut from the end of the log."""
         return self.log_size - self.valid_bytes
 
+    @property
+    def offset_entry_count(self) -> int:
+        return len(self.offset_index) // oi.ENTRY_SIZE
+
+    @property
+    def time_entry_count(self) -> int:
+        return len(self.time_index) // ti.ENTRY_SIZE
+
     def offset_entries(self) -> list[oi.OffsetPosition]:
         entries = (oi.ENTRY.unpack_from(self.offset_index, k) for k in range(0, len(self.offset_index), oi.ENTRY_SIZE))
         return [oi.OffsetPosition(self.base_offset + r, p) for r, p in entries]
@@ -129,9 +138,9 @@ def recover_segment(log_path, *, index_interval_bytes: int = DEFAULT_INDEX_INTER
     limit = 1 << 20
     with SegmentReader(log_path, max_batch_bytes=max_batch_bytes) as reader:
         rec.log_size = reader.file_size
-        why = reader.foreign_start()
-        if why is not None:  # e.g. text renamed .log: said as such, and no (empty) index written for it
-            raise RebuildError(f"not a Kafka log segment: {why}", code="not-a-kafka-log", position=0)
+        foreign = foreign_start(reader)
+        if foreign is not None:  # e.g. text renamed .log: said as such, and no (empty) index written for it
+            raise RebuildError(foreign.message, code=foreign.code, position=0)
         # Kafka's walk, with plain magic 0/1 messages a run at a time (no object per message); each message is
         # still the batch recovery counts, indexes and stops at
         for batch in reader.runs():

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from kdump.errors import FormatError, error_object
 from kdump.format.columns import RECORDS_PER_CHUNK
-from kdump.read.damage import Damage, by_batch, readable
+from kdump.read.damage import Damage, by_batch, foreign_start, readable
 from kdump.read.logdir import FileKind, directory_state, named_kind, topic_partition
 from kdump.read.partition import PartitionLog
 from kdump.read.scan import scan
@@ -197,9 +197,9 @@ def read_records(path: str, skipped: SkipList, *, limit: int = DEFAULT_MAX_DECOM
         skipped.append(Skipped(path, None, f"cannot read: {e.strerror or e}"))
         return
     with reader:
-        why = reader.foreign_start()
-        if why is not None:  # e.g. text renamed .log: said as such, not as an incomplete last batch
-            skipped.append(Skipped(path, None, f"not a Kafka log segment: {why}"))
+        foreign = foreign_start(reader)
+        if foreign is not None:  # e.g. text renamed .log: said as such, not as an incomplete last batch
+            skipped.append(Skipped(path, None, foreign.message))
             return
         # past damage, as every command reads (kdump.read.damage): each damaged area skipped and said, the intact
         # batches after it replayed; runs of plain magic 0/1 messages one message at a time

@@ -1,9 +1,10 @@
 """Writing records as Kafka log segments: a library (:class:`PartitionWriter`) and the Spark writer around it.
 
 ``df.write.format("kafka-log").option("codec", "lz4").save(DIR)`` writes ``DIR/<topic>-<partition>/``
-directories of magic-2 segments with kdump's writer: each ``.log`` written atomically and verified by
-reading it back (:class:`kdump.SegmentWriter`), then its ``.index`` and ``.timeindex`` built as Kafka's
-recovery would (:func:`kdump.index.rebuild.rebuild_indexes`), so ``kafka-dump-log`` and a broker read them.
+directories of magic-2 segments with kdump's writer: each ``.log`` written and verified by reading it back
+(:class:`kdump.SegmentWriter`), then placed together with its ``.index`` and ``.timeindex`` built as Kafka's
+recovery would (:func:`kdump.convert.files.place_segment`, one group, as convert and salvage place theirs), so
+``kafka-dump-log`` and a broker read them.
 
 Columns used, checked on the driver before any task runs as Spark's Kafka sink checks them (:func:`check_columns`):
 ``value`` (required) and ``key`` (binary or string: a string is written as UTF-8), ``headers`` (Spark's Kafka
@@ -186,9 +187,19 @@ class PartitionWriter:
         if seg is None:
             return
         writer, base, _, last = seg
-        path = writer.commit()
-        from kdump.index.rebuild import rebuild_indexes
-        rebuild_indexes(path)
+        # the segment and its indexes placed together (as convert and salvage place theirs): a task cut short
+        # leaves no segment without its indexes
+        from kdump.convert.files import place_segment
+        from kdump.write.atomic import AtomicGroup
+        path = writer.path
+        try:
+            writer.atomic_file.prepare()  # read back and verified before its indexes are computed from it
+        except BaseException:
+            writer.abort()
+            raise
+        status = place_segment(AtomicGroup(os.path.dirname(path)), writer, path)
+        if status is not None and status.problem:  # Kafka's recovery would fail on the segment just written
+            raise WriteError(f"{path}: {status.note}")
         self.written.segments.append((path, base, last))
 
     def close(self) -> Written:
@@ -560,9 +571,7 @@ class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
             if os.path.exists(src) and not os.path.lexists(dst):
                 os.makedirs(os.path.dirname(dst), exist_ok=True)
                 os.rename(src, dst)
-        for topic, count in journal.get("spread", {}).items():
-            for part in range(count):
-                os.makedirs(os.path.join(self.path, f"{topic}-{part}"), exist_ok=True)
+        _make_partitions(journal.get("spread", {}), self.path)
         # the checkpoints from what is on disk now: a commit finished after a crash gives the same answer
         parts = {topic_partition(os.path.basename(os.path.dirname(dst))) for _, dst in journal["moves"]}
         ends = log_ends(self.path, {tp for tp in parts if tp is not None})
@@ -594,12 +603,8 @@ class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
             by_partition = _numbered(messages, log_ends(self.path, parts))
             moves = _moves(by_partition, self.path)
             _check_new(moves)
-            spread: dict[str, int] = {}
-            for m in messages:
-                for topic, count in (m.spread if m else {}).items():
-                    spread[topic] = max(spread.get(topic, 0), count)
-            journal = {"batchId": batchId, "checkpoint": self.checkpoint, "moves": moves, "spread": spread,
-                       "done": False}
+            journal = {"batchId": batchId, "checkpoint": self.checkpoint, "moves": moves,
+                       "spread": _spread(messages), "done": False}
             self._record(batchId, journal)
             self._finish(batchId, journal)
             journals[batchId] = journal
@@ -737,10 +742,20 @@ def _check_new(moves: list[tuple[str, str]]) -> None:
 def _add_partitions(messages, root: str) -> None:
     """The partition directories a topic spread by Kafka's partitioner has and the target lacks: a topic's
     partitions all exist, as a broker creates them, so the next write finds the same partition count."""
+    _make_partitions(_spread(messages), root)
+
+
+def _spread(messages) -> dict[str, int]:
+    """Topic -> how many partitions Kafka's partitioner spread it over, in the tasks' messages (what a stream's
+    journal records, to make them when it is finished)."""
     spread: dict[str, int] = {}
     for m in messages:
         for topic, count in (m.spread if m else {}).items():
             spread[topic] = max(spread.get(topic, 0), count)
+    return spread
+
+
+def _make_partitions(spread: dict[str, int], root: str) -> None:
     for topic, count in spread.items():
         for part in range(count):
             os.makedirs(os.path.join(root, f"{topic}-{part}"), exist_ok=True)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 
+from kdump.jobs import bytes_of
 from kdump.report.findings import FileReport, exit_code
 from kdump.verify.codes import CODES
 from kdump.verify.partition import collect, verify_companion, verify_file, verify_partition
@@ -42,13 +43,8 @@ def total_bytes(paths) -> int:
 
 
 def _unit_bytes(kind: str, item) -> int:
-    total = 0
-    for f in [item] if kind == "file" else (item[1] + item[2] if kind == "partition" else []):
-        try:
-            total += os.path.getsize(f)
-        except OSError:
-            pass
-    return total
+    """What a unit of :func:`~kdump.verify.partition.collect` weighs: the bytes of the files it reads."""
+    return bytes_of([item] if kind == "file" else (item[1] + item[2] if kind == "partition" else []))
 
 
 def verify_paths(paths, options: VerifyOptions | None = None, *, progress=None, jobs: int = 1) -> list[FileReport]:

@@ -184,7 +184,7 @@ def check_legacy_wrapper(v, batch) -> tuple[int, int | None]:
     msg = batch.message
     pos = batch.position
     where = {"position": pos, "first_offset": msg.offset}
-    if msg.codec_id > 3:
+    if not _codec.allowed_in(msg.codec_id, msg.magic):
         return 0, None  # codec-invalid, reported with the header
     if msg.value is None:
         v._add("wrapper-invalid", f"compressed magic {msg.magic} wrapper has a null value (no inner messages)",

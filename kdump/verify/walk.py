@@ -30,7 +30,7 @@ from kdump.format import framing as F
 from kdump.format import layout as L
 from kdump.format.legacy import LegacyBatch, LegacyRun
 from kdump.format.v2 import RecordBatch
-from kdump.read.damage import BATCH, ENTRY, LARGE, RANGE, TAIL, Damage, readable
+from kdump.read.damage import BATCH, ENTRY, LARGE, RANGE, TAIL, Damage, foreign_start, readable
 from kdump.read.producer_state import ProducerStates
 from kdump.read.segment import (
     DEFAULT_MAX_BATCH_BYTES,
@@ -130,9 +130,9 @@ class SegmentVerifier:
         end = reader.file_size
         self.report.bytes = end
         self.end = end
-        why = reader.foreign_start()
-        if why is not None:  # e.g. text renamed .log: said as such, not as a truncated tail
-            self._add("not-a-kafka-log", f"not a Kafka log segment: {why}", position=0, length=end)
+        foreign = foreign_start(reader)
+        if foreign is not None:  # e.g. text renamed .log: said as such, not as a truncated tail
+            self._add(foreign.code, foreign.message, position=0, length=end)
             return
         if self.kind == "log" and self.base_offset is None:
             self._add("base-offset-unknown", "the file name is not <base offset>.log (20 digits), so offsets "
@@ -374,8 +374,10 @@ class SegmentVerifier:
         if attrs == 0 and msg.timestamp >= -1:
             return  # the common case: plain message, nothing to say
         where = {"position": b.position, "first_offset": msg.offset}
-        if msg.codec_id > 3:
-            what = "zstd is only allowed in magic 2 batches" if msg.codec_id == 4 else "unknown codec"
+        if not _codec.allowed_in(msg.codec_id, msg.magic):
+            codec = _codec.CODECS[msg.codec_id] if _codec.known(msg.codec_id) else None
+            what = "unknown codec" if codec is None else \
+                f"{codec.name} is only allowed in magic {codec.min_magic} batches"
             self._add("codec-invalid", f"compression codec id {msg.codec_id} in a magic {msg.magic} message: {what}",
                       **where)
         if attrs & 0xF0:

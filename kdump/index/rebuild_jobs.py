@@ -1,0 +1,36 @@
+"""``kdump index rebuild`` of several partition directories in worker processes (``--jobs``), as verify, index
+check, stats, txn and dump spread theirs: through :func:`kdump.jobs.ordered_map`, largest first.
+
+Apart from :mod:`kdump.index.rebuild` because each partition's existing files are compared with index check's
+judgement (:class:`kdump.index.check.CompanionChecks`), and index check reads what rebuild computes."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from kdump.index.check import CompanionChecks
+from kdump.index.rebuild import RebuildOutcome, rebuild_directory
+from kdump.jobs import ordered_map
+from kdump.read.scan import as_scan
+
+
+def rebuild_directories(directories: Sequence[str], *, index_interval_bytes: int, force: bool, jobs: int,
+                        done: Callable[[int], None] | None = None) -> dict[str, list[RebuildOutcome] | Exception]:
+    """Each partition directory of ``directories`` rebuilt next to its segments (:func:`rebuild_directory`,
+    existing files checked as index check does), in up to ``jobs`` worker processes, the largest first: its
+    outcomes, or the exception that stopped it (for the caller to handle as it would have been raised).
+    ``done(bytes)`` as each one's result arrives, in order: the bytes it weighed before it was rebuilt (its files,
+    as :meth:`kdump.read.scan.Scan.total_bytes` counts them)."""
+    sizes = [as_scan([d]).total_bytes() for d in directories]
+    rebuilt = ordered_map(_rebuild_directory_or_error, [(d, index_interval_bytes, force) for d in directories], jobs,
+                          done=None if done is None else (lambda i: done(sizes[i])), sizes=sizes)
+    return dict(zip(directories, rebuilt, strict=True))
+
+
+def _rebuild_directory_or_error(directory: str, index_interval_bytes: int,
+                                force: bool) -> list[RebuildOutcome] | Exception:
+    """A partition directory's outcomes, or the exception that stopped it (raised by the parent in its place)."""
+    try:
+        return rebuild_directory(directory, None, index_interval_bytes=index_interval_bytes, force=force,
+                                 existing=CompanionChecks())
+    except Exception as e:
+        return e
