@@ -45,6 +45,7 @@ the worst of its followers'.
 """
 from __future__ import annotations
 
+import glob
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -629,10 +630,14 @@ def compare(paths: Sequence[str], *, reference: str | None = None, records: bool
     somewhere: by default in ``jobs`` worker processes, :func:`kdump.jobs.ordered_map`; Spark's tasks for
     ``kdump spark replicas``)."""
     if mapper is None:
-        from kdump.jobs import ordered_map
+        from kdump.jobs import bytes_of, ordered_map
+
+        def weight(args: tuple) -> int:  # a survey's directory, or a comparison's replicas: their logs' bytes
+            directories = [args[0]] if isinstance(args[0], str) else [r.path for r in args[0]]
+            return sum(bytes_of(glob.glob(os.path.join(glob.escape(d), "*.log"))) for d in directories)
 
         def mapper(fn, calls):
-            return ordered_map(fn, calls, jobs)
+            return ordered_map(fn, calls, jobs, sizes=[weight(args) for args in calls])
     found = find_partitions(paths)
     calls = [(d, src) for members in found.groups.values() for d, src in members]
     surveyed = mapper(survey, calls)
