@@ -290,7 +290,7 @@ class Dumper:
         deep = opts.deep
         limit = opts.max_decompressed_bytes
         r = self.renderer
-        r.on_error = lambda err: self._error(result, err)
+        r.errors_to(lambda err: self._error(result, err))
         record_decoder = None
         if opts.record_decoder is not None:
             from kdump.decode.internal import record_decoder_for

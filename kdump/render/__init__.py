@@ -2,9 +2,11 @@
 
 :data:`RENDERERS` is the one place where an output format's name (``--format``) chooses how a command's output
 is written. A command hands its output to ``RENDERERS[ui.format]`` in a shape that names no format: a
-segment's batches (``batches``: a renderer the dump walk drives), findings reports (``findings``), or a
-document (``document``: a JSON-ready dict, and the command's own way of printing it for people). A new output
-format is one class here with the same three methods, and every command offers it.
+segment's batches (``batches``: a renderer the dump walk drives), findings reports (``findings``), a
+document (``document``: a JSON-ready dict, and the command's own way of printing it for people), or results
+as they come (``results``: convert's and index rebuild's). The methods and what they return are declared once,
+in :mod:`kdump.render.protocol`. A new output format is one class with those four methods and one row of
+:data:`RENDERERS`, and every command offers it.
 
 The renderer modules are imported on first use: ``kdump --help`` and the short commands start without them
 (rich alone is a third of a short run).
@@ -15,6 +17,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from kdump.render.protocol import JsonResults, ResultStream, TextResults
+
 
 class TextFormat:
     """``--format text``: Kafka's DumpLogSegments text (rich colour on a terminal), short summaries for people."""
@@ -23,6 +27,8 @@ class TextFormat:
     per_record = False
     # findings only (JUnit XML): offered by the commands whose output is findings only
     findings_only = False
+    # for people: the options that shape text (--compat) apply; errors are on stderr only
+    for_people = True
 
     @staticmethod
     def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
@@ -61,6 +67,11 @@ class TextFormat:
         """``text()`` prints the document for people (it chooses its own time form and lines)."""
         text()
 
+    @staticmethod
+    def results(out, echo: Callable[[str], None], key: str = "results") -> ResultStream:
+        """Each result's lines as it arrives, through ``echo`` (which escapes them on a terminal)."""
+        return TextResults(echo)
+
 
 class JsonFormat:
     """``--format json``: JSON Lines for batches, one JSON document for a report; timestamps stay epoch
@@ -68,6 +79,7 @@ class JsonFormat:
 
     per_record = False
     findings_only = False
+    for_people = False
 
     @staticmethod
     def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
@@ -92,6 +104,11 @@ class JsonFormat:
         from kdump.text.times import add_formatted, json_formatter
         add_formatted(doc, json_formatter(time_format))  # (in place: the command's document is written once)
         out.write(json.dumps(doc, indent=indent, ensure_ascii=ensure_ascii) + "\n")
+
+    @staticmethod
+    def results(out, echo: Callable[[str], None], key: str = "results") -> ResultStream:
+        """One JSON document at the end: ``{key: [each result], ...}``."""
+        return JsonResults(out, key)
 
 
 class RecordsFormat(JsonFormat):
@@ -123,14 +140,18 @@ class JunitFormat(JsonFormat):
 # ``--format`` name -> how that format writes each kind of output.
 RENDERERS: dict[str, type[TextFormat] | type[JsonFormat]] = {"text": TextFormat, "json": JsonFormat,
                                                              "records": RecordsFormat, "junit": JunitFormat}
+
+
+def formats_for(kind: str) -> tuple[str, ...]:
+    """The ``--format`` choices, read from :data:`RENDERERS` as it is now: ``kind`` "records" (a command that prints
+    records: dump), "findings" (a command whose output is findings: verify) or "document" (every other)."""
+    return tuple(name for name, f in RENDERERS.items()
+                 if (kind == "records" or not f.per_record) and (kind == "findings" or not f.findings_only))
+
+
 # the --format choices of a command that prints records (dump), text (the default) first
-FORMATS = tuple(name for name, f in RENDERERS.items() if not f.findings_only)
+FORMATS = formats_for("records")
 # the --format choices of a command whose output is findings (verify)
-FINDINGS_FORMATS = tuple(name for name, f in RENDERERS.items() if not f.per_record)
+FINDINGS_FORMATS = formats_for("findings")
 # the --format choices of every other command
-DOCUMENT_FORMATS = tuple(name for name, f in RENDERERS.items() if not f.per_record and not f.findings_only)
-
-
-def is_json(name: str) -> bool:
-    """Is ``--format name`` written for programs (errors go in its stream too)?"""
-    return issubclass(RENDERERS[name], JsonFormat)
+DOCUMENT_FORMATS = formats_for("document")

@@ -20,6 +20,7 @@ from kdump.format import layout as L
 from kdump.format import names as N
 from kdump.render.kafka_text import _decoded, utf8_buffer
 from kdump.render.large_fields import is_large, json_field, json_pieces, records_with_large_fields
+from kdump.render.protocol import BatchRenderer
 from kdump.text.escape import escape_json
 from kdump.text.times import time_formatter
 
@@ -128,7 +129,7 @@ def _put_structured(obj: dict, key, value, key_decoder, value_decoder) -> None:
             obj[f"{name}DecodeError"] = str(e)
 
 
-class JsonLinesRenderer:
+class JsonLinesRenderer(BatchRenderer):
     def __init__(self, out, *, print_data: bool, deep: bool, terminal: bool = False, time_format: str = "epoch",
                  header_decoder=None, key_decoder=None, value_decoder=None):
         self.out = out
@@ -169,6 +170,9 @@ class JsonLinesRenderer:
 
     def io_error(self, path: str, message: str) -> None:
         self._write(error_object(path, "cannot-read", message))
+
+    def errors_to(self, listener) -> None:
+        pass  # finds none of its own: an invalid control record is described in its object
 
     def batch(self, batch, records=None, decoded=None) -> None:
         if records is None:
