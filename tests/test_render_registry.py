@@ -87,9 +87,9 @@ def test_findings_in_each_format(fmt):
         assert [(f["code"], f["position"]) for f in doc["files"][0]["findings"]] == [("crc-mismatch", 0)]
     else:
         assert out.getvalue().splitlines() == [
-            "FAIL a.log (log): 1 batches, 2 records, 3 bytes",
+            "FAIL a.log (log): 1 batch, 2 records, 3 bytes",
             "  error crc-mismatch at byte 0: the batch's CRC is wrong",
-            "1 files checked, 1 with findings: 1 errors, 0 warnings"]
+            "1 file checked, 1 with findings: 1 error, 0 warnings"]
 
 
 def _format_branches(path: Path, root: Path = ROOT) -> set[tuple[str, str]]:

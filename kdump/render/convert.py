@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterator
 
 from kdump.format.names import CODEC_NAMES
+from kdump.render.words import count
 
 
 def result_lines(result, hinted) -> Iterator[str]:
@@ -14,11 +15,14 @@ def result_lines(result, hinted) -> Iterator[str]:
     s = result.stats
     magics = "/".join(str(m) for m in sorted(s.source_magics)) or "-"
     yield f"converted {result.source} (magic {magics}) -> {result.output} (magic {s.to_magic})"
-    yield f"  in:  {s.source_batches:,} batches, {s.source_records:,} records, {s.source_bytes:,} bytes"
-    yield (f"  out: {s.output_batches:,} batches, {s.output_records:,} records, {s.output_bytes:,} bytes "
-           f"({s.copied_batches:,} source batches copied as they were, {s.converted_batches:,} re-encoded)")
+    yield (f"  in:  {count(s.source_batches, 'batch', grouped=True)}, {count(s.source_records, 'record', grouped=True)}"
+           f", {count(s.source_bytes, 'byte', grouped=True)}")
+    yield (f"  out: {count(s.output_batches, 'batch', grouped=True)}, "
+           f"{count(s.output_records, 'record', grouped=True)}, {count(s.output_bytes, 'byte', grouped=True)} "
+           f"({count(s.copied_batches, 'source batch', grouped=True)} copied as they were, {s.converted_batches:,} "
+           "re-encoded)")
     for (a, b), n in sorted(s.recompressed.items()):
-        yield f"  recompressed: {n:,} {CODEC_NAMES[a]} {'batch' if n == 1 else 'batches'} written as {CODEC_NAMES[b]}"
+        yield f"  recompressed: {count(n, f'{CODEC_NAMES[a]} batch', grouped=True)} written as {CODEC_NAMES[b]}"
     yield f"  dropped: {', '.join(s.losses.lines())}" if s.losses else "  nothing dropped"
     for note in s.notes:
         yield f"  note: {hinted(getattr(note, 'code', None), note)}"
@@ -36,7 +40,7 @@ def estimate_lines(path, size: int, estimates, magics, codecs) -> Iterator[str]:
     """``--dry-run``: a segment's size in each magic (rows) and codec (columns), what each magic drops, and why a
     cell was refused."""
     labels = ["keep" if c is None else CODEC_NAMES[c] for c in codecs]
-    yield f"{path}: {size:,} bytes now; size in each format (nothing written):"
+    yield f"{path}: {count(size, 'byte', grouped=True)} now; size in each format (nothing written):"
     yield "           " + "".join(f"{label:>13}" for label in labels)
     by_magic = {m: [e for e in estimates if e.to_magic == m] for m in magics}
     refusals = []

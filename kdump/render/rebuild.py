@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kdump.format.index_layout import OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY
+from kdump.render.words import count
 
 
 def outcome_doc(o) -> dict:
@@ -23,8 +24,8 @@ def outcome_lines(o) -> Iterator[str]:
     rec = o.recovery
     n_off = len(rec.offset_index) // OFFSET_INDEX_ENTRY.size
     n_time = len(rec.time_index) // TIME_INDEX_ENTRY.size
-    yield (f"{rec.log_path}: {rec.batches} batches, {n_off} offset index entries, {n_time} time index "
-           f"entries, {len(rec.aborted)} aborted transactions")
+    yield (f"{rec.log_path}: {count(rec.batches, 'batch')}, {count(n_off, 'offset index entry')}, "
+           f"{count(n_time, 'time index entry')}, {count(len(rec.aborted), 'aborted transaction')}")
     for path in o.written:
         yield f"  wrote {path}"
     for path in o.unchanged:
@@ -48,4 +49,4 @@ def done_line(path: str, outcomes: list) -> str | None:
 
 
 def _segments(n: int) -> str:
-    return f"{n} segment{'' if n == 1 else 's'}"
+    return count(n, "segment")

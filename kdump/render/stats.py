@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from kdump.render.words import count
 from kdump.stats.counts import RecordStats, Stats, Summary
 
 
@@ -37,29 +38,28 @@ def _numbers(s: Stats, when, several: bool = False) -> str:
     mix = ", ".join(f"{k} {v}" for k, v in sorted(s.codecs.items()))
     magics = ", ".join(f"v{k} {v}" for k, v in sorted(s.magics.items()))
     damaged = f", {s.damaged_segments} damaged" if s.damaged_segments else ""
-    return (f"{s.segments} segments{damaged}, {s.batches} batches, {s.records} records, {s.bytes} bytes{offsets}"
+    return (f"{count(s.segments, 'segment')}{damaged}, {count(s.batches, 'batch')}, {count(s.records, 'record')}, "
+            f"{count(s.bytes, 'byte')}{offsets}"
             f"{times}; codecs: {mix or '-'}; magic: {magics or '-'}")
 
 
 def _record_lines(r: RecordStats, s: Stats) -> list[str]:
     d = r.to_dict()
-    ratios = ", ".join(f"{codec} {c['bytes']} -> {c['uncompressedBytes']} bytes uncompressed (x{c['ratio']})"
+    ratios = ", ".join(f"{codec} {c['bytes']} -> {count(c['uncompressedBytes'], 'byte')} uncompressed (x{c['ratio']})"
                        for codec, c in d["compression"].items())
     k, c, t = d["keys"], d["compaction"], d["transactions"]
     lines = [f"compression: {ratios or '-'}",
              f"producers {r.producers}; transactions: {t['committed']} committed, {t['aborted']} aborted, "
              f"{t['open']} open; control records {r.control_records}",
-             f"keys: {k['distinct']} distinct in {k['keyedRecords']} keyed records, {k['keylessRecords']} without a "
-             f"key ({k['method']})",
-             f"compaction would remove {c['supersededRecords']} superseded records ({c['supersededBytes']} bytes); "
+             f"keys: {k['distinct']} distinct in {count(k['keyedRecords'], 'keyed record')}, "
+             f"{k['keylessRecords']} without a key ({k['method']})",
+             f"compaction would remove {count(c['supersededRecords'], 'superseded record')} "
+             f"({count(c['supersededBytes'], 'byte')}); "
              f"tombstones {c['tombstones']}, {c['liveTombstones']} of them the last record of their key"]
     if r.unreadable_batches:
-        lines.append(f"{r.unreadable_batches} batches whose records could not be decoded: only the records decoded "
-                     "are in these numbers")
+        lines.append(f"{count(r.unreadable_batches, 'batch')} whose records could not be decoded: only the records "
+                     "decoded are in these numbers")
     if s.errors:
-        lines.append(f"the numbers are of what could be read: {_count(len(s.errors), 'error')} on stderr")
+        lines.append(f"the numbers are of what could be read: {count(len(s.errors), 'error')} on stderr")
     return lines
 
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -15,6 +15,7 @@ def plural(noun: str, n: int) -> str:
     return f"{head} {many}" if head else many
 
 
-def count(n: int, noun: str) -> str:
-    """``n`` and ``noun`` in agreement, the number with thousands separators: "1 batch", "1,024 records"."""
-    return f"{n:,} {plural(noun, n)}"
+def count(n: int, noun: str, *, grouped: bool = False) -> str:
+    """``n`` and ``noun`` in agreement: "1 batch", "2 batches"; ``grouped``: the number with thousands separators
+    ("1,024 records")."""
+    return f"{n:,} {plural(noun, n)}" if grouped else f"{n} {plural(noun, n)}"
