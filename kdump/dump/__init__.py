@@ -475,7 +475,7 @@ class _DamageWalk:
             self.invalid = None
             self.dumper._error(self.result, FormatError(
                 damage.code, f"{damage.message}; the batch is shown with isvalid: false (its header and records "
-                "cannot be trusted)", position=damage.start))
+                "cannot be trusted)", position=damage.start, extent=damage.covered()))
 
     def batches(self, reader: SegmentReader, window: _SeekWindow | None):
         for item in readable(reader, show_invalid=False):
@@ -487,7 +487,8 @@ class _DamageWalk:
                 if item.kind == RANGE and item.batch is not None:  # a damaged range that starts at a batch failing
                     yield item.batch  # its CRC: the batch is shown as Kafka shows it, the range is the error
                 if item.kind != TAIL and not _before_window(item, window):
-                    self.dumper._error(self.result, FormatError(item.code, item.describe(), position=item.start))
+                    self.dumper._error(self.result, FormatError(item.code, item.describe(), position=item.start,
+                                                                extent=item.covered()))
             elif isinstance(item, Stop):  # the Stop that ends every walk (also in reader.tail)
                 return
             else:

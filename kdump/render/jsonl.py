@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from kdump.decode.errors import DecoderError
 from kdump.decode.records import decode_records
-from kdump.errors import error_object
+from kdump.errors import EXTENT_JSON, error_object
 from kdump.format import layout as L
 from kdump.format import names as N
 from kdump.render.kafka_text import _decoded, utf8_buffer
@@ -165,8 +165,9 @@ class JsonLinesRenderer(BatchRenderer):
 
     def error(self, path: str, err) -> None:
         """A problem found in a file, in the stream where it happened (also said on stderr, for people)."""
+        extent = {EXTENT_JSON[name]: value for name, value in getattr(err, "extent", {}).items()}
         self._write(error_object(path, getattr(err, "code", None) or "damaged", err.message,
-                                 getattr(err, "position", None)))
+                                 getattr(err, "position", None), **extent))
 
     def io_error(self, path: str, message: str) -> None:
         self._write(error_object(path, "cannot-read", message))
