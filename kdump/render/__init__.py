@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from kdump.render.protocol import JsonResults, ResultStream, TextResults
+from kdump.render.protocol import BatchRenderer, JsonResults, ResultStream, TextResults
 
 
 class TextFormat:
@@ -31,7 +31,7 @@ class TextFormat:
     for_people = True
 
     @staticmethod
-    def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
+    def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None) -> BatchRenderer:
         """The renderer ``kdump.dump.Dumper`` drives (``opts``: :class:`kdump.dump.DumpOptions`)."""
         terminal = out.isatty()  # record bytes are shown escaped on a terminal, never raw (kdump.text.escape)
         if header_decoder is None and terminal and opts.print_data:  # a person reading: header values too
@@ -82,7 +82,7 @@ class JsonFormat:
     for_people = False
 
     @staticmethod
-    def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
+    def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None) -> BatchRenderer:
         from kdump.render.jsonl import JsonLinesRenderer
         return JsonLinesRenderer(out, print_data=opts.print_data, deep=opts.deep, terminal=out.isatty(),
                                  time_format=opts.time_format, header_decoder=header_decoder,
@@ -118,7 +118,7 @@ class RecordsFormat(JsonFormat):
     per_record = True
 
     @staticmethod
-    def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
+    def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None) -> BatchRenderer:
         from kdump.render.records import RecordsRenderer
         return RecordsRenderer(out, terminal=out.isatty(), time_format=opts.time_format,
                                header_decoder=header_decoder, key_decoder=key_decoder, value_decoder=value_decoder)

@@ -20,7 +20,6 @@ from kdump.format import layout as L
 from kdump.format import names as N
 from kdump.render.kafka_text import _decoded, utf8_buffer
 from kdump.render.large_fields import is_large, json_field, json_pieces, records_with_large_fields
-from kdump.render.protocol import BatchRenderer
 from kdump.text.escape import escape_json
 from kdump.text.times import time_formatter
 
@@ -129,7 +128,9 @@ def _put_structured(obj: dict, key, value, key_decoder, value_decoder) -> None:
             obj[f"{name}DecodeError"] = str(e)
 
 
-class JsonLinesRenderer(BatchRenderer):
+class JsonLinesRenderer:
+    """Writes JSON Lines for the batches handed to it (:class:`kdump.render.protocol.BatchRenderer`)."""
+
     def __init__(self, out, *, print_data: bool, deep: bool, terminal: bool = False, time_format: str = "epoch",
                  header_decoder=None, key_decoder=None, value_decoder=None):
         self.out = out

@@ -16,7 +16,6 @@ from kdump.format import layout as L
 from kdump.format import names as N
 from kdump.format.types import ControlRecordType
 from kdump.render.large_fields import is_large, java_text_pieces, records_with_large_fields
-from kdump.render.protocol import BatchRenderer
 from kdump.text.escape import escape
 from kdump.text.times import time_formatter
 
@@ -136,7 +135,7 @@ class _FieldTexts:
 _FIELD_MARKS = {"key": f"\x00key-{secrets.token_hex(16)}\x00", "value": f"\x00value-{secrets.token_hex(16)}\x00"}
 
 
-class KafkaTextRenderer(BatchRenderer):
+class KafkaTextRenderer:
     """Writes DumpLogSegments text for the batches handed to it (:class:`kdump.render.protocol.BatchRenderer`)."""
 
     def __init__(self, out, *, print_data: bool = False, skip_record_metadata: bool = False,
