@@ -28,14 +28,17 @@ class FormatError(KdumpError):
 
     ``code`` is a stable, machine-readable name (used by ``verify`` findings); ``position`` is the byte
     position in the file (for problems inside a compressed payload: the position of the batch holding it);
-    ``message`` says what was found and what was expected.
+    ``message`` says what was found and what was expected; ``extent``: what a damaged stretch covers, when known
+    (``length`` in bytes from ``position``, ``first_offset`` and ``last_offset`` lost; :data:`EXTENT_JSON` names
+    them in JSON).
     """
 
-    def __init__(self, code: str, message: str, *, position: int | None = None):
+    def __init__(self, code: str, message: str, *, position: int | None = None, extent: dict | None = None):
         super().__init__(message)
         self.code = code
         self.message = message
         self.position = position
+        self.extent = extent or {}
 
     def at(self, position: int) -> FormatError:
         """Return this error with ``position`` filled in if it had none (callers know the batch start)."""
@@ -131,6 +134,11 @@ class OutputError(Exception):
         self.name = name
         self.errno = error.errno
         self.strerror = error.strerror or str(error)
+
+
+# What a damaged stretch covers, as every JSON of kdump names it (an error's, a finding's): ``bytes`` as every byte
+# count, the offsets lost in camelCase.
+EXTENT_JSON = {"length": "bytes", "first_offset": "firstOffset", "last_offset": "lastOffset"}
 
 
 def error_object(path: str | None, code: str, message: str, position: int | None = None, **more) -> dict:

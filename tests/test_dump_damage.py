@@ -186,3 +186,36 @@ def test_non_consecutive_report_keeps_the_first_n_and_counts_the_rest(tmp_path, 
     report = result.stderr.splitlines()
     assert report[1:] == ["  0 is followed by 2", "  2 is followed by 4", "  4 is followed by 6",
                           "  ... 6 more non-consecutive offsets not listed (9 in all)"]
+
+
+# --- dump's JSON errors say what a damaged stretch covers, as verify's findings do -----------------------------
+CORRUPT = __import__("pathlib").Path(__file__).resolve().parent.parent / "fixtures/corpus/kafka-generated/corrupt"
+
+
+def _json_errors(log) -> list[dict]:
+    import json
+    return [o for o in map(json.loads, run_cli("dump", "--format", "json", log).stdout.splitlines())
+            if o["type"] == "error"]
+
+
+def test_a_batch_failing_its_crc_is_an_error_with_its_bytes_and_offsets():
+    log = CORRUPT / "v2-crc-mismatch" / NAME
+    # Kafka's own walk of the file (the corpus): the batch at 509 is invalid, 1496 bytes, offsets 3-12
+    invalid = next(line for line in (log.parent / (NAME + ".check.txt")).read_text().splitlines()
+                   if line.startswith("batch ") and "valid=false" in line)
+    facts = dict(item.split("=", 1) for item in invalid.split()[1:])
+    (error,) = _json_errors(log)
+    assert (error["code"], error["position"]) == ("crc-mismatch", int(facts["pos"]))
+    assert (error["bytes"], error["firstOffset"], error["lastOffset"]) == (
+        int(facts["size"]), int(facts["base"]), int(facts["last"]))
+
+
+def test_a_damaged_range_is_an_error_with_what_verify_says_it_covers():
+    import json
+    log = CORRUPT / "v2-bad-length-field" / NAME
+    (error,) = _json_errors(log)
+    findings = json.loads(run_cli("verify", "--format", "json", log).stdout)["files"][0]["findings"]
+    (damaged,) = [f for f in findings if f["code"] == "damaged-range"]
+    assert error["position"] == damaged["position"]
+    assert {k: error[k] for k in ("bytes", "firstOffset", "lastOffset")} == {
+        k: damaged[k] for k in ("bytes", "firstOffset", "lastOffset")}

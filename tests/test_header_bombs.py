@@ -22,7 +22,7 @@ def test_a_record_above_the_header_limit_is_refused(tmp_path):
         assert result.exit_code == 1, (args, result.output)
         assert f"{limits.MAX_RECORD_HEADERS + 1} headers declared" in result.output, args
     stats = run_cli("stats", path)  # stats leaves out (and counts) a batch whose records cannot be decoded: damage
-    assert stats.exit_code == 1 and "1 batches whose records could not be decoded" in stats.output
+    assert stats.exit_code == 1 and "1 batch whose records could not be decoded" in stats.output
     assert f"{limits.MAX_RECORD_HEADERS + 1} headers declared" in stats.stderr
 
 

@@ -66,7 +66,7 @@ def test_a_missing_segment_is_shown_without_v_and_counted(tmp_path):
     os.unlink(part / "00000000000000000262.log")
     result = run_cli("verify", "--deep", part)
     assert "segment-gap at byte 0 offsets 262-523: offsets 262-523 are in no segment" in result.stdout
-    assert result.stdout.splitlines()[-1] == "2 files checked, 1 with findings: 0 errors, 1 warnings"
+    assert result.stdout.splitlines()[-1] == "2 files checked, 1 with findings: 0 errors, 1 warning"
     assert run_cli("verify", "--deep", "--fail-on", "warning", part).exit_code == 1
     doc = json.loads(run_cli("verify", "--format", "json", part).stdout)
     assert [(f["code"], f["severity"], f["firstOffset"], f["lastOffset"]) for r in doc["files"]

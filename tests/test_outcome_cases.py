@@ -87,7 +87,7 @@ def test_index_check_of_a_producer_snapshot_checks_it(tmp_path):
     copy.write_bytes(snapshot.read_bytes())
     result = run_cli("index", "check", copy)
     assert result.exit_code == 0
-    assert result.stdout.startswith(f"OK {copy} (snapshot)") and "1 files checked" in result.stdout
+    assert result.stdout.startswith(f"OK {copy} (snapshot)") and "1 file checked" in result.stdout
 
 
 def test_index_rebuild_says_a_text_file_is_no_segment_and_writes_nothing(tmp_path):

@@ -11,14 +11,14 @@ import struct
 import uuid
 
 import pytest
-
 from corpus import CORPUS
 from support.cli import run_cli
+
 from kdump.decode.internal import tables
 from kdump.format.schema import uuid_text, write_struct
+from kdump.render.replay import printable
 from kdump.replay.groups import replay_groups
 from kdump.replay.metadata import replay_metadata
-from kdump.replay.render import printable
 from kdump.replay.source import ReplayInputError
 from kdump.replay.txn_state import replay_transactions
 from kdump.write.segment import RecordBatchBuilder, end_txn_marker_batch, write_segment

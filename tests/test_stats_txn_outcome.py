@@ -88,7 +88,7 @@ def test_a_damaged_size_field_mid_file_costs_only_its_batch_as_in_dump_and_verif
     dump = [json.loads(line) for line in run_cli("dump", "--format", "json", "--deep-iteration", part).stdout.splitlines()]
     assert len([o for o in dump if o["type"] == "batch"]) == p["batches"]
     text = run_cli("stats", part)
-    assert text.exit_code == 1 and text.stdout.startswith(f"FAIL orders-0: 1 segments, 1 damaged, 7 batches, 6115 "
+    assert text.exit_code == 1 and text.stdout.startswith(f"FAIL orders-0: 1 segment, 1 damaged, 7 batches, 6115 "
                                                           "records")
     assert f"kdump: {log}: at byte {damaged['position']}: " in text.stderr
 
@@ -115,7 +115,7 @@ def test_an_undecompressable_batch_is_damage_in_text_and_json(tmp_path):
     text = run_cli("stats", part)
     assert text.exit_code == 1 and text.stdout.startswith("FAIL orders-0: ")
     assert f"kdump: {part / SEGMENT}: at byte {bad['position']}: " in text.stderr
-    assert "1 batches whose records could not be decoded" in text.stdout and "1 error on stderr" in text.stdout
+    assert "1 batch whose records could not be decoded" in text.stdout and "1 error on stderr" in text.stdout
 
 
 def _empty(root):

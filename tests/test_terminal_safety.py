@@ -12,11 +12,11 @@ import subprocess
 import sys
 
 import pytest
-
 from corpus import ROOT
-from kdump.text.escape import escape, escape_json
 from support.cli import run_cli
-from kdump.replay.render import printable
+
+from kdump.render.replay import printable
+from kdump.text.escape import escape, escape_json
 from kdump.write.segment import RecordBatchBuilder, write_segment
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4K\x07"  # write "rm -rf ~" to the clipboard

@@ -187,7 +187,7 @@ def test_text_summary():
     assert lines[0].startswith(f"FAIL {bad} (log): 8 batches, ")
     assert lines[1].startswith("  error crc-mismatch at byte 509 offsets 3-12: stored CRC-32C 164499185 does not match")
     assert lines[2] == f"OK {good} (log): 8 batches, 6117 records, 820849 bytes"
-    assert lines[3] == "2 files checked, 1 with findings: 1 errors, 0 warnings"
+    assert lines[3] == "2 files checked, 1 with findings: 1 error, 0 warnings"
     assert "\x1b[" not in result.output
 
 
@@ -263,7 +263,7 @@ def test_capped_findings_are_all_counted(many_warnings):
     assert (f["warnings"], f["errors"], f["codes"]) == (2000, 0, {CODE: 2000})
     assert (doc["summary"]["warnings"], doc["summary"]["errors"], doc["summary"]["files"]) == (2000, 0, 1)
     text = run(str(many_warnings)).output.splitlines()
-    assert text[-1] == "1 files checked, 1 with findings: 0 errors, 2000 warnings"
+    assert text[-1] == "1 file checked, 1 with findings: 0 errors, 2000 warnings"
 
 
 def _batch_positions(log):

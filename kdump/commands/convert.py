@@ -1,7 +1,6 @@
 """``kdump convert``: the thin Click layer over :mod:`kdump.convert` (options in, report out)."""
 from __future__ import annotations
 
-import json
 import os
 
 import click
@@ -104,7 +103,6 @@ def command(path, to_magic, output, compression, recompress, force, strict, skip
     limits = {"max_batch_records": max_batch_records, "all_in_target_magic": all_in_target_magic}
     if split_batch_bytes is not None:
         limits["max_batch_bytes"] = split_batch_bytes
-    fmt = ui.format
     from kdump.read.scan import scan
     refused = None if os.path.isdir(path) else scan([path]).entries[0].refused
     if refused is not None:  # missing, a FIFO or device: never opened
@@ -125,22 +123,21 @@ def command(path, to_magic, output, compression, recompress, force, strict, skip
     except ValueError as e:
         raise click.UsageError(str(e)) from None
 
-    results = []
+    from kdump.render.convert import result_lines
+    report = ui.renderer.results(ui.stdout, ui.echo)
 
     def on_result(result):
-        results.append(result)
         ui.read(result.source)
         for d in result.stats.damage:  # written from the intact batches around it; the run fails as verify does
             ui.problem(result.source, d.describe(), position=d.start, error=d.code)
             errors.append(d.to_dict(result.source))
         if result.indexes is not None and result.indexes.problem:  # written and verified; its indexes are not
             ui.problem(result.output, result.indexes.note)
-        if fmt == "text":
-            _print_result(ui, result)
+        report.result(result.to_dict(), result_lines(result, hinted))
 
     from kdump.commands.progress import file_sizes, with_progress
     from kdump.errors import error_object
-    errors = []  # --format json: each error as an object in the document too
+    errors = []  # each error as an object in the document too (a format for programs)
     try:
         if os.path.isdir(path):
             if os.path.exists(output) and not os.path.isdir(output):
@@ -177,8 +174,7 @@ def command(path, to_magic, output, compression, recompress, force, strict, skip
     except WriteVerificationError as e:
         ui.problem(None, f"{e}; nothing was written")
         errors.append(error_object(path, "write-verification-failed", f"{e}; nothing was written"))
-    if fmt == "json":
-        click.echo(json.dumps({"results": [r.to_dict() for r in results], "errors": errors}, indent=2))
+    report.end({"errors": errors})
     ui.exit()
 
 
@@ -198,31 +194,8 @@ def _report_error(ui: Ui, path, e, whole: bool = False) -> None:
            "kdump: nothing was written for this segment")
 
 
-def _print_result(ui: Ui, result) -> None:
-    s = result.stats
-    magics = "/".join(str(m) for m in sorted(s.source_magics)) or "-"
-    ui.echo(f"converted {result.source} (magic {magics}) -> {result.output} (magic {s.to_magic})")
-    ui.echo(f"  in:  {s.source_batches:,} batches, {s.source_records:,} records, {s.source_bytes:,} bytes")
-    ui.echo(f"  out: {s.output_batches:,} batches, {s.output_records:,} records, {s.output_bytes:,} bytes "
-               f"({s.copied_batches:,} source batches copied as they were, {s.converted_batches:,} re-encoded)")
-    for (a, b), n in sorted(s.recompressed.items()):
-        ui.echo(f"  recompressed: {n:,} {CODEC_NAMES[a]} {'batch' if n == 1 else 'batches'} written as "
-                   f"{CODEC_NAMES[b]}")
-    ui.echo(f"  dropped: {', '.join(s.losses.lines())}" if s.losses else "  nothing dropped")
-    for note in s.notes:
-        ui.echo(f"  note: {hinted(getattr(note, 'code', None), note)}")
-    for v in result.verified:
-        ui.echo(f"  verified: {v}")
-    if result.indexes is not None:
-        if result.indexes.rebuilt:
-            files = ", ".join(os.path.basename(f) for f in result.indexes.files) or "done"
-            ui.echo(f"  indexes rebuilt: {files}")
-        elif not result.indexes.problem:  # (a problem is said on stderr)
-            ui.echo(f"  note: {result.indexes.note}")
-
-
 def _dry_run(ui: Ui, conv, path, to_magic, codec, compression, recompress_map, limits) -> None:
-    fmt = ui.format
+    from kdump.render.convert import estimate_lines
     if os.path.isdir(path):
         paths = conv.segments_in(path)
         if not paths:
@@ -232,7 +205,7 @@ def _dry_run(ui: Ui, conv, path, to_magic, codec, compression, recompress_map, l
         paths = [path]
     magics = (0, 1, 2) if to_magic is None else (int(to_magic),)
     codecs = conv.DRY_RUN_CODECS if codec is None and compression == "keep" else (codec,)
-    docs = []
+    report = ui.renderer.results(ui.stdout, ui.echo, key="dryRun")
     for p in paths:
         try:
             size = os.path.getsize(p)
@@ -240,39 +213,11 @@ def _dry_run(ui: Ui, conv, path, to_magic, codec, compression, recompress_map, l
         except OSError as e:
             ui.cannot(p, e)
             ui.exit()
-        if fmt == "json":
-            docs.append({"path": p, "bytes": size, "estimates": [e.to_dict() for e in estimates]})
-        else:
-            _print_estimates(ui, p, size, estimates, magics, codecs)
+        report.result({"path": p, "bytes": size, "estimates": [e.to_dict() for e in estimates]},
+                      estimate_lines(p, size, estimates, magics, codecs))
         if all(e.refused for e in estimates):
             ui.outcome.saw(p, errors=1)  # no format can take it (each refusal is printed)
         else:
             ui.read(p)
-    if fmt == "json":
-        click.echo(json.dumps({"dryRun": docs}, indent=2))
+    report.end({})
     ui.exit()
-
-
-def _print_estimates(ui: Ui, path, size, estimates, magics, codecs) -> None:
-    labels = ["keep" if c is None else CODEC_NAMES[c] for c in codecs]
-    ui.echo(f"{path}: {size:,} bytes now; size in each format (nothing written):")
-    ui.echo("           " + "".join(f"{label:>13}" for label in labels))
-    by_magic = {m: [e for e in estimates if e.to_magic == m] for m in magics}
-    refusals = []
-    for m in magics:
-        cells = []
-        for e in by_magic[m]:
-            if e.refused:
-                cells.append(f"{'refused':>13}")
-                if e.refused not in refusals:
-                    refusals.append(e.refused)
-            else:
-                cells.append(f"{e.bytes:>13,}")
-        ui.echo(f"  magic {m}  " + "".join(cells))
-    for m in magics:
-        done = [e for e in by_magic[m] if not e.refused]
-        if done:
-            losses = done[0].stats.losses
-            ui.echo(f"  magic {m} drops: {', '.join(losses.lines())}" if losses else f"  magic {m} drops nothing")
-    for reason in refusals:
-        ui.echo(f"  refused: {reason}")

@@ -10,7 +10,7 @@ from kdump.commands.filter_options import build_filter, header_filter_options, r
 from kdump.commands.hints import hinted
 from kdump.commands.options import Ui, exit_help, jobs_option, output_options, reject, text_only, time_format_option
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES
-from kdump.render import RENDERERS, is_json
+from kdump.render.protocol import CountingRenderer
 
 EPILOG = exit_help(ok="every file named was dumped (Kafka's \"Found N invalid bytes at the end\" of a crash-cut "
                       "tail included)",
@@ -155,7 +155,7 @@ def command(paths, files_csv, deep_iteration, print_data_log, skip_record_metada
     value_spec = value_decoder or value_decoder_class
     record_decoder = chosen_decoder(decoder_flags)
     schemas = chosen_schemas(decoder_flags)
-    if RENDERERS[ui.format].per_record:  # one object per record, keys and values included
+    if ui.renderer.per_record:  # one object per record, keys and values included
         deep_iteration = print_data_log = True
     print_data = (print_data_log or key_spec is not None or value_spec is not None or record_decoder is not None
                   or header_decoder is not None)
@@ -202,38 +202,39 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
         from kdump.decode.payload import load_decoder
         key_dec = value_dec = load_decoder("string")
 
-    def dumper_to(out, sink) -> Dumper:
-        """A Dumper writing to ``out``, saying problems through ``sink`` (``ui``, or a worker's record of it)."""
+    def dumper_to(out, sink, advance=None) -> Dumper:
+        """A Dumper writing to ``out``, saying problems through ``sink`` (``ui``, or a worker's record of it);
+        ``advance``: told each batch's bytes (a progress bar)."""
         def on_error(path, err):
             sink.problem(path, hinted(err.code, err.message), position=err.position)
-            if is_json(ui.format):  # errors are in the JSON stream too
-                renderer.error(path, err)
+            renderer.error(path, err)  # (a format for programs has its errors in its stream too)
 
         def on_unknown(path):
             sink.info(f"Ignoring unknown file {ui_path(path)}")
 
         def on_io_error(path, err):
             sink.cannot(path, err)
-            if is_json(ui.format):
-                renderer.io_error(path, f"cannot read: {err.strerror or err}")
+            renderer.io_error(path, f"cannot read: {err.strerror or err}")
 
-        renderer = RENDERERS[ui.format].batches(out, opts, key_dec, value_dec, no_color=not ui.color,
-                                                header_decoder=header_dec)
+        renderer = ui.renderer.batches(out, opts, key_dec, value_dec, no_color=not ui.color,
+                                       header_decoder=header_dec)
+        if advance is not None:
+            renderer = CountingRenderer(renderer, advance)
         return Dumper(opts, renderer, on_error=on_error, on_unknown=on_unknown, on_io_error=on_io_error,
                       on_note=sink.note)
 
-    dumper = dumper_to(ui.stdout, ui)
-    renderer = dumper.renderer
+    def dump(advance) -> Dumper:
+        dumper = dumper_to(ui.stdout, ui, advance if jobs <= 1 else None)
+        dump_in_workers(dumper, found, jobs, dumper_to, ui, done=advance)
+        return dumper
+
     from kdump.text.escape import is_terminal
     if not is_terminal(ui.stdout):  # a dump to a terminal shows its progress itself (a bar would cut into its lines)
         from kdump.commands.progress import file_sizes, with_progress
-        def work(advance):
-            if advance is not None and jobs <= 1:
-                renderer.batch = _counting(renderer.batch, advance)
-            dump_in_workers(dumper, found, jobs, dumper_to, ui, done=advance)
-        with_progress(ui, lambda: file_sizes(found), "dumping", work)
+        dumper = with_progress(ui, lambda: file_sizes(found), "dumping", dump)
     else:
-        dump_in_workers(dumper, found, jobs, dumper_to, ui)
+        dumper = dump(None)
+    renderer = dumper.renderer
     renderer.out.flush()
     for result in dumper.results:
         if result.path not in dumper.unreadable:
@@ -260,13 +261,6 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
 def ui_path(path) -> str:
     from kdump.text.escape import printable_path
     return printable_path(path)
-
-
-def _counting(batch_method, advance):
-    def batch(b, *args, **kwargs):
-        batch_method(b, *args, **kwargs)
-        advance(b.size)
-    return batch
 
 
 def _nothing_dumped(ui: Ui, paths, dumper) -> None:

@@ -30,7 +30,7 @@ def command(paths, names, time_format, ui):
       kdump groups --format json /var/lib/kafka/data | jq '.groups[] | {group, generation}'
       kdump groups --time-format local --group orders-app __consumer_offsets-12/
     """
+    from kdump.render.replay import groups_blocks
     from kdump.replay.groups import replay_groups
-    from kdump.replay.render import groups_blocks
     wanted = set(names)
     run(replay_groups, paths, ui, lambda r: r.to_json(wanted), groups_blocks, time_format)

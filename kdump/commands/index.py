@@ -197,7 +197,8 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, fail_on,
             raise click.BadParameter(f"{p}: name the segment's .log file (or its directory)")
     if output is not None:
         make_output_dir(output)
-    docs: list[dict] = []
+    from kdump.render.rebuild import done_line
+    report = ui.renderer.results(ui.stdout, ui.echo)
     already: list[str] = []  # per path, how much was already indexed (text)
     # Partition directories written next to their segments are independent: rebuilt in worker processes (not
     # with -o, where two partitions' files of the same name meet in one directory, first come first written).
@@ -242,59 +243,22 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, fail_on,
                 ui.problem(p, f"not rebuilt: {e}", error="write-verification-failed")
                 continue
             for o in outcomes:
-                _report_outcome(ui, o, docs)
+                _report_outcome(ui, o, report)
                 if advance is not None and not counted:
                     advance(o.recovery.valid_bytes + o.recovery.truncated_bytes)
-            already.extend(filter(None, [_done_line(p, outcomes)]))
+            already.extend(filter(None, [done_line(p, outcomes)]))
 
     with_progress(ui, lambda: file_sizes(paths), "rebuilding", rebuild_all)
-    if ui.format == "json":
-        import json
-        click.echo(json.dumps({"results": docs, **ui.error_fields()}, indent=2))
-    else:
-        for line in already:
-            ui.echo(line)
+    report.end(ui.error_fields(), already)
     ui.exit()
 
 
-def _done_line(path: str, outcomes: list) -> str | None:
-    """How much of ``path`` was already indexed, when some was: a rerun after a kill finishes the job, and a rerun
-    on a finished partition says there was nothing to do."""
-    done = sum(1 for o in outcomes if not o.written)
-    if not done:
-        return None
-    if done == len(outcomes):
-        return (f"{path}: nothing to do: the indexes of {_segments(done)} are already in place (what Kafka's "
-                "recovery writes, or files that check clean against the log)")
-    return f"{path}: {_segments(done)} already indexed, {_segments(len(outcomes) - done)} rebuilt"
-
-
-def _segments(n: int) -> str:
-    return f"{n} segment{'' if n == 1 else 's'}"
-
-
-def _report_outcome(ui: Ui, o, docs: list) -> None:
+def _report_outcome(ui: Ui, o, report) -> None:
+    from kdump.render.rebuild import outcome_doc, outcome_lines
     rec = o.recovery
     for note in o.notes:
         ui.note(None, note)
-    n_off = rec.offset_entry_count
-    n_time = rec.time_entry_count
-    if ui.format == "json":
-        docs.append({"path": rec.log_path, "batches": rec.batches, "offsetIndexEntries": n_off,
-                     "timeIndexEntries": n_time, "abortedTransactions": len(rec.aborted), "written": o.written,
-                     "unchanged": o.unchanged, "kept": o.kept, "backups": o.backups,
-                     "truncatedBytes": rec.truncated_bytes if rec.stop_code is not None else 0})
-    else:
-        ui.echo(f"{rec.log_path}: {rec.batches} batches, {n_off} offset index entries, {n_time} time index "
-                f"entries, {len(rec.aborted)} aborted transactions")
-        for path in o.written:
-            ui.echo(f"  wrote {path}")
-        for path in o.unchanged:
-            ui.echo(f"  unchanged {path} (already what recovery writes; not rewritten)")
-        for path in o.kept:
-            ui.echo(f"  kept {path} (differs from what recovery writes, but checks clean against the log)")
-        for path in o.backups:
-            ui.echo(f"  kept the old file as {path}")
+    report.result(outcome_doc(o), outcome_lines(o))
     ui.read(rec.log_path)
     for p in rec.problems:
         ui.warning(rec.log_path, p.message, position=p.position)

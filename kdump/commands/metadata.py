@@ -31,6 +31,6 @@ def command(paths, time_format, ui):
       kdump metadata --format json __cluster_metadata-0/ | jq '.topics[] | {name, topicId}'
       kdump metadata --time-format epoch __cluster_metadata-0/
     """
+    from kdump.render.replay import metadata_blocks
     from kdump.replay.metadata import replay_metadata
-    from kdump.replay.render import metadata_blocks
     run(replay_metadata, paths, ui, lambda r: r.to_json(), metadata_blocks, time_format)

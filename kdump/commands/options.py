@@ -17,7 +17,7 @@ from typing import NoReturn
 import click
 
 from kdump.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, error_object
-from kdump.render import DOCUMENT_FORMATS, FINDINGS_FORMATS, FORMATS, PAGE_FORMATS, is_json
+from kdump.render import RENDERERS, formats_for
 from kdump.report.outcome import REFUSAL_ERRNOS, Outcome
 from kdump.text.escape import escape, is_terminal
 from kdump.text.escape import printable_path as shown
@@ -88,6 +88,11 @@ class Ui:
         # first ERRORS_LISTED, the others counted (a dump of a hostile file may say millions)
         self.errors: list[dict] = []
         self.errors_not_listed = 0
+
+    @property
+    def renderer(self):
+        """The ``--format`` chosen: how every kind of output is written (:mod:`kdump.render.protocol`)."""
+        return RENDERERS[self.format]
 
     @property
     def stdout(self):
@@ -245,12 +250,29 @@ def output_options(*, format_help: str = "text for people; json for programs.", 
                                help="Only problems on stderr: no notes, hints or progress.")(command)
         command = click.option("-v", "--verbose", is_flag=True, help=verbose_help or "Say more.")(command)
         command = color_option(command)
-        choices = (FORMATS if records else FINDINGS_FORMATS if findings else PAGE_FORMATS if page
-                   else DOCUMENT_FORMATS)
-        return click.option("--format", "fmt", type=click.Choice(choices),
+        return click.option("--format", "fmt",
+                            type=FormatChoice("records" if records else "findings" if findings
+                                              else "page" if page else "document"),
                             default="text",
                             show_default=True, help=format_help)(command)
     return decorate
+
+
+class FormatChoice(click.Choice):
+    """``--format``'s choices: the formats of :data:`kdump.render.RENDERERS` that fit the command's ``kind`` of
+    output (:func:`kdump.render.formats_for`), read when used, so that a format is one registry row away."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        super().__init__(formats_for(kind))
+
+    @property
+    def choices(self):
+        return formats_for(self.kind)
+
+    @choices.setter
+    def choices(self, value) -> None:
+        pass  # (always the registry's)
 
 
 def output_path_option(help: str, *, metavar: str = "DIR", old: str | None = None):
@@ -299,7 +321,7 @@ def reject(flag: str, reason: str):
 def text_only(ui: Ui, flag: str) -> None:
     """A text-only option given explicitly with ``--format json``: a usage error."""
     source = click.get_current_context().get_parameter_source(flag.lstrip("-").replace("-", "_"))
-    if is_json(ui.format) and source is not click.core.ParameterSource.DEFAULT:
+    if not ui.renderer.for_people and source is not click.core.ParameterSource.DEFAULT:
         reject(flag, f"shapes the text output; it does not apply to --format {ui.format}")
 
 

@@ -39,7 +39,7 @@ def run(replay, paths, ui, to_json, to_blocks, time_format: str | None = None) -
     prints times, :mod:`kdump.text.times`), and exit."""
     from kdump.commands.progress import file_sizes, with_progress
     from kdump.render import RENDERERS
-    from kdump.replay.render import emit, skipped_lines
+    from kdump.render.replay import emit, skipped_lines
     from kdump.replay.source import ReplayInputError
     from kdump.text.times import time_formatter
     if not paths:

@@ -75,8 +75,10 @@ def command(source, output, force, max_batch_bytes, ui, fail_on):
         _record(ui, r)
 
     def text():
+        from kdump.render.salvage import salvage_lines
         for r in results:
-            _print(ui, r)
+            for line in salvage_lines(r, click.unstyle):
+                ui.echo(line)
     _document(ui, results, text)
     ui.exit()
 
@@ -120,30 +122,3 @@ def _record(ui, r) -> None:
             ui.outcome.saw(r.source, warnings=1)
         else:
             ui.outcome.saw(r.source, errors=1)
-
-
-def _offsets(first, last) -> str:
-    if first is None and last is None:
-        return ""
-    if last is None:
-        return f", offsets from {first}"
-    if first is None or first == last:
-        return f", offset {last}"
-    return f", offsets {first}-{last}"
-
-
-def _print(ui, r) -> None:
-    ui.echo(f"{r.source} -> {r.output}: kept {r.kept_batches} batches, {r.kept_records} records, "
-               f"{r.kept_bytes} of {r.input_bytes} bytes{_offsets(r.first_offset, r.last_offset)}")
-    for d in r.dropped:
-        what = "claimed by its damaged header" if d.claimed else "lost"
-        offsets = _offsets(d.first_offset, d.last_offset)
-        records = f", {d.records} records" if d.records is not None else ""
-        note = f" ({what}{offsets}{records})" if offsets or records else ""
-        kind = "dropped" if d.data else "skipped (no data)"
-        ui.echo(f"  {kind} bytes {d.start}-{d.end - 1} [{d.code}]{note}: {click.unstyle(d.reason)}")
-    if r.indexes:
-        ui.echo(f"  indexes: {', '.join(os.path.basename(p) for p in r.indexes)}")
-    for note in r.notes:
-        ui.echo(f"  note: {note}")
-    ui.echo(f"  {r.verified}")

@@ -217,6 +217,7 @@ def stats(paths, master, ui):
     _require("stats")
     from kdump.commands.partition_paths import say_problems
     from kdump.render import RENDERERS
+    from kdump.render.stats import render_text
     from kdump.spark import jobs
     from kdump.stats import counts as S
     summary = _run(ui, _start(ui, master),
@@ -225,7 +226,7 @@ def stats(paths, master, ui):
     outcome = summary.outcome()
     say_problems(ui, [e for p in summary.partitions for e in p.stats.errors],
                  [n for p in summary.partitions for n in p.stats.notes])
-    RENDERERS[ui.format].document(ui.stdout, S.summary_doc(summary), lambda: ui.echo(S.render_text(summary)))
+    RENDERERS[ui.format].document(ui.stdout, S.summary_doc(summary), lambda: ui.echo(render_text(summary)))
     ui.exit(outcome.exit_code())
 
 

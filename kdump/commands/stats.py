@@ -78,8 +78,9 @@ def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui, j
     from kdump.commands.partition_paths import partition_groups, say_problems
     from kdump.commands.progress import file_sizes, with_progress
     from kdump.render import RENDERERS
+    from kdump.render.stats import names, render_text
     from kdump.report.outcome import Outcome
-    from kdump.stats.counts import names, render_text, stats_paths, summary_doc
+    from kdump.stats.counts import stats_paths, summary_doc
     from kdump.text.times import time_formatter
 
     memory_bytes = _size(memory)

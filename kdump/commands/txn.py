@@ -1,7 +1,6 @@
 """``kdump txn``: a thin Click layer over :mod:`kdump.txn`."""
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -55,6 +54,7 @@ def command(paths, timeout, open_only, time_format, ui, jobs):
     from kdump.commands.partition_paths import partition_groups, say_problems
     from kdump.commands.progress import file_sizes, with_progress
     from kdump.render import RENDERERS
+    from kdump.render.txn import partition_lines
     from kdump.report.outcome import Outcome
     from kdump.text.times import time_formatter
     from kdump.txn import transactions
@@ -79,7 +79,8 @@ def command(paths, timeout, open_only, time_format, ui, jobs):
     def text():
         when = time_formatter(time_format)
         for r in results:
-            _print(ui, r, open_only, when)
+            for line in partition_lines(r, open_only, when):
+                ui.echo(line)
     doc = {"partitions": [_filtered(r.to_dict(), open_only) for r in results], "hanging": hanging,
            "timeoutMs": timeout_ms, "errors": [e.to_dict() for e in errors]}
     # (nothing read: no report of zeros; text: nothing, JSON: the errors only)
@@ -91,31 +92,3 @@ def _filtered(doc: dict, open_only: bool) -> dict:
     if open_only:
         doc["transactions"] = [t for t in doc["transactions"] if t["outcome"] == "OPEN"]
     return doc
-
-
-def _print(ui, r, open_only: bool, when) -> None:
-    from kdump.txn import OPEN, format_ms
-    newest = f", newest timestamp {when(r.newest_timestamp)}" if r.newest_timestamp is not None else ""
-    ui.echo(f"{r.label} {r.key}: {r.segments} segments, log end offset {r.log_end_offset}, last stable offset "
-            f"{r.last_stable_offset}{newest}; {len(r.transactions)} transactions: {r.count('COMMIT')} committed, "
-            f"{r.count('ABORT')} aborted, {r.count(OPEN)} open, {len(r.hanging)} hanging")
-    by_producer: dict = {}
-    for t in r.transactions:
-        if not open_only or t.outcome == OPEN:
-            by_producer.setdefault((t.producer_id, t.producer_epoch), []).append(t)
-    for (pid, epoch), txns in sorted(by_producer.items()):
-        ui.echo(f"  producer {pid} epoch {epoch}:")
-        for t in txns:
-            began = f", first timestamp {when(t.start_time)}" if t.start_time is not None else ""
-            age = f", age {format_ms(t.age_ms)}" if t.age_ms is not None else ""
-            end = f" (marker at {t.marker_offset})" if t.marker_offset is not None else ""
-            flag = f"  HANGING: {'; '.join(t.hanging)}" if t.hanging else ""
-            ui.echo(f"    offsets {t.first_offset}-{t.last_offset} {t.outcome}{end}, {t.records} records{began}{age}"
-                    f"{flag}")
-    for d in r.disagreements:
-        ui.echo(f"  DISAGREES {os.path.basename(d.path)}: {d.message}")
-    for n in r.notes:
-        where = "" if n.position is None else f"at byte {n.position}: "
-        ui.echo(f"  note: {os.path.basename(n.path)}: {where}{n.message}")
-    if r.errors:
-        ui.echo(f"  the transactions are of what could be read: {len(r.errors)} error(s) on stderr")

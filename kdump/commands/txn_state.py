@@ -26,6 +26,6 @@ def command(paths, time_format, ui):
       kdump txn-state --format json __transaction_state-7/ | jq '.transactions[] | select(.state == "Ongoing")'
       kdump txn-state --time-format local __transaction_state-7/
     """
-    from kdump.replay.render import txn_blocks
+    from kdump.render.replay import txn_blocks
     from kdump.replay.txn_state import replay_transactions
     run(replay_transactions, paths, ui, lambda r: r.to_json(), txn_blocks, time_format)

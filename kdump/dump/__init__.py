@@ -290,7 +290,7 @@ class Dumper:
         deep = opts.deep
         limit = opts.max_decompressed_bytes
         r = self.renderer
-        r.on_error = lambda err: self._error(result, err)
+        r.errors_to(lambda err: self._error(result, err))
         record_decoder = None
         if opts.record_decoder is not None:
             from kdump.decode.internal import record_decoder_for
@@ -475,7 +475,7 @@ class _DamageWalk:
             self.invalid = None
             self.dumper._error(self.result, FormatError(
                 damage.code, f"{damage.message}; the batch is shown with isvalid: false (its header and records "
-                "cannot be trusted)", position=damage.start))
+                "cannot be trusted)", position=damage.start, extent=damage.covered()))
 
     def batches(self, reader: SegmentReader, window: _SeekWindow | None):
         for item in readable(reader, show_invalid=False):
@@ -487,7 +487,8 @@ class _DamageWalk:
                 if item.kind == RANGE and item.batch is not None:  # a damaged range that starts at a batch failing
                     yield item.batch  # its CRC: the batch is shown as Kafka shows it, the range is the error
                 if item.kind != TAIL and not _before_window(item, window):
-                    self.dumper._error(self.result, FormatError(item.code, item.describe(), position=item.start))
+                    self.dumper._error(self.result, FormatError(item.code, item.describe(), position=item.start,
+                                                                extent=item.covered()))
             elif isinstance(item, Stop):  # the Stop that ends every walk (also in reader.tail)
                 return
             else:

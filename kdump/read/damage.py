@@ -155,6 +155,15 @@ class Damage(FormatError):
         unread = self.walk_start if self.last_good_offset is None and self.walk_start > 0 else None
         return LostOffsets(start, last, walk_start=unread)
 
+    def covered(self) -> dict:
+        """What it covers, as a finding and an error carry it: ``length`` (bytes from :attr:`start`; None: to
+        the end of the file), and ``first_offset``/``last_offset`` lost where any are."""
+        where: dict = {"length": self.length}
+        lost = self.lost_offsets()
+        if not lost.none:
+            where.update(first_offset=lost.first, last_offset=lost.last)
+        return where
+
     # --- what it is called ------------------------------------------------------------------------------------
     @property
     def length(self) -> int | None:

@@ -2,9 +2,11 @@
 
 :data:`RENDERERS` is the one place where an output format's name (``--format``) chooses how a command's output
 is written. A command hands its output to ``RENDERERS[ui.format]`` in a shape that names no format: a
-segment's batches (``batches``: a renderer the dump walk drives), findings reports (``findings``), or a
-document (``document``: a JSON-ready dict, and the command's own way of printing it for people). A new output
-format is one class here with the same three methods, and every command offers it.
+segment's batches (``batches``: a renderer the dump walk drives), findings reports (``findings``), a
+document (``document``: a JSON-ready dict, and the command's own way of printing it for people), or results
+as they come (``results``: convert's and index rebuild's). The methods and what they return are declared once,
+in :mod:`kdump.render.protocol`. A new output format is one class with those four methods and one row of
+:data:`RENDERERS`, and every command offers it.
 
 The renderer modules are imported on first use: ``kdump --help`` and the short commands start without them
 (rich alone is a third of a short run).
@@ -14,6 +16,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from typing import Any
+
+from kdump.render.protocol import BatchRenderer, JsonResults, ResultStream, TextResults
 
 
 class TextFormat:
@@ -26,9 +30,11 @@ class TextFormat:
     # a page of fields beside their bytes (HTML): offered by the commands that explain bytes (explain); its
     # documents carry each entry's bytes
     page = False
+    # for people: the options that shape text (--compat) apply; errors are on stderr only
+    for_people = True
 
     @staticmethod
-    def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
+    def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None) -> BatchRenderer:
         """The renderer ``kdump.dump.Dumper`` drives (``opts``: :class:`kdump.dump.DumpOptions`)."""
         terminal = out.isatty()  # record bytes are shown escaped on a terminal, never raw (kdump.text.escape)
         if header_decoder is None and terminal and opts.print_data:  # a person reading: header values too
@@ -64,6 +70,11 @@ class TextFormat:
         """``text()`` prints the document for people (it chooses its own time form and lines)."""
         text()
 
+    @staticmethod
+    def results(out, echo: Callable[[str], None], key: str = "results") -> ResultStream:
+        """Each result's lines as it arrives, through ``echo`` (which escapes them on a terminal)."""
+        return TextResults(echo)
+
 
 class JsonFormat:
     """``--format json``: JSON Lines for batches, one JSON document for a report; timestamps stay epoch
@@ -72,9 +83,10 @@ class JsonFormat:
     per_record = False
     findings_only = False
     page = False
+    for_people = False
 
     @staticmethod
-    def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
+    def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None) -> BatchRenderer:
         from kdump.render.jsonl import JsonLinesRenderer
         return JsonLinesRenderer(out, print_data=opts.print_data, deep=opts.deep, terminal=out.isatty(),
                                  time_format=opts.time_format, header_decoder=header_decoder,
@@ -97,6 +109,11 @@ class JsonFormat:
         add_formatted(doc, json_formatter(time_format))  # (in place: the command's document is written once)
         out.write(json.dumps(doc, indent=indent, ensure_ascii=ensure_ascii) + "\n")
 
+    @staticmethod
+    def results(out, echo: Callable[[str], None], key: str = "results") -> ResultStream:
+        """One JSON document at the end: ``{key: [each result], ...}``."""
+        return JsonResults(out, key)
+
 
 class RecordsFormat(JsonFormat):
     """``--format records``: JSON Lines, one object per record (kcat -J's shape), for the commands that print
@@ -105,7 +122,7 @@ class RecordsFormat(JsonFormat):
     per_record = True
 
     @staticmethod
-    def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
+    def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None) -> BatchRenderer:
         from kdump.render.records import RecordsRenderer
         return RecordsRenderer(out, terminal=out.isatty(), time_format=opts.time_format,
                                header_decoder=header_decoder, key_decoder=key_decoder, value_decoder=value_decoder)
@@ -132,11 +149,17 @@ class HtmlFormat:
     per_record = False
     findings_only = False
     page = True
+    for_people = True  # (errors on stderr, as text's)
 
     @staticmethod
-    def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None):
+    def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None) -> BatchRenderer:
         # (no command that prints batches offers a page: the field page is explain's document)
         raise NotImplementedError("the HTML page draws a document of fields, not a stream of batches")
+
+    @staticmethod
+    def results(out, echo: Callable[[str], None], key: str = "results") -> ResultStream:
+        # (no command that streams results offers a page)
+        raise NotImplementedError("the HTML page draws a document of fields, not a stream of results")
 
     @staticmethod
     def findings(out, reports, *, styled: bool, fail_on: str = "error", verbose: bool = False,
@@ -159,17 +182,22 @@ class HtmlFormat:
 # ``--format`` name -> how that format writes each kind of output.
 RENDERERS: dict[str, type[TextFormat] | type[JsonFormat] | type[HtmlFormat]] = {
     "text": TextFormat, "json": JsonFormat, "records": RecordsFormat, "junit": JunitFormat, "html": HtmlFormat}
+
+
+def formats_for(kind: str) -> tuple[str, ...]:
+    """The ``--format`` choices, read from :data:`RENDERERS` as it is now: ``kind`` "records" (a command that prints
+    records: dump), "findings" (a command whose output is findings: verify), "page" (a command that explains
+    bytes: explain, offered the page too) or "document" (every other)."""
+    return tuple(name for name, f in RENDERERS.items()
+                 if (kind == "records" or not f.per_record) and (kind == "findings" or not f.findings_only)
+                 and (kind == "page" or not f.page))
+
+
 # the --format choices of a command that prints records (dump), text (the default) first
-FORMATS = tuple(name for name, f in RENDERERS.items() if not f.findings_only and not f.page)
+FORMATS = formats_for("records")
 # the --format choices of a command whose output is findings (verify)
-FINDINGS_FORMATS = tuple(name for name, f in RENDERERS.items() if not f.per_record and not f.page)
+FINDINGS_FORMATS = formats_for("findings")
 # the --format choices of every other command
-DOCUMENT_FORMATS = tuple(name for name, f in RENDERERS.items()
-                         if not f.per_record and not f.findings_only and not f.page)
+DOCUMENT_FORMATS = formats_for("document")
 # the --format choices of a command that explains bytes (explain): the document formats and the page
-PAGE_FORMATS = (*DOCUMENT_FORMATS, *(name for name, f in RENDERERS.items() if f.page))
-
-
-def is_json(name: str) -> bool:
-    """Is ``--format name`` written for programs (errors go in its stream too)?"""
-    return issubclass(RENDERERS[name], JsonFormat)
+PAGE_FORMATS = formats_for("page")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+from kdump.render.words import count
 from kdump.report.findings import ERROR, INFO, WARNING, FileReport, Finding, Span, summary
 from kdump.report.outcome import FAIL, OK, WARN, Outcome
 from kdump.text.escape import escape as safe
@@ -117,8 +118,9 @@ def render_text(reports: list[FileReport], console, *, verbose: bool = False, li
         if not list_ok and r.status == "ok" and not shown:
             continue
         mark = styled(label_style[mark], mark)
-        counts = (f"{r.batches} batches, {r.records} records, " if r.kind in ("log", "checkpoint") else "")
-        console.print(f"{mark} {escape(r.path)} ({r.kind}): {counts}{r.bytes} bytes")
+        counts = (f"{count(r.batches, 'batch')}, {count(r.records, 'record')}, " if r.kind in ("log", "checkpoint")
+                  else "")
+        console.print(f"{mark} {escape(r.path)} ({r.kind}): {counts}{count(r.bytes, 'byte')}")
         for first, n, span in _grouped(r, shown):
             sev = styled(style[first.severity], first.severity)
             if n == 1:
@@ -128,8 +130,8 @@ def render_text(reports: list[FileReport], console, *, verbose: bool = False, li
                               f"(the first of {n})")
     totals = summary(reports)
     tail = f", {totals['unreadable']} unreadable" if totals["unreadable"] else ""
-    console.print(f"{totals['files']} files checked, {totals['filesWithFindings']} with findings: "
-                  f"{totals['errors']} errors, {totals['warnings']} warnings{tail}")
+    console.print(f"{count(totals['files'], 'file')} checked, {totals['filesWithFindings']} with findings: "
+                  f"{count(totals['errors'], 'error')}, {count(totals['warnings'], 'warning')}{tail}")
 
 
 def render_junit(reports: list[FileReport], out, fail_on: str = ERROR, run: Outcome | None = None,
@@ -159,7 +161,7 @@ def render_junit(reports: list[FileReport], out, fail_on: str = ERROR, run: Outc
             failures += 1
             first = next((f for f in r.findings if f.severity == ERROR), r.findings[0] if r.findings else None)
             failure = ET.SubElement(case, "failure", type=first.code if first else "findings",
-                                    message=f"{len(r.findings)} findings" if len(r.findings) != 1 else "1 finding")
+                                    message=count(len(r.findings), "finding"))
             failure.text = "\n".join(lines)
         elif lines:
             ET.SubElement(case, "system-out").text = "\n".join(lines)

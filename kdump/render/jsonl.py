@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from kdump.decode.errors import DecoderError
 from kdump.decode.records import decode_records
-from kdump.errors import error_object
+from kdump.errors import EXTENT_JSON, error_object
 from kdump.format import layout as L
 from kdump.format import names as N
 from kdump.render.kafka_text import _decoded, utf8_buffer
@@ -129,6 +129,8 @@ def _put_structured(obj: dict, key, value, key_decoder, value_decoder) -> None:
 
 
 class JsonLinesRenderer:
+    """Writes JSON Lines for the batches handed to it (:class:`kdump.render.protocol.BatchRenderer`)."""
+
     def __init__(self, out, *, print_data: bool, deep: bool, terminal: bool = False, time_format: str = "epoch",
                  header_decoder=None, key_decoder=None, value_decoder=None):
         self.out = out
@@ -164,11 +166,15 @@ class JsonLinesRenderer:
 
     def error(self, path: str, err) -> None:
         """A problem found in a file, in the stream where it happened (also said on stderr, for people)."""
+        extent = {EXTENT_JSON[name]: value for name, value in getattr(err, "extent", {}).items()}
         self._write(error_object(path, getattr(err, "code", None) or "damaged", err.message,
-                                 getattr(err, "position", None)))
+                                 getattr(err, "position", None), **extent))
 
     def io_error(self, path: str, message: str) -> None:
         self._write(error_object(path, "cannot-read", message))
+
+    def errors_to(self, listener) -> None:
+        pass  # finds none of its own: an invalid control record is described in its object
 
     def batch(self, batch, records=None, decoded=None) -> None:
         if records is None:

@@ -136,7 +136,7 @@ _FIELD_MARKS = {"key": f"\x00key-{secrets.token_hex(16)}\x00", "value": f"\x00va
 
 
 class KafkaTextRenderer:
-    """Writes DumpLogSegments text for the batches handed to it."""
+    """Writes DumpLogSegments text for the batches handed to it (:class:`kdump.render.protocol.BatchRenderer`)."""
 
     def __init__(self, out, *, print_data: bool = False, skip_record_metadata: bool = False,
                  key_decoder=None, value_decoder=None, compat: str = "java", on_error=None, terminal: bool = False,
@@ -173,6 +173,16 @@ class KafkaTextRenderer:
 
     def trailing(self, file_name: str, tail) -> None:
         self.out.write(self.safe(f"Found {tail.length} invalid bytes at the end of {file_name}") + "\n")
+
+    # Problems are for people on stderr (the command says them there), never inside Kafka's text.
+    def error(self, path: str, err) -> None:
+        pass
+
+    def io_error(self, path: str, message: str) -> None:
+        pass
+
+    def errors_to(self, listener) -> None:
+        self.on_error = listener
 
     def batch(self, batch, records=None, decoded=None) -> None:
         """The batch line, and with ``records`` (RecordColumns) one line each; ``decoded`` holds the decode

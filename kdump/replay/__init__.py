@@ -14,5 +14,5 @@ Operators want the answer, not 40,000 commit records:
 Each applies Kafka's own replay rules, record by record, in offset order; a later record with the same key
 supersedes an earlier one and a tombstone deletes it (what compaction keeps). A record that does not decode
 or that Kafka would refuse to apply is left out and listed (:class:`kdump.replay.source.Skipped`); it never
-stops a replay. Renderers for people are in :mod:`kdump.replay.render`.
+stops a replay. Renderers for people are in :mod:`kdump.render.replay`.
 """

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kdump.errors import error_object
+from kdump.errors import EXTENT_JSON, error_object
 from kdump.report.codes import CODES, ERROR, INFO, SEVERITIES, WARNING
 from kdump.report.outcome import Outcome
 
@@ -48,7 +48,7 @@ class Finding:
 
 
 # (``length``: the bytes concerned, ``bytes`` as every byte count in kdump's JSON)
-_JSON_NAMES = {"first_offset": "firstOffset", "last_offset": "lastOffset", "length": "bytes"}
+_JSON_NAMES = EXTENT_JSON
 
 
 @dataclass

@@ -20,7 +20,6 @@ last offset; the total of several partitions has none (offsets of different part
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
@@ -278,64 +277,6 @@ def summary_doc(summary: Summary) -> dict:
     return {"partitions": [entry(p) for p in shown],
             "total": {**summary.total.to_dict(), **summary.total_records.to_dict()} if shown else None,
             "errors": [e.to_dict() for e in [*summary.errors, *unshown]]}
-
-
-def names(summary: Summary) -> dict[str, str]:
-    """What each partition is called in text: ``<topic>-<partition>``, or its directory where two partitions
-    shown share that name (the same partition in two log directories)."""
-    shown = summary.shown
-    seen = Counter(p.name for p in shown)
-    return {p.path: p.name if seen[p.name] == 1 else p.path for p in shown}
-
-
-def render_text(summary: Summary, when=str) -> str:
-    """``when`` prints the time range (:func:`kdump.text.times.time_formatter`). A line per partition read, with its
-    label, then the total."""
-    called = names(summary)
-    lines = []
-    for p in summary.shown:
-        lines.append(f"{p.label} {called[p.path]}: {_numbers(p.stats, when)}")
-        lines.extend("  " + line for line in _record_lines(p.records, p.stats))
-    lines.append(f"total: {_numbers(summary.total, when, several=len(summary.partitions) > 1)}")
-    lines.extend("  " + line for line in _record_lines(summary.total_records, summary.total))
-    return "\n".join(lines)
-
-
-def _numbers(s: Stats, when, several: bool = False) -> str:
-    """One line of numbers; ``several``: a total of several partitions (no offset range)."""
-    offsets = (f", offsets {s.first_offset}-{s.last_offset}" if s.first_offset is not None
-               else "" if several else ", no offsets")
-    times = (f", timestamps {when(s.min_timestamp)} to {when(s.max_timestamp)}" if s.min_timestamp is not None
-             else "")
-    mix = ", ".join(f"{k} {v}" for k, v in sorted(s.codecs.items()))
-    magics = ", ".join(f"v{k} {v}" for k, v in sorted(s.magics.items()))
-    damaged = f", {s.damaged_segments} damaged" if s.damaged_segments else ""
-    return (f"{s.segments} segments{damaged}, {s.batches} batches, {s.records} records, {s.bytes} bytes{offsets}"
-            f"{times}; codecs: {mix or '-'}; magic: {magics or '-'}")
-
-
-def _record_lines(r: RecordStats, s: Stats) -> list[str]:
-    d = r.to_dict()
-    ratios = ", ".join(f"{codec} {c['bytes']} -> {c['uncompressedBytes']} bytes uncompressed (x{c['ratio']})"
-                       for codec, c in d["compression"].items())
-    k, c, t = d["keys"], d["compaction"], d["transactions"]
-    lines = [f"compression: {ratios or '-'}",
-             f"producers {r.producers}; transactions: {t['committed']} committed, {t['aborted']} aborted, "
-             f"{t['open']} open; control records {r.control_records}",
-             f"keys: {k['distinct']} distinct in {k['keyedRecords']} keyed records, {k['keylessRecords']} without a "
-             f"key ({k['method']})",
-             f"compaction would remove {c['supersededRecords']} superseded records ({c['supersededBytes']} bytes); "
-             f"tombstones {c['tombstones']}, {c['liveTombstones']} of them the last record of their key"]
-    if r.unreadable_batches:
-        lines.append(f"{r.unreadable_batches} batches whose records could not be decoded: only the records decoded "
-                     "are in these numbers")
-    if s.errors:
-        lines.append(f"the numbers are of what could be read: {_count(len(s.errors), 'error')} on stderr")
-    return lines
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def partition_stats(logs, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str | None = None,

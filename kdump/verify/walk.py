@@ -221,11 +221,8 @@ class SegmentVerifier:
         code = damaged.code if damaged is not None else None
         if damaged is not None and code is not None:
             self._add(code, damaged.cause, position=start)
-        where: dict = {"position": start, "length": d.length}
-        lost = d.lost_offsets()
-        if not lost.none:
-            where.update(first_offset=lost.first, last_offset=lost.last)
-        self._add("damaged-range", d.describe(None if code is None else f"see {code}"), **where)
+        self._add("damaged-range", d.describe(None if code is None else f"see {code}"), position=start,
+                  **d.covered())
 
     def _recovery_cut(self, pos: int) -> str:
         """Kafka's recovery keeps a log up to its first invalid entry (spec §5.6)."""
