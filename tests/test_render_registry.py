@@ -13,7 +13,7 @@ import pytest
 
 from kdump.cli import COMMANDS, cli
 from kdump.report.findings import ERROR, FileReport, Findings
-from kdump.render import DOCUMENT_FORMATS, FINDINGS_FORMATS, FORMATS, PAGE_FORMATS, RENDERERS
+from kdump.render import DOCUMENT_FORMATS, FINDINGS_FORMATS, FORMATS, PAGE_FORMATS, RENDERERS, formats_for
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("batches", "findings", "document")
@@ -161,13 +161,26 @@ def test_every_format_implements_the_protocol():
         for method in ("batches", "findings", "document", "results"):
             assert inspect.signature(getattr(fmt, method)).parameters.keys() == inspect.signature(
                 getattr(OutputFormat, method)).parameters.keys(), (name, method)
+        stream = fmt.results(io.StringIO(), lambda line: None)
+        assert members(ResultStream) <= set(dir(stream)), name
+        if fmt.page:  # a page is offered by explain only (formats_for("page")): no batch stream, which has no end
+            assert name not in formats_for("records"), name
+            continue
         renderer = fmt.batches(io.StringIO(), DumpOptions(), None, None, no_color=True)
         for method in members(BatchRenderer) - {"out"}:
             assert inspect.signature(getattr(type(renderer), method)).parameters.keys() == inspect.signature(
                 getattr(BatchRenderer, method)).parameters.keys(), (name, method)
         assert renderer.out is not None
-        stream = fmt.results(io.StringIO(), lambda line: None)
-        assert members(ResultStream) <= set(dir(stream)), name
+
+
+def test_the_page_format_writes_results_as_one_page():
+    out = io.StringIO()
+    stream = RENDERERS["html"].results(out, lambda line: None)
+    stream.result({"path": "a"}, ["a.log: 1 batch <ok>"])
+    assert out.getvalue() == ""  # nothing until the end: one page
+    stream.end({}, ["done"])
+    page = out.getvalue()
+    assert page.startswith("<!DOCTYPE html>") and "a.log: 1 batch &lt;ok&gt;\ndone" in page
 
 
 def test_the_text_renderer_takes_errors_and_writes_none():
@@ -265,6 +278,7 @@ class PositionsFormat:
     per_record = False
     findings_only = False
     for_people = False
+    page = False
 
     @staticmethod
     def batches(out, opts, key_decoder, value_decoder, *, no_color, header_decoder=None):

@@ -153,13 +153,15 @@ class HtmlFormat:
 
     @staticmethod
     def batches(out, opts, key_decoder, value_decoder, *, no_color: bool, header_decoder=None) -> BatchRenderer:
-        # (no command that prints batches offers a page: the field page is explain's document)
+        # (a page has no end a batch stream could close, so no command that prints batches offers it: the
+        # field page is explain's document; the commands offered formats by their kind, formats_for)
         raise NotImplementedError("the HTML page draws a document of fields, not a stream of batches")
 
     @staticmethod
     def results(out, echo: Callable[[str], None], key: str = "results") -> ResultStream:
-        # (no command that streams results offers a page)
-        raise NotImplementedError("the HTML page draws a document of fields, not a stream of results")
+        """The results' text lines, as one page at the end."""
+        from kdump.render.html import LinesPage
+        return LinesPage(out, f"kdump {key}")
 
     @staticmethod
     def findings(out, reports, *, styled: bool, fail_on: str = "error", verbose: bool = False,

@@ -214,3 +214,20 @@ def document_page(doc: Any) -> str:
 def lines_page(title: str, text: str) -> str:
     """Lines of text (a findings report) as a page."""
     return page(title, f"<pre>{escape(text)}</pre>")
+
+
+class LinesPage:
+    """A :class:`kdump.render.protocol.ResultStream` as a page: each result's lines for people, written as one page
+    when the report ends."""
+
+    def __init__(self, out, title: str):
+        self.out = out
+        self.title = title
+        self.lines: list[str] = []
+
+    def result(self, doc: dict, lines) -> None:
+        self.lines.extend(lines)
+
+    def end(self, doc: dict, lines=()) -> None:
+        self.lines.extend(lines)
+        self.out.write(lines_page(self.title, "\n".join(self.lines) + "\n"))
