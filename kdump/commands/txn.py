@@ -32,7 +32,9 @@ def _duration(text: str) -> int:
 @click.option("--timeout", default="15m", show_default=True, metavar="DURATION",
               help="An open transaction older than this is hanging (Kafka's default transaction.max.timeout.ms). "
                    "Age: the newest timestamp in the partition minus the transaction's first timestamp.")
-@click.option("--open-only", is_flag=True, help="List only the transactions still open (the counts stay complete).")
+@click.option("--open-only", is_flag=True,
+              help="List only the partitions with a transaction still open, and in them only the open "
+                   "transactions (each partition's counts stay complete); says so when none is open.")
 @time_format_option(shows="the first timestamp of each transaction and the newest of each partition")
 @output_options()
 @jobs_option
@@ -76,11 +78,18 @@ def command(paths, timeout, open_only, time_format, ui, jobs):
     hanging = sum(len(r.hanging) for r in results)
     errors = [*refused, *(e for r in found if not r.read for e in r.errors)]
 
+    from kdump.txn import OPEN
+    # --open-only answers "what holds the LSO back?": a partition with nothing open is not part of the answer
+    listed = [r for r in results if not open_only or r.count(OPEN)]
+
     def text():
         when = time_formatter(time_format)
-        for r in results:
+        for r in listed:
             _print(ui, r, open_only, when)
-    doc = {"partitions": [_filtered(r.to_dict(), open_only) for r in results], "hanging": hanging,
+        if open_only and results and not listed:
+            n = len(results)
+            ui.echo(f"no open transaction in the {n} partition{'' if n == 1 else 's'} read")
+    doc = {"partitions": [_filtered(r.to_dict(), open_only) for r in listed], "hanging": hanging,
            "timeoutMs": timeout_ms, "errors": [e.to_dict() for e in errors]}
     # (nothing read: no report of zeros; text: nothing, JSON: the errors only)
     RENDERERS[ui.format].document(ui.stdout, doc, text, time_format=time_format)  # JSON: ASCII, safe anywhere
