@@ -246,6 +246,8 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
                           "partition by Kafka's naming rules; name it to read it")
         elif ui.verbose:
             ui.note(path, f"passed over ({kind.value}; not a segment)")
+    for path in dumper.outside_window if ui.verbose else ():
+        ui.note(path, "passed over: no batch of it is in the --from-/--to- range")
     _nothing_dumped(ui, paths, dumper)
     from kdump.text.times import time_formatter
     for line in index_report_lines(dumper.index_reports, opts.compat, time_formatter(opts.time_format)):
