@@ -57,6 +57,12 @@ class KdumpGroup(click.Group):
 def _version(ctx, _param, value):
     if not value or ctx.resilient_parsing:
         return
+    click.echo(version_line())
+    ctx.exit()
+
+
+def version_line() -> str:
+    """``kdump --version``'s line: the version, and whether the compiled fast path is in use."""
     import platform
 
     from kdump import _backend
@@ -67,8 +73,7 @@ def _version(ctx, _param, value):
         path = "pure-Python path in use (KDUMP_PURE_PYTHON is set; the compiled modules are built)"
     else:
         path = "pure-Python path in use (the compiled modules are not built)"
-    click.echo(f"kdump, version {__version__} ({path}; Python {platform.python_version()})")
-    ctx.exit()
+    return f"kdump, version {__version__} ({path}; Python {platform.python_version()})"
 
 
 @click.group(cls=KdumpGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},

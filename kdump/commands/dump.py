@@ -49,7 +49,27 @@ def _time_option(value, flag):
         raise click.BadParameter(str(e), param_hint=flag) from None
 
 
+# Whose text `dump` prints (docs/dump.md): the newest, Java, DumpLogSegments (apache/kafka trunk of the 4.x line,
+# the reference corpus's answers), or with --compat scala the Scala tool that shipped in Kafka 2.x-3.9.
+KAFKA_TEXT = ("output follows Apache Kafka 4.x's kafka-dump-log.sh (the Java DumpLogSegments); with --compat scala, "
+              "the Scala tool of Kafka 2.x-3.9")
+
+
+def _version(ctx, _param, value):
+    """kafka-dump-log.sh --version prints Kafka's version and exits 0: here kdump's, and which Kafka text it
+    follows."""
+    if not value or ctx.resilient_parsing:
+        return
+    from kdump.cli import version_line
+    click.echo(version_line())
+    click.echo(KAFKA_TEXT)
+    ctx.exit()
+
+
 @click.command("dump", epilog=EPILOG)
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
+              help="Show kdump's version and the Kafka version whose kafka-dump-log.sh text it prints (as "
+                   "kafka-dump-log.sh --version does), and exit.")
 @click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, path_type=str))
 @click.option("--files", "files_csv", metavar="F1,F2", help="Comma-separated files, as Kafka's tool takes them.")
 @click.option("--deep-iteration", is_flag=True, help="Print one line per record (inside compressed batches too).")
