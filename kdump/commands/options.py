@@ -163,6 +163,13 @@ class Ui:
         self._error(path, f"cannot-{doing}", message)
         self._said(f"{_prefix(path)}{message}")
 
+    def refused(self, path, reason: str) -> None:
+        """``path`` missing, or refused before reading (a FIFO, a symlink loop): exit 2, and never counted as
+        read or checked."""
+        self.outcome.refused()
+        self._error(path, "cannot-read", f"cannot read: {reason}")
+        self._said(f"{_prefix(path)}cannot read: {reason}")
+
     def nothing(self, path, message: str) -> None:
         """Nothing to read where the user pointed: never a success (exit 2)."""
         self.outcome.empty()
