@@ -82,3 +82,28 @@ def test_stats_and_verify_progress_under_jobs(log_dir, monkeypatch):
         verify_paths([log_dir], VerifyOptions(deep=True), progress=pooled.append, jobs=2)
         assert sum(pooled) == sum(alone) > 0
     in_a_forked_child(body)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers report through their pipes")
+def test_txn_and_index_check_progress_under_jobs(log_dir, monkeypatch):
+    """txn and index check --deep, the other commands with --jobs and a bar, report from their workers as they go:
+    txn each batch's bytes (adding up to the segments' sizes, as in one process), index check each log it walks."""
+    from kdump.index.check import check_paths
+    from kdump.txn import transactions
+    monkeypatch.setattr(parallel, "_PROGRESS_BYTES", 1)
+
+    def body():
+        assert parallel.can_fork()
+        total = sum(os.path.getsize(p) for p in log_dir.rglob("*.log"))
+        groups = scan([log_dir]).segment_groups()
+        alone, pooled = [], []
+        transactions(groups, progress=alone.append)
+        transactions(groups, progress=pooled.append, jobs=2)
+        assert sum(pooled) == sum(alone) == total
+        assert len(pooled) == len(alone) > len(groups)  # each batch's bytes, not one report per partition
+        alone, pooled = [], []
+        check_paths([log_dir], deep=True, progress=alone.append)
+        check_paths([log_dir], deep=True, progress=pooled.append, jobs=2)
+        assert sum(pooled) == sum(alone) > 0
+        assert len(pooled) == len(alone)  # as in one process (each segment's walk), not once per partition at its end
+    in_a_forked_child(body)

@@ -996,8 +996,8 @@ def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: in
     log directory's checkpoints). A path that cannot be read gives a report with ``io_error``.
     ``jobs`` > 1 checks a log directory's partitions in that many worker processes (same reports, same
     order); ``done(partition_directory)`` is then called as each one's reports arrive. ``progress(n)``: n more
-    bytes of log walked by a deep check in this process. ``time_format``: how findings quote a time
-    (:mod:`kdump.text.times`)."""
+    bytes of log walked by a deep check (in the workers too: they report as they go). ``time_format``: how
+    findings quote a time (:mod:`kdump.text.times`)."""
     reports: list = []
     for p in paths:
         p = os.fspath(p)
@@ -1014,7 +1014,7 @@ def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: in
     checked = iter(ordered_map(_check_partition_path, [(r.directory, deep, index_interval_bytes, time_format)
                                                        for r in later],
                                jobs, done=None if done is None else (lambda i: done(later[i].directory)),
-                               sizes=[r.size for r in later]))
+                               sizes=[r.size for r in later], progress=progress))
     return [x for r in reports for x in (next(checked) if isinstance(r, _Later) else [r])]
 
 
@@ -1035,8 +1035,9 @@ class _Later:
 
 
 def _check_partition_path(directory: str, deep: bool, index_interval_bytes: int,
-                          time_format: str) -> list[FileReport]:
-    return check_paths([directory], deep=deep, index_interval_bytes=index_interval_bytes, time_format=time_format)
+                          time_format: str, *, progress=None) -> list[FileReport]:
+    return check_paths([directory], deep=deep, index_interval_bytes=index_interval_bytes, time_format=time_format,
+                       progress=progress)
 
 
 def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = False, progress=None,
