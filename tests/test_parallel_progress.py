@@ -107,3 +107,29 @@ def test_txn_and_index_check_progress_under_jobs(log_dir, monkeypatch):
         assert sum(pooled) == sum(alone) > 0
         assert len(pooled) == len(alone)  # as in one process (each segment's walk), not once per partition at its end
     in_a_forked_child(body)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers report through their pipes")
+def test_index_rebuild_progress_under_jobs(tmp_path, monkeypatch):
+    """index rebuild -j of partition directories: each worker reports each segment it recovers as it goes (two per
+    partition here), adding up to the logs' sizes, as the rebuild in one process does."""
+    from support.segments import T0, data_batch, write_log
+
+    from kdump.commands.index import _rebuild_directory_or_error
+    monkeypatch.setattr(parallel, "_PROGRESS_BYTES", 1)
+    parts = []
+    for p in range(2):
+        d = tmp_path / f"t-{p}"
+        for base in (0, 50):
+            write_log(d, base, [data_batch(base + i * 10, 10, ts=T0 + base + i) for i in range(5)])
+        parts.append(str(d))
+
+    def body():
+        assert parallel.can_fork()
+        total = sum(os.path.getsize(p) for p in tmp_path.rglob("*.log"))
+        pooled: list[int] = []
+        outcomes = parallel.ordered_map(_rebuild_directory_or_error, [(d, 4096, True) for d in parts], 2,
+                                        progress=pooled.append)
+        assert all(isinstance(o, list) and len(o) == 2 for o in outcomes), outcomes
+        assert sum(pooled) == total and len(pooled) == 4  # a report per segment, not one per partition at its end
+    in_a_forked_child(body)

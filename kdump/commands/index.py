@@ -197,12 +197,11 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, fail_on,
     def rebuild_all(advance):
         from kdump.jobs import ordered_map
         sizes = [file_sizes([d]) for d in directories]
-        done = None if advance is None else (lambda i: advance(sizes[i]))
         rebuilt = dict(zip(directories, ordered_map(_rebuild_directory_or_error,
                                                     [(p, index_interval_bytes, force) for p in directories], jobs,
-                                                    done=done, sizes=sizes), strict=True))
+                                                    sizes=sizes, progress=advance), strict=True))
         for p in paths:
-            counted = p in rebuilt  # its bytes were counted as its worker finished
+            counted = p in rebuilt  # its bytes were counted as its worker recovered each segment
             refused = None if os.path.isdir(p) else scan([p]).entries[0].refused
             if refused is not None:  # missing, a FIFO or device: never opened
                 ui.cannot(p, refused.as_oserror())
@@ -251,13 +250,14 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, fail_on,
     ui.exit()
 
 
-def _rebuild_directory_or_error(directory: str, index_interval_bytes: int, force: bool):
-    """A partition directory's outcomes, or the exception that stopped it (raised by the parent in its place)."""
+def _rebuild_directory_or_error(directory: str, index_interval_bytes: int, force: bool, *, progress=None):
+    """A partition directory's outcomes, or the exception that stopped it (raised by the parent in its place);
+    ``progress(n)`` as each segment is recovered (from a worker, as it goes)."""
     from kdump.index.check import CompanionChecks
     from kdump.index.rebuild import rebuild_directory
     try:
         return rebuild_directory(directory, None, index_interval_bytes=index_interval_bytes, force=force,
-                                 existing=CompanionChecks())
+                                 existing=CompanionChecks(), progress=progress)
     except Exception as e:
         return e
 
