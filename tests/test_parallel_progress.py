@@ -133,3 +133,39 @@ def test_index_rebuild_progress_under_jobs(tmp_path, monkeypatch):
         assert all(isinstance(o, list) and len(o) == 2 for o in outcomes), outcomes
         assert sum(pooled) == total and len(pooled) == 4  # a report per segment, not one per partition at its end
     in_a_forked_child(body)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers report through their pipes")
+def test_dump_progress_under_jobs(log_dir, monkeypatch):
+    """dump -j 2 to a file: the bar advances by each batch the workers write, as they go (more reports than
+    partitions), by the same bytes as the dump in one process."""
+    import kdump.commands.progress as progress
+    from support.cli import run_cli
+    monkeypatch.setattr(parallel, "_PROGRESS_BYTES", 1)
+    monkeypatch.setattr(progress, "stderr_is_terminal", lambda: True)
+    monkeypatch.setitem(progress.SPEEDS, "dumping", 1)  # a bar for any size
+    done: list[int] = []
+
+    class Bar:
+        def __init__(self, total, label, color):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def advance(self, n):
+            done.append(n)
+
+        def __exit__(self, *exc):
+            pass
+    monkeypatch.setattr(progress, "Bar", Bar)
+
+    def body():
+        assert parallel.can_fork()
+        alone = run_cli("dump", "--deep-iteration", log_dir)
+        one = list(done)
+        done.clear()
+        pooled = run_cli("dump", "--deep-iteration", "-j", "2", log_dir)
+        assert pooled.exit_code == alone.exit_code == 0 and pooled.stdout == alone.stdout
+        assert sum(done) == sum(one) > 0 and len(done) == len(one) > 3  # per batch, not per partition
+    in_a_forked_child(body)

@@ -206,7 +206,7 @@ def command(paths, files_csv, deep_iteration, print_data_log, skip_record_metada
 def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, header_dec=None, *, jobs: int = 1) -> None:
     """Dump ``paths`` with ``opts`` (:class:`kdump.dump.DumpOptions`) and exit (also used by ``kdump index dump``);
     ``jobs`` > 1: the partitions in worker processes (:func:`kdump.dump.dump_in_workers`)."""
-    from kdump.dump import Dumper, dump_in_workers, entries_to_dump, non_consecutive_report
+    from kdump.dump import Dumper, counting_batches, dump_in_workers, entries_to_dump, non_consecutive_report
     from kdump.read.logdir import FileKind
     from kdump.read.scan import scan
     from kdump.render.companions import index_report_lines
@@ -248,9 +248,9 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
     if not is_terminal(ui.stdout):  # a dump to a terminal shows its progress itself (a bar would cut into its lines)
         from kdump.commands.progress import file_sizes, with_progress
         def work(advance):
-            if advance is not None and jobs <= 1:
-                renderer.batch = _counting(renderer.batch, advance)
-            dump_in_workers(dumper, found, jobs, dumper_to, ui, done=advance)
+            if advance is not None:  # (in one process; workers count their own batches)
+                counting_batches(renderer, advance)
+            dump_in_workers(dumper, found, jobs, dumper_to, ui, progress=advance)
         with_progress(ui, lambda: file_sizes(found), "dumping", work)
     else:
         dump_in_workers(dumper, found, jobs, dumper_to, ui)
@@ -282,13 +282,6 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
 def ui_path(path) -> str:
     from kdump.text.escape import printable_path
     return printable_path(path)
-
-
-def _counting(batch_method, advance):
-    def batch(b, *args, **kwargs):
-        batch_method(b, *args, **kwargs)
-        advance(b.size)
-    return batch
 
 
 def _nothing_dumped(ui: Ui, paths, dumper) -> None:

@@ -642,14 +642,25 @@ def non_consecutive_report(results, compat: str = "java") -> list[str]:
     return lines
 
 
-def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, ui, *, done=None) -> list[FileResult]:
+def counting_batches(renderer, progress: Callable[[int], None]) -> None:
+    """``progress(n)`` with each batch's bytes as ``renderer`` shows it (a dump's progress bar)."""
+    shown = renderer.batch
+
+    def batch(b, *args, **kwargs):
+        shown(b, *args, **kwargs)
+        progress(b.size)
+    renderer.batch = batch
+
+
+def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, ui, *,
+                    progress: Callable[[int], None] | None = None) -> list[FileResult]:
     """:meth:`Dumper.dump_paths`, the entries of each directory (a partition) in one of ``jobs`` forked workers
     (:func:`kdump.jobs.ordered_map`): each dumps them with ``worker_dumper(out, sink)`` (a Dumper like
     ``dumper`` writing to ``out``, a file of the worker's own, and calling ``sink`` where ``dumper`` calls ``ui``),
     and the parent writes the files in order beneath ``dumper.renderer.out`` and makes ``sink``'s calls on ``ui``:
     the same output and messages as one process (each stream; their interleaving is by partition). One process
-    where a fork is not safe, or for a terminal (whose renderer differs from a file's). ``done(bytes)`` as each
-    partition ends."""
+    where a fork is not safe, or for a terminal (whose renderer differs from a file's). ``progress(bytes)``: the
+    workers' batches as they show them (:func:`counting_batches`; in one process, the caller counts ``dumper``'s)."""
     from kdump.jobs import bytes_of, can_fork, ordered_results
     out = dumper.renderer.out
     if jobs <= 1 or not can_fork() or out.isatty() or getattr(out, "buffer", None) is None:
@@ -667,12 +678,14 @@ def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, u
         return dumper.results
     next_base = dumper._next_base
 
-    def dump_unit(i: int):  # in a forked worker: the closure is not pickled
+    def dump_unit(i: int, *, progress=None):  # in a forked worker: the closure is not pickled
         import tempfile
         fd, path = tempfile.mkstemp(prefix=".kdump-dump.")
         sink = _Calls()
         with open(fd, "w", encoding=out.encoding, errors=out.errors) as own:
             worker = worker_dumper(own, sink)
+            if progress is not None:  # reported through the worker's pipe as it goes
+                counting_batches(worker.renderer, progress)
             worker._next_base = next_base
             for entry in units[i]:
                 worker.dump_entry(entry)
@@ -682,9 +695,9 @@ def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, u
     sizes = [bytes_of(e.path for e in unit) for unit in units]
     # each partition written out as soon as it and those before it are done, while the workers dump the next
     # (not all at the end: that was serial time, and every partition's file on disk at once)
-    dumped = ordered_results(dump_unit, [(i,) for i in range(len(units))], jobs, sizes=sizes)
+    dumped = ordered_results(dump_unit, [(i,) for i in range(len(units))], jobs, sizes=sizes, progress=progress)
     try:
-        for i, (path, calls, results, index_reports, passed_over, unreadable, outside) in enumerate(dumped):
+        for path, calls, results, index_reports, passed_over, unreadable, outside in dumped:
             try:
                 _copy_into(out, path)
             finally:
@@ -697,8 +710,6 @@ def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, u
             dumper.unreadable |= unreadable
             for name, found in vars(index_reports).items():
                 getattr(dumper.index_reports, name).update(found)
-            if done is not None:
-                done(sizes[i])
     finally:
         dumped.close()  # (an error writing out: the workers still running are ended)
     return dumper.results
