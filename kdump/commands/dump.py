@@ -60,7 +60,7 @@ def _version(ctx, _param, value):
     follows."""
     if not value or ctx.resilient_parsing:
         return
-    from kdump.cli import version_line
+    from kdump.commands.options import version_line
     click.echo(version_line())
     click.echo(KAFKA_TEXT)
     ctx.exit()

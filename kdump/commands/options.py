@@ -332,3 +332,18 @@ def jobs_option(f=None, *, default=None, show_default="all cores", more=""):
                             help="Worker processes for the partitions of a log directory (1: none). The report is "
                                  "the same, in the same order, whatever the number." + more)(command)
     return option if f is None else option(f)
+
+
+def version_line() -> str:
+    """``kdump --version``'s line: the version, and whether the compiled fast path is in use."""
+    import platform
+
+    from kdump import __version__, _backend
+    modules = _backend.compiled_modules()
+    if modules:
+        path = f"compiled fast path in use: {', '.join(modules)}"
+    elif _backend.COMPILED_AVAILABLE:
+        path = "pure-Python path in use (KDUMP_PURE_PYTHON is set; the compiled modules are built)"
+    else:
+        path = "pure-Python path in use (the compiled modules are not built)"
+    return f"kdump, version {__version__} ({path}; Python {platform.python_version()})"
