@@ -5,7 +5,8 @@ documents (a quote every few bytes: the most common Kafka value) and binary valu
 
 Writes two segments of RECORDS records (batches of 1,000, uncompressed, keys ``k<i>``), then times
 ``kdump dump --print-data-log`` (this checkout, ``python -m kdump``, output to /dev/null) with each format, best
-wall seconds of RUNS; the figure to read is the ratio to the text dump of the same run (the machine is shared).
+wall seconds of RUNS rounds (the three formats take turns in each round); the figure to read is the ratio to the
+text dump of the same run (the machine is shared).
 """
 from __future__ import annotations
 
@@ -44,14 +45,21 @@ def binary_value(i: int) -> bytes:
     return bytes((i * 7 + j * 31) % 256 for j in range(48)) + b"\xff"
 
 
-def best(args: list[str], runs: int) -> float:
-    times = []
+def seconds(args: list[str]) -> float:
+    t = time.perf_counter()
+    with open(os.devnull, "wb") as out:
+        subprocess.run([sys.executable, "-m", "kdump", *args], cwd=ROOT, stdout=out, check=False)
+    return time.perf_counter() - t
+
+
+def best(commands: list[list[str]], runs: int) -> list[float]:
+    """The best wall seconds of each command over ``runs`` rounds, the commands taking turns within a round: on a
+    shared machine each then meets the same load, and their ratios compare like with like."""
+    times: list[list[float]] = [[] for _ in commands]
     for _ in range(runs):
-        t = time.perf_counter()
-        with open(os.devnull, "wb") as out:
-            subprocess.run([sys.executable, "-m", "kdump", *args], cwd=ROOT, stdout=out, check=False)
-        times.append(time.perf_counter() - t)
-    return min(times)
+        for i, args in enumerate(commands):
+            times[i].append(seconds(args))
+    return [min(t) for t in times]
 
 
 def main() -> None:
@@ -65,9 +73,9 @@ def main() -> None:
     for name, value in (("JSON documents", json_value), ("binary", binary_value)):
         path = Path(a.out) / f"json-values-{name.split()[0].lower()}-{a.records}" / "00000000000000000000.log"
         segment(path, a.records, value)
-        text = best(["dump", "--print-data-log", str(path)], a.runs)
-        js = best(["dump", "--print-data-log", "--format", "json", str(path)], a.runs)
-        rec = best(["dump", "--format", "records", str(path)], a.runs)
+        text, js, rec = best([["dump", "--print-data-log", str(path)],
+                              ["dump", "--print-data-log", "--format", "json", str(path)],
+                              ["dump", "--format", "records", str(path)]], a.runs)
         print(f"| {name} | {text:.2f} | {js:.2f} | {js / text:.2f}x | {rec:.2f} | {rec / text:.2f}x |")
 
 

@@ -10,8 +10,7 @@ import sys
 
 import click
 
-from kdump import __version__
-from kdump.commands.options import GroupOptions, exit_help, say
+from kdump.commands.options import GroupOptions, exit_help, say, version_line
 from kdump.errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -58,17 +57,7 @@ class KdumpGroup(click.Group):
 def _version(ctx, _param, value):
     if not value or ctx.resilient_parsing:
         return
-    import platform
-
-    from kdump import _backend
-    modules = _backend.compiled_modules()
-    if modules:
-        path = f"compiled fast path in use: {', '.join(modules)}"
-    elif _backend.COMPILED_AVAILABLE:
-        path = "pure-Python path in use (KDUMP_PURE_PYTHON is set; the compiled modules are built)"
-    else:
-        path = "pure-Python path in use (the compiled modules are not built)"
-    click.echo(f"kdump, version {__version__} ({path}; Python {platform.python_version()})")
+    click.echo(version_line())
     ctx.exit()
 
 

@@ -479,3 +479,17 @@ def test_json_dump_of_a_directory_with_companion_entries_is_one_stream(tmp_path)
     objs = [json.loads(line) for line in result.stdout.splitlines()]
     assert result.exit_code == 0 and [o.get("kind") for o in objs][:1] == [None]
     assert {"type": "entry", "kind": "index", "empty": True} in [{k: v for k, v in o.items() if k != "path"} for o in objs]
+
+
+@pytest.mark.parametrize("shell, marker", [("bash", "complete -o nosort -F _kdump_completion kdump"),
+                                           ("zsh", "compdef _kdump_completion kdump"),
+                                           ("fish", "complete --no-files --command kdump")])
+def test_shell_completion_as_docs_cli_md_shows_it(shell, marker):
+    """docs/cli.md: `eval "$(_KDUMP_COMPLETE=bash_source kdump)"` (and zsh, fish) installs completion; the script
+    is Click's for the `kdump` program, and completing `kdump ver` offers verify."""
+    documented = (ROOT / "docs" / "cli.md").read_text()
+    assert f"_KDUMP_COMPLETE={shell}_source kdump" in documented
+    script = run_cli(env={"_KDUMP_COMPLETE": f"{shell}_source"})
+    assert script.exit_code == 0 and marker in script.stdout, script.stdout
+    offered = run_cli(env={"_KDUMP_COMPLETE": "bash_complete", "COMP_WORDS": "kdump ver", "COMP_CWORD": "1"})
+    assert offered.stdout.split() == ["plain,verify"]

@@ -250,3 +250,16 @@ def test_dumplogsegments_options_are_in_help():
     shown = run_cli("dump", "--help").stdout
     for flag in ("--max-message-size", "--key-decoder-class", "--value-decoder-class"):
         assert flag in shown, flag
+
+
+def test_dump_version_as_kafka_dump_log_takes_it():
+    """kafka-dump-log.sh accepts --version (CommandDefaultOptions) and prints Kafka's version, exit 0: dump prints
+    kdump's version line (the one `kdump --version` prints) and whose Kafka text it follows."""
+    own = run_cli("dump", "--version")
+    assert own.exit_code == 0
+    lines = own.stdout.splitlines()
+    assert lines[0] == run_cli("--version").stdout.strip()
+    assert "kafka-dump-log.sh" in lines[1] and "Kafka 4" in lines[1] and "--compat scala" in lines[1]
+    shown = run_cli("dump", "--help").stdout  # DumpLogSegments' options kdump accepts are in its help
+    for option in ("--version", "--max-message-size", "--key-decoder-class", "--value-decoder-class", "--files"):
+        assert option in shown, option

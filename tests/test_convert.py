@@ -441,7 +441,10 @@ def test_zstd_below_magic_2_refused_unless_recompressed(tmp_path):
     b.append(0, TS, b"k", b"v")
     src = write(tmp_path / "in", b.build())
     res = run(src, "--to-magic", "1", "-o", f"{tmp_path}/out/")
-    assert res.exit_code == 1
+    # docs/cli.md: sound input, an output the command line asks for that Kafka refuses too: a usage refusal (2),
+    # as `--compression zstd --to-magic 1` is; dump and verify read the same file as sound (0)
+    assert res.exit_code == 2
+    assert (run_cli("dump", "--deep-iteration", src).exit_code, run_cli("verify", "--deep", src).exit_code) == (0, 0)
     assert f"{src}: at byte 0: " in res.output and "zstd" in res.output and "--recompress zstd=" in res.output
     assert not (tmp_path / "out" / SEGMENT).exists()
     res = run(src, "--to-magic", "1", "--recompress", "zstd=snappy", "-o", f"{tmp_path}/out/")
@@ -926,3 +929,20 @@ def test_a_copied_batch_that_is_inconsistent_under_a_valid_crc_is_refused_as_dam
     # re-encoded from its records, it is a consistent magic-1 message
     convert_segment(src, tmp_path / "out" / SEGMENT, ConvertOptions(1))
     assert (tmp_path / "out" / SEGMENT).read_bytes() == v1_entry(0, TS, b"k", b"v")
+
+
+def test_zstd_inside_a_magic_1_wrapper_is_damage_in_every_command(tmp_path):
+    """A magic 1 wrapper whose attributes say zstd (CRC valid) is invalid record data: Kafka's LogValidator rejects
+    zstd below magic 2. Every command that reads its records calls it damage (exit 1), convert to magic 2 too
+    (not the usage refusal of converting sound zstd batches down); the intact wrapper after it is still read."""
+    from kdump.format.legacy_builder import legacy_wrapper
+    bad = bytearray(legacy_wrapper(1, kcodec.GZIP, [(0, TS, b"k", b"v"), (1, TS, b"k", b"w")]))
+    bad[17] = (bad[17] & ~7) | kcodec.ZSTD  # attributes: codec bits (offset 8 + size 4 + crc 4 + magic 1)
+    bad[12:16] = (zlib.crc32(bytes(bad[16:])) & 0xFFFFFFFF).to_bytes(4, "big")
+    src = write(tmp_path / "in", bytes(bad) + legacy_wrapper(1, kcodec.GZIP, [(2, TS, b"k", b"x")]))
+    for args in (("dump", "--deep-iteration", src), ("verify", src), ("verify", "--deep", src), ("stats", src),
+                 ("convert", "--to-magic", "2", "-o", tmp_path / "c", src),
+                 ("salvage", "-o", tmp_path / "s", src)):
+        res = run_cli(*args)
+        assert res.exit_code == 1, (args, res.output)
+    assert "zstd" in run_cli("dump", "--deep-iteration", src).stderr

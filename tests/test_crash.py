@@ -164,7 +164,8 @@ def _partition(d: Path, third_zstd: bool) -> Path:
 def test_partition_with_an_unconvertible_third_segment_leaves_nothing(tmp_path):
     part = _partition(tmp_path / "t-0", third_zstd=True)
     res = run_cli("convert", part, "--to-magic", 1, "-o", tmp_path / "t-0-v1")
-    assert res.exit_code == 1 and "00000000000000000010.log" in res.output and "all or nothing" in res.output
+    # exit 2: zstd batches to magic 1 without --recompress is a usage refusal (docs/cli.md)
+    assert res.exit_code == 2 and "00000000000000000010.log" in res.output and "all or nothing" in res.output
     assert sorted(os.listdir(tmp_path)) == ["t-0"]  # no output partition, no temporary directory
     assert "converted /" not in res.output  # no segment is reported as converted
 

@@ -439,3 +439,39 @@ def test_random_bytes_never_crash(part, name, in_dir):
             result = run_cli("dump", "--deep-iteration", *seek, "00000000000000000000.log")
             assert result.exit_code == 0, result.output
             assert "| offset: 205 " in result.stdout  # a damaged index never changes what is found
+
+
+@pytest.mark.parametrize("suffix", [".deleted", ".cleaned", ".swap"])
+def test_a_set_aside_segment_is_checked_with_its_set_aside_indexes(part, tmp_path, suffix):
+    """Kafka sets a segment aside with every file of it (LogSegment.changeFileSuffixes: X.log.deleted beside
+    X.index.deleted, X.timeindex.deleted, X.txnindex.deleted): named, such a segment is read by its bytes, as dump and verify read it,
+    and its indexes under the same name are checked against it -- the same reports as before it was set aside, and an
+    index entry past the log's end is found in the set-aside index too."""
+    aside = tmp_path / "aside" / "topic-0"
+    aside.mkdir(parents=True)
+    for name in ("00000000000000000000.log", "00000000000000000000.index", "00000000000000000000.timeindex",
+                 "00000000000000000000.txnindex"):
+        shutil.copy(part / name, aside / (name + suffix))
+    log = aside / f"00000000000000000000.log{suffix}"
+    live = run_cli("index", "check", part / "00000000000000000000.log")
+    named = run_cli("index", "check", log)
+    assert (named.exit_code, live.exit_code) == (0, 0)
+    assert "UNREADABLE" not in named.stdout
+    assert named.stdout.replace(str(aside), "D").replace(suffix + " ", " ") == \
+        live.stdout.replace(str(part), "D"), named.stdout
+    data = bytearray((aside / f"00000000000000000000.index{suffix}").read_bytes())
+    rel, _ = struct.unpack_from(">ii", data, 8)
+    struct.pack_into(">ii", data, 8, rel, log.stat().st_size + 100)
+    (aside / f"00000000000000000000.index{suffix}").write_bytes(bytes(data))
+    damaged = run_cli("index", "check", log)
+    assert damaged.exit_code == 1 and "index-position-past-end" in damaged.stdout
+
+
+def test_a_segment_without_a_segment_name_is_checked_by_its_bytes(part, tmp_path):
+    """segment.bin (a copy of segment 0): read by its bytes, its base offset that of its first batch; no index is
+    kept under its name, so the one finding is the missing index (a warning), never UNREADABLE."""
+    shutil.copy(part / "00000000000000000000.log", tmp_path / "segment.bin")
+    result = run_cli("index", "check", "--format", "json", tmp_path / "segment.bin")
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 0 and doc["summary"]["unreadable"] == 0
+    assert [(f["kind"], f["codes"]) for f in doc["files"]] == [("index", {"index-missing": 1})]

@@ -193,6 +193,20 @@ def test_partition_directory_windows(partition):
     assert re.findall(r"^Dumping .*/(\S+)$", out, re.M) == ["00000000000000000000.log"]
 
 
+def test_from_time_shows_no_header_for_a_segment_it_skips(partition):
+    """Segment 300 holds timestamps T0+3000..T0+5999 (ts = T0 + 10 * offset): from T0+7777 only segment 600 has
+    a batch to show, so only its "Dumping" header is printed, as for a --from-offset past a segment; a named
+    segment wholly before the time prints nothing either. With -v each one passed over is said on stderr."""
+    out = dump("--from-time", T0 + 7777, partition)
+    assert out.exit_code == 0
+    assert re.findall(r"^Dumping .*/(\S+)$", out.stdout, re.M) == ["00000000000000000600.log"]
+    named = dump("--from-time", T0 + 7777, partition / "00000000000000000300.log")
+    assert (named.exit_code, named.stdout) == (0, "")
+    verbose = dump("-v", "--from-time", T0 + 7777, partition)
+    assert verbose.stderr.count("no batch of it is in the --from-/--to- range") == 2
+    assert verbose.stdout == out.stdout
+
+
 def test_damaged_index_is_not_trusted(partition):
     idx = partition / "00000000000000000300.index"
     data = bytearray(idx.read_bytes())

@@ -135,7 +135,7 @@ def test_convert_documents_validate(tmp_path):
             json.loads(run("convert", src / "00000000000000000000.log", "--dry-run", "--format", "json"))]
     failed = run_cli("convert", src, "--to-magic", "1", "-o", tmp_path / "c", "--format", "json")
     docs.append(json.loads(failed.stdout))
-    assert failed.exit_code == 1 and docs[-1]["errors"][0]["code"] == "zstd-below-v2"
+    assert failed.exit_code == 2 and docs[-1]["errors"][0]["code"] == "zstd-below-v2"  # (a usage refusal: docs/cli.md)
     damaged = run_cli("convert", KAFKA / "corrupt" / "v2-length-beyond-eof", "--to-magic", "1", "--skip-damaged",
                       "-o", tmp_path / "d", "--format", "json")
     docs.append(json.loads(damaged.stdout))

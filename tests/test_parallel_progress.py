@@ -82,3 +82,90 @@ def test_stats_and_verify_progress_under_jobs(log_dir, monkeypatch):
         verify_paths([log_dir], VerifyOptions(deep=True), progress=pooled.append, jobs=2)
         assert sum(pooled) == sum(alone) > 0
     in_a_forked_child(body)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers report through their pipes")
+def test_txn_and_index_check_progress_under_jobs(log_dir, monkeypatch):
+    """txn and index check --deep, the other commands with --jobs and a bar, report from their workers as they go:
+    txn each batch's bytes (adding up to the segments' sizes, as in one process), index check each log it walks."""
+    from kdump.index.check import check_paths
+    from kdump.txn import transactions
+    monkeypatch.setattr(parallel, "_PROGRESS_BYTES", 1)
+
+    def body():
+        assert parallel.can_fork()
+        total = sum(os.path.getsize(p) for p in log_dir.rglob("*.log"))
+        groups = scan([log_dir]).segment_groups()
+        alone, pooled = [], []
+        transactions(groups, progress=alone.append)
+        transactions(groups, progress=pooled.append, jobs=2)
+        assert sum(pooled) == sum(alone) == total
+        assert len(pooled) == len(alone) > len(groups)  # each batch's bytes, not one report per partition
+        alone, pooled = [], []
+        check_paths([log_dir], deep=True, progress=alone.append)
+        check_paths([log_dir], deep=True, progress=pooled.append, jobs=2)
+        assert sum(pooled) == sum(alone) > 0
+        assert len(pooled) == len(alone)  # as in one process (each segment's walk), not once per partition at its end
+    in_a_forked_child(body)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers report through their pipes")
+def test_index_rebuild_progress_under_jobs(tmp_path, monkeypatch):
+    """index rebuild -j of partition directories: each worker reports each segment it recovers as it goes (two per
+    partition here), adding up to the logs' sizes, as the rebuild in one process does."""
+    from support.segments import T0, data_batch, write_log
+
+    from kdump.commands.index import _rebuild_directory_or_error
+    monkeypatch.setattr(parallel, "_PROGRESS_BYTES", 1)
+    parts = []
+    for p in range(2):
+        d = tmp_path / f"t-{p}"
+        for base in (0, 50):
+            write_log(d, base, [data_batch(base + i * 10, 10, ts=T0 + base + i) for i in range(5)])
+        parts.append(str(d))
+
+    def body():
+        assert parallel.can_fork()
+        total = sum(os.path.getsize(p) for p in tmp_path.rglob("*.log"))
+        pooled: list[int] = []
+        outcomes = parallel.ordered_map(_rebuild_directory_or_error, [(d, 4096, True) for d in parts], 2,
+                                        progress=pooled.append)
+        assert all(isinstance(o, list) and len(o) == 2 for o in outcomes), outcomes
+        assert sum(pooled) == total and len(pooled) == 4  # a report per segment, not one per partition at its end
+    in_a_forked_child(body)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers report through their pipes")
+def test_dump_progress_under_jobs(log_dir, monkeypatch):
+    """dump -j 2 to a file: the bar advances by each batch the workers write, as they go (more reports than
+    partitions), by the same bytes as the dump in one process."""
+    import kdump.commands.progress as progress
+    from support.cli import run_cli
+    monkeypatch.setattr(parallel, "_PROGRESS_BYTES", 1)
+    monkeypatch.setattr(progress, "stderr_is_terminal", lambda: True)
+    monkeypatch.setitem(progress.SPEEDS, "dumping", 1)  # a bar for any size
+    done: list[int] = []
+
+    class Bar:
+        def __init__(self, total, label, color):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def advance(self, n):
+            done.append(n)
+
+        def __exit__(self, *exc):
+            pass
+    monkeypatch.setattr(progress, "Bar", Bar)
+
+    def body():
+        assert parallel.can_fork()
+        alone = run_cli("dump", "--deep-iteration", log_dir)
+        one = list(done)
+        done.clear()
+        pooled = run_cli("dump", "--deep-iteration", "-j", "2", log_dir)
+        assert pooled.exit_code == alone.exit_code == 0 and pooled.stdout == alone.stdout
+        assert sum(done) == sum(one) > 0 and len(done) == len(one) > 3  # per batch, not per partition
+    in_a_forked_child(body)

@@ -141,3 +141,21 @@ def test_cli_exit_1_exactly_when_a_transaction_hangs(tmp_path):
     assert run(str(tmp_path / "missing")).exit_code == 2
     assert run("--timeout", "soon", str(part)).exit_code == 2
     assert "Examples" in run("--help").output
+
+
+def test_open_only_lists_only_partitions_with_an_open_transaction(tmp_path):
+    """--open-only answers "what holds the LSO back?": orders-0 has producer 2's transaction open (see
+    _two_segments); a partition whose one transaction committed is left out, in text and JSON alike."""
+    part = _two_segments(tmp_path)
+    done = tmp_path / "done-0"
+    done.mkdir()
+    write_segment(done / "00000000000000000000.log", [data(0, 2, 7, txn=True), marker(2, 7, True)])
+    text = run("--open-only", str(part), str(done))
+    assert "orders-0" in text.output and "done-0" not in text.output
+    doc = json.loads(run("--format", "json", "--open-only", str(part), str(done)).output)
+    assert [(p["topic"], p["partition"]) for p in doc["partitions"]] == [("orders", 0)]
+    # without --open-only both are listed
+    assert "done-0" in run(str(part), str(done)).output
+    none_open = run("--open-only", str(done))
+    assert none_open.exit_code == 0
+    assert none_open.output.strip() == "no open transaction in the 1 partition read"

@@ -172,11 +172,30 @@ def test_json_document_shape():
 
 def test_json_of_an_unreadable_path(tmp_path):
     result = run("--format", "json", str(tmp_path / "nope"))
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     assert result.exit_code == 2 and doc["status"] == "error"
+    assert doc["summary"]["files"] == 0  # listed with its error, never counted as a file checked
     error = doc["files"][0]["error"]  # kdump's one error object (docs/json.md)
     assert doc["files"][0]["status"] == "unreadable" and "no such file" in error["message"]
     assert (error["type"], error["path"], error["code"]) == ("error", str(tmp_path / "nope"), "cannot-read")
+
+
+@pytest.mark.parametrize("command", [("verify",), ("index", "check")])
+def test_a_missing_path_is_a_usage_error_never_a_file_checked(tmp_path, command):
+    """docs/cli.md: a path missing is exit 2 and said as every command says it; the files checked are the ones
+    read (one here), in text and in JSON."""
+    good = CORPUS / "kafka-generated/v2-none/00000000000000000000.log"
+    missing = tmp_path / "nope"
+    alone = run_cli(*command, missing)
+    assert alone.exit_code == 2
+    assert alone.stderr.strip() == f"kdump: {missing}: cannot read: no such file or directory"
+    assert alone.stdout == ""
+    both = run_cli(*command, missing, good)
+    assert both.exit_code == 2 and f"kdump: {missing}: cannot read" in both.stderr
+    assert str(missing) not in both.stdout
+    assert re.search(r"^1 files? checked", both.stdout, re.M), both.stdout
+    doc = json.loads(run_cli(*command, "--format", "json", missing, good).stdout)
+    assert (doc["summary"]["files"], doc["summary"]["unreadable"], doc["summary"]["exitCode"]) == (1, 0, 2)
 
 
 def test_text_summary():

@@ -13,7 +13,7 @@ from kdump.commands.options import (
     output_path_option,
     renamed_option,
 )
-from kdump.errors import EXIT_USAGE, WriteError
+from kdump.errors import EXIT_DATA, EXIT_USAGE, WriteError
 from kdump.format.names import CODEC_IDS, CODEC_NAMES
 
 CODEC_CHOICES = ["keep", *CODEC_NAMES]  # keep: each batch keeps its own codec
@@ -21,11 +21,12 @@ CODEC_CHOICES = ["keep", *CODEC_NAMES]  # keep: each batch keeps its own codec
 EPILOG = exit_help(ok="converted (or, with --dry-run, measured); a crash-cut tail, where Kafka's readers stop too, "
                       "or zero padding is left out and noted",
                    data="the input is damaged (refused; with --skip-damaged the intact batches are converted and "
-                        "the damage reported), not a Kafka log segment, or shrank while being read, the conversion "
-                        "is refused (zstd below magic 2), a loss under "
+                        "the damage reported; zstd inside a magic 0/1 wrapper is such damage), not a Kafka log "
+                        "segment, or shrank while being read, a loss under "
                         "--strict, or the output did not verify (nothing is written then); or the segment was "
                         "written but its indexes could not be rebuilt",
-                   usage="usage error, a missing, refused or unreadable input, nothing to convert, an output that "
+                   usage="usage error (zstd batches to magic 0/1 without --recompress zstd=CODEC too), a missing, "
+                         "refused or unreadable input, nothing to convert, an output that "
                          "cannot be written, or an output that exists (use --force) or is the input")
 
 
@@ -188,8 +189,15 @@ def _is_output(filename, output) -> bool:  # (kdump.errors.WriteError says so it
             or os.path.basename(name).startswith(f".{os.path.basename(out)}."))  # its temporary
 
 
+# Refusals of sound input for what the command line asks: zstd batches to magic 0/1 (Kafka's down-conversion refuses
+# them too) is a usage refusal, exit 2 as `--compression zstd --to-magic 1` is; every other refusal is damage (1).
+# zstd *inside* a magic 0/1 wrapper is invalid record data (Kafka's LogValidator rejects it): damage, in every command.
+USAGE_REFUSALS = {"zstd-below-v2"}
+
+
 def _report_error(ui: Ui, path, e, whole: bool = False) -> None:
-    ui.problem(path, hinted(e.reason, e.message), position=e.position)
+    ui.problem(path, hinted(e.reason, e.message), position=e.position,
+               code=EXIT_USAGE if e.code in USAGE_REFUSALS else EXIT_DATA)
     ui.say("kdump: nothing was written (a partition is converted all or nothing)" if whole else
            "kdump: nothing was written for this segment")
 

@@ -49,7 +49,27 @@ def _time_option(value, flag):
         raise click.BadParameter(str(e), param_hint=flag) from None
 
 
+# Whose text `dump` prints (docs/dump.md): the newest, Java, DumpLogSegments (apache/kafka trunk of the 4.x line,
+# the reference corpus's answers), or with --compat scala the Scala tool that shipped in Kafka 2.x-3.9.
+KAFKA_TEXT = ("output follows Apache Kafka 4.x's kafka-dump-log.sh (the Java DumpLogSegments); with --compat scala, "
+              "the Scala tool of Kafka 2.x-3.9")
+
+
+def _version(ctx, _param, value):
+    """kafka-dump-log.sh --version prints Kafka's version and exits 0: here kdump's, and which Kafka text it
+    follows."""
+    if not value or ctx.resilient_parsing:
+        return
+    from kdump.commands.options import version_line
+    click.echo(version_line())
+    click.echo(KAFKA_TEXT)
+    ctx.exit()
+
+
 @click.command("dump", epilog=EPILOG)
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
+              help="Show kdump's version and the Kafka version whose kafka-dump-log.sh text it prints (as "
+                   "kafka-dump-log.sh --version does), and exit.")
 @click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, path_type=str))
 @click.option("--files", "files_csv", metavar="F1,F2", help="Comma-separated files, as Kafka's tool takes them.")
 @click.option("--deep-iteration", is_flag=True, help="Print one line per record (inside compressed batches too).")
@@ -224,8 +244,8 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
                       on_note=sink.note)
 
     def dump(advance) -> Dumper:
-        dumper = dumper_to(ui.stdout, ui, advance if jobs <= 1 else None)
-        dump_in_workers(dumper, found, jobs, dumper_to, ui, done=advance)
+        dumper = dumper_to(ui.stdout, ui, advance)  # (with workers, each counts the batches it shows)
+        dump_in_workers(dumper, found, jobs, dumper_to, ui, progress=advance)
         return dumper
 
     from kdump.text.escape import is_terminal
@@ -247,6 +267,8 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
                           "partition by Kafka's naming rules; name it to read it")
         elif ui.verbose:
             ui.note(path, f"passed over ({kind.value}; not a segment)")
+    for path in dumper.outside_window if ui.verbose else ():
+        ui.note(path, "passed over: no batch of it is in the --from-/--to- range")
     _nothing_dumped(ui, paths, dumper)
     from kdump.text.times import time_formatter
     for line in index_report_lines(dumper.index_reports, opts.compat, time_formatter(opts.time_format)):

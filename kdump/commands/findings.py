@@ -21,8 +21,17 @@ def fail_on_option(f):
 def render_reports(ui: Ui, reports, fail_on: str = "error") -> None:
     """Show ``reports`` and exit with the code :class:`kdump.report.outcome.Outcome` gives them (and the problems
     ``ui`` already recorded)."""
+    import os
+
     from kdump.commands.hints import hint_reports
     from kdump.render import RENDERERS
+    for report in reports:  # never opened, or a directory with nothing to read: said as every command says it,
+        if report.refused:  # and not a file checked (exit 2); JSON lists it with its error object, uncounted
+            (ui.nothing if os.path.isdir(report.path) else ui.refused)(report.path, report.io_error or "refused")
+    if ui.format == "text":
+        reports = [r for r in reports if not r.refused]
+        if not reports:
+            ui.exit()  # (no "0 files checked" under the errors)
     hint_reports(reports)
     ui.fail_on = fail_on
     for report in reports:

@@ -137,11 +137,10 @@ def check_command(paths, deep, index_interval_bytes, ui: Ui, fail_on, jobs, time
 
     if not paths:
         raise click.UsageError("no paths given: name segments, partition directories or log directories")
-    # Only --deep walks the logs; their bytes are the work (in this process, or per partition from the workers).
+    # Only --deep walks the logs; their bytes are the work (in this process or the workers, as they go).
     reports = with_progress(ui, (lambda: partition_log_sizes(paths)) if deep else 0, "checking",
                             lambda advance: check_paths(paths, deep=deep, index_interval_bytes=index_interval_bytes,
-                                                        jobs=jobs, done=_advance_by_partition(advance),
-                                                        progress=advance, time_format=time_format))
+                                                        jobs=jobs, progress=advance, time_format=time_format))
     checked = [os.path.abspath(r.path) for r in reports]
     empty = [p for p in map(os.fspath, paths) if os.path.isdir(p) and not holds_one_of(p, checked)]
     for p in empty:  # a directory named that gave nothing to check: as every command says it (exit 2)
@@ -149,14 +148,6 @@ def check_command(paths, deep, index_interval_bytes, ui: Ui, fail_on, jobs, time
     if not reports and not empty:
         ui.nothing(None, "nothing to check: no segments or companion files among the paths")
     render_reports(ui, reports, fail_on)
-
-
-def _advance_by_partition(advance):
-    """Progress of a parallel check: a partition's bytes as its reports arrive."""
-    if advance is None:
-        return None
-    from kdump.commands.progress import partition_log_sizes
-    return lambda directory: advance(partition_log_sizes([directory]))
 
 
 # --- rebuild ---------------------------------------------------------------------------------------------
@@ -207,9 +198,9 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, fail_on,
     def rebuild_all(advance):
         from kdump.index.rebuild_jobs import rebuild_directories
         rebuilt = rebuild_directories(directories, index_interval_bytes=index_interval_bytes, force=force, jobs=jobs,
-                                      done=advance)
+                                      progress=advance)
         for p in paths:
-            counted = p in rebuilt  # its bytes were counted as its worker finished
+            counted = p in rebuilt  # its bytes were counted as its worker recovered each segment
             refused = None if os.path.isdir(p) else scan([p]).entries[0].refused
             if refused is not None:  # missing, a FIFO or device: never opened
                 ui.cannot(p, refused.as_oserror())

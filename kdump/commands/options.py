@@ -168,6 +168,13 @@ class Ui:
         self._error(path, f"cannot-{doing}", message)
         self._said(f"{_prefix(path)}{message}")
 
+    def refused(self, path, reason: str) -> None:
+        """``path`` missing, or refused before reading (a FIFO, a symlink loop): exit 2, and never counted as
+        read or checked."""
+        self.outcome.refused()
+        self._error(path, "cannot-read", f"cannot read: {reason}")
+        self._said(f"{_prefix(path)}cannot read: {reason}")
+
     def nothing(self, path, message: str) -> None:
         """Nothing to read where the user pointed: never a success (exit 2)."""
         self.outcome.empty()
@@ -348,3 +355,18 @@ def jobs_option(f=None, *, default=None, show_default="all cores", more=""):
                             help="Worker processes for the partitions of a log directory (1: none). The report is "
                                  "the same, in the same order, whatever the number." + more)(command)
     return option if f is None else option(f)
+
+
+def version_line() -> str:
+    """``kdump --version``'s line: the version, and whether the compiled fast path is in use."""
+    import platform
+
+    from kdump import __version__, _backend
+    modules = _backend.compiled_modules()
+    if modules:
+        path = f"compiled fast path in use: {', '.join(modules)}"
+    elif _backend.COMPILED_AVAILABLE:
+        path = "pure-Python path in use (KDUMP_PURE_PYTHON is set; the compiled modules are built)"
+    else:
+        path = "pure-Python path in use (the compiled modules are not built)"
+    return f"kdump, version {__version__} ({path}; Python {platform.python_version()})"

@@ -31,7 +31,9 @@ def _duration(text: str) -> int:
 @click.option("--timeout", default="15m", show_default=True, metavar="DURATION",
               help="An open transaction older than this is hanging (Kafka's default transaction.max.timeout.ms). "
                    "Age: the newest timestamp in the partition minus the transaction's first timestamp.")
-@click.option("--open-only", is_flag=True, help="List only the transactions still open (the counts stay complete).")
+@click.option("--open-only", is_flag=True,
+              help="List only the partitions with a transaction still open, and in them only the open "
+                   "transactions (each partition's counts stay complete); says so when none is open.")
 @time_format_option(shows="the first timestamp of each transaction and the newest of each partition")
 @output_options()
 @jobs_option
@@ -55,6 +57,7 @@ def command(paths, timeout, open_only, time_format, ui, jobs):
     from kdump.commands.progress import file_sizes, with_progress
     from kdump.render import RENDERERS
     from kdump.render.txn import partition_lines
+    from kdump.render.words import count
     from kdump.report.outcome import Outcome
     from kdump.text.times import time_formatter
     from kdump.txn import transactions
@@ -76,12 +79,18 @@ def command(paths, timeout, open_only, time_format, ui, jobs):
     hanging = sum(len(r.hanging) for r in results)
     errors = [*refused, *(e for r in found if not r.read for e in r.errors)]
 
+    from kdump.txn import OPEN
+    # --open-only answers "what holds the LSO back?": a partition with nothing open is not part of the answer
+    listed = [r for r in results if not open_only or r.count(OPEN)]
+
     def text():
         when = time_formatter(time_format)
-        for r in results:
+        for r in listed:
             for line in partition_lines(r, open_only, when):
                 ui.echo(line)
-    doc = {"partitions": [_filtered(r.to_dict(), open_only) for r in results], "hanging": hanging,
+        if open_only and results and not listed:
+            ui.echo(f"no open transaction in the {count(len(results), 'partition')} read")
+    doc = {"partitions": [_filtered(r.to_dict(), open_only) for r in listed], "hanging": hanging,
            "timeoutMs": timeout_ms, "errors": [e.to_dict() for e in errors]}
     # (nothing read: no report of zeros; text: nothing, JSON: the errors only)
     RENDERERS[ui.format].document(ui.stdout, doc, text, time_format=time_format)  # JSON: ASCII, safe anywhere

@@ -44,6 +44,7 @@ from kdump.read.segment import (
 
 if TYPE_CHECKING:
     from kdump.decode.filters import RecordFilter
+    from kdump.read.locate import Located
 
 
 @dataclass
@@ -181,6 +182,8 @@ class Dumper:
         self.index_reports = IndexReports()  # Kafka's index mismatch reports, printed after all files
         self._seek_done: set = set()  # directories whose seek start has been passed
         self.passed_over: list[tuple[str, FileKind]] = []  # files of a directory not dumped, and their kinds
+        self.outside_window: list[str] = []  # segments not dumped: nothing in them is in the seek's range
+        self._located: dict[str, Located] = {}  # each segment's seek lookup, made once
         self.unreadable: set[str] = set()  # files that could not be read (not counted as read by the outcome)
 
     def dump_paths(self, paths) -> list[FileResult]:
@@ -207,7 +210,7 @@ class Dumper:
         """One entry of :meth:`plan` (after it: the next segment's base offset bounds a seek)."""
         path = entry.path
         if self.options.seeking and _outside_range(entry, self._next_base.get(path), self.options):
-            self.passed_over.append((path, entry.kind))
+            self.outside_window.append(path)
             return
         try:
             if entry.refused is not None:  # missing, a symlink loop, a FIFO: never opened
@@ -244,6 +247,9 @@ class Dumper:
                 header = "KRaft bootstrap snapshot"
             elif snapshot_id is not None:
                 header = f"Snapshot end offset: {snapshot_id[0]}, epoch: {snapshot_id[1]}"
+        if kind is FileKind.LOG and self._wholly_before_start(path):
+            self.outside_window.append(path)  # as DumpLogSegments would if it seeked: not even a header
+            return result
         self.renderer.begin_file(_display_path(path), header)
         if kind not in (FileKind.LOG, FileKind.KRAFT_CHECKPOINT):
             result.skipped = True
@@ -416,16 +422,35 @@ class Dumper:
             return None  # the next segment starts at or before the wanted offset
         if read_kind(path) is not FileKind.LOG:
             return 0  # KRaft snapshots have no index: the window filters while reading
-        from kdump.read.locate import locate_offset, locate_time
-        if opts.from_offset is not None:
-            res = locate_offset(path, opts.from_offset)
-        elif opts.from_time is not None:
-            res = locate_time(path, opts.from_time)
-        else:
+        res = self._locate(path)
+        if res is None:
             return 0
         if res.note:
             self.on_note(path, res.note)
         return res.position
+
+    def _locate(self, path: str) -> Located | None:
+        """Where the seek (``--from-offset``/``--from-time``) lands in segment ``path``; looked up once."""
+        opts = self.options
+        if path not in self._located:
+            from kdump.read.locate import locate_offset, locate_time
+            if opts.from_offset is not None:
+                self._located[path] = locate_offset(path, opts.from_offset)
+            elif opts.from_time is not None:
+                self._located[path] = locate_time(path, opts.from_time)
+            else:
+                return None
+        return self._located[path]
+
+    def _wholly_before_start(self, path: str) -> bool:
+        """Does the seek want nothing of segment ``path``: the walk reached its end cleanly without a batch at or
+        after the start (damage, or a file that is not a segment, is read and reported as without a seek)?"""
+        opts = self.options
+        if (opts.from_offset is None and opts.from_time is None) or \
+                os.path.dirname(os.path.abspath(path)) in self._seek_done:
+            return False
+        res = self._locate(path)
+        return res is not None and res.batch is None and res.position >= os.path.getsize(path)
 
 def _follow_offsets(records, last, result: FileResult):
     """Report each record offset that does not follow the one before (``last``: the previous record's, None
@@ -611,14 +636,16 @@ def non_consecutive_report(results, compat: str = "java") -> list[str]:
     return lines
 
 
-def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, ui, *, done=None) -> list[FileResult]:
+def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, ui, *,
+                    progress: Callable[[int], None] | None = None) -> list[FileResult]:
     """:meth:`Dumper.dump_paths`, the entries of each directory (a partition) in one of ``jobs`` forked workers
     (:func:`kdump.jobs.ordered_map`): each dumps them with ``worker_dumper(out, sink)`` (a Dumper like
     ``dumper`` writing to ``out``, a file of the worker's own, and calling ``sink`` where ``dumper`` calls ``ui``),
     and the parent writes the files in order beneath ``dumper.renderer.out`` and makes ``sink``'s calls on ``ui``:
     the same output and messages as one process (each stream; their interleaving is by partition). One process
-    where a fork is not safe, or for a terminal (whose renderer differs from a file's). ``done(bytes)`` as each
-    partition ends."""
+    where a fork is not safe, or for a terminal (whose renderer differs from a file's). ``progress(bytes)``: the
+    workers' batches as they show them (``worker_dumper(out, sink, progress)`` wraps its renderer in a
+    :class:`kdump.render.protocol.CountingRenderer`; in one process, ``dumper``'s own counts them)."""
     from kdump.jobs import bytes_of, can_fork, ordered_results
     out = dumper.renderer.out
     if jobs <= 1 or not can_fork() or out.isatty() or getattr(out, "buffer", None) is None:
@@ -636,23 +663,24 @@ def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, u
         return dumper.results
     next_base = dumper._next_base
 
-    def dump_unit(i: int):  # in a forked worker: the closure is not pickled
+    def dump_unit(i: int, *, progress=None):  # in a forked worker: the closure is not pickled
         import tempfile
         fd, path = tempfile.mkstemp(prefix=".kdump-dump.")
         sink = _Calls()
         with open(fd, "w", encoding=out.encoding, errors=out.errors) as own:
-            worker = worker_dumper(own, sink)
+            worker = worker_dumper(own, sink, progress)  # (progress: through the worker's pipe as it goes)
             worker._next_base = next_base
             for entry in units[i]:
                 worker.dump_entry(entry)
-        return path, sink.calls, worker.results, worker.index_reports, worker.passed_over, worker.unreadable
+        return (path, sink.calls, worker.results, worker.index_reports, worker.passed_over, worker.unreadable,
+                worker.outside_window)
 
     sizes = [bytes_of(e.path for e in unit) for unit in units]
     # each partition written out as soon as it and those before it are done, while the workers dump the next
     # (not all at the end: that was serial time, and every partition's file on disk at once)
-    dumped = ordered_results(dump_unit, [(i,) for i in range(len(units))], jobs, sizes=sizes)
+    dumped = ordered_results(dump_unit, [(i,) for i in range(len(units))], jobs, sizes=sizes, progress=progress)
     try:
-        for i, (path, calls, results, index_reports, passed_over, unreadable) in enumerate(dumped):
+        for path, calls, results, index_reports, passed_over, unreadable, outside in dumped:
             try:
                 _copy_into(out, path)
             finally:
@@ -661,11 +689,10 @@ def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, u
                 getattr(ui, name)(*args, **kwargs)
             dumper.results.extend(results)
             dumper.passed_over.extend(passed_over)
+            dumper.outside_window.extend(outside)
             dumper.unreadable |= unreadable
             for name, found in vars(index_reports).items():
                 getattr(dumper.index_reports, name).update(found)
-            if done is not None:
-                done(sizes[i])
     finally:
         dumped.close()  # (an error writing out: the workers still running are ended)
     return dumper.results

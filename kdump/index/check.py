@@ -34,7 +34,17 @@ from kdump.jobs import bytes_of
 from kdump.read import checkpoints as cps
 from kdump.read.damage import LogDamage, foreign_start
 from kdump.read.locate import SegmentLocator, segment_end_offset
-from kdump.read.logdir import FileKind, Partition, segment_base_offset, sibling
+from kdump.read.logdir import (
+    SEGMENT_COMPANIONS,
+    SUFFIXES,
+    FileKind,
+    Partition,
+    classify,
+    named_base_offset,
+    segment_base_offset,
+    set_aside_name,
+    sibling,
+)
 from kdump.read.scan import scan, work_units
 from kdump.read.segment import (
     BatchHeader,
@@ -902,9 +912,33 @@ def check_segment_companions(path: str, *, deep: bool, index_interval_bytes: int
         return checker.check_segment_files(base)
     if snapshot is not None:
         return [checker.check_snapshot_file(path, snapshot)]
-    r = FileReport(path, "segment")
-    r.io_error = "the file name does not start with a 20-digit base offset"
-    return [r]
+    return _check_named_segment(checker, path)
+
+
+def _check_named_segment(checker: PartitionChecker, path: str) -> list[FileReport]:
+    """A segment named under a name Kafka's listing leaves out -- set aside (``X.log.deleted``, ``.cleaned``,
+    ``.swap``, kdump's ``.bak``) or no segment name at all (``segment.bin``) -- read by its bytes, as ``dump`` and
+    ``verify`` read it (:func:`kdump.read.logdir.read_kind`), on its own (no next segment), with the indexes Kafka
+    keeps beside it under the same name (``X.index.deleted``: a segment is set aside with every file of it). Named by
+    a set-aside index, its segment is checked. Base offset: the name's, else the first batch's."""
+    inner = set_aside_name(path)
+    name = os.path.basename(path)
+    suffix = name[len(inner):] if inner is not None else ""
+    stem = (inner if inner is not None else name).split(".", 1)[0]
+    directory = os.path.dirname(os.path.abspath(path))
+    log = path
+    if inner is not None and classify(inner) in SEGMENT_COMPANIONS:  # X.index.deleted: its X.log.deleted
+        log = os.path.join(directory, stem + SUFFIXES[FileKind.LOG] + suffix)
+    base = named_base_offset(path)
+    if base is None:
+        with SegmentLocator(log, use_index=False) as loc:  # (an OSError: cannot be read, said in its report)
+            first = next(iter(walk_headers(loc.fd, 0, loc.size)))
+            base = (first_offset(loc.fd, first) if not isinstance(first, Stop) else None) or 0
+    checker.segments = {base: _Segment(base, log, None, True)}
+    checker._log_end = False
+    present = {kind.value: p for kind in (FileKind.INDEX, FileKind.TIMEINDEX, FileKind.TXNINDEX)
+               if os.path.isfile(p := os.path.join(directory, stem + SUFFIXES[kind] + suffix))}
+    return checker._check_segment(base, present)
 
 
 class CompanionChecks:
@@ -975,8 +1009,8 @@ def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: in
     log directory's checkpoints). A path that cannot be read gives a report with ``io_error``.
     ``jobs`` > 1 checks a log directory's partitions in that many worker processes (same reports, same
     order); ``done(partition_directory)`` is then called as each one's reports arrive. ``progress(n)``: n more
-    bytes of log walked by a deep check in this process. ``time_format``: how findings quote a time
-    (:mod:`kdump.text.times`)."""
+    bytes of log walked by a deep check (in the workers too: they report as they go). ``time_format``: how
+    findings quote a time (:mod:`kdump.text.times`)."""
     reports: list = []
     for p in paths:
         p = os.fspath(p)
@@ -993,7 +1027,7 @@ def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: in
     checked = iter(ordered_map(_check_partition_path, [(r.directory, deep, index_interval_bytes, time_format)
                                                        for r in later],
                                jobs, done=None if done is None else (lambda i: done(later[i].directory)),
-                               sizes=[r.size for r in later]))
+                               sizes=[r.size for r in later], progress=progress))
     return [x for r in reports for x in (next(checked) if isinstance(r, _Later) else [r])]
 
 
@@ -1007,8 +1041,9 @@ class _Later:
 
 
 def _check_partition_path(directory: str, deep: bool, index_interval_bytes: int,
-                          time_format: str) -> list[FileReport]:
-    return check_paths([directory], deep=deep, index_interval_bytes=index_interval_bytes, time_format=time_format)
+                          time_format: str, *, progress=None) -> list[FileReport]:
+    return check_paths([directory], deep=deep, index_interval_bytes=index_interval_bytes, time_format=time_format,
+                       progress=progress)
 
 
 def _check_path(p: str, deep: bool, index_interval_bytes: int, later: bool = False, progress=None,

@@ -462,10 +462,12 @@ REBUILD_BATCH_BYTES = 64 << 20
 
 
 def rebuild_directory(directory, out_dir=None, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
-                      force: bool = False, existing: ExistingCheck | None = None) -> list[RebuildOutcome]:
+                      force: bool = False, existing: ExistingCheck | None = None,
+                      progress=None) -> list[RebuildOutcome]:
     """Every segment of a partition directory, in offset order, carrying producer state and leader epoch
     from one segment to the next. Stops at the first segment that raises (the segments before it are written).
     ``existing``: as for :func:`rebuild_segment` (then a rebuild that was killed is finished by the next one).
+    ``progress(n)``: n more bytes of log recovered, as each segment is.
 
     The segments' files are placed in batches (:func:`kdump.write.atomic.commit_groups`): each segment's files still
     appear together, as with :func:`write_recovery`, but a partition of 10,000 small segments takes seconds,
@@ -475,11 +477,11 @@ def rebuild_directory(directory, out_dir=None, *, index_interval_bytes: int = DE
         return []
     from kdump.write.atomic import partition_lock
     with partition_lock(out_dir if out_dir is not None else partition.directory):
-        return _rebuild_directory(partition, out_dir, index_interval_bytes, force, existing)
+        return _rebuild_directory(partition, out_dir, index_interval_bytes, force, existing, progress)
 
 
 def _rebuild_directory(partition: Partition, out_dir, index_interval_bytes: int, force: bool,
-                       existing: ExistingCheck | None) -> list[RebuildOutcome]:
+                       existing: ExistingCheck | None, progress=None) -> list[RebuildOutcome]:
     outcomes: list[RebuildOutcome] = []
     from kdump.write.atomic import commit_groups, leftovers
     notes: list = []
@@ -515,6 +517,8 @@ def _rebuild_directory(partition: Partition, out_dir, index_interval_bytes: int,
             except Exception:
                 commit_pending()  # the segments before this one are written, as they were one by one
                 raise
+            if progress is not None:
+                progress(rec.valid_bytes + rec.truncated_bytes)
             if rec.leader_epochs:
                 epoch = rec.leader_epochs[-1][0]
             outcome.notes.extend(notes)

@@ -14,23 +14,26 @@ from kdump.read.scan import as_scan
 
 
 def rebuild_directories(directories: Sequence[str], *, index_interval_bytes: int, force: bool, jobs: int,
-                        done: Callable[[int], None] | None = None) -> dict[str, list[RebuildOutcome] | Exception]:
+                        progress: Callable[[int], None] | None = None
+                        ) -> dict[str, list[RebuildOutcome] | Exception]:
     """Each partition directory of ``directories`` rebuilt next to its segments (:func:`rebuild_directory`,
     existing files checked as index check does), in up to ``jobs`` worker processes, the largest first: its
     outcomes, or the exception that stopped it (for the caller to handle as it would have been raised).
-    ``done(bytes)`` as each one's result arrives, in order: the bytes it weighed before it was rebuilt (its files,
-    as :meth:`kdump.read.scan.Scan.total_bytes` counts them)."""
+    ``progress(bytes)``: bytes of log recovered, from the workers as each segment is (a bar over a few large
+    partitions would otherwise stand still until the end). The largest first by their files' bytes, as
+    :meth:`kdump.read.scan.Scan.total_bytes` counts them."""
     sizes = [as_scan([d]).total_bytes() for d in directories]
     rebuilt = ordered_map(_rebuild_directory_or_error, [(d, index_interval_bytes, force) for d in directories], jobs,
-                          done=None if done is None else (lambda i: done(sizes[i])), sizes=sizes)
+                          sizes=sizes, progress=progress)
     return dict(zip(directories, rebuilt, strict=True))
 
 
-def _rebuild_directory_or_error(directory: str, index_interval_bytes: int,
-                                force: bool) -> list[RebuildOutcome] | Exception:
-    """A partition directory's outcomes, or the exception that stopped it (raised by the parent in its place)."""
+def _rebuild_directory_or_error(directory: str, index_interval_bytes: int, force: bool, *,
+                                progress=None) -> list[RebuildOutcome] | Exception:
+    """A partition directory's outcomes, or the exception that stopped it (raised by the parent in its place);
+    ``progress(n)`` as each segment is recovered (from a worker, as it goes)."""
     try:
         return rebuild_directory(directory, None, index_interval_bytes=index_interval_bytes, force=force,
-                                 existing=CompanionChecks())
+                                 existing=CompanionChecks(), progress=progress)
     except Exception as e:
         return e

@@ -60,31 +60,46 @@ def _rich_table(t: Table, width: int):
     """``t`` as a rich table that fits ``width`` columns without cutting a token: a column whose cells are all
     single tokens (ids, timestamps, states, numbers) is never wrapped, a column of text with spaces (partition
     lists, listeners, assignments) wraps at them. If the tokens do not fit in one line per row even with the headings
-    broken at their spaces, each row is shown as its own ``column  value`` list instead (as psql's ``\\x auto``)."""
+    broken at their spaces, the columns empty in every row are left out (and named); failing that, each row is shown as
+    its own ``column  value`` list under a divider instead."""
     from rich import box
+    from rich.console import Group
     from rich.table import Table as RichTable
     from rich.text import Text
     rows = [[printable(v) for v in row] for row in t.rows]
-    free = [any(" " in cell for cell in column) for column in zip(*rows, strict=True)]
-    for headings in (list(t.columns), [c.replace(" ", "\n") for c in t.columns]):
-        if _least_width(headings, rows, free) <= width:
-            table = RichTable(title=Text(t.title, style="bold"), title_justify="left", box=box.SIMPLE_HEAD)
-            for heading, wraps in zip(headings, free, strict=True):
-                table.add_column(heading, no_wrap=not wraps, overflow="fold")
-            for row in rows:
-                table.add_row(*map(Text, row))
-            return table
-    from rich.console import Group
-    indent = len(t.title) - len(t.title.lstrip()) + 2  # under the title, as the table's rows would be
+    indent = " " * (len(t.title) - len(t.title.lstrip()) + 2)  # under the title, as the table's rows would be
+    # Too wide: first leave out the columns empty in every row (a group's offsets rarely carry a leader epoch,
+    # metadata or expiry), said under the title, so an 80-column terminal still gets one line per row.
+    blank = [i for i, column in enumerate(zip(*rows, strict=True)) if all(cell in ("", "-") for cell in column)]
+    note = Text(f"{indent}({', '.join(t.columns[i] for i in blank)}: none in any row)")
+    for left_out in ([], blank) if blank and len(blank) < len(t.columns) else ([],):
+        kept = [i for i in range(len(t.columns)) if i not in left_out]
+        kept_rows = [[row[i] for i in kept] for row in rows]
+        free = [any(" " in cell for cell in column) for column in zip(*kept_rows, strict=True)]
+        names = [t.columns[i] for i in kept]
+        for headings in (names, [c.replace(" ", "\n") for c in names]):
+            if _least_width(headings, kept_rows, free) <= width:
+                table = RichTable(title=Text(t.title, style="bold"), title_justify="left", box=box.SIMPLE_HEAD)
+                for heading, wraps in zip(headings, free, strict=True):
+                    table.add_column(heading, no_wrap=not wraps, overflow="fold")
+                for row in kept_rows:
+                    table.add_row(*map(Text, row))
+                return Group(table, note) if left_out else table
+    # Still too wide: each row as its own ``column  value`` block (as psql's ``\x auto``), each under a divider
+    # naming it, so one row's lines are never read as the next one's.
     parts: list = [Text(t.title, style="bold")]
     for n, row in enumerate(rows):
+        if len(rows) > 1:
+            head = f"{indent}── {n + 1} of {len(rows)} "
+            parts.append(Text(head + "─" * max(2, min(width, 60) - len(head)), style="dim"))
         record = RichTable(box=None, show_header=False, padding=(0, 1), pad_edge=False)
         record.add_column(no_wrap=True, style="bold")
         record.add_column(overflow="fold")
-        for heading, cell in zip(t.columns, row, strict=True):
-            record.add_row(" " * indent + heading, Text(cell))
-        parts.extend([record, Text("")] if n + 1 < len(rows) else [record])
-    return Group(*parts)
+        for i, (heading, cell) in enumerate(zip(t.columns, row, strict=True)):
+            if i not in left_out:
+                record.add_row(indent + heading, Text(cell))
+        parts.append(record)
+    return Group(*parts, note) if left_out else Group(*parts)
 
 
 def _least_width(headings: list[str], rows: list[list[str]], free: list[bool]) -> int:

@@ -227,9 +227,11 @@ def exit_code(reports: list[FileReport], fail_on: str = ERROR) -> int:
 
 def summary(reports: list[FileReport], fail_on: str = ERROR) -> dict:
     """The totals of a run, from every finding (listed or capped): files, files with findings, unreadable
-    files, errors, warnings, infos, batches, records, bytes, and the exit code at ``fail_on``."""
+    files, errors, warnings, infos, batches, records, bytes, and the exit code at ``fail_on``. A path refused
+    before reading (missing, a FIFO, a directory with nothing to read) is no file checked, nor unreadable."""
     out: dict[str, Any]
-    out = {"files": len(reports), "filesWithFindings": 0, "unreadable": 0, "errors": 0, "warnings": 0, "infos": 0,
+    out = {"files": sum(not r.refused for r in reports),
+           "filesWithFindings": 0, "unreadable": 0, "errors": 0, "warnings": 0, "infos": 0,
            "batches": 0, "records": 0, "bytes": 0, "failOn": fail_on, "exitCode": exit_code(reports, fail_on)}
     for r in reports:
         counts = r.counts()
@@ -240,7 +242,7 @@ def summary(reports: list[FileReport], fail_on: str = ERROR) -> dict:
         out["records"] += r.records
         out["bytes"] += r.bytes
         out["filesWithFindings"] += r.status == "findings"
-        out["unreadable"] += r.io_error is not None
+        out["unreadable"] += r.io_error is not None and not r.refused
     return out
 
 

@@ -231,8 +231,40 @@ def _snapshots(directory: str, notes: list) -> list:
     return out
 
 
-def partition_transactions(group: SegmentGroup, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> PartitionTxns:
-    """The transactions of the segments of one partition (see the module docstring)."""
+class _Advance:
+    """``progress(n)`` as a partition's segments are read: each batch's bytes as the walk passes it, and at a segment's
+    end whatever it skipped (damage, a tail), so the reports add up to the segments' sizes."""
+
+    def __init__(self, progress):
+        self.progress = progress
+        self.done = 0  # bytes of the current segment reported
+
+    def before(self, then):
+        def before(batch) -> None:
+            end = batch.position + batch.size
+            if end > self.done:
+                self.progress(end - self.done)
+                self.done = end
+            then(batch)
+        return before
+
+    def after_segment(self, then):
+        def after_segment(base: int, path: str) -> None:
+            then(base, path)
+            try:
+                size = os.path.getsize(path)
+            except OSError:
+                size = self.done
+            if size > self.done:
+                self.progress(size - self.done)
+            self.done = 0
+        return after_segment
+
+
+def partition_transactions(group: SegmentGroup, *, timeout_ms: int = DEFAULT_TIMEOUT_MS,
+                           progress=None) -> PartitionTxns:
+    """The transactions of the segments of one partition (see the module docstring); ``progress(n)``: n more bytes
+    of its segments read."""
     result = PartitionTxns(group.key, group.directory, segments=len(group.logs))
     snapshots = _snapshots(group.directory, result.notes)
     segments = group.based()
@@ -246,7 +278,11 @@ def partition_transactions(group: SegmentGroup, *, timeout_ms: int = DEFAULT_TIM
     else:
         producers = PartitionProducers(transactions=True)
     walk = _Walk(result, producers, snapshots)
-    producers.scan(segments, whole_batches=True, before=walk.before, after_segment=walk.end_segment,
+    before, after_segment = walk.before, walk.end_segment
+    if progress is not None:
+        advance = _Advance(progress)
+        before, after_segment = advance.before(before), advance.after_segment(after_segment)
+    producers.scan(segments, whole_batches=True, before=before, after_segment=after_segment,
                    on_damage=result.damaged)
     # where Kafka's log loading would throw (a sequence or epoch out of order): each noted once, as the replay met it
     result.notes.extend(Problem(group.directory, None, problem.code, note)
@@ -279,18 +315,18 @@ def partition_transactions(group: SegmentGroup, *, timeout_ms: int = DEFAULT_TIM
 
 def transactions(groups, *, timeout_ms: int = DEFAULT_TIMEOUT_MS, jobs: int = 1, progress=None) -> list[PartitionTxns]:
     """:func:`partition_transactions` of each :class:`~kdump.read.scan.SegmentGroup`, in order; ``jobs`` > 1: in that
-    many worker processes (:func:`kdump.jobs.ordered_map`), the same results. ``progress(bytes)`` as each
-    partition ends."""
+    many worker processes (:func:`kdump.jobs.ordered_map`), the same results. ``progress(bytes)`` as the segments
+    are read, in the workers too (they report as they go)."""
     from kdump.jobs import bytes_of, ordered_map
     sizes = [bytes_of(g.logs) for g in groups]
     return ordered_map(_partition_transactions, [(g, timeout_ms) for g in groups], jobs, sizes=sizes,
-                       done=None if progress is None else (lambda i: progress(sizes[i])))
+                       progress=progress)
 
 
-def _partition_transactions(group: SegmentGroup, timeout_ms: int) -> PartitionTxns:
+def _partition_transactions(group: SegmentGroup, timeout_ms: int, *, progress=None) -> PartitionTxns:
     """:func:`partition_transactions` with positional arguments (what a worker process of :func:`transactions` is
     handed)."""
-    return partition_transactions(group, timeout_ms=timeout_ms)
+    return partition_transactions(group, timeout_ms=timeout_ms, progress=progress)
 
 
 def format_ms(ms: int) -> str:
