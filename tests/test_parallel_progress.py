@@ -115,7 +115,7 @@ def test_index_rebuild_progress_under_jobs(tmp_path, monkeypatch):
     partition here), adding up to the logs' sizes, as the rebuild in one process does."""
     from support.segments import T0, data_batch, write_log
 
-    from kdump.commands.index import _rebuild_directory_or_error
+    from kdump.index.rebuild_jobs import rebuild_directories
     monkeypatch.setattr(parallel, "_PROGRESS_BYTES", 1)
     parts = []
     for p in range(2):
@@ -128,9 +128,8 @@ def test_index_rebuild_progress_under_jobs(tmp_path, monkeypatch):
         assert parallel.can_fork()
         total = sum(os.path.getsize(p) for p in tmp_path.rglob("*.log"))
         pooled: list[int] = []
-        outcomes = parallel.ordered_map(_rebuild_directory_or_error, [(d, 4096, True) for d in parts], 2,
-                                        progress=pooled.append)
-        assert all(isinstance(o, list) and len(o) == 2 for o in outcomes), outcomes
+        outcomes = rebuild_directories(parts, index_interval_bytes=4096, force=True, jobs=2, progress=pooled.append)
+        assert all(isinstance(o, list) and len(o) == 2 for o in outcomes.values()), outcomes
         assert sum(pooled) == total and len(pooled) == 4  # a report per segment, not one per partition at its end
     in_a_forked_child(body)
 

@@ -28,7 +28,7 @@ def render_reports(ui: Ui, reports, fail_on: str = "error") -> None:
     for report in reports:  # never opened, or a directory with nothing to read: said as every command says it,
         if report.refused:  # and not a file checked (exit 2); JSON lists it with its error object, uncounted
             (ui.nothing if os.path.isdir(report.path) else ui.refused)(report.path, report.io_error or "refused")
-    if ui.format == "text":
+    if RENDERERS[ui.format].for_people:  # (a format for programs lists them with their error)
         reports = [r for r in reports if not r.refused]
         if not reports:
             ui.exit()  # (no "0 files checked" under the errors)
