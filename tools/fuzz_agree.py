@@ -44,7 +44,7 @@ def main() -> int:
     ap.add_argument("--replay", nargs="+")
     args = ap.parse_args()
     from kdump import _backend
-    from tests.fuzz.agree import Disagreement, fuzz_agree, mutate
+    from tests.fuzz.agree import fuzz_agree
     from tests.fuzz.agree_lib import fuzz_agree_lib
     from tests.fuzz.seeds import seeds
 
@@ -64,19 +64,37 @@ def main() -> int:
     rng = random.Random(args.seed)
     pool = [data[:args.seed_bytes] if args.seed_bytes else data for _, data in seeds("agree")]
     OUT.mkdir(parents=True, exist_ok=True)
-    runs, classes, kinds, found = 0, {}, {}, []
-    seen: dict[str, int] = {}  # disagreements by kind (numbers left out): how often each was met
+    # executions, outcome classes, mutations, disagreements kept, and disagreements by kind (numbers left out)
+    state: dict = {"runs": 0, "classes": {}, "kinds": {}, "found": [], "seen": {}}
     began = time.monotonic()
     end = began + args.seconds
     shown = began
 
     def figures() -> dict:
         seconds = time.monotonic() - began
+        runs = state["runs"]
         return {"target": "agree", "form": args.form, "backend": args.backend, "seed": args.seed,
-                "seedBytes": args.seed_bytes,
-                "seconds": round(seconds, 1), "executions": runs, "execPerSecond": round(runs / max(seconds, 1e-9), 2),
-                "classes": classes, "mutations": kinds, "disagreements": found, "kinds": seen}
-    while time.monotonic() < end and (not args.executions or runs < args.executions):
+                "seedBytes": args.seed_bytes, "seconds": round(seconds, 1), "executions": runs,
+                "execPerSecond": round(runs / max(seconds, 1e-9), 2), "classes": state["classes"],
+                "mutations": state["kinds"], "disagreements": state["found"], "kinds": state["seen"]}
+    try:
+        _campaign(args, rng, pool, target, end, shown, figures, state)
+    except KeyboardInterrupt:  # (SIGINT: stopped early; the figures so far are written as at the end)
+        pass
+    line = json.dumps(figures())
+    if args.progress:
+        Path(args.progress).write_text(line + "\n")
+    print(line)
+    if args.stats:
+        with open(args.stats, "a") as f:
+            f.write(line + "\n")
+    return 1 if state["found"] else 0
+
+
+def _campaign(args, rng, pool, target, end, shown, figures, state) -> None:
+    from tests.fuzz.agree import Disagreement, mutate
+    classes, kinds, found, seen = state["classes"], state["kinds"], state["found"], state["seen"]
+    while time.monotonic() < end and (not args.executions or state["runs"] < args.executions):
         if args.progress and time.monotonic() - shown >= 60:
             shown = time.monotonic()
             Path(args.progress).write_text(json.dumps(figures()) + "\n")
@@ -86,9 +104,9 @@ def main() -> int:
             what, data = mutate(data, rng)
             done.append(what)
             kinds[what.split("@")[0].split("x")[0]] = kinds.get(what.split("@")[0].split("x")[0], 0) + 1
-        runs += 1
+        state["runs"] += 1
         try:
-            result = target(data, runs)
+            result = target(data, state["runs"])
         except Exception as e:  # a disagreement, or anything else escaping a command (a bug: exit 70)
             what = str(e) if isinstance(e, Disagreement) else traceback.format_exc()
             kind = re.sub(r"\d+", "N", str(e) if isinstance(e, Disagreement) else f"{type(e).__name__}: {e}")[:80]
@@ -101,14 +119,6 @@ def main() -> int:
             found.append({"input": f"disagree-{sha}", "mutations": done, "what": what[-300:]})
             continue
         classes[result["class"]] = classes.get(result["class"], 0) + 1
-    line = json.dumps(figures())
-    if args.progress:
-        Path(args.progress).write_text(line + "\n")
-    print(line)
-    if args.stats:
-        with open(args.stats, "a") as f:
-            f.write(line + "\n")
-    return 1 if found else 0
 
 
 if __name__ == "__main__":
