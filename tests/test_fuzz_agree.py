@@ -86,3 +86,16 @@ def test_ranges_of_the_classification_that_overlap_are_caught(monkeypatch, works
 def _put(workspace, name):
     workspace.put((CORPUS / name).read_bytes())
     return workspace.log
+
+
+def test_the_spark_builder_checks_a_control_batch_crc_before_skipping_it(workspace):
+    # found by the campaign: one bit flipped in a transaction marker's batch (its CRC no longer matches) was
+    # passed over as a control batch, no damage said, where every command fails it; Kafka's consumer checks the
+    # CRC of every batch (CompletedFetch: maybeEnsureValid) before it looks at the control flag
+    from kdump.spark.arrow import ReadOptions, SegmentSlice, read_slices
+    log = _put(workspace, "control-bit-flipped-crc-mismatch")
+    said = []
+    for _ in read_slices([SegmentSlice(log, "t", 0)], ReadOptions(columns=("offset",)),
+                         on_damage=lambda sl, error: said.append((error.code, error.position))):
+        pass
+    assert ("crc-mismatch", 3316) in said
