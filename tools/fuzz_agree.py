@@ -7,8 +7,8 @@ cli``: the commands through Click (tests/fuzz/agree.py), a slower cross-check. `
 on the compiled and the pure-Python backend, which must agree too), ``alternate`` (one backend per execution, in
 turn: twice the executions), ``compiled`` or ``python``. Each disagreement is written to
 bench/out/fuzz/agree/disagree-<sha1> (with a .txt of what differed); the figures (executions, outcome classes,
-disagreements) are printed as one JSON line and appended to --stats, and rewritten to --progress every minute (a
-long campaign can be stopped at any time and its figures are kept).
+disagreements) are printed as one JSON line and appended to --stats, and rewritten to --progress every minute; a
+campaign stopped with SIGTERM (``kill PID``) writes them as at its end.
 
     python tools/fuzz_agree.py --seconds 1200 --seed 1 [--executions N] [--stats bench/out/fuzz/runs.jsonl]
     python tools/fuzz_agree.py --replay FILE...
@@ -20,6 +20,7 @@ import hashlib
 import json
 import random
 import re
+import signal
 import sys
 import time
 import traceback
@@ -77,9 +78,14 @@ def main() -> int:
                 "seedBytes": args.seed_bytes, "seconds": round(seconds, 1), "executions": runs,
                 "execPerSecond": round(runs / max(seconds, 1e-9), 2), "classes": state["classes"],
                 "mutations": state["kinds"], "disagreements": state["found"], "kinds": state["seen"]}
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+    # SIGTERM (or SIGINT, which a shell's background job ignores) stops a campaign early; its figures so far are
+    # written as at the end
+    signal.signal(signal.SIGTERM, stop)
     try:
         _campaign(args, rng, pool, target, end, shown, figures, state)
-    except KeyboardInterrupt:  # (SIGINT: stopped early; the figures so far are written as at the end)
+    except KeyboardInterrupt:
         pass
     line = json.dumps(figures())
     if args.progress:
