@@ -232,8 +232,13 @@ def _agree(classes: dict[str, str], offsets: dict[str, list[int]], intact_bytes_
         # offset and a magic 0/1 offset lie outside the CRC): the readers show what Kafka's reader shows, the
         # checkers (verify, salvage, convert, which verifies what it writes) fail it
         readers = {classes[k] for k in READERS}
-        checkers = {v for k, v in classes.items() if k not in READERS}
-        if len(readers) == 1 and len(checkers) == 1:
+        checkers = {v for k, v in classes.items() if k not in READERS and not k.startswith("convert-")}
+        # a conversion that rewrites such a batch re-derives the fields outside the CRC from the records (a
+        # wrapper's offset from its inner messages): what it writes is sound and holds every record dump shows
+        # (checked below), so it may pass; one that copies the batch as it is fails its own check of what it
+        # wrote (bench/RESULTS.md, issue 29 campaign: convert's outcome then depends on the target magic)
+        converts = {v for k, v in classes.items() if k.startswith("convert-")}
+        if len(readers) == 1 and len(checkers) == 1 and converts <= readers | checkers:
             classes = {}
     if len(set(classes.values())) > 1:
         raise Disagreement(f"outcome classes differ: {classes}")
