@@ -37,8 +37,11 @@ def test_five_commands_one_answer(tmp_path):
     assert f"Ignoring unknown file {notes}" in dumped.stderr  # named, not read as a segment
     assert dumped.exit_code == 0
 
+    # (then index check's companion checks: the segment's .index is missing, a warning as in index check)
     reports = verify_paths([part])
-    assert [r.path for r in reports] == [seg] and reports[0].batches == 2 and reports[0].status == "ok"
+    assert [r.path for r in reports] == [seg, seg[:-len(".log")] + ".index"]
+    assert reports[0].batches == 2 and reports[0].status == "ok"
+    assert [f.code for f in reports[1].findings] == ["index-missing"]
     assert run_cli("verify", part).exit_code == 0
 
     assert segments_in(part) == [seg]
@@ -86,7 +89,7 @@ def test_commands_refuse_a_fifo_named_like_a_segment(tmp_path):
     dumped = _finishes(lambda: run_cli("dump", part))
     assert dumped.exit_code == 2 and f"kdump: {fifo}: cannot read: a FIFO (named pipe)" in dumped.stderr
     assert dumped.stdout.count("baseOffset:") == 2
-    reports = _finishes(lambda: verify_paths([part]))
+    reports = [r for r in _finishes(lambda: verify_paths([part])) if not r.path.endswith(".index")]  # (index check's)
     assert [(r.path, r.io_error is not None) for r in reports] == [(str(part / "5.log"), False), (fifo, True)]
     assert "FIFO" in reports[1].io_error
     named = _finishes(lambda: run_cli("dump", fifo))
@@ -100,4 +103,4 @@ def test_commands_survive_symlink_loops(tmp_path):
     dumped = _finishes(lambda: run_cli("dump", tmp_path))
     assert dumped.stdout.count("Dumping") == 2  # 5.log once, notes.log once
     reports = _finishes(lambda: verify_paths([tmp_path]))
-    assert [os.path.basename(r.path) for r in reports] == ["5.log"]
+    assert [os.path.basename(r.path) for r in reports] == ["5.log", "5.index"]  # (the .index: index check's warning)

@@ -46,6 +46,14 @@ def _zeros_before(case: str, batch: int, n: int) -> bytes:
     return data[:position] + bytes(n) + data[position:]
 
 
+def _size_field(case: str, batch: int, value: int) -> bytes:
+    """The size field of the batch ``batch`` of ``case`` set to ``value`` (a damaged size field, intact batches
+    after it)."""
+    data, batches = _segment(case)
+    position = batches[batch][0]
+    return data[:position + 8] + value.to_bytes(4, "big", signed=True) + data[position + 12:]
+
+
 def _exits(tmp_path, data: bytes) -> dict[str, int]:
     part = tmp_path / "t-0"
     part.mkdir()
@@ -66,6 +74,8 @@ CASES = {
     # 18 zero bytes at the end: Kafka's tool dies on a size field of 0 (not its "invalid bytes at the end")
     "zero-tail-of-18": (lambda: _segment("v2-none")[0] + bytes(18), 1),
     "zeros-between-batches": (lambda: _zeros_before("v1-gzip-createtime", 2, 40), 1),
+    # a size field that points past the end with intact batches after it: no tail (the issue's convert case)
+    "damaged-size-field-mid-file": (lambda: _size_field("v2-none", 3, 2**31 - 1), 1),
     # Kafka's crash-cut tail: 17 bytes or fewer, or a last entry declaring more than remain
     "kafka-tail-of-17-zeros": (lambda: _segment("v2-none")[0] + bytes(17), 0),
     "kafka-tail-cut-last-batch": (lambda: _segment("v2-none")[0][:-30], 0),
@@ -76,6 +86,40 @@ CASES = {
 def test_every_command_exits_alike_on_the_same_bytes(case, tmp_path):
     make, expected = CASES[case]
     assert _exits(tmp_path, make()) == dict.fromkeys(("dump", "verify", "stats", "txn", "salvage"), expected)
+
+
+TAILS = ("kafka-tail-cut-last-batch", "zero-tail-of-18", "damaged-size-field-mid-file")
+
+
+@pytest.mark.parametrize("case", TAILS)
+def test_dump_verify_and_salvage_judge_a_tail_by_the_one_policy(case, tmp_path, monkeypatch):
+    """Which tail fails a run is said once, by the read layer (``Damage.fails``): dump, verify and salvage exit
+    alike on a crash-cut tail, a zero tail of 18 bytes and a damaged size field, and follow that one policy where
+    it changes (here: no tail is Kafka's any more, so every one fails), rather than deciding from the kind of the
+    walk's stop each for itself."""
+    from kdump.read.damage import Damage
+    make, _ = CASES[case]
+    data = make()
+    monkeypatch.setattr(Damage, "kafka_tail", property(lambda self: False))
+    codes = {k: v for k, v in _exits(tmp_path, data).items() if k in ("dump", "verify", "salvage")}
+    assert codes == dict.fromkeys(("dump", "verify", "salvage"), 1)
+
+
+def test_verify_of_a_directory_of_bare_segments_fails_what_index_check_fails(tmp_path):
+    """A partition copied as its bare ``.log`` (no indexes): the log has aborted transactions, so ``index check
+    --deep`` fails ``txnindex-missing`` (consumers reading committed data would see them: Kafka writes the
+    ``.txnindex`` only when it appends or recovers the segment); the gate fails it too, and both only warn of the
+    missing ``.index`` (Kafka rebuilds it)."""
+    part = tmp_path / "t-0"
+    part.mkdir()
+    (part / NAME).write_bytes((GEN / "v2-transactional" / NAME).read_bytes())
+    for target in (part, tmp_path):
+        index = run_cli("index", "check", "--deep", "--format", "json", target)
+        verify = run_cli("verify", "--deep", "--format", "json", target)
+        assert index.exit_code == verify.exit_code == 1, target
+        assert {"txnindex-missing", "index-missing"} <= _codes(index) <= _codes(verify), target
+        shallow = run_cli("verify", "--format", "json", target)
+        assert shallow.exit_code == 0 and "index-missing" in _codes(shallow)
 
 
 def _zeroed_in_a_batch(d) -> tuple[Path, int]:

@@ -487,7 +487,8 @@ def test_a_partition_is_verified_in_offset_order_with_state_across_segments(tmp_
     segment(part, 0, batch(0, 5, base_sequence=0, **kw))
     segment(part, 12, batch(12, 5, base_sequence=0, **kw))  # the first segment's sequences again
     segment(part, 5, batch(5, 5, base_sequence=5, **kw))
-    reports = verify_paths([part], VerifyOptions(deep=True))
+    # (then the companion checks, as index check runs them: segments without indexes, a warning each)
+    reports = [r for r in verify_paths([part], VerifyOptions(deep=True)) if r.kind == "log"]
     assert [os.path.basename(r.path) for r in reports] == [f"{b:020d}.log" for b in (0, 5, 12)]
     # the producer state came from the other segments
     assert found(reports[2]) == [("sequence-duplicate", 0), ("segment-gap", 0)]
@@ -514,10 +515,13 @@ def test_a_log_directory_verifies_every_partition_and_skips_other_files(tmp_path
     (tmp_path / "recovery-point-offset-checkpoint").write_text("0\n2\na 0 2\nb 0 2\n")
     (tmp_path / "meta.properties").write_text("version=1\n")
     reports = verify_paths([tmp_path])
-    # the log directory's offset checkpoint is checked as `index check` checks it (issue 29); meta.properties not
+    # the log directory's offset checkpoint and each partition's companion files are checked as `index check`
+    # checks them (issue 29); meta.properties not
     assert sorted(os.path.relpath(r.path, tmp_path) for r in reports) == [
-        f"a-0/{0:020d}.log", f"b-0/{0:020d}.log", "recovery-point-offset-checkpoint"]
-    assert all(r.status == "ok" for r in reports)
+        f"a-0/{0:020d}.index", f"a-0/{0:020d}.log", f"b-0/{0:020d}.index", f"b-0/{0:020d}.log",
+        "recovery-point-offset-checkpoint"]
+    assert all(r.status == "ok" for r in reports if not r.path.endswith(".index"))
+    assert all([f.code for f in r.findings] == ["index-missing"] for r in reports if r.path.endswith(".index"))
 
 
 def test_a_partition_with_companions_gets_their_checks(tmp_path):

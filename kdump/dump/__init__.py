@@ -345,17 +345,17 @@ class Dumper:
                     last = self._dump_records(batch, result, window, filters, record_decoder, last)
                 if not reached_end:
                     break
-            tail = reader.tail
         if window is not None and window.started:
             self._seek_done.add(os.path.dirname(os.path.abspath(path)))
+        tail = walk.tail  # (None: the walk ended cleanly, or in a damaged range reported where it was met)
         if tail is None or not reached_end:
             return
-        if tail.code == "damaged-range":
-            return  # its DamagedRange was reported where the walk met it
-        if tail.fatal:
-            self._error(result, FormatError(tail.code, tail.message, position=tail.position))
-        elif tail.kind in ("short", "truncated") and tail.length > 0:
-            r.trailing(os.path.basename(path), tail)
+        # the read layer's one policy, as every command: Kafka's crash-cut tail is its "Found N invalid bytes at
+        # the end" (exit 0); any other tail (zeros of 18 bytes or more, a file that shrank while read) fails
+        if tail.fails:
+            self._error(result, FormatError(tail.code, tail.message, position=tail.start))
+        elif tail.length and tail.stop is not None:
+            r.trailing(os.path.basename(path), tail.stop)
 
     def _whole_run(self, run: LegacyRun, result: FileResult) -> bool:
         """Render a run of plain messages at once where the renderer can (:meth:`legacy_run` of the text and JSON
@@ -492,6 +492,7 @@ class _DamageWalk:
     def __init__(self, dumper: Dumper, result: FileResult, path: str):
         self.dumper, self.result, self.path = dumper, result, path
         self.invalid: Damage | None = None  # the CRC damage of the batch just yielded, if it failed its CRC
+        self.tail: Damage | None = None  # what the walk stopped at before the end of the file, once it has ended
 
     def invalid_shown(self, batch) -> None:
         """``batch`` is shown: if it failed its CRC, that is an error (Kafka's line says isvalid: false)."""
@@ -511,7 +512,9 @@ class _DamageWalk:
                     continue
                 if item.kind == RANGE and item.batch is not None:  # a damaged range that starts at a batch failing
                     yield item.batch  # its CRC: the batch is shown as Kafka shows it, the range is the error
-                if item.kind != TAIL and not _before_window(item, window):
+                if item.kind == TAIL:
+                    self.tail = item  # said after the walk, in Kafka's words where Kafka has some
+                elif not _before_window(item, window):
                     self.dumper._error(self.result, FormatError(item.code, item.describe(), position=item.start,
                                                                 extent=item.covered()))
             elif isinstance(item, Stop):  # the Stop that ends every walk (also in reader.tail)

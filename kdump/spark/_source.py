@@ -20,7 +20,7 @@ from kdump.errors import FormatError, KdumpError
 from kdump.format import framing
 from kdump.format.legacy import LegacyRun
 from kdump.format.names import BATCH_FIELDS, codec_name, compile_projection
-from kdump.read.damage import CLEAN_STOPS, RANGE, Damage, readable
+from kdump.read.damage import CLEAN_STOPS, RANGE, Damage, foreign_start, readable
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED_BYTES
 
 __all__ = ["walk", "Walk", "Damage", "batch_fields", "offset_index_positions", "batch_headers",
@@ -48,6 +48,15 @@ class _Batches:
 
     def __iter__(self):
         try:
+            # a whole file that cannot start a Kafka log (text renamed .log...) is said as such, as every command
+            # says it, not read as a crash-cut tail that fails nothing
+            foreign = foreign_start(self.reader) if self.reader.start == 0 else None
+            if foreign is not None:
+                if self.on_damage is None:
+                    self.result.damage = foreign
+                else:
+                    self.on_damage(foreign)
+                return
             if self.on_damage is None:
                 yield from self._batches()
             else:

@@ -291,12 +291,15 @@ def slice_batches(sl: SegmentSlice, options: ReadOptions, damaged) -> Iterator:
             if type(batch) is LegacyRun:  # intact plain messages: the assembler takes the offset bounds and LSO
                 yield batch
                 continue
+            # the CRC first, as Kafka's consumer checks it before it skips a control batch: a batch whose
+            # attributes say control may be a data batch whose attributes were damaged (its CRC says so)
+            if options.check_crcs and not batch.is_valid():
+                if not _outside(batch, sl.offsets):
+                    damaged(sl, Damage.invalid_batch(batch))
+                continue
             if batch.is_control and not options.include_control:
                 continue
             if _outside(batch, sl.offsets):
-                continue
-            if options.check_crcs and not batch.is_valid():
-                damaged(sl, Damage.invalid_batch(batch))
                 continue
             if sl.txns is not None and sl.txns.drops(batch):  # after the CRC check, as Kafka's consumer
                 continue

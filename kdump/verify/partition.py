@@ -11,10 +11,11 @@ A partition's companion files (``.index``, ``.timeindex``, ``.txnindex``, produc
 ``leader-epoch-checkpoint``) are checked by :func:`kdump.index.check.check_partition_companions`, one report
 each, and its ``partition.metadata`` and a log directory's offset checkpoints by
 :func:`kdump.index.check.check_text_checkpoint`: what ``kdump index check`` checks, so that ``verify``, the gate,
-never passes what ``index check`` fails; a directory of bare ``.log`` files (segments copied somewhere for a look)
-is checked as segments only, since asking for indexes nobody copied would only be noise (``index check`` only
-warns there, ``index-missing``). A companion file named on the command line is checked the same way. Other files
-(``.deleted``/``.cleaned``/``.swap`` leftovers) are not read here.
+never passes what ``index check`` fails. A directory of bare ``.log`` files (segments copied somewhere for a look)
+is checked so too: a missing ``.index`` is a warning there as in ``index check`` (``index-missing``: Kafka rebuilds
+it), but a missing ``.txnindex`` where the log has aborted transactions (``--deep``: ``txnindex-missing``) fails
+both, since Kafka's recovery of such a segment is all that would write it. A companion file named on the command
+line is checked the same way. Other files (``.deleted``/``.cleaned``/``.swap`` leftovers) are not read here.
 """
 from __future__ import annotations
 
@@ -97,19 +98,11 @@ def _walk_dir(d: str, found: Scan, out: list) -> str | None:
             continue  # a partition kdump was converting into: a leftover of its parent, not a partition
         if part.directory != d:
             out.append(("leftovers", part.directory))
+        # (the companion checks of every partition, one of bare .log files too: what index check checks)
         out.append(("partition", (part.directory, [s.log for s in part.segments], part.files.kraft_snapshots,
-                                  _has_companions(part.files))))
+                                  True)))
     out.extend(("error", (refused.path, refused.reason)) for refused in found.refused)
     return None
-
-
-def _has_companions(part: Partition) -> bool:
-    """Whether a partition directory's companion checks run: when it has any companion file or a
-    ``partition.metadata`` (a broker's partition directory); a directory of bare ``.log`` files is checked as
-    segments only (``index check`` only warns there: ``index-missing``)."""
-    return bool(part.orphans or part.snapshots or FileKind.LEADER_EPOCH_CHECKPOINT in part.checkpoints
-                or FileKind.PARTITION_METADATA in part.checkpoints
-                or any(s.index or s.timeindex or s.txnindex for s in part.segments))
 
 
 def verify_partition(directory: str, segments: list[str], snapshots: list[str], options: VerifyOptions,

@@ -439,10 +439,11 @@ def fuzz_schema(data: bytes) -> None:
 
 
 def fuzz_agree(data: bytes) -> None:
-    """The differential target across commands (:mod:`tests.fuzz.agree`): every command reads ``data`` (a
-    ``.log`` file) alike."""
-    from tests.fuzz.agree import fuzz_agree as agree
-    agree(data)
+    """The differential target across commands, in one process through the library calls behind them
+    (:mod:`tests.fuzz.agree_lib`; :mod:`tests.fuzz.agree` is the slower form through the CLI): every command
+    reads ``data`` (a ``.log`` file) alike."""
+    from tests.fuzz.agree_lib import fuzz_agree_lib
+    fuzz_agree_lib(data)
 
 
 TARGETS: dict[str, Callable[[bytes], None]] = {
