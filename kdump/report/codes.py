@@ -241,7 +241,9 @@ _COMPANION_FILES = [
     _companion("txnindex-outside-segment", ERROR, "layout rules of spec §5.4"),
     _companion("txnindex-marker-missing", ERROR, "no control batch of that producer at the entry's last offset"),
     _companion("txnindex-missing", ERROR, "deep: the index does not list exactly the aborted transactions of the "
-        "log (consumers reading committed data would see aborted records, or skip committed ones)"),
+        "log (consumers reading committed data would see aborted records, or skip committed ones); a warning where "
+        "the offset index is missing too: Kafka then recovers the segment at startup, which writes it "
+        "(LogLoader: a missing offset index is recovered)", also=WARNING),
     _companion("txnindex-missing-entry", ERROR, "deep: the index does not list exactly the aborted transactions of "
         "the log (consumers reading committed data would see aborted records, or skip committed ones)"),
     _companion("txnindex-extra-entry", ERROR, "deep: the index does not list exactly the aborted transactions of "

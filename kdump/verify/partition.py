@@ -13,9 +13,11 @@ each, and its ``partition.metadata`` and a log directory's offset checkpoints by
 :func:`kdump.index.check.check_text_checkpoint`: what ``kdump index check`` checks, so that ``verify``, the gate,
 never passes what ``index check`` fails. A directory of bare ``.log`` files (segments copied somewhere for a look)
 is checked so too: a missing ``.index`` is a warning there as in ``index check`` (``index-missing``: Kafka rebuilds
-it), but a missing ``.txnindex`` where the log has aborted transactions (``--deep``: ``txnindex-missing``) fails
-both, since Kafka's recovery of such a segment is all that would write it. A companion file named on the command
-line is checked the same way. Other files (``.deleted``/``.cleaned``/``.swap`` leftovers) are not read here.
+it), and so is a missing ``.txnindex`` where the log has aborted transactions (``--deep``: ``txnindex-missing``),
+since Kafka recovers a segment without an offset index at startup, which writes it; beside an offset index a
+missing ``.txnindex`` fails both (consumers reading committed data would see the aborted records). A companion
+file named on the command line is checked the same way. Other files (``.deleted``/``.cleaned``/``.swap``
+leftovers) are not read here.
 """
 from __future__ import annotations
 
