@@ -57,6 +57,15 @@ def test_workers_report_as_they_go(monkeypatch):
     in_a_forked_child(body)
 
 
+def _alone_and_pooled(run) -> tuple[list[int], list[int]]:
+    """What ``run(report, jobs)`` reports to its progress callback in one process, and with two workers."""
+    alone: list[int] = []
+    pooled: list[int] = []
+    run(alone.append, 1)
+    run(pooled.append, 2)
+    return alone, pooled
+
+
 @pytest.fixture
 def log_dir(tmp_path):
     for name in ("v2-none-createtime", "v2-gzip-createtime", "v1-lz4-createtime"):
@@ -72,14 +81,11 @@ def test_stats_and_verify_progress_under_jobs(log_dir, monkeypatch):
         assert parallel.can_fork()
         total = sum(os.path.getsize(p) for p in log_dir.rglob("*.log"))
         groups = scan([log_dir]).segment_groups()
-        alone, pooled = [], []
-        stats_paths(groups, progress=alone.append)
-        stats_paths(groups, progress=pooled.append, jobs=2)
+        alone, pooled = _alone_and_pooled(lambda report, jobs: stats_paths(groups, progress=report, jobs=jobs))
         assert sum(pooled) == sum(alone) == total
         assert len(pooled) == len(alone) > len(groups)  # each batch's bytes, not one report per partition
-        alone, pooled = [], []
-        verify_paths([log_dir], VerifyOptions(deep=True), progress=alone.append)
-        verify_paths([log_dir], VerifyOptions(deep=True), progress=pooled.append, jobs=2)
+        alone, pooled = _alone_and_pooled(
+            lambda report, jobs: verify_paths([log_dir], VerifyOptions(deep=True), progress=report, jobs=jobs))
         assert sum(pooled) == sum(alone) > 0
     in_a_forked_child(body)
 
@@ -96,14 +102,11 @@ def test_txn_and_index_check_progress_under_jobs(log_dir, monkeypatch):
         assert parallel.can_fork()
         total = sum(os.path.getsize(p) for p in log_dir.rglob("*.log"))
         groups = scan([log_dir]).segment_groups()
-        alone, pooled = [], []
-        transactions(groups, progress=alone.append)
-        transactions(groups, progress=pooled.append, jobs=2)
+        alone, pooled = _alone_and_pooled(lambda report, jobs: transactions(groups, progress=report, jobs=jobs))
         assert sum(pooled) == sum(alone) == total
         assert len(pooled) == len(alone) > len(groups)  # each batch's bytes, not one report per partition
-        alone, pooled = [], []
-        check_paths([log_dir], deep=True, progress=alone.append)
-        check_paths([log_dir], deep=True, progress=pooled.append, jobs=2)
+        alone, pooled = _alone_and_pooled(
+            lambda report, jobs: check_paths([log_dir], deep=True, progress=report, jobs=jobs))
         assert sum(pooled) == sum(alone) > 0
         assert len(pooled) == len(alone)  # as in one process (each segment's walk), not once per partition at its end
     in_a_forked_child(body)

@@ -28,7 +28,7 @@ import os
 import tempfile
 from itertools import pairwise
 
-from tests.fuzz.agree import MAX_BATCH, SEGMENT, Disagreement, _short, _subsequence
+from tests.fuzz.agree import MAX_BATCH, SEGMENT, Disagreement, _log_offsets, _short, _subsequence
 
 READERS = ("dump", "stats", "txn", "spark")
 
@@ -55,18 +55,6 @@ class Workspace:
             with os.scandir(os.path.dirname(path)) as entries:
                 for entry in entries:
                     os.unlink(entry.path)
-
-
-def _log_offsets(path: str) -> list[int]:
-    """The data record offsets of a segment kdump wrote, read by the read layer."""
-    from kdump.read.segment import SegmentReader
-    out: list[int] = []
-    with SegmentReader(path) as reader:
-        for batch in reader.batches():
-            if getattr(batch, "is_control", False):
-                continue
-            out.extend(record.offset for record in batch.records(1 << 26))
-    return out
 
 
 def _dump(log: str) -> tuple[str, list[int]]:
