@@ -183,6 +183,9 @@ class Dumper:
         self._seek_done: set = set()  # directories whose seek start has been passed
         self.passed_over: list[tuple[str, FileKind]] = []  # files of a directory not dumped, and their kinds
         self.outside_window: list[str] = []  # segments not dumped: nothing in them is in the seek's range
+        # each planned segment's next segment's base offset (plan()): what bounds a seek; a worker dumping part of
+        # a plan is handed its planner's
+        self.next_bases: dict[str, int | None] = {}
         self._located: dict[str, Located] = {}  # each segment's seek lookup, made once
         self.unreadable: set[str] = set()  # files that could not be read (not counted as read by the outcome)
 
@@ -203,13 +206,13 @@ class Dumper:
                 entries.append(e)
             else:
                 self.passed_over.append((e.path, kind))
-        self._next_base = _next_segment_bases(entries)
+        self.next_bases = _next_segment_bases(entries)
         return entries
 
     def dump_entry(self, entry: Entry) -> None:
         """One entry of :meth:`plan` (after it: the next segment's base offset bounds a seek)."""
         path = entry.path
-        if self.options.seeking and _outside_range(entry, self._next_base.get(path), self.options):
+        if self.options.seeking and _outside_range(entry, self.next_bases.get(path), self.options):
             self.outside_window.append(path)
             return
         try:
@@ -417,7 +420,7 @@ class Dumper:
         if directory in self._seek_done:
             window.started = True
             return 0
-        next_base = getattr(self, "_next_base", {}).get(path)
+        next_base = self.next_bases.get(path)
         if opts.from_offset is not None and next_base is not None and next_base <= opts.from_offset:
             return None  # the next segment starts at or before the wanted offset
         if read_kind(path) is not FileKind.LOG:
@@ -664,7 +667,7 @@ def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, u
         for entry in entries:
             dumper.dump_entry(entry)
         return dumper.results
-    next_base = dumper._next_base
+    next_bases = dumper.next_bases
 
     def dump_unit(i: int, *, progress=None):  # in a forked worker: the closure is not pickled
         import tempfile
@@ -672,7 +675,7 @@ def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, u
         sink = _Calls()
         with open(fd, "w", encoding=out.encoding, errors=out.errors) as own:
             worker = worker_dumper(own, sink, progress)  # (progress: through the worker's pipe as it goes)
-            worker._next_base = next_base
+            worker.next_bases = next_bases
             for entry in units[i]:
                 worker.dump_entry(entry)
         return (path, sink.calls, worker.results, worker.index_reports, worker.passed_over, worker.unreadable,

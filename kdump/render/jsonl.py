@@ -82,12 +82,12 @@ def record_objects(batch, cols, print_data: bool, decoded=None, when=None, heade
             obj["legacyCrc"] = cols.crcs[i]
             obj["legacyCrcValid"] = cols.valid[i]
             if print_data:
-                _put_data(obj, cols.key(i), cols.value(i), decoded[i] if decoded is not None else None)
+                put_data(obj, cols.key(i), cols.value(i), decoded[i] if decoded is not None else None)
                 _put_structured(obj, cols.key(i), cols.value(i), key_decoder, value_decoder)
         else:
             hdrs = cols.headers[i]
             if print_data:
-                _put_data(obj, cols.key(i), cols.value(i), decoded[i] if decoded is not None else None)
+                put_data(obj, cols.key(i), cols.value(i), decoded[i] if decoded is not None else None)
                 _put_structured(obj, cols.key(i), cols.value(i), key_decoder, value_decoder)
                 obj["headers"] = []
                 for k, v in hdrs:
@@ -102,7 +102,7 @@ def record_objects(batch, cols, print_data: bool, decoded=None, when=None, heade
     return out
 
 
-def _put_data(obj: dict, key, value, decoded=None) -> None:
+def put_data(obj: dict, key, value, decoded=None) -> None:
     """Key and value as text (or base64); a record decoded by an internal-topic decoder (kdump.decode.internal)
     carries its decoded key and value as objects instead."""
     if decoded is not None and getattr(decoded, "json_field", None) is None:

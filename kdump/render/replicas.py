@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kdump.render.jsonl import _put_data
+from kdump.render.jsonl import put_data
 from kdump.replicas import REFERENCE, PartitionReplicas, Replica
 
 
@@ -26,7 +26,7 @@ def document(found, results: list[PartitionReplicas], errors: list[dict]) -> dic
 
 def _record(rec) -> dict:
     obj = {"offset": rec.offset, "timestamp": rec.timestamp}
-    _put_data(obj, rec.key, rec.value)
+    put_data(obj, rec.key, rec.value)
     return obj
 
 
