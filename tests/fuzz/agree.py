@@ -146,15 +146,20 @@ def judge(data: bytes, workdir: str) -> dict:
             classes = {}
     if len(set(classes.values())) > 1:
         raise Disagreement(f"outcome classes differ: {classes}")
+    offsets_agree(offsets, classes)
+    return {"class": _class_of_dump, "records": len(offsets["dump"])}
+
+
+def offsets_agree(offsets: dict[str, list[int]], classes: dict[str, str]) -> None:
+    """Every consumer's record offsets are dump's (:class:`Disagreement` otherwise), but salvage's, which may be a
+    part of them: salvage keeps what ``verify --deep`` accepts; dump shows every CRC-valid batch, as Kafka's tool
+    does, also one whose offsets go back (a v2 base offset and a magic 0/1 offset are outside the CRC)."""
     for name, got in offsets.items():
         if name == "salvage" and _subsequence(got, offsets["dump"]):
-            # salvage keeps what ``verify --deep`` accepts; dump shows every CRC-valid batch, as Kafka's tool does,
-            # also one whose offsets go back (a v2 base offset and a magic 0/1 offset are outside the CRC)
             continue
         if got != offsets["dump"]:
             raise Disagreement(f"record offsets differ: dump {_short(offsets['dump'])}, {name} {_short(got)} "
                                f"(classes {classes})")
-    return {"class": _class_of_dump, "records": len(offsets["dump"])}
 
 
 def _subsequence(part: list[int], whole: list[int]) -> bool:

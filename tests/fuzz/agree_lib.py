@@ -28,7 +28,7 @@ import os
 import tempfile
 from itertools import pairwise
 
-from tests.fuzz.agree import MAX_BATCH, SEGMENT, Disagreement, _log_offsets, _short, _subsequence
+from tests.fuzz.agree import MAX_BATCH, SEGMENT, Disagreement, _log_offsets, offsets_agree
 
 READERS = ("dump", "stats", "txn", "spark")
 
@@ -243,12 +243,7 @@ def _agree(classes: dict[str, str], offsets: dict[str, list[int]], intact_bytes_
             classes = {}
     if len(set(classes.values())) > 1:
         raise Disagreement(f"outcome classes differ: {classes}")
-    for name, got in offsets.items():
-        if name == "salvage" and _subsequence(got, offsets["dump"]):
-            continue  # salvage keeps what verify --deep accepts (tests/fuzz/agree.py says why)
-        if got != offsets["dump"]:
-            raise Disagreement(f"record offsets differ: dump {_short(offsets['dump'])}, {name} {_short(got)} "
-                               f"(classes {classes})")
+    offsets_agree(offsets, classes)
     return {"class": verdict, "records": len(offsets["dump"])}
 
 
