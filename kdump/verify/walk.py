@@ -39,7 +39,7 @@ from kdump.read.segment import (
     Stop,
     base_offset_from_name,
 )
-from kdump.report.findings import ERROR, MAX_PER_CODE, WARNING, FileReport, Findings
+from kdump.report.findings import ERROR, MAX_PER_CODE, FileReport, Findings
 from kdump.text.times import time_formatter
 from kdump.verify.codes import CODES
 
@@ -236,17 +236,16 @@ class SegmentVerifier:
         assert stop is not None  # a tail damage keeps its Stop
         pos, remaining = stop.position, stop.length
         # the read layer's one policy (Damage.fails), as every command: only Kafka's crash-cut tail ("Found N
-        # invalid bytes at the end", exit 0) is a warning
-        severity = ERROR if d.fails else WARNING
+        # invalid bytes at the end", exit 0) is a warning; a run of 18 or more zeros fails (zero-padding's severity)
         if stop.kind == F.ZEROS:  # 18 or more: fewer are Kafka's trailing bytes (SHORT)
             self._add("zero-padding", f"{remaining} zero bytes from byte {pos} to the end of the file "
                       "(a preallocated or zero-filled tail; Kafka's recovery truncates it)",
-                      position=pos, length=remaining, severity=severity)
-        elif stop.kind in (F.SHORT, F.TRUNCATED) and not stop.fatal:
+                      position=pos, length=remaining)
+        elif stop.kind in (F.SHORT, F.TRUNCATED) and not d.fails:  # Kafka's crash-cut tail (Damage.kafka_tail)
             self._add("truncated-tail", f"{d.describe()}; {self._recovery_cut(pos)}", position=pos,
-                      length=remaining, first_offset=d.lost_offsets().first, severity=severity)
+                      length=remaining, first_offset=d.lost_offsets().first)
         elif stop.kind == F.TRUNCATED:  # the file shrank while being read: what was read is not the file
-            self._add("truncated-tail", stop.message, severity=severity, position=pos)
+            self._add("truncated-tail", stop.message, severity=ERROR, position=pos)
 
     # --- good batches -----------------------------------------------------------------------------------
     def judge(self, batch) -> list:
