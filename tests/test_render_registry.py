@@ -13,7 +13,13 @@ import pytest
 
 from kdump.cli import COMMANDS, cli
 from kdump.report.findings import ERROR, FileReport, Findings
-from kdump.render import DOCUMENT_FORMATS, FINDINGS_FORMATS, FORMATS, PAGE_FORMATS, RENDERERS, formats_for
+from kdump.render import RENDERERS, formats_for
+
+# the --format choices of each kind of command, as the registry gives them
+FORMATS = formats_for("records")
+FINDINGS_FORMATS = formats_for("findings")
+DOCUMENT_FORMATS = formats_for("document")
+PAGE_FORMATS = formats_for("page")
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("batches", "findings", "document")

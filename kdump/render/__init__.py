@@ -193,13 +193,3 @@ def formats_for(kind: str) -> tuple[str, ...]:
     return tuple(name for name, f in RENDERERS.items()
                  if (kind == "records" or not f.per_record) and (kind == "findings" or not f.findings_only)
                  and (kind == "page" or not f.page))
-
-
-# the --format choices of a command that prints records (dump), text (the default) first
-FORMATS = formats_for("records")
-# the --format choices of a command whose output is findings (verify)
-FINDINGS_FORMATS = formats_for("findings")
-# the --format choices of every other command
-DOCUMENT_FORMATS = formats_for("document")
-# the --format choices of a command that explains bytes (explain): the document formats and the page
-PAGE_FORMATS = formats_for("page")
