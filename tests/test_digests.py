@@ -48,3 +48,20 @@ def test_file_digest_beside(tmp_path):
     assert file_sha256_beside(path).result() == hashlib.sha256(data).hexdigest()
     with pytest.raises(FileNotFoundError):
         file_sha256_beside(tmp_path / "missing").result()
+
+
+def test_a_small_file_is_hashed_without_a_thread(tmp_path, monkeypatch):
+    import threading
+
+    from kdump.write import digests
+    started = []
+    monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self.name))
+    small = tmp_path / "small"
+    small.write_bytes(b"x" * 4096)
+    future = file_sha256_beside(small)
+    assert future.done() and future.result() == hashlib.sha256(b"x" * 4096).hexdigest()
+    assert started == []
+    large = tmp_path / "large"
+    large.write_bytes(b"y" * (digests.INLINE_FILE_BYTES + 1))
+    file_sha256_beside(large)
+    assert started == ["kdump-file-sha256"]

@@ -8,6 +8,7 @@ before. The digests are the same values either way.
 from __future__ import annotations
 
 import hashlib
+import os
 import queue
 import threading
 import weakref
@@ -69,8 +70,14 @@ class BackgroundSha256:
         return self._caught_up().hexdigest()
 
 
+#: a file up to this size is hashed by the caller: starting and joining a thread costs more than hashing it
+#: (a 4 KiB segment's convert spent more in thread start-up and the wait than in all its hashing)
+INLINE_FILE_BYTES = 1 << 20
+
+
 def file_sha256_beside(path) -> Future:
-    """The sha256 (hex) of the file at ``path``, read and hashed by a worker thread: ``.result()`` waits."""
+    """The sha256 (hex) of the file at ``path``, read and hashed by a worker thread (a small file here, at
+    once): ``.result()`` waits."""
     future: Future = Future()
 
     def work() -> None:
@@ -83,5 +90,12 @@ def file_sha256_beside(path) -> Future:
         except BaseException as e:  # handed to whoever waits for the result
             future.set_exception(e)
 
-    threading.Thread(target=work, name="kdump-file-sha256", daemon=True).start()
+    try:
+        small = os.stat(path).st_size <= INLINE_FILE_BYTES
+    except OSError:
+        small = True  # (the error is the reader's to report, through the future)
+    if small:
+        work()
+    else:
+        threading.Thread(target=work, name="kdump-file-sha256", daemon=True).start()
     return future
