@@ -8,7 +8,6 @@ A run's expected time is its input's size over the speed of its kind of work (:d
 commands show one and when."""
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 
@@ -84,7 +83,9 @@ def expected_seconds(label: str, total: int) -> float:
 
 def bar_for(ui, total, label: str) -> Bar | None:
     """A bar for ``total`` bytes of work (a number, or a function counting them, called only when a bar could
-    be shown), or None where none is wanted. ``label``: what the bar says, one of :data:`SPEEDS`."""
+    be shown), or None where none is wanted. ``label``: what the bar says, one of :data:`SPEEDS`. The total is
+    the work's own (:class:`kdump.jobs.Work`'s ``total``: the sum of the sizes its ``--jobs`` map is given),
+    never counted again here."""
     if ui.quiet or not stderr_is_terminal():
         return None
     if callable(total):
@@ -102,20 +103,3 @@ def with_progress(ui, total, label: str, work: Callable):
         return work(None)
     with bar:
         return work(bar.advance)
-
-
-def file_sizes(paths) -> int:
-    """The bytes of the regular files ``paths`` (or a :class:`kdump.read.scan.Scan` of them) stand for, directories
-    expanded (:func:`kdump.read.scan.scan`)."""
-    from kdump.read.scan import as_scan
-    return as_scan(paths).total_bytes()
-
-
-def partition_log_sizes(paths) -> int:
-    """The bytes of the .log segments of the partitions ``paths`` stand for (a file: every segment of its
-    directory, as a deep check walks them all), each directory counted once."""
-    from kdump.read.logdir import FileKind
-    from kdump.read.scan import scan
-    places = list(dict.fromkeys(p if os.path.isdir(p) else (os.path.dirname(os.path.abspath(p)) or ".")
-                                for p in map(os.fspath, paths)))
-    return scan(places).total_bytes(FileKind.LOG)
