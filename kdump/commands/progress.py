@@ -9,10 +9,12 @@ commands show one and when."""
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 
 # A progress bar is worth its noise only when a run takes a while.
 SHOW_AFTER_SECONDS = 2.0
+REDRAW_SECONDS = 0.1  # at most this often (rich's own refresh rate)
 
 # Input bytes per second, by the bar's label (bench/RESULTS.md, compiled backend, the slower of the uncompressed and
 # the lz4 segment, rounded down: a run is rather shown a bar it did not need than left silent for long).
@@ -60,15 +62,23 @@ class Bar:
             TimeRemainingColumn,
             TransferSpeedColumn,
         )
+        # drawn as it advances, not by rich's refresh thread: a process with a second thread does not fork its
+        # --jobs workers (kdump.jobs.can_fork), whose progress then came only as each unit ended (a bar over a
+        # few large partitions stood at 0 for the whole run)
         self._bar = Progress(self.label, BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
                              console=Console(stderr=True, color_system="auto" if self.color else None),
-                             transient=True)
+                             transient=True, auto_refresh=False)
         self._bar.__enter__()
         self._task = self._bar.add_task(self.label, total=self.total)
+        self._drawn = 0.0
         return self
 
     def advance(self, n: int) -> None:
         self._bar.advance(self._task, n)
+        now = time.monotonic()
+        if now - self._drawn >= REDRAW_SECONDS:
+            self._drawn = now
+            self._bar.refresh()
 
     def __exit__(self, *exc):
         self._bar.__exit__(*exc)
