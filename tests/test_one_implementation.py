@@ -221,7 +221,7 @@ def _scheduler_imports(path: Path) -> list[str]:
 def test_every_jobs_command_schedules_its_units_in_the_library():
     """``--jobs`` is wired one way: the library function of each command (verify_paths, check_paths,
     rebuild_directories, stats_paths, transactions, dump_in_workers) hands its units and their sizes
-    (kdump.jobs.bytes_of, or read.scan.work_units' WorkUnit.size) to kdump.jobs' scheduler; the command line
+    (kdump.jobs.bytes_of, WorkUnit.size, a Work's sizes) to kdump.jobs' scheduler; the command line
     passes the number of jobs only. Behaviour: tests/test_jobs.py, tests/test_jobs_commands.py."""
     home = "kdump/jobs/__init__.py"
     in_commands = {name: found for name, path in SOURCES.items() if name.startswith("kdump/commands/")
@@ -299,3 +299,58 @@ def test_the_spark_writer_places_no_segment_without_its_indexes(tmp_path, monkey
     assert (first, last) == (0, 0)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["00000000000000000000.index", "00000000000000000000.log",
                                                           "00000000000000000000.timeindex"]
+
+
+# Ways of weighing work again beside kdump.jobs: file sizes summed, a scan's bytes, a glob of the logs.
+_RESIZING = ("getsize", "st_size", "bytes_of", "total_bytes", "glob")
+
+
+def _work_sizing(path: Path) -> list[str]:
+    """In ``path``: file sizes summed (``sum(...)`` or ``+=`` over ``getsize``/``st_size``/``bytes_of``), a
+    scan's ``total_bytes`` or a ``glob`` of files: a unit's weight or a bar's total counted apart from the
+    :class:`kdump.jobs.Work` the scheduler is given."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "sum":
+            text = ast.unparse(node)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
+            text = ast.unparse(node.value)
+        elif isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            text = name if name in ("total_bytes", "glob") else ""
+        else:
+            continue
+        if any(word in text for word in _RESIZING):
+            found.append(f"{node.lineno}: {text}")
+    return found
+
+
+def _sizes_work(name: str, path: Path) -> bool:
+    """A module that weighs work: a command (its progress bar's total) or one that calls the scheduler."""
+    return name.startswith("kdump/commands/") or bool(_scheduler_calls(path))
+
+
+def _scheduler_calls(path: Path) -> list[int]:
+    return [node.lineno for node in ast.walk(ast.parse(path.read_text(), str(path))) if isinstance(node, ast.Call)
+            and (node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", ""))
+            in ("ordered_map", "ordered_results")]
+
+
+def test_work_is_weighed_in_kdump_jobs_only():
+    """What a unit of work weighs, and so a progress bar's total, is counted once, in kdump.jobs (``bytes_of``,
+    ``work_units``, ``Work``): no command and no module handing units to the scheduler sums file sizes, a scan's
+    bytes or a glob of .log files itself (progress.py's file_sizes and partition_log_sizes, verify's
+    total_bytes and replicas' glob did). Behaviour: tests/test_parallel_progress.py (the bar's total is the
+    scheduler's sizes, its advance reaches it under -j 2), tests/test_jobs.py."""
+    found = {name: hits for name, path in SOURCES.items() if not name.startswith("kdump/jobs/")
+             and _sizes_work(name, path) for hits in [_work_sizing(path)] if hits}
+    assert found == {}
+
+
+def test_the_work_sizing_check_finds_what_it_looks_for(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text("total = sum(os.path.getsize(p) for p in ps)\nn = scan(ps).total_bytes()\n"
+                      "w = sum(bytes_of(glob.glob(d)) for d in ds)\nfor p in ps:\n    t += os.stat(p).st_size\n"
+                      "fine = sum(u.size for u in units)\nordered_map(f, c, 2, sizes=s)\n")
+    assert sorted(int(hit.split(":")[0]) for hit in _work_sizing(sample)) == [1, 2, 3, 3, 5]
+    assert _scheduler_calls(sample) == [7]

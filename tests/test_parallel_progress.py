@@ -171,3 +171,67 @@ def test_dump_progress_under_jobs(log_dir, monkeypatch):
         assert pooled.exit_code == alone.exit_code == 0 and pooled.stdout == alone.stdout
         assert sum(done) == sum(one) > 0 and len(done) == len(one) > 3  # per batch, not per partition
     in_a_forked_child(body)
+
+
+def _recording_console(real):
+    """rich's Console, except the bar's (on stderr), which writes to a string as to a terminal: the real bar is
+    drawn, where no terminal sees it."""
+    def make(*args, **kwargs):
+        if not kwargs.pop("stderr", False):
+            return real(*args, **kwargs)
+        import io
+        return real(*args, file=io.StringIO(), force_terminal=True, **kwargs)
+    return make
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers report through their pipes")
+@pytest.mark.parametrize("label, command", [
+    ("dumping", ("dump", "--deep-iteration", "-j", "2")),
+    ("rebuilding", ("index", "rebuild", "--force", "-j", "2")),
+])
+def test_the_bar_ends_where_the_work_does_under_jobs(log_dir, monkeypatch, label, command):
+    """Under -j 2 the bar's total is the sizes the --jobs map was given (the units' segments), and what the
+    workers report advances it there, as they go: a total counted apart (every file of the directories, the
+    indexes a dump passes over and a rebuild does not read among them) left the bar short of its end. The
+    real bar (kdump.commands.progress.Bar, rich's Progress) drawn to a recording console: it must not start a
+    refresh thread, with which the process no longer forks its workers (progress then came a unit at a time)."""
+    import rich.console
+
+    import kdump.commands.progress as progress
+    from support.cli import run_cli
+    monkeypatch.setattr(parallel, "_PROGRESS_BYTES", 1)
+    monkeypatch.setattr(progress, "stderr_is_terminal", lambda: True)
+    monkeypatch.setitem(progress.SPEEDS, label, 1)  # a bar for any size
+    monkeypatch.setattr(rich.console, "Console", _recording_console(rich.console.Console))
+    bars: list = []
+    advances: list[int] = []
+    forkable: list[bool] = []
+
+    class Recorded(progress.Bar):
+        def __enter__(self):
+            bars.append(self)
+            return super().__enter__()
+
+        def advance(self, n):
+            advances.append(n)
+            forkable.append(parallel.can_fork())  # the bar starts no thread that would keep the workers unforked
+            super().advance(n)
+    monkeypatch.setattr(progress, "Bar", Recorded)
+    partitions = [str(p) for p in sorted(log_dir.iterdir())]
+    assert run_cli("index", "rebuild", *partitions).exit_code == 0  # each partition has its indexes beside its log
+    logs = sum(os.path.getsize(p) for p in log_dir.rglob("*.log"))
+    assert sum(os.path.getsize(p) for p in log_dir.rglob("*") if p.is_file()) > logs
+
+    def body():
+        assert parallel.can_fork()
+        for seen in (bars, advances, forkable):
+            seen.clear()  # (the rebuild above drew a bar too)
+        result = run_cli(*command, *partitions)
+        assert result.exit_code == 0, result.output
+        (bar,) = bars
+        (task,) = bar._bar.tasks
+        assert task.total == logs
+        assert sum(advances) == task.completed == logs
+        assert len(advances) >= len(partitions)  # from the workers as they go, not one report at the end
+        assert forkable and all(forkable)
+    in_a_forked_child(body)

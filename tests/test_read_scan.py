@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from kdump.jobs import WorkUnit, largest_first, work_units
 from kdump.read.logdir import FileKind
-from kdump.jobs import largest_first
-from kdump.read.scan import Scan, WorkUnit, scan, work_units
+from kdump.read.scan import Scan, scan
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -52,7 +52,7 @@ def test_the_corpus_partitions_and_segments_as_an_independent_walk_finds_them():
     assert [p.directory for p in found.partitions] == list(expected)
     logs = [e for e in found.entries if e.kind is FileKind.LOG]
     assert sorted(e.path for e in logs) == sorted(os.path.join(d, s) for d, segs in expected.items() for s in segs)
-    assert found.total_bytes(FileKind.LOG) == sum(os.path.getsize(e.path) for e in logs)
+    assert [e.size for e in logs] == [os.path.getsize(e.path) for e in logs]
     assert found.refused == [] and found.named_files == []
 
 

@@ -136,8 +136,9 @@ def command(path, to_magic, output, compression, recompress, force, strict, skip
             ui.problem(result.output, result.indexes.note)
         report.result(result.to_dict(), result_lines(result, hinted))
 
-    from kdump.commands.progress import file_sizes, with_progress
+    from kdump.commands.progress import with_progress
     from kdump.errors import error_object
+    from kdump.jobs import path_work
     errors = []  # each error as an object in the document too (a format for programs)
     try:
         if os.path.isdir(path):
@@ -151,7 +152,7 @@ def command(path, to_magic, output, compression, recompress, force, strict, skip
             def convert_all(advance):
                 done = on_result if advance is None else (lambda r: (on_result(r), advance(r.stats.source_bytes)))
                 conv.convert_directory(path, output, options, overwrite=force, on_result=done)
-            with_progress(ui, lambda: file_sizes([path]), "converting", convert_all)
+            with_progress(ui, lambda: path_work([path]).total, "converting", convert_all)
         else:
             dest = conv.output_path_for(path, output)
             if dest != output:

@@ -243,15 +243,18 @@ def run_dump(ui: Ui, paths: list[str], opts, key_dec=None, value_dec=None, heade
         return Dumper(opts, renderer, on_error=on_error, on_unknown=on_unknown, on_io_error=on_io_error,
                       on_note=sink.note)
 
-    def dump(advance) -> Dumper:
+    def dump(advance, work=None) -> Dumper:
         dumper = dumper_to(ui.stdout, ui, advance)  # (with workers, each counts the batches it shows)
-        dump_in_workers(dumper, found, jobs, dumper_to, ui, progress=advance)
+        dump_in_workers(dumper, found, jobs, dumper_to, ui, progress=advance, work=work)
         return dumper
 
     from kdump.text.escape import is_terminal
     if not is_terminal(ui.stdout):  # a dump to a terminal shows its progress itself (a bar would cut into its lines)
-        from kdump.commands.progress import file_sizes, with_progress
-        dumper = with_progress(ui, lambda: file_sizes(found), "dumping", dump)
+        from kdump.commands.progress import with_progress
+        from kdump.dump import dump_work
+        # the partitions dumped and their bytes, once: the --jobs map's sizes and the bar's total
+        work = dump_work(entries_to_dump(found, companions=opts.companions))
+        dumper = with_progress(ui, work.total, "dumping", lambda advance: dump(advance, work))
     else:
         dumper = dump(None)
     renderer = dumper.renderer

@@ -132,13 +132,13 @@ def check_command(paths, deep, index_interval_bytes, ui: Ui, fail_on, jobs, time
     """
     from kdump.commands.findings import render_reports
     from kdump.commands.partition_paths import holds_one_of
-    from kdump.commands.progress import partition_log_sizes, with_progress
-    from kdump.index.check import check_paths
+    from kdump.commands.progress import with_progress
+    from kdump.index.check import check_paths, check_work
 
     if not paths:
         raise click.UsageError("no paths given: name segments, partition directories or log directories")
     # Only --deep walks the logs; their bytes are the work (in this process or the workers, as they go).
-    reports = with_progress(ui, (lambda: partition_log_sizes(paths)) if deep else 0, "checking",
+    reports = with_progress(ui, (lambda: check_work(paths).total) if deep else 0, "checking",
                             lambda advance: check_paths(paths, deep=deep, index_interval_bytes=index_interval_bytes,
                                                         jobs=jobs, progress=advance, time_format=time_format))
     checked = [os.path.abspath(r.path) for r in reports]
@@ -173,10 +173,11 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, fail_on,
       kdump index rebuild --force /var/lib/kafka/data/orders-0      (broker stopped!)
     """
     from kdump.commands.hints import force_hint
-    from kdump.commands.progress import file_sizes, with_progress
+    from kdump.commands.progress import with_progress
     from kdump.errors import KdumpError, WriteError
     from kdump.index.check import CompanionChecks
     from kdump.index.rebuild import RebuildError, rebuild_directory, rebuild_segment
+    from kdump.jobs import path_work
     from kdump.read.logdir import FileKind, named_kind
     from kdump.read.scan import scan
 
@@ -193,7 +194,9 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, fail_on,
     already: list[str] = []  # per path, how much was already indexed (text)
     # Partition directories written next to their segments are independent: rebuilt in worker processes (not
     # with -o, where two partitions' files of the same name meet in one directory, first come first written).
-    directories = [p for p in paths if os.path.isdir(p)] if output is None and jobs > 1 else []
+    # Each path and the bytes of the segments it names, once: the --jobs map's sizes and the bar's total.
+    work = path_work(paths)
+    directories = work.only(lambda p: output is None and jobs > 1 and os.path.isdir(p))
 
     def rebuild_all(advance):
         from kdump.index.rebuild_jobs import rebuild_directories
@@ -239,7 +242,7 @@ def rebuild_command(paths, index_interval_bytes, output, force, ui: Ui, fail_on,
                     advance(o.recovery.valid_bytes + o.recovery.truncated_bytes)
             already.extend(filter(None, [done_line(p, outcomes)]))
 
-    with_progress(ui, lambda: file_sizes(paths), "rebuilding", rebuild_all)
+    with_progress(ui, work.total, "rebuilding", rebuild_all)
     report.end(ui.error_fields(), already)
     ui.exit()
 

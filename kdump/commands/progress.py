@@ -8,12 +8,13 @@ A run's expected time is its input's size over the speed of its kind of work (:d
 commands show one and when."""
 from __future__ import annotations
 
-import os
 import sys
+import time
 from collections.abc import Callable
 
 # A progress bar is worth its noise only when a run takes a while.
 SHOW_AFTER_SECONDS = 2.0
+REDRAW_SECONDS = 0.1  # at most this often (rich's own refresh rate)
 
 # Input bytes per second, by the bar's label (bench/RESULTS.md, compiled backend, the slower of the uncompressed and
 # the lz4 segment, rounded down: a run is rather shown a bar it did not need than left silent for long).
@@ -61,15 +62,23 @@ class Bar:
             TimeRemainingColumn,
             TransferSpeedColumn,
         )
+        # drawn as it advances, not by rich's refresh thread: a process with a second thread does not fork its
+        # --jobs workers (kdump.jobs.can_fork), whose progress then came only as each unit ended (a bar over a
+        # few large partitions stood at 0 for the whole run)
         self._bar = Progress(self.label, BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
                              console=Console(stderr=True, color_system="auto" if self.color else None),
-                             transient=True)
+                             transient=True, auto_refresh=False)
         self._bar.__enter__()
         self._task = self._bar.add_task(self.label, total=self.total)
+        self._drawn = 0.0
         return self
 
     def advance(self, n: int) -> None:
         self._bar.advance(self._task, n)
+        now = time.monotonic()
+        if now - self._drawn >= REDRAW_SECONDS:
+            self._drawn = now
+            self._bar.refresh()
 
     def __exit__(self, *exc):
         self._bar.__exit__(*exc)
@@ -84,7 +93,9 @@ def expected_seconds(label: str, total: int) -> float:
 
 def bar_for(ui, total, label: str) -> Bar | None:
     """A bar for ``total`` bytes of work (a number, or a function counting them, called only when a bar could
-    be shown), or None where none is wanted. ``label``: what the bar says, one of :data:`SPEEDS`."""
+    be shown), or None where none is wanted. ``label``: what the bar says, one of :data:`SPEEDS`. The total is
+    the work's own (:class:`kdump.jobs.Work`'s ``total``: the sum of the sizes its ``--jobs`` map is given),
+    never counted again here."""
     if ui.quiet or not stderr_is_terminal():
         return None
     if callable(total):
@@ -102,20 +113,3 @@ def with_progress(ui, total, label: str, work: Callable):
         return work(None)
     with bar:
         return work(bar.advance)
-
-
-def file_sizes(paths) -> int:
-    """The bytes of the regular files ``paths`` (or a :class:`kdump.read.scan.Scan` of them) stand for, directories
-    expanded (:func:`kdump.read.scan.scan`)."""
-    from kdump.read.scan import as_scan
-    return as_scan(paths).total_bytes()
-
-
-def partition_log_sizes(paths) -> int:
-    """The bytes of the .log segments of the partitions ``paths`` stand for (a file: every segment of its
-    directory, as a deep check walks them all), each directory counted once."""
-    from kdump.read.logdir import FileKind
-    from kdump.read.scan import scan
-    places = list(dict.fromkeys(p if os.path.isdir(p) else (os.path.dirname(os.path.abspath(p)) or ".")
-                                for p in map(os.fspath, paths)))
-    return scan(places).total_bytes(FileKind.LOG)

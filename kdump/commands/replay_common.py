@@ -37,7 +37,8 @@ def replay_output_options(f):
 def run(replay, paths, ui, to_json, to_blocks, time_format: str | None = None) -> None:
     """Run ``replay(paths)``, print ``to_json(result)`` as JSON or ``to_blocks(json, form)`` as text (``form``
     prints times, :mod:`kdump.text.times`), and exit."""
-    from kdump.commands.progress import file_sizes, with_progress
+    from kdump.commands.progress import with_progress
+    from kdump.jobs import path_work
     from kdump.render import RENDERERS
     from kdump.render.replay import emit, skipped_lines
     from kdump.replay.source import ReplayInputError
@@ -45,7 +46,7 @@ def run(replay, paths, ui, to_json, to_blocks, time_format: str | None = None) -
     if not paths:
         raise click.UsageError("no paths given: name a partition directory, a log directory or segment files")
     try:
-        result = with_progress(ui, lambda: file_sizes(paths), "replaying", lambda advance: replay(paths, advance))
+        result = with_progress(ui, lambda: path_work(paths).total, "replaying", lambda advance: replay(paths, advance))
     except ReplayInputError as e:
         raise click.UsageError(str(e)) from None
     data = to_json(result)

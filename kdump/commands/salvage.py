@@ -42,20 +42,24 @@ def command(source, output, force, max_batch_bytes, ui, fail_on):
       kdump salvage --format json broken.log -o /tmp/rescued/ | jq '.files[].dropped'
     """
     from kdump.commands.hints import force_hint
-    from kdump.commands.progress import file_sizes, with_progress
+    from kdump.commands.progress import with_progress
     from kdump.convert.salvage import WriteVerificationError, salvage_directory, salvage_segment
+    from kdump.jobs import path_work
     from kdump.read.logdir import stat_or_refusal
     ui.fail_on = fail_on
     refused = stat_or_refusal(source)
     if not isinstance(refused, os.stat_result):  # missing, a symlink loop, a FIFO or device: never opened
         ui.cannot(source, refused.as_oserror())
         _stop(ui)
+
+    def total() -> int:  # (counted only when a bar could be shown)
+        return path_work([source]).total
     try:
         if os.path.isdir(source):
-            results = with_progress(ui, lambda: file_sizes([source]), "salvaging", lambda advance: salvage_directory(
+            results = with_progress(ui, total, "salvaging", lambda advance: salvage_directory(
                 source, output, max_batch_bytes=max_batch_bytes, progress=_by_position(advance)))
         else:
-            results = with_progress(ui, os.path.getsize(source), "salvaging", lambda advance: [salvage_segment(
+            results = with_progress(ui, total, "salvaging", lambda advance: [salvage_segment(
                 source, output, overwrite=force, max_batch_bytes=max_batch_bytes, progress=_by_position(advance))])
     except FileExistsError as e:  # --force replaces a segment's output (a partition goes into a new directory)
         hint = "" if os.path.isdir(source) else force_hint(e)

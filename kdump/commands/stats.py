@@ -76,7 +76,8 @@ def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui, j
       kdump stats --time-format iso /var/lib/kafka/data/orders-0
     """
     from kdump.commands.partition_paths import partition_groups, say_problems
-    from kdump.commands.progress import file_sizes, with_progress
+    from kdump.commands.progress import with_progress
+    from kdump.jobs import group_work
     from kdump.render import RENDERERS
     from kdump.render.stats import names, render_text
     from kdump.report.outcome import Outcome
@@ -88,9 +89,10 @@ def command(paths, memory, spill_dir, time_format, value_decoder, schemas, ui, j
     if spill_dir is not None:  # checked before reading: a spill fails only after --memory has filled
         _check_spill_dir(spill_dir, ui, outcome)
     groups, refused = partition_groups(paths, ui, outcome)
+    work = group_work(groups)  # each partition's segments and their bytes: the --jobs map's sizes, the bar's total
     try:
-        summary = with_progress(ui, lambda: file_sizes([log for g in groups for log in g.logs]), "counting",
-                                lambda advance: stats_paths(groups, memory_bytes=memory_bytes, spill_dir=spill_dir,
+        summary = with_progress(ui, work.total, "counting",
+                                lambda advance: stats_paths(work, memory_bytes=memory_bytes, spill_dir=spill_dir,
                                                             progress=advance, jobs=jobs))
     except WriteError as e:  # the spill files (a full disk...): the counts would be wrong, so there are none
         outcome.cannot_write()

@@ -54,7 +54,8 @@ def command(paths, timeout, open_only, time_format, ui, jobs):
       kdump txn --time-format local --open-only /var/lib/kafka/data/payments-0
     """
     from kdump.commands.partition_paths import partition_groups, say_problems
-    from kdump.commands.progress import file_sizes, with_progress
+    from kdump.commands.progress import with_progress
+    from kdump.jobs import group_work
     from kdump.render import RENDERERS
     from kdump.render.txn import partition_lines
     from kdump.render.words import count
@@ -65,8 +66,9 @@ def command(paths, timeout, open_only, time_format, ui, jobs):
     timeout_ms = _duration(timeout)
     outcome = Outcome()
     groups, refused = partition_groups(paths, ui, outcome)
-    found = with_progress(ui, lambda: file_sizes([log for g in groups for log in g.logs]), "reading transactions",
-                          lambda advance: transactions(groups, timeout_ms=timeout_ms, jobs=jobs, progress=advance))
+    work = group_work(groups)  # each partition's segments and their bytes: the --jobs map's sizes, the bar's total
+    found = with_progress(ui, work.total, "reading transactions",
+                          lambda advance: transactions(work, timeout_ms=timeout_ms, jobs=jobs, progress=advance))
     say_problems(ui, [e for r in found for e in r.errors])  # (notes are in the report)
     results = []
     for r in found:

@@ -56,7 +56,7 @@ def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs, time_format, va
     """
     from kdump.commands.findings import render_reports
     from kdump.commands.progress import with_progress
-    from kdump.verify import VerifyOptions, total_bytes, verify_paths
+    from kdump.verify import VerifyOptions, verify_paths, verify_work
 
     if not paths:
         raise click.UsageError("no paths given: name segment files, partition directories or log directories")
@@ -78,8 +78,9 @@ def command(paths, deep, max_batch_bytes, ui: Ui, fail_on, jobs, time_format, va
             raise click.BadParameter(hinted(e.code, str(e)), param_hint="--value-decoder") from None
     options = VerifyOptions(deep=deep, max_batch_bytes=max_batch_bytes, deep_filter=deep_filter,
                             time_format=time_format)
-    reports = with_progress(ui, lambda: total_bytes(paths), "verifying",
-                            lambda advance: verify_paths(paths, options, progress=advance, jobs=jobs))
+    work = verify_work(paths)  # the units verified, and their sizes: the bar's total
+    reports = with_progress(ui, work.total, "verifying",
+                            lambda advance: verify_paths(work, options, progress=advance, jobs=jobs))
     if decoder is not None:
         _check_values(reports, decoder)
     if deep:

@@ -44,6 +44,7 @@ from kdump.read.segment import (
 
 if TYPE_CHECKING:
     from kdump.decode.filters import RecordFilter
+    from kdump.jobs import Work
     from kdump.read.locate import Located
 
 
@@ -642,8 +643,23 @@ def non_consecutive_report(results, compat: str = "java") -> list[str]:
     return lines
 
 
+def dump_work(entries: list[Entry]) -> Work[list[Entry]]:
+    """The entries of a dump (:func:`entries_to_dump`, :meth:`Dumper.plan`) cut into its units of work, the
+    entries of each directory (a partition), each weighed by its files' bytes: what :func:`dump_in_workers`
+    balances and a progress bar's total."""
+    from kdump.jobs import weigh
+    units: list[list[Entry]] = []
+    for entry in entries:
+        if units and os.path.dirname(units[-1][-1].path) == os.path.dirname(entry.path):
+            units[-1].append(entry)
+        else:
+            units.append([entry])
+    return weigh(units, lambda unit: [e.path for e in unit])
+
+
 def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, ui, *,
-                    progress: Callable[[int], None] | None = None) -> list[FileResult]:
+                    progress: Callable[[int], None] | None = None,
+                    work: Work[list[Entry]] | None = None) -> list[FileResult]:
     """:meth:`Dumper.dump_paths`, the entries of each directory (a partition) in one of ``jobs`` forked workers
     (:func:`kdump.jobs.ordered_map`): each dumps them with ``worker_dumper(out, sink)`` (a Dumper like
     ``dumper`` writing to ``out``, a file of the worker's own, and calling ``sink`` where ``dumper`` calls ``ui``),
@@ -651,18 +667,16 @@ def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, u
     the same output and messages as one process (each stream; their interleaving is by partition). One process
     where a fork is not safe, or for a terminal (whose renderer differs from a file's). ``progress(bytes)``: the
     workers' batches as they show them (``worker_dumper(out, sink, progress)`` wraps its renderer in a
-    :class:`kdump.render.protocol.CountingRenderer`; in one process, ``dumper``'s own counts them)."""
-    from kdump.jobs import bytes_of, can_fork, ordered_results
+    :class:`kdump.render.protocol.CountingRenderer`; in one process, ``dumper``'s own counts them). ``work``: the
+    :func:`dump_work` of the same entries, when the caller made it once already (for its progress bar)."""
+    from kdump.jobs import can_fork, ordered_results
     out = dumper.renderer.out
     if jobs <= 1 or not can_fork() or out.isatty() or getattr(out, "buffer", None) is None:
         return dumper.dump_paths(paths)
     entries = dumper.plan(paths)
-    units: list[list[Entry]] = []
-    for entry in entries:
-        if units and os.path.dirname(units[-1][-1].path) == os.path.dirname(entry.path):
-            units[-1].append(entry)
-        else:
-            units.append([entry])
+    if work is None:
+        work = dump_work(entries)
+    units = work.units
     if len(units) <= 1:
         for entry in entries:
             dumper.dump_entry(entry)
@@ -681,10 +695,9 @@ def dump_in_workers(dumper: Dumper, paths, jobs: int, worker_dumper: Callable, u
         return (path, sink.calls, worker.results, worker.index_reports, worker.passed_over, worker.unreadable,
                 worker.outside_window)
 
-    sizes = [bytes_of(e.path for e in unit) for unit in units]
     # each partition written out as soon as it and those before it are done, while the workers dump the next
     # (not all at the end: that was serial time, and every partition's file on disk at once)
-    dumped = ordered_results(dump_unit, [(i,) for i in range(len(units))], jobs, sizes=sizes, progress=progress)
+    dumped = ordered_results(dump_unit, [(i,) for i in range(len(units))], jobs, sizes=work.sizes, progress=progress)
     try:
         for path, calls, results, index_reports, passed_over, unreadable, outside in dumped:
             try:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from kdump.errors import FormatError
 from kdump.format.index_layout import OFFSET_INDEX_ENTRY_SIZE as OFFSET_ENTRY
 from kdump.format.index_layout import TIME_INDEX_ENTRY_SIZE as TIME_ENTRY
-from kdump.jobs import bytes_of
+from kdump.jobs import Work, WorkUnit, bytes_of, unit_work, work_units
 from kdump.read import checkpoints as cps
 from kdump.read.damage import LogDamage, foreign_start
 from kdump.read.locate import SegmentLocator, segment_end_offset
@@ -45,7 +45,7 @@ from kdump.read.logdir import (
     set_aside_name,
     sibling,
 )
-from kdump.read.scan import scan, work_units
+from kdump.read.scan import scan
 from kdump.read.segment import (
     BatchHeader,
     SegmentReader,
@@ -1034,6 +1034,17 @@ def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: in
                                jobs, done=None if done is None else (lambda i: done(later[i].directory)),
                                sizes=[r.size for r in later], progress=progress))
     return [x for r in reports for x in (next(checked) if isinstance(r, _Later) else [r])]
+
+
+def check_work(paths) -> Work[WorkUnit]:
+    """The partitions whose logs a deep :func:`check_paths` of ``paths`` walks (a segment named: every segment
+    of its directory, as the check walks them all; a log directory: its partitions, the units its workers
+    take), each once, with their bytes: a progress bar's total."""
+    from kdump.write.leftovers import is_leftover_directory
+    places = list(dict.fromkeys(p if os.path.isdir(p) else (os.path.dirname(os.path.abspath(p)) or ".")
+                                for p in map(os.fspath, paths)))
+    found = scan(places, depth=1)  # (a log directory's partitions are its subdirectories, as the check reads it)
+    return unit_work(work_units([part for part in found.partitions if not is_leftover_directory(part.directory)]))
 
 
 class _Later:

@@ -9,23 +9,23 @@ from collections.abc import Callable, Sequence
 
 from kdump.index.check import CompanionChecks
 from kdump.index.rebuild import RebuildOutcome, rebuild_directory
-from kdump.jobs import ordered_map
-from kdump.read.scan import as_scan
+from kdump.jobs import Work, ordered_map, path_work
 
 
-def rebuild_directories(directories: Sequence[str], *, index_interval_bytes: int, force: bool, jobs: int,
-                        progress: Callable[[int], None] | None = None
+def rebuild_directories(directories: Sequence[str] | Work[str], *, index_interval_bytes: int, force: bool,
+                        jobs: int, progress: Callable[[int], None] | None = None
                         ) -> dict[str, list[RebuildOutcome] | Exception]:
     """Each partition directory of ``directories`` rebuilt next to its segments (:func:`rebuild_directory`,
     existing files checked as index check does), in up to ``jobs`` worker processes, the largest first: its
     outcomes, or the exception that stopped it (for the caller to handle as it would have been raised).
     ``progress(bytes)``: bytes of log recovered, from the workers as each segment is (a bar over a few large
-    partitions would otherwise stand still until the end). The largest first by their files' bytes, as
-    :meth:`kdump.read.scan.Scan.total_bytes` counts them."""
-    sizes = [as_scan([d]).total_bytes() for d in directories]
-    rebuilt = ordered_map(_rebuild_directory_or_error, [(d, index_interval_bytes, force) for d in directories], jobs,
-                          sizes=sizes, progress=progress)
-    return dict(zip(directories, rebuilt, strict=True))
+    partitions would otherwise stand still until the end). The largest first by their segments' bytes
+    (:func:`kdump.jobs.path_work`; ``directories`` may be that :class:`~kdump.jobs.Work` already, made once by
+    the command for its progress bar)."""
+    work = directories if isinstance(directories, Work) else path_work(directories)
+    rebuilt = ordered_map(_rebuild_directory_or_error, [(d, index_interval_bytes, force) for d in work.units], jobs,
+                          sizes=work.sizes, progress=progress)
+    return dict(zip(work.units, rebuilt, strict=True))
 
 
 def _rebuild_directory_or_error(directory: str, index_interval_bytes: int, force: bool, *,

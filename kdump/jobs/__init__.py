@@ -11,12 +11,25 @@ that take unit numbers from a pipe and send back each result pickled through a p
 (:func:`_forked_results`): they start with everything imported and every call's arguments already in memory, and
 the parent imports nothing for them (multiprocessing and concurrent.futures, with their threads, were a sixth of a
 small run: serial time that no second core takes over). Elsewhere a ``ProcessPoolExecutor`` does the same.
+
+What a unit weighs is counted here once (:func:`bytes_of`; :class:`WorkUnit` for partitions and segments,
+:class:`Work` for any other units a command cuts): the map starts the largest first by those sizes, and a
+command's progress bar takes its total from the same :class:`Work` it hands the map, so the bar's total and its
+advance (the bytes the work reads) are the scheduler's numbers.
 """
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from kdump.read.partition import PartitionLog
+    from kdump.read.scan import Scan, SegmentGroup
+
+U = TypeVar("U")
 
 # multiprocessing and concurrent.futures are imported where a pool is made: with one job (and for every
 # command that never makes one) their import would be most of kdump's start-up time; signal where it is used
@@ -76,9 +89,9 @@ def ordered_map(fn: Callable, calls: Sequence[tuple], jobs: int, *, done: Callab
     """``[fn(*args) for args in calls]``; with ``jobs`` > 1 (and more than one call) in up to ``jobs`` worker
     processes (``fn`` and its arguments must pickle). ``done(i)`` is called in this process as each result
     arrives, in order (for a progress bar). A worker's exception is raised here, as it would be without jobs.
-    ``sizes``: what each call weighs (its bytes, :class:`kdump.read.scan.WorkUnit`): the workers start the
-    largest first (:func:`largest_first`), so that none is left running alone at the end; the
-    results keep the order of ``calls``. ``progress(n)``: each call is made as ``fn(*args, progress=...)`` and
+    ``sizes``: what each call weighs (its bytes: :class:`Work`'s ``sizes``, a :class:`WorkUnit`'s ``size``):
+    the workers start the largest first (:func:`largest_first`), so that none is left running alone at the
+    end; the results keep the order of ``calls``. ``progress(n)``: each call is made as ``fn(*args, progress=...)`` and
     what it reports (n more bytes done) reaches ``progress`` here as the workers go, not when a unit ends (a bar
     over a few large partitions would otherwise stand still until the end)."""
     results = []
@@ -290,7 +303,9 @@ def _portable(e: BaseException, pickle) -> BaseException:
 
 
 def bytes_of(paths) -> int:
-    """What a unit of files weighs for :func:`largest_first`: their bytes (a file gone meanwhile weighs nothing)."""
+    """What a unit of files weighs: their bytes (a file gone meanwhile weighs nothing). The one sizing of work:
+    the scheduler's order (:func:`largest_first`) and a progress bar's total (:attr:`Work.total`) both come from
+    it, so a bar advanced by the bytes the work reads ends where the work does."""
     total = 0
     for path in paths:
         try:
@@ -298,6 +313,85 @@ def bytes_of(paths) -> int:
         except OSError:
             pass
     return total
+
+
+@dataclass(frozen=True)
+class Work(Generic[U]):
+    """The units of one run, in order, and what each weighs (:func:`bytes_of` of the files it reads): the
+    ``sizes=`` every ``--jobs`` map is given, and :attr:`total`, the progress bar's, from the same numbers."""
+
+    units: list[U]
+    sizes: list[int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.sizes)
+
+    def only(self, keep: Callable[[U], bool]) -> Work[U]:
+        """The units ``keep`` keeps, with their sizes as counted."""
+        kept = [i for i, u in enumerate(self.units) if keep(u)]
+        return Work([self.units[i] for i in kept], [self.sizes[i] for i in kept])
+
+
+def weigh(units: Iterable[U], files: Callable[[U], Iterable[str]]) -> Work[U]:
+    """``units`` with their sizes: the bytes of the files ``files(unit)`` names."""
+    listed = list(units)
+    return Work(listed, [bytes_of(files(u)) for u in listed])
+
+
+# --- work units -----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class WorkUnit:
+    """An independent piece of work: one partition (its segments in offset order) or one segment; ``size``: the
+    bytes of its segments, what balancing weighs."""
+
+    key: str
+    directory: str
+    segments: tuple[str, ...]
+    size: int
+
+
+def work_units(found: Scan | Sequence[PartitionLog], *, by: str = "partition") -> list[WorkUnit]:
+    """The partitions of a scan (or the given ones) as work units, in scan order: one per partition, or with
+    ``by="segment"`` one per segment (for work that needs no state carried from one segment to the next). A
+    segment gone since the listing (deleted by retention) weighs nothing: nothing to read."""
+    from kdump.read.scan import Scan
+    if by not in ("partition", "segment"):
+        raise ValueError(f"work units are partitions or segments, not {by!r}")
+    partitions = found.partitions if isinstance(found, Scan) else found
+    units = []
+    for part in partitions:
+        sizes = [(seg.log, bytes_of([seg.log])) for seg in part.segments]
+        if by == "partition":
+            units.append(WorkUnit(part.key, part.directory, tuple(p for p, _ in sizes), sum(n for _, n in sizes)))
+        else:
+            units.extend(WorkUnit(part.key, part.directory, (p,), n) for p, n in sizes)
+    return units
+
+
+def unit_work(units: Iterable[WorkUnit]) -> Work[WorkUnit]:
+    """Work units as a :class:`Work` (their sizes as they were counted)."""
+    listed = list(units)
+    return Work(listed, [u.size for u in listed])
+
+
+def group_work(groups: Iterable[SegmentGroup] | Work[SegmentGroup]) -> Work[SegmentGroup]:
+    """Segment groups (:meth:`kdump.read.scan.Scan.segment_groups`: a partition's segments a command was pointed
+    at) weighed by their segments; a :class:`Work` of them as it is (made once by the command for its bar)."""
+    return groups if isinstance(groups, Work) else weigh(groups, lambda g: g.logs)
+
+
+def path_work(paths) -> Work[str]:
+    """Each of ``paths`` with what reading it weighs: a file its bytes, a directory the segments of the
+    partitions in it and below it (:func:`work_units`: what a command walks there, not its indexes)."""
+    from kdump.read.scan import scan
+
+    def size(path: str) -> int:
+        if os.path.isdir(path):
+            return sum(u.size for u in work_units(scan([path])))
+        return bytes_of([path])
+    listed = [os.fspath(p) for p in paths]
+    return Work(listed, [size(p) for p in listed])
 
 
 def largest_first(sizes: Sequence[int]) -> list[int]:

@@ -67,17 +67,6 @@ class PartitionLog:
         """The directory holds a partition's files (segments, indexes, snapshots, a leader epoch checkpoint)."""
         return self.files.is_partition
 
-    def segment_bytes(self) -> list[tuple[str, int]]:
-        """(path, bytes) of each segment as it is now: what a unit of work on it weighs (0 for a segment gone since
-        the listing, deleted by retention: nothing to read)."""
-        sizes = []
-        for seg in self.segments:
-            try:
-                sizes.append((seg.log, os.path.getsize(seg.log)))
-            except OSError:
-                sizes.append((seg.log, 0))
-        return sizes
-
     # --- locate: kdump.read.locate ----------------------------------------------------------------------------
     def locate_offset(self, offset: int, *, use_index: bool = True) -> Located | None:
         """The batch holding ``offset`` or the first one after it (:func:`kdump.read.locate.locate_offset_in`):

@@ -20,15 +20,14 @@ listing (:func:`kdump.read.logdir.list_directory`) and gives a :class:`Scan`:
   kdump's staging or temporary directories is refused;
 * a file is visited once per directory that names it (a segment hard-linked into two partitions is in both).
 
-:func:`work_units` cuts a scan into independent units (partitions, or segments) with their sizes, and
-:func:`kdump.jobs.largest_first` orders any sized units so that a pool of workers ends together (the
-biggest start first).
+:func:`kdump.jobs.work_units` cuts a scan into independent units (partitions, or segments) with their sizes,
+the ones the ``--jobs`` map orders and a progress bar counts.
 """
 from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -71,10 +70,6 @@ class Scan:
     def named_files(self) -> list[Entry]:
         """The files the user named (not found by searching a directory) that can be read."""
         return [e for e in self.entries if not e.from_dir and e.refused is None]
-
-    def total_bytes(self, *kinds: FileKind) -> int:
-        """The bytes of the files visited (of ``kinds`` only, when given), as sized when the scan listed them."""
-        return sum(e.size for e in self.entries if e.refused is None and (not kinds or e.kind in kinds))
 
     def segment_groups(self) -> list[SegmentGroup]:
         """The ``.log`` segments visited, grouped by the directory holding them, in offset order (a segment named
@@ -223,31 +218,3 @@ class _Walk:
                 self.found.staging.append(item.path)
             else:
                 self.directory(item, level + 1)
-
-
-# --- work units -----------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class WorkUnit:
-    """An independent piece of work: one partition (its segments in offset order) or one segment; ``size``: the
-    bytes of its segments, what balancing weighs."""
-
-    key: str
-    directory: str
-    segments: tuple[str, ...]
-    size: int
-
-
-def work_units(found: Scan | Sequence[PartitionLog], *, by: str = "partition") -> list[WorkUnit]:
-    """The partitions of a scan (or the given ones) as work units, in scan order: one per partition, or with
-    ``by="segment"`` one per segment (for work that needs no state carried from one segment to the next)."""
-    if by not in ("partition", "segment"):
-        raise ValueError(f"work units are partitions or segments, not {by!r}")
-    partitions = found.partitions if isinstance(found, Scan) else found
-    units = []
-    for part in partitions:
-        sizes = part.segment_bytes()
-        if by == "partition":
-            units.append(WorkUnit(part.key, part.directory, tuple(p for p, _ in sizes), sum(n for _, n in sizes)))
-        else:
-            units.extend(WorkUnit(part.key, part.directory, (p,), n) for p, n in sizes)
-    return units

@@ -45,7 +45,6 @@ the worst of its followers'.
 """
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -629,17 +628,20 @@ def compare(paths: Sequence[str], *, reference: str | None = None, records: bool
     the comparisons, one per partition, each a call of ``mapper(fn, calls)`` (``[fn(*args) for args in calls]``
     somewhere: by default in ``jobs`` worker processes, :func:`kdump.jobs.ordered_map`; Spark's tasks for
     ``kdump spark replicas``)."""
+    found = find_partitions(paths)
+    calls = [(d, src) for members in found.groups.values() for d, src in members]
     if mapper is None:
-        from kdump.jobs import bytes_of, ordered_map
+        from kdump.jobs import ordered_map, path_work
+        # each replica's directory and its segments' bytes, counted once: a survey weighs its replica's, a
+        # comparison its replicas' together
+        weighed = path_work([d for d, _ in calls])
+        size_of = dict(zip(weighed.units, weighed.sizes, strict=True))
 
-        def weight(args: tuple) -> int:  # a survey's directory, or a comparison's replicas: their logs' bytes
-            directories = [args[0]] if isinstance(args[0], str) else [r.path for r in args[0]]
-            return sum(bytes_of(glob.glob(os.path.join(glob.escape(d), "*.log"))) for d in directories)
+        def weight(args: tuple) -> int:
+            return size_of[args[0]] if isinstance(args[0], str) else sum(size_of[r.path] for r in args[0])
 
         def mapper(fn, calls):
             return ordered_map(fn, calls, jobs, sizes=[weight(args) for args in calls])
-    found = find_partitions(paths)
-    calls = [(d, src) for members in found.groups.values() for d, src in members]
     surveyed = mapper(survey, calls)
     by_dir = dict(zip(calls, surveyed, strict=True))
     work = []

@@ -301,16 +301,19 @@ def partition_where(directory: str) -> tuple[str, str | None, int | None]:
 
 def stats_paths(groups, *, memory_bytes: int = DEFAULT_MEMORY, spill_dir: str | None = None, progress=None,
                 jobs: int = 1) -> Summary:
-    """:func:`merge_partitions` of :func:`partition_stats` over the :class:`kdump.read.scan.SegmentGroup` s. One
+    """:func:`merge_partitions` of :func:`partition_stats` over the :class:`kdump.read.scan.SegmentGroup` s (or
+    their :func:`kdump.jobs.group_work`, made once for a progress bar's total). One
     partition at a time: ``memory_bytes`` bounds each. ``jobs`` > 1: the partitions in that many worker processes
     (:func:`kdump.jobs.ordered_map`; ``progress`` advances as the workers report), the same summary."""
+    from kdump.jobs import group_work
+    work = group_work(groups)
+    groups = work.units
     if jobs <= 1 or len(groups) <= 1:
         return merge_partitions((partition_where(g.directory), *partition_stats(
             g.logs, memory_bytes=memory_bytes, spill_dir=spill_dir, progress=progress)) for g in groups)
-    from kdump.jobs import bytes_of, ordered_map
-    sizes = [bytes_of(g.logs) for g in groups]
-    counted = ordered_map(_partition_stats, [(g.logs, memory_bytes, spill_dir) for g in groups], jobs, sizes=sizes,
-                          progress=progress)
+    from kdump.jobs import ordered_map
+    counted = ordered_map(_partition_stats, [(g.logs, memory_bytes, spill_dir) for g in groups], jobs,
+                          sizes=work.sizes, progress=progress)
     return merge_partitions((partition_where(g.directory), *numbers)
                             for g, numbers in zip(groups, counted, strict=True))
 

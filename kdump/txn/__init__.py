@@ -314,12 +314,13 @@ def partition_transactions(group: SegmentGroup, *, timeout_ms: int = DEFAULT_TIM
 
 
 def transactions(groups, *, timeout_ms: int = DEFAULT_TIMEOUT_MS, jobs: int = 1, progress=None) -> list[PartitionTxns]:
-    """:func:`partition_transactions` of each :class:`~kdump.read.scan.SegmentGroup`, in order; ``jobs`` > 1: in that
+    """:func:`partition_transactions` of each :class:`~kdump.read.scan.SegmentGroup` (or of their
+    :func:`kdump.jobs.group_work`, made once for a progress bar's total), in order; ``jobs`` > 1: in that
     many worker processes (:func:`kdump.jobs.ordered_map`), the same results. ``progress(bytes)`` as the segments
     are read, in the workers too (they report as they go)."""
-    from kdump.jobs import bytes_of, ordered_map
-    sizes = [bytes_of(g.logs) for g in groups]
-    return ordered_map(_partition_transactions, [(g, timeout_ms) for g in groups], jobs, sizes=sizes,
+    from kdump.jobs import group_work, ordered_map
+    work = group_work(groups)
+    return ordered_map(_partition_transactions, [(g, timeout_ms) for g in work.units], jobs, sizes=work.sizes,
                        progress=progress)
 
 

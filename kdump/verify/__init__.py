@@ -19,15 +19,16 @@ Nothing here writes to the files it checks; every file is opened read-only.
 from __future__ import annotations
 
 import os
+from typing import Any
 
-from kdump.jobs import bytes_of
+from kdump.jobs import Work, weigh
 from kdump.report.findings import FileReport, exit_code
 from kdump.verify.codes import CODES
 from kdump.verify.partition import collect, verify_companion, verify_file, verify_partition
 from kdump.verify.walk import PartitionState, SegmentVerifier, VerifyOptions
 from kdump.write.leftovers import leftover_reports
 
-__all__ = ["VerifyOptions", "verify_paths", "verify_unit", "verify_one", "collect", "total_bytes", "exit_code", "CODES",
+__all__ = ["VerifyOptions", "verify_paths", "verify_unit", "verify_one", "collect", "verify_work", "exit_code", "CODES",
            "SegmentVerifier", "PartitionState"]
 
 
@@ -37,18 +38,20 @@ def verify_one(path, options: VerifyOptions | None = None) -> FileReport:
     return report
 
 
-def total_bytes(paths) -> int:
-    """The bytes :func:`verify_paths` will read (for a progress bar)."""
-    return sum(_unit_bytes(kind, item) for kind, item in collect(paths))
+def verify_work(paths) -> Work[tuple[str, Any]]:
+    """The units :func:`verify_paths` verifies (:func:`~kdump.verify.partition.collect`), each with the bytes it
+    reads: what ``--jobs`` balances and a progress bar's total."""
+    return weigh(collect(paths), _unit_files)
 
 
-def _unit_bytes(kind: str, item) -> int:
-    """What a unit of :func:`~kdump.verify.partition.collect` weighs: the bytes of the files it reads."""
-    return bytes_of([item] if kind == "file" else (item[1] + item[2] if kind == "partition" else []))
+def _unit_files(unit: tuple[str, Any]) -> list[str]:
+    kind, item = unit
+    return [item] if kind == "file" else (item[1] + item[2] if kind == "partition" else [])
 
 
 def verify_paths(paths, options: VerifyOptions | None = None, *, progress=None, jobs: int = 1) -> list[FileReport]:
-    """Verify files and directories (partition and log directories, recursively), in the order given.
+    """Verify files and directories (partition and log directories, recursively), in the order given; or the
+    units of :func:`verify_work` (made once: the command's progress bar takes its total from them).
 
     ``progress``, if given, is called with the number of bytes advanced, every 16 MiB or so (with ``jobs``
     > 1: as the workers report it, a few MiB at a time). ``jobs`` > 1 verifies the units (files, partitions) in
@@ -56,16 +59,15 @@ def verify_paths(paths, options: VerifyOptions | None = None, *, progress=None, 
     or cannot be read gets a report with ``io_error`` set (``refused`` too when it was never opened: exit code 2).
     """
     options = options or VerifyOptions()
-    units = list(collect(paths))
+    work = paths if isinstance(paths, Work) else verify_work(paths)
     reports: list[FileReport] = []
     if jobs <= 1:
-        for kind, item in units:
+        for kind, item in work.units:
             reports.extend(verify_unit(kind, item, options, progress=progress))
         return reports
     from kdump.jobs import ordered_map
-    sizes = [_unit_bytes(kind, item) for kind, item in units]
-    for unit_reports in ordered_map(verify_unit, [(kind, item, options) for kind, item in units], jobs, sizes=sizes,
-                                    progress=progress):
+    for unit_reports in ordered_map(verify_unit, [(kind, item, options) for kind, item in work.units], jobs,
+                                    sizes=work.sizes, progress=progress):
         reports.extend(unit_reports)
     return reports
 
