@@ -54,8 +54,9 @@ def test_regular_expression_record_type_16():
 
 
 def test_streams_group_metadata_type_17_last_assignment_configs_tagged():
-    """Kafka 4.3's StreamsGroupMetadataValue: ValidatedTopologyEpoch (tag 0) and LastAssignmentConfigs (tag 1, a
-    nullable array, null by default), both written only when not at their default."""
+    """Kafka 4.3's StreamsGroupMetadataValue (apache/kafka@36f17cfee558): ValidatedTopologyEpoch (tag 0) and
+    LastAssignmentConfigs (tag 1, a nullable array whose definition's default is a JSON null, which Kafka's
+    generator (FieldSpec) reads as no default: an empty list), both written only when not at their default."""
     key = struct.pack(">h", 17) + s16("app")
     config = cstr("num.standby.replicas") + cstr("0") + tags()
     value = struct.pack(">hiq", 0, 7, 0x0102030405060708) + tags((0, struct.pack(">i", 0)), (1, carray([config])))
@@ -63,11 +64,15 @@ def test_streams_group_metadata_type_17_last_assignment_configs_tagged():
     assert d.value == ('{"version":"0","data":{"epoch":7,"metadataHash":72623859790382856,"validatedTopologyEpoch":0,'
                        '"lastAssignmentConfigs":[{"key":"num.standby.replicas","value":"0"}]}}')
     assert d.leftover is None
-    d = offsets(key, struct.pack(">hiq", 0, 7, 1) + tags())  # both at their defaults (-1, null): not printed
+    d = offsets(key, struct.pack(">hiq", 0, 7, 1) + tags())  # both at their defaults (-1, empty): not printed
     assert d.value == '{"version":"0","data":{"epoch":7,"metadataHash":1}}' and d.leftover is None
-    d = offsets(key, struct.pack(">hiq", 0, 7, 1) + tags((1, carray([]))))  # an empty list is not null
-    assert json.loads(d.value)["data"] == {"epoch": 7, "metadataHash": 1, "lastAssignmentConfigs": []}
-    # KIP-1331 (trunk): the stored and failed topology description epochs, tags 2 and 3, -1 by default
+    # the converter's check for a nullable array with a non-null default is "null or not empty"
+    d = offsets(key, struct.pack(">hiq", 0, 7, 1) + tags((1, carray([]))))
+    assert d.value == '{"version":"0","data":{"epoch":7,"metadataHash":1}}' and d.leftover is None
+    d = offsets(key, struct.pack(">hiq", 0, 7, 1) + tags((1, uvarint(0))))  # a null array
+    assert json.loads(d.value)["data"] == {"epoch": 7, "metadataHash": 1, "lastAssignmentConfigs": None}
+    # KIP-1331 (Kafka 4.4, apache/kafka@5111ad253a7a): the stored and failed topology description epochs,
+    # tags 2 and 3, -1 by default
     d = offsets(key, struct.pack(">hiq", 0, 7, 1) + tags((0, struct.pack(">i", 4)), (2, struct.pack(">i", 4)),
                                                        (3, struct.pack(">i", 3))))
     assert d.value == ('{"version":"0","data":{"epoch":7,"metadataHash":1,"validatedTopologyEpoch":4,'
@@ -300,8 +305,7 @@ def test_assignment_epochs_of_kip_1251_types_8_and_22():
 
 def test_every_generated_definition_says_where_it_was_read_and_why_it_is_the_newest():
     """Each table gathered file by file names, per definition, the commit and path it was read at (SOURCES) and
-    how it was established as the newest found (PROVENANCE); a definition taken from outside apache/kafka says
-    which repository."""
+    how it was established as the newest found (PROVENANCE), naming the repository it was read in."""
     from kdump.decode.internal import tables
     for group in ("group_coordinator", "transaction_coordinator", "share_coordinator", "metadata"):
         table = tables.module(group)
@@ -309,5 +313,9 @@ def test_every_generated_definition_says_where_it_was_read_and_why_it_is_the_new
         assert all(len(commit) == 40 for commit, _ in table.SOURCES.values()), group
         assert all(note.strip() for note in table.PROVENANCE.values()), group
     metadata = tables.module("metadata")
-    assert metadata.SOURCES["RegisterBrokerRecord"][0].startswith("36bd7eb7")
-    assert metadata.PROVENANCE["RegisterBrokerRecord"].startswith("mimaison/kafka@36bd7eb7")
+    for name in ("RegisterBrokerRecord", "BrokerRegistrationChangeRecord"):  # KAFKA-20441, not the KIP author's fork
+        assert metadata.SOURCES[name][0].startswith("6be48c6e54f2")
+        assert metadata.PROVENANCE[name].startswith("apache/kafka@6be48c6e54f2")
+    streams = tables.module("group_coordinator")
+    assert streams.SOURCES["StreamsGroupMetadataValue"][0].startswith("f8c9566af1af")
+    assert streams.PROVENANCE["StreamsGroupMetadataValue"].startswith("apache/kafka@f8c9566af1af")

@@ -296,6 +296,51 @@ def test_register_broker_record_v4_and_registration_change_v3_cordoned_log_dirs(
     assert [f["code"] for f in found] == ["internal-record-partly-decoded"]
 
 
+def test_cordoned_log_dirs_nullable_and_replayed_as_kafka_image_does(tmp_path):
+    """apache/kafka@6be48c6e54f2 (KAFKA-20441, in 4.3.0): CordonedLogDirs is nullable with a null default in
+    RegisterBrokerRecord v4 (tag 1) and BrokerRegistrationChangeRecord v3 (tag 3), so an empty list is printed
+    and a null one is not; ClusterDelta/BrokerRegistration keep null as "not known yet", a change record without
+    the tag changes nothing, and any list, an empty one too, replaces the broker's."""
+    dirs = [uuid.UUID(int=8), uuid.UUID(int=9)]
+    body = (struct.pack(">i?", 1, False) + uuid.UUID(int=5).bytes + struct.pack(">q", 7) + carray([]) + carray([])
+            + b"\x00" + struct.pack(">??", True, False))
+    register = metadata_record(0, 4, body + tags((0, carray([d.bytes for d in dirs])), (1, uvarint(0))))
+
+    def change(*fields):
+        return metadata_record(17, 3, struct.pack(">iq", 1, 7) + tags(*fields))
+
+    cordon = change((3, carray([dirs[0].bytes])))
+    unfence = change((0, struct.pack(">b", -1)))  # no CordonedLogDirs: no change to them
+    uncordon = change((3, carray([])))
+    d = segment_dir(tmp_path, "__cluster_metadata-0", [register, cordon, unfence, uncordon])
+    res = run_cli("dump", "--decoder", "auto", "--format", "json", str(d))
+    values = [r["value"] for line in res.stdout.splitlines() if json.loads(line)["type"] == "batch"
+              for r in json.loads(line)["records"]]
+    assert "cordonedLogDirs" not in values[0]["data"] and "unknownTaggedFields" not in values[0]
+    assert values[3] == {"type": "BROKER_REGISTRATION_CHANGE_RECORD", "version": 3,
+                         "data": {"brokerId": 1, "brokerEpoch": 7, "cordonedLogDirs": []}}
+    found = json.loads(run_cli("verify", "--deep", "--format", "json", str(d)).stdout)["files"][0]["findings"]
+    assert "internal-record-partly-decoded" not in [f["code"] for f in found]
+
+    def broker_after(records):
+        sub = tmp_path / f"n{len(records)}"
+        sub.mkdir()
+        [broker] = replay_metadata([segment_dir(sub, "__cluster_metadata-0", records)]).image.to_json()["brokers"]
+        return broker
+
+    assert broker_after([register])["cordonedLogDirs"] is None
+    assert broker_after([register, cordon])["cordonedLogDirs"] == [_uuid_text(dirs[0])]
+    after = broker_after([register, cordon, unfence])
+    assert after["cordonedLogDirs"] == [_uuid_text(dirs[0])] and after["fenced"] is False
+    assert broker_after([register, cordon, unfence, uncordon])["cordonedLogDirs"] == []
+    image = json.loads(run_cli("metadata", "--format", "json", str(d)).stdout)
+    docs = [json.loads(p.read_text()) for p in sorted(SCHEMAS.glob("*.schema.json"))]
+    registry = Registry().with_resources((doc["$id"], Resource.from_contents(doc)) for doc in docs)
+    schema = json.loads((SCHEMAS / "metadata.schema.json").read_text())
+    Draft202012Validator(schema, registry=registry).validate(image)
+    assert image["brokers"][0]["cordonedLogDirs"] == []
+
+
 def test_consumer_member_assignment_epochs_kept_by_the_replay(tmp_path):
     """KIP-1251's AssignmentEpochs of a consumer member's partitions stay beside the named partitions."""
     epochs = tags((0, carray([struct.pack(">i", 3), struct.pack(">i", 4)])))

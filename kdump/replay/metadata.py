@@ -13,6 +13,9 @@ Kafka's rules kept here, record by record:
   Unfence and BrokerRegistrationChange need the broker registered with the record's epoch (else Kafka's
   ``IllegalStateException``: the record is skipped); BrokerRegistrationChange ``fenced`` is 1 fence, 0 no
   change, -1 unfence, ``inControlledShutdown`` 1 yes, 0 no change; non-empty ``logDirs`` replace the broker's.
+  ``cordonedLogDirs`` (KIP-1066, Kafka 4.3+; ``BrokerRegistration``/``ClusterDelta`` since KAFKA-20441):
+  null (absent) in a RegisterBrokerRecord means not yet known (the broker has not sent it); in a
+  BrokerRegistrationChange null (absent) changes nothing and any list, an empty one too, replaces it.
 * TopicRecord adds a topic; PartitionRecord sets a partition of a known topic; PartitionChangeRecord merges
   into one (``PartitionRegistration.merge``): null lists and leader -2 / recovery state -1 mean "no change",
   leader -1 means no leader, and a leader change bumps the leader epoch; every change bumps the partition
@@ -171,7 +174,7 @@ class _Replayer:
             "isMigratingZkBroker": r.get("isMigratingZkBroker", False),
             "supportedFeatures": {f["name"]: [f["minSupportedVersion"], f["maxSupportedVersion"]]
                                   for f in r["features"]},
-            "logDirs": _uuids(r.get("logDirs", []))}
+            "logDirs": _uuids(r.get("logDirs", [])), "cordonedLogDirs": _uuids(r.get("cordonedLogDirs"))}
 
     def _UnregisterBrokerRecord(self, r, _):
         self.image.brokers.pop(r["brokerId"], None)
@@ -206,6 +209,8 @@ class _Replayer:
             broker["inControlledShutdown"] = True
         if r.get("logDirs"):
             broker["logDirs"] = _uuids(r["logDirs"])
+        if r.get("cordonedLogDirs") is not None:  # an empty list uncordons every directory
+            broker["cordonedLogDirs"] = _uuids(r["cordonedLogDirs"])
 
     def _UnregisterControllerRecord(self, r, _):
         self.image.controllers.pop(r["controllerId"], None)

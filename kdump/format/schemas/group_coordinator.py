@@ -19,7 +19,10 @@ HOW = ("Gathered file by file from a search index of apache/kafka's history (no 
  'way. Third pass (kafka4): commits of stored versions were gathered from other files (a read without a commit names '
  'one) and tried for each Streams definition; PROVENANCE says, per definition, where it was read and why it is taken '
  'as the newest found. RegisterBrokerRecord v4 and BrokerRegistrationChangeRecord v3 (CordonedLogDirs, KIP-1066) were '
- "found in the KIP author's fork.")
+ "found in the KIP author's fork (the fourth pass replaced them with apache/kafka's). Fourth pass (kafka44): "
+ 'RegisterBrokerRecord, BrokerRegistrationChangeRecord and StreamsGroupMetadataValue re-read from apache/kafka commits '
+ "(6be48c6e54f2, f8c9566af1af) found in the confluentinc/kafka snapshot of 2026-08-22, which holds apache/kafka's "
+ 'trunk and 4.3/4.4 branches commit for commit; PROVENANCE names each commit and the releases that carry it.')
 
 SOURCES: dict[str, tuple[str, str]] = {'ConsumerGroupCurrentMemberAssignmentKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                                              'group-coordinator/src/main/resources/common/message/ConsumerGroupCurrentMemberAssignmentKey.json'),
@@ -99,7 +102,7 @@ SOURCES: dict[str, tuple[str, str]] = {'ConsumerGroupCurrentMemberAssignmentKey'
                                      'group-coordinator/src/main/resources/common/message/StreamsGroupMemberMetadataValue.json'),
  'StreamsGroupMetadataKey': ('292aff5e7fccf15ac0b111363ca19906f5a619c0',
                              'group-coordinator/src/main/resources/common/message/StreamsGroupMetadataKey.json'),
- 'StreamsGroupMetadataValue': ('1291a9305c6cbb5e25c0349eea3aa2cfbde1c5fe',
+ 'StreamsGroupMetadataValue': ('f8c9566af1af00f00253a70021fe909164e5a031',
                                'group-coordinator/src/main/resources/common/message/StreamsGroupMetadataValue.json'),
  'StreamsGroupMetadataValue (superseded)': ('1291a9305c6cbb5e25c0349eea3aa2cfbde1c5fe',
                                             'superseded/group-coordinator/src/main/resources/common/message/StreamsGroupMetadataValue.json'),
@@ -249,20 +252,18 @@ PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchan
                             "reimplementation's list of Kafka 4.3.1's streams key versions (17 metadata, 19 member "
                             'metadata, 20 target assignment metadata, 21 target assignment member, 22 current '
                             'assignment, 23 topology; 18, partition metadata, no longer defined at 4.3.1)',
- 'StreamsGroupMetadataValue': "NOT read from apache/kafka: the newest stored apache/kafka version found (1291a930, 'in "
-                              "development', a plain AssignmentConfigs array) is kept as SUPERSEDED; this definition "
-                              '(tagged ValidatedTopologyEpoch tag 0 and LastAssignmentConfigs tag 1, a nullable '
-                              '[]LastAssignmentConfig{Key,Value}, default null) follows a third-party '
-                              "reimplementation's notes and byte tests stating Kafka tag 4.3.1, and Kafka's own newer "
-                              'test code (a patch against apache/kafka trunk calling '
-                              'StreamsGroupMetadataValue.setLastAssignmentConfigs); versions tried: 6ded67e8 (first, '
-                              'one field), 2be4c8f5 (Epoch, MetadataHash), 1291a930, and 20 other commits (not '
-                              "stored); the commit given is the superseded form's; KIP-1331's tagged "
-                              'StoredDescriptionTopologyEpoch (tag 2) and FailedDescriptionTopologyEpoch (tag 3), '
-                              'int32, default -1, added for Kafka trunk toward 4.4: their names and default as '
-                              "apache/kafka's GroupCoordinatorService/StreamsGroup code uses them, their tags as the "
-                              'third-party notes give them (written only when a topology description plugin is '
-                              'configured)',
+ 'StreamsGroupMetadataValue': 'apache/kafka@f8c9566af1af (KAFKA-20748, PR #22777, 2026-07-14): the same file at the '
+                              '4.4 branch (449e528b60d1) and trunk (bb565033c2ee). LastAssignmentConfigs (tag 1, '
+                              'nullable) came with apache/kafka@36f17cfee558 (KAFKA-19765, PR #20702, 2025-10-17) and '
+                              'is in 4.2 and 4.3 (497072a5644d, KAFKA-19869, marks the records stable); its definition '
+                              "gives no versions (Kafka takes taggedVersions) and a JSON null default, which Kafka's "
+                              'generator reads as no default: an empty list, so an empty list is omitted and a null '
+                              'printed. StoredDescriptionTopologyEpoch (tag 2) and FailedDescriptionTopologyEpoch (tag '
+                              '3), int32, default -1, came with apache/kafka@5111ad253a7a (KAFKA-20621, KIP-1331, PR '
+                              "#22464, 2026-06-08): Kafka 4.4, not 4.3; read from apache/kafka's own commit history as "
+                              'held, commit for commit (same hashes), in the confluentinc/kafka snapshot of 2026-08-22 '
+                              '(it merges apache/kafka trunk and release branches; the stored apache/kafka snapshot is '
+                              'from 2024-10 and the search index holds no version with this change)',
  'StreamsGroupMetadataValue (superseded)': "apache/kafka@1291a930: the newest stored version found ('The streams "
                                            "rebalance protocol is in development'); records written with a plain "
                                            'AssignmentConfigs array decode with it',
@@ -898,11 +899,10 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                            'default': -1},
                                           {'name': 'LastAssignmentConfigs',
                                            'type': '[]LastAssignmentConfig',
-                                           'versions': '0+',
                                            'nullableVersions': '0+',
                                            'taggedVersions': '0+',
                                            'tag': 1,
-                                           'default': 'null'},
+                                           'default': None},
                                           {'name': 'StoredDescriptionTopologyEpoch',
                                            'type': 'int32',
                                            'versions': '0+',

@@ -19,7 +19,10 @@ HOW = ("Gathered file by file from a search index of apache/kafka's history (no 
  'way. Third pass (kafka4): commits of stored versions were gathered from other files (a read without a commit names '
  'one) and tried for each Streams definition; PROVENANCE says, per definition, where it was read and why it is taken '
  'as the newest found. RegisterBrokerRecord v4 and BrokerRegistrationChangeRecord v3 (CordonedLogDirs, KIP-1066) were '
- "found in the KIP author's fork.")
+ "found in the KIP author's fork (the fourth pass replaced them with apache/kafka's). Fourth pass (kafka44): "
+ 'RegisterBrokerRecord, BrokerRegistrationChangeRecord and StreamsGroupMetadataValue re-read from apache/kafka commits '
+ "(6be48c6e54f2, f8c9566af1af) found in the confluentinc/kafka snapshot of 2026-08-22, which holds apache/kafka's "
+ 'trunk and 4.3/4.4 branches commit for commit; PROVENANCE names each commit and the releases that carry it.')
 
 SOURCES: dict[str, tuple[str, str]] = {'AbortTransactionRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                             'metadata/src/main/resources/common/metadata/AbortTransactionRecord.json'),
@@ -27,7 +30,7 @@ SOURCES: dict[str, tuple[str, str]] = {'AbortTransactionRecord': ('1eb7644349cb0
                               'metadata/src/main/resources/common/metadata/AccessControlEntryRecord.json'),
  'BeginTransactionRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                             'metadata/src/main/resources/common/metadata/BeginTransactionRecord.json'),
- 'BrokerRegistrationChangeRecord': ('36bd7eb797ad65b6b98043223a9796df433c08d9',
+ 'BrokerRegistrationChangeRecord': ('6be48c6e54f2f2431b58fb4497d29abe07e150d2',
                                     'metadata/src/main/resources/common/metadata/BrokerRegistrationChangeRecord.json'),
  'ClearElrRecord': ('9e1f0bb07f5d0d8e81360d103868b0333f5c054e',
                     'metadata/src/main/resources/common/metadata/ClearElrRecord.json'),
@@ -51,7 +54,7 @@ SOURCES: dict[str, tuple[str, str]] = {'AbortTransactionRecord': ('1eb7644349cb0
                      'metadata/src/main/resources/common/metadata/PartitionRecord.json'),
  'ProducerIdsRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                        'metadata/src/main/resources/common/metadata/ProducerIdsRecord.json'),
- 'RegisterBrokerRecord': ('36bd7eb797ad65b6b98043223a9796df433c08d9',
+ 'RegisterBrokerRecord': ('6be48c6e54f2f2431b58fb4497d29abe07e150d2',
                           'metadata/src/main/resources/common/metadata/RegisterBrokerRecord.json'),
  'RegisterControllerRecord': ('2be4c8f5cc280732fa47e3e83259d85580fe11b6',
                               'metadata/src/main/resources/common/metadata/RegisterControllerRecord.json'),
@@ -86,15 +89,14 @@ PROVENANCE: dict[str, str] = {'AbortTransactionRecord': 'unchanged from the 4.0 
  'BeginTransactionRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists '
                            "predates the 4.0 snapshot (its commit is in the snapshot's history), so no newer "
                            'definition was found',
- 'BrokerRegistrationChangeRecord': "mimaison/kafka@36bd7eb7 (a fork by KIP-1066's author, holding 'Version 3 adds "
-                                   "CordonedLogDirs'): no apache/kafka version with it is stored (find_files lists 9 "
-                                   'versions; read without a commit and at the commits of BrokerRegistration.java, '
-                                   'BrokerRegistrationRequest.json, BrokerHeartbeatRequest.json, MetadataVersion.java, '
-                                   'ClusterControlManager.java, ClusterDelta.java and '
-                                   'CordonedLogDirsIntegrationTest.java: none at v4/v3); find_files of the path '
-                                   'without a repository lists the forks TaiJuWu, mimaison, muxun-research, satishd, '
-                                   'showuon, xli1996; CordonedLogDirs is non-nullable here, a merged version may '
-                                   'differ',
+ 'BrokerRegistrationChangeRecord': "apache/kafka@6be48c6e54f2 (KAFKA-20441, PR #22070): version 3's tagged "
+                                   "CordonedLogDirs (tag 3) nullable, default null ('null if no change'); added "
+                                   'non-nullable by apache/kafka@a45d36ca5d5b (KAFKA-19774, KIP-1066), never released '
+                                   'in that form: the same file at 4.3.0 (a9ce3221537b), the 4.4 branch (449e528b60d1) '
+                                   "and trunk (bb565033c2ee); read from apache/kafka's own commit history as held, "
+                                   'commit for commit (same hashes), in the confluentinc/kafka snapshot of 2026-08-22 '
+                                   '(it merges apache/kafka trunk and release branches; the stored apache/kafka '
+                                   'snapshot is from 2024-10 and the search index holds no version with this change)',
  'ClearElrRecord': 'read from the search index',
  'ClientQuotaRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates the '
                       "4.0 snapshot (its commit is in the snapshot's history), so no newer definition was found",
@@ -118,14 +120,16 @@ PROVENANCE: dict[str, str] = {'AbortTransactionRecord': 'unchanged from the 4.0 
                     "4.0 snapshot (its commit is in the snapshot's history), so no newer definition was found",
  'ProducerIdsRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates the '
                       "4.0 snapshot (its commit is in the snapshot's history), so no newer definition was found",
- 'RegisterBrokerRecord': "mimaison/kafka@36bd7eb7 (a fork by KIP-1066's author, holding 'Version 4 adds "
-                         "CordonedLogDirs'): no apache/kafka version with it is stored (find_files lists 19 versions; "
-                         'read without a commit and at the commits of BrokerRegistration.java, '
-                         'BrokerRegistrationRequest.json, BrokerHeartbeatRequest.json, MetadataVersion.java, '
-                         'ClusterControlManager.java, ClusterDelta.java and CordonedLogDirsIntegrationTest.java: none '
-                         'at v4/v3); find_files of the path without a repository lists the forks TaiJuWu, mimaison, '
-                         'muxun-research, satishd, showuon, xli1996; CordonedLogDirs is non-nullable here, a merged '
-                         'version may differ',
+ 'RegisterBrokerRecord': 'apache/kafka@6be48c6e54f2 (KAFKA-20441, PR #22070, 2026-05-04; its trunk commit mail on '
+                         "commits@kafka.apache.org names this hash): version 4's tagged CordonedLogDirs (tag 1) made "
+                         "nullable, default null ('initially null before the broker starts sending the value via its "
+                         "heartbeats'); first added non-nullable by apache/kafka@a45d36ca5d5b (KAFKA-19774, KIP-1066, "
+                         "PR #21273, 2026-02-19), a form no release carries: the same file at 4.3.0's version commit "
+                         'a9ce3221537b, at the 4.4 branch (449e528b60d1, 2026-08-10) and at trunk (bb565033c2ee, '
+                         "2026-08-17); read from apache/kafka's own commit history as held, commit for commit (same "
+                         'hashes), in the confluentinc/kafka snapshot of 2026-08-22 (it merges apache/kafka trunk and '
+                         'release branches; the stored apache/kafka snapshot is from 2024-10 and the search index '
+                         'holds no version with this change)',
  'RegisterControllerRecord': 're-read from the search index at this commit (not in the 2024-10 snapshot, so later than '
                              "4.0's): the same fields as 4.0's definition",
  'RemoveAccessControlEntryRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists '
@@ -214,12 +218,14 @@ MESSAGES: dict[str, dict] = {'AbortTransactionRecord': {'name': 'AbortTransactio
                                                 'type': '[]uuid',
                                                 'versions': '2+',
                                                 'taggedVersions': '2+',
-                                                'tag': '2'},
+                                                'tag': 2},
                                                {'name': 'CordonedLogDirs',
                                                 'type': '[]uuid',
                                                 'versions': '3+',
+                                                'nullableVersions': '3+',
                                                 'taggedVersions': '3+',
-                                                'tag': '3'}]},
+                                                'tag': 3,
+                                                'default': 'null'}]},
  'ClearElrRecord': {'name': 'ClearElrRecord',
                     'type': 'metadata',
                     'apiKey': 28,
@@ -435,12 +441,14 @@ MESSAGES: dict[str, dict] = {'AbortTransactionRecord': {'name': 'AbortTransactio
                                       'type': '[]uuid',
                                       'versions': '3+',
                                       'taggedVersions': '3+',
-                                      'tag': '0'},
+                                      'tag': 0},
                                      {'name': 'CordonedLogDirs',
                                       'type': '[]uuid',
                                       'versions': '4+',
+                                      'nullableVersions': '4+',
                                       'taggedVersions': '4+',
-                                      'tag': '1'}]},
+                                      'tag': 1,
+                                      'default': 'null'}]},
  'RegisterControllerRecord': {'name': 'RegisterControllerRecord',
                               'type': 'metadata',
                               'apiKey': 27,

@@ -19,7 +19,10 @@ HOW = ("Gathered file by file from a search index of apache/kafka's history (no 
  'way. Third pass (kafka4): commits of stored versions were gathered from other files (a read without a commit names '
  'one) and tried for each Streams definition; PROVENANCE says, per definition, where it was read and why it is taken '
  'as the newest found. RegisterBrokerRecord v4 and BrokerRegistrationChangeRecord v3 (CordonedLogDirs, KIP-1066) were '
- "found in the KIP author's fork.")
+ "found in the KIP author's fork (the fourth pass replaced them with apache/kafka's). Fourth pass (kafka44): "
+ 'RegisterBrokerRecord, BrokerRegistrationChangeRecord and StreamsGroupMetadataValue re-read from apache/kafka commits '
+ "(6be48c6e54f2, f8c9566af1af) found in the confluentinc/kafka snapshot of 2026-08-22, which holds apache/kafka's "
+ 'trunk and 4.3/4.4 branches commit for commit; PROVENANCE names each commit and the releases that carry it.')
 
 SOURCES: dict[str, tuple[str, str]] = {'ShareSnapshotKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
                       'share-coordinator/src/main/resources/common/message/ShareSnapshotKey.json'),
