@@ -46,7 +46,7 @@ def test_every_documented_code_is_registered():
 
 def _index_sources() -> str:
     """The companion-file readers (read layer) and index check."""
-    paths = sorted((ROOT / "kdump/index").glob("*.py")) + sorted((ROOT / "kdump/read").glob("*.py"))
+    paths = sorted((ROOT / "kdump/index").rglob("*.py")) + sorted((ROOT / "kdump/read").glob("*.py"))
     return "".join(p.read_text() for p in paths if p.name != "dump.py")
 
 

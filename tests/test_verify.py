@@ -193,7 +193,7 @@ def test_every_code_verify_emits_is_registered():
     emitted = set()
     for src in (ROOT / "kdump/verify").glob("*.py"):
         text = src.read_text()
-        emitted |= set(re.findall(r'_add\(\s*"([a-z0-9-]+)"', text))
+        emitted |= set(re.findall(r'\b(?:self|v)\.add\(\s*"([a-z0-9-]+)"', text))
         emitted |= set(re.findall(r'report\.add\(\s*"([a-z0-9-]+)"', text))
         emitted |= set(re.findall(r'_bad_entry\([^,]+,[^,]+,\s*"([a-z0-9-]+)"', text))
         emitted |= set(re.findall(r'_damaged\([^,]+,[^,]+,\s*"([a-z0-9-]+)"', text))

@@ -24,6 +24,9 @@ The rules, with where they come from:
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Protocol
+
 from kdump import codec as _codec
 from kdump.decode.control import InvalidControl, TxnMarker, UnknownControl, decode_control
 from kdump.errors import FormatError
@@ -33,7 +36,33 @@ from kdump.format import legacy as _legacy
 from kdump.report.findings import ERROR, finding_code
 
 
-def check_v2(v, batch) -> int:
+class BatchLimit(Protocol):
+    @property
+    def max_batch_bytes(self) -> int:
+        """The most bytes a batch's records may decompress to (--max-batch-bytes)."""
+
+
+class RecordChecks(Protocol):
+    """What the record checks use of the verifier walking the segment (:class:`kdump.verify.walk.SegmentVerifier`
+    is one): these four members, nothing private of it."""
+
+    @property
+    def options(self) -> BatchLimit:
+        """The verify options (:class:`kdump.verify.walk.VerifyOptions`): the decompression limit."""
+
+    @property
+    def when(self) -> Callable[[int], str]:
+        """How a finding quotes a time (:mod:`kdump.text.times`)."""
+
+    def add(self, code: str, message: str, **where) -> None:
+        """A finding about the batch (``where``: its position, offsets, and ``severity`` where the situation decides
+        it)."""
+
+    def gap(self, pos: int, after: int, missing: int) -> None:
+        """``missing`` offsets absent after offset ``after`` in the batch at byte ``pos`` (compaction)."""
+
+
+def check_v2(v: RecordChecks, batch) -> int:
     """Deep checks of one CRC-valid magic 2 batch; ``v`` is the SegmentVerifier (findings, gap counts).
     Returns the number of records decoded."""
     count = batch.records_count
@@ -46,8 +75,8 @@ def check_v2(v, batch) -> int:
         # so bytes after it would go unread, whatever they hold.
         extra = len(batch.body) - L.V2_BODY_HEAD_SIZE
         if count == 0 and extra > 0:
-            v._add("records-remaining", f"the batch declares 0 records, yet {extra} bytes follow its header",
-                   **where)
+            v.add("records-remaining", f"the batch declares 0 records, yet {extra} bytes follow its header",
+                  **where)
         return 0
     limit = v.options.max_batch_bytes
     # summaries of bounded chunks: memory bounded whatever the count declared, no object per record
@@ -56,13 +85,13 @@ def check_v2(v, batch) -> int:
         part = next(chunks)
     except FormatError as e:
         code = finding_code(e.code)
-        v._add(code, e.message, severity=_decoded_severity(code), **where)
+        v.add(code, e.message, severity=_decoded_severity(code), **where)
         return 0
     offsets = _OffsetCheck(base)
     if base + lod > L.INT64_MAX:
         # Kafka's reader wraps the last offset (and the records past 2^63-1) to negative offsets, as kdump shows them
-        v._add("record-offset-invalid", f"baseOffset {base} + lastOffsetDelta {lod} is past 2^63-1: in Kafka's "
-               f"long arithmetic the last offset wraps to {batch.last_offset}", **where)
+        v.add("record-offset-invalid", f"baseOffset {base} + lastOffsetDelta {lod} is past 2^63-1: in Kafka's "
+              f"long arithmetic the last offset wraps to {batch.last_offset}", **where)
         offsets.bad = True  # the record offsets wrap with it: one finding says why
     append_time = bool(batch.attributes & L.V2_TIMESTAMP_TYPE_MASK)
     top = low = low_at = None
@@ -74,7 +103,7 @@ def check_v2(v, batch) -> int:
         if part.error is not None:
             error = part.error
             code = finding_code(error.code)
-            v._add(code, f"record {n + k} of {count}: {error.message}", severity=_decoded_severity(code), **where)
+            v.add(code, f"record {n + k} of {count}: {error.message}", severity=_decoded_severity(code), **where)
         if k:
             offsets.feed(v, part, n, where)
             if not append_time:
@@ -90,13 +119,13 @@ def check_v2(v, batch) -> int:
     offsets.finish(v, base + lod, where)
     if error is None and top is not None:
         if top != batch.max_timestamp:
-            v._add("max-timestamp-mismatch", f"max timestamp {v.when(batch.max_timestamp)} but the largest record "
-                   f"timestamp is {v.when(top)}", **where)
+            v.add("max-timestamp-mismatch", f"max timestamp {v.when(batch.max_timestamp)} but the largest record "
+                  f"timestamp is {v.when(top)}", **where)
         if low is not None and low < -1:  # (set with top)
-            v._add("timestamp-invalid", f"record timestamp {low} is below -1 (record {low_at})", **where)
+            v.add("timestamp-invalid", f"record timestamp {low} is below -1 (record {low_at})", **where)
     if nonzero_attributes is not None:
         i, a = nonzero_attributes
-        v._add("record-attributes-nonzero", f"record {i} has attributes {a} (Kafka writes 0)", **where)
+        v.add("record-attributes-nonzero", f"record {i} has attributes {a} (Kafka writes 0)", **where)
     if batch.is_control:  # a handful of records: their keys and values are read
         _check_control(v, batch, next(batch.column_chunks(limit, _columns.RECORDS_PER_CHUNK)), where, n)
     return n
@@ -114,7 +143,7 @@ class _OffsetCheck:
         self.bad = False
         self.gap_after: int | None = None  # the offset before the first gap
 
-    def feed(self, v, part, first_index: int, where: dict) -> None:
+    def feed(self, v: RecordChecks, part, first_index: int, where: dict) -> None:
         if self.bad:
             return
         p = self.prev
@@ -129,25 +158,25 @@ class _OffsetCheck:
             self.gap_after = p if part.first_offset != p + 1 else part.gap_after
         self.prev, self.n = part.last_offset, self.n + part.count
 
-    def _not_increasing(self, v, j: int, off: int, prev: int, where: dict) -> None:
+    def _not_increasing(self, v: RecordChecks, j: int, off: int, prev: int, where: dict) -> None:
         base = self.base
         what = "is negative" if j == 0 else f"does not follow record {j - 1}'s delta {prev - base}"
-        v._add("record-offset-invalid", f"record {j}: offset delta {off - base} {what}", **where)
+        v.add("record-offset-invalid", f"record {j}: offset delta {off - base} {what}", **where)
         self.bad = True
 
-    def finish(self, v, last: int, where: dict) -> None:
+    def finish(self, v: RecordChecks, last: int, where: dict) -> None:
         if self.bad:
             return
         if self.prev > last:
-            v._add("record-offset-invalid", f"the last record's offset delta {self.prev - self.base} is above the "
-                   f"batch's lastOffsetDelta {last - self.base}", **where)
+            v.add("record-offset-invalid", f"the last record's offset delta {self.prev - self.base} is above the "
+                  f"batch's lastOffsetDelta {last - self.base}", **where)
             return
         missing = (last - self.base + 1) - self.n
         if missing:
-            v._gap(where["position"], self.prev if self.gap_after is None else self.gap_after, missing)
+            v.gap(where["position"], self.prev if self.gap_after is None else self.gap_after, missing)
 
 
-def _check_control(v, batch, cols, where: dict, n: int) -> None:
+def _check_control(v: RecordChecks, batch, cols, where: dict, n: int) -> None:
     """``cols``: the first chunk of the batch's records (a control batch holds a handful); ``n``: all of them."""
     markers = 0
     for i in range(cols.count):
@@ -155,26 +184,26 @@ def _check_control(v, batch, cols, where: dict, n: int) -> None:
         if isinstance(record, InvalidControl):
             e = record.error
             if record.type is None:
-                v._add("control-key-invalid", f"control record {i}: {e.message}", **where)
+                v.add("control-key-invalid", f"control record {i}: {e.message}", **where)
             else:
                 code = e.code if e.code == "end-txn-marker-invalid" else "control-value-invalid"
-                v._add(code, f"control record {i} ({record.type.name}): {e.message}", **where)
+                v.add(code, f"control record {i} ({record.type.name}): {e.message}", **where)
             return
         if isinstance(record, TxnMarker):
             markers += 1
         elif isinstance(record, UnknownControl):
-            v._add("control-type-unknown", f"control record {i} has type id {record.type_id}, unknown to this kdump",
-                   **where)
+            v.add("control-type-unknown", f"control record {i} has type id {record.type_id}, unknown to this kdump",
+                  **where)
     if markers and n != 1:
-        v._add("control-batch-invalid", f"a transaction marker batch holds exactly one record; this one holds {n}",
-               **where)
+        v.add("control-batch-invalid", f"a transaction marker batch holds exactly one record; this one holds {n}",
+              **where)
     elif markers and (not batch.is_transactional or batch.producer_id < 0):
-        v._add("control-batch-invalid", f"transaction marker batch is {'' if batch.is_transactional else 'not '}"
-               f"transactional with producer id {batch.producer_id} (markers belong to a producer's transaction)",
-               **where)
+        v.add("control-batch-invalid", f"transaction marker batch is {'' if batch.is_transactional else 'not '}"
+              f"transactional with producer id {batch.producer_id} (markers belong to a producer's transaction)",
+              **where)
 
 
-def check_legacy_wrapper(v, batch) -> tuple[int, int | None]:
+def check_legacy_wrapper(v: RecordChecks, batch) -> tuple[int, int | None]:
     """Deep checks of one CRC-valid compressed magic 0/1 wrapper. Returns (records, first offset or None).
 
     The inner message set is walked by the reader's own walk (``legacy.inner_columns``, compiled when
@@ -187,17 +216,17 @@ def check_legacy_wrapper(v, batch) -> tuple[int, int | None]:
     if not _codec.allowed_in(msg.codec_id, msg.magic):
         return 0, None  # codec-invalid, reported with the header
     if msg.value is None:
-        v._add("wrapper-invalid", f"compressed magic {msg.magic} wrapper has a null value (no inner messages)",
-               **where)
+        v.add("wrapper-invalid", f"compressed magic {msg.magic} wrapper has a null value (no inner messages)",
+              **where)
         return 0, None
     limit = v.options.max_batch_bytes
     try:
         data = _codec.decompress(msg.codec_id, msg.value, magic=msg.magic, limit=limit)
     except _codec.DecompressedTooLarge as e:
-        v._add("batch-too-large", str(e), severity=ERROR, **where)
+        v.add("batch-too-large", str(e), severity=ERROR, **where)
         return 0, None
     except _codec.CodecError as e:
-        v._add("decompress-failed", f"failed to decompress the wrapper's inner messages: {e}", **where)
+        v.add("decompress-failed", f"failed to decompress the wrapper's inner messages: {e}", **where)
         return 0, None
     # Chunk by chunk, keeping counts and the first of each problem (a wrapper may hold millions of
     # messages); the problems are reported in the order magic, CRC, offsets.
@@ -214,21 +243,21 @@ def check_legacy_wrapper(v, batch) -> tuple[int, int | None]:
             inner.feed(part)
             p = part.end
         if error is not None and error.code != "wrapper-empty":
-            v._add(*_inner_error(error, inner.n, data, p), **where)
+            v.add(*_inner_error(error, inner.n, data, p), **where)
             broken = True
             break
         if part is None or part.resume is None:
             break
     n = inner.n
     if not broken and p < len(data):
-        v._add("inner-trailing-bytes", f"{len(data) - p} bytes after the last whole inner message (decompressed "
-               f"byte {p}) are ignored by Kafka's reader", **where)
+        v.add("inner-trailing-bytes", f"{len(data) - p} bytes after the last whole inner message (decompressed "
+              f"byte {p}) are ignored by Kafka's reader", **where)
     if not n:
         if not broken:
-            v._add("wrapper-empty", "compressed wrapper holds no inner messages", **where)
+            v.add("wrapper-empty", "compressed wrapper holds no inner messages", **where)
         return 0, None
     for code, message in inner.first_problem.items():
-        v._add(code, message, **where)
+        v.add(code, message, **where)
     first_inner, last_inner = inner.first, inner.prev
     low, high = inner.low, inner.high
     # After a broken inner message the rest of the set is unknown: its last offset and largest timestamp
@@ -236,25 +265,25 @@ def check_legacy_wrapper(v, batch) -> tuple[int, int | None]:
     if msg.magic == 0:
         first = first_inner
         if msg.offset != last_inner and not broken:
-            v._add("wrapper-offset-invalid", f"wrapper offset {msg.offset} is not its last inner message's offset "
-                   f"{last_inner}", **where)
+            v.add("wrapper-offset-invalid", f"wrapper offset {msg.offset} is not its last inner message's offset "
+                  f"{last_inner}", **where)
     else:
         if msg.offset == 0 and last_inner != 0:
-            v._add("wrapper-offset-zero", f"wrapper offset 0 with inner relative offsets up to {last_inner}; Kafka "
-                   "reads them as absolute", **where)
+            v.add("wrapper-offset-zero", f"wrapper offset 0 with inner relative offsets up to {last_inner}; Kafka "
+                  "reads them as absolute", **where)
             first = first_inner
         elif msg.offset < last_inner:  # (the inner offsets that were read already say so)
-            v._add("wrapper-offset-invalid", f"wrapper offset {msg.offset} is less than the last inner message offset "
-                   f"{last_inner} and it is not zero", **where)
+            v.add("wrapper-offset-invalid", f"wrapper offset {msg.offset} is less than the last inner message offset "
+                  f"{last_inner} and it is not zero", **where)
             first = None
         else:
             first = msg.offset - last_inner + first_inner
         if low is not None and not broken:
             if low < -1:
-                v._add("timestamp-invalid", f"inner message timestamp {low} is below -1", **where)
+                v.add("timestamp-invalid", f"inner message timestamp {low} is below -1", **where)
             if not msg.attributes & L.LEGACY_TIMESTAMP_TYPE_MASK and high != msg.timestamp:
-                v._add("max-timestamp-mismatch", f"CreateTime wrapper timestamp {v.when(msg.timestamp)} but the "
-                       f"largest inner timestamp is {v.when(high)}", **where)
+                v.add("max-timestamp-mismatch", f"CreateTime wrapper timestamp {v.when(msg.timestamp)} but the "
+                      f"largest inner timestamp is {v.when(high)}", **where)
     return n, first
 
 

@@ -45,6 +45,7 @@ from kdump.verify.codes import CODES
 
 if TYPE_CHECKING:
     from kdump.decode.filters import RecordFilter
+    from kdump.verify.deep import RecordChecks
 
 INT32_MAX = L.INT32_MAX
 MAX_SEGMENT_BYTES = INT32_MAX  # Kafka refuses to load a larger segment (spec §3.9)
@@ -121,7 +122,8 @@ class SegmentVerifier:
         self._finish()
         return self.report
 
-    def _add(self, code: str, message: str, **where) -> None:
+    # --- what the record checks of kdump.verify.deep use (its RecordChecks): options, when, add, gap ---------------
+    def add(self, code: str, message: str, **where) -> None:
         """A finding; ``where`` may hold ``severity`` for the codes whose severity the situation decides."""
         self.findings.add(code, message, **where)
 
@@ -132,14 +134,14 @@ class SegmentVerifier:
         self.end = end
         foreign = foreign_start(reader)
         if foreign is not None:  # e.g. text renamed .log: said as such, not as a truncated tail
-            self._add(foreign.code, foreign.message, position=0, length=end)
+            self.add(foreign.code, foreign.message, position=0, length=end)
             return
         if self.kind == "log" and self.base_offset is None:
-            self._add("base-offset-unknown", "the file name is not <base offset>.log (20 digits), so offsets "
-                      "were not checked against the segment's base offset")
+            self.add("base-offset-unknown", "the file name is not <base offset>.log (20 digits), so offsets "
+                     "were not checked against the segment's base offset")
         if end > MAX_SEGMENT_BYTES:
-            self._add("segment-too-large", f"the file has {end} bytes; Kafka refuses segments above "
-                      f"{MAX_SEGMENT_BYTES} bytes", length=end)
+            self.add("segment-too-large", f"the file has {end} bytes; Kafka refuses segments above "
+                     f"{MAX_SEGMENT_BYTES} bytes", length=end)
         good = self._good
         for item in readable(reader, show_invalid=False):
             if isinstance(item, Damage):
@@ -175,10 +177,10 @@ class SegmentVerifier:
         batch = e.header
         wanted = self._deep_checks(batch) if batch is not None else self._deep_checks_magic(e.magic)
         if wanted:
-            self._add("batch-too-large", f"the entry has {e.size} bytes, above the limit of "
-                      f"{self.options.max_batch_bytes} bytes per batch: its CRC is valid but its records were not "
-                      "decoded",
-                      position=e.position, length=e.size)
+            self.add("batch-too-large", f"the entry has {e.size} bytes, above the limit of "
+                     f"{self.options.max_batch_bytes} bytes per batch: its CRC is valid but its records were not "
+                     "decoded",
+                     position=e.position, length=e.size)
         if batch is not None:
             self._header_v2(batch)
             self._offsets(batch, batch.base_offset, batch.last_offset)
@@ -204,7 +206,7 @@ class SegmentVerifier:
         batch = e.batch
         if batch is not None and batch.magic == 2:
             where.update(first_offset=batch.base_offset, last_offset=batch.last_offset)
-        self._add(code, message, **where)
+        self.add(code, message, **where)
         self._damage_at(e.position)
 
     def _damage_at(self, pos: int) -> None:
@@ -220,9 +222,9 @@ class SegmentVerifier:
         damaged = d.damaged if d.area_start is None else None
         code = damaged.code if damaged is not None else None
         if damaged is not None and code is not None:
-            self._add(code, damaged.cause, position=start)
-        self._add("damaged-range", d.describe(None if code is None else f"see {code}"), position=start,
-                  **d.covered())
+            self.add(code, damaged.cause, position=start)
+        self.add("damaged-range", d.describe(None if code is None else f"see {code}"), position=start,
+                 **d.covered())
 
     def _recovery_cut(self, pos: int) -> str:
         """Kafka's recovery keeps a log up to its first invalid entry (spec §5.6)."""
@@ -238,14 +240,14 @@ class SegmentVerifier:
         # the read layer's one policy (Damage.fails), as every command: only Kafka's crash-cut tail ("Found N
         # invalid bytes at the end", exit 0) is a warning; a run of 18 or more zeros fails (zero-padding's severity)
         if stop.kind == F.ZEROS:  # 18 or more: fewer are Kafka's trailing bytes (SHORT)
-            self._add("zero-padding", f"{remaining} zero bytes from byte {pos} to the end of the file "
-                      "(a preallocated or zero-filled tail; Kafka's recovery truncates it)",
-                      position=pos, length=remaining)
+            self.add("zero-padding", f"{remaining} zero bytes from byte {pos} to the end of the file "
+                     "(a preallocated or zero-filled tail; Kafka's recovery truncates it)",
+                     position=pos, length=remaining)
         elif stop.kind in (F.SHORT, F.TRUNCATED) and not d.fails:  # Kafka's crash-cut tail (Damage.kafka_tail)
-            self._add("truncated-tail", f"{d.describe()}; {self._recovery_cut(pos)}", position=pos,
-                      length=remaining, first_offset=d.lost_offsets().first)
+            self.add("truncated-tail", f"{d.describe()}; {self._recovery_cut(pos)}", position=pos,
+                     length=remaining, first_offset=d.lost_offsets().first)
         elif stop.kind == F.TRUNCATED:  # the file shrank while being read: what was read is not the file
-            self._add("truncated-tail", stop.message, severity=ERROR, position=pos)
+            self.add("truncated-tail", stop.message, severity=ERROR, position=pos)
 
     # --- good batches -----------------------------------------------------------------------------------
     def judge(self, batch) -> list:
@@ -279,16 +281,16 @@ class SegmentVerifier:
             self._offsets(batch, first, batch.last_offset)
             if batch.records_count == 0 and batch.last_offset_delta >= 0:
                 # an empty batch (compaction keeps its header for the producer state): its range is a gap
-                self._gap(batch.position, batch.base_offset - 1, batch.last_offset_delta + 1)
+                self.gap(batch.position, batch.base_offset - 1, batch.last_offset_delta + 1)
             if batch.producer_id >= 0:
                 self._producer(batch)
             ple = batch.partition_leader_epoch
             if ple >= 0:
                 state = self.state
                 if ple < state.leader_epoch:
-                    self._add("leader-epoch-decreasing", f"partition leader epoch {ple} is below {state.leader_epoch} "
-                              "of an earlier batch", position=batch.position, first_offset=batch.base_offset,
-                              last_offset=batch.last_offset)
+                    self.add("leader-epoch-decreasing", f"partition leader epoch {ple} is below {state.leader_epoch} "
+                             "of an earlier batch", position=batch.position, first_offset=batch.base_offset,
+                             last_offset=batch.last_offset)
                 else:
                     state.leader_epoch = ple
         else:
@@ -364,7 +366,7 @@ class SegmentVerifier:
         """One finding per rule of the header table (:data:`kdump.format.framing.V2_HEADER_RULES`) it breaks."""
         where = {"position": b.position, "first_offset": b.base_offset, "last_offset": b.last_offset}
         for code, message in F.v2_header_problems(b):
-            self._add(code, message, **where)
+            self.add(code, message, **where)
 
     def _header_legacy(self, b: LegacyBatch) -> None:
         msg = b.message
@@ -376,19 +378,19 @@ class SegmentVerifier:
             codec = _codec.CODECS[msg.codec_id] if _codec.known(msg.codec_id) else None
             what = "unknown codec" if codec is None else \
                 f"{codec.name} is only allowed in magic {codec.min_magic} batches"
-            self._add("codec-invalid", f"compression codec id {msg.codec_id} in a magic {msg.magic} message: {what}",
-                      **where)
+            self.add("codec-invalid", f"compression codec id {msg.codec_id} in a magic {msg.magic} message: {what}",
+                     **where)
         if attrs & 0xF0:
-            self._add("attributes-invalid", f"attributes {attrs:#04x} set bits 4-7, which Kafka never uses", **where)
+            self.add("attributes-invalid", f"attributes {attrs:#04x} set bits 4-7, which Kafka never uses", **where)
         if msg.magic == 0 and attrs & L.LEGACY_TIMESTAMP_TYPE_MASK:
-            self._add("timestamp-type-invalid", "magic 0 message with the timestamp type bit set (magic 0 has no "
-                      "timestamps)", **where)
+            self.add("timestamp-type-invalid", "magic 0 message with the timestamp type bit set (magic 0 has no "
+                     "timestamps)", **where)
         if msg.magic == 1:
             if msg.timestamp < -1:
-                self._add("timestamp-invalid", f"timestamp {msg.timestamp} is below -1", **where)
+                self.add("timestamp-invalid", f"timestamp {msg.timestamp} is below -1", **where)
             elif msg.timestamp < 0 and attrs & L.LEGACY_TIMESTAMP_TYPE_MASK:
-                self._add("timestamp-invalid", "LogAppendTime message without an append time (timestamp -1)",
-                          **where)
+                self.add("timestamp-invalid", "LogAppendTime message without an append time (timestamp -1)",
+                         **where)
 
     def _offsets(self, batch, first: int | None, last: int, *, anchor: int | None = None,
                  position: int | None = None) -> None:
@@ -404,23 +406,23 @@ class SegmentVerifier:
         prev = self.prev_last
         if prev is not None:
             if lo <= prev:
-                self._add("offset-not-increasing", f"offsets {lo}-{last} do not follow the previous batch's last "
-                          f"offset {prev} (batch at byte {self.prev_position})", position=pos,
-                          first_offset=lo, last_offset=last)
+                self.add("offset-not-increasing", f"offsets {lo}-{last} do not follow the previous batch's last "
+                         f"offset {prev} (batch at byte {self.prev_position})", position=pos,
+                         first_offset=lo, last_offset=last)
             elif first is not None and first > prev + 1 and not self.after_damage:
                 # (offsets lost in a damaged range or a bad batch are reported there, not as a gap)
-                self._gap(pos, prev, first - prev - 1)
+                self.gap(pos, prev, first - prev - 1)
         self.after_damage = False
         base = self.base_offset
         if base is not None:
             low = lo if anchor is None else anchor
             if low < base:
-                self._add("offset-below-segment-base", f"first offset {low} is below the segment's base offset "
-                          f"{base} (from its file name)", position=pos, first_offset=lo, last_offset=last)
+                self.add("offset-below-segment-base", f"first offset {low} is below the segment's base offset "
+                         f"{base} (from its file name)", position=pos, first_offset=lo, last_offset=last)
             if last - base > INT32_MAX:
-                self._add("offset-overflow", f"last offset {last} is {last - base} above the segment's base offset "
-                          f"{base}; at most {INT32_MAX} fits in Kafka's relative offsets", position=pos,
-                          first_offset=lo, last_offset=last)
+                self.add("offset-overflow", f"last offset {last} is {last - base} above the segment's base offset "
+                         f"{base}; at most {INT32_MAX} fits in Kafka's relative offsets", position=pos,
+                         first_offset=lo, last_offset=last)
         summary = self.summary
         if summary.first_offset is None:
             summary.first_offset = lo
@@ -429,7 +431,7 @@ class SegmentVerifier:
             summary.last_offset = last
         self.prev_position = pos
 
-    def _gap(self, pos: int, after: int, missing: int) -> None:
+    def gap(self, pos: int, after: int, missing: int) -> None:
         self.gap_offsets += missing
         self.gap_places += 1
         if self.first_gap is None:
@@ -444,8 +446,8 @@ class SegmentVerifier:
         because sequences wrap at 2^31 a jump back cannot be told from a long gap."""
         for event in self.state.producers.apply(b, self.options.max_batch_bytes):
             if getattr(event, "code", None) in _PRODUCER_FINDINGS:
-                self._add(event.code, event.message, position=event.position, first_offset=event.first_offset,
-                          last_offset=event.last_offset)
+                self.add(event.code, event.message, position=event.position, first_offset=event.first_offset,
+                         last_offset=event.last_offset)
 
     # --- the end -------------------------------------------------------------------------------------------
     def _tick(self, pos: int) -> None:
@@ -457,10 +459,15 @@ class SegmentVerifier:
         if self.progress is not None and self.report.bytes > self._reported:
             self.progress(self.report.bytes - self._reported)
             self._reported = self.report.bytes
-        if self.first_gap is not None:  # set by the first _gap
+        if self.first_gap is not None:  # set by the first gap
             pos, after = self.first_gap
-            self._add("offset-gap", f"{self.gap_offsets} offsets missing in {self.gap_places} places, the first "
-                      f"missing one is {after + 1} (batch at byte {pos}); normal in a compacted partition",
-                      position=pos, first_offset=after + 1)
+            self.add("offset-gap", f"{self.gap_offsets} offsets missing in {self.gap_places} places, the first "
+                     f"missing one is {after + 1} (batch at byte {pos}); normal in a compacted partition",
+                     position=pos, first_offset=after + 1)
         self.findings.finish()
 
+
+if TYPE_CHECKING:
+    def _record_checks(v: SegmentVerifier) -> RecordChecks:
+        """Never called: mypy checks that the verifier is what kdump.verify.deep's record checks take."""
+        return v
