@@ -34,7 +34,12 @@ from __future__ import annotations
 from kdump.index.check.checkpoints import check_text_checkpoint
 from kdump.index.check.entries import MAX_CHECK_ENTRIES
 from kdump.index.check.partition import CompanionChecks, PartitionChecker
-from kdump.index.check.paths import check_partition_companions, check_paths, check_segment_companions
+from kdump.index.check.paths import (
+    check_partition_companions,
+    check_paths,
+    check_segment_companions,
+    check_work,
+)
 
 __all__ = ["MAX_CHECK_ENTRIES", "CompanionChecks", "PartitionChecker", "check_partition_companions", "check_paths",
-           "check_segment_companions", "check_text_checkpoint"]
+           "check_segment_companions", "check_text_checkpoint", "check_work"]

@@ -7,6 +7,7 @@ import os
 
 from kdump.index.check.checkpoints import check_text_checkpoint
 from kdump.index.check.partition import PartitionChecker
+from kdump.jobs import Work, WorkUnit, unit_work, work_units
 from kdump.read import checkpoints as cps
 from kdump.read.locate import SegmentLocator
 from kdump.read.logdir import (
@@ -18,7 +19,7 @@ from kdump.read.logdir import (
     segment_base_offset,
     set_aside_name,
 )
-from kdump.read.scan import scan, work_units
+from kdump.read.scan import scan
 from kdump.read.segment import Stop, first_offset, walk_headers
 from kdump.report.findings import FileReport
 from kdump.report.outcome import REFUSAL_ERRNOS
@@ -107,6 +108,17 @@ def check_paths(paths, *, deep: bool, index_interval_bytes: int = 4096, jobs: in
                                jobs, done=None if done is None else (lambda i: done(later[i].directory)),
                                sizes=[r.size for r in later], progress=progress))
     return [x for r in reports for x in (next(checked) if isinstance(r, _Later) else [r])]
+
+def check_work(paths) -> Work[WorkUnit]:
+    """The partitions whose logs a deep :func:`check_paths` of ``paths`` walks (a segment named: every segment
+    of its directory, as the check walks them all; a log directory: its partitions, the units its workers
+    take), each once, with their bytes: a progress bar's total."""
+    from kdump.write.leftovers import is_leftover_directory
+    places = list(dict.fromkeys(p if os.path.isdir(p) else (os.path.dirname(os.path.abspath(p)) or ".")
+                                for p in map(os.fspath, paths)))
+    found = scan(places, depth=1)  # (a log directory's partitions are its subdirectories, as the check reads it)
+    return unit_work(work_units([part for part in found.partitions if not is_leftover_directory(part.directory)]))
+
 
 
 class _Later:
