@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from support.cli import run_cli
 
+from kdump.read.logdir import kdump_temporary
 from kdump.write.atomic import KILL_AT_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -617,16 +618,19 @@ def test_spark_writer_commit_that_fails_midway_moves_nothing(tmp_path, monkeypat
     writer = spark_writer(out, overwrite=overwrite, batchRecords="5")
     message = writer.write(iter([arrow_records()]))
     assert len(message.written[0].segments) > 1  # several segments: several moves
-    real_rename = os.rename
     calls = []
 
-    def failing_rename(src, dst, *args, **kwargs):
-        if str(dst).startswith(str(out)):
-            calls.append(dst)
-            if len(calls) == (1 if overwrite else 2):  # overwrite: DIR replaced in one rename
-                raise fault(errno.ENOSPC)
-        return real_rename(src, dst, *args, **kwargs)
-    monkeypatch.setattr(os, "rename", failing_rename)
+    def failing(real):
+        def move(src, dst, *args, **kwargs):
+            if str(dst).startswith(str(out)) and kdump_temporary(dst) is None:  # a file (or DIR) put in its place
+                calls.append(dst)
+                # overwrite: DIR replaced in one rename (and put back); append: the disk full from the second file on
+                if (len(calls) == 1) if overwrite else (len(calls) >= 2):
+                    raise fault(errno.ENOSPC)
+            return real(src, dst, *args, **kwargs)
+        return move
+    for name in ("rename", "replace", "link"):  # however a file is moved into place
+        monkeypatch.setattr(os, name, failing(getattr(os, name)))
     with pytest.raises(WriteError) as failed:
         writer.commit([message])
     monkeypatch.undo()
