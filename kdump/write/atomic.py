@@ -896,6 +896,8 @@ def _resolve(left: Leftover, directory: str, how: str) -> str:
             if kept is not None and os.path.lexists(kept):
                 if m["placed"] or not os.path.lexists(path):
                     os.replace(kept, path)
+                else:  # never replaced: the old file is still there
+                    _remove(kept)
             elif m["placed"]:
                 os.unlink(path)
     for m in members:
