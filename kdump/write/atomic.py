@@ -32,6 +32,14 @@ to Kafka as to kdump:
 
 So a new ``.index`` is never beside an old ``.timeindex``, and a new ``.log`` never beside old indexes.
 
+A group's members may lie in directories below its own (the journal, in the group's directory, names them by
+their path under it): the Spark writer commits the segments of many partitions, the log directory's checkpoints
+and a stream's batch record as one group. Such a group can be made all or nothing in-process (``undo=True``: the
+files a group replaces are kept under temporary names until it is placed, and a failure after a target was
+touched puts everything back) and can say, in its journal, what the next run does after a kill
+(``resolve="finish"``: place the rest from the temporaries; ``"undo"``: take it back), which
+:func:`resolve_interrupted` carries out; ``key`` holds the writer's own facts (a stream's batch id).
+
 **Leftovers.** The process writing a temporary, a journal or a temporary directory holds an exclusive ``flock``
 on it for as long as it exists (a kill releases it). A kdump temporary (:func:`kdump.read.logdir.kdump_temporary`)
 whose lock can be taken belongs to no living process: it is *stale*. Before a group is written, the stale
