@@ -751,6 +751,8 @@ def test_a_spark_append_killed_between_renames_is_taken_back_by_the_next(tmp_pat
     before = tree_hash(out)
     _killed_spark_commit(out, SECOND, point)
     assert tree_hash(out) != before and _interrupted(out)
+    verified = run_cli("verify", out)
+    assert verified.exit_code == 1 and "kdump-write-interrupted" in verified.output
     spark_commit(out, [b"c%d" % i for i in range(5)])
     assert _values(out / "t-0") == FIRST + [b"c%d" % i for i in range(5)]
     assert (out / "replication-offset-checkpoint").read_text() == "0\n1\nt 0 15\n"

@@ -642,7 +642,8 @@ def _place(root: str, moves: list[tuple[str, str]], checkpoints: list, *, resolv
     from kdump.write.atomic import AtomicGroup
     group = AtomicGroup(root, undo=True, resolve=resolve, key=key)
     try:
-        group.clean([dst for _, dst in moves])  # temporaries a killed commit left before its journal
+        # temporaries a commit killed before its journal left (this run's own are held, so not stale)
+        group.clean([dst for _, dst in moves] + [f.path for f in checkpoints] + ([record[0]] if record else []))
         for src, dst in moves:
             group.move_in(dst, src)
         for f in checkpoints:
