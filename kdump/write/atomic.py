@@ -522,7 +522,7 @@ class AtomicGroup:
     def adopt(self, f: AtomicFile, *, last: bool = False) -> AtomicFile:
         """A member made elsewhere (e.g. :class:`kdump.write.segment.SegmentWriter`'s file, or
         :meth:`AtomicFile.from_file`), in the group's directory or one below it."""
-        if not os.path.dirname(f.path).startswith(self.directory) or self._name(f.path).startswith(os.pardir):
+        if self._name(f.path).split(os.sep)[0] == os.pardir:
             f.abort()
             self.abort()
             raise ValueError(f"{f.path} is not in {self.directory}")
