@@ -354,3 +354,54 @@ def test_the_work_sizing_check_finds_what_it_looks_for(tmp_path):
                       "fine = sum(u.size for u in units)\nordered_map(f, c, 2, sizes=s)\n")
     assert sorted(int(hit.split(":")[0]) for hit in _work_sizing(sample)) == [1, 2, 3, 3, 5]
     assert _scheduler_calls(sample) == [7]
+
+
+# --- the files of a commit: the write layer's group -------------------------------------------------------------
+SEGMENT_WRITERS = ("kdump/convert/", "kdump/spark/write.py")
+MOVES = {"rename", "renames", "replace", "link", "move", "write_atomic", "place", "move_aside"}
+
+
+def _own_moves(path: Path) -> list[str]:
+    """Calls in ``path`` that put a file in its place themselves (``os.rename``/``replace``/``link``,
+    ``shutil.move``, ``write_atomic``, an AtomicFile's ``place``) instead of committing a group of the write layer,
+    which journals its renames and takes them back or finishes them."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in MOVES:
+                found.append(f"{node.lineno}: {ast.unparse(node.func)}(...)")
+    return found
+
+
+def _functions_calling(path: Path, callee: str) -> set[str]:
+    tree = ast.parse(path.read_text(), str(path))
+    return {f.name for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)
+            for n in ast.walk(f) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == callee}
+
+
+def test_the_spark_writer_commits_through_the_write_layers_group_only():
+    """The Spark writer's commits (a batch append, an overwrite's assembly, a stream's micro-batch with its
+    exactly-once record) move no file themselves and keep no journal or rollback of their own: each is one
+    ``AtomicGroup`` of kdump/write/atomic.py (``_place``), taken back on failure, resolved after a kill by the next
+    commit (``resolve_interrupted``); an overwrite's directory swap is the write layer's ``replace_directory``.
+    convert and salvage hold the same rule. Behaviour: tests/test_write_faults.py (the Spark commit killed and
+    failing between renames), tests/test_spark_write.py."""
+    spelled = {name: found for name, path in SOURCES.items() if name.startswith(SEGMENT_WRITERS)
+               for found in [_own_moves(path)] if found}
+    assert spelled == {}
+    write = SOURCES["kdump/spark/write.py"]
+    # a task's segment with its indexes (place_segment, as convert and salvage), a commit's files (_place)
+    assert _functions_calling(write, "AtomicGroup") == {"_roll", "_place"}
+    assert _functions_calling(write, "_place") == {"commit", "_append", "_commit"}
+    assert _functions_calling(write, "resolve_interrupted") == {"_append", "_commit"}
+    names = {n.id for n in ast.walk(ast.parse(write.read_text())) if isinstance(n, ast.Name)}
+    assert not names & {"_rename_all", "_finish", "_journals"}
+
+
+def test_the_own_moves_check_finds_what_it_looks_for(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text("import os\nos.rename(a, b)\nfor s, d in moves:\n    os.replace(d, s)\nf.place()\n"
+                      "write_atomic(p, data)\ngroup.commit()\n")
+    assert sorted(_own_moves(sample)) == ["2: os.rename(...)", "4: os.replace(...)", "5: f.place(...)",
+                                          "6: write_atomic(...)"]

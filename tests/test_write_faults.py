@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from support.cli import run_cli
 
+from kdump.read.logdir import kdump_temporary
 from kdump.write.atomic import KILL_AT_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -617,16 +618,19 @@ def test_spark_writer_commit_that_fails_midway_moves_nothing(tmp_path, monkeypat
     writer = spark_writer(out, overwrite=overwrite, batchRecords="5")
     message = writer.write(iter([arrow_records()]))
     assert len(message.written[0].segments) > 1  # several segments: several moves
-    real_rename = os.rename
     calls = []
 
-    def failing_rename(src, dst, *args, **kwargs):
-        if str(dst).startswith(str(out)):
-            calls.append(dst)
-            if len(calls) == (1 if overwrite else 2):  # overwrite: DIR replaced in one rename
-                raise fault(errno.ENOSPC)
-        return real_rename(src, dst, *args, **kwargs)
-    monkeypatch.setattr(os, "rename", failing_rename)
+    def failing(real):
+        def move(src, dst, *args, **kwargs):
+            if str(dst).startswith(str(out)) and kdump_temporary(dst) is None:  # a file (or DIR) put in its place
+                calls.append(dst)
+                # overwrite: DIR replaced in one rename (and put back); append: the disk full from the second file on
+                if (len(calls) == 1) if overwrite else (len(calls) >= 2):
+                    raise fault(errno.ENOSPC)
+            return real(src, dst, *args, **kwargs)
+        return move
+    for name in ("rename", "replace", "link"):  # however a file is moved into place
+        monkeypatch.setattr(os, name, failing(getattr(os, name)))
     with pytest.raises(WriteError) as failed:
         writer.commit([message])
     monkeypatch.undo()
@@ -669,6 +673,140 @@ def _hold_lock(directory, ready, release) -> None:
     with partition_lock(directory):
         ready.set()
         release.wait(30)
+
+
+# --- the Spark writer's commit: one group, resolved by the next commit ---------------------------------------------
+def spark_commit(out, values, checkpoint=None, batch_id=0, kill_at=None):
+    """One Spark write of ``values`` (topic t, one partition, several segments) into ``out``, driven without a
+    session: a batch append, or (``checkpoint``) micro-batch ``batch_id`` of a stream. ``kill_at``: the commit
+    (not the tasks, whose segments are groups too) is SIGKILLed at that point of the write layer."""
+    import pyarrow as pa
+    from pyspark.sql.types import BinaryType, StructField, StructType
+
+    from kdump.spark.write import KafkaLogStreamWriter, KafkaLogWriter
+    schema = StructType([StructField("key", BinaryType()), StructField("value", BinaryType())])
+    options = {"path": str(out), "topic": "t", "segmentBytes": "2048", "batchRecords": "5"}
+    rows = pa.RecordBatch.from_pydict({"key": [b"k"] * len(values), "value": [v * WIDTH for v in values]})
+    if checkpoint is None:
+        writer = KafkaLogWriter(options, schema, False)
+    else:
+        writer = KafkaLogStreamWriter({**options, "checkpointLocation": str(checkpoint)}, schema, False)
+    message = writer.write(iter([rows]))
+    if kill_at is not None:
+        os.environ[KILL_AT_ENV] = kill_at
+    try:
+        if checkpoint is None:
+            writer.commit([message])
+        else:
+            writer.commit([message], batch_id)
+    except BaseException:  # as Spark does when a commit fails
+        writer.abort([message]) if checkpoint is None else writer.abort([message], batch_id)
+        raise
+
+
+def _killed_spark_commit(out, values, point, **kwargs) -> None:
+    code = ("import sys; sys.path[:0] = [sys.argv[1]]; import test_write_faults as t; "
+            "t.spark_commit(sys.argv[2], [v.encode() for v in sys.argv[3].split()], **eval(sys.argv[4]))")
+    args = [sys.executable, "-c", code, str(ROOT / "tests"), str(out), " ".join(v.decode() for v in values),
+            repr({**{k: str(v) for k, v in kwargs.items() if k == "checkpoint"},
+                  **{k: v for k, v in kwargs.items() if k != "checkpoint"}, "kill_at": point})]
+    proc = subprocess.run(args, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, timeout=180)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+
+
+def _values(partition) -> list[bytes]:
+    """The values under ``partition``, read by kafka-python (an independent reader), offsets checked to go
+    0, 1, 2, ... with no gap and no repeat."""
+    from kafka.record import MemoryRecords
+    records = []
+    for log in sorted(partition.glob("*.log")):
+        batches = MemoryRecords(log.read_bytes())
+        while batches.has_next():
+            records.extend((r.offset, r.value) for r in batches.next_batch())
+    assert [o for o, _ in records] == list(range(len(records)))
+    return [v[:len(v) // WIDTH] for _, v in records]
+
+
+def _interrupted(out) -> list[str]:
+    """The journals of groups interrupted between renames under ``out``, as ``kdump verify`` finds them."""
+    from kdump.write.atomic import leftovers
+    return [left.path for d in (out, out / "t-0") for left in leftovers(d) if left.role == "journal"]
+
+
+WIDTH = 100  # each value repeated so: a batch of 5 rows is about half a 2048-byte segment, 30 rows are 3 segments
+FIRST = [b"a%d" % i for i in range(10)]
+SECOND = [b"b%d" % i for i in range(30)]
+
+
+@pytest.mark.parametrize("point", ["group-placed:3", "group-placed:8"])
+def test_a_spark_append_killed_between_renames_is_taken_back_by_the_next(tmp_path, point):
+    """A batch append (all or nothing) SIGKILLed while its commit moves files into DIR: DIR holds part of it and
+    the group's journal (kdump-write-interrupted); the next append takes the killed one back first (its files
+    removed, the checkpoint restored), then appends: the killed rows are not there, offsets go on from the first
+    append, nothing is left behind."""
+    pytest.importorskip("pyspark")
+    out = tmp_path / "out"
+    spark_commit(out, FIRST)
+    (out / "replication-offset-checkpoint").write_text("0\n1\nt 0 10\n")
+    before = tree_hash(out)
+    _killed_spark_commit(out, SECOND, point)
+    assert tree_hash(out) != before and _interrupted(out)
+    verified = run_cli("verify", out)
+    assert verified.exit_code == 1 and "kdump-write-interrupted" in verified.output
+    spark_commit(out, [b"c%d" % i for i in range(5)])
+    assert _values(out / "t-0") == FIRST + [b"c%d" % i for i in range(5)]
+    assert (out / "replication-offset-checkpoint").read_text() == "0\n1\nt 0 15\n"
+    assert run_cli("verify", "--deep", out).exit_code == 0
+    assert left_behind(out) == [] and left_behind(out / "t-0") == []
+
+
+@pytest.mark.parametrize("point", ["group-placed:3", "group-placed:8"])
+def test_a_stream_micro_batch_killed_between_renames_is_finished_on_restart(tmp_path, point):
+    """A stream's micro-batch SIGKILLed while its commit moves files into DIR (before its batch record is placed,
+    the group's last file): Spark runs the batch id again on restart with the same rows; the commit finishes the
+    killed one from its journal and drops the rows of the second run. Every row once, offsets without a gap,
+    nothing left behind but the sink's records."""
+    pytest.importorskip("pyspark")
+    out, checkpoint = tmp_path / "out", tmp_path / "cp"
+    spark_commit(out, FIRST, checkpoint, 0)
+    _killed_spark_commit(out, SECOND, point, checkpoint=checkpoint, batch_id=1)
+    assert _interrupted(out) and not (out / ".kdump-sink" / "batch-1.json").exists()
+    spark_commit(out, SECOND, checkpoint, 1)  # Spark's run of batch 1 again
+    assert _values(out / "t-0") == FIRST + SECOND
+    assert (out / ".kdump-sink" / "batch-1.json").exists()
+    spark_commit(out, [b"c0"], checkpoint, 2)
+    assert _values(out / "t-0") == FIRST + SECOND + [b"c0"]
+    assert run_cli("verify", "--deep", out).exit_code == 0
+    assert left_behind(out) == [".kdump-sink"] and left_behind(out / "t-0") == []
+
+
+def test_a_stream_micro_batch_whose_commit_fails_midway_writes_nothing_and_its_rerun_once(tmp_path, monkeypatch):
+    """A micro-batch's commit failing after its first file was placed (a full disk): the files placed are taken
+    back, no record of the batch id is left (nothing was written), and Spark's next run of the batch writes it
+    once."""
+    pytest.importorskip("pyspark")
+    from kdump.errors import WriteError
+    out, checkpoint = tmp_path / "out", tmp_path / "cp"
+    spark_commit(out, FIRST, checkpoint, 0)
+    before = tree_hash(out)
+    calls = []
+
+    def failing(real):
+        def move(src, dst, *args, **kwargs):
+            if str(dst).startswith(str(out / "t-0")) and kdump_temporary(dst) is None:  # a file put in its place
+                calls.append(dst)
+                if len(calls) >= 3:  # the disk full from the third file on
+                    raise fault(errno.ENOSPC)
+            return real(src, dst, *args, **kwargs)
+        return move
+    for name in ("rename", "replace", "link"):  # however a file is moved into place
+        monkeypatch.setattr(os, name, failing(getattr(os, name)))
+    with pytest.raises(WriteError, match="nothing was written"):
+        spark_commit(out, SECOND, checkpoint, 1)
+    monkeypatch.undo()
+    assert len(calls) >= 3 and tree_hash(out) == before  # no record of batch 1, no journal, no temporary
+    spark_commit(out, SECOND, checkpoint, 1)  # Spark's run of batch 1 again
+    assert _values(out / "t-0") == FIRST + SECOND
 
 
 # --- kills at every step ------------------------------------------------------------------------------------------

@@ -39,7 +39,6 @@ from kdump.read.logdir import (
     classify,
     directory_state,
     file_name,
-    segment_base_offset,
     sibling,
     temporary_affixes,
     topic_partition,
@@ -382,11 +381,12 @@ def _write_task(iterator, root: str, options: WriteOptions) -> TaskWritten:
     return TaskWritten(staging, written, spread)
 
 
-def renumber_segment(path: str, delta: int) -> str:
-    """Move the segment at ``path`` (and its indexes) ``delta`` offsets on: every batch's base offset is
-    rewritten in place and the files renamed for the new base offset. A v2 batch's CRC does not cover its
-    base offset, and the indexes hold offsets relative to the segment's base, so nothing else changes; the
-    headers are read back to check. Only for segments this writer staged (never a user's file)."""
+def renumber_segment(path: str, delta: int) -> None:
+    """Move the segment staged at ``path`` ``delta`` offsets on: every batch's base offset is rewritten in place.
+    A v2 batch's CRC does not cover its base offset, and the indexes hold offsets relative to the segment's base,
+    so nothing else changes; the headers are read back to check. The files keep their staged names: the commit
+    places them under the names of the new base offset (:func:`_moves`). Only for segments this writer staged
+    (never a user's file)."""
     from kdump.read.segment import SegmentReader
     with SegmentReader(path) as reader:
         headers = [(h.position, h.base_offset or 0) for h in reader.headers()]  # v2: always set
@@ -400,17 +400,6 @@ def renumber_segment(path: str, delta: int) -> str:
         moved = [h.base_offset for h in reader.headers()]
     if moved != [base + delta for _, base in headers]:
         raise WriteError(f"{path}: base offsets read back as {moved[:3]}... after renumbering")
-    old_base = segment_base_offset(path)
-    assert old_base is not None  # the writer names its segments <base offset>.log
-    new_path = path
-    for kind in (FileKind.INDEX, FileKind.TIMEINDEX, FileKind.TXNINDEX, FileKind.LOG):
-        src = sibling(path, kind)
-        dst = os.path.join(os.path.dirname(path), file_name(old_base + delta, kind))
-        if os.path.exists(src):
-            os.rename(src, dst)
-        if kind is FileKind.LOG:
-            new_path = dst
-    return new_path
 
 
 class KafkaLogWriter(DataSourceArrowWriter):
@@ -418,10 +407,12 @@ class KafkaLogWriter(DataSourceArrowWriter):
     for a Python data source (its own error says so). Tasks write into one staging directory beside ``DIR``
     (``.<name>.<random>.tmp``, a kdump temporary that ``kdump verify`` names if a killed run leaves it); the
     commit on the driver gives offsets to records that had none, per topic-partition in task order whatever the
-    DataFrame's partitioning (as Kafka would assign them on arrival), then moves the partitions into place:
-    append continues each partition after its log end offset (new segments beside the old ones), overwrite
-    replaces ``DIR`` whole (renamed aside, then removed). A failed write removes the staging directory, and
-    ``DIR`` when this write created it."""
+    DataFrame's partitioning (as Kafka would assign them on arrival), then moves the partitions into place as
+    one group of the write layer (:func:`_place`): append continues each partition after its log end offset (new
+    segments beside the old ones, the log directory's checkpoints rewritten in the same group; a kill between
+    renames is taken back by the next append), overwrite assembles the new ``DIR`` so and replaces it whole
+    (:func:`kdump.write.atomic.replace_directory`). A failed write removes the staging directory, and ``DIR``
+    when this write created it."""
 
     def __init__(self, options, schema, overwrite: bool):
         self.path, self.options = prepare(options, schema)
@@ -443,6 +434,7 @@ class KafkaLogWriter(DataSourceArrowWriter):
         return _write_task(iterator, self.staging_root, self.options)
 
     def commit(self, messages):
+        from kdump.write.atomic import replace_directory
         try:
             if not self.overwrite:
                 # appends read the log end offsets and move files into DIR: under DIR's lock, so that a second
@@ -455,55 +447,22 @@ class KafkaLogWriter(DataSourceArrowWriter):
             assembled = os.path.join(self.staging_root, "assembled")
             by_partition = _numbered(messages, {})
             os.makedirs(assembled)
-            _rename_all(_moves(by_partition, assembled))
+            _place(assembled, _moves(by_partition, assembled), [])
             _add_partitions(messages, assembled)
-            self._replace(assembled)
+            replace_directory(assembled, self.path)  # DIR is the old one until one rename makes it the new one
         finally:
             shutil.rmtree(self.staging_root, ignore_errors=True)
 
     def _append(self, messages) -> None:
+        from kdump.write.atomic import resolve_interrupted
+        resolve_interrupted(self.path)  # an append a kill cut short is taken back (a stream's batch finished)
         before = log_ends(self.path, {tp for m in messages if m for tp in ((w.topic, w.partition) for w in m.written)})
         by_partition = _numbered(messages, before)
         moves = _moves(by_partition, self.path)
         _check_new(moves)
-        spans = {tp: [o for _, w in items for _, first, last in w.segments for o in (first, last)]
-                 for tp, items in by_partition.items()}
-        checkpoints = checkpoint_updates(self.path, {tp: max(o) + 1 for tp, o in spans.items() if o},
-                                         {tp: min(o) for tp, o in spans.items() if o and tp not in before})
-        try:
-            _rename_all(moves)
-        except BaseException:
-            for f in checkpoints:
-                f.abort()
-            raise
-        try:
-            _place_checkpoints(checkpoints, self.path)
-        except BaseException:  # the segments back out: the append did not happen
-            for f in checkpoints:
-                f.abort()
-            for src, dst in reversed(moves):
-                os.rename(dst, src)
-            raise
+        checkpoints = checkpoint_updates(self.path, *_appended(by_partition, before, self.path, every_start=False))
+        _place(self.path, moves, checkpoints, resolve="undo")
         _add_partitions(messages, self.path)
-
-    def _replace(self, assembled: str) -> None:
-        parent, name = os.path.split(self.path)
-        if os.path.lexists(self.path):
-            prefix, suffix = temporary_affixes(name)
-            aside = tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent)
-            os.rename(self.path, os.path.join(aside, name))  # one rename: DIR is the old one until the next
-            try:
-                os.rename(assembled, self.path)
-            except OSError as e:  # the old DIR back in its place: the write did not happen
-                os.rename(os.path.join(aside, name), self.path)
-                shutil.rmtree(aside, ignore_errors=True)
-                raise _not_written(e, self.path) from None
-            shutil.rmtree(aside, ignore_errors=True)
-        else:
-            try:
-                os.rename(assembled, self.path)
-            except OSError as e:
-                raise _not_written(e, self.path) from None
 
     def abort(self, messages):
         shutil.rmtree(self.staging_root, ignore_errors=True)
@@ -522,17 +481,18 @@ class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
     appended as a batch write appends (offsets go on after each partition's log end offset), exactly once.
 
     Spark records a micro-batch as done in its checkpoint only after this sink's commit returns, so after a crash
-    between the two it runs the same batch id again with the same rows. The commit keeps a journal per batch id
-    in ``DIR/.kdump-sink/``: written before the first rename (the renames planned), marked done after the last.
-    A batch id whose journal is done is not written again (the rows of its second run are dropped); one whose
-    journal is not done (a crash between renames) is finished from its journal first, then treated as done. A
-    batch id at or below the last one done that has no journal, or whose journal names another
-    ``checkpointLocation``, comes from another query or a new checkpoint, and is refused rather than skipped in
-    silence: one streaming query per output directory, as Spark's file sink.
+    between the two it runs the same batch id again with the same rows. Each commit places its files, the log
+    directory's checkpoints and a record of the batch id (``DIR/.kdump-sink/batch-<id>.json``) as one group of the
+    write layer (:func:`_place`), the record last. A batch id that has its record is not written again (the rows
+    of its second run are dropped); a commit a kill cut short between renames is finished from the group's
+    journal by the next commit (:func:`kdump.write.atomic.resolve_interrupted`), then treated as done. A batch id
+    at or below the last one recorded that has no record, or whose record names another ``checkpointLocation``,
+    comes from another query or a new checkpoint, and is refused rather than skipped in silence: one streaming
+    query per output directory, as Spark's file sink.
     Spark's complete output mode (``overwrite``) appends too, as Spark's Kafka sink does (Kafka cannot truncate
     a topic)."""
 
-    KEEP = 2  # journals kept: Spark runs again at most the last batch whose commit it did not record
+    KEEP = 2  # records kept: Spark runs again at most the last batch whose commit it did not record
 
     def __init__(self, options, schema, overwrite: bool):
         self.path, self.options = prepare(options, schema)
@@ -545,41 +505,22 @@ class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
     def write(self, iterator):
         return _write_task(iterator, self.staging_root, self.options)
 
-    def _journal(self, batch_id: int) -> str:
+    def _record(self, batch_id: int) -> str:
         return os.path.join(self.state, f"batch-{batch_id}.json")
 
-    def _journals(self) -> dict[int, dict]:
+    def _committed(self) -> dict[int, dict]:
+        """batch id -> the record of its commit (placed with the commit's files, as one group)."""
         import json
         out = {}
         for name in os.listdir(self.state):
             if name.startswith("batch-") and name.endswith(".json"):
                 with open(os.path.join(self.state, name), encoding="utf-8") as f:
                     out[int(name[6:-5])] = json.load(f)
+        unfinished = sorted(bid for bid, record in out.items() if not record.get("done"))
+        if unfinished:  # only an earlier kdump wrote a record before its renames
+            raise WriteError(f"{self._record(unfinished[0])}: a commit an earlier kdump left unfinished; run the "
+                             "query again with that kdump to finish it")
         return out
-
-    def _record(self, batch_id: int, journal: dict) -> None:
-        import json
-
-        from kdump.write.atomic import write_atomic
-        write_atomic(self._journal(batch_id), json.dumps(journal).encode(), overwrite=True, backup=False)
-
-    def _finish(self, batch_id: int, journal: dict) -> None:
-        """Complete a journal's renames (those not yet made), keep the log directory's checkpoints true, and mark
-        it done."""
-        from kdump.read.partition import PartitionLog
-        for src, dst in journal["moves"]:
-            if os.path.exists(src) and not os.path.lexists(dst):
-                os.makedirs(os.path.dirname(dst), exist_ok=True)
-                os.rename(src, dst)
-        _make_partitions(journal.get("spread", {}), self.path)
-        # the checkpoints from what is on disk now: a commit finished after a crash gives the same answer
-        parts = {topic_partition(os.path.basename(os.path.dirname(dst))) for _, dst in journal["moves"]}
-        ends = log_ends(self.path, {tp for tp in parts if tp is not None})
-        starts = {tp: PartitionLog(os.path.join(self.path, f"{tp[0]}-{tp[1]}")).segments[0].base_offset
-                  for tp in ends}
-        _place_checkpoints(checkpoint_updates(self.path, ends, starts), self.path)
-        journal["done"] = True
-        self._record(batch_id, journal)
 
     def commit(self, messages, batchId):
         from kdump.write.atomic import partition_lock
@@ -587,12 +528,15 @@ class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
             self._commit(messages, batchId)
 
     def _commit(self, messages, batchId) -> None:
-        journals = self._journals()
-        for bid, journal in sorted(journals.items()):
-            if not journal.get("done"):
-                self._finish(bid, journal)  # a commit cut short: the renames it planned are made
-        last = max(journals, default=None)
-        known = journals.get(batchId)
+        import json
+
+        from kdump.write.atomic import resolve_interrupted
+        for key, outcome in resolve_interrupted(self.path):  # a commit a kill cut short: its renames are made
+            if outcome == "finished" and key:
+                _make_partitions(key.get("spread", {}), self.path)
+        records = self._committed()
+        last = max(records, default=None)
+        known = records.get(batchId)
         replay = known is not None and known.get("checkpoint") == self.checkpoint
         if last is not None and batchId <= last and not replay:
             raise WriteError(f"{self.path} already holds micro-batch {last} of a stream and batch {batchId} is no "
@@ -600,16 +544,20 @@ class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
                              "streaming query per output directory; restart from its checkpoint)")
         if known is None:
             parts = {(w.topic, w.partition) for m in messages if m for w in m.written}
-            by_partition = _numbered(messages, log_ends(self.path, parts))
+            before = log_ends(self.path, parts)
+            by_partition = _numbered(messages, before)
             moves = _moves(by_partition, self.path)
             _check_new(moves)
-            journal = {"batchId": batchId, "checkpoint": self.checkpoint, "moves": moves,
-                       "spread": _spread(messages), "done": False}
-            self._record(batchId, journal)
-            self._finish(batchId, journal)
-            journals[batchId] = journal
-        for bid in sorted(journals)[:-self.KEEP]:
-            os.remove(self._journal(bid))
+            spread = _spread(messages)
+            record = {"batchId": batchId, "checkpoint": self.checkpoint, "moves": moves, "spread": spread,
+                      "done": True}
+            checkpoints = checkpoint_updates(self.path, *_appended(by_partition, before, self.path, every_start=True))
+            _place(self.path, moves, checkpoints, resolve="finish", key={"batchId": batchId, "spread": spread},
+                   record=(self._record(batchId), json.dumps(record).encode()))
+            _make_partitions(spread, self.path)
+            records[batchId] = record
+        for bid in sorted(records)[:-self.KEEP]:
+            os.remove(self._record(bid))
         self._clean()
 
     def _clean(self) -> None:
@@ -669,12 +617,45 @@ def checkpoint_updates(root: str, ends: dict[tuple, int], starts: dict[tuple, in
     return prepared
 
 
-def _place_checkpoints(prepared: list, root: str) -> None:
-    from kdump.write.atomic import fsync_directory
-    for f in prepared:
-        f.place()
-    if prepared:
-        fsync_directory(root)
+def _appended(by_partition, before: dict[tuple, int], root: str, *, every_start: bool) -> tuple[dict, dict]:
+    """The (ends, starts) :func:`checkpoint_updates` takes for an append of ``by_partition`` (numbered) after the log
+    ends ``before``: each partition's new log end, and the first offset of each partition the append creates (with
+    ``every_start``, a stream's, of every partition it writes: the first segment's base already there)."""
+    from kdump.read.partition import PartitionLog
+    spans = {tp: [o for _, w in items for _, first, last in w.segments for o in (first, last)]
+             for tp, items in by_partition.items()}
+    ends = {tp: max(o) + 1 for tp, o in spans.items() if o}
+    starts = {tp: min(o) for tp, o in spans.items() if o and tp not in before}
+    if every_start:
+        starts.update({tp: PartitionLog(os.path.join(root, f"{tp[0]}-{tp[1]}")).segments[0].base_offset
+                       for tp in ends if tp in before})
+    return ends, starts
+
+
+def _place(root: str, moves: list[tuple[str, str]], checkpoints: list, *, resolve: str | None = None,
+           key: dict | None = None, record: tuple[str, bytes] | None = None) -> None:
+    """Every staged file moved to its place under ``root``, the log directory's checkpoints rewritten and a
+    stream's batch record written, as ONE group of the write layer (:class:`kdump.write.atomic.AtomicGroup`, the
+    record its last member): they appear together or not at all. A failure takes back what was placed (nothing
+    was written); a kill leaves the group's journal, which the next commit resolves as ``resolve`` says
+    (:func:`kdump.write.atomic.resolve_interrupted`: "undo" for a batch write, "finish" for a stream's)."""
+    from kdump.write.atomic import AtomicGroup
+    group = AtomicGroup(root, undo=True, resolve=resolve, key=key)
+    try:
+        # temporaries a commit killed before its journal left (this run's own are held, so not stale)
+        group.clean([dst for _, dst in moves] + [f.path for f in checkpoints] + ([record[0]] if record else []))
+        for src, dst in moves:
+            group.move_in(dst, src)
+        for f in checkpoints:
+            group.adopt(f)
+        if record is not None:
+            group.add(record[0], last=True).write(record[1])
+    except BaseException:
+        group.abort()
+        for f in checkpoints:
+            f.abort()
+        raise
+    group.commit()
 
 
 def log_ends(root: str, partitions) -> dict[tuple, int]:
@@ -722,13 +703,20 @@ def _numbered(messages, starts: dict[tuple, int]) -> dict:
     return by_partition
 
 
+# the order a segment's files are placed in: its .index last, the sign Kafka's log loading reads a segment as whole by
+PLACING_ORDER = (FileKind.LOG, FileKind.TIMEINDEX, FileKind.TXNINDEX, FileKind.INDEX)
+
+
 def _moves(by_partition, root: str) -> list[tuple[str, str]]:
+    """(staged file, its place under ``root``) for every file of every segment, named for the segment's first
+    offset (the one the commit numbered)."""
     moves: list[tuple[str, str]] = []
     for (topic, part), items in by_partition.items():
         target = os.path.join(root, f"{topic}-{part}")
-        for staging, _ in items:
-            src_dir = os.path.join(staging, f"{topic}-{part}")
-            moves.extend((os.path.join(src_dir, n), os.path.join(target, n)) for n in sorted(os.listdir(src_dir)))
+        for _, w in items:
+            for path, first, _ in w.segments:
+                moves.extend((sibling(path, kind), os.path.join(target, file_name(first, kind)))
+                             for kind in PLACING_ORDER if os.path.exists(sibling(path, kind)))
     return moves
 
 
@@ -762,32 +750,8 @@ def _make_partitions(spread: dict[str, int], root: str) -> None:
 
 
 def _not_written(error: OSError, path: str) -> OSError:
-    from kdump.write.atomic import write_error
-    return write_error(error, path, "nothing was written (any file already moved was moved back)")
-
-
-def _rename_all(moves: list[tuple[str, str]]) -> None:
-    """Move every staged file into place, or none: a move that fails (a full or read-only disk, no permission)
-    takes the ones before it back, and the partition directories this made are removed again."""
-    done: list[tuple[str, str]] = []
-    made: list[str] = []
-    try:
-        for src, dst in moves:
-            parent = os.path.dirname(dst)
-            if not os.path.isdir(parent):
-                os.makedirs(parent)
-                made.append(parent)
-            os.rename(src, dst)
-            done.append((src, dst))
-    except OSError as e:
-        for src, dst in reversed(done):
-            os.rename(dst, src)
-        for parent in reversed(made):
-            try:
-                os.rmdir(parent)
-            except OSError:
-                pass
-        raise _not_written(e, moves[len(done)][1]) from None
+    from kdump.write.atomic import TAKEN_BACK, write_error
+    return write_error(error, path, TAKEN_BACK)
 
 
 def _assign_offsets(items, start: int = 0) -> None:
@@ -799,6 +763,7 @@ def _assign_offsets(items, start: int = 0) -> None:
             continue
         delta = next_offset - w.segments[0][1]
         if delta:
-            w.segments = [(renumber_segment(path, delta), first + delta, last + delta)
-                          for path, first, last in w.segments]
+            for path, _, _ in w.segments:
+                renumber_segment(path, delta)
+            w.segments = [(path, first + delta, last + delta) for path, first, last in w.segments]
         next_offset = w.segments[-1][2] + 1

@@ -32,6 +32,14 @@ to Kafka as to kdump:
 
 So a new ``.index`` is never beside an old ``.timeindex``, and a new ``.log`` never beside old indexes.
 
+A group's members may lie in directories below its own (the journal, in the group's directory, names them by
+their path under it): the Spark writer commits the segments of many partitions, the log directory's checkpoints
+and a stream's batch record as one group. Such a group can be made all or nothing in-process (``undo=True``: the
+files a group replaces are kept under temporary names until it is placed, and a failure after a target was
+touched puts everything back) and can say, in its journal, what the next run does after a kill
+(``resolve="finish"``: place the rest from the temporaries; ``"undo"``: take it back), which
+:func:`resolve_interrupted` carries out; ``key`` holds the writer's own facts (a stream's batch id).
+
 **Leftovers.** The process writing a temporary, a journal or a temporary directory holds an exclusive ``flock``
 on it for as long as it exists (a kill releases it). A kdump temporary (:func:`kdump.read.logdir.kdump_temporary`)
 whose lock can be taken belongs to no living process: it is *stale*. Before a group is written, the stale
@@ -167,6 +175,7 @@ def write_error(error: OSError, path: str, left: str = "") -> OSError:
 
 
 NOTHING_WRITTEN = "nothing was written (no temporary is left, the old file is untouched)"
+TAKEN_BACK = "nothing was written (any file already moved was moved back)"
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -455,13 +464,24 @@ class AtomicGroup:
     >>> group.commit()
     """
 
-    def __init__(self, directory, *, overwrite: bool = False, backup: bool = True, protect: Iterable = ()):
+    def __init__(self, directory, *, overwrite: bool = False, backup: bool = True, protect: Iterable = (),
+                 undo: bool = False, resolve: str | None = None, key: dict | None = None):
         self.directory = os.path.abspath(os.fspath(directory))
         self.overwrite = overwrite
         self.backup = backup
         self.protect = list(protect)
+        # ``undo``: a failure after a target was touched takes the group back (the files placed removed, the
+        # files replaced restored) instead of leaving its journal for the next run: all or nothing in-process
+        self.undo = undo
+        # ``resolve``: what :func:`resolve_interrupted` does with this group's journal after a kill ("finish":
+        # place the rest; "undo": take it back); None: the next run of the same command cleans it (clean_leftovers)
+        if resolve not in (None, "finish", "undo"):
+            raise ValueError(f"resolve={resolve!r}: finish, undo or None")
+        self.resolve = resolve
+        self.key = key  # the writer's own facts, kept in the journal (e.g. a stream's batch id)
         self.members: list[AtomicFile] = []
         self.last: AtomicFile | None = None
+        self.made: list[str] = []  # directories move_in made (removed again if the group is taken back)
         self.cleaned: list[str] = []  # stale leftovers removed
         self.interrupted: set[str] = set()  # target names an interrupted run placed (replaced freely)
 
@@ -470,22 +490,30 @@ class AtomicGroup:
         targets among ``paths`` that exist and may not be replaced (exist, not ``overwrite``, and not that
         run's own output). Call it before adding members. ``found``: the directory's :func:`leftovers`, listed
         once for many groups (see :func:`clean_leftovers`)."""
-        names = {os.path.basename(os.fspath(p)) for p in paths}
-        removed, placed = clean_leftovers(self.directory, names, found)
-        self.cleaned.extend(removed)
-        self.interrupted |= placed
+        by_directory: dict[str, set[str]] = {}
+        for p in paths:
+            where, name = os.path.split(os.path.join(self.directory, os.fspath(p)))
+            by_directory.setdefault(where, set()).add(name)
+        for where, names in by_directory.items():
+            removed, placed = clean_leftovers(where, names, found if where == self.directory else None)
+            self.cleaned.extend(removed)
+            self.interrupted |= {self._name(os.path.join(where, n)) for n in placed}
         if self.overwrite:
             return []
         return [os.fspath(p) for p in paths if os.path.lexists(p) and not self.may_replace(p)]
 
+    def _name(self, path) -> str:
+        """A member's name in the journal: its path under the group's directory (its file name when it is there)."""
+        return os.path.relpath(os.path.join(self.directory, os.fspath(path)), self.directory)
+
     def may_replace(self, path) -> bool:
-        return self.overwrite or os.path.basename(os.fspath(path)) in self.interrupted
+        return self.overwrite or self._name(path) in self.interrupted
 
     def add(self, path, *, verify: Callable[[str], None] | None = None, last: bool = False,
             compare_bytes: bool = True, backup: bool = True) -> AtomicFile:
         """A new member written through the returned :class:`AtomicFile` (``backup=False``: the old file is not
         kept, e.g. because it holds the same bytes)."""
-        ours = os.path.basename(os.fspath(path)) in self.interrupted
+        ours = self._name(path) in self.interrupted
         f = AtomicFile(path, overwrite=self.overwrite or ours, backup=self.backup and backup and not ours,
                        verify=verify,
                        protect=self.protect, compare_bytes=compare_bytes)
@@ -493,8 +521,8 @@ class AtomicGroup:
 
     def adopt(self, f: AtomicFile, *, last: bool = False) -> AtomicFile:
         """A member made elsewhere (e.g. :class:`kdump.write.segment.SegmentWriter`'s file, or
-        :meth:`AtomicFile.from_file`)."""
-        if os.path.dirname(f.path) != self.directory:
+        :meth:`AtomicFile.from_file`), in the group's directory or one below it."""
+        if self._name(f.path).split(os.sep)[0] == os.pardir:
             f.abort()
             self.abort()
             raise ValueError(f"{f.path} is not in {self.directory}")
@@ -505,6 +533,24 @@ class AtomicGroup:
         self.members.append(f)
         return f
 
+    def move_in(self, path, source, *, last: bool = False) -> AtomicFile:
+        """A finished, verified file ``source`` (same file system) as a new member at ``path`` (never replacing a
+        file), the directories it needs made (and removed again if the group is taken back)."""
+        missing = []
+        parent = os.path.dirname(os.path.abspath(os.fspath(path)))
+        while not os.path.isdir(parent) and parent.startswith(self.directory + os.sep):
+            missing.append(parent)
+            parent = os.path.dirname(parent)
+        try:
+            for d in reversed(missing):
+                os.mkdir(d)
+                self.made.append(d)
+            f = AtomicFile.from_file(path, source)
+        except BaseException:
+            self.abort()
+            raise
+        return self.adopt(f, last=last)
+
     @property
     def backups(self) -> list[str]:
         return [m.backup_path for m in self.members if m.backup_path]
@@ -512,6 +558,7 @@ class AtomicGroup:
     def abort(self) -> None:
         for m in self.members:
             m.abort()
+        _remove_empty(self.made)  # (a directory holding a placed member is not empty: it stays)
 
     def commit(self) -> list[str]:
         """Verify every member, then place them (the last one last); returns the final paths in member order."""
@@ -523,34 +570,59 @@ class AtomicGroup:
             self.abort()
             raise
         crash_point("group-written")
-        if len(order) <= 1:
+        if (len(order) <= 1 and not (self.undo or self.resolve or self.key)) or not order:
             return [m.commit() for m in order]
+        previous: dict[str, str] = {}
         try:
-            journal = _Journal(self.directory, order)
+            if self.undo or self.resolve == "undo":
+                previous = _keep_previous(order)
+            journal = _Journal(self.directory, order,
+                               {"key": self.key, "resolve": self.resolve, "made": self.made, "previous": previous})
         except OSError as e:
             self.abort()
+            _drop(previous.values())
+            self._remove_made()
             raise write_error(e, order[-1].path, NOTHING_WRITTEN) from None
         crash_point("group-journal")
         touched = False
+        directories = sorted({os.path.dirname(m.path) for m in order})
         try:
             if self.last is not None:
                 self.last.move_aside()
                 touched = True
-                fsync_directory(self.directory)
+                _fsync_all(directories)
                 crash_point("group-placed")
             for m in order:
                 if m is self.last:
-                    fsync_directory(self.directory)
+                    _fsync_all(directories)
                 m.place()
                 touched = True
                 crash_point("group-placed")
-            fsync_directory(self.directory)
-        except BaseException:
+            _fsync_all(directories)
+        except BaseException as e:
             self.abort()
-            journal.leave(touched)
+            if not (self.undo and touched):
+                journal.leave(touched)
+                if not touched:
+                    _drop(previous.values())
+                    self._remove_made()
+                raise
+            journal.release()
+            try:  # all or nothing: what was placed is taken back, with the journal's own record of it
+                _resolve(_read_group_journal(journal.path, self.directory), self.directory, "undo")
+            except OSError:
+                raise e from None  # the journal stays: the next run's resolve_interrupted takes the group back
+            if isinstance(e, OSError) and e.filename is not None:
+                reason = e.strerror or str(e)
+                raise WriteError(e.errno, f"{reason}; {TAKEN_BACK}", e.filename) from None
             raise
+        _drop(previous.values())
         journal.remove()
         return [m.path for m in self.members]
+
+    def _remove_made(self) -> None:
+        _remove_empty(self.made)
+        self.made = []
 
 
 def commit_groups(groups: list[AtomicGroup]) -> list[list[str]]:
@@ -651,13 +723,16 @@ _syncfs = _find_syncfs()
 class _Journal:
     """The record of a group being renamed into place, held locked while the group is placed."""
 
-    def __init__(self, directory: str, order: list[AtomicFile]):
-        members = [{"target": os.path.basename(m.path), "temporary": m.temporary_path, "size": m.size,
+    def __init__(self, directory: str, order: list[AtomicFile], extra: dict | None = None):
+        members = [{"target": os.path.relpath(m.path, directory), "temporary": m.temporary_path, "size": m.size,
                     "sha256": m.written_sha256()} for m in order]
-        fd, self.path = _mkstemp(order[-1].path, "journal")
+        doc = {"kdump": "atomic-group", "pid": os.getpid(), "members": members}
+        # only what a group has: a plain group's journal is as it always was
+        doc.update({name: value for name, value in (extra or {}).items() if value})
+        fd, self.path = _mkstemp(os.path.join(directory, os.path.basename(order[-1].path)), "journal")
         try:
             self._file = os.fdopen(fd, "w", encoding="utf-8")
-            json.dump({"kdump": "atomic-group", "pid": os.getpid(), "members": members}, self._file)
+            json.dump(doc, self._file)
             self._file.flush()
             os.fsync(fd)
         except BaseException:  # not written whole (a full disk): no target was touched, so no journal stays
@@ -706,6 +781,7 @@ class Leftover:
     target: str
     members: list = field(default_factory=list)
     unreadable: str | None = None
+    extra: dict = field(default_factory=dict)  # a journal's key, resolve, made and previous (AtomicGroup's)
 
 
 def leftovers(directory) -> list[Leftover]:
@@ -734,13 +810,130 @@ def _read_journal(left: Leftover, directory: str) -> None:
             doc = json.load(f)
         members = [dict(m) for m in doc["members"]]
         for m in members:
-            target = os.path.join(directory, os.path.basename(str(m["target"])))
+            target = _member_path(directory, m["target"])
             m["placed"] = (os.path.isfile(target) and os.path.getsize(target) == m["size"]
                            and file_sha256(target) == m["sha256"])
+        extra = {name: doc[name] for name in ("key", "resolve", "made", "previous") if name in doc}
     except (OSError, ValueError, KeyError, TypeError) as e:
         left.unreadable = str(e)
         return
     left.members = members
+    left.extra = extra
+
+
+def _member_path(directory: str, name) -> str:
+    """Where a journal's member ``name`` (its path under the journal's directory) is; a name that leaves the
+    directory is no journal kdump wrote."""
+    name = os.path.normpath(str(name))
+    if os.path.isabs(name) or name.split(os.sep)[0] == os.pardir:
+        raise ValueError(f"member {name!r} is not under the journal's directory")
+    return os.path.join(directory, name)
+
+
+def _read_group_journal(path: str, directory: str) -> Leftover:
+    temp = kdump_temporary(path)
+    left = Leftover(path, "journal", temp.target if temp else "")
+    _read_journal(left, directory)
+    return left
+
+
+def _keep_previous(order: list[AtomicFile]) -> dict[str, str]:
+    """The files a group will replace, each kept under a temporary name (a hard link, or a copy) until the group is
+    placed, so that taking the group back restores them: member name -> the temporary."""
+    kept: dict[str, str] = {}
+    try:
+        for m in order:
+            if not os.path.lexists(m.path):
+                continue
+            fd, tmp = _mkstemp(m.path)
+            os.close(fd)
+            os.unlink(tmp)
+            try:
+                os.link(m.path, tmp)
+            except OSError:  # no hard links here
+                shutil.copy2(m.path, tmp)
+            kept[m.path] = tmp
+    except BaseException:
+        _drop(kept.values())
+        raise
+    return kept
+
+
+def _drop(paths: Iterable[str]) -> None:
+    for p in paths:
+        _remove(p)
+
+
+def _remove_empty(directories: Iterable[str]) -> None:
+    for d in reversed(list(directories)):
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+
+
+def _fsync_all(directories: Iterable[str]) -> None:
+    for d in directories:
+        fsync_directory(d)
+
+
+def _resolve(left: Leftover, directory: str, how: str) -> str:
+    """Finish (``how`` "finish": every member not yet placed moved in from its temporary) or take back ("undo":
+    members placed removed, files replaced restored, directories made removed) the group of the journal ``left``;
+    the journal is removed. A group whose last member is placed is complete (finished whatever ``how``); one that
+    cannot be finished (a temporary gone or not its bytes) is taken back. Returns "finished" or "undone"."""
+    if left.unreadable is not None:
+        raise WriteError(errno.EIO, f"the journal cannot be read ({left.unreadable}); nothing was resolved",
+                         left.path)
+    members = left.members
+    previous = {str(k): str(v) for k, v in (left.extra.get("previous") or {}).items()}
+    paths = [_member_path(directory, m["target"]) for m in members]
+    complete = bool(members) and members[-1]["placed"]
+    if how == "finish" or complete:
+        if complete or all(m["placed"] or _holds(str(m["temporary"]), m) for m in members):
+            for m, path in zip(members, paths, strict=True):
+                if not m["placed"]:
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    os.replace(str(m["temporary"]), path)
+            how = "finish"
+        else:
+            how = "undo"
+    if how == "undo":
+        for m, path in reversed(list(zip(members, paths, strict=True))):
+            kept = previous.pop(path, None)
+            if kept is not None and os.path.lexists(kept):
+                if m["placed"] or not os.path.lexists(path):
+                    os.replace(kept, path)
+                else:  # never replaced: the old file is still there
+                    _remove(kept)
+            elif m["placed"]:
+                os.unlink(path)
+    for m in members:
+        tmp = str(m["temporary"])
+        if kdump_temporary(tmp) is not None:
+            _remove(tmp)
+    _drop(previous.values())
+    if how == "undo":
+        _remove_empty(str(d) for d in left.extra.get("made") or ())
+    _fsync_all(sorted({os.path.dirname(p) for p in paths}))
+    _remove(left.path)
+    fsync_directory(directory)
+    return "finished" if how == "finish" else "undone"
+
+
+def _holds(path: str, member: dict) -> bool:
+    return (os.path.isfile(path) and os.path.getsize(path) == member["size"]
+            and file_sha256(path) == member["sha256"])
+
+
+def resolve_interrupted(directory) -> list[tuple[dict | None, str]]:
+    """Resolve the groups of ``directory`` that a killed run left between renames and that said how
+    (``AtomicGroup(resolve=...)``): each finished or taken back as its journal says, its temporaries removed.
+    Returns each group's (key, "finished" or "undone"). Journals of plain groups are left to
+    :func:`clean_leftovers` (the next run of the same command)."""
+    directory = os.path.abspath(os.fspath(directory))
+    return [(left.extra.get("key"), _resolve(left, directory, str(left.extra["resolve"])))
+            for left in leftovers(directory) if left.role == "journal" and left.extra.get("resolve")]
 
 
 def clean_leftovers(directory, targets, found: list[Leftover] | None = None) -> tuple[list[str], set[str]]:
@@ -761,7 +954,8 @@ def clean_leftovers(directory, targets, found: list[Leftover] | None = None) -> 
             found.remove(left)
             _remove(left.path)
             removed.append(left.path)
-        elif left.role == "journal" and left.unreadable is None and any(m["target"] in targets for m in left.members):
+        elif (left.role == "journal" and left.unreadable is None and not left.extra.get("resolve")
+              and any(m["target"] in targets for m in left.members)):
             found.remove(left)
             for m in left.members:
                 tmp = str(m["temporary"])
@@ -826,6 +1020,29 @@ class TemporaryDirectory:
     def remove(self) -> None:
         _remove(self.work)
         self.close()
+
+
+def replace_directory(new: str, path: str) -> None:
+    """The finished directory ``new`` (beside ``path``, on its file system) becomes ``path`` in one rename; an
+    existing ``path`` is first renamed aside into a kdump temporary directory (one rename: ``path`` is the old one
+    until the next), then removed. A failure puts the old one back: nothing was written."""
+    parent, name = os.path.split(os.path.abspath(path))
+    if not os.path.lexists(path):
+        try:
+            os.rename(new, path)
+        except OSError as e:
+            raise write_error(e, path, TAKEN_BACK) from None
+        return
+    prefix, suffix = temporary_affixes(name)
+    aside = tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent)
+    os.rename(path, os.path.join(aside, name))
+    try:
+        os.rename(new, path)
+    except OSError as e:
+        os.rename(os.path.join(aside, name), path)
+        shutil.rmtree(aside, ignore_errors=True)
+        raise write_error(e, path, TAKEN_BACK) from None
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def write_atomic(path, data: bytes, **kwargs) -> str:
