@@ -548,3 +548,32 @@ def test_the_privates_check_finds_what_it_looks_for(tmp_path):
                       "def f(v):\n    v._add('code')\n    v._next = 1\n"
                       "    return v.add, v.__class__, mod._helper(v._gap)\n")
     assert _foreign_privates(sample) == ["5: v._add", "6: v._next", "7: mod._helper", "7: v._gap"]
+
+
+def _private_imports_across_packages(path: Path, package: str) -> list[str]:
+    """``from kdump.x import _name`` in ``path`` (of ``package``) where ``kdump.x`` is not in ``package``: a
+    private of another package taken by name (the twin chooser ``kdump._backend``, a module every layer
+    imports, excepted)."""
+    return [f"{node.lineno}: {node.module}.{alias.name}" for node in ast.walk(_tree(path))
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("kdump")
+            and not (node.module == package or (node.module or "").startswith(package + "."))
+            for alias in node.names if _private(alias.name) and f"{node.module}.{alias.name}" != "kdump._backend"]
+
+
+def _package_of(path: Path) -> str:
+    """The top-level package (a layer) ``path`` belongs to: ``kdump.render`` for kdump/render/jsonl.py."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:2]) if len(parts) > 2 else "kdump"
+
+
+def test_no_package_imports_another_packages_privates():
+    found = {m: hits for m, p in MODULES.items() if p.suffix == ".py"
+             and (hits := _private_imports_across_packages(p, _package_of(p)))}
+    assert found == {}
+
+
+def test_the_private_imports_check_finds_what_it_looks_for(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text("from kdump import _backend\nfrom kdump.render.jsonl import _json\n"
+                      "from kdump.verify.walk import _helper, public\nfrom kdump.verify import _mine\n")
+    assert _private_imports_across_packages(sample, "kdump.verify") == ["2: kdump.render.jsonl._json"]
