@@ -48,7 +48,8 @@ def test_every_record_type_kafka_defines_has_a_table():
     assert set(tables.record_types("group_coordinator")) == set(range(24)) - {9, 18}
     assert tables.record_types("group_coordinator")[0] == ("LegacyOffsetCommitKey", "LegacyOffsetCommitValue")
     assert tables.superseded_record_types("group_coordinator") == {
-        0: ("OffsetCommitKey", "OffsetCommitValue"), 9: ("ShareGroupPartitionMetadataKey", "ShareGroupPartitionMetadataValue")}
+        0: ("OffsetCommitKey", "OffsetCommitValue"),
+        9: ("ShareGroupPartitionMetadataKey", "ShareGroupPartitionMetadataValue")}
     assert set(tables.record_types("share_coordinator")) == {0, 1}
     assert set(tables.record_types("transaction_coordinator")) == {0}
     assert set(tables.record_types("metadata")) == {0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 14, 15, 17, 18, 19, 20, 21,

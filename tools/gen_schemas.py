@@ -287,7 +287,7 @@ def superseded_by_baseline(baseline: Source, module: str, messages: dict) -> tup
     baseline's definitions the newest ones do not read the same way: a record type the newest do not pair the
     same, a message they lack, or one whose layout differs at a version the baseline defines (a record the
     baseline release wrote decodes with them)."""
-    _, dirs, _, how = GROUPS[module]
+    how = GROUPS[module][3]
     old, old_sources, _ = read_messages(baseline, module)
     types, old_types = record_types(messages, how), record_types(old, how)
     superseded: dict = {}

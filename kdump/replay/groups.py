@@ -267,8 +267,8 @@ def _apply_entry(groups: dict, entry: Entry, topic_names: dict) -> None:
         g.metadata_hash = tree.get("metadataHash")
         if rtype == STREAMS_GROUP_METADATA:
             g.streams["validatedTopologyEpoch"] = tree.get("validatedTopologyEpoch")
-            # LastAssignmentConfigs (tagged, null when absent) in 4.3; AssignmentConfigs in the development form
-            g.streams["assignmentConfigs"] = tree.get("lastAssignmentConfigs", tree.get("assignmentConfigs")) or []
+            # LastAssignmentConfigs: tagged, printed only when not empty (its definition's JSON-null default)
+            g.streams["assignmentConfigs"] = tree.get("lastAssignmentConfigs") or []
     elif rtype in (CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, SHARE_GROUP_TARGET_ASSIGNMENT_METADATA,
                    STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA):
         g.target_assignment_epoch = value["assignmentEpoch"]

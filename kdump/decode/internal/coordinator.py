@@ -99,7 +99,7 @@ def _read_pair(group: str, rtype: int, key_name: str, value_name: str, key: byte
 def _whole(group: str, record: tuple) -> bool:
     """Whether a read record's definitions explain all of it: nothing after the key or value, and a value version
     its definition has."""
-    _, key_name, key_obj, value_name, version, value_obj = record
+    _, _, key_obj, value_name, version, value_obj = record
     if TRAILING in key_obj or (value_obj is not None and TRAILING in value_obj):
         return False
     if version is None:
