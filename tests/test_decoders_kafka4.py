@@ -469,8 +469,8 @@ def test_remote_log_segment_metadata_txn_index_empty():
             + struct.pack(">b", 1))
     seg_text = base64.urlsafe_b64encode(segment.bytes).rstrip(b"=").decode()
     expected = (f"RemoteLogSegmentMetadata{{remoteLogSegmentId=RemoteLogSegmentId{{"
-                f"topicIdPartition={TOPIC_TEXT}:foo-0, id={seg_text}}}, startOffset=0, endOffset=99, brokerId=1, maxTimestampMs=1700, "
-                "eventTimestampMs=1800, segmentLeaderEpochs={0=0}, segmentSizeInBytes=1024, "
+                f"topicIdPartition={TOPIC_TEXT}:foo-0, id={seg_text}}}, startOffset=0, endOffset=99, brokerId=1, "
+                "maxTimestampMs=1700, eventTimestampMs=1800, segmentLeaderEpochs={0=0}, segmentSizeInBytes=1024, "
                 "customMetadata=Optional.empty, state=COPY_SEGMENT_FINISHED, txnIdxEmpty=")
     decoder = make_decoder("remote-log-metadata")
     d = decoder.decode(0, None, bytes([1, 0, 0]) + body + tags((0, b"\x01")))
