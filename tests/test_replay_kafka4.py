@@ -354,3 +354,26 @@ def test_consumer_member_assignment_epochs_kept_by_the_replay(tmp_path):
     assert m["assignedPartitions"] == [{"topicId": TOPIC_TEXT, "topic": None, "partitions": [0, 1],
                                         "assignmentEpochs": [3, 4]}]
     assert (m["state"], m["stateId"]) == ("STABLE", 0)
+
+
+def test_records_of_types_kafka_4_4_defines_otherwise_replayed(tmp_path):
+    """Type 0 with a v3 value (Kafka 4.4 reads type 0 as LegacyOffsetCommit, v0 only) and a Kafka 4.0 share group's
+    partition metadata (type 9, which 4.4 no longer defines) are replayed with the definitions that read them:
+    the commit with its leader epoch, type 9's topic naming a member's assignment."""
+    commit = (struct.pack(">h", 0) + struct.pack(">h", 2) + b"cg" + struct.pack(">h", 1) + b"t"
+              + struct.pack(">i", 3))
+    partition = struct.pack(">i", 1) + carray([]) + tags()
+    d = segment_dir(tmp_path, "__consumer_offsets-0", [
+        (commit, struct.pack(">hqi", 3, 42, 7) + struct.pack(">h", 2) + b"md" + struct.pack(">q", T0)),
+        (group_key(11, "sg"), struct.pack(">hi", 0, 5) + tags()),                   # 4.0's share group metadata
+        (group_key(9, "sg"), v0(carray([TOPIC.bytes + cstr("shared") + struct.pack(">i", 2) + carray([partition])
+                                        + tags()]))),
+        (group_key(14, "sg", "s1"), v0(struct.pack(">iib", 5, 4, 0) + carray([TOPIC.bytes + int32s([1]) + tags()]))),
+    ])
+    r = replay_groups([d])
+    assert not r.skipped and r.ignored == 0
+    [offset] = r.groups["cg"].to_json()["offsets"]
+    assert (offset["topic"], offset["partition"], offset["offset"], offset["leaderEpoch"], offset["metadata"]) == \
+        ("t", 3, 42, 7, "md")
+    [m] = r.groups["sg"].to_json()["members"]
+    assert m["assignedPartitions"] == [{"topicId": TOPIC_TEXT, "topic": "shared", "partitions": [1]}]

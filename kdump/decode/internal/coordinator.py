@@ -59,10 +59,11 @@ def read_record(group: str, key: bytes, value: bytes | None):
     older = tables.superseded_record_types(group).get(rtype)
     if rtype not in types and older is None:
         raise UnknownRecordType(rtype)
-    newest = failed = None
+    newest = None
+    failed: RecordError | UnknownRecordType | None = None
     if rtype in types:
         try:
-            newest = _read_pair(group, rtype, *types[rtype], key, value)
+            newest = _read_pair(group, rtype, types[rtype], key, value)
         except RecordError as e:
             if rtype not in KNOWN_IN_4_0.get(group, (rtype,)):
                 failed = UnknownRecordType(rtype, f"as {types[rtype][0][:-3]}: {e}")
@@ -72,8 +73,9 @@ def read_record(group: str, key: bytes, value: bytes | None):
             if failed is not None:
                 raise failed from None
             return newest
+    assert older is not None  # a type without one is returned or raised above
     try:
-        old = _read_pair(group, rtype, *older, key, value)
+        old = _read_pair(group, rtype, older, key, value)
     except RecordError:
         old = None
     if old is not None and _whole(group, old):
@@ -85,7 +87,8 @@ def read_record(group: str, key: bytes, value: bytes | None):
     raise UnknownRecordType(rtype)
 
 
-def _read_pair(group: str, rtype: int, key_name: str, value_name: str, key: bytes, value: bytes | None):
+def _read_pair(group: str, rtype: int, names: tuple[str, str], key: bytes, value: bytes | None):
+    key_name, value_name = names
     # Kafka's error text names the record type as the version, whatever version the key's fields are read at
     key_obj = _read(group, key_name, key, key_version(_newest(group, key_name), rtype), "key", said=rtype)
     if value is None:
@@ -102,7 +105,7 @@ def _whole(group: str, record: tuple) -> bool:
     _, _, key_obj, value_name, version, value_obj = record
     if TRAILING in key_obj or (value_obj is not None and TRAILING in value_obj):
         return False
-    if version is None:
+    if version is None or value_obj is None:
         return True
     lo, hi = definition(group, value_name, value_obj).versions
     return lo <= version <= hi
