@@ -1,25 +1,29 @@
 #!/usr/bin/env python3
 """Generate kdump's schema tables (``kdump/format/schemas/*.py``) from Kafka's message definitions.
 
-Usage: ``python tools/gen_schemas.py KAFKA [--rev REV] [--baseline KAFKA@REV]`` where KAFKA is a Kafka checkout
-(a work tree), a bare git directory of apache/kafka (then the files are read at REV, default HEAD), or a local
-directory of definitions laid out as Kafka's tree (``group-coordinator/src/main/resources/common/message/X.json`` ...)
-with a ``SOURCES.json`` manifest beside them: ``{"kafka_commit": ..., "how": ..., "files": {path: {"commit":
-..., "note": ...}}}`` saying which Kafka commit each file was read at (for definitions gathered file by file,
-e.g. from an index of Kafka's history, when no checkout of the newest release is at hand). Groups whose
-directories the input lacks are left as they are.
+Usage: ``python tools/gen_schemas.py KAFKA [--rev REV] [--baseline KAFKA@REV] [--branch B] [--read-in TEXT]
+[--repository OWNER/NAME]`` where KAFKA is a Kafka checkout (a work tree), a bare git directory holding apache/kafka's
+history (then the files are read at REV, default HEAD; ``--repository`` says whose history it is, ``--branch`` which
+branch REV is on and ``--read-in`` which copy was read, e.g. another repository's mirror holding the same commits),
+or a local directory of definitions laid out as Kafka's tree (``group-coordinator/src/main/resources/common/message/
+X.json`` ...) with a ``SOURCES.json`` manifest beside them: ``{"kafka_commit": ..., "how": ..., "files": {path:
+{"commit": ..., "note": ..., "path": ...}}, "superseded_record_types": {module: {type: [key, value]}}}`` saying which
+Kafka commit each file was read at (``path``: where it sits in Kafka's tree, when not at the manifest's path, as under
+``superseded/``). Groups whose directories the input lacks are left as they are.
 
 For each group of internal-topic records (see ``GROUPS``) the definitions of that group's directory are
 read (Kafka's JSON with ``//`` comments), reduced to the facts the reader needs (names, types, version
 ranges, nullability, tags, defaults; no documentation text) and written as one Python data module with:
 
-* ``KAFKA_COMMIT``: where the definitions came from (a manifest's ``kafka_commit``);
+* ``KAFKA_COMMIT``: where the definitions came from (the revision read, or a manifest's ``kafka_commit``);
 * ``SOURCES``: message name -> (Kafka commit, path in Kafka's tree) it was read from, ``PROVENANCE``: message
-  name -> the manifest's note (the repository when not apache/kafka, and how the version was established as the
-  newest found), and ``HOW``: how the definitions were gathered (only for a manifest's input: a checkout is one
-  commit);
-* ``SUPERSEDED``: message name -> older definitions of the same versions (from the input's ``superseded/``
-  tree), tried when a record does not decode whole with the newest;
+  name -> where it was read (a bare git directory: the repository, commit, branch and date, and the commit that
+  last changed the file; a manifest: its note), and ``HOW``: how the definitions were gathered (not for a
+  checkout);
+* ``SUPERSEDED``: message name -> older definitions of the same versions (a manifest's ``superseded/`` tree; from a
+  bare git directory, the baseline's definitions whose layout the newest do not read the same way, or that the
+  newest lack), tried when a record does not decode whole with the newest; ``SUPERSEDED_RECORD_TYPES``: record
+  type -> (key, value) of the baseline where the newest pair the type otherwise or not at all;
 * ``MESSAGES``: message name -> definition (as :func:`kdump.format.schema.compile_message` takes it);
 * ``RECORD_TYPES``: for coordinator topics, record type -> (key message, value message), derived the way
   Kafka's ``CoordinatorRecordSerde`` pairs them (a key's ``validVersions`` are the record types it
