@@ -399,7 +399,7 @@ def test_record_type_9_of_kafka_4_0_decodes_with_its_definition():
     assert d.key == "Unknown record type 9 at offset 5, skipping." and d.value is None
 
 
-def test_assignment_epochs_json_null_default_type_8():
+def test_assignment_epochs_json_null_default_types_8_and_22():
     """AssignmentEpochs' definition has a JSON null default, which Kafka's generator takes as an empty list: an
     empty list is at its default (not printed), a null one is printed."""
     key = struct.pack(">h", 8) + s16("g") + s16("m")
@@ -411,6 +411,16 @@ def test_assignment_epochs_json_null_default_type_8():
 
     assert member(carray([])) == {"topicId": TOPIC_TEXT, "partitions": [0]}
     assert member(uvarint(0)) == {"topicId": TOPIC_TEXT, "partitions": [0], "assignmentEpochs": None}
+    # the same in a Streams member's TaskIds (type 22)
+    key = struct.pack(">h", 22) + s16("app") + s16("m1")
+
+    def tasks(epochs: bytes) -> dict:
+        task = cstr("0") + carray([struct.pack(">i", 3)]) + tags((0, epochs))
+        value = struct.pack(">hiib", 0, 5, 4, 2) + carray([task]) + carray([]) * 5 + tags()
+        return json.loads(offsets(key, value).value)["data"]["activeTasks"][0]
+
+    assert tasks(carray([])) == {"subtopologyId": "0", "partitions": [3]}
+    assert tasks(uvarint(0)) == {"subtopologyId": "0", "partitions": [3], "assignmentEpochs": None}
 
 
 def share_state(rtype: int, value: bytes):
