@@ -42,7 +42,14 @@ def test_every_record_type_kafka_defines_has_a_table():
             for name in names:
                 if name in tables.module(group).MESSAGES:
                     assert tables.schema(group, name).name == name
-    assert set(tables.record_types("group_coordinator")) == set(range(25))
+    # Kafka 4.4 defines 0-23 but 9 (share groups' partition metadata, 4.0 only) and 18 (Streams partition metadata,
+    # a development form never released), type 0 as LegacyOffsetCommit (value v0 only); 4.0's forms of 0 and 9 are
+    # kept as superseded record types
+    assert set(tables.record_types("group_coordinator")) == set(range(24)) - {9, 18}
+    assert tables.record_types("group_coordinator")[0] == ("LegacyOffsetCommitKey", "LegacyOffsetCommitValue")
+    assert tables.superseded_record_types("group_coordinator") == {
+        0: ("OffsetCommitKey", "OffsetCommitValue"),
+        9: ("ShareGroupPartitionMetadataKey", "ShareGroupPartitionMetadataValue")}
     assert set(tables.record_types("share_coordinator")) == {0, 1}
     assert set(tables.record_types("transaction_coordinator")) == {0}
     assert set(tables.record_types("metadata")) == {0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 14, 15, 17, 18, 19, 20, 21,
@@ -54,7 +61,7 @@ def test_every_record_type_kafka_defines_has_a_table():
     assert tables.record_types("metadata")[29] == ("UnregisterControllerRecord", "UNREGISTER_CONTROLLER_RECORD")
     assert tables.record_types("group_coordinator")[16] == ("ConsumerGroupRegularExpressionKey",
                                                             "ConsumerGroupRegularExpressionValue")
-    assert len(every) == 48 + 2 + 4 + 27 + 4 + 7  # the definitions in the directories read
+    assert len(every) == 44 + 2 + 4 + 27 + 4 + 7  # the definitions in the directories read
     for group, name in every:
         assert tables.schema(group, name).fields is not None
 
@@ -69,27 +76,34 @@ def test_generated_tables_are_what_the_generator_writes(tmp_path):
     spec.loader.exec_module(gen)
     os.makedirs(tmp_path / "checkout" / "clients")
     files = {}
+    superseded_types: dict = {}
     for module, (_, dirs, _, _) in gen.GROUPS.items():
         table = tables.module(module)
-        # the modules with SOURCES were generated from a directory of definitions with a manifest, the others
-        # from a checkout
+        # the modules with SOURCES were read from one commit of a git repository or a directory of definitions
+        # with a manifest (the manifest made here stands for either), the others from a checkout
         root = tmp_path / ("defs" if hasattr(table, "SOURCES") else "checkout")
         for name, m in table.MESSAGES.items():
             os.makedirs(root / dirs[0], exist_ok=True)
-            (root / dirs[0] / f"{name}.json").write_text("// comment\n" + json.dumps(m))
+            path = f"{dirs[0]}/{name}.json"
             if hasattr(table, "SOURCES"):
                 commit, path = table.SOURCES[name]
-                assert path == f"{dirs[0]}/{name}.json"
+                assert path.startswith(dirs[0] + "/")  # a file's name may differ from its message's
                 files[path] = {"commit": commit, "note": table.PROVENANCE.get(name)}
+            (root / path).write_text("// comment\n" + json.dumps(m))
         for name, (m,) in getattr(table, "SUPERSEDED", {}).items():
+            # read at an older commit at its path in Kafka's tree: the manifest keeps it under superseded/
             commit, path = table.SOURCES[name + " (superseded)"]
-            assert path == f"superseded/{dirs[0]}/{name}.json"
+            assert path == f"{dirs[0]}/{name}.json"
             os.makedirs(root / "superseded" / dirs[0], exist_ok=True)
-            (root / path).write_text(json.dumps(m))
-            files[path] = {"commit": commit, "note": table.PROVENANCE.get(name + " (superseded)")}
+            (root / "superseded" / path).write_text(json.dumps(m))
+            files["superseded/" + path] = {"commit": commit, "path": path,
+                                           "note": table.PROVENANCE.get(name + " (superseded)")}
+        if getattr(table, "SUPERSEDED_RECORD_TYPES", None):
+            superseded_types[module] = table.SUPERSEDED_RECORD_TYPES
     metadata = tables.module("metadata")
     (tmp_path / "defs" / "SOURCES.json").write_text(json.dumps({"kafka_commit": metadata.KAFKA_COMMIT,
-                                                                "how": metadata.HOW, "files": files}))
+                                                                "how": metadata.HOW, "files": files,
+                                                                "superseded_record_types": superseded_types}))
     checkout = gen.Source(str(tmp_path / "checkout"), "HEAD")
     checkout.commit = lambda: tables.module("raft_control").KAFKA_COMMIT
     defs = gen.Source(str(tmp_path / "defs"), "HEAD")
@@ -305,7 +319,10 @@ def test_transaction_log_value_v1_tagged_fields_follow_kafkas_example():
 # --- Kafka's own parser test vectors (spec §7.5) and error texts ----------------------------------------------
 def _coordinator(group, rtype, key_obj, version, value_obj):
     key_name, value_name = tables.record_types(group)[rtype]
-    key = struct.pack(">h", rtype) + write_struct(key_obj, tables.schema(group, key_name), rtype)
+    key_schema = tables.schema(group, key_name)
+    # a coordinator-key definition (Kafka 4.1+) has its fields at version 0 whatever its record type
+    key = struct.pack(">h", rtype) + write_struct(key_obj, key_schema, 0 if key_schema.extra.get(
+        "type") == "coordinator-key" else rtype)
     if value_obj is None:
         return key, None
     return key, struct.pack(">h", version) + write_struct(value_obj, tables.schema(group, value_name), version)
@@ -371,7 +388,8 @@ def test_length_errors_are_kafkas_generated_texts():
 def test_share_group_state_decoder_value_label_and_null_error():
     group = "share_coordinator"
     key_obj = {"groupId": "gs1", "topicId": uuid.UUID(int=7), "partition": 0}
-    value_obj = filler(tables.schema(group, "ShareSnapshotValue"), 0)
+    # DeliveryCompleteCount (tagged, Kafka 4.2+) at its default: no tagged field follows stateBatches
+    value_obj = {**filler(tables.schema(group, "ShareSnapshotValue"), 0), "deliveryCompleteCount": -1}
     key, value = _coordinator(group, 0, key_obj, 0, value_obj)
     java, scala = make_decoder("share-group-state").decode(0, key, value), \
         make_decoder("share-group-state", "scala").decode(0, key, value)

@@ -42,8 +42,10 @@ def streams_records() -> list:
     tasks = carray([task_ids("0", [0, 1])])
     return [
         (group_key(23, "app"), v0(struct.pack(">i", 4) + carray([sub]))),                        # topology
-        (group_key(17, "app"), struct.pack(">hiq", 0, 9, 1234) + carray([config])
-         + tags((0, struct.pack(">i", 4)))),                                                      # group metadata
+        # group metadata: ValidatedTopologyEpoch (tag 0) and LastAssignmentConfigs (tag 1) tagged, as Kafka 4.4
+        # defines them (apache/kafka@449e528b60d1)
+        (group_key(17, "app"), struct.pack(">hiq", 0, 9, 1234)
+         + tags((0, struct.pack(">i", 4)), (1, carray([config])))),
         (group_key(19, "app", "m1"), v0(member)),                                                  # member metadata
         (group_key(21, "app", "m1"), v0(tasks + carray([]) + carray([]))),                         # target tasks
         (group_key(20, "app"), v0(struct.pack(">i", 9))),                                          # target epoch
@@ -62,8 +64,9 @@ def regex_and_share_records() -> list:
                                               + struct.pack(">qq", 2, T0))),                       # regex
         (group_key(8, "cg", "c1"), v0(struct.pack(">iib", 2, 1, 1) + carray([]) + carray([]))),  # current
         (group_key(11, "sg"), v0(struct.pack(">iq", 5, 77))),                                      # share group
-        (group_key(15, "sg"), v0(carray([]) + carray([TOPIC.bytes + cstr("shared") + int32s([0, 1])
-                                                      + struct.pack(">q", T0) + tags()]) + carray([]))),
+        # initializing, initialized (a TopicPartitionsInfo: id, name, partitions; no CreateTimestamp in 4.4), deleting
+        (group_key(15, "sg"), v0(carray([]) + carray([TOPIC.bytes + cstr("shared") + int32s([0, 1]) + tags()])
+                                 + carray([]))),
         (group_key(10, "sg", "s1"), v0(uvarint_null() + cstr("client-s") + cstr("/10.0.0.2")
                                        + carray([cstr("shared")]))),
         (group_key(14, "sg", "s1"), v0(struct.pack(">iib", 5, 4, 0)
@@ -118,7 +121,7 @@ def test_regex_subscription_and_share_group_replayed(offsets_dir):
     sg = r.groups["sg"].to_json()
     assert sg["type"] == "share" and (sg["groupEpoch"], sg["metadataHash"]) == (5, 77)
     assert sg["topicStates"]["initializedTopics"] == [{"topicId": TOPIC_TEXT, "topicName": "shared",
-                                                       "partitions": [0, 1], "createTimestamp": T0}]
+                                                       "partitions": [0, 1]}]
     [m] = sg["members"]
     assert m["subscribedTopicNames"] == ["shared"] and m["memberEpoch"] == 5
     # the topic id of the assignment is named from the share partitions' state
@@ -351,3 +354,26 @@ def test_consumer_member_assignment_epochs_kept_by_the_replay(tmp_path):
     assert m["assignedPartitions"] == [{"topicId": TOPIC_TEXT, "topic": None, "partitions": [0, 1],
                                         "assignmentEpochs": [3, 4]}]
     assert (m["state"], m["stateId"]) == ("STABLE", 0)
+
+
+def test_records_of_types_kafka_4_4_defines_otherwise_replayed(tmp_path):
+    """Type 0 with a v3 value (Kafka 4.4 reads type 0 as LegacyOffsetCommit, v0 only) and a Kafka 4.0 share group's
+    partition metadata (type 9, which 4.4 no longer defines) are replayed with the definitions that read them:
+    the commit with its leader epoch, type 9's topic naming a member's assignment."""
+    commit = (struct.pack(">h", 0) + struct.pack(">h", 2) + b"cg" + struct.pack(">h", 1) + b"t"
+              + struct.pack(">i", 3))
+    partition = struct.pack(">i", 1) + carray([]) + tags()
+    d = segment_dir(tmp_path, "__consumer_offsets-0", [
+        (commit, struct.pack(">hqi", 3, 42, 7) + struct.pack(">h", 2) + b"md" + struct.pack(">q", T0)),
+        (group_key(11, "sg"), struct.pack(">hi", 0, 5) + tags()),                   # 4.0's share group metadata
+        (group_key(9, "sg"), v0(carray([TOPIC.bytes + cstr("shared") + struct.pack(">i", 2) + carray([partition])
+                                        + tags()]))),
+        (group_key(14, "sg", "s1"), v0(struct.pack(">iib", 5, 4, 0) + carray([TOPIC.bytes + int32s([1]) + tags()]))),
+    ])
+    r = replay_groups([d])
+    assert not r.skipped and r.ignored == 0
+    [offset] = r.groups["cg"].to_json()["offsets"]
+    assert (offset["topic"], offset["partition"], offset["offset"], offset["leaderEpoch"], offset["metadata"]) == \
+        ("t", 3, 42, 7, "md")
+    [m] = r.groups["sg"].to_json()["members"]
+    assert m["assignedPartitions"] == [{"topicId": TOPIC_TEXT, "topic": "shared", "partitions": [1]}]

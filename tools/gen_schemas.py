@@ -1,25 +1,29 @@
 #!/usr/bin/env python3
 """Generate kdump's schema tables (``kdump/format/schemas/*.py``) from Kafka's message definitions.
 
-Usage: ``python tools/gen_schemas.py KAFKA [--rev REV] [--baseline KAFKA@REV]`` where KAFKA is a Kafka checkout
-(a work tree), a bare git directory of apache/kafka (then the files are read at REV, default HEAD), or a local
-directory of definitions laid out as Kafka's tree (``group-coordinator/src/main/resources/common/message/X.json`` ...)
-with a ``SOURCES.json`` manifest beside them: ``{"kafka_commit": ..., "how": ..., "files": {path: {"commit":
-..., "note": ...}}}`` saying which Kafka commit each file was read at (for definitions gathered file by file,
-e.g. from an index of Kafka's history, when no checkout of the newest release is at hand). Groups whose
-directories the input lacks are left as they are.
+Usage: ``python tools/gen_schemas.py KAFKA [--rev REV] [--baseline KAFKA@REV] [--branch B] [--read-in TEXT]
+[--repository OWNER/NAME]`` where KAFKA is a Kafka checkout (a work tree), a bare git directory holding apache/kafka's
+history (then the files are read at REV, default HEAD; ``--repository`` says whose history it is, ``--branch`` which
+branch REV is on and ``--read-in`` which copy was read, e.g. another repository's mirror holding the same commits),
+or a local directory of definitions laid out as Kafka's tree (``group-coordinator/src/main/resources/common/message/
+X.json`` ...) with a ``SOURCES.json`` manifest beside them: ``{"kafka_commit": ..., "how": ..., "files": {path:
+{"commit": ..., "note": ..., "path": ...}}, "superseded_record_types": {module: {type: [key, value]}}}`` saying which
+Kafka commit each file was read at (``path``: where it sits in Kafka's tree, when not at the manifest's path, as under
+``superseded/``). Groups whose directories the input lacks are left as they are.
 
 For each group of internal-topic records (see ``GROUPS``) the definitions of that group's directory are
 read (Kafka's JSON with ``//`` comments), reduced to the facts the reader needs (names, types, version
 ranges, nullability, tags, defaults; no documentation text) and written as one Python data module with:
 
-* ``KAFKA_COMMIT``: where the definitions came from (a manifest's ``kafka_commit``);
+* ``KAFKA_COMMIT``: where the definitions came from (the revision read, or a manifest's ``kafka_commit``);
 * ``SOURCES``: message name -> (Kafka commit, path in Kafka's tree) it was read from, ``PROVENANCE``: message
-  name -> the manifest's note (the repository when not apache/kafka, and how the version was established as the
-  newest found), and ``HOW``: how the definitions were gathered (only for a manifest's input: a checkout is one
-  commit);
-* ``SUPERSEDED``: message name -> older definitions of the same versions (from the input's ``superseded/``
-  tree), tried when a record does not decode whole with the newest;
+  name -> where it was read (a bare git directory: the repository, commit, branch and date, and the commit that
+  last changed the file; a manifest: its note), and ``HOW``: how the definitions were gathered (not for a
+  checkout);
+* ``SUPERSEDED``: message name -> older definitions of the same versions (a manifest's ``superseded/`` tree; from a
+  bare git directory, the baseline's definitions whose layout the newest do not read the same way, or that the
+  newest lack), tried when a record does not decode whole with the newest; ``SUPERSEDED_RECORD_TYPES``: record
+  type -> (key, value) of the baseline where the newest pair the type otherwise or not at all;
 * ``MESSAGES``: message name -> definition (as :func:`kdump.format.schema.compile_message` takes it);
 * ``RECORD_TYPES``: for coordinator topics, record type -> (key message, value message), derived the way
   Kafka's ``CoordinatorRecordSerde`` pairs them (a key's ``validVersions`` are the record types it
@@ -69,9 +73,14 @@ MESSAGE_KEYS = ("name", "type", "apiKey", "validVersions", "flexibleVersions")
 
 
 class Source:
-    def __init__(self, path: str, rev: str):
+    def __init__(self, path: str, rev: str, *, repository: str = "apache/kafka", branch: str = "?",
+                 read_in: str = "?"):
         self.path = path
         self.rev = rev
+        # for a bare git directory: whose history it is, the branch the revision is on, and which copy was read
+        self.repository = repository
+        self.branch = branch
+        self.read_in = read_in
         manifest = os.path.join(path, "SOURCES.json")
         self.manifest = None
         if os.path.isfile(manifest):
@@ -83,13 +92,15 @@ class Source:
         return not self.work_tree or os.path.isdir(os.path.join(self.path, directory))
 
     def file_source(self, rel: str) -> tuple[str, str] | None:
-        """(commit, path) a definition was read at, from the manifest (None without one)."""
+        """(commit, path in Kafka's tree) a definition was read at: from the manifest (an entry's ``path`` where
+        the file sits elsewhere, as under ``superseded/``), the revision read for a bare git directory, None for
+        a checkout."""
         if self.manifest is None:
-            return None
+            return None if self.work_tree else (self.commit(), rel)
         entry = self.manifest["files"].get(rel)
         if entry is None:
             raise SystemExit(f"{rel} is not in SOURCES.json")
-        return entry["commit"], rel
+        return entry["commit"], entry.get("path", rel)
 
     def file_note(self, rel: str) -> str | None:
         """How the manifest says a definition was found and why it is taken as the newest (None: it says nothing)."""
@@ -100,11 +111,18 @@ class Source:
     def commit(self) -> str:
         if self.manifest is not None:
             return self.manifest["kafka_commit"]
-        args = ["git", "-C", self.path, "rev-parse", "HEAD" if self.work_tree else self.rev]
+        args = ["git", "-C", self.path, "rev-parse", "HEAD" if self.work_tree else f"{self.rev}^{{commit}}"]
         try:
             return subprocess.run(args, check=True, capture_output=True, text=True).stdout.strip()
         except (OSError, subprocess.CalledProcessError):
             return "unknown"
+
+    def git_log(self, fmt: str, rel: str | None = None) -> str:
+        """``git log -1`` of the input's revision (of the last commit that changed ``rel`` when given), in
+        ``fmt``; only for a bare git directory."""
+        args = ["git", "--git-dir", self.path, "log", "-1", f"--format={fmt}", "--date=short", self.rev]
+        return subprocess.run(args + (["--", rel] if rel else []), check=True, capture_output=True,
+                              text=True).stdout.strip()
 
     def list(self, directory: str) -> list[str]:
         if self.work_tree:
@@ -234,16 +252,92 @@ def baseline_types(baseline: Source | None, module: str) -> tuple[str, list[int]
     return baseline.commit(), sorted(record_types(read_messages(baseline, module)[0], how))
 
 
+def _in(text: str | None, version: int) -> bool:
+    """Whether ``version`` is in a definition's version range text ("0+", "1-3", "2", "none")."""
+    if not text or text == "none":
+        return False
+    if text.endswith("+"):
+        return version >= int(text[:-1])
+    lo, _, hi = text.partition("-")
+    return int(lo) <= version <= int(hi or lo)
+
+
+def layout(m: dict, version: int) -> list:
+    """What a reader must know to read message ``m`` at ``version``: its untagged fields' types and nullability
+    in order (tagged fields carry their own sizes), struct fields' recursively, and whether a tag buffer follows."""
+    commons = {c["name"]: c["fields"] for c in m.get("commonStructs", ())}
+    flexible = _in(m.get("flexibleVersions"), version)
+
+    def fields(fs: list) -> list:
+        out = []
+        for f in fs:
+            if not _in(f.get("versions"), version) or _in(f.get("taggedVersions"), version):
+                continue
+            inner = f.get("fields") or commons.get(f["type"].removeprefix("[]"))
+            out.append((f["type"].startswith("[]"), f["type"] if inner is None else "struct",
+                        _in(f.get("nullableVersions"), version), fields(inner) if inner else None))
+        return out
+
+    return [flexible, fields(m["fields"])]
+
+
+def read_version(m: dict, record_type: int | None) -> int:
+    """The version a key is read at for a record type (its record type, or 0 for a ``coordinator-key``)."""
+    return 0 if m.get("type") == "coordinator-key" or record_type is None else record_type
+
+
+def superseded_by_baseline(baseline: Source, module: str, messages: dict) -> tuple[dict, dict, dict, dict]:
+    """(message name -> [definition], record type -> (key, value), message name -> (commit, path), notes) of the
+    baseline's definitions the newest ones do not read the same way: a record type the newest do not pair the
+    same, a message they lack, or one whose layout differs at a version the baseline defines (a record the
+    baseline release wrote decodes with them)."""
+    how = GROUPS[module][3]
+    old, old_sources, _ = read_messages(baseline, module)
+    types, old_types = record_types(messages, how), record_types(old, how)
+    superseded: dict = {}
+    superseded_types = {t: pair for t, pair in old_types.items() if types.get(t) != pair}
+    key_types = {pair[0]: t for t, pair in old_types.items()} if how == "coordinator" else {}
+    for name, m in old.items():
+        if name not in messages:
+            changed = True
+        elif name in key_types:
+            t = key_types[name]
+            changed = layout(m, read_version(m, t)) != layout(messages[name], read_version(messages[name], t))
+        else:
+            changed = any(layout(m, v) != layout(messages[name], v) for v in versions_range(m["validVersions"]))
+        if changed:
+            superseded[name] = [m]
+    commit, date = baseline.commit(), baseline.git_log("%ad") if not baseline.work_tree else "?"
+    sources = {f"{n} (superseded)": (commit, old_sources[n][1] if n in old_sources else "?") for n in superseded}
+    notes = {f"{n} (superseded)": f"{baseline.repository}@{commit[:12]} ({date}, the baseline): read the same version "
+                                  f"differently from the newest definition, or absent from it"
+             for n in superseded}
+    return superseded, superseded_types, sources, notes
+
+
 def generate(src: Source, module: str, baseline: Source | tuple[str, list[int]] | None = None) -> str:
     """The module's text; ``baseline``: a Source of the baseline release's definitions (or its (commit, record
-    types) as :func:`baseline_types` gives them) for ``BASELINE_COMMIT``/``BASELINE_RECORD_TYPES``."""
+    types) as :func:`baseline_types` gives them) for ``BASELINE_COMMIT``/``BASELINE_RECORD_TYPES``; from a bare
+    git directory with a baseline Source, the baseline's definitions the newest do not read the same way
+    become ``SUPERSEDED``/``SUPERSEDED_RECORD_TYPES``."""
     what, dirs, _, how = GROUPS[module]
     messages, sources, notes = read_messages(src, module)
     base = baseline if isinstance(baseline, tuple) or baseline is None else baseline_types(baseline, module)
-    # a manifest's input may hold, under superseded/, older definitions of messages that changed incompatibly
-    # at the same version (KIP-932's share group records changed between 4.0 and 4.1): records an older
-    # release wrote decode with them
-    superseded = {}
+    git = src.manifest is None and not src.work_tree
+    if git:
+        commit, date = src.commit(), src.git_log("%ad")
+        for name, (_, rel) in sources.items():
+            notes[name] = (f"{src.repository}@{commit[:12]} (branch {src.branch}, {date}); the file last changed at "
+                           + src.git_log("%h %ad: %s", rel))
+    # older definitions of messages that changed incompatibly at the same version (KIP-932's share group records
+    # changed between 4.0 and 4.1), or of record types the newest no longer define: records an older release
+    # wrote decode with them. A manifest's input holds them under superseded/; from a bare git directory they
+    # are the baseline's
+    superseded: dict = {}
+    superseded_types: dict = {}
+    if src.manifest is not None:
+        superseded_types = {int(t): tuple(p) for t, p in src.manifest.get("superseded_record_types", {}).get(
+            module, {}).items()}
     for d in dirs:
         old = os.path.join("superseded", d)
         if src.manifest is not None and os.path.isdir(os.path.join(src.path, old)):
@@ -254,10 +348,19 @@ def generate(src: Source, module: str, baseline: Source | tuple[str, list[int]] 
                 note = src.file_note(rel)
                 if note is not None:
                     notes[m["name"] + " (superseded)"] = note
+    if git and isinstance(baseline, Source) and all(baseline.has(d) for d in dirs):
+        superseded, superseded_types, old_sources, old_notes = superseded_by_baseline(baseline, module, messages)
+        sources.update(old_sources)
+        notes.update(old_notes)
     provenance = []
-    if src.manifest is not None:
+    if src.manifest is not None or git:
+        how_text = src.manifest.get("how", "") if src.manifest is not None else (
+            f"Every definition read at {src.repository}@{commit[:12]} (branch {src.branch}, {date}), in "
+            f"{src.read_in}; SUPERSEDED holds the baseline's definitions (BASELINE_COMMIT) that the newest do not "
+            "read the same way, SUPERSEDED_RECORD_TYPES the baseline's record types the newest do not define the "
+            "same: a record only they decode whole is decoded with them.")
         provenance = [
-            "HOW = " + pprint.pformat(src.manifest.get("how", ""), width=120),
+            "HOW = " + pprint.pformat(how_text, width=120),
             "",
             "SOURCES: dict[str, tuple[str, str]] = " + pprint.pformat(dict(sorted(sources.items())), width=120,
                                                                        sort_dicts=False),
@@ -269,6 +372,14 @@ def generate(src: Source, module: str, baseline: Source | tuple[str, list[int]] 
                                                                    sort_dicts=False),
             "",
         ]
+        if superseded_types:
+            provenance += [
+                "# record type -> (key, value) of the baseline's definitions, where the newest define it otherwise "
+                "or not at all",
+                "SUPERSEDED_RECORD_TYPES: dict[int, tuple[str, str]] = " + pprint.pformat(
+                    dict(sorted(superseded_types.items())), width=120, sort_dicts=False),
+                "",
+            ]
     body = [
         f'"""{what}: schema tables generated by tools/gen_schemas.py from Kafka\'s message definitions',
         f"({', '.join(dirs)}). Do not edit: regenerate.\"\"\"",
@@ -301,12 +412,16 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline", metavar="KAFKA[@REV]",
                     help="the release before the newest definitions (a checkout or bare git directory, at REV): "
                          "its coordinator record types are written as BASELINE_RECORD_TYPES")
+    ap.add_argument("--repository", default="apache/kafka",
+                    help="whose history a bare git directory holds (named in PROVENANCE)")
+    ap.add_argument("--branch", default="?", help="the branch --rev is on (named in PROVENANCE)")
+    ap.add_argument("--read-in", default="?", help="which copy of the repository was read (named in HOW)")
     args = ap.parse_args(argv)
-    src = Source(args.kafka, args.rev)
+    src = Source(args.kafka, args.rev, repository=args.repository, branch=args.branch, read_in=args.read_in)
     baseline = None
     if args.baseline:
         path, _, rev = args.baseline.partition("@")
-        baseline = Source(path, rev or "HEAD")
+        baseline = Source(path, rev or "HEAD", repository=args.repository)
     os.makedirs(args.out, exist_ok=True)
     for module in GROUPS:
         if not all(src.has(d) for d in GROUPS[module][1]):

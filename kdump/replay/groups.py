@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kdump.decode.control import TxnMarker, decode_control
-from kdump.decode.internal import tables
 from kdump.decode.internal.base import RecordError
 from kdump.decode.internal.coordinator import OFFSETS, UnknownRecordType, definition, group_metadata_tree, read_record
 from kdump.format.schema import to_tree
@@ -48,13 +47,11 @@ SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT = 14
 SHARE_GROUP_STATE_PARTITION_METADATA = 15
 CONSUMER_GROUP_REGULAR_EXPRESSION = 16
 STREAMS_GROUP_METADATA = 17
-STREAMS_GROUP_PARTITION_METADATA = 18
 STREAMS_GROUP_MEMBER_METADATA = 19
 STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA = 20
 STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER = 21
 STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT = 22
 STREAMS_GROUP_TOPOLOGY = 23
-STREAMS_GROUP_TARGET_ASSIGNMENT_RESOLVED_TOPIC_IDS = 24
 # member states by the byte the current-assignment records carry, as Kafka names them (``fromValue``: a byte it
 # does not know is UNKNOWN): org.apache.kafka.coordinator.group.modern.MemberState for consumer (type 8) and
 # share (type 14) members, org.apache.kafka.coordinator.group.streams.MemberState for Streams members (type 22)
@@ -65,11 +62,11 @@ MEMBER_STATES = {CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT: MODERN_MEMBER_STATES,
                  STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT: STREAMS_MEMBER_STATES}
 # the kind of group each record type (other than offset commits and classic metadata) belongs to
 KINDS = {**dict.fromkeys((3, 4, 5, 6, 7, 8, 16), "consumer"), **dict.fromkeys(range(9, 16), "share"),
-         **dict.fromkeys(range(17, 25), "streams")}
+         **dict.fromkeys(range(17, 24), "streams")}
 MODELLED = {0, 1, 2, *KINDS}
 # the records that name the topics a group's assignments give by id: type -> the fields listing them
+# (Kafka 4.4 defines neither 18, StreamsGroupPartitionMetadata, nor 24: a record of either is an unknown type)
 TOPIC_NAMING = {CONSUMER_GROUP_PARTITION_METADATA: ("topics",), SHARE_GROUP_PARTITION_METADATA: ("topics",),
-                STREAMS_GROUP_PARTITION_METADATA: ("topics",),
                 SHARE_GROUP_STATE_PARTITION_METADATA: ("initializingTopics", "initializedTopics", "deletingTopics")}
 
 
@@ -81,6 +78,8 @@ class Entry:
     version: int | None
     key: dict
     value: dict | None
+    # the value's message (a record type an older release defined otherwise is read with that one's)
+    value_name: str = ""
 
 
 @dataclass
@@ -115,7 +114,6 @@ class GroupState:
             out["validatedTopologyEpoch"] = self.streams.get("validatedTopologyEpoch")
             out["assignmentConfigs"] = self.streams.get("assignmentConfigs", [])
             out["topology"] = self.streams.get("topology")
-            out["resolvedTopicIds"] = self.streams.get("resolvedTopicIds")
         elif self.kind == "share":
             out["topicStates"] = self.topic_states
         out["members"] = [self.members[m] for m in sorted(self.members)]
@@ -158,7 +156,7 @@ class _Log:
         try:
             if rec.key is None:
                 raise RecordError("the record has no key")
-            rtype, _key_name, key_obj, _value_name, version, value_obj = read_record(OFFSETS, rec.key, rec.value)
+            rtype, _key_name, key_obj, value_name, version, value_obj = read_record(OFFSETS, rec.key, rec.value)
         except UnknownRecordType as e:
             self.skipped.append(Skipped(rec.file, rec.offset, f"unknown record type {e.record_type}",
                                         "record-type-unknown", rec.position))
@@ -169,7 +167,7 @@ class _Log:
         if rtype not in MODELLED:
             self.ignored += 1
             return
-        entry = Entry(rec.offset, rtype, version, key_obj, value_obj)
+        entry = Entry(rec.offset, rtype, version, key_obj, value_obj, value_name)
         key = _compaction_key(rtype, key_obj)
         if rec.transactional and rec.producer_id >= 0:
             self.pending.setdefault(rec.producer_id, []).append((key, entry))
@@ -223,9 +221,8 @@ def replay_groups(paths, progress=None) -> GroupsReplay:
 
 
 def _tree(entry: Entry) -> dict:
-    _, value_name = tables.record_types(OFFSETS)[entry.record_type]
     assert entry.value is not None  # log.latest holds no tombstones
-    return to_tree(entry.value, definition(OFFSETS, value_name, entry.value), entry.version)
+    return to_tree(entry.value, definition(OFFSETS, entry.value_name, entry.value), entry.version)
 
 
 def _group(groups: dict, name: str) -> GroupState:
@@ -267,8 +264,8 @@ def _apply_entry(groups: dict, entry: Entry, topic_names: dict) -> None:
         g.metadata_hash = tree.get("metadataHash")
         if rtype == STREAMS_GROUP_METADATA:
             g.streams["validatedTopologyEpoch"] = tree.get("validatedTopologyEpoch")
-            # LastAssignmentConfigs (tagged, null when absent) in 4.3; AssignmentConfigs in the development form
-            g.streams["assignmentConfigs"] = tree.get("lastAssignmentConfigs", tree.get("assignmentConfigs")) or []
+            # LastAssignmentConfigs: tagged, printed only when not empty (its definition's JSON-null default)
+            g.streams["assignmentConfigs"] = tree.get("lastAssignmentConfigs") or []
     elif rtype in (CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, SHARE_GROUP_TARGET_ASSIGNMENT_METADATA,
                    STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA):
         g.target_assignment_epoch = value["assignmentEpoch"]
@@ -278,8 +275,6 @@ def _apply_entry(groups: dict, entry: Entry, topic_names: dict) -> None:
         g.topic_states = tree
     elif rtype == STREAMS_GROUP_TOPOLOGY:
         g.streams["topology"] = tree
-    elif rtype == STREAMS_GROUP_TARGET_ASSIGNMENT_RESOLVED_TOPIC_IDS:
-        g.streams["resolvedTopicIds"] = tree
     else:  # a member's metadata, current assignment or target assignment
         member = g.members.setdefault(key["memberId"], {"memberId": key["memberId"]})
         if rtype in (CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER):

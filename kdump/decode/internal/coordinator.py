@@ -48,41 +48,93 @@ class UnknownRecordType(Exception):
 
 def read_record(group: str, key: bytes, value: bytes | None):
     """(record type, key message name, key object, value message name, value version or None, value object
-    or None) of one coordinator record, as Kafka's ``CoordinatorRecordSerde.deserialize`` reads it."""
+    or None) of one coordinator record, as Kafka's ``CoordinatorRecordSerde.deserialize`` reads it. A record type
+    an older release defined otherwise (``tables.superseded_record_types``: ``__consumer_offsets`` type 0 with
+    offset-commit values v1-v3, type 9 of Kafka 4.0's share groups) is read with that definition where the newest
+    do not read it whole and it does: the record was written by that release."""
     if len(key) < 2:
         raise RecordError("Could not read version from key's buffer.")
     (rtype,) = INT16.unpack_from(key, 0)
     types = tables.record_types(group)
-    if rtype not in types:
+    older = tables.superseded_record_types(group).get(rtype)
+    if rtype not in types and older is None:
         raise UnknownRecordType(rtype)
-    key_name, value_name = types[rtype]
+    newest = None
+    failed: RecordError | UnknownRecordType | None = None
+    if rtype in types:
+        try:
+            newest = _read_pair(group, rtype, types[rtype], key, value)
+        except RecordError as e:
+            if rtype not in KNOWN_IN_4_0.get(group, (rtype,)):
+                failed = UnknownRecordType(rtype, f"as {types[rtype][0][:-3]}: {e}")
+            else:
+                failed = e
+        if older is None or (newest is not None and _whole(group, newest)):
+            if failed is not None:
+                raise failed from None
+            return newest
+    assert older is not None  # a type without one is returned or raised above
     try:
-        key_obj = _read(group, key_name, key, key_version(tables.schema(group, key_name), rtype), "key")
-        if value is None:
-            return rtype, key_name, key_obj, value_name, None, None
-        if len(value) < 2:
-            raise RecordError("Could not read version from value's buffer.")
-        (version,) = INT16.unpack_from(value, 0)
-        return rtype, key_name, key_obj, value_name, version, _read(group, value_name, value, version, "value")
-    except RecordError as e:
-        if rtype not in KNOWN_IN_4_0.get(group, (rtype,)):
-            raise UnknownRecordType(rtype, f"as {key_name[:-3]}: {e}") from None
-        raise
+        old = _read_pair(group, rtype, older, key, value)
+    except RecordError:
+        old = None
+    if old is not None and _whole(group, old):
+        return old
+    if newest is not None:
+        return newest
+    if failed is not None:
+        raise failed from None
+    raise UnknownRecordType(rtype)
 
 
-def _read(group: str, name: str, buf: bytes, version: int, which: str) -> dict:
+def _read_pair(group: str, rtype: int, names: tuple[str, str], key: bytes, value: bytes | None):
+    key_name, value_name = names
+    # Kafka's error text names the record type as the version, whatever version the key's fields are read at
+    key_obj = _read(group, key_name, key, key_version(_newest(group, key_name), rtype), "key", said=rtype)
+    if value is None:
+        return rtype, key_name, key_obj, value_name, None, None
+    if len(value) < 2:
+        raise RecordError("Could not read version from value's buffer.")
+    (version,) = INT16.unpack_from(value, 0)
+    return rtype, key_name, key_obj, value_name, version, _read(group, value_name, value, version, "value")
+
+
+def _whole(group: str, record: tuple) -> bool:
+    """Whether a read record's definitions explain all of it: nothing after the key or value, and a value version
+    its definition has."""
+    _, _, key_obj, value_name, version, value_obj = record
+    if TRAILING in key_obj or (value_obj is not None and TRAILING in value_obj):
+        return False
+    if version is None or value_obj is None:
+        return True
+    lo, hi = definition(group, value_name, value_obj).versions
+    return lo <= version <= hi
+
+
+def _newest(group: str, name: str) -> Struct:
+    """The newest definition of a message: the table's, or for a message only an older release defined (a record
+    type since dropped), the newest of those."""
+    return tables.schema(group, name) if tables.has(group, name) else tables.superseded(group, name)[0]
+
+
+def _read(group: str, name: str, buf: bytes, version: int, which: str, said: int | None = None) -> dict:
     """The message (Kafka reads it and ignores what follows; kdump keeps what follows under TRAILING). Where the
     newest definition leaves bytes or fails and an older one of the same version (``tables.superseded``) reads
     the message whole, the record was written by the older release: it is read with that one."""
+    newest = _newest(group, name)
     try:
-        obj, rest = _read_with(tables.schema(group, name), buf, version)
+        obj, rest = _read_with(newest, buf, version)
     except SchemaError as e:
         failed: SchemaError | None = e
         obj, rest = {}, b""
     else:
         failed = None
+    if not tables.has(group, name):
+        obj[DEFINITION] = newest
     if failed is not None or rest:
         for older in tables.superseded(group, name):
+            if older is newest:
+                continue
             try:
                 old_obj, old_rest = _read_with(older, buf, version)
             except SchemaError:
@@ -91,7 +143,8 @@ def _read(group: str, name: str, buf: bytes, version: int, which: str) -> dict:
                 old_obj[DEFINITION] = older
                 return old_obj
     if failed is not None:
-        raise RecordError(f"Could not read record with version {version} from {which}'s buffer due to: "
+        raise RecordError(f"Could not read record with version {version if said is None else said} from {which}'s "
+                          "buffer due to: "
                           f"{reason(failed)}.") from None
     if rest:
         obj[TRAILING] = rest

@@ -33,6 +33,12 @@ def _epochs(entries) -> str:
     return "{" + ", ".join(f"{k}={v}" for k, v in sorted(epochs.items())) + "}"
 
 
+def _txn_index_empty(r: dict) -> str:
+    """KAFKA-16780's tagged TxnIndexEmpty (tag 0, false when absent), which the objects' toString ends with since
+    Kafka 4.0 (RemoteLogSegmentMetadata and ...Snapshot of apache/kafka@449e528b60d1)."""
+    return f"txnIdxEmpty={'true' if r.get('txnIndexEmpty') else 'false'}"
+
+
 def to_string(name: str, r: dict) -> str:
     if name == "RemoteLogSegmentMetadataRecord":
         return (f"RemoteLogSegmentMetadata{{remoteLogSegmentId={_segment_id(r['remoteLogSegmentId'])}, "
@@ -40,7 +46,7 @@ def to_string(name: str, r: dict) -> str:
                 f"maxTimestampMs={r['maxTimestampMs']}, eventTimestampMs={r['eventTimestampMs']}, "
                 f"segmentLeaderEpochs={_epochs(r['segmentLeaderEpochs'])}, "
                 f"segmentSizeInBytes={r['segmentSizeInBytes']}, customMetadata={_custom(r['customMetadata'])}, "
-                f"state={_state(SEGMENT_STATES, r['remoteLogSegmentState'])}}}")
+                f"state={_state(SEGMENT_STATES, r['remoteLogSegmentState'])}, {_txn_index_empty(r)}}}")
     if name == "RemoteLogSegmentMetadataUpdateRecord":
         return (f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={_segment_id(r['remoteLogSegmentId'])}, "
                 f"customMetadata={_custom(r['customMetadata'])}, "
@@ -55,4 +61,4 @@ def to_string(name: str, r: dict) -> str:
             f"startOffset={r['startOffset']}, endOffset={r['endOffset']}, maxTimestampMs={r['maxTimestampMs']}, "
             f"segmentLeaderEpochs={_epochs(r['segmentLeaderEpochs'])}, segmentSizeInBytes={r['segmentSizeInBytes']}, "
             f"customMetadata={_custom(r['customMetadata'])}, "
-            f"state={_state(SEGMENT_STATES, r['remoteLogSegmentState'])}}}")
+            f"state={_state(SEGMENT_STATES, r['remoteLogSegmentState'])}, {_txn_index_empty(r)}}}")

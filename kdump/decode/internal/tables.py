@@ -14,6 +14,11 @@ def module(group: str):
     return importlib.import_module(f"kdump.format.schemas.{group}")
 
 
+def has(group: str, name: str) -> bool:
+    """Whether the newest definitions of a group hold message ``name`` (else only :func:`superseded` may)."""
+    return name in module(group).MESSAGES
+
+
 @cache
 def schema(group: str, name: str) -> Struct:
     """The compiled schema of message ``name`` of a group's table."""
@@ -22,9 +27,15 @@ def schema(group: str, name: str) -> Struct:
 
 @cache
 def superseded(group: str, name: str) -> tuple[Struct, ...]:
-    """Older definitions of message ``name`` at the same versions (changed incompatibly since: a record an older
-    release wrote decodes with one of them), newest first."""
+    """Older definitions of message ``name`` at the same versions (changed incompatibly since, or no longer
+    defined: a record an older release wrote decodes with one of them), newest first."""
     return tuple(compile_message(m) for m in getattr(module(group), "SUPERSEDED", {}).get(name, ()))
+
+
+def superseded_record_types(group: str) -> dict:
+    """Record type -> (key message, value message) of an older release's definitions, where the newest define the
+    type otherwise or not at all (``SUPERSEDED_RECORD_TYPES`` of the table)."""
+    return getattr(module(group), "SUPERSEDED_RECORD_TYPES", {})
 
 
 def record_types(group: str) -> dict:

@@ -2,329 +2,272 @@
 (group-coordinator/src/main/resources/common/message). Do not edit: regenerate."""
 # flake8: noqa
 # fmt: off
-KAFKA_COMMIT = '266ed846e560e96f90575e4bb1a98b6f135177f0'
+KAFKA_COMMIT = '449e528b60d1199197125be43a275880bc9f38c3'
 
-HOW = ("Gathered file by file from a search index of apache/kafka's history (no checkout newer than 2024-10 was at hand); "
- 'for each file the newest version that could be told apart (by the features it carries) was taken, and files not '
- "re-read keep the 4.0 tables' definitions (commit 1eb7644349cb). The newest state reached is Kafka trunk after 4.2: "
- "ConsumerGroupTargetAssignmentMetadataValue says 'Added in 4.3 (KIP-1263)' and ConsumerGroupMetadataValue carries "
- "KIP-1282's CreationTimeMs (commit 266ed846e560); the index gives no dates. The Streams group keys (17-24) were only "
- "found at development commits with other record type numbers: their fields are those, their apiKey the release's (the "
- "values' apiKey and Kafka's 4.1 list). Second pass (KRaft metadata, __transaction_state, __share_group_state): each "
- "file's version the index lists was dated by whether its commit is in the 2024-10 snapshot of apache/kafka "
- "(1eb7644349cb, the 4.0 tables' source): for those not in it (later) the definition was re-read. New: "
- 'UnregisterControllerRecord (apiKey 29, KIP-1312, Kafka trunk toward 4.4). Re-read and unchanged: '
- 'RegisterControllerRecord, EndTransactionRecord, TransactionLogKey/Value, ShareSnapshotValue, ShareUpdateKey/Value. '
- 'Newer share-state values (4.1+), if they add fields, show as trailing bytes or unknown tagged fields in the same '
- 'way. Third pass (kafka4): commits of stored versions were gathered from other files (a read without a commit names '
- 'one) and tried for each Streams definition; PROVENANCE says, per definition, where it was read and why it is taken '
- 'as the newest found. RegisterBrokerRecord v4 and BrokerRegistrationChangeRecord v3 (CordonedLogDirs, KIP-1066) were '
- "found in the KIP author's fork (the fourth pass replaced them with apache/kafka's). Fourth pass (kafka44): "
- 'RegisterBrokerRecord, BrokerRegistrationChangeRecord and StreamsGroupMetadataValue re-read from apache/kafka commits '
- "(6be48c6e54f2, f8c9566af1af) found in the confluentinc/kafka snapshot of 2026-08-22, which holds apache/kafka's "
- 'trunk and 4.3/4.4 branches commit for commit; PROVENANCE names each commit and the releases that carry it.')
+HOW = ("Every definition read at apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10), in confluentinc/kafka's snapshot of "
+ "2026-08-22, which holds apache/kafka's branches commit for commit; SUPERSEDED holds the baseline's definitions "
+ "(BASELINE_COMMIT) that the newest do not read the same way, SUPERSEDED_RECORD_TYPES the baseline's record types the "
+ 'newest do not define the same: a record only they decode whole is decoded with them.')
 
-SOURCES: dict[str, tuple[str, str]] = {'ConsumerGroupCurrentMemberAssignmentKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+SOURCES: dict[str, tuple[str, str]] = {'ConsumerGroupCurrentMemberAssignmentKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                                              'group-coordinator/src/main/resources/common/message/ConsumerGroupCurrentMemberAssignmentKey.json'),
- 'ConsumerGroupCurrentMemberAssignmentValue': ('6541f94017d844ae7b9656ababf6ce970c802f56',
+ 'ConsumerGroupCurrentMemberAssignmentValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                                                'group-coordinator/src/main/resources/common/message/ConsumerGroupCurrentMemberAssignmentValue.json'),
- 'ConsumerGroupMemberMetadataKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ConsumerGroupMemberMetadataKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                                     'group-coordinator/src/main/resources/common/message/ConsumerGroupMemberMetadataKey.json'),
- 'ConsumerGroupMemberMetadataValue': ('b091e287e82407780c72c00b0f4b1527d9fc6e0e',
+ 'ConsumerGroupMemberMetadataValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                                       'group-coordinator/src/main/resources/common/message/ConsumerGroupMemberMetadataValue.json'),
- 'ConsumerGroupMetadataKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ConsumerGroupMetadataKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                               'group-coordinator/src/main/resources/common/message/ConsumerGroupMetadataKey.json'),
- 'ConsumerGroupMetadataValue': ('266ed846e560e96f90575e4bb1a98b6f135177f0',
+ 'ConsumerGroupMetadataValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                                 'group-coordinator/src/main/resources/common/message/ConsumerGroupMetadataValue.json'),
- 'ConsumerGroupPartitionMetadataKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ConsumerGroupPartitionMetadataKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                                        'group-coordinator/src/main/resources/common/message/ConsumerGroupPartitionMetadataKey.json'),
- 'ConsumerGroupPartitionMetadataValue': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ConsumerGroupPartitionMetadataValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                                          'group-coordinator/src/main/resources/common/message/ConsumerGroupPartitionMetadataValue.json'),
- 'ConsumerGroupRegularExpressionKey': ('53364c539970785f9317c2ddab26a4e350f12b23',
+ 'ConsumerGroupRegularExpressionKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                                        'group-coordinator/src/main/resources/common/message/ConsumerGroupRegularExpressionKey.json'),
- 'ConsumerGroupRegularExpressionValue': ('53364c539970785f9317c2ddab26a4e350f12b23',
+ 'ConsumerGroupRegularExpressionValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                                          'group-coordinator/src/main/resources/common/message/ConsumerGroupRegularExpressionValue.json'),
- 'ConsumerGroupTargetAssignmentMemberKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ConsumerGroupTargetAssignmentMemberKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                                             'group-coordinator/src/main/resources/common/message/ConsumerGroupTargetAssignmentMemberKey.json'),
- 'ConsumerGroupTargetAssignmentMemberValue': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ConsumerGroupTargetAssignmentMemberValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                                               'group-coordinator/src/main/resources/common/message/ConsumerGroupTargetAssignmentMemberValue.json'),
- 'ConsumerGroupTargetAssignmentMetadataKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ConsumerGroupTargetAssignmentMetadataKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                                               'group-coordinator/src/main/resources/common/message/ConsumerGroupTargetAssignmentMetadataKey.json'),
- 'ConsumerGroupTargetAssignmentMetadataValue': ('07b06d0640a79700a3c09cbfb2ddc1e8bb78f16c',
+ 'ConsumerGroupTargetAssignmentMetadataValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                                                 'group-coordinator/src/main/resources/common/message/ConsumerGroupTargetAssignmentMetadataValue.json'),
- 'GroupMetadataKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'GroupMetadataKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                       'group-coordinator/src/main/resources/common/message/GroupMetadataKey.json'),
- 'GroupMetadataValue': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'GroupMetadataValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                         'group-coordinator/src/main/resources/common/message/GroupMetadataValue.json'),
- 'OffsetCommitKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'LegacyOffsetCommitKey': ('449e528b60d1199197125be43a275880bc9f38c3',
+                           'group-coordinator/src/main/resources/common/message/LegacyOffsetCommitKey.json'),
+ 'LegacyOffsetCommitValue': ('449e528b60d1199197125be43a275880bc9f38c3',
+                             'group-coordinator/src/main/resources/common/message/LegacyOffsetCommitValue.json'),
+ 'OffsetCommitKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                      'group-coordinator/src/main/resources/common/message/OffsetCommitKey.json'),
- 'OffsetCommitValue': ('45b0af26e27ba05f79bc7e3f207683c51c0c11da',
+ 'OffsetCommitValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                        'group-coordinator/src/main/resources/common/message/OffsetCommitValue.json'),
- 'ShareGroupCurrentMemberAssignmentKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ShareGroupCurrentMemberAssignmentKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                                           'group-coordinator/src/main/resources/common/message/ShareGroupCurrentMemberAssignmentKey.json'),
- 'ShareGroupCurrentMemberAssignmentValue': ('d2cdfb4559370b476c79e822f64c4ed3180ef626',
+ 'ShareGroupCurrentMemberAssignmentValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                                             'group-coordinator/src/main/resources/common/message/ShareGroupCurrentMemberAssignmentValue.json'),
- 'ShareGroupMemberMetadataKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ShareGroupMemberMetadataKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                                  'group-coordinator/src/main/resources/common/message/ShareGroupMemberMetadataKey.json'),
- 'ShareGroupMemberMetadataValue': ('de929d3e472a9cfc146afe162f19f96f6e9696ec',
+ 'ShareGroupMemberMetadataValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                                    'group-coordinator/src/main/resources/common/message/ShareGroupMemberMetadataValue.json'),
- 'ShareGroupMetadataKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ShareGroupMetadataKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                            'group-coordinator/src/main/resources/common/message/ShareGroupMetadataKey.json'),
- 'ShareGroupMetadataValue': ('31f85dd07b1f8031e75f0030ea85510be4e715f0',
+ 'ShareGroupMetadataValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                              'group-coordinator/src/main/resources/common/message/ShareGroupMetadataValue.json'),
  'ShareGroupMetadataValue (superseded)': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
-                                          'superseded/group-coordinator/src/main/resources/common/message/ShareGroupMetadataValue.json'),
- 'ShareGroupPartitionMetadataKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
-                                    'group-coordinator/src/main/resources/common/message/ShareGroupPartitionMetadataKey.json'),
- 'ShareGroupPartitionMetadataValue': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
-                                      'group-coordinator/src/main/resources/common/message/ShareGroupPartitionMetadataValue.json'),
- 'ShareGroupStatePartitionMetadataKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                                          'group-coordinator/src/main/resources/common/message/ShareGroupMetadataValue.json'),
+ 'ShareGroupPartitionMetadataKey (superseded)': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                                                 'group-coordinator/src/main/resources/common/message/ShareGroupPartitionMetadataKey.json'),
+ 'ShareGroupPartitionMetadataValue (superseded)': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                                                   'group-coordinator/src/main/resources/common/message/ShareGroupPartitionMetadataValue.json'),
+ 'ShareGroupStatePartitionMetadataKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                                          'group-coordinator/src/main/resources/common/message/ShareGroupStatePartitionMetadataKey.json'),
- 'ShareGroupStatePartitionMetadataValue': ('25002b6a64b07c60e5777685732620ad6df6bbd5',
+ 'ShareGroupStatePartitionMetadataValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                                            'group-coordinator/src/main/resources/common/message/ShareGroupStatePartitionMetadataValue.json'),
  'ShareGroupStatePartitionMetadataValue (superseded)': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
-                                                        'superseded/group-coordinator/src/main/resources/common/message/ShareGroupStatePartitionMetadataValue.json'),
- 'ShareGroupTargetAssignmentMemberKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                                                        'group-coordinator/src/main/resources/common/message/ShareGroupStatePartitionMetadataValue.json'),
+ 'ShareGroupTargetAssignmentMemberKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                                          'group-coordinator/src/main/resources/common/message/ShareGroupTargetAssignmentMemberKey.json'),
- 'ShareGroupTargetAssignmentMemberValue': ('b835c1f5a3891d7b4d7e603248dba8266a98d564',
+ 'ShareGroupTargetAssignmentMemberValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                                            'group-coordinator/src/main/resources/common/message/ShareGroupTargetAssignmentMemberValue.json'),
- 'ShareGroupTargetAssignmentMetadataKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ShareGroupTargetAssignmentMetadataKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                                            'group-coordinator/src/main/resources/common/message/ShareGroupTargetAssignmentMetadataKey.json'),
- 'ShareGroupTargetAssignmentMetadataValue': ('b967e968c65a43cab0ac708e52ca2e5ae638f412',
+ 'ShareGroupTargetAssignmentMetadataValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                                              'group-coordinator/src/main/resources/common/message/ShareGroupTargetAssignmentMetadataValue.json'),
- 'StreamsGroupCurrentMemberAssignmentKey': ('21676d0508fb1d67ec01db6db52ad1d9022fc865',
+ 'StreamsGroupCurrentMemberAssignmentKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                                             'group-coordinator/src/main/resources/common/message/StreamsGroupCurrentMemberAssignmentKey.json'),
- 'StreamsGroupCurrentMemberAssignmentValue': ('07ac9fc6fd4ec641580f8a3576bb02ce16e478bf',
+ 'StreamsGroupCurrentMemberAssignmentValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                                               'group-coordinator/src/main/resources/common/message/StreamsGroupCurrentMemberAssignmentValue.json'),
- 'StreamsGroupMemberMetadataKey': ('7e11ea85e0c7aafa334fe9bebfc278c88c0ae5ad',
+ 'StreamsGroupMemberMetadataKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                                    'group-coordinator/src/main/resources/common/message/StreamsGroupMemberMetadataKey.json'),
- 'StreamsGroupMemberMetadataValue': ('59bf751f9dc2e78a84a66940ec836457447b8db0',
+ 'StreamsGroupMemberMetadataValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                                      'group-coordinator/src/main/resources/common/message/StreamsGroupMemberMetadataValue.json'),
- 'StreamsGroupMetadataKey': ('292aff5e7fccf15ac0b111363ca19906f5a619c0',
+ 'StreamsGroupMetadataKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                              'group-coordinator/src/main/resources/common/message/StreamsGroupMetadataKey.json'),
- 'StreamsGroupMetadataValue': ('f8c9566af1af00f00253a70021fe909164e5a031',
+ 'StreamsGroupMetadataValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                                'group-coordinator/src/main/resources/common/message/StreamsGroupMetadataValue.json'),
- 'StreamsGroupMetadataValue (superseded)': ('1291a9305c6cbb5e25c0349eea3aa2cfbde1c5fe',
-                                            'superseded/group-coordinator/src/main/resources/common/message/StreamsGroupMetadataValue.json'),
- 'StreamsGroupPartitionMetadataKey': ('59bf751f9dc2e78a84a66940ec836457447b8db0',
-                                      'group-coordinator/src/main/resources/common/message/StreamsGroupPartitionMetadataKey.json'),
- 'StreamsGroupPartitionMetadataValue': ('44e616aa774b73381b8238059d2b091238c2df4e',
-                                        'group-coordinator/src/main/resources/common/message/StreamsGroupPartitionMetadataValue.json'),
- 'StreamsGroupTargetAssignmentMemberKey': ('b617af2a892fd306b52c6348cb4482507a6c7d10',
+ 'StreamsGroupTargetAssignmentMemberKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                                            'group-coordinator/src/main/resources/common/message/StreamsGroupTargetAssignmentMemberKey.json'),
- 'StreamsGroupTargetAssignmentMemberValue': ('75a150ae8002d03ad7061727797012f3e1f153e3',
+ 'StreamsGroupTargetAssignmentMemberValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                                              'group-coordinator/src/main/resources/common/message/StreamsGroupTargetAssignmentMemberValue.json'),
- 'StreamsGroupTargetAssignmentMetadataKey': ('59bf751f9dc2e78a84a66940ec836457447b8db0',
+ 'StreamsGroupTargetAssignmentMetadataKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                                              'group-coordinator/src/main/resources/common/message/StreamsGroupTargetAssignmentMetadataKey.json'),
- 'StreamsGroupTargetAssignmentMetadataValue': ('5c1644fc05a8ef4b56b72b01d622e94b8298ac3e',
+ 'StreamsGroupTargetAssignmentMetadataValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                                                'group-coordinator/src/main/resources/common/message/StreamsGroupTargetAssignmentMetadataValue.json'),
- 'StreamsGroupTargetAssignmentResolvedTopicIdsKey': ('14440d21214cd060d08774b4c190fff6dea0efee',
-                                                     'group-coordinator/src/main/resources/common/message/StreamsGroupTargetAssignmentResolvedTopicIdsKey.json'),
- 'StreamsGroupTargetAssignmentResolvedTopicIdsValue': ('14440d21214cd060d08774b4c190fff6dea0efee',
-                                                       'group-coordinator/src/main/resources/common/message/StreamsGroupTargetAssignmentResolvedTopicIdsValue.json'),
- 'StreamsGroupTopologyKey': ('21e4b8be3a852b486f4223ceaf502d05099ae94f',
+ 'StreamsGroupTopologyKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                              'group-coordinator/src/main/resources/common/message/StreamsGroupTopologyKey.json'),
- 'StreamsGroupTopologyValue': ('59bf751f9dc2e78a84a66940ec836457447b8db0',
+ 'StreamsGroupTopologyValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                                'group-coordinator/src/main/resources/common/message/StreamsGroupTopologyValue.json')}
 
 # message -> where its definition was read and how it was established as the newest found
-PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': "unchanged from the 4.0 tables: the index's stored versions of this path "
-                                            'could not be listed by commit (only the one find_files names, an older '
-                                            'one); none newer was found',
- 'ConsumerGroupCurrentMemberAssignmentValue': "apache/kafka@6541f940 (the commit of TopicPartitionsWithEpochs.java's "
-                                              'stored version): newest found, as it is the 4.0 definition plus '
-                                              "TopicPartitions' tagged AssignmentEpochs (tag 0, nullable []int32, "
-                                              'default null, KIP-1251); the version find_files names (b61b9bdd) was '
-                                              'not compared',
- 'ConsumerGroupMemberMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not "
-                                   'be listed by commit (only the one find_files names, an older one); none newer was '
-                                   'found',
- 'ConsumerGroupMemberMetadataValue': 'apache/kafka@b091e287 (coordinator-value, apiKey 5: the 4.1+ form): the same '
-                                     "fields as 4.0's definition; the other stored version read (15f3e46f) is older "
-                                     '(ClassicMemberMetadata without SessionTimeoutMs)',
- 'ConsumerGroupMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not be "
-                             'listed by commit (only the one find_files names, an older one); none newer was found',
- 'ConsumerGroupMetadataValue': 'apache/kafka@266ed846: newest found; the version find_files names (c3763b3d: Epoch '
-                               "only, type 'data') is older, this one carries it plus the tagged MetadataHash "
-                               '(KIP-1101) and CreationTimeMs (KIP-1282)',
- 'ConsumerGroupPartitionMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could "
-                                      'not be listed by commit (only the one find_files names, an older one); none '
-                                      'newer was found',
- 'ConsumerGroupPartitionMetadataValue': 'unchanged from the 4.0 tables: the version find_files names (d63fb6f7, '
-                                        "'KIP-848 is in development', PartitionMetadata deprecated after 4.0) has the "
-                                        'same fields',
- 'ConsumerGroupRegularExpressionKey': 'read from the search index',
- 'ConsumerGroupRegularExpressionValue': 'apache/kafka@53364c53 (coordinator-value, apiKey 16): newest found; the '
-                                        "version find_files names (f0f48ddb: type 'data', 'KIP-848 is in development') "
-                                        'is older',
- 'ConsumerGroupTargetAssignmentMemberKey': "unchanged from the 4.0 tables: the index's stored versions of this path "
-                                           'could not be listed by commit (only the one find_files names, an older '
-                                           'one); none newer was found',
- 'ConsumerGroupTargetAssignmentMemberValue': 'unchanged from the 4.0 tables: the version find_files names (9ab4f0c1, '
-                                             "'KIP-848 is in development', with Error/MetadataVersion/MetadataBytes) "
-                                             'is older',
- 'ConsumerGroupTargetAssignmentMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path "
-                                             'could not be listed by commit (only the one find_files names, an older '
-                                             'one); none newer was found',
- 'ConsumerGroupTargetAssignmentMetadataValue': "apache/kafka@07b06d06 ('Added in 4.3 (KIP-1263)'): newest found; the "
-                                               'version find_files names (b617af2a: AssignmentEpoch only) is older',
- 'GroupMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not be listed by "
-                     'commit (only the one find_files names, an older one); none newer was found',
- 'GroupMetadataValue': 'unchanged from the 4.0 tables: the version find_files names (4aa04170, versions 0-3) is older',
- 'OffsetCommitKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not be listed by "
-                    'commit (only the one find_files names, an older one); none newer was found',
- 'OffsetCommitValue': "apache/kafka@45b0af26 (coordinator-value, apiKey 1, versions 0-4): the same fields as 4.0's "
-                      'definition',
- 'ShareGroupCurrentMemberAssignmentKey': "unchanged from the 4.0 tables: the index's stored versions of this path "
-                                         'could not be listed by commit (only the one find_files names, an older one); '
-                                         'none newer was found',
- 'ShareGroupCurrentMemberAssignmentValue': 'apache/kafka@d2cdfb45 (coordinator-value, apiKey 14: the 4.1+ form, the '
-                                           "version find_files names): the same fields as 4.0's definition; no other "
-                                           'stored version found',
- 'ShareGroupMemberMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not be "
-                                'listed by commit (only the one find_files names, an older one); none newer was found',
- 'ShareGroupMemberMetadataValue': 'apache/kafka@de929d3e (coordinator-value, apiKey 10: the 4.1+ form, the version '
-                                  "find_files names): the same fields as 4.0's definition; no other stored version "
-                                  'found',
- 'ShareGroupMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not be listed "
-                          'by commit (only the one find_files names, an older one); none newer was found',
- 'ShareGroupMetadataValue': 'apache/kafka@31f85dd0: newest found; the version find_files names (cbf3d00a: Epoch only, '
-                            "'in development') is older, this one adds MetadataHash",
- 'ShareGroupMetadataValue (superseded)': "Kafka 4.0's definition, changed incompatibly since",
- 'ShareGroupPartitionMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could not "
-                                   'be listed by commit (only the one find_files names, an older one); none newer was '
-                                   'found',
- 'ShareGroupPartitionMetadataValue': "unchanged from the 4.0 tables: the index's stored versions of this path could "
-                                     'not be listed by commit (only the one find_files names, an older one); none '
-                                     'newer was found',
- 'ShareGroupStatePartitionMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path could "
-                                        'not be listed by commit (only the one find_files names, an older one); none '
-                                        'newer was found',
- 'ShareGroupStatePartitionMetadataValue': 'apache/kafka@25002b6a: newest found; the version find_files names '
-                                          "(7e11ea85: InitializedTopics and DeletingTopics, 'KIP-932 is in "
-                                          "development', no CreateTimestamp) is older, this one adds "
-                                          'InitializingTopics and CreateTimestamp',
- 'ShareGroupStatePartitionMetadataValue (superseded)': "Kafka 4.0's definition, changed incompatibly since",
- 'ShareGroupTargetAssignmentMemberKey': "unchanged from the 4.0 tables: the index's stored versions of this path could "
-                                        'not be listed by commit (only the one find_files names, an older one); none '
-                                        'newer was found',
- 'ShareGroupTargetAssignmentMemberValue': 'apache/kafka@b835c1f5 (coordinator-value, apiKey 13: the 4.1+ form, the '
-                                          "version find_files names): the same fields as 4.0's definition; no other "
-                                          'stored version found',
- 'ShareGroupTargetAssignmentMetadataKey': "unchanged from the 4.0 tables: the index's stored versions of this path "
-                                          'could not be listed by commit (only the one find_files names, an older '
-                                          'one); none newer was found',
- 'ShareGroupTargetAssignmentMetadataValue': 'apache/kafka@b967e968 (coordinator-value, apiKey 12: the 4.1+ form, the '
-                                            "version find_files names): the same fields as 4.0's definition; no other "
-                                            'stored version found',
- 'StreamsGroupCurrentMemberAssignmentKey': "apache/kafka@21676d05: fields (GroupId, MemberId); apiKey 22 (the value's "
-                                           'apiKey at 07ac9fc6); the apiKey agrees with a third-party '
-                                           "reimplementation's list of Kafka 4.3.1's streams key versions (17 "
-                                           'metadata, 19 member metadata, 20 target assignment metadata, 21 target '
-                                           'assignment member, 22 current assignment, 23 topology; 18, partition '
-                                           'metadata, no longer defined at 4.3.1)',
- 'StreamsGroupCurrentMemberAssignmentValue': 'apache/kafka@07ac9fc6 (the commit of '
-                                             "StreamsCoordinatorRecordHelpers.java's stored version, which sets "
-                                             "RevocationEpoch): the 5096058a version plus the message's tagged "
-                                             "RevocationEpoch (tag 0, default -1); TaskIds' tagged AssignmentEpochs "
-                                             '(tag 0, nullable []int32, default null, KIP-1251) added as '
-                                             'apache/kafka@6541f940 defines it for consumer groups and as a '
-                                             "third-party reimplementation's notes of Kafka 4.3.1 describe it for "
-                                             'Streams groups (no stored apache/kafka version with both was found; both '
-                                             'are tagged, so records without either decode the same); the search index '
-                                             'stores up to 16 versions of each path but answers only for commits named '
-                                             "exactly; versions were found by trying the commits other files' stored "
-                                             'versions carry (read_file without a commit names one)',
- 'StreamsGroupMemberMetadataKey': 'apache/kafka@7e11ea85: coordinator-key, apiKey 19, GroupId and MemberId (the form '
-                                  "with the release's apiKey; still marked 'in development', no later form found); the "
-                                  "apiKey agrees with a third-party reimplementation's list of Kafka 4.3.1's streams "
-                                  'key versions (17 metadata, 19 member metadata, 20 target assignment metadata, 21 '
-                                  'target assignment member, 22 current assignment, 23 topology; 18, partition '
-                                  'metadata, no longer defined at 4.3.1)',
- 'StreamsGroupMemberMetadataValue': 'apache/kafka@59bf751f: its fields and their order agree with a third-party '
-                                    "reimplementation's notes of Kafka 4.3.1 (InstanceId, RackId, ClientId, "
-                                    'ClientHost, RebalanceTimeoutMs, TopologyEpoch, ProcessId, nullable '
-                                    'UserEndpoint{Host, Port uint16}, ClientTags); the stored versions found for this '
-                                    'path (the one find_files names, the one a read without a commit names) are the '
-                                    'newest apache/kafka ones reached',
- 'StreamsGroupMetadataKey': 'apache/kafka@292aff5e: coordinator-key, apiKey 17, the release form (the version '
-                            'find_files names, c940dbbf, is a development one); the apiKey agrees with a third-party '
-                            "reimplementation's list of Kafka 4.3.1's streams key versions (17 metadata, 19 member "
-                            'metadata, 20 target assignment metadata, 21 target assignment member, 22 current '
-                            'assignment, 23 topology; 18, partition metadata, no longer defined at 4.3.1)',
- 'StreamsGroupMetadataValue': 'apache/kafka@f8c9566af1af (KAFKA-20748, PR #22777, 2026-07-14): the same file at the '
-                              '4.4 branch (449e528b60d1) and trunk (bb565033c2ee). LastAssignmentConfigs (tag 1, '
-                              'nullable) came with apache/kafka@36f17cfee558 (KAFKA-19765, PR #20702, 2025-10-17) and '
-                              'is in 4.2 and 4.3 (497072a5644d, KAFKA-19869, marks the records stable); its definition '
-                              "gives no versions (Kafka takes taggedVersions) and a JSON null default, which Kafka's "
-                              'generator reads as no default: an empty list, so an empty list is omitted and a null '
-                              'printed. StoredDescriptionTopologyEpoch (tag 2) and FailedDescriptionTopologyEpoch (tag '
-                              '3), int32, default -1, came with apache/kafka@5111ad253a7a (KAFKA-20621, KIP-1331, PR '
-                              "#22464, 2026-06-08): Kafka 4.4, not 4.3; read from apache/kafka's own commit history as "
-                              'held, commit for commit (same hashes), in the confluentinc/kafka snapshot of 2026-08-22 '
-                              '(it merges apache/kafka trunk and release branches; the stored apache/kafka snapshot is '
-                              'from 2024-10 and the search index holds no version with this change)',
- 'StreamsGroupMetadataValue (superseded)': "apache/kafka@1291a930: the newest stored version found ('The streams "
-                                           "rebalance protocol is in development'); records written with a plain "
-                                           'AssignmentConfigs array decode with it',
- 'StreamsGroupPartitionMetadataKey': 'apache/kafka@59bf751f: a development form (type data, validVersions 18); kept so '
-                                     'records of type 18 that development brokers wrote decode; the apiKey agrees with '
-                                     "a third-party reimplementation's list of Kafka 4.3.1's streams key versions (17 "
-                                     'metadata, 19 member metadata, 20 target assignment metadata, 21 target '
-                                     'assignment member, 22 current assignment, 23 topology; 18, partition metadata, '
-                                     'no longer defined at 4.3.1)',
- 'StreamsGroupPartitionMetadataValue': 'apache/kafka@44e616aa: record type 18, which Kafka 4.3.1 no longer defines '
-                                       '(third-party notes); kept so records development brokers wrote decode; the '
-                                       'stored versions found for this path (the one find_files names, the one a read '
-                                       'without a commit names) are the newest apache/kafka ones reached',
- 'StreamsGroupTargetAssignmentMemberKey': 'apache/kafka@b617af2a: coordinator-key, apiKey 21, GroupId and MemberId '
-                                          "(the form with the release's apiKey; still marked 'in development', no "
-                                          "later form found); the apiKey agrees with a third-party reimplementation's "
-                                          "list of Kafka 4.3.1's streams key versions (17 metadata, 19 member "
-                                          'metadata, 20 target assignment metadata, 21 target assignment member, 22 '
-                                          'current assignment, 23 topology; 18, partition metadata, no longer defined '
-                                          'at 4.3.1)',
- 'StreamsGroupTargetAssignmentMemberValue': 'apache/kafka@75a150ae (coordinator-value, apiKey 21): three []TaskIds '
-                                            "(active, standby, warmup), as a third-party reimplementation's notes of "
-                                            'Kafka 4.3.1 have them; the stored versions found for this path (the one '
-                                            'find_files names, the one a read without a commit names) are the newest '
-                                            'apache/kafka ones reached',
- 'StreamsGroupTargetAssignmentMetadataKey': 'apache/kafka@59bf751f is a development form (type data, validVersions 20, '
-                                            "'in development'); no coordinator-key version is stored in the index: "
-                                            'fields (GroupId) from it, apiKey 20; the apiKey agrees with a third-party '
-                                            "reimplementation's list of Kafka 4.3.1's streams key versions (17 "
-                                            'metadata, 19 member metadata, 20 target assignment metadata, 21 target '
-                                            'assignment member, 22 current assignment, 23 topology; 18, partition '
-                                            'metadata, no longer defined at 4.3.1)',
- 'StreamsGroupTargetAssignmentMetadataValue': 'apache/kafka@5c1644fc (AssignmentEpoch) plus a tagged '
-                                              "AssignmentTimestamp (tag 0, int64, default 0): KIP-1263's field as "
-                                              'apache/kafka@07b06d06 defines it for '
-                                              "ConsumerGroupTargetAssignmentMetadataValue ('Added in 4.3'), for "
-                                              "Streams groups from a third-party reimplementation's notes stating "
-                                              'Kafka tag 4.3.1; no stored apache/kafka version with it was found',
- 'StreamsGroupTargetAssignmentResolvedTopicIdsKey': 'apache/kafka@14440d21 (coordinator-key, apiKey 24): the version '
-                                                    "read (find_files counts 2 stored versions; the other's commit was "
-                                                    'not found)',
- 'StreamsGroupTargetAssignmentResolvedTopicIdsValue': 'apache/kafka@14440d21 (coordinator-value, apiKey 24): the '
-                                                      "version read (find_files counts 2 stored versions; the other's "
-                                                      'commit was not found)',
- 'StreamsGroupTopologyKey': 'apache/kafka@21e4b8be is a development form (type data, validVersions 18); no '
-                            'coordinator-key version found: fields (GroupId) from it, apiKey 23; the apiKey agrees '
-                            "with a third-party reimplementation's list of Kafka 4.3.1's streams key versions (17 "
-                            'metadata, 19 member metadata, 20 target assignment metadata, 21 target assignment member, '
-                            '22 current assignment, 23 topology; 18, partition metadata, no longer defined at 4.3.1)',
- 'StreamsGroupTopologyValue': 'apache/kafka@59bf751f: its fields and their order agree with a third-party '
-                              "reimplementation's notes of Kafka 4.3.1 (Epoch, Subtopologies{SubtopologyId, "
-                              'SourceTopics, SourceTopicRegex, StateChangelogTopics, RepartitionSinkTopics, '
-                              'RepartitionSourceTopics, CopartitionGroups}); the stored versions found for this path '
-                              '(the one find_files names, the one a read without a commit names) are the newest '
-                              'apache/kafka ones reached'}
+PROVENANCE: dict[str, str] = {'ConsumerGroupCurrentMemberAssignmentKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed '
+                                            'at d67379c310 2024-12-20: KAFKA-18301; Make coordinator records first '
+                                            'class citizen (#18261)',
+ 'ConsumerGroupCurrentMemberAssignmentValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last '
+                                              'changed at c7c7bb72c6 2026-03-09: KAFKA-20066: Implement KIP-1251: '
+                                              'Assignment epochs for consumer groups [2/N] (#21558)',
+ 'ConsumerGroupMemberMetadataKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                   'd67379c310 2024-12-20: KAFKA-18301; Make coordinator records first class citizen '
+                                   '(#18261)',
+ 'ConsumerGroupMemberMetadataValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                     'd67379c310 2024-12-20: KAFKA-18301; Make coordinator records first class citizen '
+                                     '(#18261)',
+ 'ConsumerGroupMetadataKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at d67379c310 '
+                             '2024-12-20: KAFKA-18301; Make coordinator records first class citizen (#18261)',
+ 'ConsumerGroupMetadataValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                               '369cc569b4 2025-04-25: KAFKA-17747: [1/N] Add MetadataHash field to '
+                               'Consumer/Share/StreamGroupMetadataValue (#19504)',
+ 'ConsumerGroupPartitionMetadataKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                      '369cc569b4 2025-04-25: KAFKA-17747: [1/N] Add MetadataHash field to '
+                                      'Consumer/Share/StreamGroupMetadataValue (#19504)',
+ 'ConsumerGroupPartitionMetadataValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                        '369cc569b4 2025-04-25: KAFKA-17747: [1/N] Add MetadataHash field to '
+                                        'Consumer/Share/StreamGroupMetadataValue (#19504)',
+ 'ConsumerGroupRegularExpressionKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                      'd67379c310 2024-12-20: KAFKA-18301; Make coordinator records first class '
+                                      'citizen (#18261)',
+ 'ConsumerGroupRegularExpressionValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                        'd67379c310 2024-12-20: KAFKA-18301; Make coordinator records first class '
+                                        'citizen (#18261)',
+ 'ConsumerGroupTargetAssignmentMemberKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed '
+                                           'at d67379c310 2024-12-20: KAFKA-18301; Make coordinator records first '
+                                           'class citizen (#18261)',
+ 'ConsumerGroupTargetAssignmentMemberValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last '
+                                             'changed at d67379c310 2024-12-20: KAFKA-18301; Make coordinator records '
+                                             'first class citizen (#18261)',
+ 'ConsumerGroupTargetAssignmentMetadataKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last '
+                                             'changed at d67379c310 2024-12-20: KAFKA-18301; Make coordinator records '
+                                             'first class citizen (#18261)',
+ 'ConsumerGroupTargetAssignmentMetadataValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last '
+                                               'changed at 03e6aa4398 2026-03-07: KAFKA-20266: Add tracking of '
+                                               'assignment timestamps (#21652)',
+ 'GroupMetadataKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at d67379c310 '
+                     '2024-12-20: KAFKA-18301; Make coordinator records first class citizen (#18261)',
+ 'GroupMetadataValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at d67379c310 '
+                       '2024-12-20: KAFKA-18301; Make coordinator records first class citizen (#18261)',
+ 'LegacyOffsetCommitKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at d67379c310 '
+                          '2024-12-20: KAFKA-18301; Make coordinator records first class citizen (#18261)',
+ 'LegacyOffsetCommitValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at d67379c310 '
+                            '2024-12-20: KAFKA-18301; Make coordinator records first class citizen (#18261)',
+ 'OffsetCommitKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at d67379c310 '
+                    '2024-12-20: KAFKA-18301; Make coordinator records first class citizen (#18261)',
+ 'OffsetCommitValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 199772adc5 '
+                      '2025-05-16: KAFKA-19141; Persist topic id in OffsetCommit record (#19683)',
+ 'ShareGroupCurrentMemberAssignmentKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                         'd0846bd2bc 2025-11-03: MINOR: Remove out-of-date comments from GC record '
+                                         'schemas (#20814)',
+ 'ShareGroupCurrentMemberAssignmentValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed '
+                                           'at d0846bd2bc 2025-11-03: MINOR: Remove out-of-date comments from GC '
+                                           'record schemas (#20814)',
+ 'ShareGroupMemberMetadataKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                'd0846bd2bc 2025-11-03: MINOR: Remove out-of-date comments from GC record schemas '
+                                '(#20814)',
+ 'ShareGroupMemberMetadataValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                  'd0846bd2bc 2025-11-03: MINOR: Remove out-of-date comments from GC record schemas '
+                                  '(#20814)',
+ 'ShareGroupMetadataKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at d0846bd2bc '
+                          '2025-11-03: MINOR: Remove out-of-date comments from GC record schemas (#20814)',
+ 'ShareGroupMetadataValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at d0846bd2bc '
+                            '2025-11-03: MINOR: Remove out-of-date comments from GC record schemas (#20814)',
+ 'ShareGroupMetadataValue (superseded)': 'apache/kafka@1eb7644349cb (2024-10-25, the baseline): read the same version '
+                                         'differently from the newest definition, or absent from it',
+ 'ShareGroupPartitionMetadataKey (superseded)': 'apache/kafka@1eb7644349cb (2024-10-25, the baseline): read the same '
+                                                'version differently from the newest definition, or absent from it',
+ 'ShareGroupPartitionMetadataValue (superseded)': 'apache/kafka@1eb7644349cb (2024-10-25, the baseline): read the same '
+                                                  'version differently from the newest definition, or absent from it',
+ 'ShareGroupStatePartitionMetadataKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                        'd0846bd2bc 2025-11-03: MINOR: Remove out-of-date comments from GC record '
+                                        'schemas (#20814)',
+ 'ShareGroupStatePartitionMetadataValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed '
+                                          'at d0846bd2bc 2025-11-03: MINOR: Remove out-of-date comments from GC record '
+                                          'schemas (#20814)',
+ 'ShareGroupStatePartitionMetadataValue (superseded)': 'apache/kafka@1eb7644349cb (2024-10-25, the baseline): read the '
+                                                       'same version differently from the newest definition, or absent '
+                                                       'from it',
+ 'ShareGroupTargetAssignmentMemberKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                        'd0846bd2bc 2025-11-03: MINOR: Remove out-of-date comments from GC record '
+                                        'schemas (#20814)',
+ 'ShareGroupTargetAssignmentMemberValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed '
+                                          'at d0846bd2bc 2025-11-03: MINOR: Remove out-of-date comments from GC record '
+                                          'schemas (#20814)',
+ 'ShareGroupTargetAssignmentMetadataKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed '
+                                          'at d0846bd2bc 2025-11-03: MINOR: Remove out-of-date comments from GC record '
+                                          'schemas (#20814)',
+ 'ShareGroupTargetAssignmentMetadataValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed '
+                                            'at 03e6aa4398 2026-03-07: KAFKA-20266: Add tracking of assignment '
+                                            'timestamps (#21652)',
+ 'StreamsGroupCurrentMemberAssignmentKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed '
+                                           'at 497072a564 2025-11-14: KAFKA-19869: Mark streams groups records and '
+                                           'APIs stable (#20841)',
+ 'StreamsGroupCurrentMemberAssignmentValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last '
+                                             'changed at 497072a564 2025-11-14: KAFKA-19869: Mark streams groups '
+                                             'records and APIs stable (#20841)',
+ 'StreamsGroupMemberMetadataKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                  '497072a564 2025-11-14: KAFKA-19869: Mark streams groups records and APIs stable '
+                                  '(#20841)',
+ 'StreamsGroupMemberMetadataValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                    '497072a564 2025-11-14: KAFKA-19869: Mark streams groups records and APIs stable '
+                                    '(#20841)',
+ 'StreamsGroupMetadataKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 497072a564 '
+                            '2025-11-14: KAFKA-19869: Mark streams groups records and APIs stable (#20841)',
+ 'StreamsGroupMetadataValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at f8c9566af1 '
+                              '2026-07-14: KAFKA-20748: Keep StoredDescriptionTopologyEpoch consistent with the '
+                              'topology description plugin (#22777)',
+ 'StreamsGroupTargetAssignmentMemberKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed '
+                                          'at 497072a564 2025-11-14: KAFKA-19869: Mark streams groups records and APIs '
+                                          'stable (#20841)',
+ 'StreamsGroupTargetAssignmentMemberValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed '
+                                            'at 497072a564 2025-11-14: KAFKA-19869: Mark streams groups records and '
+                                            'APIs stable (#20841)',
+ 'StreamsGroupTargetAssignmentMetadataKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed '
+                                            'at 497072a564 2025-11-14: KAFKA-19869: Mark streams groups records and '
+                                            'APIs stable (#20841)',
+ 'StreamsGroupTargetAssignmentMetadataValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last '
+                                              'changed at 03e6aa4398 2026-03-07: KAFKA-20266: Add tracking of '
+                                              'assignment timestamps (#21652)',
+ 'StreamsGroupTopologyKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 497072a564 '
+                            '2025-11-14: KAFKA-19869: Mark streams groups records and APIs stable (#20841)',
+ 'StreamsGroupTopologyValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 497072a564 '
+                              '2025-11-14: KAFKA-19869: Mark streams groups records and APIs stable (#20841)'}
 
 SUPERSEDED: dict[str, list[dict]] = {'ShareGroupMetadataValue': [{'name': 'ShareGroupMetadataValue',
                               'type': 'data',
                               'validVersions': '0',
                               'flexibleVersions': '0+',
                               'fields': [{'name': 'Epoch', 'type': 'int32', 'versions': '0+'}]}],
+ 'ShareGroupPartitionMetadataKey': [{'name': 'ShareGroupPartitionMetadataKey',
+                                     'type': 'data',
+                                     'validVersions': '9',
+                                     'flexibleVersions': 'none',
+                                     'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '9'}]}],
+ 'ShareGroupPartitionMetadataValue': [{'name': 'ShareGroupPartitionMetadataValue',
+                                       'type': 'data',
+                                       'validVersions': '0',
+                                       'flexibleVersions': '0+',
+                                       'fields': [{'name': 'Topics',
+                                                   'type': '[]TopicMetadata',
+                                                   'versions': '0+',
+                                                   'fields': [{'name': 'TopicId', 'type': 'uuid', 'versions': '0+'},
+                                                              {'name': 'TopicName', 'type': 'string', 'versions': '0+'},
+                                                              {'name': 'NumPartitions',
+                                                               'type': 'int32',
+                                                               'versions': '0+'},
+                                                              {'name': 'PartitionMetadata',
+                                                               'type': '[]PartitionMetadata',
+                                                               'versions': '0+',
+                                                               'fields': [{'name': 'Partition',
+                                                                           'type': 'int32',
+                                                                           'versions': '0+'},
+                                                                          {'name': 'Racks',
+                                                                           'type': '[]string',
+                                                                           'versions': '0+'}]}]}]}],
  'ShareGroupStatePartitionMetadataValue': [{'name': 'ShareGroupStatePartitionMetadataValue',
                                             'type': 'data',
                                             'validVersions': '0',
@@ -353,38 +296,21 @@ SUPERSEDED: dict[str, list[dict]] = {'ShareGroupMetadataValue': [{'name': 'Share
                                                                            'versions': '0+'},
                                                                           {'name': 'TopicName',
                                                                            'type': 'string',
-                                                                           'versions': '0+'}]}]}],
- 'StreamsGroupMetadataValue': [{'name': 'StreamsGroupMetadataValue',
-                                'type': 'coordinator-value',
-                                'apiKey': 17,
-                                'validVersions': '0',
-                                'flexibleVersions': '0+',
-                                'fields': [{'name': 'Epoch', 'type': 'int32', 'versions': '0+'},
-                                           {'name': 'MetadataHash', 'type': 'int64', 'versions': '0+'},
-                                           {'name': 'ValidatedTopologyEpoch',
-                                            'type': 'int32',
-                                            'versions': '0+',
-                                            'taggedVersions': '0+',
-                                            'tag': 0,
-                                            'default': -1},
-                                           {'name': 'AssignmentConfigs',
-                                            'type': '[]AssignmentConfig',
-                                            'versions': '0+'}],
-                                'commonStructs': [{'name': 'AssignmentConfig',
-                                                   'versions': '0+',
-                                                   'fields': [{'name': 'Key', 'type': 'string', 'versions': '0+'},
-                                                              {'name': 'Value',
-                                                               'type': 'string',
-                                                               'versions': '0+'}]}]}]}
+                                                                           'versions': '0+'}]}]}]}
+
+# record type -> (key, value) of the baseline's definitions, where the newest define it otherwise or not at all
+SUPERSEDED_RECORD_TYPES: dict[int, tuple[str, str]] = {0: ('OffsetCommitKey', 'OffsetCommitValue'), 9: ('ShareGroupPartitionMetadataKey', 'ShareGroupPartitionMetadataValue')}
 
 MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name': 'ConsumerGroupCurrentMemberAssignmentKey',
-                                             'type': 'data',
-                                             'validVersions': '8',
+                                             'type': 'coordinator-key',
+                                             'apiKey': 8,
+                                             'validVersions': '0',
                                              'flexibleVersions': 'none',
-                                             'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '8'},
-                                                        {'name': 'MemberId', 'type': 'string', 'versions': '8'}]},
+                                             'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'},
+                                                        {'name': 'MemberId', 'type': 'string', 'versions': '0'}]},
  'ConsumerGroupCurrentMemberAssignmentValue': {'name': 'ConsumerGroupCurrentMemberAssignmentValue',
-                                               'type': 'data',
+                                               'type': 'coordinator-value',
+                                               'apiKey': 8,
                                                'validVersions': '0',
                                                'flexibleVersions': '0+',
                                                'fields': [{'name': 'MemberEpoch', 'type': 'int32', 'versions': '0+'},
@@ -412,15 +338,17 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                                               'nullableVersions': '0+',
                                                                               'taggedVersions': '0+',
                                                                               'tag': 0,
-                                                                              'default': 'null'}]}]},
+                                                                              'default': None}]}]},
  'ConsumerGroupMemberMetadataKey': {'name': 'ConsumerGroupMemberMetadataKey',
-                                    'type': 'data',
-                                    'validVersions': '5',
+                                    'type': 'coordinator-key',
+                                    'apiKey': 5,
+                                    'validVersions': '0',
                                     'flexibleVersions': 'none',
-                                    'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '5'},
-                                               {'name': 'MemberId', 'type': 'string', 'versions': '5'}]},
+                                    'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'},
+                                               {'name': 'MemberId', 'type': 'string', 'versions': '0'}]},
  'ConsumerGroupMemberMetadataValue': {'name': 'ConsumerGroupMemberMetadataValue',
-                                      'type': 'data',
+                                      'type': 'coordinator-value',
+                                      'apiKey': 5,
                                       'validVersions': '0',
                                       'flexibleVersions': '0+',
                                       'fields': [{'name': 'InstanceId',
@@ -466,10 +394,11 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                                           'type': 'bytes',
                                                                           'versions': '0+'}]}]}]},
  'ConsumerGroupMetadataKey': {'name': 'ConsumerGroupMetadataKey',
-                              'type': 'data',
-                              'validVersions': '3',
+                              'type': 'coordinator-key',
+                              'apiKey': 3,
+                              'validVersions': '0',
                               'flexibleVersions': 'none',
-                              'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '3'}]},
+                              'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'}]},
  'ConsumerGroupMetadataValue': {'name': 'ConsumerGroupMetadataValue',
                                 'type': 'coordinator-value',
                                 'apiKey': 3,
@@ -481,20 +410,16 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                             'versions': '0+',
                                             'taggedVersions': '0+',
                                             'tag': 0,
-                                            'default': 0},
-                                           {'name': 'CreationTimeMs',
-                                            'type': 'int64',
-                                            'versions': '0+',
-                                            'taggedVersions': '0+',
-                                            'tag': 1,
-                                            'default': -1}]},
+                                            'default': 0}]},
  'ConsumerGroupPartitionMetadataKey': {'name': 'ConsumerGroupPartitionMetadataKey',
-                                       'type': 'data',
-                                       'validVersions': '4',
+                                       'type': 'coordinator-key',
+                                       'apiKey': 4,
+                                       'validVersions': '0',
                                        'flexibleVersions': 'none',
-                                       'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '4'}]},
+                                       'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'}]},
  'ConsumerGroupPartitionMetadataValue': {'name': 'ConsumerGroupPartitionMetadataValue',
-                                         'type': 'data',
+                                         'type': 'coordinator-value',
+                                         'apiKey': 4,
                                          'validVersions': '0',
                                          'flexibleVersions': '0+',
                                          'fields': [{'name': 'Topics',
@@ -517,26 +442,30 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                                              'type': '[]string',
                                                                              'versions': '0+'}]}]}]},
  'ConsumerGroupRegularExpressionKey': {'name': 'ConsumerGroupRegularExpressionKey',
-                                       'type': 'data',
-                                       'validVersions': '16',
+                                       'type': 'coordinator-key',
+                                       'apiKey': 16,
+                                       'validVersions': '0',
                                        'flexibleVersions': 'none',
-                                       'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '16'},
-                                                  {'name': 'RegularExpression', 'type': 'string', 'versions': '16'}]},
+                                       'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'},
+                                                  {'name': 'RegularExpression', 'type': 'string', 'versions': '0'}]},
  'ConsumerGroupRegularExpressionValue': {'name': 'ConsumerGroupRegularExpressionValue',
-                                         'type': 'data',
+                                         'type': 'coordinator-value',
+                                         'apiKey': 16,
                                          'validVersions': '0',
                                          'flexibleVersions': '0+',
                                          'fields': [{'name': 'Topics', 'type': '[]string', 'versions': '0+'},
                                                     {'name': 'Version', 'type': 'int64', 'versions': '0+'},
                                                     {'name': 'Timestamp', 'type': 'int64', 'versions': '0+'}]},
  'ConsumerGroupTargetAssignmentMemberKey': {'name': 'ConsumerGroupTargetAssignmentMemberKey',
-                                            'type': 'data',
-                                            'validVersions': '7',
+                                            'type': 'coordinator-key',
+                                            'apiKey': 7,
+                                            'validVersions': '0',
                                             'flexibleVersions': 'none',
-                                            'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '7'},
-                                                       {'name': 'MemberId', 'type': 'string', 'versions': '7'}]},
+                                            'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'},
+                                                       {'name': 'MemberId', 'type': 'string', 'versions': '0'}]},
  'ConsumerGroupTargetAssignmentMemberValue': {'name': 'ConsumerGroupTargetAssignmentMemberValue',
-                                              'type': 'data',
+                                              'type': 'coordinator-value',
+                                              'apiKey': 7,
                                               'validVersions': '0',
                                               'flexibleVersions': '0+',
                                               'fields': [{'name': 'TopicPartitions',
@@ -549,10 +478,11 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                                       'type': '[]int32',
                                                                       'versions': '0+'}]}]},
  'ConsumerGroupTargetAssignmentMetadataKey': {'name': 'ConsumerGroupTargetAssignmentMetadataKey',
-                                              'type': 'data',
-                                              'validVersions': '6',
+                                              'type': 'coordinator-key',
+                                              'apiKey': 6,
+                                              'validVersions': '0',
                                               'flexibleVersions': 'none',
-                                              'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '6'}]},
+                                              'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'}]},
  'ConsumerGroupTargetAssignmentMetadataValue': {'name': 'ConsumerGroupTargetAssignmentMetadataValue',
                                                 'type': 'coordinator-value',
                                                 'apiKey': 6,
@@ -569,12 +499,14 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                             'default': 0,
                                                             'ignorable': True}]},
  'GroupMetadataKey': {'name': 'GroupMetadataKey',
-                      'type': 'data',
-                      'validVersions': '2',
+                      'type': 'coordinator-key',
+                      'apiKey': 2,
+                      'validVersions': '0',
                       'flexibleVersions': 'none',
-                      'fields': [{'name': 'group', 'type': 'string', 'versions': '2'}]},
+                      'fields': [{'name': 'group', 'type': 'string', 'versions': '0'}]},
  'GroupMetadataValue': {'name': 'GroupMetadataValue',
-                        'type': 'data',
+                        'type': 'coordinator-value',
+                        'apiKey': 2,
                         'validVersions': '0-4',
                         'flexibleVersions': '4+',
                         'fields': [{'name': 'protocolType', 'type': 'string', 'versions': '0+'},
@@ -606,15 +538,33 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                       {'name': 'sessionTimeout', 'type': 'int32', 'versions': '0+'},
                                                       {'name': 'subscription', 'type': 'bytes', 'versions': '0+'},
                                                       {'name': 'assignment', 'type': 'bytes', 'versions': '0+'}]}]},
+ 'LegacyOffsetCommitKey': {'name': 'LegacyOffsetCommitKey',
+                           'type': 'coordinator-key',
+                           'apiKey': 0,
+                           'validVersions': '0',
+                           'flexibleVersions': 'none',
+                           'fields': [{'name': 'group', 'type': 'string', 'versions': '0'},
+                                      {'name': 'topic', 'type': 'string', 'versions': '0'},
+                                      {'name': 'partition', 'type': 'int32', 'versions': '0'}]},
+ 'LegacyOffsetCommitValue': {'name': 'LegacyOffsetCommitValue',
+                             'type': 'coordinator-value',
+                             'apiKey': 0,
+                             'validVersions': '0',
+                             'flexibleVersions': 'none',
+                             'fields': [{'name': 'offset', 'type': 'int64', 'versions': '0'},
+                                        {'name': 'metadata', 'type': 'string', 'versions': '0'},
+                                        {'name': 'commitTimestamp', 'type': 'int64', 'versions': '0'}]},
  'OffsetCommitKey': {'name': 'OffsetCommitKey',
-                     'type': 'data',
-                     'validVersions': '0-1',
+                     'type': 'coordinator-key',
+                     'apiKey': 1,
+                     'validVersions': '0',
                      'flexibleVersions': 'none',
-                     'fields': [{'name': 'group', 'type': 'string', 'versions': '0-1'},
-                                {'name': 'topic', 'type': 'string', 'versions': '0-1'},
-                                {'name': 'partition', 'type': 'int32', 'versions': '0-1'}]},
+                     'fields': [{'name': 'group', 'type': 'string', 'versions': '0'},
+                                {'name': 'topic', 'type': 'string', 'versions': '0'},
+                                {'name': 'partition', 'type': 'int32', 'versions': '0'}]},
  'OffsetCommitValue': {'name': 'OffsetCommitValue',
-                       'type': 'data',
+                       'type': 'coordinator-value',
+                       'apiKey': 1,
                        'validVersions': '0-4',
                        'flexibleVersions': '4+',
                        'fields': [{'name': 'offset', 'type': 'int64', 'versions': '0+'},
@@ -629,15 +579,23 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                    'type': 'int64',
                                    'versions': '1',
                                    'default': -1,
+                                   'ignorable': True},
+                                  {'name': 'topicId',
+                                   'type': 'uuid',
+                                   'versions': '4+',
+                                   'taggedVersions': '4+',
+                                   'tag': 0,
                                    'ignorable': True}]},
  'ShareGroupCurrentMemberAssignmentKey': {'name': 'ShareGroupCurrentMemberAssignmentKey',
-                                          'type': 'data',
-                                          'validVersions': '14',
+                                          'type': 'coordinator-key',
+                                          'apiKey': 14,
+                                          'validVersions': '0',
                                           'flexibleVersions': 'none',
-                                          'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '14'},
-                                                     {'name': 'MemberId', 'type': 'string', 'versions': '14'}]},
+                                          'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'},
+                                                     {'name': 'MemberId', 'type': 'string', 'versions': '0'}]},
  'ShareGroupCurrentMemberAssignmentValue': {'name': 'ShareGroupCurrentMemberAssignmentValue',
-                                            'type': 'data',
+                                            'type': 'coordinator-value',
+                                            'apiKey': 14,
                                             'validVersions': '0',
                                             'flexibleVersions': '0+',
                                             'fields': [{'name': 'MemberEpoch', 'type': 'int32', 'versions': '0+'},
@@ -657,13 +615,15 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                                            'type': '[]int32',
                                                                            'versions': '0+'}]}]},
  'ShareGroupMemberMetadataKey': {'name': 'ShareGroupMemberMetadataKey',
-                                 'type': 'data',
-                                 'validVersions': '10',
+                                 'type': 'coordinator-key',
+                                 'apiKey': 10,
+                                 'validVersions': '0',
                                  'flexibleVersions': 'none',
-                                 'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '10'},
-                                            {'name': 'MemberId', 'type': 'string', 'versions': '10'}]},
+                                 'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'},
+                                            {'name': 'MemberId', 'type': 'string', 'versions': '0'}]},
  'ShareGroupMemberMetadataValue': {'name': 'ShareGroupMemberMetadataValue',
-                                   'type': 'data',
+                                   'type': 'coordinator-value',
+                                   'apiKey': 10,
                                    'validVersions': '0',
                                    'flexibleVersions': '0+',
                                    'fields': [{'name': 'RackId',
@@ -674,10 +634,11 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                               {'name': 'ClientHost', 'type': 'string', 'versions': '0+'},
                                               {'name': 'SubscribedTopicNames', 'type': '[]string', 'versions': '0+'}]},
  'ShareGroupMetadataKey': {'name': 'ShareGroupMetadataKey',
-                           'type': 'data',
-                           'validVersions': '11',
+                           'type': 'coordinator-key',
+                           'apiKey': 11,
+                           'validVersions': '0',
                            'flexibleVersions': 'none',
-                           'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '11'}]},
+                           'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'}]},
  'ShareGroupMetadataValue': {'name': 'ShareGroupMetadataValue',
                              'type': 'coordinator-value',
                              'apiKey': 11,
@@ -685,37 +646,12 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                              'flexibleVersions': '0+',
                              'fields': [{'name': 'Epoch', 'type': 'int32', 'versions': '0+'},
                                         {'name': 'MetadataHash', 'type': 'int64', 'versions': '0+'}]},
- 'ShareGroupPartitionMetadataKey': {'name': 'ShareGroupPartitionMetadataKey',
-                                    'type': 'data',
-                                    'validVersions': '9',
-                                    'flexibleVersions': 'none',
-                                    'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '9'}]},
- 'ShareGroupPartitionMetadataValue': {'name': 'ShareGroupPartitionMetadataValue',
-                                      'type': 'data',
-                                      'validVersions': '0',
-                                      'flexibleVersions': '0+',
-                                      'fields': [{'name': 'Topics',
-                                                  'type': '[]TopicMetadata',
-                                                  'versions': '0+',
-                                                  'fields': [{'name': 'TopicId', 'type': 'uuid', 'versions': '0+'},
-                                                             {'name': 'TopicName', 'type': 'string', 'versions': '0+'},
-                                                             {'name': 'NumPartitions',
-                                                              'type': 'int32',
-                                                              'versions': '0+'},
-                                                             {'name': 'PartitionMetadata',
-                                                              'type': '[]PartitionMetadata',
-                                                              'versions': '0+',
-                                                              'fields': [{'name': 'Partition',
-                                                                          'type': 'int32',
-                                                                          'versions': '0+'},
-                                                                         {'name': 'Racks',
-                                                                          'type': '[]string',
-                                                                          'versions': '0+'}]}]}]},
  'ShareGroupStatePartitionMetadataKey': {'name': 'ShareGroupStatePartitionMetadataKey',
-                                         'type': 'data',
-                                         'validVersions': '15',
+                                         'type': 'coordinator-key',
+                                         'apiKey': 15,
+                                         'validVersions': '0',
                                          'flexibleVersions': 'none',
-                                         'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '15'}]},
+                                         'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'}]},
  'ShareGroupStatePartitionMetadataValue': {'name': 'ShareGroupStatePartitionMetadataValue',
                                            'type': 'coordinator-value',
                                            'apiKey': 15,
@@ -740,9 +676,6 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                                           'versions': '0+'},
                                                                          {'name': 'Partitions',
                                                                           'type': '[]int32',
-                                                                          'versions': '0+'},
-                                                                         {'name': 'CreateTimestamp',
-                                                                          'type': 'int64',
                                                                           'versions': '0+'}]},
                                                              {'name': 'TopicInfo',
                                                               'versions': '0+',
@@ -753,13 +686,15 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                                           'type': 'string',
                                                                           'versions': '0+'}]}]},
  'ShareGroupTargetAssignmentMemberKey': {'name': 'ShareGroupTargetAssignmentMemberKey',
-                                         'type': 'data',
-                                         'validVersions': '13',
+                                         'type': 'coordinator-key',
+                                         'apiKey': 13,
+                                         'validVersions': '0',
                                          'flexibleVersions': 'none',
-                                         'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '13'},
-                                                    {'name': 'MemberId', 'type': 'string', 'versions': '13'}]},
+                                         'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'},
+                                                    {'name': 'MemberId', 'type': 'string', 'versions': '0'}]},
  'ShareGroupTargetAssignmentMemberValue': {'name': 'ShareGroupTargetAssignmentMemberValue',
-                                           'type': 'data',
+                                           'type': 'coordinator-value',
+                                           'apiKey': 13,
                                            'validVersions': '0',
                                            'flexibleVersions': '0+',
                                            'fields': [{'name': 'TopicPartitions',
@@ -770,17 +705,24 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                                    'type': '[]int32',
                                                                    'versions': '0+'}]}]},
  'ShareGroupTargetAssignmentMetadataKey': {'name': 'ShareGroupTargetAssignmentMetadataKey',
-                                           'type': 'data',
-                                           'validVersions': '12',
+                                           'type': 'coordinator-key',
+                                           'apiKey': 12,
+                                           'validVersions': '0',
                                            'flexibleVersions': 'none',
-                                           'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '12'}]},
+                                           'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'}]},
  'ShareGroupTargetAssignmentMetadataValue': {'name': 'ShareGroupTargetAssignmentMetadataValue',
-                                             'type': 'data',
+                                             'type': 'coordinator-value',
+                                             'apiKey': 12,
                                              'validVersions': '0',
                                              'flexibleVersions': '0+',
-                                             'fields': [{'name': 'AssignmentEpoch',
-                                                         'type': 'int32',
-                                                         'versions': '0+'}]},
+                                             'fields': [{'name': 'AssignmentEpoch', 'type': 'int32', 'versions': '0+'},
+                                                        {'name': 'AssignmentTimestamp',
+                                                         'type': 'int64',
+                                                         'versions': '0+',
+                                                         'taggedVersions': '0+',
+                                                         'tag': 0,
+                                                         'default': 0,
+                                                         'ignorable': True}]},
  'StreamsGroupCurrentMemberAssignmentKey': {'name': 'StreamsGroupCurrentMemberAssignmentKey',
                                             'type': 'coordinator-key',
                                             'apiKey': 22,
@@ -811,13 +753,7 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                           'versions': '0+'},
                                                          {'name': 'WarmupTasksPendingRevocation',
                                                           'type': '[]TaskIds',
-                                                          'versions': '0+'},
-                                                         {'name': 'RevocationEpoch',
-                                                          'type': 'int32',
-                                                          'versions': '0+',
-                                                          'taggedVersions': '0+',
-                                                          'tag': 0,
-                                                          'default': -1}],
+                                                          'versions': '0+'}],
                                               'commonStructs': [{'name': 'TaskIds',
                                                                  'versions': '0+',
                                                                  'fields': [{'name': 'SubtopologyId',
@@ -832,7 +768,7 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                                              'nullableVersions': '0+',
                                                                              'taggedVersions': '0+',
                                                                              'tag': 0,
-                                                                             'default': 'null'}]}]},
+                                                                             'default': None}]}]},
  'StreamsGroupMemberMetadataKey': {'name': 'StreamsGroupMemberMetadataKey',
                                    'type': 'coordinator-key',
                                    'apiKey': 19,
@@ -841,7 +777,8 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                    'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'},
                                               {'name': 'MemberId', 'type': 'string', 'versions': '0'}]},
  'StreamsGroupMemberMetadataValue': {'name': 'StreamsGroupMemberMetadataValue',
-                                     'type': 'data',
+                                     'type': 'coordinator-value',
+                                     'apiKey': 19,
                                      'validVersions': '0',
                                      'flexibleVersions': '0+',
                                      'fields': [{'name': 'InstanceId',
@@ -919,35 +856,6 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                   'versions': '0+',
                                                   'fields': [{'name': 'Key', 'type': 'string', 'versions': '0+'},
                                                              {'name': 'Value', 'type': 'string', 'versions': '0+'}]}]},
- 'StreamsGroupPartitionMetadataKey': {'name': 'StreamsGroupPartitionMetadataKey',
-                                      'type': 'coordinator-key',
-                                      'apiKey': 18,
-                                      'validVersions': '0',
-                                      'flexibleVersions': 'none',
-                                      'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'}]},
- 'StreamsGroupPartitionMetadataValue': {'name': 'StreamsGroupPartitionMetadataValue',
-                                        'type': 'data',
-                                        'validVersions': '0',
-                                        'flexibleVersions': '0+',
-                                        'fields': [{'name': 'Topics',
-                                                    'type': '[]TopicMetadata',
-                                                    'versions': '0+',
-                                                    'fields': [{'name': 'TopicId', 'type': 'uuid', 'versions': '0+'},
-                                                               {'name': 'TopicName',
-                                                                'type': 'string',
-                                                                'versions': '0+'},
-                                                               {'name': 'NumPartitions',
-                                                                'type': 'int32',
-                                                                'versions': '0+'},
-                                                               {'name': 'PartitionMetadata',
-                                                                'type': '[]PartitionMetadata',
-                                                                'versions': '0+',
-                                                                'fields': [{'name': 'Partition',
-                                                                            'type': 'int32',
-                                                                            'versions': '0+'},
-                                                                           {'name': 'Racks',
-                                                                            'type': '[]string',
-                                                                            'versions': '0+'}]}]}]},
  'StreamsGroupTargetAssignmentMemberKey': {'name': 'StreamsGroupTargetAssignmentMemberKey',
                                            'type': 'coordinator-key',
                                            'apiKey': 21,
@@ -990,34 +898,8 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                            'versions': '0+',
                                                            'taggedVersions': '0+',
                                                            'tag': 0,
-                                                           'default': 0}]},
- 'StreamsGroupTargetAssignmentResolvedTopicIdsKey': {'name': 'StreamsGroupTargetAssignmentResolvedTopicIdsKey',
-                                                     'type': 'coordinator-key',
-                                                     'apiKey': 24,
-                                                     'validVersions': '0',
-                                                     'flexibleVersions': 'none',
-                                                     'fields': [{'name': 'GroupId',
-                                                                 'type': 'string',
-                                                                 'versions': '0'}]},
- 'StreamsGroupTargetAssignmentResolvedTopicIdsValue': {'name': 'StreamsGroupTargetAssignmentResolvedTopicIdsValue',
-                                                       'type': 'coordinator-value',
-                                                       'apiKey': 24,
-                                                       'validVersions': '0',
-                                                       'flexibleVersions': '0+',
-                                                       'fields': [{'name': 'AssignmentEpoch',
-                                                                   'type': 'int32',
-                                                                   'versions': '0+'},
-                                                                  {'name': 'ResolvedTopicIdsBySubtopology',
-                                                                   'type': '[]ResolvedTopicIds',
-                                                                   'versions': '0+'}],
-                                                       'commonStructs': [{'name': 'ResolvedTopicIds',
-                                                                          'versions': '0+',
-                                                                          'fields': [{'name': 'SubtopologyId',
-                                                                                      'type': 'string',
-                                                                                      'versions': '0+'},
-                                                                                     {'name': 'TopicIds',
-                                                                                      'type': '[]uuid',
-                                                                                      'versions': '0+'}]}]},
+                                                           'default': 0,
+                                                           'ignorable': True}]},
  'StreamsGroupTopologyKey': {'name': 'StreamsGroupTopologyKey',
                              'type': 'coordinator-key',
                              'apiKey': 23,
@@ -1025,7 +907,8 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                              'flexibleVersions': 'none',
                              'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'}]},
  'StreamsGroupTopologyValue': {'name': 'StreamsGroupTopologyValue',
-                               'type': 'data',
+                               'type': 'coordinator-value',
+                               'apiKey': 23,
                                'validVersions': '0',
                                'flexibleVersions': '0+',
                                'fields': [{'name': 'Epoch', 'type': 'int32', 'versions': '0+'},
@@ -1073,7 +956,7 @@ MESSAGES: dict[str, dict] = {'ConsumerGroupCurrentMemberAssignmentKey': {'name':
                                                               'type': '[]TopicConfig',
                                                               'versions': '0+'}]}]}}
 
-RECORD_TYPES: dict[int, tuple[str, str]] = {0: ('OffsetCommitKey', 'OffsetCommitValue'),
+RECORD_TYPES: dict[int, tuple[str, str]] = {0: ('LegacyOffsetCommitKey', 'LegacyOffsetCommitValue'),
  1: ('OffsetCommitKey', 'OffsetCommitValue'),
  2: ('GroupMetadataKey', 'GroupMetadataValue'),
  3: ('ConsumerGroupMetadataKey', 'ConsumerGroupMetadataValue'),
@@ -1082,7 +965,6 @@ RECORD_TYPES: dict[int, tuple[str, str]] = {0: ('OffsetCommitKey', 'OffsetCommit
  6: ('ConsumerGroupTargetAssignmentMetadataKey', 'ConsumerGroupTargetAssignmentMetadataValue'),
  7: ('ConsumerGroupTargetAssignmentMemberKey', 'ConsumerGroupTargetAssignmentMemberValue'),
  8: ('ConsumerGroupCurrentMemberAssignmentKey', 'ConsumerGroupCurrentMemberAssignmentValue'),
- 9: ('ShareGroupPartitionMetadataKey', 'ShareGroupPartitionMetadataValue'),
  10: ('ShareGroupMemberMetadataKey', 'ShareGroupMemberMetadataValue'),
  11: ('ShareGroupMetadataKey', 'ShareGroupMetadataValue'),
  12: ('ShareGroupTargetAssignmentMetadataKey', 'ShareGroupTargetAssignmentMetadataValue'),
@@ -1091,13 +973,11 @@ RECORD_TYPES: dict[int, tuple[str, str]] = {0: ('OffsetCommitKey', 'OffsetCommit
  15: ('ShareGroupStatePartitionMetadataKey', 'ShareGroupStatePartitionMetadataValue'),
  16: ('ConsumerGroupRegularExpressionKey', 'ConsumerGroupRegularExpressionValue'),
  17: ('StreamsGroupMetadataKey', 'StreamsGroupMetadataValue'),
- 18: ('StreamsGroupPartitionMetadataKey', 'StreamsGroupPartitionMetadataValue'),
  19: ('StreamsGroupMemberMetadataKey', 'StreamsGroupMemberMetadataValue'),
  20: ('StreamsGroupTargetAssignmentMetadataKey', 'StreamsGroupTargetAssignmentMetadataValue'),
  21: ('StreamsGroupTargetAssignmentMemberKey', 'StreamsGroupTargetAssignmentMemberValue'),
  22: ('StreamsGroupCurrentMemberAssignmentKey', 'StreamsGroupCurrentMemberAssignmentValue'),
- 23: ('StreamsGroupTopologyKey', 'StreamsGroupTopologyValue'),
- 24: ('StreamsGroupTargetAssignmentResolvedTopicIdsKey', 'StreamsGroupTargetAssignmentResolvedTopicIdsValue')}
+ 23: ('StreamsGroupTopologyKey', 'StreamsGroupTopologyValue')}
 
 # the record types of the baseline release's definitions (read by the generator at BASELINE_COMMIT)
 BASELINE_COMMIT = '1eb7644349cb07139d6a3c1ad1986979647cac99'

@@ -2,161 +2,126 @@
 (metadata/src/main/resources/common/metadata). Do not edit: regenerate."""
 # flake8: noqa
 # fmt: off
-KAFKA_COMMIT = '266ed846e560e96f90575e4bb1a98b6f135177f0'
+KAFKA_COMMIT = '449e528b60d1199197125be43a275880bc9f38c3'
 
-HOW = ("Gathered file by file from a search index of apache/kafka's history (no checkout newer than 2024-10 was at hand); "
- 'for each file the newest version that could be told apart (by the features it carries) was taken, and files not '
- "re-read keep the 4.0 tables' definitions (commit 1eb7644349cb). The newest state reached is Kafka trunk after 4.2: "
- "ConsumerGroupTargetAssignmentMetadataValue says 'Added in 4.3 (KIP-1263)' and ConsumerGroupMetadataValue carries "
- "KIP-1282's CreationTimeMs (commit 266ed846e560); the index gives no dates. The Streams group keys (17-24) were only "
- "found at development commits with other record type numbers: their fields are those, their apiKey the release's (the "
- "values' apiKey and Kafka's 4.1 list). Second pass (KRaft metadata, __transaction_state, __share_group_state): each "
- "file's version the index lists was dated by whether its commit is in the 2024-10 snapshot of apache/kafka "
- "(1eb7644349cb, the 4.0 tables' source): for those not in it (later) the definition was re-read. New: "
- 'UnregisterControllerRecord (apiKey 29, KIP-1312, Kafka trunk toward 4.4). Re-read and unchanged: '
- 'RegisterControllerRecord, EndTransactionRecord, TransactionLogKey/Value, ShareSnapshotValue, ShareUpdateKey/Value. '
- 'Newer share-state values (4.1+), if they add fields, show as trailing bytes or unknown tagged fields in the same '
- 'way. Third pass (kafka4): commits of stored versions were gathered from other files (a read without a commit names '
- 'one) and tried for each Streams definition; PROVENANCE says, per definition, where it was read and why it is taken '
- 'as the newest found. RegisterBrokerRecord v4 and BrokerRegistrationChangeRecord v3 (CordonedLogDirs, KIP-1066) were '
- "found in the KIP author's fork (the fourth pass replaced them with apache/kafka's). Fourth pass (kafka44): "
- 'RegisterBrokerRecord, BrokerRegistrationChangeRecord and StreamsGroupMetadataValue re-read from apache/kafka commits '
- "(6be48c6e54f2, f8c9566af1af) found in the confluentinc/kafka snapshot of 2026-08-22, which holds apache/kafka's "
- 'trunk and 4.3/4.4 branches commit for commit; PROVENANCE names each commit and the releases that carry it.')
+HOW = ("Every definition read at apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10), in confluentinc/kafka's snapshot of "
+ "2026-08-22, which holds apache/kafka's branches commit for commit; SUPERSEDED holds the baseline's definitions "
+ "(BASELINE_COMMIT) that the newest do not read the same way, SUPERSEDED_RECORD_TYPES the baseline's record types the "
+ 'newest do not define the same: a record only they decode whole is decoded with them.')
 
-SOURCES: dict[str, tuple[str, str]] = {'AbortTransactionRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+SOURCES: dict[str, tuple[str, str]] = {'AbortTransactionRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                             'metadata/src/main/resources/common/metadata/AbortTransactionRecord.json'),
- 'AccessControlEntryRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'AccessControlEntryRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                               'metadata/src/main/resources/common/metadata/AccessControlEntryRecord.json'),
- 'BeginTransactionRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'BeginTransactionRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                             'metadata/src/main/resources/common/metadata/BeginTransactionRecord.json'),
- 'BrokerRegistrationChangeRecord': ('6be48c6e54f2f2431b58fb4497d29abe07e150d2',
+ 'BrokerRegistrationChangeRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                                     'metadata/src/main/resources/common/metadata/BrokerRegistrationChangeRecord.json'),
- 'ClearElrRecord': ('9e1f0bb07f5d0d8e81360d103868b0333f5c054e',
+ 'ClearElrRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                     'metadata/src/main/resources/common/metadata/ClearElrRecord.json'),
- 'ClientQuotaRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ClientQuotaRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                        'metadata/src/main/resources/common/metadata/ClientQuotaRecord.json'),
- 'ConfigRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ConfigRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                   'metadata/src/main/resources/common/metadata/ConfigRecord.json'),
- 'DelegationTokenRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'DelegationTokenRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                            'metadata/src/main/resources/common/metadata/DelegationTokenRecord.json'),
- 'EndTransactionRecord': ('5c1644fc05a8ef4b56b72b01d622e94b8298ac3e',
+ 'EndTransactionRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                           'metadata/src/main/resources/common/metadata/EndTransactionRecord.json'),
- 'FeatureLevelRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'FeatureLevelRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                         'metadata/src/main/resources/common/metadata/FeatureLevelRecord.json'),
- 'FenceBrokerRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'FenceBrokerRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                        'metadata/src/main/resources/common/metadata/FenceBrokerRecord.json'),
- 'NoOpRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'NoOpRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                 'metadata/src/main/resources/common/metadata/NoOpRecord.json'),
- 'PartitionChangeRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'PartitionChangeRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                            'metadata/src/main/resources/common/metadata/PartitionChangeRecord.json'),
- 'PartitionRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'PartitionRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                      'metadata/src/main/resources/common/metadata/PartitionRecord.json'),
- 'ProducerIdsRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'ProducerIdsRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                        'metadata/src/main/resources/common/metadata/ProducerIdsRecord.json'),
- 'RegisterBrokerRecord': ('6be48c6e54f2f2431b58fb4497d29abe07e150d2',
+ 'RegisterBrokerRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                           'metadata/src/main/resources/common/metadata/RegisterBrokerRecord.json'),
- 'RegisterControllerRecord': ('2be4c8f5cc280732fa47e3e83259d85580fe11b6',
+ 'RegisterControllerRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                               'metadata/src/main/resources/common/metadata/RegisterControllerRecord.json'),
- 'RemoveAccessControlEntryRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'RemoveAccessControlEntryRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                                     'metadata/src/main/resources/common/metadata/RemoveAccessControlEntryRecord.json'),
- 'RemoveDelegationTokenRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'RemoveDelegationTokenRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                                  'metadata/src/main/resources/common/metadata/RemoveDelegationTokenRecord.json'),
- 'RemoveTopicRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'RemoveTopicRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                        'metadata/src/main/resources/common/metadata/RemoveTopicRecord.json'),
- 'RemoveUserScramCredentialRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'RemoveUserScramCredentialRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                                      'metadata/src/main/resources/common/metadata/RemoveUserScramCredentialRecord.json'),
- 'TopicRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'TopicRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                  'metadata/src/main/resources/common/metadata/TopicRecord.json'),
- 'UnfenceBrokerRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'UnfenceBrokerRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                          'metadata/src/main/resources/common/metadata/UnfenceBrokerRecord.json'),
- 'UnregisterBrokerRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'UnregisterBrokerRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                             'metadata/src/main/resources/common/metadata/UnregisterBrokerRecord.json'),
- 'UnregisterControllerRecord': ('4425e970c0f5e926130459854759709e795de17f',
+ 'UnregisterControllerRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                                 'metadata/src/main/resources/common/metadata/UnregisterControllerRecord.json'),
- 'UserScramCredentialRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+ 'UserScramCredentialRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
                                'metadata/src/main/resources/common/metadata/UserScramCredentialRecord.json'),
- 'ZkMigrationStateRecord': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
-                            'metadata/src/main/resources/common/metadata/ZkMigrationStateRecord.json')}
+ 'ZkMigrationStateRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
+                            'metadata/src/main/resources/common/metadata/ZkMigrationRecord.json')}
 
 # message -> where its definition was read and how it was established as the newest found
-PROVENANCE: dict[str, str] = {'AbortTransactionRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists '
-                           "predates the 4.0 snapshot (its commit is in the snapshot's history), so no newer "
-                           'definition was found',
- 'AccessControlEntryRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists '
-                             "predates the 4.0 snapshot (its commit is in the snapshot's history), so no newer "
-                             'definition was found',
- 'BeginTransactionRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists '
-                           "predates the 4.0 snapshot (its commit is in the snapshot's history), so no newer "
-                           'definition was found',
- 'BrokerRegistrationChangeRecord': "apache/kafka@6be48c6e54f2 (KAFKA-20441, PR #22070): version 3's tagged "
-                                   "CordonedLogDirs (tag 3) nullable, default null ('null if no change'); added "
-                                   'non-nullable by apache/kafka@a45d36ca5d5b (KAFKA-19774, KIP-1066), never released '
-                                   'in that form: the same file at 4.3.0 (a9ce3221537b), the 4.4 branch (449e528b60d1) '
-                                   "and trunk (bb565033c2ee); read from apache/kafka's own commit history as held, "
-                                   'commit for commit (same hashes), in the confluentinc/kafka snapshot of 2026-08-22 '
-                                   '(it merges apache/kafka trunk and release branches; the stored apache/kafka '
-                                   'snapshot is from 2024-10 and the search index holds no version with this change)',
- 'ClearElrRecord': 'read from the search index',
- 'ClientQuotaRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates the '
-                      "4.0 snapshot (its commit is in the snapshot's history), so no newer definition was found",
- 'ConfigRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates the 4.0 '
-                 "snapshot (its commit is in the snapshot's history), so no newer definition was found",
- 'DelegationTokenRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates '
-                          "the 4.0 snapshot (its commit is in the snapshot's history), so no newer definition was "
-                          'found',
- 'EndTransactionRecord': 're-read from the search index at this commit (not in the 2024-10 snapshot, so later than '
-                         "4.0's): the same fields as 4.0's definition",
- 'FeatureLevelRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates '
-                       "the 4.0 snapshot (its commit is in the snapshot's history), so no newer definition was found",
- 'FenceBrokerRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates the '
-                      "4.0 snapshot (its commit is in the snapshot's history), so no newer definition was found",
- 'NoOpRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates the 4.0 '
-               "snapshot (its commit is in the snapshot's history), so no newer definition was found",
- 'PartitionChangeRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates '
-                          "the 4.0 snapshot (its commit is in the snapshot's history), so no newer definition was "
-                          'found',
- 'PartitionRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates the '
-                    "4.0 snapshot (its commit is in the snapshot's history), so no newer definition was found",
- 'ProducerIdsRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates the '
-                      "4.0 snapshot (its commit is in the snapshot's history), so no newer definition was found",
- 'RegisterBrokerRecord': 'apache/kafka@6be48c6e54f2 (KAFKA-20441, PR #22070, 2026-05-04; its trunk commit mail on '
-                         "commits@kafka.apache.org names this hash): version 4's tagged CordonedLogDirs (tag 1) made "
-                         "nullable, default null ('initially null before the broker starts sending the value via its "
-                         "heartbeats'); first added non-nullable by apache/kafka@a45d36ca5d5b (KAFKA-19774, KIP-1066, "
-                         "PR #21273, 2026-02-19), a form no release carries: the same file at 4.3.0's version commit "
-                         'a9ce3221537b, at the 4.4 branch (449e528b60d1, 2026-08-10) and at trunk (bb565033c2ee, '
-                         "2026-08-17); read from apache/kafka's own commit history as held, commit for commit (same "
-                         'hashes), in the confluentinc/kafka snapshot of 2026-08-22 (it merges apache/kafka trunk and '
-                         'release branches; the stored apache/kafka snapshot is from 2024-10 and the search index '
-                         'holds no version with this change)',
- 'RegisterControllerRecord': 're-read from the search index at this commit (not in the 2024-10 snapshot, so later than '
-                             "4.0's): the same fields as 4.0's definition",
- 'RemoveAccessControlEntryRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists '
-                                   "predates the 4.0 snapshot (its commit is in the snapshot's history), so no newer "
-                                   'definition was found',
- 'RemoveDelegationTokenRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists '
-                                "predates the 4.0 snapshot (its commit is in the snapshot's history), so no newer "
-                                'definition was found',
- 'RemoveTopicRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates the '
-                      "4.0 snapshot (its commit is in the snapshot's history), so no newer definition was found",
- 'RemoveUserScramCredentialRecord': 'unchanged from the 4.0 tables: the one version of this file the search index '
-                                    "lists predates the 4.0 snapshot (its commit is in the snapshot's history), so no "
-                                    'newer definition was found',
- 'TopicRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates the 4.0 '
-                "snapshot (its commit is in the snapshot's history), so no newer definition was found",
- 'UnfenceBrokerRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists predates '
-                        "the 4.0 snapshot (its commit is in the snapshot's history), so no newer definition was found",
- 'UnregisterBrokerRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists '
-                           "predates the 4.0 snapshot (its commit is in the snapshot's history), so no newer "
-                           'definition was found',
- 'UnregisterControllerRecord': 'read from the search index (KIP-1312, metadata.version 4.4-IV2): new since 4.0',
- 'UserScramCredentialRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists '
-                              "predates the 4.0 snapshot (its commit is in the snapshot's history), so no newer "
-                              'definition was found',
- 'ZkMigrationStateRecord': 'unchanged from the 4.0 tables: the one version of this file the search index lists '
-                           "predates the 4.0 snapshot (its commit is in the snapshot's history), so no newer "
-                           'definition was found'}
+PROVENANCE: dict[str, str] = {'AbortTransactionRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at adc16d0f31 '
+                           '2023-08-14: KAFKA-14538: Implement KRaft metadata transactions in QuorumController',
+ 'AccessControlEntryRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at d35283f011 '
+                             '2022-02-09: KAFKA-13646; Implement KIP-801: KRaft authorizer (#11649)',
+ 'BeginTransactionRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at adc16d0f31 '
+                           '2023-08-14: KAFKA-14538: Implement KRaft metadata transactions in QuorumController',
+ 'BrokerRegistrationChangeRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                   '6be48c6e54 2026-05-04: KAFKA-20441: Fix handling of cordoned log dirs (#22070)',
+ 'ClearElrRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 6235a73622 '
+                   '2025-01-24: KAFKA-16540: Clear ELRs when min.insync.replicas is changed. (#18148)',
+ 'ClientQuotaRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at d20865ae79 '
+                      '2021-07-09: KAFKA-13053; Bump kraft frame version for incompatible changes from 2.8 (#11010)',
+ 'ConfigRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at d20865ae79 2021-07-09: '
+                 'KAFKA-13053; Bump kraft frame version for incompatible changes from 2.8 (#11010)',
+ 'DelegationTokenRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at c2759df067 '
+                          '2023-08-19: KAFKA-15219: KRaft support for DelegationTokens (#14083)',
+ 'EndTransactionRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at adc16d0f31 '
+                         '2023-08-14: KAFKA-14538: Implement KRaft metadata transactions in QuorumController',
+ 'FeatureLevelRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at f0f918b242 '
+                       '2022-08-25: KAFKA-14177: Correctly support older kraft versions without FeatureLevelRecord '
+                       '(#12513)',
+ 'FenceBrokerRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at d20865ae79 '
+                      '2021-07-09: KAFKA-13053; Bump kraft frame version for incompatible changes from 2.8 (#11010)',
+ 'NoOpRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 7d1b0926fa 2022-06-01: '
+               'KAFKA-13883: Implement NoOpRecord and metadata metrics (#12183)',
+ 'PartitionChangeRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 7e5ef9b509 '
+                          '2024-01-24: KAFKA-15585: Implement DescribeTopicPartitions RPC on broker (#14612)',
+ 'PartitionRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 7e5ef9b509 '
+                    '2024-01-24: KAFKA-15585: Implement DescribeTopicPartitions RPC on broker (#14612)',
+ 'ProducerIdsRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at fc20c551d6 '
+                      '2022-02-11: MINOR: Clearer field names for ProducerIdsRecord and related classes (#11747)',
+ 'RegisterBrokerRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 6be48c6e54 '
+                         '2026-05-04: KAFKA-20441: Fix handling of cordoned log dirs (#22070)',
+ 'RegisterControllerRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 41b695b6e3 '
+                             '2023-09-07: KAFKA-15369: Implement KIP-919: Allow AC to Talk Directly with Controllers '
+                             '(#14306)',
+ 'RemoveAccessControlEntryRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                   'd35283f011 2022-02-09: KAFKA-13646; Implement KIP-801: KRaft authorizer (#11649)',
+ 'RemoveDelegationTokenRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                'c2759df067 2023-08-19: KAFKA-15219: KRaft support for DelegationTokens (#14083)',
+ 'RemoveTopicRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at d20865ae79 '
+                      '2021-07-09: KAFKA-13053; Bump kraft frame version for incompatible changes from 2.8 (#11010)',
+ 'RemoveUserScramCredentialRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                    '38c409cf33 2023-03-03: KAFKA-14084: SCRAM support in KRaft. (#13114)',
+ 'TopicRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 8438c4339e 2024-08-03: '
+                'KAFKA-17245: Revert TopicRecord changes. (#16780)',
+ 'UnfenceBrokerRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at d20865ae79 '
+                        '2021-07-09: KAFKA-13053; Bump kraft frame version for incompatible changes from 2.8 (#11010)',
+ 'UnregisterBrokerRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at d20865ae79 '
+                           '2021-07-09: KAFKA-13053; Bump kraft frame version for incompatible changes from 2.8 '
+                           '(#11010)',
+ 'UnregisterControllerRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                               'c274a7348f 2026-08-03: KAFKA-20395: Support unregistering controllers (#22191)',
+ 'UserScramCredentialRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at abca86511e '
+                              '2023-04-18: KAFKA-14881: Rework UserScramCredentialRecord (#13513)',
+ 'ZkMigrationStateRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 772aa241b2 '
+                           '2024-12-13: KAFKA-18136: Remove zk migration from code base (#18016)'}
 
 SUPERSEDED: dict[str, list[dict]] = {}
 

@@ -2,7 +2,47 @@
 (clients/src/main/resources/common/message). Do not edit: regenerate."""
 # flake8: noqa
 # fmt: off
-KAFKA_COMMIT = '1eb7644349cb07139d6a3c1ad1986979647cac99'
+KAFKA_COMMIT = '449e528b60d1199197125be43a275880bc9f38c3'
+
+HOW = ("Every definition read at apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10), in confluentinc/kafka's snapshot of "
+ "2026-08-22, which holds apache/kafka's branches commit for commit; SUPERSEDED holds the baseline's definitions "
+ "(BASELINE_COMMIT) that the newest do not read the same way, SUPERSEDED_RECORD_TYPES the baseline's record types the "
+ 'newest do not define the same: a record only they decode whole is decoded with them.')
+
+SOURCES: dict[str, tuple[str, str]] = {'ConsumerProtocolAssignment': ('449e528b60d1199197125be43a275880bc9f38c3',
+                                'clients/src/main/resources/common/message/ConsumerProtocolAssignment.json'),
+ 'ConsumerProtocolSubscription': ('449e528b60d1199197125be43a275880bc9f38c3',
+                                  'clients/src/main/resources/common/message/ConsumerProtocolSubscription.json'),
+ 'KRaftVersionRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
+                        'clients/src/main/resources/common/message/KRaftVersionRecord.json'),
+ 'LeaderChangeMessage': ('449e528b60d1199197125be43a275880bc9f38c3',
+                         'clients/src/main/resources/common/message/LeaderChangeMessage.json'),
+ 'SnapshotFooterRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
+                          'clients/src/main/resources/common/message/SnapshotFooterRecord.json'),
+ 'SnapshotHeaderRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
+                          'clients/src/main/resources/common/message/SnapshotHeaderRecord.json'),
+ 'VotersRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
+                  'clients/src/main/resources/common/message/VotersRecord.json')}
+
+# message -> where its definition was read and how it was established as the newest found
+PROVENANCE: dict[str, str] = {'ConsumerProtocolAssignment': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                               '38e727fe4d 2024-12-08: KAFKA-17864: add descriptions to fields in the agreement '
+                               '(#17681)',
+ 'ConsumerProtocolSubscription': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                 '38e727fe4d 2024-12-08: KAFKA-17864: add descriptions to fields in the agreement '
+                                 '(#17681)',
+ 'KRaftVersionRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 38e727fe4d '
+                       '2024-12-08: KAFKA-17864: add descriptions to fields in the agreement (#17681)',
+ 'LeaderChangeMessage': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 38e727fe4d '
+                        '2024-12-08: KAFKA-17864: add descriptions to fields in the agreement (#17681)',
+ 'SnapshotFooterRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 38e727fe4d '
+                         '2024-12-08: KAFKA-17864: add descriptions to fields in the agreement (#17681)',
+ 'SnapshotHeaderRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 38e727fe4d '
+                         '2024-12-08: KAFKA-17864: add descriptions to fields in the agreement (#17681)',
+ 'VotersRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 38e727fe4d 2024-12-08: '
+                 'KAFKA-17864: add descriptions to fields in the agreement (#17681)'}
+
+SUPERSEDED: dict[str, list[dict]] = {}
 
 MESSAGES: dict[str, dict] = {'ConsumerProtocolAssignment': {'name': 'ConsumerProtocolAssignment',
                                 'type': 'data',

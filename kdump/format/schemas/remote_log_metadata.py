@@ -2,7 +2,37 @@
 (storage/src/main/resources/message). Do not edit: regenerate."""
 # flake8: noqa
 # fmt: off
-KAFKA_COMMIT = '1eb7644349cb07139d6a3c1ad1986979647cac99'
+KAFKA_COMMIT = '449e528b60d1199197125be43a275880bc9f38c3'
+
+HOW = ("Every definition read at apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10), in confluentinc/kafka's snapshot of "
+ "2026-08-22, which holds apache/kafka's branches commit for commit; SUPERSEDED holds the baseline's definitions "
+ "(BASELINE_COMMIT) that the newest do not read the same way, SUPERSEDED_RECORD_TYPES the baseline's record types the "
+ 'newest do not define the same: a record only they decode whole is decoded with them.')
+
+SOURCES: dict[str, tuple[str, str]] = {'RemoteLogSegmentMetadataRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
+                                    'storage/src/main/resources/message/RemoteLogSegmentMetadataRecord.json'),
+ 'RemoteLogSegmentMetadataSnapshotRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
+                                            'storage/src/main/resources/message/RemoteLogSegmentMetadataSnapshotRecord.json'),
+ 'RemoteLogSegmentMetadataUpdateRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
+                                          'storage/src/main/resources/message/RemoteLogSegmentMetadataUpdateRecord.json'),
+ 'RemotePartitionDeleteMetadataRecord': ('449e528b60d1199197125be43a275880bc9f38c3',
+                                         'storage/src/main/resources/message/RemotePartitionDeleteMetadataRecord.json')}
+
+# message -> where its definition was read and how it was established as the newest found
+PROVENANCE: dict[str, str] = {'RemoteLogSegmentMetadataRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                   '52a38c8a34 2025-11-03: MINOR: Fix the typo “milli seconds” to “milliseconds” '
+                                   '(#20812)',
+ 'RemoteLogSegmentMetadataSnapshotRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed '
+                                           'at b9976437e1 2024-11-08: KAFKA-16780: Txn consumer exerts pressure on '
+                                           'remote storage when collecting aborted txns (#17659)',
+ 'RemoteLogSegmentMetadataUpdateRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                         '52a38c8a34 2025-11-03: MINOR: Fix the typo “milli seconds” to “milliseconds” '
+                                         '(#20812)',
+ 'RemotePartitionDeleteMetadataRecord': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at '
+                                        '52a38c8a34 2025-11-03: MINOR: Fix the typo “milli seconds” to “milliseconds” '
+                                        '(#20812)'}
+
+SUPERSEDED: dict[str, list[dict]] = {}
 
 MESSAGES: dict[str, dict] = {'RemoteLogSegmentMetadataRecord': {'name': 'RemoteLogSegmentMetadataRecord',
                                     'type': 'metadata',
@@ -39,7 +69,12 @@ MESSAGES: dict[str, dict] = {'RemoteLogSegmentMetadataRecord': {'name': 'RemoteL
                                                 'versions': '0+',
                                                 'nullableVersions': '0+',
                                                 'default': 'null'},
-                                               {'name': 'RemoteLogSegmentState', 'type': 'int8', 'versions': '0+'}]},
+                                               {'name': 'RemoteLogSegmentState', 'type': 'int8', 'versions': '0+'},
+                                               {'name': 'TxnIndexEmpty',
+                                                'type': 'bool',
+                                                'versions': '0+',
+                                                'taggedVersions': '0+',
+                                                'tag': 0}]},
  'RemoteLogSegmentMetadataSnapshotRecord': {'name': 'RemoteLogSegmentMetadataSnapshotRecord',
                                             'type': 'metadata',
                                             'apiKey': 3,
@@ -70,7 +105,12 @@ MESSAGES: dict[str, dict] = {'RemoteLogSegmentMetadataRecord': {'name': 'RemoteL
                                                         'default': 'null'},
                                                        {'name': 'RemoteLogSegmentState',
                                                         'type': 'int8',
-                                                        'versions': '0+'}]},
+                                                        'versions': '0+'},
+                                                       {'name': 'TxnIndexEmpty',
+                                                        'type': 'bool',
+                                                        'versions': '0+',
+                                                        'taggedVersions': '0+',
+                                                        'tag': 0}]},
  'RemoteLogSegmentMetadataUpdateRecord': {'name': 'RemoteLogSegmentMetadataUpdateRecord',
                                           'type': 'metadata',
                                           'apiKey': 1,

@@ -2,91 +2,133 @@
 (share-coordinator/src/main/resources/common/message). Do not edit: regenerate."""
 # flake8: noqa
 # fmt: off
-KAFKA_COMMIT = '266ed846e560e96f90575e4bb1a98b6f135177f0'
+KAFKA_COMMIT = '449e528b60d1199197125be43a275880bc9f38c3'
 
-HOW = ("Gathered file by file from a search index of apache/kafka's history (no checkout newer than 2024-10 was at hand); "
- 'for each file the newest version that could be told apart (by the features it carries) was taken, and files not '
- "re-read keep the 4.0 tables' definitions (commit 1eb7644349cb). The newest state reached is Kafka trunk after 4.2: "
- "ConsumerGroupTargetAssignmentMetadataValue says 'Added in 4.3 (KIP-1263)' and ConsumerGroupMetadataValue carries "
- "KIP-1282's CreationTimeMs (commit 266ed846e560); the index gives no dates. The Streams group keys (17-24) were only "
- "found at development commits with other record type numbers: their fields are those, their apiKey the release's (the "
- "values' apiKey and Kafka's 4.1 list). Second pass (KRaft metadata, __transaction_state, __share_group_state): each "
- "file's version the index lists was dated by whether its commit is in the 2024-10 snapshot of apache/kafka "
- "(1eb7644349cb, the 4.0 tables' source): for those not in it (later) the definition was re-read. New: "
- 'UnregisterControllerRecord (apiKey 29, KIP-1312, Kafka trunk toward 4.4). Re-read and unchanged: '
- 'RegisterControllerRecord, EndTransactionRecord, TransactionLogKey/Value, ShareSnapshotValue, ShareUpdateKey/Value. '
- 'Newer share-state values (4.1+), if they add fields, show as trailing bytes or unknown tagged fields in the same '
- 'way. Third pass (kafka4): commits of stored versions were gathered from other files (a read without a commit names '
- 'one) and tried for each Streams definition; PROVENANCE says, per definition, where it was read and why it is taken '
- 'as the newest found. RegisterBrokerRecord v4 and BrokerRegistrationChangeRecord v3 (CordonedLogDirs, KIP-1066) were '
- "found in the KIP author's fork (the fourth pass replaced them with apache/kafka's). Fourth pass (kafka44): "
- 'RegisterBrokerRecord, BrokerRegistrationChangeRecord and StreamsGroupMetadataValue re-read from apache/kafka commits '
- "(6be48c6e54f2, f8c9566af1af) found in the confluentinc/kafka snapshot of 2026-08-22, which holds apache/kafka's "
- 'trunk and 4.3/4.4 branches commit for commit; PROVENANCE names each commit and the releases that carry it.')
+HOW = ("Every definition read at apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10), in confluentinc/kafka's snapshot of "
+ "2026-08-22, which holds apache/kafka's branches commit for commit; SUPERSEDED holds the baseline's definitions "
+ "(BASELINE_COMMIT) that the newest do not read the same way, SUPERSEDED_RECORD_TYPES the baseline's record types the "
+ 'newest do not define the same: a record only they decode whole is decoded with them.')
 
-SOURCES: dict[str, tuple[str, str]] = {'ShareSnapshotKey': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+SOURCES: dict[str, tuple[str, str]] = {'ShareSnapshotKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                       'share-coordinator/src/main/resources/common/message/ShareSnapshotKey.json'),
- 'ShareSnapshotValue': ('e3e579e7d69ffef5ce5f6ba2fdd992bb8bcb9f33',
+ 'ShareSnapshotValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                         'share-coordinator/src/main/resources/common/message/ShareSnapshotValue.json'),
- 'ShareUpdateKey': ('53364c539970785f9317c2ddab26a4e350f12b23',
+ 'ShareSnapshotValue (superseded)': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                                     'share-coordinator/src/main/resources/common/message/ShareSnapshotValue.json'),
+ 'ShareUpdateKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                     'share-coordinator/src/main/resources/common/message/ShareUpdateKey.json'),
- 'ShareUpdateValue': ('b1eafb67645b3fdbdda163598c4cf8104c30762e',
-                      'share-coordinator/src/main/resources/common/message/ShareUpdateValue.json')}
+ 'ShareUpdateValue': ('449e528b60d1199197125be43a275880bc9f38c3',
+                      'share-coordinator/src/main/resources/common/message/ShareUpdateValue.json'),
+ 'ShareUpdateValue (superseded)': ('1eb7644349cb07139d6a3c1ad1986979647cac99',
+                                   'share-coordinator/src/main/resources/common/message/ShareUpdateValue.json')}
 
 # message -> where its definition was read and how it was established as the newest found
-PROVENANCE: dict[str, str] = {'ShareSnapshotKey': 'unchanged from the 4.0 tables (not re-read)',
- 'ShareSnapshotValue': 're-read from the search index at this commit (not in the 2024-10 snapshot, so later than '
-                       "4.0's): the same fields as 4.0's definition",
- 'ShareUpdateKey': "re-read from the search index at this commit (not in the 2024-10 snapshot, so later than 4.0's): "
-                   "the same fields as 4.0's definition",
- 'ShareUpdateValue': "re-read from the search index at this commit (not in the 2024-10 snapshot, so later than 4.0's): "
-                     "the same fields as 4.0's definition"}
+PROVENANCE: dict[str, str] = {'ShareSnapshotKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 5a607db6ea '
+                     '2025-05-28: MINOR: Improve share coordinator record schemas (#19830)',
+ 'ShareSnapshotValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at b900f2fe5a '
+                       '2025-11-04: KAFKA-19797: Added deliveryCompleteCount to writeState, ShareUpdate and '
+                       'ShareSnapshot schemas (#20810)',
+ 'ShareSnapshotValue (superseded)': 'apache/kafka@1eb7644349cb (2024-10-25, the baseline): read the same version '
+                                    'differently from the newest definition, or absent from it',
+ 'ShareUpdateKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 5a607db6ea '
+                   '2025-05-28: MINOR: Improve share coordinator record schemas (#19830)',
+ 'ShareUpdateValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at b900f2fe5a '
+                     '2025-11-04: KAFKA-19797: Added deliveryCompleteCount to writeState, ShareUpdate and '
+                     'ShareSnapshot schemas (#20810)',
+ 'ShareUpdateValue (superseded)': 'apache/kafka@1eb7644349cb (2024-10-25, the baseline): read the same version '
+                                  'differently from the newest definition, or absent from it'}
 
-SUPERSEDED: dict[str, list[dict]] = {}
+SUPERSEDED: dict[str, list[dict]] = {'ShareSnapshotValue': [{'name': 'ShareSnapshotValue',
+                         'type': 'data',
+                         'validVersions': '0',
+                         'flexibleVersions': '0+',
+                         'fields': [{'name': 'SnapshotEpoch', 'type': 'uint16', 'versions': '0'},
+                                    {'name': 'StateEpoch', 'type': 'int32', 'versions': '0+'},
+                                    {'name': 'LeaderEpoch', 'type': 'int32', 'versions': '0+'},
+                                    {'name': 'StartOffset', 'type': 'int64', 'versions': '0'},
+                                    {'name': 'StateBatches',
+                                     'type': '[]StateBatch',
+                                     'versions': '0',
+                                     'fields': [{'name': 'FirstOffset', 'type': 'int64', 'versions': '0'},
+                                                {'name': 'LastOffset', 'type': 'int64', 'versions': '0'},
+                                                {'name': 'DeliveryState', 'type': 'int8', 'versions': '0'},
+                                                {'name': 'DeliveryCount', 'type': 'int16', 'versions': '0'}]}]}],
+ 'ShareUpdateValue': [{'name': 'ShareUpdateValue',
+                       'type': 'data',
+                       'validVersions': '0',
+                       'flexibleVersions': '0+',
+                       'fields': [{'name': 'SnapshotEpoch', 'type': 'uint16', 'versions': '0'},
+                                  {'name': 'LeaderEpoch', 'type': 'int32', 'versions': '0+'},
+                                  {'name': 'StartOffset', 'type': 'int64', 'versions': '0'},
+                                  {'name': 'StateBatches',
+                                   'type': '[]StateBatch',
+                                   'versions': '0',
+                                   'fields': [{'name': 'FirstOffset', 'type': 'int64', 'versions': '0'},
+                                              {'name': 'LastOffset', 'type': 'int64', 'versions': '0'},
+                                              {'name': 'DeliveryState', 'type': 'int8', 'versions': '0'},
+                                              {'name': 'DeliveryCount', 'type': 'int16', 'versions': '0'}]}]}]}
 
 MESSAGES: dict[str, dict] = {'ShareSnapshotKey': {'name': 'ShareSnapshotKey',
-                      'type': 'data',
+                      'type': 'coordinator-key',
+                      'apiKey': 0,
                       'validVersions': '0',
                       'flexibleVersions': 'none',
                       'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'},
                                  {'name': 'TopicId', 'type': 'uuid', 'versions': '0'},
                                  {'name': 'Partition', 'type': 'int32', 'versions': '0'}]},
  'ShareSnapshotValue': {'name': 'ShareSnapshotValue',
-                        'type': 'data',
+                        'type': 'coordinator-value',
+                        'apiKey': 0,
                         'validVersions': '0',
                         'flexibleVersions': '0+',
-                        'fields': [{'name': 'SnapshotEpoch', 'type': 'uint16', 'versions': '0'},
+                        'fields': [{'name': 'SnapshotEpoch', 'type': 'int32', 'versions': '0+'},
                                    {'name': 'StateEpoch', 'type': 'int32', 'versions': '0+'},
                                    {'name': 'LeaderEpoch', 'type': 'int32', 'versions': '0+'},
-                                   {'name': 'StartOffset', 'type': 'int64', 'versions': '0'},
+                                   {'name': 'StartOffset', 'type': 'int64', 'versions': '0+'},
+                                   {'name': 'DeliveryCompleteCount',
+                                    'type': 'int32',
+                                    'versions': '0+',
+                                    'taggedVersions': '0+',
+                                    'tag': 0,
+                                    'default': '-1'},
+                                   {'name': 'CreateTimestamp', 'type': 'int64', 'versions': '0+'},
+                                   {'name': 'WriteTimestamp', 'type': 'int64', 'versions': '0+'},
                                    {'name': 'StateBatches',
                                     'type': '[]StateBatch',
-                                    'versions': '0',
-                                    'fields': [{'name': 'FirstOffset', 'type': 'int64', 'versions': '0'},
-                                               {'name': 'LastOffset', 'type': 'int64', 'versions': '0'},
-                                               {'name': 'DeliveryState', 'type': 'int8', 'versions': '0'},
-                                               {'name': 'DeliveryCount', 'type': 'int16', 'versions': '0'}]}]},
+                                    'versions': '0+',
+                                    'fields': [{'name': 'FirstOffset', 'type': 'int64', 'versions': '0+'},
+                                               {'name': 'LastOffset', 'type': 'int64', 'versions': '0+'},
+                                               {'name': 'DeliveryState', 'type': 'int8', 'versions': '0+'},
+                                               {'name': 'DeliveryCount', 'type': 'int16', 'versions': '0+'}]}]},
  'ShareUpdateKey': {'name': 'ShareUpdateKey',
-                    'type': 'data',
-                    'validVersions': '1',
+                    'type': 'coordinator-key',
+                    'apiKey': 1,
+                    'validVersions': '0',
                     'flexibleVersions': 'none',
-                    'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '1'},
-                               {'name': 'TopicId', 'type': 'uuid', 'versions': '1'},
-                               {'name': 'Partition', 'type': 'int32', 'versions': '1'}]},
+                    'fields': [{'name': 'GroupId', 'type': 'string', 'versions': '0'},
+                               {'name': 'TopicId', 'type': 'uuid', 'versions': '0'},
+                               {'name': 'Partition', 'type': 'int32', 'versions': '0'}]},
  'ShareUpdateValue': {'name': 'ShareUpdateValue',
-                      'type': 'data',
+                      'type': 'coordinator-value',
+                      'apiKey': 1,
                       'validVersions': '0',
                       'flexibleVersions': '0+',
-                      'fields': [{'name': 'SnapshotEpoch', 'type': 'uint16', 'versions': '0'},
+                      'fields': [{'name': 'SnapshotEpoch', 'type': 'int32', 'versions': '0+'},
                                  {'name': 'LeaderEpoch', 'type': 'int32', 'versions': '0+'},
-                                 {'name': 'StartOffset', 'type': 'int64', 'versions': '0'},
+                                 {'name': 'StartOffset', 'type': 'int64', 'versions': '0+'},
+                                 {'name': 'DeliveryCompleteCount',
+                                  'type': 'int32',
+                                  'versions': '0+',
+                                  'taggedVersions': '0+',
+                                  'tag': 0,
+                                  'default': '-1'},
                                  {'name': 'StateBatches',
                                   'type': '[]StateBatch',
-                                  'versions': '0',
-                                  'fields': [{'name': 'FirstOffset', 'type': 'int64', 'versions': '0'},
-                                             {'name': 'LastOffset', 'type': 'int64', 'versions': '0'},
-                                             {'name': 'DeliveryState', 'type': 'int8', 'versions': '0'},
-                                             {'name': 'DeliveryCount', 'type': 'int16', 'versions': '0'}]}]}}
+                                  'versions': '0+',
+                                  'fields': [{'name': 'FirstOffset', 'type': 'int64', 'versions': '0+'},
+                                             {'name': 'LastOffset', 'type': 'int64', 'versions': '0+'},
+                                             {'name': 'DeliveryState', 'type': 'int8', 'versions': '0+'},
+                                             {'name': 'DeliveryCount', 'type': 'int16', 'versions': '0+'}]}]}}
 
 RECORD_TYPES: dict[int, tuple[str, str]] = {0: ('ShareSnapshotKey', 'ShareSnapshotValue'), 1: ('ShareUpdateKey', 'ShareUpdateValue')}
 

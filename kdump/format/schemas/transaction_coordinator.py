@@ -2,48 +2,35 @@
 (transaction-coordinator/src/main/resources/common/message). Do not edit: regenerate."""
 # flake8: noqa
 # fmt: off
-KAFKA_COMMIT = '266ed846e560e96f90575e4bb1a98b6f135177f0'
+KAFKA_COMMIT = '449e528b60d1199197125be43a275880bc9f38c3'
 
-HOW = ("Gathered file by file from a search index of apache/kafka's history (no checkout newer than 2024-10 was at hand); "
- 'for each file the newest version that could be told apart (by the features it carries) was taken, and files not '
- "re-read keep the 4.0 tables' definitions (commit 1eb7644349cb). The newest state reached is Kafka trunk after 4.2: "
- "ConsumerGroupTargetAssignmentMetadataValue says 'Added in 4.3 (KIP-1263)' and ConsumerGroupMetadataValue carries "
- "KIP-1282's CreationTimeMs (commit 266ed846e560); the index gives no dates. The Streams group keys (17-24) were only "
- "found at development commits with other record type numbers: their fields are those, their apiKey the release's (the "
- "values' apiKey and Kafka's 4.1 list). Second pass (KRaft metadata, __transaction_state, __share_group_state): each "
- "file's version the index lists was dated by whether its commit is in the 2024-10 snapshot of apache/kafka "
- "(1eb7644349cb, the 4.0 tables' source): for those not in it (later) the definition was re-read. New: "
- 'UnregisterControllerRecord (apiKey 29, KIP-1312, Kafka trunk toward 4.4). Re-read and unchanged: '
- 'RegisterControllerRecord, EndTransactionRecord, TransactionLogKey/Value, ShareSnapshotValue, ShareUpdateKey/Value. '
- 'Newer share-state values (4.1+), if they add fields, show as trailing bytes or unknown tagged fields in the same '
- 'way. Third pass (kafka4): commits of stored versions were gathered from other files (a read without a commit names '
- 'one) and tried for each Streams definition; PROVENANCE says, per definition, where it was read and why it is taken '
- 'as the newest found. RegisterBrokerRecord v4 and BrokerRegistrationChangeRecord v3 (CordonedLogDirs, KIP-1066) were '
- "found in the KIP author's fork (the fourth pass replaced them with apache/kafka's). Fourth pass (kafka44): "
- 'RegisterBrokerRecord, BrokerRegistrationChangeRecord and StreamsGroupMetadataValue re-read from apache/kafka commits '
- "(6be48c6e54f2, f8c9566af1af) found in the confluentinc/kafka snapshot of 2026-08-22, which holds apache/kafka's "
- 'trunk and 4.3/4.4 branches commit for commit; PROVENANCE names each commit and the releases that carry it.')
+HOW = ("Every definition read at apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10), in confluentinc/kafka's snapshot of "
+ "2026-08-22, which holds apache/kafka's branches commit for commit; SUPERSEDED holds the baseline's definitions "
+ "(BASELINE_COMMIT) that the newest do not read the same way, SUPERSEDED_RECORD_TYPES the baseline's record types the "
+ 'newest do not define the same: a record only they decode whole is decoded with them.')
 
-SOURCES: dict[str, tuple[str, str]] = {'TransactionLogKey': ('53364c539970785f9317c2ddab26a4e350f12b23',
+SOURCES: dict[str, tuple[str, str]] = {'TransactionLogKey': ('449e528b60d1199197125be43a275880bc9f38c3',
                        'transaction-coordinator/src/main/resources/common/message/TransactionLogKey.json'),
- 'TransactionLogValue': ('53364c539970785f9317c2ddab26a4e350f12b23',
+ 'TransactionLogValue': ('449e528b60d1199197125be43a275880bc9f38c3',
                          'transaction-coordinator/src/main/resources/common/message/TransactionLogValue.json')}
 
 # message -> where its definition was read and how it was established as the newest found
-PROVENANCE: dict[str, str] = {'TransactionLogKey': 're-read from the search index at this commit (not in the 2024-10 snapshot, so later than '
-                      "4.0's): the same fields as 4.0's definition",
- 'TransactionLogValue': 're-read from the search index at this commit (not in the 2024-10 snapshot, so later than '
-                        "4.0's): the same fields as 4.0's definition"}
+PROVENANCE: dict[str, str] = {'TransactionLogKey': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 76bf38a4fd '
+                      '2025-01-21: KAFKA-18604; Update transaction coordinator (#18636)',
+ 'TransactionLogValue': 'apache/kafka@449e528b60d1 (branch 4.4, 2026-08-10); the file last changed at 247c0f0ba5 '
+                        '2025-01-21: KAFKA-15370: Support Participation in 2PC (KIP-939) (2/N) (#18316)'}
 
 SUPERSEDED: dict[str, list[dict]] = {}
 
 MESSAGES: dict[str, dict] = {'TransactionLogKey': {'name': 'TransactionLogKey',
-                       'type': 'data',
+                       'type': 'coordinator-key',
+                       'apiKey': 0,
                        'validVersions': '0',
                        'flexibleVersions': 'none',
                        'fields': [{'name': 'TransactionalId', 'type': 'string', 'versions': '0'}]},
  'TransactionLogValue': {'name': 'TransactionLogValue',
-                         'type': 'data',
+                         'type': 'coordinator-value',
+                         'apiKey': 0,
                          'validVersions': '0-1',
                          'flexibleVersions': '1+',
                          'fields': [{'name': 'ProducerId', 'type': 'int64', 'versions': '0+'},
@@ -58,6 +45,11 @@ MESSAGES: dict[str, dict] = {'TransactionLogKey': {'name': 'TransactionLogKey',
                                      'tag': 1,
                                      'default': -1},
                                     {'name': 'ProducerEpoch', 'type': 'int16', 'versions': '0+'},
+                                    {'name': 'NextProducerEpoch',
+                                     'type': 'int16',
+                                     'taggedVersions': '1+',
+                                     'tag': 3,
+                                     'default': -1},
                                     {'name': 'TransactionTimeoutMs', 'type': 'int32', 'versions': '0+'},
                                     {'name': 'TransactionStatus', 'type': 'int8', 'versions': '0+'},
                                     {'name': 'TransactionPartitions',
