@@ -1,12 +1,13 @@
 """``dump --format json`` and ``--format records`` against the text dump on real payloads: values that are JSON
 documents (a quote every few bytes: the most common Kafka value) and binary values (not UTF-8: base64).
 
-    python bench/bench_json_values.py [--records 2000000] [--runs 3] [--out bench/out]
+    python bench/bench_json_values.py [--records 2000000] [--runs 3] [--out bench/out] [--old CHECKOUT]
 
 Writes two segments of RECORDS records (batches of 1,000, uncompressed, keys ``k<i>``), then times
 ``kdump dump --print-data-log`` (this checkout, ``python -m kdump``, output to /dev/null) with each format, best
 wall seconds of RUNS rounds (the three formats take turns in each round); the figure to read is the ratio to the
-text dump of the same run (the machine is shared).
+text dump of the same run (the machine is shared). With ``--old``, the same three commands of another checkout
+(compiled in place: before a change) take their turns in the same rounds, on a row of their own.
 """
 from __future__ import annotations
 
@@ -45,20 +46,20 @@ def binary_value(i: int) -> bytes:
     return bytes((i * 7 + j * 31) % 256 for j in range(48)) + b"\xff"
 
 
-def seconds(args: list[str]) -> float:
+def seconds(args: list[str], checkout: Path = ROOT) -> float:
     t = time.perf_counter()
     with open(os.devnull, "wb") as out:
-        subprocess.run([sys.executable, "-m", "kdump", *args], cwd=ROOT, stdout=out, check=False)
+        subprocess.run([sys.executable, "-m", "kdump", *args], cwd=checkout, stdout=out, check=False)
     return time.perf_counter() - t
 
 
-def best(commands: list[list[str]], runs: int) -> list[float]:
-    """The best wall seconds of each command over ``runs`` rounds, the commands taking turns within a round: on a
-    shared machine each then meets the same load, and their ratios compare like with like."""
+def best(commands: list[tuple[Path, list[str]]], runs: int) -> list[float]:
+    """The best wall seconds of each command (run in its checkout) over ``runs`` rounds, the commands taking turns
+    within a round: on a shared machine each then meets the same load, and their ratios compare like with like."""
     times: list[list[float]] = [[] for _ in commands]
     for _ in range(runs):
-        for i, args in enumerate(commands):
-            times[i].append(seconds(args))
+        for i, (checkout, args) in enumerate(commands):
+            times[i].append(seconds(args, checkout))
     return [min(t) for t in times]
 
 
@@ -67,16 +68,24 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=2_000_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", default=str(ROOT / "bench" / "out"))
+    ap.add_argument("--old", type=Path, help="another checkout (compiled in place) whose commands take turns with "
+                                             "this one's, on rows of their own")
     a = ap.parse_args()
-    print(f"| values ({a.records:,} records) | text s | json s | json / text | records s | records / text |")
-    print("|---|---|---|---|---|---|")
+    sides = [("this", ROOT)] + ([("old", a.old.resolve())] if a.old else [])
+    print(f"| values ({a.records:,} records) | checkout | text s | json s | json / text | records s | records / text |")
+    print("|---|---|---|---|---|---|---|")
     for name, value in (("JSON documents", json_value), ("binary", binary_value)):
         path = Path(a.out) / f"json-values-{name.split()[0].lower()}-{a.records}" / "00000000000000000000.log"
         segment(path, a.records, value)
-        text, js, rec = best([["dump", "--print-data-log", str(path)],
-                              ["dump", "--print-data-log", "--format", "json", str(path)],
-                              ["dump", "--format", "records", str(path)]], a.runs)
-        print(f"| {name} | {text:.2f} | {js:.2f} | {js / text:.2f}x | {rec:.2f} | {rec / text:.2f}x |")
+        commands = [(checkout, args) for _, checkout in sides
+                    for args in (["dump", "--print-data-log", str(path.resolve())],
+                                 ["dump", "--print-data-log", "--format", "json", str(path.resolve())],
+                                 ["dump", "--format", "records", str(path.resolve())])]
+        times = best(commands, a.runs)
+        for k, (side, _) in enumerate(sides):
+            text, js, rec = times[3 * k:3 * k + 3]
+            print(f"| {name} | {side} | {text:.2f} | {js:.2f} | {js / text:.2f}x | {rec:.2f} | {rec / text:.2f}x |",
+                  flush=True)
 
 
 if __name__ == "__main__":

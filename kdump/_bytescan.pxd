@@ -24,13 +24,32 @@ cdef extern from *:
 
     #if defined(__SSE2__)
     #include <emmintrin.h>
-    /* The same test of 16 bytes: as signed bytes, 0x80-0xff are below 0x20 and 0x7f is the only one above 0x7e. */
-    static inline int kdump_json_plain16(__m128i v) {
+    /* The same test of 16 bytes, a bit per byte that is not plain (bit i for byte i): as signed bytes, 0x80-0xff
+       are below 0x20 and 0x7f is the only one above 0x7e. */
+    static inline int kdump_json_bad16(__m128i v) {
         __m128i bad = _mm_or_si128(
             _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)), _mm_cmpgt_epi8(v, _mm_set1_epi8(0x7e))),
             _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x22)), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x5c))));
-        return _mm_movemask_epi8(bad) == 0;
+        return _mm_movemask_epi8(bad);
     }
+
+    static inline int kdump_json_plain16(__m128i v) {
+        return kdump_json_bad16(v) == 0;
+    }
+
+    /* The index of the lowest bit set in mask (not 0). */
+    #if defined(_MSC_VER) && !defined(__clang__)
+    #include <intrin.h>
+    static inline int kdump_lowest_bit(int mask) {
+        unsigned long i;
+        _BitScanForward(&i, (unsigned long)mask);
+        return (int)i;
+    }
+    #else
+    static inline int kdump_lowest_bit(int mask) {
+        return __builtin_ctz((unsigned int)mask);
+    }
+    #endif
     #endif
 
     /* p[:n] copied to d where every byte is plain JSON text (as kdump_json_plain_word): the end of the copy, else
@@ -83,19 +102,29 @@ cdef extern from *:
         unsigned char c, c1;
         uint64_t w;
         while (j < n) {
-            /* a plain block at once; else the block byte by byte (one failed test per block, not per byte) */
     #if defined(__SSE2__)
+            /* 16 bytes stored at once: all of them where they are plain, else the run before the first that is not
+               (what was stored past it is overwritten by what follows), then that one character on its own: JSON
+               documents as values hold a quote every few bytes, so the runs between escapes go as one copy each.
+               d has the room: it is never more than 6 * j bytes past the start, and j + 16 <= n. */
             if (j + 16 <= n) {
                 __m128i v = _mm_loadu_si128((const __m128i *)(p + j));
-                if (kdump_json_plain16(v)) {
-                    _mm_storeu_si128((__m128i *)d, v);
+                int bad = kdump_json_bad16(v);
+                _mm_storeu_si128((__m128i *)d, v);
+                if (bad == 0) {
                     d += 16;
                     j += 16;
                     continue;
                 }
+                k = kdump_lowest_bit(bad);
+                d += k;
+                j += k;
+                stop = j + 1;
+            } else {
+                stop = n;
             }
-            stop = j + 16 < n ? j + 16 : n;
     #else
+            /* a plain block at once; else the block byte by byte (one failed test per block, not per byte) */
             if (j + 8 <= n) {
                 memcpy(&w, p + j, 8);
                 if (kdump_json_plain_word(w)) {
