@@ -5,7 +5,8 @@ documents (a quote every few bytes: the most common Kafka value) and binary valu
 
 Writes two segments of RECORDS records (batches of 1,000, uncompressed, keys ``k<i>``), then times
 ``kdump dump --print-data-log`` (this checkout, ``python -m kdump``, output to /dev/null) with each format, best
-wall seconds of RUNS rounds (the three formats take turns in each round); the figure to read is the ratio to the
+wall seconds of RUNS rounds (the three formats take turns in each round; kdump's modules compiled to .pyc first, as
+installed); the figure to read is the ratio to the
 text dump of the same run (the machine is shared). With ``--old``, the same three commands of another checkout
 (compiled in place: before a change) take their turns in the same rounds, on a row of their own.
 """
@@ -20,6 +21,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_speed import compile_sides  # noqa: E402
 
 from kdump.format.v2_builder import RecordBatchBuilder  # noqa: E402
 from kdump.write.segment import write_segment  # noqa: E402
@@ -72,6 +76,7 @@ def main() -> None:
                                              "this one's, on rows of their own")
     a = ap.parse_args()
     sides = [("this", ROOT)] + ([("old", a.old.resolve())] if a.old else [])
+    compile_sides(sides)  # start-up as installed, in both checkouts
     print(f"| values ({a.records:,} records) | checkout | text s | json s | json / text | records s | records / text |")
     print("|---|---|---|---|---|---|---|")
     for name, value in (("JSON documents", json_value), ("binary", binary_value)):

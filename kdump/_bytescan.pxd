@@ -94,35 +94,54 @@ cdef extern from *:
        p[:n] decodes to (Python's strict UTF-8: no overlong form, no surrogate, nothing above U+10FFFF): a quote,
        a backslash and the C0 controls escaped (b, f, n, r and t after a backslash, the others as u00xx after one),
        everything else as it is. d has
-       room for 6 * n bytes. The end of what was written, else NULL where p[:n] is not UTF-8 (d's bytes then
-       undefined). Runs of plain text go 16 (8) bytes at a time. */
+       room for 6 * n + 16 bytes (16 bytes are stored at a time, whatever is left). The end of what was written,
+       else NULL where p[:n] is not UTF-8 (d's bytes then undefined). Runs of plain text go 16 (8) bytes at a
+       time. */
     static inline char *kdump_json_escape_copy(char *d, const unsigned char *p, Py_ssize_t n) {
         static const char hex[] = "0123456789abcdef";
         Py_ssize_t j = 0, k, stop;
         unsigned char c, c1;
         uint64_t w;
+    #if defined(__SSE2__)
+        __m128i v;
+        int bad;
+        unsigned char last[16];
+    #endif
         while (j < n) {
     #if defined(__SSE2__)
             /* 16 bytes stored at once: all of them where they are plain, else the run before the first that is not
-               (what was stored past it is overwritten by what follows), then that one character on its own: JSON
-               documents as values hold a quote every few bytes, so the runs between escapes go as one copy each.
-               d has the room: it is never more than 6 * j bytes past the start, and j + 16 <= n. */
+               (what was stored past it is overwritten by what follows), then that one character: JSON documents as
+               values hold a quote every few bytes, so each run between escapes goes as one copy. The last bytes
+               (fewer than 16) are read from a copy padded with plain bytes, which are not counted. */
             if (j + 16 <= n) {
-                __m128i v = _mm_loadu_si128((const __m128i *)(p + j));
-                int bad = kdump_json_bad16(v);
-                _mm_storeu_si128((__m128i *)d, v);
-                if (bad == 0) {
-                    d += 16;
-                    j += 16;
-                    continue;
-                }
-                k = kdump_lowest_bit(bad);
+                v = _mm_loadu_si128((const __m128i *)(p + j));
+                bad = kdump_json_bad16(v);
+                k = 16;
+            } else {
+                k = n - j;
+                memset(last, 'a', 16);
+                memcpy(last, p + j, (size_t)k);
+                v = _mm_loadu_si128((const __m128i *)last);
+                bad = kdump_json_bad16(v) & ((1 << k) - 1);
+            }
+            _mm_storeu_si128((__m128i *)d, v);
+            if (bad == 0) {
                 d += k;
                 j += k;
-                stop = j + 1;
-            } else {
-                stop = n;
+                continue;
             }
+            k = kdump_lowest_bit(bad);
+            d += k;
+            j += k;
+            c = p[j];
+            if (c == 0x22 || c == 0x5c) {  /* the common escape in JSON documents, without the general case's tests */
+                d[0] = 0x5c;
+                d[1] = (char)c;
+                d += 2;
+                j++;
+                continue;
+            }
+            stop = j + 1;
     #else
             /* a plain block at once; else the block byte by byte (one failed test per block, not per byte) */
             if (j + 8 <= n) {

@@ -159,7 +159,7 @@ cdef inline char *_put_data(Out *o, char *d, const unsigned char *p, Py_ssize_t 
         return _put_piece(end, encoding[1])
     # text to escape (quotes: JSON documents as values; controls; non-ASCII UTF-8), in C; not UTF-8: base64
     o.len = d - o.data
-    reserve(o, 6 * n + 2 + room)
+    reserve(o, 6 * n + 16 + 2 + room)  # (json_escape_copy stores 16 bytes at a time)
     d = o.data + o.len
     end = json_escape_copy(d + 1, p, n)
     if end != NULL:
