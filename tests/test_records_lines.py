@@ -7,6 +7,7 @@ escaping of keys and values (kdump/_bytescan.pxd ``json_escape_copy``, shared wi
 character to escape at every place of values around its 16-byte blocks."""
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -101,3 +102,19 @@ def test_escape_at_every_place_around_16_byte_blocks(fast):
     compiled = pytest.importorskip("kdump.render._jsonl").records_json
     assert compiled(batch, cols, True) == records_json_py(batch, cols, True)
     _check(fast, batch, cols, HEADS[1])
+
+
+def test_handed_to_a_writer_from_the_buffer_it_was_built_in(fast):
+    """With a writer, the same bytes are handed to it (a view of the compiled writer's own buffer, released when
+    the call returns: a sink that keeps it reads an error, never the next batch's bytes)."""
+    batch, cols = _v2([(k, v, [("h", v)]) for k, v in zip(HOSTILE, reversed(HOSTILE), strict=True)])
+    expected = records_lines_py(batch, cols, HEADS[1], TAIL)
+    for writer in (fast, records_lines_py):
+        copied = io.BytesIO()
+        assert writer(batch, cols, HEADS[1], TAIL, copied.write) is None
+        assert copied.getvalue() == expected
+    kept: list = []
+    fast(batch, cols, HEADS[1], TAIL, kept.append)
+    fast(batch, cols, HEADS[0], TAIL)
+    with pytest.raises(ValueError):
+        bytes(kept[0])

@@ -15,7 +15,9 @@ value of printable ASCII (no quote, no backslash) is checked and copied in one p
 it, in C too (``json_escape_copy``: the plain runs between escapes copied as fast). Bytes that are not UTF-8
 (base64) and headers go through Python as the pure twin does."""
 
+from cpython.buffer cimport PyBUF_READ
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.memoryview cimport PyMemoryView_FromMemory
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy
@@ -218,24 +220,30 @@ def records_json(batch, cols, bint print_data):
         return records_json_py(batch, cols, print_data)
 
 
-def records_lines(batch, cols, bytes head not None, bytes tail not None):
+def records_lines(batch, cols, bytes head not None, bytes tail not None, write=None):
     """``--format records``: each record of ``cols`` (as :func:`records_json` takes them, keys and values printed)
     on a line of its own, ``head`` + its members as :func:`records_json` writes them + ``tail``: ``head`` opens the
     object with the members before the record's own (topic, partition), ``tail`` holds those after them (the
     batch's, the path, the position) and closes the object and the line. Both are the same for every record of a
-    batch, so they are given once, already JSON. Twin of :func:`kdump.render.records.records_lines_py`."""
+    batch, so they are given once, already JSON. Twin of :func:`kdump.render.records.records_lines_py`.
+
+    With ``write`` (a binary stream's ``write``), the bytes are handed to it instead of returned, as a memoryview
+    of the buffer they were built in (released when it returns: it must copy what it keeps), saving the copy into
+    a bytes object: the records' lines are 3 times the text dump's bytes."""
     if not isinstance(cols.buf, bytes):
-        return records_lines_py(batch, cols, head, tail)
+        return records_lines_py(batch, cols, head, tail, write)
     base_seq = batch.base_sequence
     try:
         return _render(cols, batch.timestamp_type, batch.base_offset if base_seq >= 0 else 0, base_seq, True,
-                       head, tail)
+                       head, tail, write)
     except OverflowError:  # as records_json
-        return records_lines_py(batch, cols, head, tail)
+        return records_lines_py(batch, cols, head, tail, write)
 
 
-cdef bytes _render(cols, timestamp_type, base_offset, base_seq, bint print_data, bytes head, bytes tail):
-    """The records as :func:`records_json` writes them; with ``head`` (and ``tail``), as :func:`records_lines`."""
+cdef object _render(cols, timestamp_type, base_offset, base_seq, bint print_data, bytes head, bytes tail,
+                    write=None):
+    """The records as :func:`records_json` writes them; with ``head`` (and ``tail``), as :func:`records_lines`
+    (with ``write``: handed to it, None returned)."""
     cdef Py_ssize_t i, n = cols.count
     cdef Py_ssize_t kl, vl
     cdef int64_t off, bo = base_offset
@@ -312,7 +320,17 @@ cdef bytes _render(cols, timestamp_type, base_offset, base_seq, bint print_data,
     except BaseException:
         release(o, &_kept)
         raise
-    return finish(o, &_kept)
+    if write is None:
+        return finish(o, &_kept)
+    try:
+        view = PyMemoryView_FromMemory(o.data, o.len, PyBUF_READ)
+        try:
+            write(view)
+        finally:
+            view.release()  # (a reference kept past the call reads nothing: the buffer is reused)
+    finally:
+        release(o, &_kept)
+    return None
 
 
 # --- a run of plain magic 0/1 messages ---------------------------------------------------------------------------

@@ -75,7 +75,11 @@ class RecordsRenderer(JsonLinesRenderer):
         large = set(records_with_large_fields(records, header_values=self.header_decoder is None)) if plain else set()
         if (plain and not large and self.when is None and self.header_decoder is None and self.key_decoder is None
                 and self.value_decoder is None):
-            self._emit(records_lines(batch, records, self._head, tail))
+            if self._raw is None:  # text (a terminal): escaped as it is written
+                self._emit(records_lines(batch, records, self._head, tail))
+                return
+            self.out.flush()  # what was written as text goes first
+            records_lines(batch, records, self._head, tail, self._raw.write)  # written from where it was built
             return
         objects = None if large else record_objects(batch, records, True, decoded, self.when, self.header_decoder,
                                                     self.key_decoder, self.value_decoder)
@@ -90,12 +94,16 @@ class RecordsRenderer(JsonLinesRenderer):
                 self._emit(self._head, _json(one)[1:-1], tail)
 
 
-def records_lines_py(batch, cols, head: bytes, tail: bytes) -> bytes:
+def records_lines_py(batch, cols, head: bytes, tail: bytes, write=None) -> bytes | None:
     """The records of ``cols`` (a non-control batch's, no decoded objects), each on its own line: ``head``, the
     record's members as ``--format json`` writes them (:func:`kdump.render.jsonl.record_objects`, keys and values
-    printed), then ``tail`` (the members after them, the object's closing brace and the newline). The compiled
-    twin in kdump/render/_jsonl.pyx must give the same bytes."""
-    return b"".join([head + _json(obj)[1:-1] + tail for obj in record_objects(batch, cols, True)])
+    printed), then ``tail`` (the members after them, the object's closing brace and the newline); with ``write``,
+    handed to it and None returned. The compiled twin in kdump/render/_jsonl.pyx must give the same bytes."""
+    data = b"".join([head + _json(obj)[1:-1] + tail for obj in record_objects(batch, cols, True)])
+    if write is None:
+        return data
+    write(data)
+    return None
 
 
 def _inside(pieces: Iterator[bytes]) -> Iterator[bytes]:
