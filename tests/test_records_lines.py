@@ -118,3 +118,15 @@ def test_handed_to_a_writer_from_the_buffer_it_was_built_in(fast):
     fast(batch, cols, HEADS[0], TAIL)
     with pytest.raises(ValueError):
         bytes(kept[0])
+
+
+def test_json_records_handed_to_a_writer(fast):
+    """``--format json``'s records are handed to the output stream the same way (records_json's writer)."""
+    compiled = pytest.importorskip("kdump.render._jsonl").records_json
+    batch, cols = _v2([(k, v, [("h", v)]) for k, v in zip(HOSTILE, reversed(HOSTILE), strict=True)])
+    for print_data in (False, True):
+        expected = records_json_py(batch, cols, print_data)
+        for writer in (compiled, records_json_py):
+            copied = io.BytesIO()
+            assert writer(batch, cols, print_data, copied.write) is None
+            assert copied.getvalue() == expected

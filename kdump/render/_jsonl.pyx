@@ -205,19 +205,19 @@ cdef inline char *_record_start(char *d, Piece opening, int64_t offset, int64_t 
 
 
 # --- the records of a batch --------------------------------------------------------------------------------------
-def records_json(batch, cols, bint print_data):
+def records_json(batch, cols, bint print_data, write=None):
     """The records of ``cols`` (a non-control batch's, no decoded objects: magic 2, or magic 0/1 messages with
     their own magic and CRC) as JSON objects separated by ``", "``, as ``json.dumps`` writes the inside of a list,
-    in UTF-8."""
+    in UTF-8; with ``write``, handed to it as :func:`records_lines` hands them (None returned)."""
     if not isinstance(cols.buf, bytes):
-        return records_json_py(batch, cols, print_data)
+        return records_json_py(batch, cols, print_data, write)
     base_seq = batch.base_sequence
     try:
         # (without a producer sequence the base offset is not needed: a wrapper's would mean decompressing it again)
         return _render(cols, batch.timestamp_type, batch.base_offset if base_seq >= 0 else 0, base_seq, print_data,
-                       None, None)
+                       None, None, write)
     except OverflowError:  # an offset, timestamp or sequence beyond int64 (hostile input): the pure path copes
-        return records_json_py(batch, cols, print_data)
+        return records_json_py(batch, cols, print_data, write)
 
 
 def records_lines(batch, cols, bytes head not None, bytes tail not None, write=None):
