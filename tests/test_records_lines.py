@@ -130,3 +130,16 @@ def test_json_records_handed_to_a_writer(fast):
             copied = io.BytesIO()
             assert writer(batch, cols, print_data, copied.write) is None
             assert copied.getvalue() == expected
+
+
+def test_a_large_batch_handed_over_in_pieces(fast):
+    """A batch whose lines outgrow the piece the compiled writer hands over at once (128 KiB) reaches the writer
+    whole and in order."""
+    batch, cols = _v2([(b"k%d" % i, HOSTILE[3] * 8 + b"%d" % i, []) for i in range(1000)])
+    compiled = pytest.importorskip("kdump.render._jsonl").records_json
+    for write_with, pure in ((lambda w: fast(batch, cols, HEADS[1], TAIL, w),
+                              records_lines_py(batch, cols, HEADS[1], TAIL)),
+                             (lambda w: compiled(batch, cols, True, w), records_json_py(batch, cols, True))):
+        pieces: list[bytes] = []
+        write_with(lambda data, pieces=pieces: pieces.append(bytes(data)))
+        assert len(pieces) > 2 and b"".join(pieces) == pure

@@ -46,6 +46,9 @@ cdef Kept _kept  # the buffer kept from call to call (kdump/render/_outbuf.pxd)
 cdef enum:
     CHUNK = 32  # a piece is copied CHUNK bytes at a time (constant-size copies: a move or two each)
     RECORD_ROOM = 640  # a record's pieces (with a chunk's slack) and numbers, besides its key and value
+    # with a writer, what is built is handed over every HAND_AT bytes: a batch's records (3 times the text's bytes
+    # for --format records) then stay in the processor's cache between being written and being handed over
+    HAND_AT = 128 << 10
 
 
 cdef struct Piece:
@@ -317,20 +320,29 @@ cdef object _render(cols, timestamp_type, base_offset, base_seq, bint print_data
             if lines:  # the record's closing brace gives way to the batch's members, which close the object
                 o.len -= 1
                 put(o, tail_p, tail_n)
+            if write is not None and o.len >= HAND_AT:
+                _hand(o, write)
+        if write is not None:
+            _hand(o, write)
     except BaseException:
         release(o, &_kept)
         raise
     if write is None:
         return finish(o, &_kept)
-    try:
-        view = PyMemoryView_FromMemory(o.data, o.len, PyBUF_READ)
-        try:
-            write(view)
-        finally:
-            view.release()  # (a reference kept past the call reads nothing: the buffer is reused)
-    finally:
-        release(o, &_kept)
+    release(o, &_kept)
     return None
+
+
+cdef int _hand(Out *o, write) except -1:
+    """What ``o`` holds handed to ``write`` (a view of it, released after the call: a reference kept past it reads
+    nothing, the buffer being reused), and ``o`` emptied."""
+    view = PyMemoryView_FromMemory(o.data, o.len, PyBUF_READ)
+    try:
+        write(view)
+    finally:
+        view.release()
+    o.len = 0
+    return 0
 
 
 # --- a run of plain magic 0/1 messages ---------------------------------------------------------------------------
