@@ -136,8 +136,8 @@ cdef extern from *:
     #if defined(__SSE2__)
         /* A block of 16 bytes (the last, fewer, padded with plain bytes that are not counted) is tested once: its
            bytes are stored at d at once, and where some are not plain, each of those is written on its own and
-           the plain run after it stored again from a copy of the block, the block's mask telling where the next
-           one is. JSON documents as values hold a quote every few bytes: a test per block, a store per run. */
+           the plain run after it stored again (from the input, or near its end from a padded copy of the block),
+           the block's mask telling where the next one is. JSON documents as values hold a quote every few bytes: a test per block, a store per run. */
         __m128i v;
         int bad;
         Py_ssize_t j0, k, t;
@@ -161,7 +161,7 @@ cdef extern from *:
                 j += k;
                 continue;
             }
-            _mm_storeu_si128((__m128i *)block, v);  /* the runs after the first are stored from here */
+            _mm_storeu_si128((__m128i *)block, v);  /* the runs after the first, near the end, are stored from here */
             memset(block + 16, 'a', 16);
             for (;;) {
                 t = j0 + kdump_lowest_bit(bad);  /* the next byte that is not plain; the run before it is at d */
@@ -177,7 +177,10 @@ cdef extern from *:
                 }
                 if (j - j0 >= k) break;  /* the block is written (a multi-byte character may end past it) */
                 bad &= -(1 << (j - j0));  /* the bytes not yet written */
-                _mm_storeu_si128((__m128i *)d, _mm_loadu_si128((const __m128i *)(block + (j - j0))));
+                /* (from the input where 16 bytes are left in it: a load from the copy just stored, at another
+                   offset, would wait for the store to reach the cache) */
+                _mm_storeu_si128((__m128i *)d, _mm_loadu_si128(
+                    (const __m128i *)(j + 16 <= n ? p + j : block + (j - j0))));
                 if (bad == 0) {  /* the rest of the block is plain: stored just now */
                     d += j0 + k - j;
                     j = j0 + k;
