@@ -1,17 +1,22 @@
 """``dump --format json`` and ``--format records`` against the text dump on real payloads: values that are JSON
 documents (a quote every few bytes: the most common Kafka value) and binary values (not UTF-8: base64).
 
-    python bench/bench_json_values.py [--records 2000000] [--runs 3] [--out bench/out]
+    python bench/bench_json_values.py [--records 2000000] [--runs 3] [--out bench/out] [--old CHECKOUT]
+                                      [--values json|binary|both]
 
 Writes two segments of RECORDS records (batches of 1,000, uncompressed, keys ``k<i>``), then times
 ``kdump dump --print-data-log`` (this checkout, ``python -m kdump``, output to /dev/null) with each format, best
-wall seconds of RUNS rounds (the three formats take turns in each round); the figure to read is the ratio to the
-text dump of the same run (the machine is shared).
+wall seconds of RUNS rounds (the three formats take turns in each round; kdump's modules compiled to .pyc first, as
+installed); the figure to read is the ratio to the
+text dump of the same run (the machine is shared); the CPU seconds (user + system, best of the rounds) are beside
+them, which the load moves less. With ``--old``, the same three commands of another checkout
+(compiled in place: before a change) take their turns in the same rounds, on a row of their own.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -19,6 +24,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_speed import compile_sides  # noqa: E402
 
 from kdump.format.v2_builder import RecordBatchBuilder  # noqa: E402
 from kdump.write.segment import write_segment  # noqa: E402
@@ -45,21 +53,26 @@ def binary_value(i: int) -> bytes:
     return bytes((i * 7 + j * 31) % 256 for j in range(48)) + b"\xff"
 
 
-def seconds(args: list[str]) -> float:
+def seconds(args: list[str], checkout: Path = ROOT) -> tuple[float, float]:
+    """The wall seconds of a run and its CPU seconds (user + system: what the load moves less)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     with open(os.devnull, "wb") as out:
-        subprocess.run([sys.executable, "-m", "kdump", *args], cwd=ROOT, stdout=out, check=False)
-    return time.perf_counter() - t
+        subprocess.run([sys.executable, "-m", "kdump", *args], cwd=checkout, stdout=out, check=False)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
-def best(commands: list[list[str]], runs: int) -> list[float]:
-    """The best wall seconds of each command over ``runs`` rounds, the commands taking turns within a round: on a
-    shared machine each then meets the same load, and their ratios compare like with like."""
-    times: list[list[float]] = [[] for _ in commands]
+def best(commands: list[tuple[Path, list[str]]], runs: int) -> list[tuple[float, float]]:
+    """The best wall seconds and the best CPU seconds of each command (run in its checkout) over ``runs`` rounds, the
+    commands taking turns within a round: on a shared machine each then meets the same load, and their ratios
+    compare like with like."""
+    times: list[list[tuple[float, float]]] = [[] for _ in commands]
     for _ in range(runs):
-        for i, args in enumerate(commands):
-            times[i].append(seconds(args))
-    return [min(t) for t in times]
+        for i, (checkout, args) in enumerate(commands):
+            times[i].append(seconds(args, checkout))
+    return [(min(w for w, _ in t), min(c for _, c in t)) for t in times]
 
 
 def main() -> None:
@@ -67,16 +80,29 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=2_000_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", default=str(ROOT / "bench" / "out"))
+    ap.add_argument("--values", choices=("json", "binary", "both"), default="both")
+    ap.add_argument("--old", type=Path, help="another checkout (compiled in place) whose commands take turns with "
+                                             "this one's, on rows of their own")
     a = ap.parse_args()
-    print(f"| values ({a.records:,} records) | text s | json s | json / text | records s | records / text |")
-    print("|---|---|---|---|---|---|")
+    sides = [("this", ROOT)] + ([("old", a.old.resolve())] if a.old else [])
+    compile_sides(sides)  # start-up as installed, in both checkouts
+    print(f"| values ({a.records:,} records) | checkout | text s | json s | json / text | records s | records / text "
+          "| CPU s: text, json, records | CPU json / text | CPU records / text |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, value in (("JSON documents", json_value), ("binary", binary_value)):
+        if a.values not in ("both", name.split()[0].lower()):
+            continue
         path = Path(a.out) / f"json-values-{name.split()[0].lower()}-{a.records}" / "00000000000000000000.log"
         segment(path, a.records, value)
-        text, js, rec = best([["dump", "--print-data-log", str(path)],
-                              ["dump", "--print-data-log", "--format", "json", str(path)],
-                              ["dump", "--format", "records", str(path)]], a.runs)
-        print(f"| {name} | {text:.2f} | {js:.2f} | {js / text:.2f}x | {rec:.2f} | {rec / text:.2f}x |")
+        commands = [(checkout, args) for _, checkout in sides
+                    for args in (["dump", "--print-data-log", str(path.resolve())],
+                                 ["dump", "--print-data-log", "--format", "json", str(path.resolve())],
+                                 ["dump", "--format", "records", str(path.resolve())])]
+        times = best(commands, a.runs)
+        for k, (side, _) in enumerate(sides):
+            (text, ct), (js, cj), (rec, cr) = times[3 * k:3 * k + 3]
+            print(f"| {name} | {side} | {text:.2f} | {js:.2f} | {js / text:.2f}x | {rec:.2f} | {rec / text:.2f}x "
+                  f"| {ct:.2f}, {cj:.2f}, {cr:.2f} | {cj / ct:.2f}x | {cr / ct:.2f}x |", flush=True)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,10 @@ importing only from its own layer or below (never the pure module that uses it):
   ``kdump.format.legacy_builder.encode_messages_py``, and ``encode_run_records``, twin of
   ``kdump.format.v2_builder.encode_run_records_py`` (convert's per-record encoders);
 * ``kdump.render._jsonl`` (``kdump/render/_jsonl.pyx``): ``records_json``, twin of
-  ``kdump.render.jsonl.records_json_py`` (``--format json`` records), and ``render_legacy_run_json``, twin of
-  ``render_legacy_run_json_py`` (a run of plain magic 0/1 messages, each with its batch object);
+  ``kdump.render.jsonl.records_json_py`` (``--format json`` records), ``records_lines``, twin of
+  ``kdump.render.records.records_lines_py`` (``--format records``: the same records, each a whole object on a
+  line), and ``render_legacy_run_json``, twin of ``render_legacy_run_json_py`` (a run of plain magic 0/1 messages,
+  each with its batch object);
 * ``kdump.format._avro`` (``kdump/format/_avro.pyx``): ``avro_program``, twin of
   ``kdump.decode.schema_registry.avro.avro_program_py`` (a schema compiled to write its Avro values as JSON
   text; the pure twin makes none: fastavro reads), and ``framed_texts``, twin of
@@ -59,7 +61,8 @@ COMPILED = {"parse_records": _records, "summarize_records": _records, "record_ke
             "render_v2_lines": _lines,
             "inner_columns": _legacy, "inner_summary": _legacy, "crc32": _legacy, "render_legacy_lines": _lines,
             "run_keys": _legacy,
-            "render_legacy_run": _lines, "records_json": _jsonl, "render_legacy_run_json": _jsonl,
+            "render_legacy_run": _lines, "records_json": _jsonl, "records_lines": _jsonl,
+            "render_legacy_run_json": _jsonl,
             "canonical_records": _encode, "encode_messages": _encode,
             "encode_run_records": _encode, "ColumnBuilder": _arrow,
             "avro_program": _avro, "framed_texts": _avro,

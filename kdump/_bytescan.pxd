@@ -24,13 +24,32 @@ cdef extern from *:
 
     #if defined(__SSE2__)
     #include <emmintrin.h>
-    /* The same test of 16 bytes: as signed bytes, 0x80-0xff are below 0x20 and 0x7f is the only one above 0x7e. */
-    static inline int kdump_json_plain16(__m128i v) {
+    /* The same test of 16 bytes, a bit per byte that is not plain (bit i for byte i): as signed bytes, 0x80-0xff
+       are below 0x20 and 0x7f is the only one above 0x7e. */
+    static inline int kdump_json_bad16(__m128i v) {
         __m128i bad = _mm_or_si128(
             _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)), _mm_cmpgt_epi8(v, _mm_set1_epi8(0x7e))),
             _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x22)), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x5c))));
-        return _mm_movemask_epi8(bad) == 0;
+        return _mm_movemask_epi8(bad);
     }
+
+    static inline int kdump_json_plain16(__m128i v) {
+        return kdump_json_bad16(v) == 0;
+    }
+
+    /* The index of the lowest bit set in mask (not 0). */
+    #if defined(_MSC_VER) && !defined(__clang__)
+    #include <intrin.h>
+    static inline int kdump_lowest_bit(int mask) {
+        unsigned long i;
+        _BitScanForward(&i, (unsigned long)mask);
+        return (int)i;
+    }
+    #else
+    static inline int kdump_lowest_bit(int mask) {
+        return __builtin_ctz((unsigned int)mask);
+    }
+    #endif
     #endif
 
     /* p[:n] copied to d where every byte is plain JSON text (as kdump_json_plain_word): the end of the copy, else
@@ -71,31 +90,109 @@ cdef extern from *:
         return d + n;
     }
 
+    /* The character at p[*j] (of p[:n]) written at d as json.dumps writes it inside a string, *j moved past it: the
+       end of what was written, else NULL where it is not UTF-8. */
+    static inline char *kdump_json_escape_one(char *d, const unsigned char *p, Py_ssize_t n, Py_ssize_t *at) {
+        static const char hex[] = "0123456789abcdef";
+        Py_ssize_t j = *at, k;
+        unsigned char c = p[j], c1;
+        if (c >= 0x20 && c < 0x80 && c != 0x22 && c != 0x5c) { *d = (char)c; *at = j + 1; return d + 1; }
+        if (c < 0x80) {
+            d[0] = 0x5c;
+            *at = j + 1;
+            if (c == 0x22 || c == 0x5c) { d[1] = (char)c; return d + 2; }
+            if (c == 0x08) { d[1] = 'b'; return d + 2; }
+            if (c == 0x0c) { d[1] = 'f'; return d + 2; }
+            if (c == 0x0a) { d[1] = 'n'; return d + 2; }
+            if (c == 0x0d) { d[1] = 'r'; return d + 2; }
+            if (c == 0x09) { d[1] = 't'; return d + 2; }
+            d[1] = 'u'; d[2] = '0'; d[3] = '0'; d[4] = hex[c >> 4]; d[5] = hex[c & 15];
+            return d + 6;
+        }
+        /* a multi-byte sequence: its length and the range of its second byte, as CPython's decoder checks */
+        if (c >= 0xC2 && c <= 0xDF) k = 2;
+        else if (c >= 0xE0 && c <= 0xEF) k = 3;
+        else if (c >= 0xF0 && c <= 0xF4) k = 4;
+        else return NULL;
+        if (j + k > n) return NULL;
+        c1 = p[j + 1];
+        if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90)
+                || (c == 0xF4 && c1 > 0x8F) || (c1 & 0xC0) != 0x80) return NULL;
+        if (k > 2 && (p[j + 2] & 0xC0) != 0x80) return NULL;
+        if (k > 3 && (p[j + 3] & 0xC0) != 0x80) return NULL;
+        memcpy(d, p + j, k);
+        *at = j + k;
+        return d + k;
+    }
+
     /* p[:n] written at d as the inside of a JSON string, as json.dumps(text, ensure_ascii=False) writes the text
        p[:n] decodes to (Python's strict UTF-8: no overlong form, no surrogate, nothing above U+10FFFF): a quote,
        a backslash and the C0 controls escaped (b, f, n, r and t after a backslash, the others as u00xx after one),
-       everything else as it is. d has
-       room for 6 * n bytes. The end of what was written, else NULL where p[:n] is not UTF-8 (d's bytes then
-       undefined). Runs of plain text go 16 (8) bytes at a time. */
+       everything else as it is. d has room for 6 * n + 16 bytes (16 bytes are stored at a time, whatever is
+       left). The end of what was written, else NULL where p[:n] is not UTF-8 (d's bytes then undefined). Runs of
+       plain text go 16 (8) bytes at a time. */
     static inline char *kdump_json_escape_copy(char *d, const unsigned char *p, Py_ssize_t n) {
-        static const char hex[] = "0123456789abcdef";
-        Py_ssize_t j = 0, k, stop;
-        unsigned char c, c1;
-        uint64_t w;
-        while (j < n) {
-            /* a plain block at once; else the block byte by byte (one failed test per block, not per byte) */
+        Py_ssize_t j = 0;
     #if defined(__SSE2__)
+        /* A block of 16 bytes (the last, fewer, padded with plain bytes that are not counted) is tested once: its
+           bytes are stored at d at once, and where some are not plain, each of those is written on its own and
+           the plain run after it stored again (from the input, or near its end from a padded copy of the block),
+           the block's mask telling where the next one is. JSON documents as values hold a quote every few bytes: a test per block, a store per run. */
+        __m128i v;
+        int bad;
+        Py_ssize_t j0, k, t;
+        unsigned char block[32];
+        while (j < n) {
+            j0 = j;
             if (j + 16 <= n) {
-                __m128i v = _mm_loadu_si128((const __m128i *)(p + j));
-                if (kdump_json_plain16(v)) {
-                    _mm_storeu_si128((__m128i *)d, v);
-                    d += 16;
-                    j += 16;
-                    continue;
+                v = _mm_loadu_si128((const __m128i *)(p + j));
+                k = 16;
+                bad = kdump_json_bad16(v);
+            } else {
+                k = n - j;
+                memset(block, 'a', 16);
+                memcpy(block, p + j, (size_t)k);
+                v = _mm_loadu_si128((const __m128i *)block);
+                bad = kdump_json_bad16(v) & ((1 << k) - 1);
+            }
+            _mm_storeu_si128((__m128i *)d, v);
+            if (bad == 0) {
+                d += k;
+                j += k;
+                continue;
+            }
+            _mm_storeu_si128((__m128i *)block, v);  /* the runs after the first, near the end, are stored from here */
+            memset(block + 16, 'a', 16);
+            for (;;) {
+                t = j0 + kdump_lowest_bit(bad);  /* the next byte that is not plain; the run before it is at d */
+                d += t - j;
+                j = t;
+                if (p[j] == 0x22 || p[j] == 0x5c) {  /* the common escape in JSON documents, without the tests */
+                    d[0] = 0x5c;
+                    d[1] = (char)p[j];
+                    d += 2;
+                    j++;
+                } else if ((d = kdump_json_escape_one(d, p, n, &j)) == NULL) {
+                    return NULL;
+                }
+                if (j - j0 >= k) break;  /* the block is written (a multi-byte character may end past it) */
+                bad &= -(1 << (j - j0));  /* the bytes not yet written */
+                /* (from the input where 16 bytes are left in it: a load from the copy just stored, at another
+                   offset, would wait for the store to reach the cache) */
+                _mm_storeu_si128((__m128i *)d, _mm_loadu_si128(
+                    (const __m128i *)(j + 16 <= n ? p + j : block + (j - j0))));
+                if (bad == 0) {  /* the rest of the block is plain: stored just now */
+                    d += j0 + k - j;
+                    j = j0 + k;
+                    break;
                 }
             }
-            stop = j + 16 < n ? j + 16 : n;
+        }
     #else
+        /* a plain block at once; else the block character by character (one failed test per block, not per byte) */
+        uint64_t w;
+        Py_ssize_t stop;
+        while (j < n) {
             if (j + 8 <= n) {
                 memcpy(&w, p + j, 8);
                 if (kdump_json_plain_word(w)) {
@@ -106,39 +203,11 @@ cdef extern from *:
                 }
             }
             stop = j + 8 < n ? j + 8 : n;
-    #endif
             while (j < stop) {
-                c = p[j];
-                if (c >= 0x20 && c < 0x80 && c != 0x22 && c != 0x5c) { *d++ = (char)c; j++; continue; }
-                if (c < 0x80) {
-                    d[0] = 0x5c;
-                    if (c == 0x22 || c == 0x5c) { d[1] = (char)c; d += 2; }
-                    else if (c == 0x08) { d[1] = 'b'; d += 2; }
-                    else if (c == 0x0c) { d[1] = 'f'; d += 2; }
-                    else if (c == 0x0a) { d[1] = 'n'; d += 2; }
-                    else if (c == 0x0d) { d[1] = 'r'; d += 2; }
-                    else if (c == 0x09) { d[1] = 't'; d += 2; }
-                    else { d[1] = 'u'; d[2] = '0'; d[3] = '0'; d[4] = hex[c >> 4]; d[5] = hex[c & 15]; d += 6; }
-                    j++;
-                    continue;
-                }
-                /* a multi-byte sequence: its length and the range of its second byte, as CPython's decoder checks */
-                if (c >= 0xC2 && c <= 0xDF) k = 2;
-                else if (c >= 0xE0 && c <= 0xEF) k = 3;
-                else if (c >= 0xF0 && c <= 0xF4) k = 4;
-                else return NULL;
-                if (j + k > n) return NULL;
-                c1 = p[j + 1];
-                if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90)
-                        || (c == 0xF4 && c1 > 0x8F) || (c1 & 0xC0) != 0x80) return NULL;
-                if (k > 2 && (p[j + 2] & 0xC0) != 0x80) return NULL;
-                if (k > 3 && (p[j + 3] & 0xC0) != 0x80) return NULL;
-                memcpy(d, p + j, k);
-                d += k;
-                j += k;
+                if ((d = kdump_json_escape_one(d, p, n, &j)) == NULL) return NULL;
             }
         }
-        (void)w;
+    #endif
         return d;
     }
     """

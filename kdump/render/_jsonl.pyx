@@ -1,7 +1,8 @@
 # cython: language_level=3
 # cython: boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
 """Compiled twins of :func:`kdump.render.jsonl.records_json_py` (the records of a non-control batch as the inside
-of a JSON list, ``--format json``, in UTF-8) and of
+of a JSON list, ``--format json``, in UTF-8), of :func:`kdump.render.records.records_lines_py` (the same records
+each a whole object on its own line, ``--format records``) and of
 :func:`kdump.render.jsonl.render_legacy_run_json_py` (a run of plain magic 0/1 messages, each the batch object the
 JSON dump writes for it). Same bytes as the UTF-8 of ``json.dumps`` of the pure path's objects, built in one C
 buffer; ``tests/test_jsonl_speed.py`` and ``tests/test_jsonl_runs.py`` check that on generated input and the corpus.
@@ -14,7 +15,9 @@ value of printable ASCII (no quote, no backslash) is checked and copied in one p
 it, in C too (``json_escape_copy``: the plain runs between escapes copied as fast). Bytes that are not UTF-8
 (base64) and headers go through Python as the pure twin does."""
 
+from cpython.buffer cimport PyBUF_READ
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.memoryview cimport PyMemoryView_FromMemory
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy
@@ -33,6 +36,7 @@ from kdump.format.names import TIMESTAMP_TYPE_JSON
 
 # The pure twins, for buffers other than bytes and numbers beyond int64; handed over by kdump._backend.pick.
 records_json_py = None
+records_lines_py = None
 render_legacy_run_json_py = None
 
 cdef Kept _kept  # the buffer kept from call to call (kdump/render/_outbuf.pxd)
@@ -42,6 +46,9 @@ cdef Kept _kept  # the buffer kept from call to call (kdump/render/_outbuf.pxd)
 cdef enum:
     CHUNK = 32  # a piece is copied CHUNK bytes at a time (constant-size copies: a move or two each)
     RECORD_ROOM = 640  # a record's pieces (with a chunk's slack) and numbers, besides its key and value
+    # with a writer, what is built is handed over every HAND_AT bytes: a batch's records (3 times the text's bytes
+    # for --format records) then stay in the processor's cache between being written and being handed over
+    HAND_AT = 128 << 10
 
 
 cdef struct Piece:
@@ -89,6 +96,7 @@ cdef Piece _piece(bytes text):
 # 1 "utf8", 2 "base64"; timestamp types by Kafka's id + 1 (-1 NoTimestampType, 0 CreateTime, 1 LogAppendTime).
 cdef Piece FIRST_RECORD = _piece(b'{"offset": ')
 cdef Piece NEXT_RECORD = _piece(b', {"offset": ')
+cdef Piece OFFSET = _piece(b'"offset": ')  # a record's first member after the head --format records gives
 cdef Piece TIMESTAMP = _piece(b', "timestamp": ')
 cdef Piece TIMESTAMP_TYPE_KEY_SIZE[3]  # , "timestampType": "CREATE_TIME", "keySize":
 cdef Piece VALUE_SIZE = _piece(b', "valueSize": ')
@@ -156,7 +164,7 @@ cdef inline char *_put_data(Out *o, char *d, const unsigned char *p, Py_ssize_t 
         return _put_piece(end, encoding[1])
     # text to escape (quotes: JSON documents as values; controls; non-ASCII UTF-8), in C; not UTF-8: base64
     o.len = d - o.data
-    reserve(o, 6 * n + 2 + room)
+    reserve(o, 6 * n + 16 + 2 + room)  # (json_escape_copy stores 16 bytes at a time)
     d = o.data + o.len
     end = json_escape_copy(d + 1, p, n)
     if end != NULL:
@@ -186,10 +194,10 @@ cdef inline Py_ssize_t _bytes_of(Py_ssize_t n) noexcept nogil:
     return n if n > 0 else 0
 
 
-cdef inline char *_record_start(char *d, bint first, int64_t offset, int64_t timestamp, int ts_type, int64_t key_len,
+cdef inline char *_record_start(char *d, Piece opening, int64_t offset, int64_t timestamp, int ts_type, int64_t key_len,
                                 int64_t value_len) noexcept nogil:
     """A record's object up to its valueSize (what magic 2 and magic 0/1 records share)."""
-    d = _put_piece(d, FIRST_RECORD if first else NEXT_RECORD)
+    d = _put_piece(d, opening)
     d = write_int(d, offset)
     d = _put_piece(d, TIMESTAMP)
     d = write_int(d, timestamp)
@@ -200,21 +208,45 @@ cdef inline char *_record_start(char *d, bint first, int64_t offset, int64_t tim
 
 
 # --- the records of a batch --------------------------------------------------------------------------------------
-def records_json(batch, cols, bint print_data):
+def records_json(batch, cols, bint print_data, write=None):
     """The records of ``cols`` (a non-control batch's, no decoded objects: magic 2, or magic 0/1 messages with
     their own magic and CRC) as JSON objects separated by ``", "``, as ``json.dumps`` writes the inside of a list,
-    in UTF-8."""
+    in UTF-8; with ``write``, handed to it as :func:`records_lines` hands them (None returned)."""
     if not isinstance(cols.buf, bytes):
-        return records_json_py(batch, cols, print_data)
+        return records_json_py(batch, cols, print_data, write)
     base_seq = batch.base_sequence
     try:
         # (without a producer sequence the base offset is not needed: a wrapper's would mean decompressing it again)
-        return _render(cols, batch.timestamp_type, batch.base_offset if base_seq >= 0 else 0, base_seq, print_data)
+        return _render(cols, batch.timestamp_type, batch.base_offset if base_seq >= 0 else 0, base_seq, print_data,
+                       None, None, write)
     except OverflowError:  # an offset, timestamp or sequence beyond int64 (hostile input): the pure path copes
-        return records_json_py(batch, cols, print_data)
+        return records_json_py(batch, cols, print_data, write)
 
 
-cdef bytes _render(cols, timestamp_type, base_offset, base_seq, bint print_data):
+def records_lines(batch, cols, bytes head not None, bytes tail not None, write=None):
+    """``--format records``: each record of ``cols`` (as :func:`records_json` takes them, keys and values printed)
+    on a line of its own, ``head`` + its members as :func:`records_json` writes them + ``tail``: ``head`` opens the
+    object with the members before the record's own (topic, partition), ``tail`` holds those after them (the
+    batch's, the path, the position) and closes the object and the line. Both are the same for every record of a
+    batch, so they are given once, already JSON. Twin of :func:`kdump.render.records.records_lines_py`.
+
+    With ``write`` (a binary stream's ``write``), the bytes are handed to it instead of returned, as a memoryview
+    of the buffer they were built in (released when it returns: it must copy what it keeps), saving the copy into
+    a bytes object: the records' lines are 3 times the text dump's bytes."""
+    if not isinstance(cols.buf, bytes):
+        return records_lines_py(batch, cols, head, tail, write)
+    base_seq = batch.base_sequence
+    try:
+        return _render(cols, batch.timestamp_type, batch.base_offset if base_seq >= 0 else 0, base_seq, True,
+                       head, tail, write)
+    except OverflowError:  # as records_json
+        return records_lines_py(batch, cols, head, tail, write)
+
+
+cdef object _render(cols, timestamp_type, base_offset, base_seq, bint print_data, bytes head, bytes tail,
+                    write=None):
+    """The records as :func:`records_json` writes them; with ``head`` (and ``tail``), as :func:`records_lines`
+    (with ``write``: handed to it, None returned)."""
     cdef Py_ssize_t i, n = cols.count
     cdef Py_ssize_t kl, vl
     cdef int64_t off, bo = base_offset
@@ -229,17 +261,32 @@ cdef bytes _render(cols, timestamp_type, base_offset, base_seq, bint print_data)
     cdef const unsigned char* base = <const unsigned char*> PyBytes_AS_STRING(buf)
     cdef tuple hdrs
     cdef char *d
+    cdef bint lines = head is not None
+    cdef const char *head_p = NULL
+    cdef const char *tail_p = NULL
+    cdef Py_ssize_t head_n = 0, tail_n = 0
+    if lines:
+        head_p = PyBytes_AS_STRING(head)
+        head_n = PyBytes_GET_SIZE(head)
+        tail_p = PyBytes_AS_STRING(tail)
+        tail_n = PyBytes_GET_SIZE(tail)
     if not -1 <= ts_type <= 1:
         raise OverflowError("no such timestamp type")  # (the pure path says what it is)
     cdef Out *o = start(&_kept)
     try:
-        reserve(o, n * (320 if print_data else 200))  # a first guess; the records grow the buffer as needed
+        # a first guess; the records grow the buffer as needed
+        reserve(o, n * ((320 if print_data else 200) + head_n + tail_n))
         for i in range(n):
             kl = key_len[i]
             vl = value_len[i]
             off = offsets[i]
-            reserve(o, RECORD_ROOM + _bytes_of(kl) + _bytes_of(vl))
-            d = _record_start(o.data + o.len, i == 0, off, timestamps[i], ts_type, kl, vl)
+            reserve(o, RECORD_ROOM + head_n + _bytes_of(kl) + _bytes_of(vl))
+            d = o.data + o.len
+            if lines:
+                memcpy(d, head_p, head_n)
+                d = _record_start(d + head_n, OFFSET, off, timestamps[i], ts_type, kl, vl)
+            else:
+                d = _record_start(d, FIRST_RECORD if i == 0 else NEXT_RECORD, off, timestamps[i], ts_type, kl, vl)
             d = _put_piece(d, SEQUENCE)
             d = write_int(d, record_sequence(bs, off, bo))
             d = _put_piece(d, SIZE)
@@ -256,24 +303,46 @@ cdef bytes _render(cols, timestamp_type, base_offset, base_seq, bint print_data)
                     d[0] = b'}'
                     d += 1
                 o.len = d - o.data
-                continue
-            hdrs = headers[i]
-            if print_data:
-                d = _put_data(o, _put_piece(d, KEY), base + <Py_ssize_t>key_pos[i], kl, KEY_ENCODING,
-                              RECORD_ROOM + _bytes_of(vl))
-                d = _put_data(o, d, base + <Py_ssize_t>value_pos[i], vl, VALUE_ENCODING_HEADERS, RECORD_ROOM)
-                o.len = d - o.data
-                if hdrs:
-                    _put_str(o, ", ".join([_header(h) for h in hdrs]))
             else:
-                o.len = _put_piece(d, HEADER_KEYS) - o.data
-                if hdrs:
-                    _put_str(o, ", ".join([encode_basestring(h[0].decode("utf-8", "replace")) for h in hdrs]))
-            put(o, b"]}", 2)
+                hdrs = headers[i]
+                if print_data:
+                    d = _put_data(o, _put_piece(d, KEY), base + <Py_ssize_t>key_pos[i], kl, KEY_ENCODING,
+                                  RECORD_ROOM + _bytes_of(vl))
+                    d = _put_data(o, d, base + <Py_ssize_t>value_pos[i], vl, VALUE_ENCODING_HEADERS, RECORD_ROOM)
+                    o.len = d - o.data
+                    if hdrs:
+                        _put_str(o, ", ".join([_header(h) for h in hdrs]))
+                else:
+                    o.len = _put_piece(d, HEADER_KEYS) - o.data
+                    if hdrs:
+                        _put_str(o, ", ".join([encode_basestring(h[0].decode("utf-8", "replace")) for h in hdrs]))
+                put(o, b"]}", 2)
+            if lines:  # the record's closing brace gives way to the batch's members, which close the object
+                o.len -= 1
+                put(o, tail_p, tail_n)
+            if write is not None and o.len >= HAND_AT:
+                _hand(o, write)
+        if write is not None:
+            _hand(o, write)
     except BaseException:
         release(o, &_kept)
         raise
-    return finish(o, &_kept)
+    if write is None:
+        return finish(o, &_kept)
+    release(o, &_kept)
+    return None
+
+
+cdef int _hand(Out *o, write) except -1:
+    """What ``o`` holds handed to ``write`` (a view of it, released after the call: a reference kept past it reads
+    nothing, the buffer being reused), and ``o`` emptied."""
+    view = PyMemoryView_FromMemory(o.data, o.len, PyBUF_READ)
+    try:
+        write(view)
+    finally:
+        view.release()
+    o.len = 0
+    return 0
 
 
 # --- a run of plain magic 0/1 messages ---------------------------------------------------------------------------
@@ -333,7 +402,7 @@ cdef bytes _render_run(bytes data, int64_t position, Py_ssize_t count, tuple pie
             d = write_int(_put_piece(d, piece[7]), m.timestamp)
             d = _put_piece(d, piece[8])
             if deep:
-                d = _record_start(d, True, m.offset, m.timestamp, ts_type, m.key_len, m.value_len)
+                d = _record_start(d, FIRST_RECORD, m.offset, m.timestamp, ts_type, m.key_len, m.value_len)
                 d = write_int(_put_piece(d, NO_SEQUENCE_SIZE), nxt - pos)
                 d = write_int(_put_piece(d, LEGACY_MAGIC), m.magic)
                 d = write_int(_put_piece(d, LEGACY_CRC), m.crc)

@@ -11,7 +11,7 @@ import base64
 import functools
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from kdump.decode.errors import DecoderError
 from kdump.decode.records import decode_records
@@ -215,19 +215,27 @@ class JsonLinesRenderer:
         assert head.endswith(b"[]}")
         return head[:-2]
 
-    def _records_utf8(self, batch, records, decoded) -> bytes | Iterator[bytes]:
+    def _records_utf8(self, batch, records, decoded) -> bytes | Iterator[bytes] | Callable[..., None]:
         """The records as the inside of a JSON list: bytes, or pieces of it where a record holds a field too
-        large to render whole (:meth:`_records_around_large`)."""
+        large to render whole (:meth:`_records_around_large`), or in the common case, written to the binary
+        stream, the call that writes them there (:meth:`_emit` makes it)."""
         if self.print_data and decoded is None and not batch.is_control:
             large = records_with_large_fields(records, header_values=self.header_decoder is None)
             if large:
                 return self._records_around_large(batch, records, large)
+        if self._raw is not None and self._common(batch, decoded):
+            # written from the buffer the compiled writer builds them in: no bytes object, no copy
+            return functools.partial(records_json, batch, records, self.print_data, write=self._raw.write)
         return self._records_bytes(batch, records, decoded)
+
+    def _common(self, batch, decoded) -> bool:
+        """The records are written by :func:`records_json` (which has a compiled twin): no decoder, no time form."""
+        return (decoded is None and not batch.is_control and self.when is None
+                and self.header_decoder is None and self.key_decoder is None and self.value_decoder is None)
 
     def _records_bytes(self, batch, records, decoded) -> bytes:
         """The records as the inside of a JSON list, rendered whole."""
-        if (decoded is None and not batch.is_control and self.when is None
-                and self.header_decoder is None and self.key_decoder is None and self.value_decoder is None):
+        if self._common(batch, decoded):
             return records_json(batch, records, self.print_data)  # the common case, with a compiled twin
         return _json(record_objects(batch, records, self.print_data, decoded, self.when, self.header_decoder,
                                     self.key_decoder, self.value_decoder))[1:-1]
@@ -279,12 +287,16 @@ class JsonLinesRenderer:
     def _write(self, obj: dict) -> None:
         self._emit(_json(obj), b"\n")
 
-    def _emit(self, *parts: bytes | Iterator[bytes]) -> None:
-        """Write UTF-8 JSON text, each part as it comes (a part: bytes, or pieces of whole characters): to the
-        binary stream beneath ``out`` as it is; where there is none, as text, escaped on a terminal."""
+    def _emit(self, *parts: bytes | Iterator[bytes] | Callable[..., None]) -> None:
+        """Write UTF-8 JSON text, each part as it comes (a part: bytes, or pieces of whole characters, or the call
+        that writes its bytes to the binary stream): to the binary stream beneath ``out`` as it is; where there is
+        none, as text, escaped on a terminal."""
         if self._raw is not None:
             self.out.flush()  # what was written as text goes first
         for part in parts:
+            if callable(part):
+                part()
+                continue
             for piece in ((part,) if isinstance(part, bytes) else part):
                 if self._raw is not None:
                     self._raw.write(piece)
@@ -321,11 +333,15 @@ def _json(value) -> bytes:
 _encode = json.JSONEncoder(ensure_ascii=False).encode
 
 
-def records_json_py(batch, cols, print_data: bool) -> bytes:
+def records_json_py(batch, cols, print_data: bool, write=None) -> bytes | None:
     """The records of a non-control batch (magic 2, or magic 0/1 messages) as the inside of a JSON list
-    (``json.dumps`` of :func:`record_objects`), in UTF-8. The compiled twin in kdump/render/_jsonl.pyx must give the
-    same bytes."""
-    return _json(record_objects(batch, cols, print_data))[1:-1]
+    (``json.dumps`` of :func:`record_objects`), in UTF-8; with ``write``, handed to it and None returned. The
+    compiled twin in kdump/render/_jsonl.pyx must give the same bytes."""
+    data = _json(record_objects(batch, cols, print_data))[1:-1]
+    if write is None:
+        return data
+    write(data)
+    return None
 
 
 # The members of a plain message's batch object that vary from message to message, in the order the compiled

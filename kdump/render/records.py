@@ -8,9 +8,9 @@ members of its batch that a record inherits (:data:`INHERITED`: magic, codec, pr
 flags, the batch's CRC check), then the segment's ``path`` and the batch's ``position`` in it. Files' tails,
 errors and companion entries are the typed objects of ``--format json`` (``"type": "tail"`` ...).
 
-The common case (no decoder, no control batch, no large field) takes the records as the compiled renderer of
-``--format json`` writes them (:func:`kdump.render.jsonl.records_json`) and cuts them apart: every record object
-it writes begins ``{"offset": `` and a string inside one cannot hold that unescaped quote, so the cut is exact.
+The common case (no decoder, no control batch, no large field) writes a batch's records in one call
+(:func:`records_lines`, compiled in kdump/render/_jsonl.pyx): each record's object whole, between the head and
+the batch's members given once per batch as JSON bytes.
 """
 from __future__ import annotations
 
@@ -19,14 +19,12 @@ from collections.abc import Iterator
 
 from kdump.format import names as N
 from kdump.read.logdir import topic_partition
-from kdump.render.jsonl import JsonLinesRenderer, _json, batch_object, record_objects, records_json
+from kdump.render.jsonl import JsonLinesRenderer, _json, batch_object, record_objects
 from kdump.render.large_fields import json_pieces, records_with_large_fields
 
 # The batch members every record object carries, after its own (the batch's field table: kdump.format.names).
 INHERITED = ("magic", "codec_id", "producer_id", "producer_epoch", "is_transactional", "is_control",
              "partition_leader_epoch", "is_valid")
-_FIRST = b'{"offset": '
-_BETWEEN = b', {"offset": '
 
 
 class RecordsRenderer(JsonLinesRenderer):
@@ -77,14 +75,11 @@ class RecordsRenderer(JsonLinesRenderer):
         large = set(records_with_large_fields(records, header_values=self.header_decoder is None)) if plain else set()
         if (plain and not large and self.when is None and self.header_decoder is None and self.key_decoder is None
                 and self.value_decoder is None):
-            body = records_json(batch, records, True)  # '{"offset": 0, ...}, {"offset": 1, ...}'
-            assert body.startswith(_FIRST) and body.endswith(b"}")
-            parts = body.split(b"}" + _BETWEEN)
-            del body
-            parts[0] = parts[0][len(_FIRST):]  # (the ends cut from the small first and last parts, not the whole)
-            parts[-1] = parts[-1][:-1]
-            head = self._head + _FIRST[1:]
-            self._emit(head, (tail + head).join(parts), tail)
+            if self._raw is None:  # text (a terminal): escaped as it is written
+                self._emit(records_lines(batch, records, self._head, tail))
+                return
+            self.out.flush()  # what was written as text goes first
+            records_lines(batch, records, self._head, tail, self._raw.write)  # written from where it was built
             return
         objects = None if large else record_objects(batch, records, True, decoded, self.when, self.header_decoder,
                                                     self.key_decoder, self.value_decoder)
@@ -99,6 +94,18 @@ class RecordsRenderer(JsonLinesRenderer):
                 self._emit(self._head, _json(one)[1:-1], tail)
 
 
+def records_lines_py(batch, cols, head: bytes, tail: bytes, write=None) -> bytes | None:
+    """The records of ``cols`` (a non-control batch's, no decoded objects), each on its own line: ``head``, the
+    record's members as ``--format json`` writes them (:func:`kdump.render.jsonl.record_objects`, keys and values
+    printed), then ``tail`` (the members after them, the object's closing brace and the newline); with ``write``,
+    handed to it and None returned. The compiled twin in kdump/render/_jsonl.pyx must give the same bytes."""
+    data = b"".join([head + _json(obj)[1:-1] + tail for obj in record_objects(batch, cols, True)])
+    if write is None:
+        return data
+    write(data)
+    return None
+
+
 def _inside(pieces: Iterator[bytes]) -> Iterator[bytes]:
     """The pieces of a JSON object's text without its braces."""
     previous = None
@@ -110,3 +117,11 @@ def _inside(pieces: Iterator[bytes]) -> Iterator[bytes]:
         previous = piece
     if previous is not None:
         yield (previous[1:] if first else previous)[:-1]
+
+
+def _select(name, pure):
+    from kdump import _backend
+    return _backend.pick(name, pure)
+
+
+records_lines = _select("records_lines", records_lines_py)
