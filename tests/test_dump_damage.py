@@ -175,8 +175,8 @@ def test_json_dump_reads_past_damage(tmp_path):
 
 
 def test_non_consecutive_report_keeps_the_first_n_and_counts_the_rest(tmp_path, monkeypatch):
-    import kdump.dump
-    monkeypatch.setattr(kdump.dump, "MAX_KEPT", 3)
+    import kdump.dump.results  # (where FileResult reads it)
+    monkeypatch.setattr(kdump.dump.results, "MAX_KEPT", 3)
     entries = []
     for b in range(10):  # offsets 0, 2, 4, ...: nine gaps
         builder = RecordBatchBuilder(base_offset=2 * b)
