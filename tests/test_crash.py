@@ -2,7 +2,7 @@
 run cleans up; a segment and its indexes appear together; a partition is converted all or nothing.
 
 The kills are deterministic: the command runs in a subprocess with the test-only hook KDUMP_TEST_KILL_AT, which
-SIGKILLs it at a named point of kdump.write.atomic (see its module docstring for the steps)."""
+SIGKILLs it at a named point (kdump.write.atomic.crash_point; kdump.write.group's docstring gives the steps)."""
 import json
 import os
 import shutil
@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from kdump import codec as kcodec
-from kdump.write.atomic import KILL_AT_ENV, AtomicFile, AtomicGroup, clean_leftovers, leftovers
+from kdump.write.atomic import KILL_AT_ENV, AtomicFile
+from kdump.write.group import AtomicGroup
+from kdump.write.killed import clean_leftovers, leftovers
 from support.cli import run_cli
 from kdump.read.logdir import FileKind, classify
 from kdump.write.segment import RecordBatchBuilder

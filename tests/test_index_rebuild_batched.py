@@ -1,5 +1,5 @@
 """Issue 22, item 5: ``index rebuild`` of a partition directory places its segments' index files in batches
-(:func:`kdump.write.atomic.commit_groups`: one file-system sync and a few directory fsyncs per batch, the directory's
+(:func:`kdump.write.group.commit_groups`: one file-system sync and a few directory fsyncs per batch, the directory's
 leftovers listed once), still atomic per segment and crash-safe. bench/bench_index_rebuild.py measures it."""
 import os
 import shutil

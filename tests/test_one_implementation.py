@@ -383,7 +383,7 @@ def _functions_calling(path: Path, callee: str) -> set[str]:
 def test_the_spark_writer_commits_through_the_write_layers_group_only():
     """The Spark writer's commits (a batch append, an overwrite's assembly, a stream's micro-batch with its
     exactly-once record) move no file themselves and keep no journal or rollback of their own: each is one
-    ``AtomicGroup`` of kdump/write/atomic.py (``_place``), taken back on failure, resolved after a kill by the next
+    ``AtomicGroup`` of kdump/write/group.py (``_place``), taken back on failure, resolved after a kill by the next
     commit (``resolve_interrupted``); an overwrite's directory swap is the write layer's ``replace_directory``.
     convert and salvage hold the same rule. Behaviour: tests/test_write_faults.py (the Spark commit killed and
     failing between renames), tests/test_spark_write.py."""

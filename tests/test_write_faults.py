@@ -255,18 +255,18 @@ def test_a_second_rebuild_in_the_middle_of_the_first_is_refused(tmp_path, monkey
     """A second ``index rebuild --force`` of the partition started while the first is between its journal and
     its renames (the window where, unguarded, the two raced and one left its journal): refused with exit 2 naming
     the first; the first finishes, nothing is left behind and ``verify`` of the partition is clean."""
-    import kdump.write.atomic
+    import kdump.write.group
     part = partition_copy(tmp_path)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     second = []
-    real_point = kdump.write.atomic.crash_point
+    real_point = kdump.write.group.crash_point
 
     def start_the_second(name):
         if name == "group-journal" and not second:
             second.append(subprocess.run([sys.executable, "-m", "kdump", "index", "rebuild", "--force", str(part)],
                                          env=env, capture_output=True, text=True, timeout=120))
         real_point(name)
-    monkeypatch.setattr(kdump.write.atomic, "crash_point", start_the_second)
+    monkeypatch.setattr(kdump.write.group, "crash_point", start_the_second)  # where the group calls it
     first = run_cli("index", "rebuild", "--force", part)
     assert first.exit_code == 0, first.output
     (other,) = second
@@ -293,7 +293,7 @@ def test_a_killed_runs_lock_is_no_damage_and_the_next_run_removes_it(tmp_path):
 
 def test_a_group_that_fails_before_touching_a_target_leaves_no_journal(tmp_path, monkeypatch):
     """The first rename of a group fails (EROFS): every file is as it was, so no journal says otherwise."""
-    from kdump.write.atomic import AtomicGroup
+    from kdump.write.group import AtomicGroup
     (tmp_path / "00000000000000000000.index").write_bytes(b"old")
     group = AtomicGroup(tmp_path, overwrite=True, backup=False)
     group.add(tmp_path / "00000000000000000000.timeindex").write(b"t")
@@ -643,7 +643,7 @@ def test_a_spark_append_while_another_run_writes_the_directory_is_refused_and_mo
     """Two writers of one directory at once: the Spark writer's append (and a stream's micro-batch) commits under
     the directory's lock (``.kdump.lock``), so while another kdump run holds it the commit is refused naming that
     run, nothing is moved, and the next commit goes through."""
-    from kdump.write.atomic import PartitionBusy
+    from kdump.write.lock import PartitionBusy
     out = tmp_path / "out"
     (out / "other-0").mkdir(parents=True)
     (out / "other-0" / "keep").write_bytes(b"old")
@@ -669,7 +669,7 @@ def test_a_spark_append_while_another_run_writes_the_directory_is_refused_and_mo
 
 
 def _hold_lock(directory, ready, release) -> None:
-    from kdump.write.atomic import partition_lock
+    from kdump.write.lock import partition_lock
     with partition_lock(directory):
         ready.set()
         release.wait(30)
@@ -729,7 +729,7 @@ def _values(partition) -> list[bytes]:
 
 def _interrupted(out) -> list[str]:
     """The journals of groups interrupted between renames under ``out``, as ``kdump verify`` finds them."""
-    from kdump.write.atomic import leftovers
+    from kdump.write.killed import leftovers
     return [left.path for d in (out, out / "t-0") for left in leftovers(d) if left.role == "journal"]
 
 

@@ -94,7 +94,8 @@ def command(path, position, offset, to_offset, count, records, output, force, ui
 def _write(output: str, text: str, force: bool, source: str) -> None:
     """``text`` into ``output`` atomically (never over the input); a refusal or a failed write is a usage error."""
     from kdump.commands.hints import force_hint
-    from kdump.write.atomic import AtomicWriteError, refuse_input, write_atomic
+    from kdump.write.atomic import AtomicWriteError, write_atomic
+    from kdump.write.guards import refuse_input
     try:
         refuse_input(source, output)
         write_atomic(output, text.encode("utf-8"), overwrite=force)

@@ -43,9 +43,9 @@ def hinted(code: str | None, message: str = "", **facts) -> str:
 
 def force_hint(error: FileExistsError, forced: bool = False) -> str:
     """What to add to a refusal's message: the ``--force`` hint only where ``--force`` would change the answer
-    (never for :class:`kdump.write.atomic.InputRefused`: the output named is the input itself; not when ``--force``
+    (never for :class:`kdump.write.guards.InputRefused`: the output named is the input itself; not when ``--force``
     was given: then the file appeared meanwhile)."""
-    from kdump.write.atomic import InputRefused
+    from kdump.write.guards import InputRefused
     if isinstance(error, InputRefused):
         return ""
     if forced:

@@ -143,7 +143,7 @@ def scan(paths, output, to_format, include_headers, mode, key_decoder, value_dec
     if output is None:
         raise click.UsageError("name the new directory for the exported files with -o/--output")
     if "://" not in output:  # checked before Spark or pyarrow starts (seconds): a doomed export stops at once
-        from kdump.write.atomic import check_new_directory
+        from kdump.write.guards import check_new_directory
         try:
             check_new_directory(output)
         except FileExistsError as e:

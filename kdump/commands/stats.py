@@ -28,7 +28,7 @@ def _size(text: str) -> int:
 def _check_spill_dir(spill_dir: str, ui, outcome) -> None:
     """A spill directory that is missing, not a directory or cannot be written: exit 2 before anything is read,
     naming it (never blamed on a segment)."""
-    from kdump.write.atomic import unwritable_directory
+    from kdump.write.guards import unwritable_directory
     problem: OSError | None
     if not os.path.isdir(spill_dir):
         problem = OSError(errno.ENOENT if not os.path.exists(spill_dir) else errno.ENOTDIR,

@@ -4,7 +4,7 @@ The input is only ever opened read-only, and an output that is the input itself 
 output goes through :class:`~kdump.convert.output.ConvertedSegmentWriter` (temporary file, read back
 and compared; never over an existing file unless ``overwrite``); its indexes are computed from the verified
 temporary by kdump's index rebuild (:func:`kdump.index.rebuild.add_recovery`) and the segment and its indexes are
-placed together (:class:`kdump.write.atomic.AtomicGroup`). A partition directory is converted all or nothing through a
+placed together (:class:`kdump.write.group.AtomicGroup`). A partition directory is converted all or nothing through a
 temporary directory. Nothing is left behind when a conversion is refused.
 """
 from __future__ import annotations
@@ -21,18 +21,12 @@ from kdump.format.names import CODEC_NAMES
 from kdump.read.logdir import SEGMENT_COMPANIONS, FileKind, classify, segment_base_offset, sibling
 from kdump.read.partition import PartitionLog
 from kdump.read.segment import SegmentReader
-from kdump.write.atomic import (
-    AtomicFile,
-    AtomicGroup,
-    TemporaryDirectory,
-    clean_leftovers,
-    crash_point,
-    fsync_directory,
-    partition_lock,
-    refuse_input,
-    refuse_irreplaceable,
-    write_error,
-)
+from kdump.write.atomic import AtomicFile, crash_point, fsync_directory
+from kdump.write.group import AtomicGroup
+from kdump.write.guards import refuse_input, refuse_irreplaceable, write_error
+from kdump.write.killed import clean_leftovers
+from kdump.write.lock import partition_lock
+from kdump.write.tempdir import TemporaryDirectory
 
 from .engine import ConversionRefused, ConversionStats, Converter, ConvertOptions
 from .output import ByteCounter, ConvertedSegmentWriter, DeepVerifyFailed, deep_verify_findings
@@ -85,7 +79,7 @@ def convert_segment(source, destination, options: ConvertOptions, *, overwrite: 
                     rebuild_indexes: bool = True) -> ConversionResult:
     """Convert one segment file to ``destination`` (a file path) as ``options`` say.
 
-    The segment and its rebuilt indexes are placed as one :class:`~kdump.write.atomic.AtomicGroup` (the ``.index``
+    The segment and its rebuilt indexes are placed as one :class:`~kdump.write.group.AtomicGroup` (the ``.index``
     last): they appear together, or a crash leaves a state recognisably incomplete. Raises
     :class:`ConversionRefused` (damaged input, zstd below magic 2 without ``recompress``, a loss under
     ``strict``), :class:`FileExistsError` (``destination`` or one of its index files exists and not
@@ -165,7 +159,7 @@ def place_segment(group: AtomicGroup, writer, destination: str, *, indexes: bool
     """A new segment and its indexes placed as one group: THE way kdump writes a segment with its indexes
     (convert, salvage, the Spark writer). ``writer``: the segment's :class:`~kdump.write.segment.SegmentWriter`,
     its file written, read back and verified (``writer.atomic_file.prepare()``), not yet placed; ``group``: an
-    :class:`~kdump.write.atomic.AtomicGroup` in ``destination``'s directory, the places it takes cleaned. The
+    :class:`~kdump.write.group.AtomicGroup` in ``destination``'s directory, the places it takes cleaned. The
     indexes are Kafka's recovery's (:func:`add_indexes`, computed from the verified file); either every file of
     the group is in place afterwards or none is (the group aborted, the error raised). With ``indexes`` False the
     segment alone is placed (None returned)."""
@@ -237,7 +231,7 @@ def convert_directory(source_dir, output_dir, options: ConvertOptions, *, overwr
     a temporary directory beside ``output_dir`` (``.<name>.<random>.tmp``), which then becomes ``output_dir`` in
     one rename (``output_dir`` missing or empty). Into an ``output_dir`` that has files, names that clash are
     refused before anything is converted unless ``overwrite``; the finished segments are then moved in, each as
-    one :class:`~kdump.write.atomic.AtomicGroup`. Any refusal or error removes the temporary directory: nothing is left
+    one :class:`~kdump.write.group.AtomicGroup`. Any refusal or error removes the temporary directory: nothing is left
     behind, and ``on_result`` is called only for segments that are in place."""
     source_dir = os.fspath(source_dir)
     output_dir = os.path.abspath(os.fspath(output_dir))

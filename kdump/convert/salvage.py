@@ -16,7 +16,7 @@ header, records that decode and agree with the header, offsets above those of th
 Writing follows kdump's rules (:mod:`kdump.write.atomic`): the input is only ever opened read-only and is never the
 output; the new segment goes to a temporary file, is read back and verified with ``kdump verify --deep``, and
 is placed together with its rebuilt ``.index``/``.timeindex``/``.txnindex`` (Kafka's recovery,
-:mod:`kdump.index.rebuild`) as one :class:`~kdump.write.atomic.AtomicGroup`. A partition directory is salvaged into a
+:mod:`kdump.index.rebuild`) as one :class:`~kdump.write.group.AtomicGroup`. A partition directory is salvaged into a
 new directory all or nothing (:func:`salvage_directory`).
 """
 from __future__ import annotations
@@ -36,16 +36,13 @@ from kdump.read.damage import BATCH, Damage, foreign_start, readable
 from kdump.read.logdir import FileKind, Partition
 from kdump.read.segment import DEFAULT_MAX_BATCH_BYTES, Batch, SegmentReader
 from kdump.verify.walk import SegmentVerifier, VerifyOptions
-from kdump.write.atomic import (
-    AtomicGroup,
-    TemporaryDirectory,
-    clean_leftovers,
-    fsync_directory,
-    partition_lock,
-    refuse_input,
-    write_error,
-)
+from kdump.write.atomic import fsync_directory
+from kdump.write.group import AtomicGroup
+from kdump.write.guards import refuse_input, write_error
+from kdump.write.killed import clean_leftovers
+from kdump.write.lock import partition_lock
 from kdump.write.segment import SegmentWriter, WriteVerificationError
+from kdump.write.tempdir import TemporaryDirectory
 
 
 @dataclass

@@ -45,7 +45,8 @@ from kdump.report.findings import ERROR, WARNING, FileReport
 if TYPE_CHECKING:
     # the writer's module (hashlib, tempfile, digest threads: 0.013 s) is imported where files are written: a
     # check (index check --deep, verify) recovers segments and writes nothing, once per --jobs worker
-    from kdump.write.atomic import AtomicGroup, Leftover
+    from kdump.write.group import AtomicGroup
+    from kdump.write.killed import Leftover
 
 DEFAULT_INDEX_INTERVAL_BYTES = 4096  # log.index.interval.bytes
 DEFAULT_MAX_INDEX_BYTES = 10 * 1024 * 1024  # log.index.size.max.bytes / segment.index.bytes
@@ -313,9 +314,9 @@ def write_recovery(rec: Recovery, out_dir: str | None = None, *, force: bool = F
     are no entries, as Kafka's trimmed files are), ``.txnindex`` when there are aborted transactions or one
     exists already (Kafka's recovery truncates it to empty). Existing files are refused unless ``force``; then
     only the files that differ are rewritten, each old one kept as ``.bak`` (one per file). All targets are
-    checked before anything is written, and they are placed as one :class:`~kdump.write.atomic.AtomicGroup`.
+    checked before anything is written, and they are placed as one :class:`~kdump.write.group.AtomicGroup`.
     ``existing``: keep an existing file that differs but checks clean against the log (see :func:`add_recovery`)."""
-    from kdump.write.atomic import partition_lock
+    from kdump.write.lock import partition_lock
     if out_dir is not None and not os.path.isdir(out_dir):
         raise NotADirectoryError(f"{out_dir}: not a directory")
     with partition_lock(out_dir if out_dir is not None else os.path.dirname(rec.log_path)):
@@ -338,7 +339,7 @@ def _recovery_group(rec: Recovery, out_dir: str | None, force: bool, found: list
     outcome = RebuildOutcome(rec)
     if out_dir is not None and not os.path.isdir(out_dir):
         raise NotADirectoryError(f"{out_dir}: not a directory")
-    from kdump.write.atomic import AtomicGroup
+    from kdump.write.group import AtomicGroup
     paths = index_paths(rec.log_path, out_dir)
     try:
         group = AtomicGroup(os.path.dirname(paths["index"]), overwrite=force, protect=[rec.log_path])
@@ -369,7 +370,7 @@ def add_recovery(group: AtomicGroup, rec: Recovery, paths: dict[str, str], outco
     path, which indexes differently from recovery); then a rerun after a kill finishes the job without
     ``--force``. The ``.index`` is the group's last file; when the group places two or more files it is placed
     again even if unchanged (and not kept), so that its absence marks every intermediate state (see
-    :mod:`kdump.write.atomic`)."""
+    :mod:`kdump.write.group`)."""
     contents = {"index": bytes(rec.offset_index), "timeindex": bytes(rec.time_index),
                 "txnindex": b"".join(t.encode() for t in rec.aborted)}
     targets = ["index", "timeindex"]
@@ -469,13 +470,13 @@ def rebuild_directory(directory, out_dir=None, *, index_interval_bytes: int = DE
     ``existing``: as for :func:`rebuild_segment` (then a rebuild that was killed is finished by the next one).
     ``progress(n)``: n more bytes of log recovered, as each segment is.
 
-    The segments' files are placed in batches (:func:`kdump.write.atomic.commit_groups`): each segment's files still
+    The segments' files are placed in batches (:func:`kdump.write.group.commit_groups`): each segment's files still
     appear together, as with :func:`write_recovery`, but a partition of 10,000 small segments takes seconds,
     not the minutes of about ten fsyncs per segment; the directory's leftovers are listed once, not per segment."""
     partition = Partition(directory)
     if not partition.segments:
         return []
-    from kdump.write.atomic import partition_lock
+    from kdump.write.lock import partition_lock
     with partition_lock(out_dir if out_dir is not None else partition.directory):
         return _rebuild_directory(partition, out_dir, index_interval_bytes, force, existing, progress)
 
@@ -483,7 +484,8 @@ def rebuild_directory(directory, out_dir=None, *, index_interval_bytes: int = DE
 def _rebuild_directory(partition: Partition, out_dir, index_interval_bytes: int, force: bool,
                        existing: ExistingCheck | None, progress=None) -> list[RebuildOutcome]:
     outcomes: list[RebuildOutcome] = []
-    from kdump.write.atomic import commit_groups, leftovers
+    from kdump.write.group import commit_groups
+    from kdump.write.killed import leftovers
     notes: list = []
     state = state_before(partition.directory, partition.segments[0].base_offset, notes=notes, partition=partition)
     epoch = None

@@ -17,7 +17,7 @@ Names (``LogFileUtils``, ``Snapshots``, ``UnifiedLog``, spec §5.1):
   ``replication-offset-checkpoint``, ``recovery-point-offset-checkpoint``, ``log-start-offset-checkpoint``,
   ``cleaner-offset-checkpoint``, ``meta.properties`` (log directory); ``.lock``, ``.kafka_cleanshutdown`` and
   ``quorum-state`` are the broker's state; ``.kdump.lock`` is held by a kdump run writing files in the directory
-  (:func:`kdump.write.atomic.partition_lock`; removed at its end, left only by a killed run, and never data);
+  (:func:`kdump.write.lock.partition_lock`; removed at its end, left only by a killed run, and never data);
 * kdump's temporaries (:mod:`kdump.write.atomic`, :func:`kdump_temporary`): ``.<target name>.<random>.tmp`` (a file, or
   the directory a partition is converted into, being written), ``.<target name>.<random>.group.tmp`` (the journal
   of a group of files being renamed into place together) and, from older kdump versions, ``.bak.<random>.tmp``; its
@@ -63,7 +63,7 @@ class FileKind(enum.Enum):
     KAFKA_TEMP = "kafka-temp"  # .checkpoint.part, <checkpoint>.tmp: Kafka is writing it
     KDUMP_TEMP = "kdump-temp"
     KDUMP_BACKUP = "kdump-backup"
-    KDUMP_LOCK = "kdump-lock"  # .kdump.lock: a kdump run writing files here holds it (write.atomic.partition_lock)
+    KDUMP_LOCK = "kdump-lock"  # .kdump.lock: a kdump run writing files here holds it (write.lock.partition_lock)
     UNKNOWN = "unknown"
 
 
@@ -146,7 +146,7 @@ def classify(path) -> FileKind:
 class KdumpTemporary:
     """What a kdump temporary name says: ``target`` is the name of the file (or directory) it becomes, or for a
     group journal the name of the group's last file; ``role`` is ``data`` (bytes being written, or a directory
-    being filled) or ``journal`` (a group being renamed into place, :class:`kdump.write.atomic.AtomicGroup`)."""
+    being filled) or ``journal`` (a group being renamed into place, :class:`kdump.write.group.AtomicGroup`)."""
 
     target: str
     role: str

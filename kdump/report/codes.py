@@ -153,7 +153,7 @@ _VERIFY = [
          "tagged fields, bytes after the key or value message, a value version the definitions do not have, a "
          "record type they do not know, or a record that does not decode; Kafka's DumpLogSegments drops the "
          "first three without a word; the finding counts them and names the first", deep=True),
-    # --- kdump's own crash leftovers (kdump.write.atomic; verify and index check of a directory) ----------------------
+    # --- kdump's own crash leftovers (kdump.write.killed; verify and index check of a directory) ----------------------
     Code("kdump-temporary-left", WARNING, "a temporary file or directory of a kdump write that no running process "
          "holds: left by an interrupted kdump run (the next run of the same command removes it; or delete it)"),
     Code("kdump-write-interrupted", ERROR, "the journal of a kdump group write (a segment and its indexes) that no "

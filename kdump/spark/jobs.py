@@ -232,7 +232,9 @@ class _Staging:
     no permission) are :class:`~kdump.errors.WriteError` naming the file."""
 
     def __init__(self, out_dir):
-        from kdump.write.atomic import TemporaryDirectory, check_new_directory, clean_leftovers
+        from kdump.write.guards import check_new_directory
+        from kdump.write.killed import clean_leftovers
+        from kdump.write.tempdir import TemporaryDirectory
         self.path = os.path.abspath(os.fspath(out_dir))
         check_new_directory(self.path)
         parent = os.path.dirname(self.path)

@@ -189,7 +189,7 @@ class PartitionWriter:
         # the segment and its indexes placed together (as convert and salvage place theirs): a task cut short
         # leaves no segment without its indexes
         from kdump.convert.files import place_segment
-        from kdump.write.atomic import AtomicGroup
+        from kdump.write.group import AtomicGroup
         path = writer.path
         try:
             writer.atomic_file.prepare()  # read back and verified before its indexes are computed from it
@@ -411,7 +411,7 @@ class KafkaLogWriter(DataSourceArrowWriter):
     one group of the write layer (:func:`_place`): append continues each partition after its log end offset (new
     segments beside the old ones, the log directory's checkpoints rewritten in the same group; a kill between
     renames is taken back by the next append), overwrite assembles the new ``DIR`` so and replaces it whole
-    (:func:`kdump.write.atomic.replace_directory`). A failed write removes the staging directory, and ``DIR``
+    (:func:`kdump.write.tempdir.replace_directory`). A failed write removes the staging directory, and ``DIR``
     when this write created it."""
 
     def __init__(self, options, schema, overwrite: bool):
@@ -434,12 +434,12 @@ class KafkaLogWriter(DataSourceArrowWriter):
         return _write_task(iterator, self.staging_root, self.options)
 
     def commit(self, messages):
-        from kdump.write.atomic import replace_directory
+        from kdump.write.tempdir import replace_directory
         try:
             if not self.overwrite:
                 # appends read the log end offsets and move files into DIR: under DIR's lock, so that a second
                 # writer (another Spark job, an index rebuild) is refused (exit 2, naming it) rather than interleaved
-                from kdump.write.atomic import partition_lock
+                from kdump.write.lock import partition_lock
                 os.makedirs(self.path, exist_ok=True)
                 with partition_lock(self.path):
                     self._append(messages)
@@ -454,7 +454,7 @@ class KafkaLogWriter(DataSourceArrowWriter):
             shutil.rmtree(self.staging_root, ignore_errors=True)
 
     def _append(self, messages) -> None:
-        from kdump.write.atomic import resolve_interrupted
+        from kdump.write.group import resolve_interrupted
         resolve_interrupted(self.path)  # an append a kill cut short is taken back (a stream's batch finished)
         before = log_ends(self.path, {tp for m in messages if m for tp in ((w.topic, w.partition) for w in m.written)})
         by_partition = _numbered(messages, before)
@@ -485,7 +485,7 @@ class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
     directory's checkpoints and a record of the batch id (``DIR/.kdump-sink/batch-<id>.json``) as one group of the
     write layer (:func:`_place`), the record last. A batch id that has its record is not written again (the rows
     of its second run are dropped); a commit a kill cut short between renames is finished from the group's
-    journal by the next commit (:func:`kdump.write.atomic.resolve_interrupted`), then treated as done. A batch id
+    journal by the next commit (:func:`kdump.write.group.resolve_interrupted`), then treated as done. A batch id
     at or below the last one recorded that has no record, or whose record names another ``checkpointLocation``,
     comes from another query or a new checkpoint, and is refused rather than skipped in silence: one streaming
     query per output directory, as Spark's file sink.
@@ -523,14 +523,14 @@ class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
         return out
 
     def commit(self, messages, batchId):
-        from kdump.write.atomic import partition_lock
+        from kdump.write.lock import partition_lock
         with partition_lock(self.path):  # one writer of DIR's files at a time (see KafkaLogWriter.commit)
             self._commit(messages, batchId)
 
     def _commit(self, messages, batchId) -> None:
         import json
 
-        from kdump.write.atomic import resolve_interrupted
+        from kdump.write.group import resolve_interrupted
         for key, outcome in resolve_interrupted(self.path):  # a commit a kill cut short: its renames are made
             if outcome == "finished" and key:
                 _make_partitions(key.get("spread", {}), self.path)
@@ -635,11 +635,11 @@ def _appended(by_partition, before: dict[tuple, int], root: str, *, every_start:
 def _place(root: str, moves: list[tuple[str, str]], checkpoints: list, *, resolve: str | None = None,
            key: dict | None = None, record: tuple[str, bytes] | None = None) -> None:
     """Every staged file moved to its place under ``root``, the log directory's checkpoints rewritten and a
-    stream's batch record written, as ONE group of the write layer (:class:`kdump.write.atomic.AtomicGroup`, the
+    stream's batch record written, as ONE group of the write layer (:class:`kdump.write.group.AtomicGroup`, the
     record its last member): they appear together or not at all. A failure takes back what was placed (nothing
     was written); a kill leaves the group's journal, which the next commit resolves as ``resolve`` says
-    (:func:`kdump.write.atomic.resolve_interrupted`: "undo" for a batch write, "finish" for a stream's)."""
-    from kdump.write.atomic import AtomicGroup
+    (:func:`kdump.write.group.resolve_interrupted`: "undo" for a batch write, "finish" for a stream's)."""
+    from kdump.write.group import AtomicGroup
     group = AtomicGroup(root, undo=True, resolve=resolve, key=key)
     try:
         # temporaries a commit killed before its journal left (this run's own are held, so not stale)
@@ -750,7 +750,7 @@ def _make_partitions(spread: dict[str, int], root: str) -> None:
 
 
 def _not_written(error: OSError, path: str) -> OSError:
-    from kdump.write.atomic import TAKEN_BACK, write_error
+    from kdump.write.guards import TAKEN_BACK, write_error
     return write_error(error, path, TAKEN_BACK)
 
 

@@ -1,4 +1,4 @@
-"""Findings for kdump's own crash leftovers in a directory (:func:`kdump.write.atomic.leftovers`): a temporary no
+"""Findings for kdump's own crash leftovers in a directory (:func:`kdump.write.killed.leftovers`): a temporary no
 running process holds (``kdump-temporary-left``), and the journal of a group write interrupted between its renames
 (``kdump-write-interrupted``), which names the files of the group that already hold their new bytes and those
 that do not: index and segment files that do not belong together. ``kdump verify`` and ``kdump index check`` of a
@@ -17,12 +17,12 @@ def leftover_reports(directory) -> list[FileReport]:
     try:
         names = os.listdir(directory)
     except OSError:
-        return []  # as kdump.write.atomic.leftovers: the directory's own report says why it cannot be read
+        return []  # as kdump.write.killed.leftovers: the directory's own report says why it cannot be read
     if not any(kdump_temporary(name) for name in names):
         # nothing to check (the usual case): the writer's module and what it imports (hashlib, tempfile, the
         # digest threads: 0.013 s of CPU) stay unimported; each ``--jobs`` worker would pay them again
         return []
-    from kdump.write.atomic import leftovers
+    from kdump.write.killed import leftovers
     return [_report(left) for left in leftovers(directory)]
 
 
