@@ -14,8 +14,8 @@ from corpus import CORPUS
 from support.cli import run_cli
 from kdump.decode.internal import make_decoder, tables
 from kdump.decode.internal.coordinator import TRANSACTION_STATES
-from kdump.format.schema import (JavaDouble, SchemaError, jackson, java_double, member, read_struct, to_tree,
-                                 write_struct)
+from kdump.decode.jackson import JavaDouble, jackson, java_double, to_tree
+from kdump.format.schema import SchemaError, member, read_struct, write_struct
 from kdump.read.segment import SegmentReader
 from kdump.write.segment import RecordBatchBuilder, write_segment
 

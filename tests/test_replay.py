@@ -15,7 +15,8 @@ from corpus import CORPUS
 from support.cli import run_cli
 
 from kdump.decode.internal import tables
-from kdump.format.schema import uuid_text, write_struct
+from kdump.decode.jackson import uuid_text
+from kdump.format.schema import write_struct
 from kdump.render.replay import printable
 from kdump.replay.groups import replay_groups
 from kdump.replay.metadata import replay_metadata

@@ -98,7 +98,9 @@ _VERSIONS_TO_TRY = {ControlRecordType.LEADER_CHANGE: (0, 1)}
 
 def kraft_control_json(ctype: ControlRecordType, value: bytes | None) -> str:
     """The JSON Kafka prints for a KRaft control record's value."""
-    from kdump.format.schema import read_struct, to_json  # KRaft records only: not on every run's start-up
+    # KRaft records only: not on every run's start-up
+    from kdump.decode.jackson import to_json
+    from kdump.format.schema import read_struct
     label, schema = kraft_schema(ctype)
     if value is None:
         raise FormatError("control-value-invalid", f"{label} control record has a null value")

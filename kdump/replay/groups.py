@@ -25,7 +25,7 @@ from typing import Any
 from kdump.decode.control import TxnMarker, decode_control
 from kdump.decode.internal.base import RecordError
 from kdump.decode.internal.coordinator import OFFSETS, UnknownRecordType, definition, group_metadata_tree, read_record
-from kdump.format.schema import to_tree
+from kdump.decode.jackson import to_tree
 from kdump.format.types import ControlRecordType
 from kdump.replay.source import Record, SkipList, Skipped, read_records, sources
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from kdump.decode.internal import tables
 from kdump.decode.internal.base import RecordError
 from kdump.decode.internal.metadata import METADATA, read_metadata_record
-from kdump.format.schema import uuid_text
+from kdump.decode.jackson import uuid_text
 from kdump.read.logdir import kraft_snapshot_id
 from kdump.replay.source import MAX_METADATA_FIELD_BYTES, Record, SkipList, Skipped, read_records, sources
 

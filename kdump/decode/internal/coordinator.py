@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from kdump.decode.internal import tables
 from kdump.decode.internal.base import INT16, Decoded, RecordError, leftovers, reason
-from kdump.format.schema import Reader, SchemaError, Struct, jackson, read_struct, read_struct_from, to_tree
+from kdump.decode.jackson import jackson, to_tree
+from kdump.format.schema import Reader, SchemaError, Struct, read_struct, read_struct_from
 
 OFFSETS = "group_coordinator"
 TRANSACTIONS = "transaction_coordinator"

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from kdump.decode.internal import tables
 from kdump.decode.internal.base import Decoded, RecordError, leftovers, reason
-from kdump.format.schema import Reader, SchemaError, jackson, read_struct_from, to_tree
+from kdump.decode.jackson import jackson, to_tree
+from kdump.format.schema import Reader, SchemaError, read_struct_from
 
 METADATA = "metadata"
 REMOTE_LOG = "remote_log_metadata"

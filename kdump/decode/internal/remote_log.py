@@ -3,7 +3,7 @@ records (RemoteLogSegmentMetadata, ...Update, RemotePartitionDeleteMetadata, ...
 DumpLogSegments' ``--remote-log-metadata-decoder`` prints them."""
 from __future__ import annotations
 
-from kdump.format.schema import uuid_text
+from kdump.decode.jackson import uuid_text
 
 SEGMENT_STATES = ("COPY_SEGMENT_STARTED", "COPY_SEGMENT_FINISHED", "DELETE_SEGMENT_STARTED", "DELETE_SEGMENT_FINISHED")
 PARTITION_DELETE_STATES = ("DELETE_PARTITION_MARKED", "DELETE_PARTITION_STARTED", "DELETE_PARTITION_FINISHED")
