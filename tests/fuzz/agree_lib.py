@@ -28,7 +28,7 @@ import os
 import tempfile
 from itertools import pairwise
 
-from tests.fuzz.agree import MAX_BATCH, SEGMENT, Disagreement, _log_offsets, offsets_agree
+from tests.fuzz.agree import MAX_BATCH, SEGMENT, Disagreement, _log_offsets, classes_agree
 
 READERS = ("dump", "stats", "txn", "spark")
 
@@ -228,22 +228,7 @@ def judge(data: bytes, ws: Workspace) -> dict:
 
 def _agree(classes: dict[str, str], offsets: dict[str, list[int]], intact_bytes_fail: bool) -> dict:
     verdict = classes["dump"]
-    if intact_bytes_fail:
-        # intended (tests/fuzz/agree.py): framing and CRCs sound, but what the bytes say goes back (a v2 base
-        # offset and a magic 0/1 offset lie outside the CRC): the readers show what Kafka's reader shows, the
-        # checkers (verify, salvage, convert, which verifies what it writes) fail it
-        readers = {classes[k] for k in READERS if k in classes}
-        checkers = {v for k, v in classes.items() if k not in READERS and not k.startswith("convert-")}
-        # a conversion that rewrites such a batch re-derives the fields outside the CRC from the records (a
-        # wrapper's offset from its inner messages): what it writes is sound and holds every record dump shows
-        # (checked below), so it may pass; one that copies the batch as it is fails its own check of what it
-        # wrote (bench/RESULTS.md, issue 29 campaign: convert's outcome then depends on the target magic)
-        converts = {v for k, v in classes.items() if k.startswith("convert-")}
-        if len(readers) == 1 and len(checkers) == 1 and converts <= readers | checkers:
-            classes = {}
-    if len(set(classes.values())) > 1:
-        raise Disagreement(f"outcome classes differ: {classes}")
-    offsets_agree(offsets, classes)
+    classes_agree(classes, offsets, intact_bytes_fail, readers=READERS)
     return {"class": verdict, "records": len(offsets["dump"])}
 
 
