@@ -6,11 +6,12 @@ documents (a quote every few bytes: the most common Kafka value) and binary valu
 
 Writes two segments of RECORDS records (batches of 1,000, uncompressed, keys ``k<i>``), then times
 ``kdump dump --print-data-log`` (this checkout, ``python -m kdump``, output to /dev/null) with each format, best
-wall seconds of RUNS rounds (the three formats take turns in each round; kdump's modules compiled to .pyc first, as
-installed); the figure to read is the ratio to the
-text dump of the same run (the machine is shared); the CPU seconds (user + system, best of the rounds) are beside
-them, which the load moves less. With ``--old``, the same three commands of another checkout
-(compiled in place: before a change) take their turns in the same rounds, on a row of their own.
+wall seconds of RUNS rounds (the three formats take turns in each round, the order reversed every other round;
+kdump's modules compiled to .pyc first, as installed); the figure to read is the ratio to the text dump of the same
+run (the machine is shared); the CPU seconds (user + system, best of the rounds) are beside them, which the load
+moves less, and the median over the rounds of each round's CPU ratio (a round's runs meet the same load: the
+figure that holds when the machine's speed drifts during the run). With ``--old``, the same three commands of
+another checkout (compiled in place: before a change) take their turns in the same rounds, on a row of their own.
 """
 from __future__ import annotations
 
@@ -64,15 +65,29 @@ def seconds(args: list[str], checkout: Path = ROOT) -> tuple[float, float]:
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
-def best(commands: list[tuple[Path, list[str]]], runs: int) -> list[tuple[float, float]]:
-    """The best wall seconds and the best CPU seconds of each command (run in its checkout) over ``runs`` rounds, the
-    commands taking turns within a round: on a shared machine each then meets the same load, and their ratios
-    compare like with like."""
+def rounds(commands: list[tuple[Path, list[str]]], runs: int) -> list[list[tuple[float, float]]]:
+    """The (wall, CPU) seconds of each command (run in its checkout) in each of ``runs`` rounds, the commands taking
+    turns within a round (the order reversed every other round): on a shared machine neighbours in a round meet the
+    same load, so their ratio compares like with like."""
     times: list[list[tuple[float, float]]] = [[] for _ in commands]
-    for _ in range(runs):
-        for i, (checkout, args) in enumerate(commands):
+    order = list(range(len(commands)))
+    for r in range(runs):
+        for i in (order if r % 2 == 0 else order[::-1]):
+            checkout, args = commands[i]
             times[i].append(seconds(args, checkout))
-    return [(min(w for w, _ in t), min(c for _, c in t)) for t in times]
+    return times
+
+
+def median(values: list[float]) -> float:
+    values = sorted(values)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def round_ratio(a: list[tuple[float, float]], b: list[tuple[float, float]], cpu: bool) -> float:
+    """The median over the rounds of a's seconds over b's in the same round (CPU or wall)."""
+    k = 1 if cpu else 0
+    return median([x[k] / y[k] for x, y in zip(a, b, strict=True)])
 
 
 def main() -> None:
@@ -87,8 +102,9 @@ def main() -> None:
     sides = [("this", ROOT)] + ([("old", a.old.resolve())] if a.old else [])
     compile_sides(sides)  # start-up as installed, in both checkouts
     print(f"| values ({a.records:,} records) | checkout | text s | json s | json / text | records s | records / text "
-          "| CPU s: text, json, records | CPU json / text | CPU records / text |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| CPU s: text, json, records | CPU json / text | CPU records / text | CPU json / text, median of rounds "
+          "| CPU records / text, median of rounds |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, value in (("JSON documents", json_value), ("binary", binary_value)):
         if a.values not in ("both", name.split()[0].lower()):
             continue
@@ -98,11 +114,14 @@ def main() -> None:
                     for args in (["dump", "--print-data-log", str(path.resolve())],
                                  ["dump", "--print-data-log", "--format", "json", str(path.resolve())],
                                  ["dump", "--format", "records", str(path.resolve())])]
-        times = best(commands, a.runs)
+        times = rounds(commands, a.runs)
+        best = [(min(w for w, _ in t), min(c for _, c in t)) for t in times]
         for k, (side, _) in enumerate(sides):
-            (text, ct), (js, cj), (rec, cr) = times[3 * k:3 * k + 3]
+            (text, ct), (js, cj), (rec, cr) = best[3 * k:3 * k + 3]
+            t_text, t_json, t_rec = times[3 * k:3 * k + 3]
             print(f"| {name} | {side} | {text:.2f} | {js:.2f} | {js / text:.2f}x | {rec:.2f} | {rec / text:.2f}x "
-                  f"| {ct:.2f}, {cj:.2f}, {cr:.2f} | {cj / ct:.2f}x | {cr / ct:.2f}x |", flush=True)
+                  f"| {ct:.2f}, {cj:.2f}, {cr:.2f} | {cj / ct:.2f}x | {cr / ct:.2f}x "
+                  f"| {round_ratio(t_json, t_text, True):.2f}x | {round_ratio(t_rec, t_text, True):.2f}x |", flush=True)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ they can: the renderers (kdump/render/_outbuf.pxd) and the Avro-to-JSON program 
 Compile-time only (inline functions). Each gives an exact yes/no for the word (which byte answers is not
 needed): hasless/hasmore/haszero of "Bit Twiddling Hacks", the word read with memcpy (any alignment).
 ``json_plain_copy`` (the JSON renderer's keys and values) tests 16 bytes at a time where the machine has SSE2
-(every x86-64), while it copies them."""
+(every x86-64), while it copies them; ``json_escape_copy`` escapes them, with a byte shuffle where the processor
+has SSSE3."""
 from libc.stdint cimport uint64_t
 from libc.string cimport memcpy
 
@@ -53,9 +54,10 @@ cdef extern from *:
     #endif
 
     /* p[:n] copied to d where every byte is plain JSON text (as kdump_json_plain_word): the end of the copy, else
-       NULL (d's bytes then undefined). Reads only p[:n]; writes only d[:n]. The last block read overlaps the one
-       before rather than going byte by byte. */
-    static inline char *kdump_json_plain_copy(char *d, const unsigned char *p, Py_ssize_t n) {
+       NULL (d's bytes then undefined). Reads p[:readable] at most (readable >= n: the bytes after the text that
+       may be read, a block's worth: a short key's one test); writes d[:n], and up to 16 bytes from d where it
+       read past p + n. The last block read overlaps the one before rather than going byte by byte. */
+    static inline char *kdump_json_plain_copy(char *d, const unsigned char *p, Py_ssize_t n, Py_ssize_t readable) {
         Py_ssize_t j = 0;
         uint64_t w;
     #if defined(__SSE2__)
@@ -69,6 +71,12 @@ cdef extern from *:
             v = _mm_loadu_si128((const __m128i *)(p + n - 16));
             if (!kdump_json_plain16(v)) return NULL;
             _mm_storeu_si128((__m128i *)(d + n - 16), v);
+            return d + n;
+        }
+        if (j < n && readable >= 16) {  /* fewer than 16 bytes, more readable after them: one test, one store */
+            v = _mm_loadu_si128((const __m128i *)p);
+            if (kdump_json_bad16(v) & ((1 << n) - 1)) return NULL;
+            _mm_storeu_si128((__m128i *)d, v);
             return d + n;
         }
     #endif
@@ -125,19 +133,44 @@ cdef extern from *:
         return d + k;
     }
 
-    /* p[:n] written at d as the inside of a JSON string, as json.dumps(text, ensure_ascii=False) writes the text
-       p[:n] decodes to (Python's strict UTF-8: no overlong form, no surrogate, nothing above U+10FFFF): a quote,
-       a backslash and the C0 controls escaped (b, f, n, r and t after a backslash, the others as u00xx after one),
-       everything else as it is. d has room for 6 * n + 16 bytes (16 bytes are stored at a time, whatever is
-       left). The end of what was written, else NULL where p[:n] is not UTF-8 (d's bytes then undefined). Runs of
-       plain text go 16 (8) bytes at a time. */
-    static inline char *kdump_json_escape_copy(char *d, const unsigned char *p, Py_ssize_t n) {
-        Py_ssize_t j = 0;
+    /* json_escape_copy's three forms, each writing p[:n] at d as the inside of a JSON string, as json.dumps(text,
+       ensure_ascii=False) writes the text p[:n] decodes to (Python's strict UTF-8: no overlong form, no surrogate,
+       nothing above U+10FFFF): a quote, a backslash and the C0 controls escaped (b, f, n, r and t after a
+       backslash, the others as u00xx after one), everything else as it is. d has room for 6 * n + 32 bytes (blocks
+       are stored whole, whatever is left). The end of what was written, else NULL where p[:n] is not UTF-8 (d's
+       bytes then undefined). p[:readable] may be read (readable >= n): what is read past p + n is stored past the end returned. */
+
+    /* 8 bytes at a time: a plain block at once, else the block character by character (machines without SSE2) */
+    static inline char *kdump_json_escape_words(char *d, const unsigned char *p, Py_ssize_t n,
+                                                 Py_ssize_t readable) {
+        Py_ssize_t j = 0, stop;
+        uint64_t w;
+        while (j < n) {
+            if (j + 8 <= n) {
+                memcpy(&w, p + j, 8);
+                if (kdump_json_plain_word(w)) {
+                    memcpy(d, &w, 8);
+                    d += 8;
+                    j += 8;
+                    continue;
+                }
+            }
+            stop = j + 8 < n ? j + 8 : n;
+            while (j < stop) {
+                if ((d = kdump_json_escape_one(d, p, n, &j)) == NULL) return NULL;
+            }
+        }
+        return d;
+    }
+
     #if defined(__SSE2__)
-        /* A block of 16 bytes (the last, fewer, padded with plain bytes that are not counted) is tested once: its
-           bytes are stored at d at once, and where some are not plain, each of those is written on its own and
-           the plain run after it stored again (from the input, or near its end from a padded copy of the block),
-           the block's mask telling where the next one is. JSON documents as values hold a quote every few bytes: a test per block, a store per run. */
+    /* A block of 16 bytes (the last, fewer, padded with plain bytes that are not counted) is tested once: its
+       bytes are stored at d at once, and where some are not plain, each of those is written on its own and the
+       plain run after it stored again (from the input, or near its end from a padded copy of the block), the
+       block's mask telling where the next one is: a branch per character escaped. */
+    static inline char *kdump_json_escape_sse2(char *d, const unsigned char *p, Py_ssize_t n,
+                                                Py_ssize_t readable) {
+        Py_ssize_t j = 0;
         __m128i v;
         int bad;
         Py_ssize_t j0, k, t;
@@ -188,34 +221,130 @@ cdef extern from *:
                 }
             }
         }
-    #else
-        /* a plain block at once; else the block character by character (one failed test per block, not per byte) */
-        uint64_t w;
-        Py_ssize_t stop;
-        while (j < n) {
-            if (j + 8 <= n) {
-                memcpy(&w, p + j, 8);
-                if (kdump_json_plain_word(w)) {
-                    memcpy(d, &w, 8);
-                    d += 8;
-                    j += 8;
-                    continue;
-                }
+        return d;
+    }
+    #endif
+
+    #if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+    #define KDUMP_SSSE3 1
+    #include <tmmintrin.h>
+    /* JSON documents as values hold a quote every few bytes, at places that move from record to record with the
+       digits before them: a branch per quote is mispredicted often. With SSSE3 (a byte shuffle; compiled for it
+       in this function only, used where the processor has it) a block whose only bytes to escape are quotes and
+       backslashes is written without a branch per character: each half of 8 bytes is spread by a shuffle whose
+       control comes from a table indexed by the half's mask (a backslash slid in before each byte marked), and the
+       output moves on by 8 plus the marks. Blocks with a control character or a byte above 0x7e (non-ASCII UTF-8,
+       to be validated) go character by character. */
+    static unsigned char kdump_spread_control[256][16];  /* by mask: where each output byte comes from (8: a backslash) */
+    static unsigned char kdump_spread_marks[256];  /* by mask: how many bits it has */
+    static int kdump_spread_ready = 0;
+
+    static inline void kdump_spread_init(void) {
+        int m, i, k;
+        if (kdump_spread_ready) return;
+        for (m = 0; m < 256; m++) {
+            k = 0;
+            for (i = 0; i < 8; i++) {
+                if ((m >> i) & 1) kdump_spread_control[m][k++] = 8;
+                kdump_spread_control[m][k++] = (unsigned char)i;
             }
-            stop = j + 8 < n ? j + 8 : n;
+            for (; k < 16; k++) kdump_spread_control[m][k] = 0x80;  /* (a zero byte: written over or past the end) */
+        }
+        for (m = 0; m < 256; m++) {
+            for (k = 0, i = 0; i < 8; i++) k += (m >> i) & 1;
+            kdump_spread_marks[m] = (unsigned char)k;
+        }
+        kdump_spread_ready = 1;
+    }
+
+    __attribute__((target("ssse3")))
+    static inline char *kdump_json_escape_ssse3(char *d, const unsigned char *p, Py_ssize_t n,
+                                                 Py_ssize_t readable) {
+        const __m128i backslash = _mm_set1_epi8(0x5c), quote = _mm_set1_epi8(0x22);
+        __m128i v;
+        int bad, marked, keep, lo, hi;
+        Py_ssize_t j = 0, k, stop;
+        unsigned char block[16];
+        while (j < n) {
+            k = n - j < 16 ? n - j : 16;
+            if (j + 16 <= readable) {  /* (the last bytes with those after them, which are not counted) */
+                v = _mm_loadu_si128((const __m128i *)(p + j));
+            } else {  /* the last bytes, padded with plain ones, which are written past the end and not counted */
+                memset(block, 'a', 16);
+                memcpy(block, p + j, (size_t)k);
+                v = _mm_loadu_si128((const __m128i *)block);
+            }
+            keep = k == 16 ? 0xffff : (1 << k) - 1;
+            bad = kdump_json_bad16(v) & keep;
+            marked = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash))) & keep;
+            if (bad == marked) {  /* nothing but quotes and backslashes to escape, if anything */
+                lo = marked & 0xff;
+                hi = marked >> 8;
+                _mm_storeu_si128((__m128i *)d, _mm_shuffle_epi8(_mm_unpacklo_epi64(v, backslash),
+                    _mm_loadu_si128((const __m128i *)kdump_spread_control[lo])));
+                _mm_storeu_si128((__m128i *)(d + 8 + kdump_spread_marks[lo]), _mm_shuffle_epi8(
+                    _mm_unpackhi_epi64(v, backslash), _mm_loadu_si128((const __m128i *)kdump_spread_control[hi])));
+                d += k + kdump_spread_marks[lo] + kdump_spread_marks[hi];
+                j += k;
+                continue;
+            }
+            stop = j + k;  /* (a multi-byte character may end past the block: the next one starts after it) */
             while (j < stop) {
                 if ((d = kdump_json_escape_one(d, p, n, &j)) == NULL) return NULL;
             }
         }
-    #endif
         return d;
+    }
+    #endif
+
+    /* Which form json_escape_copy uses: 0 words, 1 SSE2, 2 SSSE3; -1 until the first call picks the best this
+       processor runs (a test sets each in turn: kdump.render._jsonl.use_escape_form). */
+    static int kdump_json_escape_form = -1;
+
+    static inline int kdump_json_escape_best(void) {
+    #if defined(KDUMP_SSSE3)
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("ssse3")) return 2;
+    #endif
+    #if defined(__SSE2__)
+        return 1;
+    #else
+        return 0;
+    #endif
+    }
+
+    /* Use ``form`` (as kdump_json_escape_form) where this build and processor can, else nothing changes: the form
+       used. */
+    static inline int kdump_json_escape_use(int form) {
+        if (form >= 0 && form <= kdump_json_escape_best()) {
+    #if defined(KDUMP_SSSE3)
+            if (form == 2) kdump_spread_init();
+    #endif
+            kdump_json_escape_form = form;
+        }
+        return kdump_json_escape_form;
+    }
+
+    static inline char *kdump_json_escape_copy(char *d, const unsigned char *p, Py_ssize_t n, Py_ssize_t readable) {
+        if (kdump_json_escape_form < 0) kdump_json_escape_use(kdump_json_escape_best());
+    #if defined(KDUMP_SSSE3)
+        if (kdump_json_escape_form == 2) return kdump_json_escape_ssse3(d, p, n, readable);
+    #endif
+    #if defined(__SSE2__)
+        if (kdump_json_escape_form == 1) return kdump_json_escape_sse2(d, p, n, readable);
+    #endif
+        return kdump_json_escape_words(d, p, n, readable);
     }
     """
     const uint64_t _LOW "KDUMP_LOW"
     const uint64_t _HIGH "KDUMP_HIGH"
     bint json_plain_word "kdump_json_plain_word"(uint64_t w) noexcept nogil
-    char *json_plain_copy "kdump_json_plain_copy"(char *d, const unsigned char *p, Py_ssize_t n) noexcept nogil
-    char *json_escape_copy "kdump_json_escape_copy"(char *d, const unsigned char *p, Py_ssize_t n) noexcept nogil
+    char *json_plain_copy "kdump_json_plain_copy"(char *d, const unsigned char *p, Py_ssize_t n,
+                                                  Py_ssize_t readable) noexcept nogil
+    char *json_escape_copy "kdump_json_escape_copy"(char *d, const unsigned char *p, Py_ssize_t n,
+                                                    Py_ssize_t readable) noexcept nogil
+    int json_escape_best "kdump_json_escape_best"() noexcept nogil
+    int json_escape_use "kdump_json_escape_use"(int form) noexcept nogil
 
 
 cdef inline bint ascii_only(const unsigned char *p, Py_ssize_t n) noexcept nogil:

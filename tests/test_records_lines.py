@@ -99,9 +99,15 @@ def test_escape_at_every_place_around_16_byte_blocks(fast):
                 value[at:at + len(special)] = special
                 records.append((bytes(value[:at + 1]), bytes(value) + b'"', []))
     batch, cols = _v2(records)
-    compiled = pytest.importorskip("kdump.render._jsonl").records_json
-    assert compiled(batch, cols, True) == records_json_py(batch, cols, True)
-    _check(fast, batch, cols, HEADS[1])
+    compiled = pytest.importorskip("kdump.render._jsonl")
+    previous = compiled.use_escape_form("words")
+    try:
+        for form in compiled.escape_forms():  # each form of the escaping (kdump/_bytescan.pxd json_escape_copy)
+            compiled.use_escape_form(form)
+            assert compiled.records_json(batch, cols, True) == records_json_py(batch, cols, True), form
+            _check(fast, batch, cols, HEADS[1])
+    finally:
+        compiled.use_escape_form(previous)
 
 
 def test_handed_to_a_writer_from_the_buffer_it_was_built_in(fast):

@@ -12,8 +12,10 @@ room a record needs is reserved once, then each number is written in place (kdum
 the constant text between two values is one precomputed piece (``Piece``), copied in fixed-size chunks; a key or
 value of printable ASCII (no quote, no backslash) is checked and copied in one pass (kdump/_bytescan.pxd
 ``json_plain_copy``: 16 bytes at a time with SSE2, else 8); other UTF-8 text is escaped as ``json.dumps`` escapes
-it, in C too (``json_escape_copy``: the plain runs between escapes copied as fast). Bytes that are not UTF-8
-(base64) and headers go through Python as the pure twin does."""
+it, in C too (``json_escape_copy``: where the processor has SSSE3, a block of 16 bytes whose only characters to
+escape are quotes and backslashes, as in JSON documents, is escaped by a byte shuffle, without a branch per
+quote). The last block of a key or value is read with the bytes after it where its buffer has them. Bytes that
+are not UTF-8 (base64) and headers go through Python as the pure twin does."""
 
 from cpython.buffer cimport PyBUF_READ
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
@@ -23,7 +25,7 @@ from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 
 from kdump._bytebuf cimport INT_MAX_CHARS, write_int
-from kdump._bytescan cimport json_escape_copy, json_plain_copy
+from kdump._bytescan cimport json_escape_best, json_escape_copy, json_escape_use, json_plain_copy
 from kdump.format._plain cimport PlainMessage, plain_timestamp_type, read_plain  # compile-time only (inline functions)
 
 from ._outbuf cimport Kept, Out, finish, put, put_bytes, release, reserve, start
@@ -40,6 +42,26 @@ records_lines_py = None
 render_legacy_run_json_py = None
 
 cdef Kept _kept  # the buffer kept from call to call (kdump/render/_outbuf.pxd)
+
+# The forms of the escaping of keys and values (kdump/_bytescan.pxd json_escape_copy), by their number there
+ESCAPE_FORMS = ("words", "sse2", "ssse3")
+
+
+def escape_forms():
+    """The forms of escaping this build and processor can run (the best last): each writes the same bytes."""
+    return ESCAPE_FORMS[:json_escape_best() + 1]
+
+
+def use_escape_form(str form):
+    """Escape keys and values with ``form`` (one of :func:`escape_forms`) from now on, for the tests that check each
+    form against ``json.dumps``; the form used before is returned. The best form is used until this is called."""
+    cdef int previous = json_escape_use(-1)
+    if previous < 0:
+        previous = json_escape_best()
+    if form not in escape_forms():
+        raise ValueError(f"this build or processor cannot escape with {form!r}: {escape_forms()}")
+    json_escape_use(ESCAPE_FORMS.index(form))
+    return ESCAPE_FORMS[previous]
 
 
 # --- pieces: the constant text between two values ---------------------------------------------------------------
@@ -126,10 +148,11 @@ for _t in range(3):
 
 
 # --- keys and values ---------------------------------------------------------------------------------------------
-cdef inline char *_plain_string(char *d, const unsigned char *p, Py_ssize_t n) noexcept nogil:
-    """``p[:n]`` as a JSON string at ``d`` (room reserved for n + 2 bytes) where it is printable ASCII without quote
-    or backslash, checked while copied (kdump/_bytescan.pxd): the end; NULL where it is not."""
-    cdef char *end = json_plain_copy(d + 1, p, n)
+cdef inline char *_plain_string(char *d, const unsigned char *p, Py_ssize_t n, Py_ssize_t readable) noexcept nogil:
+    """``p[:n]`` as a JSON string at ``d`` (room reserved for n + 2 bytes and a block more) where it is printable
+    ASCII without quote or backslash, checked while copied (kdump/_bytescan.pxd; ``p[:readable]`` may be read): the
+    end; NULL where it is not."""
+    cdef char *end = json_plain_copy(d + 1, p, n, readable)
     if end == NULL:
         return NULL
     d[0] = end[0] = b'"'
@@ -151,22 +174,24 @@ cdef int _put_text_or_base64(Out *o, const unsigned char *p, Py_ssize_t n) excep
     return 1
 
 
-cdef inline char *_put_data(Out *o, char *d, const unsigned char *p, Py_ssize_t n, Piece *encoding,
-                            Py_ssize_t room) except NULL:
-    """A key or value (``n`` < 0: null) at ``d`` in ``o``, then its ``encoding`` piece (by which it is); ``room``:
-    what the record may still write after it, reserved again where the value went through Python. The end."""
+cdef inline char *_put_data(Out *o, char *d, const unsigned char *p, Py_ssize_t n, const unsigned char *limit,
+                            Piece *encoding, Py_ssize_t room) except NULL:
+    """A key or value (``n`` < 0: null) at ``d`` in ``o``, then its ``encoding`` piece (by which it is); ``limit``:
+    the end of the buffer ``p`` points into (the bytes up to it may be read: the last block of a key or value is
+    then read whole, with what follows it, rather than copied out); ``room``: what the record may still write after
+    it, reserved again where the value went through Python. The end."""
     cdef char *end
     cdef int which
     if n < 0:
         return _put_piece(_put_null(d), encoding[0])
-    end = _plain_string(d, p, n)
+    end = _plain_string(d, p, n, limit - p)
     if end != NULL:
         return _put_piece(end, encoding[1])
     # text to escape (quotes: JSON documents as values; controls; non-ASCII UTF-8), in C; not UTF-8: base64
     o.len = d - o.data
-    reserve(o, 6 * n + 16 + 2 + room)  # (json_escape_copy stores 16 bytes at a time)
+    reserve(o, 6 * n + 32 + 2 + room)  # (json_escape_copy stores whole blocks: up to 32 bytes past its end)
     d = o.data + o.len
-    end = json_escape_copy(d + 1, p, n)
+    end = json_escape_copy(d + 1, p, n, limit - p)
     if end != NULL:
         d[0] = end[0] = b'"'
         return _put_piece(end + 1, encoding[1])
@@ -259,6 +284,7 @@ cdef object _render(cols, timestamp_type, base_offset, base_seq, bint print_data
     cdef bint legacy = crcs is not None  # magic 0/1 messages: their own magic and CRC, no headers
     cdef bytes buf = cols.buf
     cdef const unsigned char* base = <const unsigned char*> PyBytes_AS_STRING(buf)
+    cdef const unsigned char* limit = base + PyBytes_GET_SIZE(buf)
     cdef tuple hdrs
     cdef char *d
     cdef bint lines = head is not None
@@ -296,9 +322,9 @@ cdef object _render(cols, timestamp_type, base_offset, base_seq, bint print_data
                 d = write_int(_put_piece(d, LEGACY_CRC), crcs[i])
                 d = _put_piece(d, LEGACY_CRC_VALID if valid[i] else LEGACY_CRC_INVALID)
                 if print_data:
-                    d = _put_data(o, _put_piece(d, KEY), base + <Py_ssize_t>key_pos[i], kl, KEY_ENCODING,
+                    d = _put_data(o, _put_piece(d, KEY), base + <Py_ssize_t>key_pos[i], kl, limit, KEY_ENCODING,
                                   RECORD_ROOM + _bytes_of(vl))
-                    d = _put_data(o, d, base + <Py_ssize_t>value_pos[i], vl, VALUE_ENCODING_END, RECORD_ROOM)
+                    d = _put_data(o, d, base + <Py_ssize_t>value_pos[i], vl, limit, VALUE_ENCODING_END, RECORD_ROOM)
                 else:
                     d[0] = b'}'
                     d += 1
@@ -306,9 +332,10 @@ cdef object _render(cols, timestamp_type, base_offset, base_seq, bint print_data
             else:
                 hdrs = headers[i]
                 if print_data:
-                    d = _put_data(o, _put_piece(d, KEY), base + <Py_ssize_t>key_pos[i], kl, KEY_ENCODING,
+                    d = _put_data(o, _put_piece(d, KEY), base + <Py_ssize_t>key_pos[i], kl, limit, KEY_ENCODING,
                                   RECORD_ROOM + _bytes_of(vl))
-                    d = _put_data(o, d, base + <Py_ssize_t>value_pos[i], vl, VALUE_ENCODING_HEADERS, RECORD_ROOM)
+                    d = _put_data(o, d, base + <Py_ssize_t>value_pos[i], vl, limit, VALUE_ENCODING_HEADERS,
+                                  RECORD_ROOM)
                     o.len = d - o.data
                     if hdrs:
                         _put_str(o, ", ".join([_header(h) for h in hdrs]))
@@ -408,9 +435,9 @@ cdef bytes _render_run(bytes data, int64_t position, Py_ssize_t count, tuple pie
                 d = write_int(_put_piece(d, LEGACY_CRC), m.crc)
                 d = _put_piece(d, LEGACY_CRC_VALID)  # (the walk that found the run checked every CRC)
                 if print_data:
-                    d = _put_data(o, _put_piece(d, KEY), p + m.key_pos, m.key_len, KEY_ENCODING,
+                    d = _put_data(o, _put_piece(d, KEY), p + m.key_pos, m.key_len, p + end, KEY_ENCODING,
                                   RECORD_ROOM + _bytes_of(m.value_len))
-                    d = _put_data(o, d, p + m.value_pos, m.value_len, VALUE_ENCODING_END, RECORD_ROOM)
+                    d = _put_data(o, d, p + m.value_pos, m.value_len, p + end, VALUE_ENCODING_END, RECORD_ROOM)
                 else:
                     d[0] = b'}'
                     d += 1
