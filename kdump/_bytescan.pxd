@@ -138,7 +138,8 @@ cdef extern from *:
        nothing above U+10FFFF): a quote, a backslash and the C0 controls escaped (b, f, n, r and t after a
        backslash, the others as u00xx after one), everything else as it is. d has room for 6 * n + 32 bytes (blocks
        are stored whole, whatever is left). The end of what was written, else NULL where p[:n] is not UTF-8 (d's
-       bytes then undefined). p[:readable] may be read (readable >= n): what is read past p + n is stored past the end returned. */
+       bytes then undefined). p[:readable] may be read (readable >= n): what is read past p + n is stored past the
+       end returned. */
 
     /* 8 bytes at a time: a plain block at once, else the block character by character (machines without SSE2) */
     static inline char *kdump_json_escape_words(char *d, const unsigned char *p, Py_ssize_t n,
@@ -235,7 +236,7 @@ cdef extern from *:
        control comes from a table indexed by the half's mask (a backslash slid in before each byte marked), and the
        output moves on by 8 plus the marks. Blocks with a control character or a byte above 0x7e (non-ASCII UTF-8,
        to be validated) go character by character. */
-    static unsigned char kdump_spread_control[256][16];  /* by mask: where each output byte comes from (8: a backslash) */
+    static unsigned char kdump_spread_control[256][16];  /* by mask: each output byte's source (8: a backslash) */
     static unsigned char kdump_spread_marks[256];  /* by mask: how many bits it has */
     static int kdump_spread_ready = 0;
 
