@@ -342,6 +342,17 @@ def test_cordoned_log_dirs_nullable_and_replayed_as_kafka_image_does(tmp_path):
     schema = json.loads((SCHEMAS / "metadata.schema.json").read_text())
     Draft202012Validator(schema, registry=registry).validate(image)
     assert image["brokers"][0]["cordonedLogDirs"] == []
+    # the text view shows them too, in the Brokers table: "-" not known yet, "none" after the empty list
+    def brokers_row(records):
+        sub = tmp_path / f"t{len(records)}"
+        sub.mkdir()
+        text = run_cli("metadata", str(segment_dir(sub, "__cluster_metadata-0", records))).stdout
+        assert "cordoned log dirs" in text
+        return next(line for line in text.splitlines() if _uuid_text(uuid.UUID(int=5)) in line)
+
+    assert brokers_row([register]).rstrip().endswith("-")
+    assert brokers_row([register, cordon]).rstrip().endswith(_uuid_text(dirs[0]))
+    assert brokers_row([register, cordon, unfence, uncordon]).rstrip().endswith("none")
 
 
 def test_consumer_member_assignment_epochs_kept_by_the_replay(tmp_path):

@@ -267,6 +267,14 @@ def _ids(values) -> str:
     return ",".join(map(str, values)) if values else "-"
 
 
+def _cordoned(dirs) -> str:
+    """A broker's cordoned log directories: "-" where no record has said (null: Kafka's "not known yet"), "none"
+    where the list is empty (every directory uncordoned)."""
+    if dirs is None:
+        return "-"
+    return ",".join(dirs) if dirs else "none"
+
+
 def metadata_blocks(data: dict, form=iso_utc) -> list:
     valid = data["validAtOffset"]
     head = [f"Cluster image valid at offset {valid if valid is not None else '- (nothing read)'}"]
@@ -279,9 +287,10 @@ def metadata_blocks(data: dict, form=iso_utc) -> list:
     features = Table("Features", ("feature", "level"), [(k, v) for k, v in data["features"].items()])
     if data["zkMigrationState"] is not None:
         features.rows.append(("(zk migration state)", data["zkMigrationState"]))
-    brokers = Table("Brokers", ("id", "epoch", "incarnation id", "listeners", "rack", "fenced", "controlled shutdown"),
+    brokers = Table("Brokers", ("id", "epoch", "incarnation id", "listeners", "rack", "fenced", "controlled shutdown",
+                                "cordoned log dirs"),
                     [(b["id"], b["epoch"], b["incarnationId"], _listeners(b["listeners"]), b["rack"], b["fenced"],
-                      b["inControlledShutdown"]) for b in data["brokers"]])
+                      b["inControlledShutdown"], _cordoned(b.get("cordonedLogDirs"))) for b in data["brokers"]])
     controllers = Table("Controllers", ("id", "incarnation id", "listeners"),
                         [(c["id"], c["incarnationId"], _listeners(c["listeners"])) for c in data["controllers"]])
     blocks = [*head, features, brokers, controllers]
