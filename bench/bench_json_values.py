@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -78,16 +79,10 @@ def rounds(commands: list[tuple[Path, list[str]]], runs: int) -> list[list[tuple
     return times
 
 
-def median(values: list[float]) -> float:
-    values = sorted(values)
-    mid = len(values) // 2
-    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
-
-
 def round_ratio(a: list[tuple[float, float]], b: list[tuple[float, float]], cpu: bool) -> float:
     """The median over the rounds of a's seconds over b's in the same round (CPU or wall)."""
     k = 1 if cpu else 0
-    return median([x[k] / y[k] for x, y in zip(a, b, strict=True)])
+    return statistics.median([x[k] / y[k] for x, y in zip(a, b, strict=True)])
 
 
 def main() -> None:
